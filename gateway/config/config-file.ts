@@ -1,0 +1,157 @@
+// The configuration file (spec 2.3): a `models:` list of routers, each with its providers.
+// Its fields are a surface over the router and provider resources; each resource is validated by
+// its own schema, and error paths are translated back into the file's own field names.
+import { readFile } from 'node:fs/promises';
+import { load, YAMLException } from 'js-yaml';
+import { z } from 'zod';
+import { RouterSpec } from '../resources/router.ts';
+import { ProviderSpec } from '../resources/provider.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
+import { findConflicts, formatPath } from '../resources/consistency.ts';
+import { substituteEnv, type SubstitutionProblem } from './substitute-env.ts';
+import { snapshotVersion } from './snapshot-version.ts';
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(file: string, problems: readonly string[]) {
+    super(`Invalid configuration in ${file}:\n${problems.map((p) => `  ${file}: ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const FileShape = z.strictObject({
+  models: z.array(
+    z.looseObject({
+      providers: z.array(z.looseObject({ args: z.record(z.string(), z.unknown()).optional() })).default([]),
+    }),
+  ),
+});
+
+/** Args keys that map to a provider field of another name; the rest keep their name. */
+const ARG_FIELDS: Record<string, string> = { api_url: 'url', api_key: 'key', timeout: 'timeout' };
+const SIMULATOR_ARGS = new Set(['latency_ms', 'tokens_per_second', 'completion_tokens']);
+const ROUTER_FIELDS: Record<string, string> = { id: 'name' };
+
+export async function loadConfigFile(file: string, env: Readonly<Record<string, string | undefined>>): Promise<Snapshot> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, [`cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`]);
+  }
+  return parseConfig(file, text, env);
+}
+
+export function parseConfig(file: string, text: string, env: Readonly<Record<string, string | undefined>>): Snapshot {
+  let raw: unknown;
+  try {
+    raw = load(text, { filename: file });
+  } catch (error) {
+    const reason = error instanceof YAMLException ? error.message : String(error);
+    throw new ConfigError(file, [`is not valid YAML: ${reason}`]);
+  }
+  const envProblems: SubstitutionProblem[] = [];
+  const substituted = substituteEnv(raw ?? {}, env, envProblems);
+  const problems = envProblems.map((p) => `${formatPath(p.path)}: ${p.message}`);
+
+  const shape = FileShape.safeParse(substituted);
+  if (!shape.success) throw new ConfigError(file, [...problems, ...issuesToLines(shape.error.issues, [])]);
+
+  const routers: RouterSpec[] = [];
+  const providers: ProviderSpec[] = [];
+  const providerPaths: (string | number)[][] = [];
+  shape.data.models.forEach((model, i) => {
+    const { providers: entries, ...routerFields } = model;
+    const router = RouterSpec.safeParse(renameKeys(routerFields, ROUTER_FIELDS));
+    if (!router.success) problems.push(...issuesToLines(router.error.issues, ['models', i], invert(ROUTER_FIELDS)));
+    else routers.push(router.data);
+    if (entries.length === 0) problems.push(`${formatPath(['models', i, 'providers'])}: a model needs at least one provider`);
+    entries.forEach((entry, j) => {
+      const path = ['models', i, 'providers', j];
+      const provider = ProviderSpec.safeParse(providerInput(entry, String(model.id ?? ''), `${String(model.id ?? 'model')}-${j}`));
+      if (!provider.success) problems.push(...issuesToLines(provider.error.issues, path, PROVIDER_PATHS));
+      else {
+        providers.push(provider.data);
+        providerPaths.push(path);
+      }
+    });
+  });
+  if (problems.length === 0) {
+    for (const conflict of findConflicts(routers, providers)) {
+      problems.push(`${formatPath(fileConflictPath(conflict.path, providerPaths))}: ${conflict.message}`);
+    }
+  }
+  // A variable that is not set also fails its field's schema; say it once.
+  const unset = new Set(envProblems.map((p) => formatPath(p.path)));
+  const distinct = problems.filter((line, i) => i < envProblems.length || !unset.has(line.slice(0, line.indexOf(': '))));
+  if (distinct.length > 0) throw new ConfigError(file, distinct);
+  const content = { routers, providers };
+  return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
+}
+
+/** The provider resource a file entry describes: `model` is model_name, args hold url/key/timeout. */
+function providerInput(entry: Record<string, unknown>, router: string, defaultId: string): Record<string, unknown> {
+  const { model, args, ...rest } = entry as { model?: unknown; args?: Record<string, unknown> };
+  const input: Record<string, unknown> = { id: defaultIdFor(defaultId), ...rest, router, model_name: model };
+  const simulator: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args ?? {})) {
+    if (entry.type === 'simulator' && SIMULATOR_ARGS.has(key)) simulator[key] = value;
+    else input[ARG_FIELDS[key] ?? `args.${key}`] = value;
+  }
+  if (Object.keys(simulator).length > 0) input.simulator = simulator;
+  return input;
+}
+
+/** Provider ids default to `<router>-<index>`, lowercased into an id-safe form. */
+function defaultIdFor(candidate: string): string {
+  return candidate.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'provider';
+}
+
+/** Maps a provider resource's error path back to the file's field names. */
+function PROVIDER_PATHS(path: readonly PropertyKey[]): PropertyKey[] {
+  const [head, ...tail] = path;
+  if (head === 'model_name') return ['model', ...tail];
+  if (head === 'url') return ['args', 'api_url', ...tail];
+  if (head === 'key') return ['args', 'api_key', ...tail];
+  if (head === 'timeout') return ['args', 'timeout', ...tail];
+  if (head === 'simulator') return ['args', ...tail];
+  if (typeof head === 'string' && head.startsWith('args.')) return ['args', head.slice(5), ...tail];
+  return [...path];
+}
+
+function invert(names: Record<string, string>): (path: readonly PropertyKey[]) => PropertyKey[] {
+  const back = Object.fromEntries(Object.entries(names).map(([a, b]) => [b, a]));
+  return ([head, ...tail]) => [typeof head === 'string' ? (back[head] ?? head) : (head as PropertyKey), ...tail];
+}
+
+function renameKeys(value: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [names[k] ?? k, v]));
+}
+
+function fileConflictPath(path: (string | number)[], providerPaths: (string | number)[][]): (string | number)[] {
+  const [kind, index, field, ...rest] = path;
+  if (kind === 'routers') return ['models', index as number, field === 'name' ? 'id' : (field as string), ...rest];
+  return [...(providerPaths[index as number] ?? ['providers', index as number]), field as string, ...rest];
+}
+
+function issuesToLines(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: readonly PropertyKey[],
+  mapPath: (path: readonly PropertyKey[]) => PropertyKey[] = (p) => [...p],
+): string[] {
+  return issues.map((issue) => {
+    const path = [...prefix, ...mapPath(issue.path)];
+    return `${formatPath(path) || '(top level)'}: ${describeIssue(issue)}`;
+  });
+}
+
+/** Zod's message, made to say what the valid values are when the problem is an unknown one. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator) {
+    const options = (issue as { options?: unknown[] }).options;
+    return `unknown ${issue.discriminator}${options ? `; valid ${issue.discriminator}s are ${options.join(', ')}` : ''}`;
+  }
+  return issue.message;
+}

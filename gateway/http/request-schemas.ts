@@ -1,0 +1,65 @@
+// What each inference endpoint accepts. Objects are loose: fields the gateway does not know
+// (tools, response_format, ...) pass through to the backend untouched.
+import { z } from 'zod';
+import type { Endpoint } from '../resources/kinds.ts';
+
+const MaxTokens = z.number().int().min(1).max(10_000_000);
+
+const ContentPart = z.looseObject({ type: z.string() });
+const Message = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
+  name: z.string().optional(),
+});
+
+const Streaming = {
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+};
+
+const Chat = z.looseObject({
+  model: z.string(),
+  messages: z.array(Message).min(1, 'must hold at least one message'),
+  max_tokens: MaxTokens.nullish(),
+  max_completion_tokens: MaxTokens.nullish(),
+  n: z.number().int().min(1).max(128).nullish(),
+  ...Streaming,
+});
+
+const TokenArray = z.array(z.number().int().min(0));
+const TextInput = z.union([
+  z.string(),
+  z.array(z.string()).min(1, 'must not be empty'),
+  TokenArray.min(1, 'must not be empty'),
+  z.array(TokenArray).min(1, 'must not be empty'),
+]);
+
+const Completions = z.looseObject({
+  model: z.string(),
+  prompt: TextInput,
+  max_tokens: MaxTokens.nullish(),
+  n: z.number().int().min(1).max(128).nullish(),
+  ...Streaming,
+});
+
+const Embeddings = z.looseObject({
+  model: z.string(),
+  input: TextInput,
+  dimensions: z.number().int().min(1).max(65_536).optional(),
+  encoding_format: z.enum(['float', 'base64']).optional(),
+});
+
+const Rerank = z.looseObject({
+  model: z.string(),
+  query: z.string().min(1, 'must not be empty'),
+  documents: z.array(z.union([z.string(), z.looseObject({ text: z.string() })])).min(1, 'must hold at least one document'),
+  top_n: z.number().int().min(1).optional(),
+  return_documents: z.boolean().optional(),
+});
+
+export const REQUEST_SCHEMAS: Record<Endpoint, z.ZodType<Record<string, unknown>>> = {
+  chat: Chat,
+  completions: Completions,
+  embeddings: Embeddings,
+  rerank: Rerank,
+};

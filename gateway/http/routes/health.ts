@@ -1,0 +1,13 @@
+// Liveness, readiness (with the routing snapshot being served) and Prometheus metrics.
+import type { FastifyInstance } from 'fastify';
+import type { RoutingState } from '../../routing/routing-state.ts';
+import type { GatewayMetrics } from '../../observability/metrics.ts';
+
+export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics): void {
+  app.get('/healthz', () => ({ status: 'ok' }));
+  app.get('/readyz', () => ({ status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length }));
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}

@@ -1,0 +1,164 @@
+// The OpenAI-compatible inference endpoints. Each request follows the spec's flow: find the
+// router (404), check its type against the endpoint (400), validate the body, forward to a
+// provider, and answer with the router's name as `model` and a `usage` block with cost and carbon.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { ENDPOINT_PATHS, ENDPOINT_ROUTER_TYPES, type Endpoint } from '../../resources/kinds.ts';
+import { formatPath } from '../../resources/consistency.ts';
+import { choiceText, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../../providers/openai-wire.ts';
+import { UpstreamError } from '../../providers/upstream-error.ts';
+import type { GatewayMetrics } from '../../observability/metrics.ts';
+import type { RoutingState } from '../../routing/routing-state.ts';
+import type { RouterRoute } from '../../routing/routing-table.ts';
+import { finish, forward, type Forwarded, type ForwarderDeps } from '../../routing/forwarder.ts';
+import { usageFor, type Usage } from '../../usage/usage-block.ts';
+import { ApiError, errors } from '../api-error.ts';
+import { REQUEST_SCHEMAS } from '../request-schemas.ts';
+import { recordOutcome } from './request-outcome.ts';
+
+export interface InferenceDeps {
+  readonly routing: RoutingState;
+  readonly forwarder: ForwarderDeps;
+  readonly metrics: GatewayMetrics;
+}
+
+/** A request on its way through, with what every step after admission needs. */
+interface Call {
+  readonly endpoint: Endpoint;
+  readonly body: JsonObject;
+  readonly router: RouterRoute;
+  readonly startedAt: number;
+  readonly abort: AbortController;
+}
+
+export function registerInference(app: FastifyInstance, deps: InferenceDeps): void {
+  for (const endpoint of Object.keys(ENDPOINT_PATHS) as Endpoint[]) {
+    app.post(ENDPOINT_PATHS[endpoint], (request, reply) => handle(endpoint, request, reply, deps));
+  }
+}
+
+async function handle(endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply, deps: InferenceDeps): Promise<string | undefined> {
+  const startedAt = performance.now();
+  let router: RouterRoute | undefined;
+  try {
+    const body = request.body;
+    router = admit(endpoint, body, deps);
+    const call: Call = { endpoint, body: body as JsonObject, router, startedAt, abort: new AbortController() };
+    // The client going away cancels the upstream request, streamed or not.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) call.abort.abort();
+    });
+    const stream = (endpoint === 'chat' || endpoint === 'completions') && call.body.stream === true;
+    const forwarded = await forward(router, endpoint, call.body, stream, call.abort.signal, deps.forwarder);
+    if (forwarded.result.kind === 'body') return answer(call, forwarded, forwarded.result.body, reply, deps);
+    await relay(call, forwarded, forwarded.result.chunks, reply, deps);
+    return undefined;
+  } catch (error) {
+    const status = error instanceof ApiError ? error.status : error instanceof UpstreamError && error.failure === 'aborted' ? 499 : 500;
+    recordOutcome(deps.metrics, { endpoint, router, provider: undefined, status, usage: undefined, totalSeconds: (performance.now() - startedAt) / 1000, upstreamSeconds: undefined });
+    throw error;
+  }
+}
+
+/** Steps 1 and 2 of the spec's flow, then the body's own shape. */
+function admit(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRoute {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object');
+  const model = (body as JsonObject).model;
+  if (typeof model !== 'string' || model === '') throw errors.invalidRequest('You must provide a model parameter (a router name or alias)', 'model');
+  const router = deps.routing.table.lookup(model);
+  if (!router) throw errors.modelNotFound();
+  if (!(ENDPOINT_ROUTER_TYPES[endpoint] as readonly string[]).includes(router.spec.type)) throw errors.wrongModelType();
+  const parsed = REQUEST_SCHEMAS[endpoint].safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const param = formatPath(issue.path);
+    throw errors.invalidRequest(`Invalid request: ${param ? `${param}: ` : ''}${issue.message}`, param || null);
+  }
+  return router;
+}
+
+/** A whole answer: the router's name as `model`, usage with cost and carbon added. */
+function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): string {
+  const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, () => choiceText(body), upstreamSeconds);
+  body.model = call.router.spec.name;
+  body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
+  finish(forwarded.provider, undefined, deps.forwarder, call.router);
+  const text = JSON.stringify(body);
+  recordOutcome(deps.metrics, outcome(call, forwarded, 200, usage, upstreamSeconds));
+  reply.header('content-type', 'application/json; charset=utf-8');
+  return text;
+}
+
+/**
+ * Relays a stream chunk by chunk as it arrives. The backend's own usage chunk is replaced by one
+ * carrying cost and carbon, sent before `[DONE]`; a stream the backend breaks off ends with an
+ * SSE error event, after the usage of what was produced.
+ */
+async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<JsonObject>, reply: FastifyReply, deps: InferenceDeps): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  const produced: string[] = [];
+  let reported: TokenUsage | undefined;
+  let first: JsonObject | undefined;
+  let failure: UpstreamError | undefined;
+  try {
+    for await (const chunk of chunks) {
+      if (chunk.usage !== undefined && chunk.usage !== null) {
+        reported = readUsage(chunk.usage) ?? reported;
+        if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) continue;
+        delete chunk.usage;
+      }
+      first ??= chunk;
+      produced.push(choiceText(chunk));
+      chunk.model = call.router.spec.name;
+      if (!res.write(`data: ${JSON.stringify(chunk)}\n\n`)) await once(res, 'drain', { signal: call.abort.signal });
+    }
+  } catch (error) {
+    failure = error instanceof UpstreamError ? error : call.abort.signal.aborted
+      ? new UpstreamError('aborted', 'the client went away')
+      : new UpstreamError('protocol', 'the stream failed');
+  }
+  const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, reported, call.body, () => produced.join(''), upstreamSeconds);
+  finish(forwarded.provider, failure, deps.forwarder, call.router);
+  if (!res.destroyed) endStream(res, call, first, usage, failure);
+  const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;
+  recordOutcome(deps.metrics, outcome(call, forwarded, status, usage, upstreamSeconds));
+}
+
+function endStream(res: ServerResponse, call: Call, first: JsonObject | undefined, usage: Usage, failure: UpstreamError | undefined): void {
+  const usageChunk = {
+    id: first?.id ?? newId('chatcmpl'),
+    object: call.endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+    created: first?.created ?? unixSeconds(),
+    model: call.router.spec.name,
+    choices: [],
+    usage: usage.block,
+  };
+  res.write(`data: ${JSON.stringify(usageChunk)}\n\n`);
+  if (failure) {
+    const error = { error: { message: `The provider broke off the answer: ${failure.message}`, type: 'upstream_error', param: null, code: 'upstream_interrupted' } };
+    res.end(`data: ${JSON.stringify(error)}\n\n`);
+  } else {
+    res.end('data: [DONE]\n\n');
+  }
+}
+
+function outcome(call: Call, forwarded: Forwarded, status: number, usage: Usage, upstreamSeconds: number) {
+  return {
+    endpoint: call.endpoint,
+    router: call.router,
+    provider: forwarded.provider,
+    status,
+    usage,
+    totalSeconds: (performance.now() - call.startedAt) / 1000,
+    upstreamSeconds,
+  };
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

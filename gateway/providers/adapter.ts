@@ -1,0 +1,32 @@
+// The one small interface every backend kind implements. An adapter speaks its backend's wire
+// format and hands the gateway OpenAI-format bodies and chunks; the gateway does the rest
+// (routing, usage, cost, carbon, metrics), so an adapter never needs to know about those.
+import type { Endpoint, ProviderType } from '../resources/kinds.ts';
+import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { JsonObject } from './openai-wire.ts';
+import type { UpstreamHttp } from './upstream-http.ts';
+
+export interface ForwardRequest {
+  readonly endpoint: Endpoint;
+  /** The client's OpenAI-format body, validated, with `model` already set to the provider's model_name. */
+  readonly body: JsonObject;
+  readonly stream: boolean;
+  /** Aborted when the client goes away or the gateway gives up; the upstream request must stop. */
+  readonly signal: AbortSignal;
+}
+
+export type ForwardResult =
+  /** A whole OpenAI-format response; its `usage` may be missing when the backend gives none. */
+  | { readonly kind: 'body'; readonly body: JsonObject }
+  /** OpenAI-format stream chunks, ending when the answer is complete; throws if the backend breaks off. */
+  | { readonly kind: 'stream'; readonly chunks: AsyncIterable<JsonObject> };
+
+export interface ProviderAdapter<T extends ProviderType = ProviderType> {
+  /** The gateway endpoints this backend kind can serve. */
+  readonly endpoints: readonly Endpoint[];
+  /**
+   * Sends the request. Throws UpstreamError for anything that went wrong upstream, with
+   * `retryable` set when another provider might succeed (connection, timeout, 429, 5xx).
+   */
+  forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult>;
+}

@@ -1,0 +1,51 @@
+// Backends that speak OpenAI's own API (OpenAI, vLLM, Mistral, ...): the request goes out as it
+// came in, paths under /v1, Bearer key. Kinds differ only in which endpoints they serve and how
+// they adjust the request body, which a kind passes in.
+import type { Endpoint, ProviderType } from '../resources/kinds.ts';
+import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
+import type { JsonObject } from './openai-wire.ts';
+import { bearer, sseJson, type UpstreamHttp } from './upstream-http.ts';
+import { UpstreamError } from './upstream-error.ts';
+
+const PATHS: Record<Endpoint, string> = {
+  chat: '/v1/chat/completions',
+  completions: '/v1/completions',
+  embeddings: '/v1/embeddings',
+  rerank: '/v1/rerank',
+};
+
+export interface OpenAICompatibleOptions {
+  readonly endpoints: readonly Endpoint[];
+  /** Adjusts the outgoing body for this kind; the default asks streams to report usage. */
+  readonly adaptBody?: (body: JsonObject, request: ForwardRequest) => JsonObject;
+}
+
+export function openAICompatible<T extends ProviderType>(options: OpenAICompatibleOptions): ProviderAdapter<T> {
+  const adaptBody = options.adaptBody ?? requestStreamUsage;
+  return {
+    endpoints: options.endpoints,
+    async forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {
+      const url = (provider as { url?: string }).url;
+      if (url === undefined) throw new UpstreamError('connect', 'the provider has no url');
+      const post = { signal: request.signal, timeoutSeconds: provider.timeout, headers: bearer(provider.key) };
+      const body = adaptBody(request.body, request);
+      if (!request.stream) {
+        const answer = await http.postJson(url, PATHS[request.endpoint], body, post);
+        if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {
+          throw new UpstreamError('protocol', 'the backend answered with JSON that is not an object');
+        }
+        return { kind: 'body', body: answer as JsonObject };
+      }
+      const stream = await http.post(url, PATHS[request.endpoint], body, post);
+      return { kind: 'stream', chunks: sseJson(stream, request.signal) };
+    },
+  };
+}
+
+/** Streams report their token usage in a last chunk when asked to (OpenAI, vLLM). */
+export function requestStreamUsage(body: JsonObject, request: ForwardRequest): JsonObject {
+  if (!request.stream) return body;
+  const streamOptions = (body.stream_options as JsonObject | undefined) ?? {};
+  return { ...body, stream_options: { ...streamOptions, include_usage: true } };
+}

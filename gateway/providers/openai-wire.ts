@@ -1,0 +1,43 @@
+// The slice of OpenAI's wire format the gateway touches. Bodies pass through as plain JSON
+// objects so fields the gateway does not know about reach the client unchanged.
+
+export type JsonObject = Record<string, unknown>;
+
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens?: number;
+}
+
+/** Reads a backend's `usage` if it holds the token counts; undefined otherwise. */
+export function readUsage(value: unknown): TokenUsage | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const usage = value as Record<string, unknown>;
+  // Embedding and rerank backends (vLLM, Jina) may give only total_tokens: all of it is input.
+  const prompt = usage.prompt_tokens ?? (usage.completion_tokens === undefined ? usage.total_tokens : undefined);
+  const completion = usage.completion_tokens ?? 0;
+  if (!Number.isInteger(prompt) || !Number.isInteger(completion)) return undefined;
+  return { prompt_tokens: prompt as number, completion_tokens: completion as number };
+}
+
+/** The text a chat or completion chunk (or whole answer) adds, for counting tokens ourselves. */
+export function choiceText(body: JsonObject): string {
+  const choices = body.choices;
+  if (!Array.isArray(choices)) return '';
+  let text = '';
+  for (const choice of choices as JsonObject[]) {
+    const delta = (choice.delta ?? choice.message) as JsonObject | undefined;
+    if (delta && typeof delta.content === 'string') text += delta.content;
+    if (delta && typeof delta.reasoning_content === 'string') text += delta.reasoning_content;
+    if (typeof choice.text === 'string') text += choice.text;
+  }
+  return text;
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}-${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+}
+
+export function unixSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,118 @@
+// The built-in backend for demos, tests and benchmarks: deterministic answers (the same request
+// gets the same text), real token counts for the prompt, a configurable delay and streaming pace.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createHash } from 'node:crypto';
+import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
+import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { countChatPromptTokens, countInputTokens, countTextTokens } from '../usage/tokens.ts';
+import { UpstreamError } from './upstream-error.ts';
+
+type Simulator = ProviderSpecOf<'simulator'>;
+
+const WORDS = (
+  'the gateway routes each request to a provider and returns the answer with usage cost and carbon ' +
+  'tokens flow through routers while budgets keep spending honest across every model and team'
+).split(' ');
+
+export const simulator: ProviderAdapter<'simulator'> = {
+  endpoints: ['chat', 'completions', 'embeddings', 'rerank'],
+  async forward(provider, request) {
+    try {
+      await sleep(provider.simulator.latency_ms, undefined, { signal: request.signal });
+    } catch {
+      throw new UpstreamError('aborted', 'the request was cancelled');
+    }
+    switch (request.endpoint) {
+      case 'chat':
+      case 'completions':
+        return generate(provider, request);
+      case 'embeddings':
+        return { kind: 'body', body: embed(request.body) };
+      case 'rerank':
+        return { kind: 'body', body: rerank(request.body) };
+    }
+  },
+};
+
+function generate(provider: Simulator, request: ForwardRequest): ForwardResult {
+  const { body } = request;
+  const chat = request.endpoint === 'chat';
+  const prompt = chat ? JSON.stringify(body.messages) : JSON.stringify(body.prompt);
+  const limit = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
+  const count = limit ?? provider.simulator.completion_tokens;
+  const words = deterministicWords(prompt, count);
+  const promptTokens = chat ? countChatPromptTokens(body.messages as unknown[]) : countInputTokens(body.prompt);
+  const usage = { prompt_tokens: promptTokens, completion_tokens: count, total_tokens: promptTokens + count };
+  const finish = limit === undefined ? 'stop' : 'length';
+  const base = { id: newId(chat ? 'chatcmpl' : 'cmpl'), created: unixSeconds(), model: body.model };
+  if (!request.stream) {
+    const text = words.join('');
+    const choice = chat
+      ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish, logprobs: null }
+      : { index: 0, text, finish_reason: finish, logprobs: null };
+    return { kind: 'body', body: { ...base, object: chat ? 'chat.completion' : 'text_completion', choices: [choice], usage } };
+  }
+  const object = chat ? 'chat.completion.chunk' : 'text_completion';
+  const delayMs = provider.simulator.tokens_per_second > 0 ? 1000 / provider.simulator.tokens_per_second : 0;
+  async function* chunks(): AsyncGenerator<JsonObject> {
+    if (chat) yield { ...base, object, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
+    for (const word of words) {
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: request.signal }).catch(() => {
+        throw new UpstreamError('aborted', 'the request was cancelled');
+      });
+      const choice = chat ? { index: 0, delta: { content: word }, finish_reason: null } : { index: 0, text: word, finish_reason: null };
+      yield { ...base, object, choices: [choice] };
+    }
+    const last = chat ? { index: 0, delta: {}, finish_reason: finish } : { index: 0, text: '', finish_reason: finish };
+    yield { ...base, object, choices: [last] };
+    yield { ...base, object, choices: [], usage };
+  }
+  return { kind: 'stream', chunks: chunks() };
+}
+
+/** `count` words, each one token, chosen by a hash of the prompt so answers are repeatable. */
+function deterministicWords(prompt: string, count: number): string[] {
+  const seed = createHash('sha256').update(prompt).digest();
+  const words: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const word = WORDS[(seed[i % seed.length]! + i * 7) % WORDS.length]!;
+    words.push(i === 0 ? word[0]!.toUpperCase() + word.slice(1) : ` ${word}`);
+  }
+  return words;
+}
+
+function embed(body: JsonObject): JsonObject {
+  const inputs = Array.isArray(body.input) ? (body.input as unknown[]) : [body.input];
+  const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 16;
+  const data = inputs.map((input, index) => ({ object: 'embedding', index, embedding: unitVector(JSON.stringify(input), dimensions) }));
+  const tokens = countInputTokens(body.input);
+  return { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+}
+
+function unitVector(text: string, dimensions: number): number[] {
+  const values: number[] = [];
+  for (let block = 0; values.length < dimensions; block++) {
+    const digest = createHash('sha256').update(`${block}:${text}`).digest();
+    for (let i = 0; i < digest.length && values.length < dimensions; i++) values.push(digest[i]! / 127.5 - 1);
+  }
+  const norm = Math.hypot(...values) || 1;
+  return values.map((v) => v / norm);
+}
+
+function rerank(body: JsonObject): JsonObject {
+  const query = String(body.query);
+  const documents = (body.documents as unknown[]).map((d) => (typeof d === 'string' ? d : String((d as JsonObject).text)));
+  const queryWords = new Set(query.toLowerCase().split(/\W+/).filter(Boolean));
+  const scored = documents.map((text, index) => {
+    const words = text.toLowerCase().split(/\W+/).filter(Boolean);
+    const hits = words.filter((w) => queryWords.has(w)).length;
+    return { index, relevance_score: words.length === 0 ? 0 : hits / words.length, document: { text } };
+  });
+  scored.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
+  const topN = typeof body.top_n === 'number' ? body.top_n : scored.length;
+  const keepText = body.return_documents !== false;
+  const results = scored.slice(0, topN).map((r) => (keepText ? r : { index: r.index, relevance_score: r.relevance_score }));
+  const tokens = countTextTokens(query) + documents.reduce((sum, d) => sum + countTextTokens(d), 0);
+  return { id: newId('rerank'), model: body.model, results, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+}

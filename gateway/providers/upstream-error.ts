@@ -1,0 +1,28 @@
+// What went wrong upstream, in the terms the gateway decides on: may another provider succeed?
+
+export type UpstreamFailure = 'connect' | 'timeout' | 'status' | 'protocol' | 'aborted';
+
+export class UpstreamError extends Error {
+  readonly failure: UpstreamFailure;
+  /** The backend's HTTP status when it answered with an error. */
+  readonly status: number | undefined;
+  /** Another provider of the router might succeed where this one failed. */
+  readonly retryable: boolean;
+
+  constructor(failure: UpstreamFailure, message: string, status?: number) {
+    super(message);
+    this.name = 'UpstreamError';
+    this.failure = failure;
+    this.status = status;
+    this.retryable = failure !== 'aborted' && !this.blamesClient;
+  }
+
+  /**
+   * The backend refused the request itself (400, 413, 422): the caller must change it, and no
+   * other provider would take it. Any other status (401/403/404 are the operator's configuration,
+   * 429 and 5xx are load or faults) is the gateway's problem, not the caller's.
+   */
+  get blamesClient(): boolean {
+    return this.failure === 'status' && (this.status === 400 || this.status === 413 || this.status === 422);
+  }
+}

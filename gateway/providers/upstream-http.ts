@@ -1,0 +1,184 @@
+// HTTP to backends: one keep-alive connection pool per origin (undici Agent), JSON in, and
+// failures classified as UpstreamError so the gateway can decide whether to fail over.
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { createParser } from 'eventsource-parser';
+import { createInterface } from 'node:readline';
+import { UpstreamError } from './upstream-error.ts';
+import type { JsonObject } from './openai-wire.ts';
+
+export interface PostOptions {
+  readonly signal: AbortSignal;
+  /** Seconds to wait for the response headers, and at most between two body bytes. */
+  readonly timeoutSeconds: number;
+  readonly headers?: Record<string, string>;
+}
+
+type Body = Dispatcher.ResponseData['body'];
+
+interface Target {
+  readonly origin: string;
+  readonly prefix: string;
+}
+
+export class UpstreamHttp {
+  readonly #agent: Agent;
+  readonly #targets = new Map<string, Target>();
+
+  constructor(agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } })) {
+    this.#agent = agent;
+  }
+
+  /** POSTs JSON to `baseUrl + path` and returns the body of a 2xx answer, still unread. */
+  async post(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<Body> {
+    const target = this.#target(baseUrl);
+    const timeout = Math.round(options.timeoutSeconds * 1000);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#agent.request({
+        origin: target.origin,
+        path: target.prefix + path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...options.headers },
+        body: JSON.stringify(payload),
+        signal: options.signal,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+    } catch (error) {
+      throw toUpstreamError(error, options.signal);
+    }
+    if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
+    throw new UpstreamError('status', await errorMessage(response), response.statusCode);
+  }
+
+  /** POSTs JSON and reads a JSON object back. */
+  async postJson(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<unknown> {
+    const body = await this.post(baseUrl, path, payload, options);
+    let text: string;
+    try {
+      text = await body.text();
+    } catch (error) {
+      throw toUpstreamError(error, options.signal);
+    }
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new UpstreamError('protocol', 'the backend answered with a body that is not JSON');
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+
+  #target(baseUrl: string): Target {
+    let target = this.#targets.get(baseUrl);
+    if (!target) {
+      const url = new URL(baseUrl);
+      target = { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
+      this.#targets.set(baseUrl, target);
+    }
+    return target;
+  }
+}
+
+/** Bearer authentication, the scheme of every OpenAI-style backend. */
+export function bearer(key: string | undefined): Record<string, string> | undefined {
+  return key === undefined ? undefined : { authorization: `Bearer ${key}` };
+}
+
+/**
+ * Server-sent events whose data are JSON objects, ending at `data: [DONE]`. A stream that ends
+ * before [DONE], or that carries an error object, throws UpstreamError.
+ */
+export async function* sseJson(body: Body, signal: AbortSignal): AsyncGenerator<JsonObject> {
+  const pending: string[] = [];
+  const parser = createParser({ onEvent: (event) => pending.push(event.data) });
+  try {
+    body.setEncoding('utf8');
+    for await (const text of body as AsyncIterable<string>) {
+      parser.feed(text);
+      for (let i = 0; i < pending.length; i++) {
+        const data = pending[i]!;
+        if (data === '[DONE]') return;
+        yield parseChunk(data);
+      }
+      pending.length = 0;
+    }
+  } catch (error) {
+    throw toUpstreamError(error, signal);
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  throw new UpstreamError('protocol', 'the backend ended the stream before the answer was complete');
+}
+
+/** Newline-delimited JSON objects (Ollama's streaming format). */
+export async function* ndjson(body: Body, signal: AbortSignal): AsyncGenerator<JsonObject> {
+  try {
+    body.setEncoding('utf8');
+    for await (const line of createInterface({ input: body, crlfDelay: Infinity })) {
+      if (line.trim() !== '') yield parseChunk(line);
+    }
+  } catch (error) {
+    throw toUpstreamError(error, signal);
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}
+
+function parseChunk(data: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new UpstreamError('protocol', 'the backend sent a stream event that is not JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new UpstreamError('protocol', 'the backend sent a stream event that is not a JSON object');
+  }
+  const error = (value as JsonObject).error;
+  if (error !== undefined && error !== null) {
+    throw new UpstreamError('status', `the backend reported an error mid-stream: ${describeError(error)}`, 502);
+  }
+  return value as JsonObject;
+}
+
+export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (signal.aborted) return new UpstreamError('aborted', 'the request was cancelled');
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError ||
+      error instanceof undiciErrors.ConnectTimeoutError) {
+    return new UpstreamError('timeout', 'the backend did not answer within its timeout');
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  return new UpstreamError('connect', `the backend could not be reached${typeof code === 'string' ? ` (${code})` : ''}`);
+}
+
+async function errorMessage(response: Dispatcher.ResponseData): Promise<string> {
+  let text = '';
+  try {
+    text = (await response.body.text()).slice(0, 2000);
+  } catch {
+    // The status says enough.
+  }
+  let detail: unknown = text;
+  try {
+    const parsed = JSON.parse(text) as JsonObject;
+    detail = parsed.error ?? parsed.detail ?? parsed.message ?? text;
+  } catch {
+    // Not JSON: keep the text.
+  }
+  const described = describeError(detail);
+  return `the backend answered ${response.statusCode}${described ? `: ${described}` : ''}`;
+}
+
+function describeError(error: unknown): string {
+  if (typeof error === 'string') return error.slice(0, 500);
+  if (error && typeof error === 'object') {
+    const message = (error as JsonObject).message;
+    if (typeof message === 'string') return message.slice(0, 500);
+    return JSON.stringify(error).slice(0, 500);
+  }
+  return '';
+}

@@ -1,0 +1,102 @@
+// The routing table: an immutable view of one snapshot, indexed for the hot path. A request
+// takes the table once at its start, so a reload never changes a request in flight.
+import type { Endpoint } from '../resources/kinds.ts';
+import type { RouterSpec } from '../resources/router.ts';
+import type { ProviderSpec } from '../resources/provider.ts';
+import type { Snapshot } from '../resources/snapshot.ts';
+import type { ProviderAdapter } from '../providers/adapter.ts';
+import { adapterFor } from '../providers/registry.ts';
+import { carbonModel, type CarbonModel } from '../usage/carbon.ts';
+import { pricesFrom, type RouterPrices } from '../usage/cost.ts';
+import { STRATEGY_PICKS, type Pick } from './strategies.ts';
+import type { Cursor, ProviderState, ProviderStates } from './provider-state.ts';
+
+export interface ProviderRoute {
+  readonly spec: ProviderSpec;
+  readonly adapter: ProviderAdapter;
+  readonly carbon: CarbonModel | undefined;
+  readonly state: ProviderState;
+}
+
+export interface RouterRoute {
+  readonly spec: RouterSpec;
+  readonly prices: RouterPrices;
+  readonly providers: readonly ProviderRoute[];
+  /** Providers able to serve each endpoint, in declaration order. */
+  readonly byEndpoint: ReadonlyMap<Endpoint, readonly ProviderRoute[]>;
+  readonly pick: Pick;
+  readonly cursor: Cursor;
+}
+
+/** The public description of a model (spec 2.4) in OpenAI's model object. */
+export interface ModelInfo {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  type: string;
+  aliases: string[];
+  max_context_length: number;
+}
+
+export class RoutingTable {
+  readonly version: string;
+  readonly routers: readonly RouterRoute[];
+  readonly models: readonly ModelInfo[];
+  readonly #byName: ReadonlyMap<string, RouterRoute>;
+
+  private constructor(version: string, routers: RouterRoute[], createdAt: number) {
+    this.version = version;
+    this.routers = routers;
+    const byName = new Map<string, RouterRoute>();
+    for (const router of routers) {
+      byName.set(router.spec.name, router);
+      for (const alias of router.spec.aliases) byName.set(alias, router);
+    }
+    this.#byName = byName;
+    this.models = routers.map((r) => ({
+      id: r.spec.name,
+      object: 'model',
+      created: createdAt,
+      owned_by: 'tollgate',
+      type: r.spec.type,
+      aliases: r.spec.aliases,
+      max_context_length: r.spec.max_context_length,
+    }));
+  }
+
+  /** A router by name or alias. */
+  lookup(name: string): RouterRoute | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** Builds the table of a snapshot that has passed its consistency checks. */
+  static build(snapshot: Snapshot, states: ProviderStates, createdAt = Math.floor(Date.now() / 1000)): RoutingTable {
+    const routers = snapshot.routers.map((spec) => buildRouter(spec, snapshot.providers.filter((p) => p.router === spec.name), states));
+    states.retain(new Set(snapshot.providers.map((p) => p.id)), new Set(snapshot.routers.map((r) => r.name)));
+    return new RoutingTable(snapshot.version, routers, createdAt);
+  }
+}
+
+function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: ProviderStates): RouterRoute {
+  const providers = providerSpecs.map((p): ProviderRoute => ({
+    spec: p,
+    adapter: adapterFor(p.type) as ProviderAdapter,
+    carbon: carbonModel(p.carbon),
+    state: states.get(p.id),
+  }));
+  const byEndpoint = new Map<Endpoint, ProviderRoute[]>();
+  for (const provider of providers) {
+    for (const endpoint of provider.adapter.endpoints) {
+      byEndpoint.set(endpoint, [...(byEndpoint.get(endpoint) ?? []), provider]);
+    }
+  }
+  return {
+    spec,
+    prices: pricesFrom(spec.costs),
+    providers,
+    byEndpoint,
+    pick: STRATEGY_PICKS[spec.load_balancing_strategy],
+    cursor: states.cursor(spec.name),
+  };
+}

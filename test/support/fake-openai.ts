@@ -1,0 +1,57 @@
+// A fake OpenAI-format backend (OpenAI, vLLM, Mistral): /v1/chat/completions, /v1/completions,
+// /v1/embeddings and /v1/rerank, JSON and SSE, with usage as OpenAI reports it.
+import { startFakeServer, words, type FakeBackend } from './fake-server.ts';
+
+export const DEFAULT_TEXT = 'Hello from the fake backend';
+
+export function startFakeOpenAI(): Promise<FakeBackend> {
+  return startFakeServer(async (request, behaviour, response) => {
+    if (behaviour.status) {
+      return response.json(behaviour.status, { error: { message: `fake failure ${behaviour.status}`, type: 'server_error', param: null, code: null } });
+    }
+    const body = request.body ?? {};
+    const model = body.model;
+    const text = behaviour.text ?? DEFAULT_TEXT;
+    const pieces = words(text);
+    const usage = { prompt_tokens: 11, completion_tokens: pieces.length, total_tokens: 11 + pieces.length };
+    switch (request.path) {
+      case '/v1/chat/completions':
+      case '/v1/completions': {
+        const chat = request.path === '/v1/chat/completions';
+        const base = { id: 'fake-1', created: 1700000000, model };
+        if (!body.stream) {
+          const choice = chat
+            ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }
+            : { index: 0, text, finish_reason: 'stop', logprobs: null };
+          return response.json(200, { ...base, object: chat ? 'chat.completion' : 'text_completion', choices: [choice], ...(behaviour.omitUsage ? {} : { usage }) });
+        }
+        const object = chat ? 'chat.completion.chunk' : 'text_completion';
+        response.startStream('text/event-stream');
+        const send = (data: unknown) => response.chunk(`data: ${JSON.stringify(data)}\n\n`);
+        for (const piece of pieces) {
+          const choice = chat ? { index: 0, delta: { content: piece }, finish_reason: null } : { index: 0, text: piece, finish_reason: null };
+          if (!(await send({ ...base, object, choices: [choice] }))) return;
+        }
+        const last = chat ? { index: 0, delta: {}, finish_reason: 'stop' } : { index: 0, text: '', finish_reason: 'stop' };
+        if (!(await send({ ...base, object, choices: [last] }))) return;
+        if (!behaviour.omitUsage && body.stream_options?.include_usage) {
+          if (!(await send({ ...base, object, choices: [], usage }))) return;
+        }
+        if (!(await response.chunk('data: [DONE]\n\n'))) return;
+        return response.end();
+      }
+      case '/v1/embeddings': {
+        const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+        const data = inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] }));
+        return response.json(200, { object: 'list', data, model, ...(behaviour.omitUsage ? {} : { usage: { prompt_tokens: 7, total_tokens: 7 } }) });
+      }
+      case '/v1/rerank': {
+        const documents: unknown[] = body.documents ?? [];
+        const results = documents.map((document, index) => ({ index, relevance_score: 1 / (index + 1), document: { text: document } }));
+        return response.json(200, { id: 'rerank-1', model, results, ...(behaviour.omitUsage ? {} : { usage: { total_tokens: 9 } }) });
+      }
+      default:
+        return response.json(404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error' } });
+    }
+  });
+}

@@ -1,0 +1,144 @@
+// Shared machinery of the fake backends: a real HTTP server on a free loopback port that
+// records each request and answers as the test has told it to.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface Behaviour {
+  /** Milliseconds before the response headers. */
+  delayMs?: number;
+  /** Answer with this HTTP error status (and the backend's error body) instead of a result. */
+  status?: number;
+  /** Leave the token usage out of the answer. */
+  omitUsage?: boolean;
+  /** Streaming: cut the connection after this many chunks. */
+  breakAfterChunks?: number;
+  /** Streaming: milliseconds between chunks. */
+  chunkDelayMs?: number;
+  /** The generated text, split into one chunk per word when streaming. */
+  text?: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export interface FakeBackend {
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  /** Behaviour for every request from now on. */
+  behave(behaviour: Behaviour): void;
+  /** Behaviour for the next request only, then back to the standing one. */
+  once(behaviour: Behaviour): void;
+  /** Requests that are still open (useful to see a cancelled stream reach the backend). */
+  readonly openRequests: number;
+  /** Requests whose client went away before the answer was finished. */
+  readonly abortedRequests: number;
+  close(): Promise<void>;
+}
+
+export type Handler = (request: RecordedRequest, behaviour: Behaviour, response: StreamingResponse) => Promise<void>;
+
+export interface StreamingResponse {
+  json(status: number, body: unknown): void;
+  /** Writes one chunk of a streamed answer, honouring chunkDelayMs and breakAfterChunks. */
+  chunk(text: string): Promise<boolean>;
+  startStream(contentType: string): void;
+  end(): void;
+}
+
+export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
+  let standing: Behaviour = {};
+  const queued: Behaviour[] = [];
+  const requests: RecordedRequest[] = [];
+  let open = 0;
+  let aborted = 0;
+  const server = createServer(async (req, res) => {
+    open++;
+    let finished = false;
+    res.on('close', () => {
+      open--;
+      if (!finished) aborted++;
+    });
+    const body = await readBody(req);
+    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
+    requests.push(recorded);
+    const behaviour = queued.shift() ?? standing;
+    if (behaviour.delayMs) await sleep(behaviour.delayMs);
+    if (res.destroyed) return;
+    const streaming = streamingResponse(res, behaviour, () => (finished = true));
+    try {
+      await handler(recorded, behaviour, streaming);
+    } catch {
+      res.destroy();
+    }
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    behave: (behaviour) => void (standing = behaviour),
+    once: (behaviour) => void queued.push(behaviour),
+    get openRequests() {
+      return open;
+    },
+    get abortedRequests() {
+      return aborted;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinished: () => void): StreamingResponse {
+  let chunks = 0;
+  return {
+    json(status, body) {
+      markFinished();
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    },
+    startStream(contentType) {
+      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache' });
+    },
+    async chunk(text) {
+      if (behaviour.breakAfterChunks !== undefined && chunks >= behaviour.breakAfterChunks) {
+        res.destroy();
+        return false;
+      }
+      if (chunks > 0 && behaviour.chunkDelayMs) await sleep(behaviour.chunkDelayMs);
+      if (res.destroyed) return false;
+      chunks++;
+      res.write(text);
+      return true;
+    },
+    end() {
+      markFinished();
+      res.end();
+    },
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString('utf8');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The words of an answer; each counts as one token in the fakes' usage. */
+export function words(text: string): string[] {
+  return text.split(/(?= )/);
+}
