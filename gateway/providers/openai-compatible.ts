@@ -26,8 +26,7 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
   return {
     endpoints: options.endpoints,
     async forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {
-      const url = (provider as { url?: string }).url;
-      if (url === undefined) throw new UpstreamError('connect', 'the provider has no url');
+      const url = (provider as { url: string }).url;
       const post = { signal: request.signal, timeoutSeconds: provider.timeout, headers: bearer(provider.key) };
       const body = adaptBody(request.body, request);
       if (!request.stream) {

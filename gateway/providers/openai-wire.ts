@@ -41,3 +41,14 @@ export function newId(prefix: string): string {
 export function unixSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
+
+/** An OpenAI embeddings list; `encoding_format: 'base64'` packs each vector as float32 bytes. */
+export function embeddingList(vectors: readonly number[][], model: string, encodingFormat: unknown, usage?: JsonObject): JsonObject {
+  const encode = encodingFormat === 'base64' ? float32Base64 : (vector: number[]) => vector;
+  const data = vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encode(vector) }));
+  return { object: 'list', data, model, ...(usage ? { usage } : {}) };
+}
+
+function float32Base64(vector: number[]): string {
+  return Buffer.from(new Float32Array(vector).buffer).toString('base64');
+}

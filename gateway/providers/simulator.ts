@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import type { ProviderSpecOf } from '../resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
-import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import { countChatPromptTokens, countInputTokens, countTextTokens } from '../usage/tokens.ts';
 import { UpstreamError } from './upstream-error.ts';
 
@@ -85,9 +85,9 @@ function deterministicWords(prompt: string, count: number): string[] {
 function embed(body: JsonObject): JsonObject {
   const inputs = Array.isArray(body.input) ? (body.input as unknown[]) : [body.input];
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 16;
-  const data = inputs.map((input, index) => ({ object: 'embedding', index, embedding: unitVector(JSON.stringify(input), dimensions) }));
+  const vectors = inputs.map((input) => unitVector(JSON.stringify(input), dimensions));
   const tokens = countInputTokens(body.input);
-  return { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+  return embeddingList(vectors, String(body.model), body.encoding_format, { prompt_tokens: tokens, total_tokens: tokens });
 }
 
 function unitVector(text: string, dimensions: number): number[] {

@@ -21,16 +21,18 @@ export const SimulatorOptions = z
   })
   .describe('Behaviour of the built-in simulator.');
 
-const withUrl = (required: boolean, defaultUrl?: string) =>
-  required ? { url: BaseUrl.describe('Base address of the backend, without /v1.') }
-    : { url: (defaultUrl ? BaseUrl.default(defaultUrl) : BaseUrl.optional()).describe('Base address of the backend, without /v1.') };
+const URL_HELP = 'Base address of the backend, without /v1.';
+/** A backend kind without a well-known address must be given one. */
+const requiredUrl = () => ({ url: BaseUrl.describe(URL_HELP) });
+/** A backend kind with a well-known address defaults to it. */
+const urlDefaultingTo = (url: string) => ({ url: BaseUrl.default(url).describe(URL_HELP) });
 
 export const ProviderSpec = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('openai'), ...common, ...withUrl(false, 'https://api.openai.com') }),
-  z.strictObject({ type: z.literal('vllm'), ...common, ...withUrl(true) }),
-  z.strictObject({ type: z.literal('mistral'), ...common, ...withUrl(false, 'https://api.mistral.ai') }),
-  z.strictObject({ type: z.literal('ollama'), ...common, ...withUrl(false, 'http://localhost:11434') }),
-  z.strictObject({ type: z.literal('tei'), ...common, ...withUrl(true) }),
+  z.strictObject({ type: z.literal('openai'), ...common, ...urlDefaultingTo('https://api.openai.com') }),
+  z.strictObject({ type: z.literal('vllm'), ...common, ...requiredUrl() }),
+  z.strictObject({ type: z.literal('mistral'), ...common, ...urlDefaultingTo('https://api.mistral.ai') }),
+  z.strictObject({ type: z.literal('ollama'), ...common, ...urlDefaultingTo('http://localhost:11434') }),
+  z.strictObject({ type: z.literal('tei'), ...common, ...requiredUrl() }),
   z.strictObject({ type: z.literal('simulator'), ...common, simulator: SimulatorOptions.default({ latency_ms: 0, tokens_per_second: 0, completion_tokens: 32 }) }),
 ]);
 export type ProviderSpec = z.output<typeof ProviderSpec>;

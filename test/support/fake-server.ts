@@ -110,7 +110,8 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
     },
     async chunk(text) {
       if (behaviour.breakAfterChunks !== undefined && chunks >= behaviour.breakAfterChunks) {
-        res.destroy();
+        // Flush what was written, then close the connection mid-answer (no final chunk).
+        res.socket?.end();
         return false;
       }
       if (chunks > 0 && behaviour.chunkDelayMs) await sleep(behaviour.chunkDelayMs);
