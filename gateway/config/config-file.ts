@@ -48,8 +48,7 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
   try {
     raw = load(text, { filename: file });
   } catch (error) {
-    const reason = error instanceof YAMLException ? error.message : String(error);
-    throw new ConfigError(file, [`is not valid YAML: ${reason}`]);
+    throw new ConfigError(file, [`is not valid YAML: ${yamlReason(error)}`]);
   }
   const envProblems: SubstitutionProblem[] = [];
   const substituted = substituteEnv(raw ?? {}, env, envProblems);
@@ -70,7 +69,9 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
     entries.forEach((entry, j) => {
       const path = ['models', i, 'providers', j];
       const provider = ProviderSpec.safeParse(providerInput(entry, String(model.id ?? ''), `${String(model.id ?? 'model')}-${j}`));
-      if (!provider.success) problems.push(...issuesToLines(provider.error.issues, path, PROVIDER_PATHS));
+      // A model without a valid id is reported once, at its id, not again at each provider.
+      const issues = provider.success ? [] : provider.error.issues.filter((issue) => router.success || issue.path[0] !== 'router');
+      if (!provider.success) problems.push(...issuesToLines(issues, path, PROVIDER_PATHS));
       else {
         providers.push(provider.data);
         providerPaths.push(path);
@@ -88,6 +89,13 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
   if (distinct.length > 0) throw new ConfigError(file, distinct);
   const content = { routers, providers };
   return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
+}
+
+/** One line: the parser's reason and where, without the multi-line source snippet. */
+function yamlReason(error: unknown): string {
+  if (!(error instanceof YAMLException)) return String(error);
+  const mark = error.mark;
+  return mark ? `${error.reason} (line ${mark.line + 1}, column ${mark.column + 1})` : error.reason;
 }
 
 /** The provider resource a file entry describes: `model` is model_name, args hold url/key/timeout. */
@@ -122,7 +130,11 @@ function PROVIDER_PATHS(path: readonly PropertyKey[]): PropertyKey[] {
 
 function invert(names: Record<string, string>): (path: readonly PropertyKey[]) => PropertyKey[] {
   const back = Object.fromEntries(Object.entries(names).map(([a, b]) => [b, a]));
-  return ([head, ...tail]) => [typeof head === 'string' ? (back[head] ?? head) : (head as PropertyKey), ...tail];
+  return (path) => {
+    if (path.length === 0) return [];
+    const [head, ...tail] = path;
+    return [typeof head === 'string' ? (back[head] ?? head) : head!, ...tail];
+  };
 }
 
 function renameKeys(value: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {

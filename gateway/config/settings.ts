@@ -7,7 +7,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 export const GatewaySettings = z.strictObject({
-  config: z.string().min(1, 'is required: the path of the configuration file'),
+  config: z.string({ message: 'is required: the path of the configuration file' }).min(1, 'is required: the path of the configuration file'),
   host: z.string().min(1).default('0.0.0.0'),
   port: Int(0, 65_535).default(8080),
   bodyLimit: Int(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),

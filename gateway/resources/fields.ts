@@ -40,7 +40,7 @@ export const PricePerMillion = z
 /** Base address of a backend: http(s), no path ending in /v1 (the adapter adds its own paths). */
 export const BaseUrl = z
   .string()
-  .url('must be an absolute http:// or https:// URL')
+  .url({ message: 'must be an absolute http:// or https:// URL', abort: true })
   .refine((u) => /^https?:\/\//i.test(u), 'must be an absolute http:// or https:// URL')
   .refine((u) => !/\/v1\/?$/.test(u), 'must be the base address without /v1 (the gateway adds the API path)')
   .transform((u) => u.replace(/\/+$/, ''));

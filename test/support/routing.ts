@@ -1,0 +1,54 @@
+// Small helpers for the routing tests: a YAML model entry with OpenAI-format providers, a chat
+// call, which provider `model` names a fake backend received, and a URL nobody listens on.
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { FakeBackend } from './fake-server.ts';
+import type { TestGateway } from './gateway.ts';
+
+export interface ProviderEntry {
+  /** Model name on the backend: it is what tells the providers apart in the fakes' records. */
+  readonly model: string;
+  readonly url: string;
+  /** Seconds (provider args.timeout). */
+  readonly timeout?: number;
+}
+
+/** One `models:` entry of type text-generation whose providers are vLLM (OpenAI-format) backends. */
+export function modelEntry(id: string, strategy: string, providers: readonly ProviderEntry[]): string {
+  const lines = [`  - id: ${id}`, '    type: text-generation', `    load_balancing_strategy: ${strategy}`, '    providers:'];
+  for (const p of providers) {
+    lines.push(`      - model: ${p.model}`, '        type: vllm', '        args:', `          api_url: ${p.url}`);
+    if (p.timeout !== undefined) lines.push(`          timeout: ${p.timeout}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A whole configuration file of the given model entries. */
+export function configYaml(...entries: string[]): string {
+  return `models:\n${entries.join('')}`;
+}
+
+export function chat(gw: TestGateway, model: string) {
+  return gw.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'Say hello' }] });
+}
+
+/** The provider `model` names the fakes received, in the order the requests arrived at each. */
+export function receivedModels(fake: FakeBackend): string[] {
+  return fake.requests.map((request) => String(request.body?.model));
+}
+
+/** How many requests each provider `model` name received. */
+export function countByModel(...fakes: FakeBackend[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const fake of fakes) for (const model of receivedModels(fake)) counts[model] = (counts[model] ?? 0) + 1;
+  return counts;
+}
+
+/** A loopback URL whose port was free a moment ago: connecting to it is refused. */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}

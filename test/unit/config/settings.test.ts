@@ -1,0 +1,113 @@
+// Process settings of `tollgate gateway`: flags over environment variables over defaults, checked
+// once by one schema; a bad value names both the flag and the variable that could have set it.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GATEWAY_OPTIONS, SettingsError, readSettings } from '../../../gateway/config/settings.ts';
+
+const CONFIG = { config: 'tollgate.yaml' };
+
+/** The message of the SettingsError the inputs give. */
+function settingsError(flags: Record<string, unknown>, env: Record<string, string>): string {
+  try {
+    readSettings(flags, env);
+  } catch (error) {
+    assert.ok(error instanceof SettingsError, `expected a SettingsError, got ${String(error)}`);
+    return error.message;
+  }
+  assert.fail('the settings were accepted');
+}
+
+describe('readSettings', () => {
+  test('defaults apply to everything but the config file', () => {
+    assert.deepEqual(readSettings(CONFIG, {}), {
+      config: 'tollgate.yaml',
+      host: '0.0.0.0',
+      port: 8080,
+      bodyLimit: 10 * 1024 * 1024,
+      logLevel: 'info',
+      maxAttempts: 3,
+      failureThreshold: 3,
+      cooldownSeconds: 30,
+    });
+  });
+
+  const values: Record<string, { text: string; parsed: unknown }> = {
+    config: { text: '/etc/tollgate/config.yaml', parsed: '/etc/tollgate/config.yaml' },
+    host: { text: '127.0.0.1', parsed: '127.0.0.1' },
+    port: { text: '9090', parsed: 9090 },
+    bodyLimit: { text: '2048', parsed: 2048 },
+    logLevel: { text: 'debug', parsed: 'debug' },
+    maxAttempts: { text: '5', parsed: 5 },
+    failureThreshold: { text: '7', parsed: 7 },
+    cooldownSeconds: { text: '0.5', parsed: 0.5 },
+  };
+  for (const option of GATEWAY_OPTIONS) {
+    const { text, parsed } = values[option.key]!;
+    test(`${option.key} is read from ${option.env}`, () => {
+      assert.equal(readSettings(CONFIG, { [option.env]: text })[option.key], option.key === 'config' ? 'tollgate.yaml' : parsed);
+      assert.equal(readSettings({}, { ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key], parsed);
+    });
+  }
+
+  test('a flag wins over its environment variable', () => {
+    const settings = readSettings(
+      { config: 'flag.yaml', port: '9000', maxAttempts: 2, logLevel: 'warn' },
+      { TOLLGATE_CONFIG: 'env.yaml', TOLLGATE_PORT: '8000', TOLLGATE_MAX_ATTEMPTS: '5', TOLLGATE_LOG_LEVEL: 'debug', TOLLGATE_HOST: '10.0.0.1' },
+    );
+    assert.equal(settings.config, 'flag.yaml');
+    assert.equal(settings.port, 9000);
+    assert.equal(settings.maxAttempts, 2);
+    assert.equal(settings.logLevel, 'warn');
+    assert.equal(settings.host, '10.0.0.1', 'a variable still sets what no flag sets');
+  });
+
+  test('an environment variable set to the empty string counts as not set', () => {
+    assert.equal(readSettings(CONFIG, { TOLLGATE_PORT: '' }).port, 8080);
+  });
+
+  test('the settings are frozen', () => {
+    const settings = readSettings(CONFIG, {});
+    assert.ok(Object.isFrozen(settings));
+  });
+
+  test('every option has a long flag and a TOLLGATE_ variable', () => {
+    for (const option of GATEWAY_OPTIONS) {
+      assert.match(option.flag, /--[a-z-]+/);
+      assert.match(option.env, /^TOLLGATE_[A-Z_]+$/);
+    }
+  });
+});
+
+describe('invalid settings', () => {
+  const cases: { name: string; flags: Record<string, unknown>; env: Record<string, string>; lines: string[] }[] = [
+    { name: 'a port above 65535 from the flag', flags: { ...CONFIG, port: '70000' }, env: {}, lines: ['--port (TOLLGATE_PORT): Too big: expected number to be <=65535'] },
+    { name: 'a port that is not a number from the variable', flags: CONFIG, env: { TOLLGATE_PORT: 'http' }, lines: ['--port (TOLLGATE_PORT): Invalid input: expected number, received NaN'] },
+    { name: 'a negative port', flags: { ...CONFIG, port: '-1' }, env: {}, lines: ['--port (TOLLGATE_PORT): Too small: expected number to be >=0'] },
+    { name: 'a fractional port', flags: { ...CONFIG, port: '80.5' }, env: {}, lines: ['--port (TOLLGATE_PORT): Invalid input: expected int, received number'] },
+    {
+      name: 'several bad values, one line each',
+      flags: { ...CONFIG, logLevel: 'loud', maxAttempts: '0' },
+      env: { TOLLGATE_COOLDOWN_SECONDS: '-1' },
+      lines: [
+        '--log-level (TOLLGATE_LOG_LEVEL): Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
+        '--max-attempts (TOLLGATE_MAX_ATTEMPTS): Too small: expected number to be >=1',
+        '--cooldown-seconds (TOLLGATE_COOLDOWN_SECONDS): Too small: expected number to be >=0',
+      ],
+    },
+    { name: 'a body limit under 1 KiB', flags: CONFIG, env: { TOLLGATE_BODY_LIMIT: '10' }, lines: ['--body-limit (TOLLGATE_BODY_LIMIT): Too small: expected number to be >=1024'] },
+  ];
+  for (const { name, flags, env, lines } of cases) {
+    test(`${name} is a SettingsError naming the flag and the variable`, () => {
+      assert.equal(settingsError(flags, env), ['Invalid settings:', ...lines.map((line) => `  ${line}`)].join('\n'));
+    });
+  }
+
+  test('a valid flag hides an invalid variable it overrides', () => {
+    assert.equal(readSettings({ ...CONFIG, port: 8081 }, { TOLLGATE_PORT: 'http' }).port, 8081);
+  });
+
+  test('the config file is required, and the message says so', () => {
+    assert.equal(settingsError({}, {}), 'Invalid settings:\n  --config (TOLLGATE_CONFIG): is required: the path of the configuration file');
+    assert.equal(settingsError({ config: '' }, { TOLLGATE_CONFIG: '' }), 'Invalid settings:\n  --config (TOLLGATE_CONFIG): is required: the path of the configuration file');
+  });
+});
