@@ -1,31 +1,53 @@
-// Starts the gateway from a configuration file: loads and validates it, builds the routing
-// table and the app, listens, reloads the file on SIGHUP and drains on SIGTERM/SIGINT.
+// Starts the gateway: chooses the store (Redis when a URL is given, memory otherwise), makes
+// the bootstrap admin exist, seeds the catalog from the config file, follows catalog changes,
+// listens, reloads the file on SIGHUP and drains on SIGTERM/SIGINT.
+import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { loadConfigFile } from './config/config-file.ts';
 import type { GatewaySettings } from './config/settings.ts';
+import { ensureBootstrapAdmin, seedUsers } from './accounts/bootstrap.ts';
+import { CatalogService } from './catalog/catalog-service.ts';
 import { buildApp } from './http/app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { UpstreamHttp } from './providers/upstream-http.ts';
 import { RoutingState } from './routing/routing-state.ts';
+import type { Store } from './store/store.ts';
+import { MemoryStore } from './store/memory/memory-store.ts';
+import { RedisStore } from './store/redis/redis-store.ts';
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
   readonly url: string;
   readonly routing: RoutingState;
-  /** Re-reads the configuration file; an invalid file leaves the current table in place. */
+  readonly store: Store;
+  /** Re-reads the configuration file into the catalog; an invalid file changes nothing. */
   reload(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startGateway(settings: GatewaySettings, env: Readonly<Record<string, string | undefined>>): Promise<RunningGateway> {
-  const snapshot = await loadConfigFile(settings.config, env);
+  let file = settings.config ? await loadConfigFile(settings.config, env) : undefined;
+  const retentionMs = settings.usageRetentionDays * 86_400_000;
+  const store: Store = settings.redisUrl
+    ? await RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs })
+    : new MemoryStore({ usageRetentionMs: retentionMs });
+  const adminKey = settings.adminKey ?? (settings.adminKeyFile ? (await readFile(settings.adminKeyFile, 'utf8')).trim() : undefined);
+  if (adminKey) await ensureBootstrapAdmin(store, adminKey, new Date());
+  if (file) await seedUsers(store, file.users, new Date());
+
+  const catalog = new CatalogService(store);
   const metrics = new GatewayMetrics();
-  const routing = new RoutingState(snapshot, (table) => metrics.setSnapshotVersion(table.version));
+  const routing = new RoutingState(file ? await catalog.seed(file.snapshot) : await catalog.current(), (table) => metrics.setSnapshotVersion(table.version));
   const http = new UpstreamHttp();
   const app = buildApp({
     routing,
     metrics,
+    store,
+    catalog,
+    now: Date.now,
     bodyLimit: settings.bodyLimit,
+    failOpen: settings.failOpen,
+    reservationTtlMs: settings.reservationTtlSeconds * 1000,
     logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
     forwarder: {
       http,
@@ -41,17 +63,36 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
       },
     },
   });
-  app.addHook('onClose', () => http.close());
+  const unfollow = catalog.follow(
+    (snapshot) => {
+      if (snapshot.version !== routing.table.version) routing.load(snapshot);
+    },
+    (error) => app.log.error(`catalog change not loaded: ${(error as Error).message}`),
+  );
+  app.addHook('onClose', async () => {
+    unfollow();
+    await http.close();
+    await store.close();
+  });
   const address = await app.listen({ host: settings.host, port: settings.port });
-  app.log.info({ routers: routing.table.routers.length, snapshot: routing.table.version }, `Tollgate gateway serving ${settings.config} on ${address}`);
+  app.log.info(
+    { routers: routing.table.routers.length, snapshot: routing.table.version, store: settings.redisUrl ? 'redis' : 'memory' },
+    `Tollgate gateway listening on ${address}`,
+  );
   return {
     app,
     url: address,
     routing,
+    store,
     async reload() {
+      if (!settings.config) return;
       try {
-        const table = routing.load(await loadConfigFile(settings.config, env));
-        app.log.info({ snapshot: table.version, routers: table.routers.length }, 'configuration reloaded');
+        const next = await loadConfigFile(settings.config, env);
+        const snapshot = await catalog.seed(next.snapshot, file?.snapshot);
+        await seedUsers(store, next.users, new Date());
+        file = next;
+        routing.load(snapshot);
+        app.log.info({ snapshot: snapshot.version, routers: snapshot.routers.length }, 'configuration reloaded');
       } catch (error) {
         app.log.error(`configuration not reloaded, still serving the previous one: ${(error as Error).message}`);
       }

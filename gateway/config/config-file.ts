@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { RouterSpec } from '../resources/router.ts';
 import { ProviderSpec } from '../resources/provider.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
+import { UserSpec } from '../resources/user.ts';
+import { KEY_PREFIX } from '../accounts/api-keys.ts';
 import { findConflicts, formatPath } from '../resources/consistency.ts';
 import { substituteEnv, type SubstitutionProblem } from './substitute-env.ts';
 import { snapshotVersion } from './snapshot-version.ts';
@@ -20,7 +22,25 @@ export class ConfigError extends Error {
   }
 }
 
+/** A user declared in the file, with the API keys (secrets, from the environment) it may use. */
+export interface FileUser {
+  readonly spec: UserSpec;
+  readonly keys: readonly { readonly name: string; readonly secret: string }[];
+}
+
+/** What a configuration file declares: the routing snapshot, and users to make exist. */
+export interface ConfigFile {
+  readonly snapshot: Snapshot;
+  readonly users: readonly FileUser[];
+}
+
+const FileKey = z.strictObject({
+  name: z.string().min(1).max(200),
+  key: z.string().startsWith(KEY_PREFIX, `must start with "${KEY_PREFIX}"`).min(KEY_PREFIX.length + 32, `must have at least 32 characters after "${KEY_PREFIX}"`),
+});
+
 const FileShape = z.strictObject({
+  users: z.array(z.looseObject({ keys: z.array(z.unknown()).default([]) })).default([]),
   models: z.array(
     z.looseObject({
       providers: z.array(z.looseObject({ args: z.record(z.string(), z.unknown()).optional() })).default([]),
@@ -33,7 +53,7 @@ const ARG_FIELDS: Record<string, string> = { api_url: 'url', api_key: 'key', tim
 const SIMULATOR_ARGS = new Set(['latency_ms', 'tokens_per_second', 'completion_tokens']);
 const ROUTER_FIELDS: Record<string, string> = { id: 'name' };
 
-export async function loadConfigFile(file: string, env: Readonly<Record<string, string | undefined>>): Promise<Snapshot> {
+export async function loadConfigFile(file: string, env: Readonly<Record<string, string | undefined>>): Promise<ConfigFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -43,7 +63,7 @@ export async function loadConfigFile(file: string, env: Readonly<Record<string, 
   return parseConfig(file, text, env);
 }
 
-export function parseConfig(file: string, text: string, env: Readonly<Record<string, string | undefined>>): Snapshot {
+export function parseConfig(file: string, text: string, env: Readonly<Record<string, string | undefined>>): ConfigFile {
   let raw: unknown;
   try {
     raw = load(text, { filename: file });
@@ -78,6 +98,7 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
       }
     });
   });
+  const users = parseUsers(shape.data.users, problems);
   if (problems.length === 0) {
     for (const conflict of findConflicts(routers, providers)) {
       problems.push(`${formatPath(fileConflictPath(conflict.path, providerPaths))}: ${conflict.message}`);
@@ -88,7 +109,28 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
   const distinct = problems.filter((line, i) => i < envProblems.length || !unset.has(line.slice(0, line.indexOf(': '))));
   if (distinct.length > 0) throw new ConfigError(file, distinct);
   const content = { routers, providers };
-  return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
+  return { snapshot: { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content }, users };
+}
+
+function parseUsers(entries: readonly Record<string, unknown>[], problems: string[]): FileUser[] {
+  const users: FileUser[] = [];
+  const ids = new Set<string>();
+  entries.forEach((entry, i) => {
+    const { keys: rawKeys, ...fields } = entry as { keys: unknown[] };
+    const spec = UserSpec.safeParse(fields);
+    if (!spec.success) problems.push(...issuesToLines(spec.error.issues, ['users', i]));
+    const keys = rawKeys.flatMap((rawKey, j) => {
+      const key = FileKey.safeParse(rawKey);
+      if (key.success) return [{ name: key.data.name, secret: key.data.key }];
+      problems.push(...issuesToLines(key.error.issues, ['users', i, 'keys', j]));
+      return [];
+    });
+    if (!spec.success) return;
+    if (ids.has(spec.data.id)) problems.push(`${formatPath(['users', i, 'id'])}: user id "${spec.data.id}" is used twice`);
+    ids.add(spec.data.id);
+    users.push({ spec: spec.data, keys });
+  });
+  return users;
 }
 
 /** One line: the parser's reason and where, without the multi-line source snippet. */

@@ -7,7 +7,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 export const GatewaySettings = z.strictObject({
-  config: z.string({ message: 'is required: the path of the configuration file' }).min(1, 'is required: the path of the configuration file'),
+  config: z.string().min(1).optional(),
   host: z.string().min(1).default('0.0.0.0'),
   port: Int(0, 65_535).default(8080),
   bodyLimit: Int(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
@@ -15,12 +15,18 @@ export const GatewaySettings = z.strictObject({
   maxAttempts: Int(1, 10).default(3),
   failureThreshold: Int(1, 100).default(3),
   cooldownSeconds: z.coerce.number().min(0).max(3600).default(30),
+  redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  adminKey: z.string().min(1).optional(),
+  adminKeyFile: z.string().min(1).optional(),
+  failOpen: z.preprocess((v) => (typeof v === 'boolean' ? String(v) : v), z.enum(['true', 'false'])).default('false').transform((v) => v === 'true'),
+  usageRetentionDays: z.coerce.number().min(1).max(3650).default(30),
+  reservationTtlSeconds: Int(10, 86_400).default(900),
 });
 export type GatewaySettings = Readonly<z.output<typeof GatewaySettings>>;
 
 /** Flag name, environment variable and help of each setting, for the CLI and its --help. */
 export const GATEWAY_OPTIONS = [
-  { key: 'config', flag: '-c, --config <file>', env: 'TOLLGATE_CONFIG', help: 'configuration file (YAML) with the models: list' },
+  { key: 'config', flag: '-c, --config <file>', env: 'TOLLGATE_CONFIG', help: 'configuration file (YAML) whose models: seed the catalog at start-up' },
   { key: 'host', flag: '--host <address>', env: 'TOLLGATE_HOST', help: 'address to listen on (default 0.0.0.0)' },
   { key: 'port', flag: '-p, --port <port>', env: 'TOLLGATE_PORT', help: 'port to listen on (default 8080)' },
   { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'TOLLGATE_BODY_LIMIT', help: 'largest request body accepted, in bytes (default 10485760); larger gets 413' },
@@ -28,6 +34,12 @@ export const GATEWAY_OPTIONS = [
   { key: 'maxAttempts', flag: '--max-attempts <n>', env: 'TOLLGATE_MAX_ATTEMPTS', help: 'providers tried at most for one request before failing with 502/504 (default 3)' },
   { key: 'failureThreshold', flag: '--failure-threshold <n>', env: 'TOLLGATE_FAILURE_THRESHOLD', help: 'consecutive failures after which a provider sits out (default 3)' },
   { key: 'cooldownSeconds', flag: '--cooldown-seconds <s>', env: 'TOLLGATE_COOLDOWN_SECONDS', help: 'how long a failing provider sits out, in seconds (default 30)' },
+  { key: 'redisUrl', flag: '--redis-url <url>', env: 'TOLLGATE_REDIS_URL', help: 'Redis shared by all gateways (users, budgets, usage, catalog); without it, state is in memory' },
+  { key: 'adminKey', flag: '--admin-key <key>', env: 'TOLLGATE_ADMIN_KEY', help: 'bootstrap admin API key (tg-...); prefer the variable or --admin-key-file over the flag' },
+  { key: 'adminKeyFile', flag: '--admin-key-file <file>', env: 'TOLLGATE_ADMIN_KEY_FILE', help: 'file holding the bootstrap admin API key' },
+  { key: 'failOpen', flag: '--fail-open <bool>', env: 'TOLLGATE_FAIL_OPEN', help: 'when Redis is down, serve priced routers without charging budgets (default false: answer 503)' },
+  { key: 'usageRetentionDays', flag: '--usage-retention-days <days>', env: 'TOLLGATE_USAGE_RETENTION_DAYS', help: 'how long usage records are kept (default 30)' },
+  { key: 'reservationTtlSeconds', flag: '--reservation-ttl-seconds <s>', env: 'TOLLGATE_RESERVATION_TTL_SECONDS', help: 'after this long a budget hold that was never settled (a crashed gateway) is released (default 900)' },
 ] as const satisfies readonly { key: keyof GatewaySettings; flag: string; env: string; help: string }[];
 
 export class SettingsError extends Error {

@@ -8,6 +8,7 @@ export type ErrorType =
   | 'permission_error'
   | 'not_found_error'
   | 'rate_limit_error'
+  | 'insufficient_quota'
   | 'upstream_error'
   | 'timeout_error'
   | 'server_error';
@@ -55,5 +56,13 @@ export const errors = {
     new ApiError(502, 'upstream_error', 'upstream_failed', `All providers of model "${router}" failed (${attempts} attempt${attempts === 1 ? '' : 's'}); last error: ${detail}`),
   upstreamTimeout: (router: string, attempts: number) =>
     new ApiError(504, 'timeout_error', 'upstream_timeout', `No provider of model "${router}" answered within its timeout (${attempts} attempt${attempts === 1 ? '' : 's'})`),
+  /** Admin API: a resource (user, key, router, provider) that does not exist. */
+  notFound: (message: string, param: string | null = null) => new ApiError(404, 'not_found_error', 'not_found', message, param),
+  /** Admin API: a name, alias or id already taken. */
+  conflict: (message: string, param: string | null = null) => new ApiError(409, 'invalid_request_error', 'conflict', message, param),
+  /** The caller is authenticated but may not do this (admin-only routes use authErrors.forbidden). */
+  forbidden: (message: string, param: string | null = null) => new ApiError(403, 'permission_error', 'forbidden', message, param),
+  storeUnavailable: () =>
+    new ApiError(503, 'server_error', 'store_unavailable', 'The gateway cannot reach its store right now; try again shortly', null, { 'retry-after': '1' }),
   internal: () => new ApiError(500, 'server_error', 'internal_error', 'The gateway hit an internal error; it has been logged'),
 } as const;

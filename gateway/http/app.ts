@@ -4,18 +4,33 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { RoutingState } from '../routing/routing-state.ts';
 import type { ForwarderDeps } from '../routing/forwarder.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { Store } from '../store/store.ts';
+import type { CatalogService } from '../catalog/catalog-service.ts';
+import { Billing } from '../billing/billing.ts';
 import { errors } from './api-error.ts';
+import { registerAuth } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerInference } from './routes/inference.ts';
 import { registerModels } from './routes/models.ts';
 import { registerHealth } from './routes/health.ts';
+import { registerAdminUsers } from './routes/admin-users.ts';
+import { registerAdminRouters } from './routes/admin-routers.ts';
+import { registerAdminProviders } from './routes/admin-providers.ts';
+import { registerMe } from './routes/me.ts';
+import { registerUsage } from './routes/usage.ts';
 
 export interface AppDeps {
   readonly routing: RoutingState;
   readonly forwarder: ForwarderDeps;
   readonly metrics: GatewayMetrics;
+  readonly store: Store;
+  readonly catalog: CatalogService;
+  readonly now: () => number;
   /** Largest request body accepted, in bytes. */
   readonly bodyLimit: number;
+  /** Serve priced routers without charging when the store is down (default: 503). */
+  readonly failOpen: boolean;
+  readonly reservationTtlMs: number;
   readonly logger: FastifyServerOptions['logger'];
 }
 
@@ -33,10 +48,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       for (const provider of router.providers) yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
     }
   });
+  const billing = new Billing({ ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: app.log });
+  // Bodies are JSON; a text/plain body is refused with 415 like any other type.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler(deps.bodyLimit));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
+  registerAuth(app, deps.store, deps.now);
   registerHealth(app, deps.routing, deps.metrics);
   registerModels(app, deps.routing);
-  registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, metrics: deps.metrics });
+  registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, metrics: deps.metrics, billing });
+  registerAdminUsers(app, { store: deps.store, now: deps.now });
+  registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
+  registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
+  registerMe(app, { store: deps.store, now: deps.now });
+  registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
   return app;
 }

@@ -3,12 +3,14 @@
 // anything unexpected is logged and answered with a 500 that reveals nothing.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamError } from '../providers/upstream-error.ts';
+import { ConflictError, NotFoundError, StoreUnavailableError } from '../store/store-errors.ts';
 import { ApiError, errors } from './api-error.ts';
 
 export function errorHandler(bodyLimit: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const apiError = toApiError(error, request, bodyLimit);
-    if (apiError.status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'unhandled error');
+    if (error instanceof StoreUnavailableError) request.log.warn(error.message);
+    else if (apiError.status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'unhandled error');
     else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
     sendError(reply, apiError);
   };
@@ -21,6 +23,9 @@ export function sendError(reply: FastifyReply, error: ApiError): void {
 
 function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof ConflictError) return errors.conflict(error.message);
+  if (error instanceof NotFoundError) return errors.notFound(error.message);
+  if (error instanceof StoreUnavailableError) return errors.storeUnavailable();
   if (error instanceof UpstreamError && error.failure === 'aborted') {
     return new ApiError(499, 'invalid_request_error', 'client_closed_request', 'The client closed the request');
   }

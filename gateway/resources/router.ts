@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ROUTER_TYPES, STRATEGIES } from './kinds.ts';
 import { ModelName, PricePerMillion } from './fields.ts';
+import { RateLimitPolicy } from './limits.ts';
 
 export const RouterCosts = z
   .strictObject({
@@ -17,6 +18,8 @@ export const RouterSpec = z.strictObject({
   aliases: z.array(ModelName).max(32).default([]).describe('Other names that call the same router.'),
   costs: RouterCosts.default({ prompt_tokens: '0', completion_tokens: '0' }),
   max_context_length: z.number().int().positive().max(100_000_000).default(8192).describe('Maximum input length of the model, in tokens.'),
+  max_completion_tokens: z.number().int().positive().max(100_000_000).optional().describe('Most tokens one answer may generate; bounds what a request without max_tokens reserves of a budget.'),
+  rate_limits: RateLimitPolicy.optional().describe('Rate limits applied to each user of this router.'),
 });
 export type RouterSpec = z.output<typeof RouterSpec>;
 export type RouterSpecInput = z.input<typeof RouterSpec>;

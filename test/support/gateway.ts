@@ -5,12 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSettings } from '../../gateway/config/settings.ts';
 import { startGateway, type RunningGateway } from '../../gateway/server.ts';
+import { generateKey } from '../../gateway/accounts/api-keys.ts';
 
 export interface TestGateway extends RunningGateway {
   readonly configPath: string;
+  /** The bootstrap admin key; post() and get() send it unless given another Authorization. */
+  readonly adminKey: string;
+  /** Headers that authenticate as the bootstrap admin, for raw fetch calls. */
+  readonly auth: Record<string, string>;
   /** POSTs JSON and returns the status, headers and parsed body. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
-  get(path: string): Promise<{ status: number; headers: Headers; body: any }>;
+  get(path: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
+  patch(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
+  delete(path: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
   /** Rewrites the configuration file and reloads it, as SIGHUP does. */
   reconfigure(yaml: string): Promise<void>;
 }
@@ -26,12 +33,14 @@ export async function startTestGateway(yaml: string, options: TestGatewayOptions
   const configPath = join(dir, 'config.yaml');
   await writeFile(configPath, yaml);
   const env = options.env ?? {};
-  const settings = readSettings({ config: configPath, host: '127.0.0.1', port: 0, logLevel: 'silent', ...options.settings }, {});
+  const adminKey = generateKey().secret;
+  const auth = { authorization: `Bearer ${adminKey}` };
+  const settings = readSettings({ config: configPath, host: '127.0.0.1', port: 0, logLevel: 'silent', adminKey, ...options.settings }, {});
   const gateway = await startGateway(settings, env);
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(gateway.url + path, {
       method,
-      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
@@ -46,8 +55,12 @@ export async function startTestGateway(yaml: string, options: TestGatewayOptions
   return {
     ...gateway,
     configPath,
+    adminKey,
+    auth,
     post: (path, body, headers) => call('POST', path, body, headers),
-    get: (path) => call('GET', path),
+    get: (path, headers) => call('GET', path, undefined, headers),
+    patch: (path, body, headers) => call('PATCH', path, body, headers),
+    delete: (path, headers) => call('DELETE', path, undefined, headers),
     async reconfigure(next) {
       await writeFile(configPath, next);
       await gateway.reload();

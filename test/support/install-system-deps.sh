@@ -4,7 +4,9 @@
 set -euo pipefail
 
 # command on PATH -> Debian package that provides it
-declare -A NEEDED=()
+declare -A NEEDED=(
+  [redis-server]=redis-server
+)
 
 missing=()
 for command in "${!NEEDED[@]}"; do

@@ -1,6 +1,8 @@
 // The OpenAI-compatible inference endpoints. Each request follows the spec's flow: find the
-// router (404), check its type against the endpoint (400), validate the body, forward to a
-// provider, and answer with the router's name as `model` and a `usage` block with cost and carbon.
+// router (404), check its type against the endpoint (400), validate the body, charge admission
+// to the caller's budget and limits (402/429), forward to a provider, and answer with the
+// router's name as `model` and a `usage` block with cost and carbon. However the request ends,
+// it is settled and recorded exactly once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -13,6 +15,10 @@ import type { RoutingState } from '../../routing/routing-state.ts';
 import type { RouterRoute } from '../../routing/routing-table.ts';
 import { finish, forward, type Forwarded, type ForwarderDeps } from '../../routing/forwarder.ts';
 import { usageFor, type Usage } from '../../usage/usage-block.ts';
+import type { Admitted, Billing } from '../../billing/billing.ts';
+import { billingErrors } from '../../billing/billing-errors.ts';
+import { rateLimitHeaders } from '../../billing/rate-limit-headers.ts';
+import { callerOf, type Caller } from '../auth.ts';
 import { ApiError, errors } from '../api-error.ts';
 import { REQUEST_SCHEMAS } from '../request-schemas.ts';
 import { recordOutcome } from './request-outcome.ts';
@@ -21,15 +27,28 @@ export interface InferenceDeps {
   readonly routing: RoutingState;
   readonly forwarder: ForwarderDeps;
   readonly metrics: GatewayMetrics;
+  readonly billing: Billing;
 }
 
 /** A request on its way through, with what every step after admission needs. */
 interface Call {
   readonly endpoint: Endpoint;
   readonly body: JsonObject;
+  readonly caller: Caller;
   readonly router: RouterRoute;
+  readonly admitted: Admitted;
   readonly startedAt: number;
   readonly abort: AbortController;
+}
+
+/** How a forwarded request ended. */
+interface Ending {
+  readonly status: number;
+  readonly forwarded: Forwarded;
+  readonly usage: Usage;
+  readonly upstreamSeconds: number;
+  readonly ttftMs: number | null;
+  readonly incomplete: boolean;
 }
 
 export function registerInference(app: FastifyInstance, deps: InferenceDeps): void {
@@ -40,29 +59,34 @@ export function registerInference(app: FastifyInstance, deps: InferenceDeps): vo
 
 async function handle(endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply, deps: InferenceDeps): Promise<string | undefined> {
   const startedAt = performance.now();
+  const caller = callerOf(request);
   let router: RouterRoute | undefined;
+  let call: Call | undefined;
   try {
-    const body = request.body;
-    router = admit(endpoint, body, deps);
-    const call: Call = { endpoint, body: body as JsonObject, router, startedAt, abort: new AbortController() };
+    router = route(endpoint, request.body, deps);
+    if (caller.user.allowed_routers !== null && !caller.user.allowed_routers.includes(router.spec.name)) throw billingErrors.modelNotAllowed();
+    const body = request.body as JsonObject;
+    const admitted = await deps.billing.admit(caller, router, endpoint, body);
+    call = { endpoint, body, caller, router, admitted, startedAt, abort: new AbortController() };
+    const { abort } = call;
     // The client going away cancels the upstream request, streamed or not.
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) call.abort.abort();
+      if (!reply.raw.writableFinished) abort.abort();
     });
-    const stream = (endpoint === 'chat' || endpoint === 'completions') && call.body.stream === true;
-    const forwarded = await forward(router, endpoint, call.body, stream, call.abort.signal, deps.forwarder);
+    const stream = (endpoint === 'chat' || endpoint === 'completions') && body.stream === true;
+    const forwarded = await forward(router, endpoint, body, stream, abort.signal, deps.forwarder);
     if (forwarded.result.kind === 'body') return answer(call, forwarded, forwarded.result.body, reply, deps);
     await relay(call, forwarded, forwarded.result.chunks, reply, deps);
     return undefined;
   } catch (error) {
     const status = error instanceof ApiError ? error.status : error instanceof UpstreamError && error.failure === 'aborted' ? 499 : 500;
-    recordOutcome(deps.metrics, { endpoint, router, provider: undefined, status, usage: undefined, totalSeconds: (performance.now() - startedAt) / 1000, upstreamSeconds: undefined });
+    refused(endpoint, request, caller, router, call?.admitted, status, startedAt, deps);
     throw error;
   }
 }
 
 /** Steps 1 and 2 of the spec's flow, then the body's own shape. */
-function admit(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRoute {
+function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRoute {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object');
   const model = (body as JsonObject).model;
   if (typeof model !== 'string' || model === '') throw errors.invalidRequest('You must provide a model parameter (a router name or alias)', 'model');
@@ -86,23 +110,30 @@ function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: Fasti
   body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
   finish(forwarded.provider, undefined, deps.forwarder, call.router);
   const text = JSON.stringify(body);
-  recordOutcome(deps.metrics, outcome(call, forwarded, 200, usage, upstreamSeconds));
-  reply.header('content-type', 'application/json; charset=utf-8');
+  ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false }, deps);
+  reply.headers(rateLimitHeaders(call.admitted.rate)).header('content-type', 'application/json; charset=utf-8');
   return text;
 }
 
 /**
  * Relays a stream chunk by chunk as it arrives. The backend's own usage chunk is replaced by one
  * carrying cost and carbon, sent before `[DONE]`; a stream the backend breaks off ends with an
- * SSE error event, after the usage of what was produced.
+ * SSE error event, after the usage of what was produced. A client that goes away is billed for
+ * what was produced up to then.
  */
 async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<JsonObject>, reply: FastifyReply, deps: InferenceDeps): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    ...rateLimitHeaders(call.admitted.rate),
+  });
   const produced: string[] = [];
   let reported: TokenUsage | undefined;
   let first: JsonObject | undefined;
+  let ttftMs: number | null = null;
   let failure: UpstreamError | undefined;
   try {
     for await (const chunk of chunks) {
@@ -112,7 +143,11 @@ async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<Jso
         delete chunk.usage;
       }
       first ??= chunk;
-      produced.push(choiceText(chunk));
+      const text = choiceText(chunk);
+      if (text !== '') {
+        produced.push(text);
+        ttftMs ??= performance.now() - call.startedAt;
+      }
       chunk.model = call.router.spec.name;
       if (!res.write(`data: ${JSON.stringify(chunk)}\n\n`)) await once(res, 'drain', { signal: call.abort.signal });
     }
@@ -122,11 +157,12 @@ async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<Jso
       : new UpstreamError('protocol', 'the stream failed');
   }
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, reported, call.body, () => produced.join(''), upstreamSeconds);
+  // A stream cut short has no usage from the backend: what reached the client is counted.
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, () => produced.join(''), upstreamSeconds);
   finish(forwarded.provider, failure, deps.forwarder, call.router);
   if (!res.destroyed) endStream(res, call, first, usage, failure);
   const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;
-  recordOutcome(deps.metrics, outcome(call, forwarded, status, usage, upstreamSeconds));
+  ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs, incomplete: failure !== undefined }, deps);
 }
 
 function endStream(res: ServerResponse, call: Call, first: JsonObject | undefined, usage: Usage, failure: UpstreamError | undefined): void {
@@ -147,16 +183,50 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
   }
 }
 
-function outcome(call: Call, forwarded: Forwarded, status: number, usage: Usage, upstreamSeconds: number) {
-  return {
+/** A forwarded request is over: metrics, then settlement and the usage record. */
+function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
+  const totalSeconds = (performance.now() - call.startedAt) / 1000;
+  const { usage, forwarded } = ending;
+  recordOutcome(deps.metrics, {
     endpoint: call.endpoint,
     router: call.router,
     provider: forwarded.provider,
-    status,
+    status: ending.status,
     usage,
-    totalSeconds: (performance.now() - call.startedAt) / 1000,
-    upstreamSeconds,
-  };
+    totalSeconds,
+    upstreamSeconds: ending.upstreamSeconds,
+  });
+  deps.billing.settle(call.caller, call.router, call.router.spec.name, call.endpoint, call.admitted, {
+    status: ending.status,
+    provider: forwarded.provider.spec.id,
+    promptTokens: usage.block.prompt_tokens,
+    completionTokens: usage.block.completion_tokens,
+    costMicros: usage.costMicros,
+    kWh: usage.block.carbon.kWh,
+    kgCO2eq: usage.block.carbon.kgCO2eq,
+    latencyMs: totalSeconds * 1000,
+    ttftMs: ending.ttftMs,
+    incomplete: ending.incomplete,
+  });
+}
+
+/** A request that ended without an answer: recorded, and its hold (if any) released. */
+function refused(endpoint: Endpoint, request: FastifyRequest, caller: Caller, router: RouterRoute | undefined, admitted: Admitted | undefined, status: number, startedAt: number, deps: InferenceDeps): void {
+  const totalSeconds = (performance.now() - startedAt) / 1000;
+  recordOutcome(deps.metrics, { endpoint, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
+  const called = (request.body as JsonObject | null)?.model;
+  deps.billing.settle(caller, router, typeof called === 'string' ? called.slice(0, 128) : '', endpoint, admitted, {
+    status,
+    provider: null,
+    promptTokens: 0,
+    completionTokens: 0,
+    costMicros: 0n,
+    kWh: 0,
+    kgCO2eq: 0,
+    latencyMs: totalSeconds * 1000,
+    ttftMs: null,
+    incomplete: false,
+  });
 }
 
 function isObject(value: unknown): value is JsonObject {

@@ -10,7 +10,7 @@ import type { FakeBackend } from '../../support/fake-server.ts';
 import { chat, configYaml, modelEntry, receivedModels } from '../../support/routing.ts';
 
 /** The version the gateway should report for a configuration file. */
-const versionOf = (yaml: string) => parseConfig('config.yaml', yaml, {}).version;
+const versionOf = (yaml: string) => parseConfig('config.yaml', yaml, {}).snapshot.version;
 
 const MODEL_NOT_FOUND = { error: { message: 'Model not found', type: 'invalid_request_error', param: 'model', code: 'model_not_found' } };
 

@@ -61,7 +61,7 @@ models:
 `;
 
   test('becomes the routing snapshot, with every default applied', () => {
-    const snapshot = parseConfig(FILE, yaml, {});
+    const { snapshot } = parseConfig(FILE, yaml, {});
     assert.deepEqual(snapshot.routers, [
       {
         name: 'Llama-3.1-8B',
@@ -97,30 +97,30 @@ models:
   });
 
   test('is a snapshot of the current format with a content digest as its version', () => {
-    const snapshot = parseConfig(FILE, yaml, {});
+    const { snapshot } = parseConfig(FILE, yaml, {});
     assert.equal(snapshot.format, 1);
     assert.match(snapshot.version, /^[0-9a-f]{16}$/);
     assert.deepEqual(Snapshot.parse(snapshot), snapshot);
   });
 
   test('the version depends on the content only', () => {
-    const version = parseConfig(FILE, yaml, {}).version;
-    assert.equal(parseConfig('elsewhere.yaml', `# a comment changes nothing\n${yaml}`, {}).version, version);
-    assert.notEqual(parseConfig(FILE, yaml.replace('timeout: 120', 'timeout: 90'), {}).version, version);
+    const version = parseConfig(FILE, yaml, {}).snapshot.version;
+    assert.equal(parseConfig('elsewhere.yaml', `# a comment changes nothing\n${yaml}`, {}).snapshot.version, version);
+    assert.notEqual(parseConfig(FILE, yaml.replace('timeout: 120', 'timeout: 90'), {}).snapshot.version, version);
   });
 
   test('provider ids default to <router>-<index>, made id-safe', () => {
-    const snapshot = parseConfig(FILE, `models:\n${simulated('GPT_4o.mini', '')}${simulated('b')}`, {});
+    const { snapshot } = parseConfig(FILE, `models:\n${simulated('GPT_4o.mini', '')}${simulated('b')}`, {});
     assert.deepEqual(snapshot.providers.map((p) => p.id), ['gpt-4o-mini-0', 'b-0']);
   });
 
   test('a provider may set its own id', () => {
-    const snapshot = parseConfig(FILE, 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - { id: gpu-node-7, model: m, type: simulator }\n', {});
+    const { snapshot } = parseConfig(FILE, 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - { id: gpu-node-7, model: m, type: simulator }\n', {});
     assert.equal(snapshot.providers[0]?.id, 'gpu-node-7');
   });
 
   test('simulator args become the simulator settings', () => {
-    const snapshot = parseConfig(FILE, 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - model: m\n        type: simulator\n        args: { latency_ms: 50, timeout: 5 }\n', {});
+    const { snapshot } = parseConfig(FILE, 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - model: m\n        type: simulator\n        args: { latency_ms: 50, timeout: 5 }\n', {});
     assert.deepEqual(snapshot.providers[0], {
       type: 'simulator',
       id: 'a-0',
@@ -145,7 +145,7 @@ models:
           api_key: \${VLLM_KEY}
           timeout: \${VLLM_TIMEOUT:-30}
 `;
-  const provider = (env: Record<string, string>) => parseConfig(FILE, yaml, env).providers[0] as { url: string; key: string; timeout: number };
+  const provider = (env: Record<string, string>) => parseConfig(FILE, yaml, env).snapshot.providers[0] as { url: string; key: string; timeout: number };
 
   test('a variable fills in a whole value or a part of one', () => {
     const p = provider({ VLLM_HOST: 'gpu-1', VLLM_KEY: 'sk-123' });
@@ -401,7 +401,7 @@ describe('loadConfigFile', () => {
     try {
       const file = join(dir, 'config.yaml');
       await writeFile(file, `models:\n${simulated('\${ROUTER_NAME:-fallback}')}`);
-      const snapshot = await loadConfigFile(file, { ROUTER_NAME: 'from-env' });
+      const { snapshot } = await loadConfigFile(file, { ROUTER_NAME: 'from-env' });
       assert.deepEqual(snapshot.routers.map((r) => r.name), ['from-env']);
     } finally {
       await rm(dir, { recursive: true, force: true });

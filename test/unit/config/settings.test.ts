@@ -18,9 +18,8 @@ function settingsError(flags: Record<string, unknown>, env: Record<string, strin
 }
 
 describe('readSettings', () => {
-  test('defaults apply to everything but the config file', () => {
-    assert.deepEqual(readSettings(CONFIG, {}), {
-      config: 'tollgate.yaml',
+  test('every setting has a default; without a config file the gateway serves what the store holds', () => {
+    assert.deepEqual(readSettings({}, {}), {
       host: '0.0.0.0',
       port: 8080,
       bodyLimit: 10 * 1024 * 1024,
@@ -28,6 +27,9 @@ describe('readSettings', () => {
       maxAttempts: 3,
       failureThreshold: 3,
       cooldownSeconds: 30,
+      failOpen: false,
+      usageRetentionDays: 30,
+      reservationTtlSeconds: 900,
     });
   });
 
@@ -40,6 +42,12 @@ describe('readSettings', () => {
     maxAttempts: { text: '5', parsed: 5 },
     failureThreshold: { text: '7', parsed: 7 },
     cooldownSeconds: { text: '0.5', parsed: 0.5 },
+    redisUrl: { text: 'redis://127.0.0.1:6379/0', parsed: 'redis://127.0.0.1:6379/0' },
+    adminKey: { text: 'tg-0123456789abcdef0123456789abcdef', parsed: 'tg-0123456789abcdef0123456789abcdef' },
+    adminKeyFile: { text: '/run/secrets/admin-key', parsed: '/run/secrets/admin-key' },
+    failOpen: { text: 'true', parsed: true },
+    usageRetentionDays: { text: '7', parsed: 7 },
+    reservationTtlSeconds: { text: '60', parsed: 60 },
   };
   for (const option of GATEWAY_OPTIONS) {
     const { text, parsed } = values[option.key]!;
@@ -106,8 +114,12 @@ describe('invalid settings', () => {
     assert.equal(readSettings({ ...CONFIG, port: 8081 }, { TOLLGATE_PORT: 'http' }).port, 8081);
   });
 
-  test('the config file is required, and the message says so', () => {
-    assert.equal(settingsError({}, {}), 'Invalid settings:\n  --config (TOLLGATE_CONFIG): is required: the path of the configuration file');
-    assert.equal(settingsError({ config: '' }, { TOLLGATE_CONFIG: '' }), 'Invalid settings:\n  --config (TOLLGATE_CONFIG): is required: the path of the configuration file');
+  test('a Redis URL must be one', () => {
+    assert.equal(settingsError({}, { TOLLGATE_REDIS_URL: 'localhost:6379' }), 'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis:// or rediss:// URL');
+  });
+
+  test('fail-open is true or false', () => {
+    assert.equal(readSettings({ failOpen: true }, {}).failOpen, true);
+    assert.match(settingsError({}, { TOLLGATE_FAIL_OPEN: 'yes' }), /^Invalid settings:\n  --fail-open \(TOLLGATE_FAIL_OPEN\): /);
   });
 });

@@ -1,0 +1,133 @@
+// Results as Markdown: one dated section per run, newest at the top of bench/RESULTS.md, older
+// sections kept below so before/after comparisons stay visible.
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Mode } from './bodies.ts';
+import type { CpuUse } from './cpu.ts';
+import type { LoadResult } from './load.ts';
+import type { Machine } from './system.ts';
+
+export type ContenderId = 'direct' | 'nginx' | 'gateway-plain' | 'gateway-full';
+
+export interface Measurement {
+  readonly contender: ContenderId;
+  readonly label: string;
+  readonly mode: Mode;
+  readonly result: LoadResult;
+  /** Peak RSS of the process under test (master + workers for nginx), KiB. */
+  readonly peakRssKiB: number | undefined;
+  /** What the one-request check before the load found wrong, if anything. */
+  readonly problem: string | undefined;
+  /** CPU use during the measured run (the direct upstream's core is the load generator's too). */
+  readonly cpu: CpuUse;
+  /** Other processes used the CPU noticeably during the measured run. */
+  readonly disturbed: boolean;
+}
+
+export interface RunInfo {
+  readonly date: Date;
+  readonly command: string;
+  readonly machine: Machine;
+  readonly revision: string;
+  readonly upstream: string;
+  readonly gateway: string;
+  readonly load: string;
+  readonly pinning: string;
+  readonly notes: readonly string[];
+}
+
+const MODE_TITLES: Record<Mode, string> = {
+  json: 'Non-streamed chat (`stream: false`, one JSON answer)',
+  sse: 'Streamed chat (`stream: true`, SSE: 5 chunks + usage chunk + `[DONE]`)',
+};
+
+const ms = (us: number) => `${(us / 1000).toFixed(2)} ms`;
+const added = (us: number) => `${us >= 0 ? '+' : '−'}${(Math.abs(us) / 1000).toFixed(2)} ms`;
+const rps = (value: number) => Math.round(value).toLocaleString('en-US');
+const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)}%`);
+const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
+
+export function table(measurements: readonly Measurement[], mode: Mode): string {
+  const rows = measurements.filter((m) => m.mode === mode);
+  const direct = rows.find((m) => m.contender === 'direct');
+  const lines = [
+    '| Contender | req/s | p50 | p99 | added p50 | added p99 | errors (non-2xx / socket) | peak RSS | server CPU | other load | steal |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const m of rows) {
+    const r = m.result;
+    const baseline = direct && m !== direct ? direct.result : undefined;
+    lines.push(`| ${m.label}${m.disturbed ? ' †' : ''}${m.problem ? ' ⚠' : ''} | ${rps(r.rps)} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${r.statusErrors} / ${r.socketErrors} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`);
+  }
+  return lines.join('\n');
+}
+
+/** A contender's req/s as a share of nginx proxy_pass req/s in a mode, or undefined without both. */
+export function ratio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId): number | undefined {
+  const gateway = measurements.find((m) => m.mode === mode && m.contender === contender);
+  const nginx = measurements.find((m) => m.mode === mode && m.contender === 'nginx');
+  return gateway && nginx ? (100 * gateway.result.rps) / nginx.result.rps : undefined;
+}
+
+export const GOAL_PERCENT = 30;
+
+/** The key ratio, gateway throughput as % of nginx proxy_pass throughput, per gateway variant. */
+export function ratioLines(measurements: readonly Measurement[], markdown: boolean): string[] {
+  const lines: string[] = [];
+  const bold = (text: string) => (markdown ? `**${text}**` : text);
+  for (const contender of ['gateway-full', 'gateway-plain'] as const) {
+    const json = ratio(measurements, 'json', contender);
+    if (json === undefined) continue;
+    const label = measurements.find((m) => m.contender === contender)!.label;
+    const sse = ratio(measurements, 'sse', contender);
+    const unreliable = measurements.some((m) => m.mode === 'json' && (m.contender === contender || m.contender === 'nginx') && m.disturbed);
+    lines.push(`${bold(`${label}: throughput ${json.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (goal ≥ ${GOAL_PERCENT}%: ${json >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''})${sse === undefined ? '' : `; streamed chat ${sse.toFixed(1)}%`}.`);
+  }
+  if (lines.length === 0) lines.push('Gateway throughput as % of nginx proxy_pass throughput: n/a (nginx or the gateway not measured).');
+  return lines;
+}
+
+export function section(info: RunInfo, measurements: readonly Measurement[]): string {
+  const m = info.machine;
+  const problems = measurements.filter((x) => x.problem).map((x) => `${x.label}, ${x.mode === 'json' ? 'non-streamed' : 'streamed'}: ${x.problem}`);
+  const out = [
+    `## ${info.date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`,
+    '',
+    `- Command: \`${info.command}\``,
+    `- Revision: ${info.revision}`,
+    `- Machine: ${m.cores} cores (\`nproc\`), ${m.cpu}, ${m.memory} memory, ${m.kernel}`,
+    `- Software: Node ${m.node}, nginx ${m.nginx}, ${m.wrk}`,
+    `- Upstream: ${info.upstream}`,
+    `- Gateway: ${info.gateway}`,
+    `- Load: ${info.load}`,
+    `- Pinning: ${info.pinning}`,
+    ...info.notes.map((note) => `- Note: ${note}`),
+    ...problems.map((p) => `- ⚠ Check before load failed: ${p}`),
+    '',
+  ];
+  for (const mode of ['json', 'sse'] as const) {
+    out.push(`### ${MODE_TITLES[mode]}`, '', table(measurements, mode), '');
+  }
+  out.push(ratioLines(measurements, true).join('\n'));
+  out.push('');
+  return out.join('\n');
+}
+
+const HEADER = `# Benchmark results
+
+Produced by \`npm run bench\` (see [README.md](README.md) for the method). Newest run first; older
+runs stay below for before/after comparisons. Added latency is the contender's p50/p99 minus the
+upstream called directly in the same run.
+`;
+
+/** Puts `text` at the top of the results file, below its header, keeping older sections. */
+export async function prependSection(file: string, text: string): Promise<void> {
+  let existing = '';
+  try {
+    existing = await readFile(file, 'utf8');
+  } catch {
+    // First run.
+  }
+  const first = existing.indexOf('\n## ');
+  const older = first >= 0 ? existing.slice(first + 1) : '';
+  await writeFile(file, `${HEADER}\n${text}\n${older}`.replace(/\n{3,}/g, '\n\n'));
+}

@@ -1,0 +1,321 @@
+// `npm run bench`: the gateway's overhead against a zero-latency upstream, beside the upstream
+// called directly and nginx proxy_pass, for non-streamed and streamed chat. Writes
+// bench/RESULTS.md (newest run on top) and prints the tables. See bench/README.md.
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { MODEL, requestBody, type Mode } from './bodies.ts';
+import { cpuSnapshot, cpuUse, otherLoad } from './cpu.ts';
+import { runWrk } from './load.ts';
+import { startNginxProxy, startNginxUpstream } from './nginx.ts';
+import { installCleanup, peakRssKiB, startPinned, stop, stopAll, waitForPort, wasInterrupted, type Child } from './processes.ts';
+import { prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
+import { describeMachine, ensureTools, freePort } from './system.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BENCH = join(ROOT, 'bench');
+const MODES: readonly Mode[] = ['json', 'sse'];
+const CHAT_PATH = '/v1/chat/completions';
+
+/** Load shape; the environment may shorten a trial run, and the results then say so. */
+const SETTINGS = {
+  connections: positive('BENCH_CONNECTIONS', 32),
+  threads: positive('BENCH_THREADS', 1),
+  warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
+  seconds: positive('BENCH_SECONDS', 10),
+};
+
+/** Other processes' CPU, in % of one core, above which a measurement waits for quiet. */
+const QUIET_THRESHOLD_PERCENT = 15;
+/** The most the whole run waits for quiet, in seconds, so that it stays within ~3 minutes. */
+const QUIET_WAIT_BUDGET_SECONDS = 45;
+
+function positive(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const percent = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)}%`);
+
+async function main(): Promise<void> {
+  installCleanup();
+  const started = new Date();
+  const tools = ensureTools();
+  const machine = await describeMachine(tools);
+  const serverCore = 0;
+  const loadCore = machine.cores >= 2 ? 1 : 0;
+  const notes = [...tools.notes];
+  if (loadCore === serverCore) notes.push('only one core: everything shares core 0, the figures are not comparable with 2-core runs');
+  const defaults = SETTINGS.connections === 32 && SETTINGS.threads === 1 && SETTINGS.warmupSeconds === 3 && SETTINGS.seconds === 10;
+  if (!defaults) notes.push('load shape changed through BENCH_* environment variables');
+
+  const scratch = join(BENCH, 'out', started.toISOString().replace(/[:.]/g, '-'));
+  await mkdir(scratch, { recursive: true });
+  log(`Tollgate benchmark: scratch output in ${scratch}`);
+  log(`Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}; Node ${machine.node}, nginx ${machine.nginx}, ${machine.wrk}`);
+
+  // The upstream: on the load generator's core, so the server under test has core 0 to itself.
+  const upstreamPorts = { json: await freePort(), sse: await freePort() };
+  let upstream: Child;
+  let upstreamText: string;
+  if (tools.nginx) {
+    upstream = (await startNginxUpstream(tools.nginx, join(scratch, 'nginx-upstream'), loadCore, upstreamPorts)).child;
+    upstreamText = 'nginx `return 200` with fixed bodies (zero latency), 1 worker; one port answers JSON, the other SSE';
+  } else {
+    upstream = startPinned('node upstream', loadCore, process.execPath, [join(BENCH, 'upstream-node.ts'), String(upstreamPorts.json), String(upstreamPorts.sse)], join(scratch, 'upstream-node.log'));
+    await waitForPort(upstreamPorts.json, upstream);
+    await waitForPort(upstreamPorts.sse, upstream);
+    upstreamText = 'node:http fallback with fixed bodies (zero latency; nginx was not available), one port answers JSON, the other SSE';
+  }
+  const upstreamUrl = (mode: Mode) => `http://127.0.0.1:${upstreamPorts[mode]}`;
+
+  // Other work on the machine (a test suite, a build) disturbs the figures: before each
+  // measurement, wait for it to calm down, within a bounded budget for the whole run.
+  let quietBudgetMs = QUIET_WAIT_BUDGET_SECONDS * 1000;
+  const waitForQuiet = async () => {
+    if (quietBudgetMs <= 0) return;
+    let load = await otherLoad();
+    if (load === undefined || load < QUIET_THRESHOLD_PERCENT) return;
+    log(`  other processes are using ${load.toFixed(0)}% of a core; waiting up to ${(quietBudgetMs / 1000).toFixed(0)} s for them`);
+    const start = Date.now();
+    while (load !== undefined && load >= QUIET_THRESHOLD_PERCENT && Date.now() - start < quietBudgetMs) load = await otherLoad();
+    quietBudgetMs -= Date.now() - start;
+  };
+
+  // API keys of the gateway's two bench users; the other contenders get the same header, so
+  // every contender receives the same bytes.
+  const keys: Record<GatewayVariant, string> = { plain: newKey(), full: newKey() };
+  const auth = (variant: GatewayVariant) => ({ authorization: `Bearer ${keys[variant]}` });
+
+  const measurements: Measurement[] = [];
+  const measure = async (contender: ContenderId, label: string, mode: Mode, url: string, pid: number, headers: Record<string, string>) => {
+    await waitForQuiet();
+    const problem = await check(contender, mode, url, headers);
+    if (problem) log(`  ⚠ ${label} ${mode}: ${problem}`);
+    const common = { wrk: tools.wrk, core: loadCore, url, body: requestBody(mode), headers, connections: SETTINGS.connections, threads: SETTINGS.threads, scratchDir: scratch };
+    // The warm-up doubles as a probe: when other processes took the CPU during it, wait for
+    // quiet and warm up again; a measured run they disturbed is done again. Both come out of
+    // the run's waiting budget; once it is spent, what was measured stands and is marked.
+    let retry = false;
+    for (;;) {
+      const warmupStart = await cpuSnapshot();
+      await runWrk({ ...common, seconds: SETTINGS.warmupSeconds, name: `${contender}-${mode}-warmup` });
+      const warmupOther = cpuUse(warmupStart, await cpuSnapshot(), pid).otherPercent;
+      if (retry) quietBudgetMs -= SETTINGS.warmupSeconds * 1000;
+      retry = true;
+      if (warmupOther !== undefined && warmupOther >= QUIET_THRESHOLD_PERCENT && quietBudgetMs > 0) {
+        log(`  other processes used ${warmupOther.toFixed(0)}% of a core during the warm-up; waiting and warming up again`);
+        await waitForQuiet();
+        continue;
+      }
+      const before = await cpuSnapshot();
+      const result = await runWrk({ ...common, seconds: SETTINGS.seconds, name: `${contender}-${mode}` });
+      const cpu = cpuUse(before, await cpuSnapshot(), pid);
+      const disturbed = (cpu.otherPercent ?? 0) >= QUIET_THRESHOLD_PERCENT;
+      if (disturbed && quietBudgetMs > 0) {
+        log(`  other processes used ${cpu.otherPercent!.toFixed(0)}% of a core during the measured run (${Math.round(result.rps)} req/s); measuring again`);
+        quietBudgetMs -= SETTINGS.seconds * 1000;
+        await waitForQuiet();
+        continue;
+      }
+      const rss = await peakRssKiB(pid);
+      measurements.push({ contender, label, mode, result, peakRssKiB: rss, problem, cpu, disturbed });
+      log(`  ${label.padEnd(28)} ${mode.padEnd(4)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${(result.p50Us / 1000).toFixed(2)} ms  p99 ${(result.p99Us / 1000).toFixed(2)} ms  errors ${result.statusErrors}/${result.socketErrors}  server CPU ${percent(cpu.serverPercent)}  other load ${percent(cpu.otherPercent)}  steal ${percent(cpu.stealPercent)}${disturbed ? '  (disturbed)' : ''}`);
+      return;
+    }
+  };
+
+  log('Upstream called directly:');
+  for (const mode of MODES) await measure('direct', 'upstream direct', mode, upstreamUrl(mode) + CHAT_PATH, upstream.pid, auth('plain'));
+
+  if (tools.nginx) {
+    log('nginx proxy_pass:');
+    const ports = { json: await freePort(), sse: await freePort() };
+    const proxy = await startNginxProxy(tools.nginx, join(scratch, 'nginx-proxy'), serverCore, ports, upstreamPorts);
+    for (const mode of MODES) await measure('nginx', 'nginx proxy_pass', mode, `http://127.0.0.1:${ports[mode]}${CHAT_PATH}`, proxy.child.pid, auth('plain'));
+    await stop(proxy.child);
+  }
+
+  log('Tollgate gateway (a fresh process per variant and mode):');
+  const revision = await gitRevision();
+  const config = join(scratch, 'gateway.yaml');
+  await writeFile(config, gatewayConfig(upstreamUrl));
+  const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+  const gatewayEnv = { ...process.env, NODE_ENV: 'production', TOLLGATE_BENCH_PLAIN_KEY: keys.plain, TOLLGATE_BENCH_FULL_KEY: keys.full };
+  let gatewayLogProblems = 0;
+  for (const variant of GATEWAY_VARIANTS) {
+    for (const mode of MODES) {
+      const port = await freePort();
+      const logFile = join(scratch, `gateway-${variant}-${mode}.log`);
+      const gateway = startPinned('gateway', serverCore, node,
+        [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn'],
+        logFile, gatewayEnv);
+      await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
+        const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
+        throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
+      });
+      await measure(`gateway-${variant}`, GATEWAY_LABELS[variant], mode, `http://127.0.0.1:${port}${CHAT_PATH}`, gateway.pid, auth(variant));
+      await stop(gateway);
+      const text = await readFile(logFile, 'utf8').catch(() => '');
+      gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
+    }
+  }
+  if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
+  await stopAll();
+  if ((await gitRevision()) !== revision) notes.push('the gateway\'s sources changed while it was being measured: its processes may not all have run the same code');
+  const disturbed = measurements.filter((m) => m.disturbed);
+  if (disturbed.length > 0) {
+    notes.push(`${disturbed.length} measurement(s) marked † ran while other processes used ≥ ${QUIET_THRESHOLD_PERCENT}% of a core ("other load" column) after the waiting budget was spent: their figures, and ratios using them, are not comparable; rerun on a quiet machine`);
+  }
+
+  const info = {
+    date: started,
+    command: 'npm run bench',
+    machine,
+    revision,
+    upstream: upstreamText,
+    gateway: 'in-memory store, log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features* = a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting)',
+    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, ${SETTINGS.warmupSeconds} s warm-up (discarded) then ${SETTINGS.seconds} s measured, per contender and mode`,
+    pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}`,
+    notes,
+  };
+  const text = section(info, measurements);
+  await prependSection(join(BENCH, 'RESULTS.md'), text);
+  await writeFile(join(scratch, 'measurements.json'), JSON.stringify({ info, measurements: measurements.map((m) => ({ ...m, result: { ...m.result, raw: undefined } })) }, null, 2));
+
+  log('');
+  for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
+  for (const line of ratioLines(measurements, false)) log(line);
+  log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
+}
+
+type GatewayVariant = 'plain' | 'full';
+const GATEWAY_VARIANTS: readonly GatewayVariant[] = ['plain', 'full'];
+const GATEWAY_LABELS: Record<GatewayVariant, string> = {
+  plain: 'Tollgate, pass-through',
+  full: 'Tollgate, all features',
+};
+
+/** An API key in the gateway's format: tg- and 256 random bits. */
+function newKey(): string {
+  return `tg-${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * The gateway's configuration: one router per upstream port, priced (so every answer carries a
+ * computed cost) with carbon inputs, one vllm provider; two users. `bench-plain` has no budget
+ * and no rate limit: auth, usage block, usage record and metrics only. `bench-full` also has a
+ * budget (a hold at admission, settled after) and rate limits on requests and tokens, set far
+ * above what the run can reach, so they are checked and counted but never refuse.
+ */
+function gatewayConfig(upstreamUrl: (mode: Mode) => string): string {
+  return `# Generated by bench/run.ts
+users:
+  - id: bench-plain
+    name: Benchmark, pass-through
+    keys:
+      - name: bench
+        key: \${TOLLGATE_BENCH_PLAIN_KEY}
+  - id: bench-full
+    name: Benchmark, all features
+    budget: 1000000
+    budget_period: daily
+    rate_limits:
+      requests_per_minute: 1000000000
+      tokens_per_minute: 1000000000000
+    keys:
+      - name: bench
+        key: \${TOLLGATE_BENCH_FULL_KEY}
+models:
+${MODES.map((mode) => `  - id: ${MODEL[mode]}
+    type: text-generation
+    costs: { prompt_tokens: 2.50, completion_tokens: 10.00 }
+    providers:
+      - model: bench-upstream-model
+        type: vllm
+        args:
+          api_url: ${upstreamUrl(mode)}
+          timeout: 30
+        carbon: { params_total_b: 8, zone: FRA }
+`).join('')}`;
+}
+
+async function waitReady(url: string, child: Child, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let dead: string | undefined;
+  void child.exited.then((code) => (dead = code));
+  while (Date.now() < deadline) {
+    if (dead !== undefined) throw new Error(`${child.name} exited (${dead}) before it was ready`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(100);
+  }
+  throw new Error(`${child.name} was not ready within ${timeoutMs / 1000}s`);
+}
+
+/** One request before the load: the answer must be what a client expects, or the run says so. */
+async function check(contender: ContenderId, mode: Mode, url: string, headers: Record<string, string>): Promise<string | undefined> {
+  try {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: requestBody(mode), signal: AbortSignal.timeout(5000) });
+    const text = await response.text();
+    if (response.status !== 200) return `status ${response.status}: ${text.slice(0, 200)}`;
+    const gateway = contender.startsWith('gateway');
+    if (mode === 'json') {
+      const body = JSON.parse(text) as { model?: string; choices?: { message?: { content?: string } }[]; usage?: { total_tokens?: number; cost?: number } };
+      if (!body.choices?.[0]?.message?.content) return 'no choices[0].message.content';
+      if (!body.usage?.total_tokens) return 'no usage';
+      if (gateway && body.model !== MODEL.json) return `model is ${body.model}, not the router's name`;
+      if (gateway && !(typeof body.usage.cost === 'number' && body.usage.cost > 0)) return 'no cost in usage';
+      return undefined;
+    }
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return `content-type ${response.headers.get('content-type')}`;
+    if (!text.endsWith('data: [DONE]\n\n')) return 'the stream does not end with data: [DONE]';
+    const events = text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)) as { usage?: { total_tokens?: number; cost?: number } });
+    const usage = events.find((e) => e.usage)?.usage;
+    if (!usage?.total_tokens) return 'no usage chunk';
+    if (gateway && !(typeof usage.cost === 'number' && usage.cost > 0)) return 'no cost in the usage chunk';
+    return undefined;
+  } catch (error) {
+    return `request failed: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * The code measured: the commit (read-only git), "+ local changes" when the work tree differs,
+ * and a digest of the gateway's sources, which tells two runs of uncommitted code apart.
+ */
+async function gitRevision(): Promise<string> {
+  const git = promisify(execFile);
+  const digest = createHash('sha256');
+  const files = (await readdir(join(ROOT, 'gateway'), { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+  for (const file of files) digest.update(`${relative(ROOT, file)}\0`).update(await readFile(file)).update('\0');
+  const sources = `gateway/ sources sha256 \`${digest.digest('hex').slice(0, 12)}\``;
+  try {
+    const head = (await git('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'])).stdout.trim();
+    const dirty = (await git('git', ['--no-optional-locks', '-C', ROOT, 'status', '--porcelain', '--untracked-files=all'])).stdout.trim() !== '';
+    return `\`${head}\`${dirty ? ' + local changes' : ''}; ${sources}`;
+  } catch {
+    return `not a git checkout; ${sources}`;
+  }
+}
+
+main().catch(async (error: unknown) => {
+  if (wasInterrupted()) return; // the signal handler stops the children and exits
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  await stopAll();
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+// Routers and providers at run time. The config file seeds the catalog at start-up; the admin
+// API edits it; every gateway on the same store follows its changes and serves the same snapshot.
+import type { ProviderSpec } from '../resources/provider.ts';
+import type { RouterSpec } from '../resources/router.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
+import { findConflicts } from '../resources/consistency.ts';
+import { snapshotVersion } from '../config/snapshot-version.ts';
+import type { Catalog, CatalogStore } from '../store/catalog.ts';
+import { ConflictError } from '../store/store-errors.ts';
+
+export interface CatalogContent {
+  readonly routers: RouterSpec[];
+  readonly providers: ProviderSpec[];
+}
+
+/** How often a write is retried when another writer got in first. */
+const MAX_WRITE_ATTEMPTS = 20;
+
+export class CatalogService {
+  readonly #store: CatalogStore;
+
+  constructor(store: CatalogStore) {
+    this.#store = store;
+  }
+
+  async current(): Promise<Snapshot> {
+    return toSnapshot(await this.#store.readCatalog());
+  }
+
+  /**
+   * Applies `edit` to the current catalog and writes the result, retrying on concurrent writes.
+   * `edit` throws (NotFoundError, ConflictError, ...) to refuse; a result whose names or aliases
+   * collide, or whose provider names a missing router, is refused with ConflictError.
+   */
+  async change(edit: (current: CatalogContent) => CatalogContent): Promise<Snapshot> {
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      const catalog = await this.#store.readCatalog();
+      const next = edit({ routers: [...catalog.routers], providers: [...catalog.providers] });
+      const conflicts = findConflicts(next.routers, next.providers);
+      if (conflicts.length > 0) throw new ConflictError(conflicts.map((c) => c.message).join('; '));
+      const revision = await this.#store.writeCatalog(catalog.revision, next);
+      if (revision !== 'conflict') return toSnapshot({ revision, ...next });
+    }
+    throw new ConflictError('the catalog is being changed by others too often; try again');
+  }
+
+  /**
+   * Puts the config file's routers and providers in the catalog, replacing those of the same
+   * name; routers the file declared before (`previous`) and no longer does are removed.
+   */
+  seed(file: CatalogContent, previous?: CatalogContent): Promise<Snapshot> {
+    const routerNames = new Set([...file.routers, ...(previous?.routers ?? [])].map((r) => r.name));
+    const providerIds = new Set(file.providers.map((p) => p.id));
+    return this.change((current) => ({
+      routers: [...current.routers.filter((r) => !routerNames.has(r.name)), ...file.routers],
+      providers: [
+        ...current.providers.filter((p) => !providerIds.has(p.id) && !routerNames.has(p.router)),
+        ...file.providers,
+      ],
+    }));
+  }
+
+  /** Calls `onSnapshot` with the new snapshot whenever any gateway changes the catalog. */
+  follow(onSnapshot: (snapshot: Snapshot) => void, onError: (error: unknown) => void): () => void {
+    return this.#store.onCatalogChange(() => {
+      this.current().then(onSnapshot, onError);
+    });
+  }
+}
+
+function toSnapshot(catalog: Catalog): Snapshot {
+  const content = { routers: catalog.routers, providers: catalog.providers };
+  return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
+}

@@ -1,0 +1,63 @@
+// Authentication (spec 5): `Authorization: Bearer <key>` on every /v1 route. The caller's user
+// and key are looked up once per request and hung on the request for the routes after.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiKeyRecord, UserRecord } from '../store/accounts.ts';
+import type { AccountStore } from '../store/accounts.ts';
+import { hashKey } from '../accounts/api-keys.ts';
+import { ApiError } from './api-error.ts';
+
+export interface Caller {
+  readonly user: UserRecord;
+  readonly key: ApiKeyRecord;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | undefined;
+  }
+}
+
+const unauthorized = (message: string) => new ApiError(401, 'authentication_error', 'invalid_api_key', message);
+
+export const authErrors = {
+  missing: () => unauthorized('Missing API key: send it as "Authorization: Bearer <key>"'),
+  invalid: () => unauthorized('Invalid API key'),
+  expired: () => unauthorized('This API key has expired'),
+  revoked: () => unauthorized('This API key has been revoked'),
+  forbidden: () => new ApiError(403, 'permission_error', 'admin_required', 'This route needs an admin API key'),
+};
+
+/** Requires a valid key on every route under /v1. */
+export function registerAuth(app: FastifyInstance, accounts: AccountStore, now: () => number): void {
+  app.decorateRequest('caller', undefined);
+  app.addHook('onRequest', async (request) => {
+    if (!request.url.startsWith('/v1/')) return;
+    request.caller = await authenticate(request, accounts, now());
+  });
+}
+
+async function authenticate(request: FastifyRequest, accounts: AccountStore, now: number): Promise<Caller> {
+  const header = request.headers.authorization;
+  if (!header) throw authErrors.missing();
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw authErrors.missing();
+  const found = await accounts.findKey(hashKey(match[1]!));
+  if (!found) throw authErrors.invalid();
+  if (found.key.revoked_at !== null) throw authErrors.revoked();
+  if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) throw authErrors.expired();
+  return found;
+}
+
+/** For admin routes: the caller must hold the admin role. */
+export function requireAdmin(request: FastifyRequest): Caller {
+  const caller = request.caller;
+  if (!caller) throw authErrors.missing();
+  if (caller.user.role !== 'admin') throw authErrors.forbidden();
+  return caller;
+}
+
+/** The authenticated caller of a /v1 route. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw authErrors.missing();
+  return request.caller;
+}

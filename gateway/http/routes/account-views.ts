@@ -1,0 +1,115 @@
+// What the admin API and /v1/me show of users and API keys, and how a key is made. Money is a
+// JSON number (exact to the 6 decimals of a cost); a key's secret appears once, in the answer
+// that creates it, and its hash never.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { generateKey } from '../../accounts/api-keys.ts';
+import type { AccountStore, ApiKeyRecord, UserRecord } from '../../store/accounts.ts';
+import type { Ledger } from '../../store/ledger.ts';
+import { parseDecimal } from '../../usage/decimal.ts';
+import { COST_SCALE, microsToNumber } from '../../usage/cost.ts';
+import { errors } from '../api-error.ts';
+import { parseWith } from '../payloads.ts';
+
+export interface UserView {
+  readonly object: 'user';
+  readonly id: string;
+  readonly name: string;
+  readonly role: UserRecord['role'];
+  readonly budget: number | null;
+  readonly budget_period: UserRecord['budget_period'];
+  readonly allowed_routers: string[] | null;
+  readonly rate_limits: UserRecord['rate_limits'];
+  readonly created_at: string;
+  readonly spent: number;
+  readonly reserved: number;
+  /** Budget minus spent and reserved, never below 0; null for an unlimited user. */
+  readonly remaining: number | null;
+  readonly period_start: string | null;
+  readonly period_end: string | null;
+}
+
+export async function userView(user: UserRecord, ledger: Ledger, now: number): Promise<UserView> {
+  const balance = await ledger.balance(user.id, now);
+  const budgetMicros = user.budget === null ? null : moneyMicros(user.budget);
+  const left = budgetMicros === null ? null : budgetMicros - balance.spentMicros - balance.reservedMicros;
+  return {
+    object: 'user',
+    id: user.id,
+    name: user.name,
+    role: user.role,
+    budget: budgetMicros === null ? null : microsToNumber(budgetMicros),
+    budget_period: user.budget_period,
+    allowed_routers: user.allowed_routers,
+    rate_limits: user.rate_limits,
+    created_at: user.created_at,
+    spent: microsToNumber(balance.spentMicros),
+    reserved: microsToNumber(balance.reservedMicros),
+    remaining: left === null ? null : microsToNumber(left < 0n ? 0n : left),
+    period_start: balance.periodStart?.toISOString() ?? null,
+    period_end: balance.periodEnd?.toISOString() ?? null,
+  };
+}
+
+/** A budget as stored (the canonical decimal text UserSpec produces) in micro-units. */
+function moneyMicros(text: string): bigint {
+  const parsed = parseDecimal(text, COST_SCALE);
+  if (!parsed.ok) throw new Error(`stored budget ${parsed.reason}`); // UserSpec validated it
+  return parsed.value;
+}
+
+export interface KeyView {
+  readonly object: 'api_key';
+  readonly id: string;
+  readonly user_id: string;
+  readonly name: string;
+  readonly hint: string;
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+/** Everything of a key but its hash. */
+export function keyView(key: ApiKeyRecord): KeyView {
+  return {
+    object: 'api_key',
+    id: key.id,
+    user_id: key.user_id,
+    name: key.name,
+    hint: key.hint,
+    created_at: key.created_at,
+    expires_at: key.expires_at,
+    revoked_at: key.revoked_at,
+  };
+}
+
+export const NewKeyBody = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What the key is for.'),
+  expires_at: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, like 2030-01-31T00:00:00Z' })
+    .nullable()
+    .default(null)
+    .describe('When the key stops working; null never.'),
+});
+
+/** Makes a key for `userId` from a request body; the answer carries the secret as `key`, once. */
+export async function createKey(accounts: AccountStore, userId: string, body: unknown, now: number): Promise<KeyView & { key: string }> {
+  const input = parseWith(NewKeyBody, body);
+  const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
+  if (expiresAt !== null && expiresAt.getTime() <= now) {
+    throw errors.invalidRequest('expires_at: must be in the future', 'expires_at');
+  }
+  const { secret, hash, hint } = generateKey();
+  const record: ApiKeyRecord = {
+    id: `k-${randomBytes(6).toString('hex')}`,
+    user_id: userId,
+    name: input.name,
+    hash,
+    hint,
+    created_at: new Date(now).toISOString(),
+    expires_at: expiresAt?.toISOString() ?? null,
+    revoked_at: null,
+  };
+  await accounts.addKey(record);
+  return { ...keyView(record), key: secret };
+}

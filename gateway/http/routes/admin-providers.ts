@@ -1,0 +1,98 @@
+// The admin API's providers (spec 2.2, 4): the backends behind a router. Admins only. A
+// provider's `key` is write-only: answers say `has_key` and nothing more. A provider naming a
+// router that does not exist is a 404 naming that router, at creation as on update.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ProviderSpec } from '../../resources/provider.ts';
+import { ModelName } from '../../resources/fields.ts';
+import type { CatalogContent } from '../../catalog/catalog-service.ts';
+import { requireAdmin } from '../auth.ts';
+import { errors } from '../api-error.ts';
+import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../payloads.ts';
+import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
+
+type IdParams = { Params: { id: string } };
+
+const ListQuery = z.strictObject({ router: ModelName.optional() });
+
+export function registerAdminProviders(app: FastifyInstance, deps: CatalogEditDeps): void {
+  app.register(async (admin) => {
+    admin.addHook('onRequest', async (request) => {
+      requireAdmin(request);
+    });
+
+    admin.post('/v1/admin/providers', async (request, reply) => {
+      const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
+      const spec = parseWith(ProviderSpec, { ...input, id: input.id ?? newProviderId(input.router) });
+      await commit(deps, (current) => {
+        routerOr404(current.routers, spec.router, 'router');
+        if (current.providers.some((p) => p.id === spec.id)) throw errors.conflict(`A provider with id "${spec.id}" already exists`, 'id');
+        return { routers: current.routers, providers: [...current.providers, spec] };
+      });
+      reply.code(201);
+      return providerView(spec);
+    });
+
+    admin.get('/v1/admin/providers', async (request) => {
+      const query = parseWith(ListQuery, request.query);
+      const { routers, providers } = await deps.catalog.current();
+      if (query.router !== undefined) routerOr404(routers, query.router, 'router');
+      const listed = query.router === undefined ? providers : providers.filter((p) => p.router === query.router);
+      return { object: 'list', data: listed.map(providerView) };
+    });
+
+    admin.get<IdParams>('/v1/admin/providers/:id', async (request) => providerView(providerOr404(await deps.catalog.current(), request.params.id)));
+
+    admin.patch<IdParams>('/v1/admin/providers/:id', async (request) => {
+      const { id } = request.params;
+      const patch = bodyObject(request.body);
+      assertSameIdentity(patch, 'id', id, 'provider');
+      let next: ProviderSpec | undefined;
+      await commit(deps, (current) => {
+        const provider = providerOr404(current, id);
+        next = parseWith(ProviderSpec, mergePatch(provider, patch));
+        routerOr404(current.routers, next.router, 'router');
+        return { routers: current.routers, providers: current.providers.map((p) => (p === provider ? next! : p)) };
+      });
+      return providerView(next!);
+    });
+
+    admin.delete<IdParams>('/v1/admin/providers/:id', async (request) => {
+      const { id } = request.params;
+      let router = '';
+      await commit(deps, (current) => {
+        router = providerOr404(current, id).router;
+        return { routers: current.routers, providers: current.providers.filter((p) => p.id !== id) };
+      });
+      return { object: 'provider', id, router, deleted: true };
+    });
+  });
+}
+
+function providerOr404(catalog: CatalogContent, id: string): ProviderSpec {
+  const provider = catalog.providers.find((p) => p.id === id);
+  if (!provider) throw errors.notFound(`Provider "${id}" not found`);
+  return provider;
+}
+
+/** Everything but the backend's key, which is only ever written, and credentials in its url. */
+function providerView(spec: ProviderSpec) {
+  const { key, id, router, ...shown } = spec;
+  const url = 'url' in shown ? { url: withoutCredentials(shown.url) } : {};
+  return { object: 'provider', id, router, ...shown, ...url, carbon: shown.carbon ?? null, has_key: key !== undefined };
+}
+
+/** `https://user:secret@host` is shown as `https://***@host`. */
+function withoutCredentials(url: string): string {
+  return url.replace(/^(https?:\/\/)[^@/]*@/i, '$1***@');
+}
+
+/**
+ * `<router>-<6 hex>`, the router's name folded into the characters of a ResourceId; an
+ * invalid router is left for the schema to report.
+ */
+function newProviderId(router: unknown): string {
+  const base = typeof router === 'string' ? router.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 48).replace(/^-+|-+$/g, '') : '';
+  return `${base || 'provider'}-${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,105 @@
+// The admin API's routers (spec 2.1, 4): the model names users call. Admins only. Every change
+// goes through the catalog, so all gateways on the store serve it, this one before it answers.
+// Routers are named in paths by their name, which may hold slashes (`meta-llama/Llama-3.1-8B`).
+import type { FastifyInstance } from 'fastify';
+import type { ProviderSpec } from '../../resources/provider.ts';
+import { RouterSpec } from '../../resources/router.ts';
+import { requireAdmin } from '../auth.ts';
+import { errors } from '../api-error.ts';
+import { assertSameIdentity, bodyObject, identityIn, mergePatch, parseWith } from '../payloads.ts';
+import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
+
+type NameParams = { Params: { '*': string } };
+
+export function registerAdminRouters(app: FastifyInstance, deps: CatalogEditDeps): void {
+  app.register(async (admin) => {
+    admin.addHook('onRequest', async (request) => {
+      requireAdmin(request);
+    });
+
+    admin.post('/v1/admin/routers', async (request, reply) => {
+      const spec = parseWith(RouterSpec, mergePatch({}, bodyObject(request.body)));
+      let providers: ProviderSpec[] = [];
+      await commit(deps, (current) => {
+        assertNamesFree(current.routers, spec, null);
+        providers = current.providers;
+        return { routers: [...current.routers, spec], providers: current.providers };
+      });
+      reply.code(201);
+      return routerView(spec, providers);
+    });
+
+    admin.get('/v1/admin/routers', async () => {
+      const { routers, providers } = await deps.catalog.current();
+      return { object: 'list', data: routers.map((r) => routerView(r, providers)) };
+    });
+
+    admin.get<NameParams>('/v1/admin/routers/*', async (request) => {
+      const { routers, providers } = await deps.catalog.current();
+      return routerView(routerOr404(routers, request.params['*']), providers);
+    });
+
+    admin.patch('/v1/admin/routers', async (request) => {
+      const patch = bodyObject(request.body);
+      return update(deps, identityIn(patch, 'name'), patch);
+    });
+
+    admin.patch<NameParams>('/v1/admin/routers/*', async (request) => update(deps, request.params['*'], bodyObject(request.body)));
+
+    admin.delete<NameParams>('/v1/admin/routers/*', async (request) => {
+      const name = request.params['*'];
+      let deleted: string[] = [];
+      await commit(deps, (current) => {
+        routerOr404(current.routers, name);
+        deleted = current.providers.filter((p) => p.router === name).map((p) => p.id);
+        return { routers: current.routers.filter((r) => r.name !== name), providers: current.providers.filter((p) => p.router !== name) };
+      });
+      return { object: 'router', name, deleted: true, deleted_providers: deleted };
+    });
+  });
+}
+
+/** Merges the patch onto the router and validates the result whole; the name stays. */
+async function update(deps: CatalogEditDeps, name: string, patch: Record<string, unknown>) {
+  assertSameIdentity(patch, 'name', name, 'router');
+  let next: RouterSpec | undefined;
+  let providers: ProviderSpec[] = [];
+  await commit(deps, (current) => {
+    const router = routerOr404(current.routers, name);
+    next = parseWith(RouterSpec, mergePatch(router, patch));
+    assertNamesFree(current.routers, next, name);
+    providers = current.providers;
+    return { routers: current.routers.map((r) => (r === router ? next! : r)), providers: current.providers };
+  });
+  return routerView(next!, providers);
+}
+
+/** Names and aliases are unique across routers: a clash with another router is a 409. */
+function assertNamesFree(routers: readonly RouterSpec[], spec: RouterSpec, replacing: string | null): void {
+  const called = [spec.name, ...spec.aliases];
+  called.forEach((name, i) => {
+    const param = i === 0 ? 'name' : `aliases[${i - 1}]`;
+    if (called.indexOf(name) !== i) throw errors.invalidRequest(`${param}: "${name}" is listed twice for this router`, param);
+    const owner = routers.find((r) => r.name !== replacing && (r.name === name || r.aliases.includes(name)));
+    if (!owner) return;
+    const message = i === 0 && owner.name === name ? `Router "${name}" already exists` : `"${name}" is already used by router "${owner.name}"`;
+    throw errors.conflict(message, param);
+  });
+}
+
+/** A router as the API shows it: prices as numbers per million tokens, and its providers' ids. */
+function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]) {
+  return {
+    object: 'router',
+    name: spec.name,
+    type: spec.type,
+    load_balancing_strategy: spec.load_balancing_strategy,
+    aliases: spec.aliases,
+    costs: { prompt_tokens: Number(spec.costs.prompt_tokens), completion_tokens: Number(spec.costs.completion_tokens) },
+    costs_unit: 'per_million_tokens',
+    max_context_length: spec.max_context_length,
+    max_completion_tokens: spec.max_completion_tokens ?? null,
+    rate_limits: spec.rate_limits ?? null,
+    providers: providers.filter((p) => p.router === spec.name).map((p) => p.id),
+  };
+}

@@ -1,0 +1,111 @@
+// The admin API's users (spec 4: create and update a user, with its budget) and their API keys.
+// Admins only. A PATCH merges onto the stored user (JSON Merge Patch) and the result is validated
+// whole by UserSpec, so a budget change applies to the user's very next request.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { UserSpec } from '../../resources/user.ts';
+import type { Store } from '../../store/store.ts';
+import type { UserRecord } from '../../store/accounts.ts';
+import { ConflictError } from '../../store/store-errors.ts';
+import { requireAdmin } from '../auth.ts';
+import { errors } from '../api-error.ts';
+import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
+import { createKey, keyView, userView } from './account-views.ts';
+
+export interface AdminUsersDeps {
+  readonly store: Store;
+  readonly now: () => number;
+}
+
+const ListQuery = z.strictObject({ limit: PageLimit, after: z.string().min(1).optional() });
+
+type IdParams = { Params: { id: string } };
+type KeyParams = { Params: { id: string; keyId: string } };
+
+export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): void {
+  app.register(async (admin) => {
+    admin.addHook('onRequest', async (request) => {
+      requireAdmin(request);
+    });
+
+    admin.post('/v1/admin/users', async (request, reply) => {
+      const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
+      const spec = parseWith(UserSpec, { ...input, id: input.id ?? newUserId() });
+      let created: UserRecord;
+      try {
+        created = await deps.store.createUser(spec, new Date(deps.now()));
+      } catch (error) {
+        if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
+        throw error;
+      }
+      reply.code(201);
+      return userView(created, deps.store, deps.now());
+    });
+
+    admin.get('/v1/admin/users', async (request) => {
+      const query = parseWith(ListQuery, request.query);
+      const page = await deps.store.listUsers(query.after ?? null, query.limit);
+      const now = deps.now();
+      return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.store, now))), next: page.next };
+    });
+
+    admin.get<IdParams>('/v1/admin/users/:id', async (request) => userView(await userOr404(deps.store, request.params.id), deps.store, deps.now()));
+
+    admin.patch('/v1/admin/users', async (request) => {
+      const patch = bodyObject(request.body);
+      return update(deps, requireAdmin(request).user.id, identityIn(patch, 'id'), patch);
+    });
+
+    admin.patch<IdParams>('/v1/admin/users/:id', async (request) => update(deps, requireAdmin(request).user.id, request.params.id, bodyObject(request.body)));
+
+    admin.delete<IdParams>('/v1/admin/users/:id', async (request) => {
+      const { id } = request.params;
+      if (id === requireAdmin(request).user.id) throw errors.invalidRequest('You cannot delete your own user; use another admin\'s key', 'id');
+      if (!(await deps.store.deleteUser(id))) throw userNotFound(id);
+      return { object: 'user', id, deleted: true };
+    });
+
+    admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
+      const created = await createKey(deps.store, (await userOr404(deps.store, request.params.id)).id, request.body ?? {}, deps.now());
+      reply.code(201);
+      return created;
+    });
+
+    admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
+      const user = await userOr404(deps.store, request.params.id);
+      return { object: 'list', data: (await deps.store.listKeys(user.id)).map(keyView) };
+    });
+
+    admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
+      const { id, keyId } = request.params;
+      await userOr404(deps.store, id);
+      const revoked = await deps.store.revokeKey(id, keyId, new Date(deps.now()));
+      if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
+      return keyView(revoked);
+    });
+  });
+}
+
+async function update(deps: AdminUsersDeps, callerId: string, id: string, patch: Record<string, unknown>) {
+  const current = await userOr404(deps.store, id);
+  assertSameIdentity(patch, 'id', id, 'user');
+  const { created_at: _createdAt, ...spec } = current;
+  const next = parseWith(UserSpec, mergePatch(spec, patch));
+  // An admin who demoted themselves could lock the gateway out of its own admin API.
+  if (id === callerId && next.role !== 'admin') throw errors.invalidRequest('role: you cannot remove your own admin role; use another admin\'s key', 'role');
+  return userView(await deps.store.updateUser(next), deps.store, deps.now());
+}
+
+async function userOr404(store: Store, id: string): Promise<UserRecord> {
+  const user = await store.getUser(id);
+  if (!user) throw userNotFound(id);
+  return user;
+}
+
+const userNotFound = (id: string) => errors.notFound(`User "${id}" not found`, 'id');
+
+/** `u-` and 12 hex digits: a valid ResourceId that never collides in practice. */
+function newUserId(): string {
+  return `u-${randomBytes(6).toString('hex')}`;
+}

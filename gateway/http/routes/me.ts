@@ -1,0 +1,39 @@
+// The caller's own account, for any valid key: who they are, what they may spend and have
+// spent, and their API keys (made and revoked by themselves; a new key's secret is shown once).
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../store/store.ts';
+import { callerOf } from '../auth.ts';
+import { errors } from '../api-error.ts';
+import { createKey, keyView, userView } from './account-views.ts';
+
+export interface MeDeps {
+  readonly store: Store;
+  readonly now: () => number;
+}
+
+export function registerMe(app: FastifyInstance, deps: MeDeps): void {
+  app.get('/v1/me', async (request) => {
+    const { user, key } = callerOf(request);
+    const view = await userView(user, deps.store, deps.now());
+    return { ...view, key: { id: key.id, name: key.name, hint: key.hint, created_at: key.created_at, expires_at: key.expires_at } };
+  });
+
+  app.get('/v1/me/keys', async (request) => {
+    const { user } = callerOf(request);
+    return { object: 'list', data: (await deps.store.listKeys(user.id)).map(keyView) };
+  });
+
+  app.post('/v1/me/keys', async (request, reply) => {
+    const created = await createKey(deps.store, callerOf(request).user.id, request.body ?? {}, deps.now());
+    reply.code(201);
+    return created;
+  });
+
+  app.delete<{ Params: { keyId: string } }>('/v1/me/keys/:keyId', async (request) => {
+    const { keyId } = request.params;
+    // Scoped to the caller: someone else's key id is as unknown as one that never existed.
+    const revoked = await deps.store.revokeKey(callerOf(request).user.id, keyId, new Date(deps.now()));
+    if (!revoked) throw errors.notFound(`You have no API key "${keyId}"`);
+    return keyView(revoked);
+  });
+}

@@ -1,0 +1,158 @@
+// The caller's usage records (spec 2.6: the request history with each request's cost), newest
+// first, with totals over everything the filter matches; and per-day totals for charts. Admins
+// may read anyone's (`user=`) and a router's (`router=`, daily only); others only their own.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ModelName, ResourceId } from '../../resources/fields.ts';
+import type { RoutingState } from '../../routing/routing-state.ts';
+import type { Store } from '../../store/store.ts';
+import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../store/usage-log.ts';
+import { daysBetween, utcDay } from '../../store/usage-days.ts';
+import { microsToNumber } from '../../usage/cost.ts';
+import { callerOf } from '../auth.ts';
+import { errors } from '../api-error.ts';
+import { PageLimit, parseWith } from '../payloads.ts';
+
+export interface UsageDeps {
+  readonly store: Store;
+  readonly routing: RoutingState;
+  readonly now: () => number;
+}
+
+const DAY_MS = 86_400_000;
+/** Longest range of /v1/usage/daily, in days. */
+const MAX_DAYS = 366;
+/** Range of /v1/usage/daily when `from` is not given, in days ending at `to`. */
+const DEFAULT_DAYS = 30;
+
+const IsoInstant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+
+/** Epoch milliseconds, or an ISO 8601 date-time with a time zone, or a date (midnight UTC). */
+const Instant = z.string().transform((text, ctx) => {
+  const ms = /^\d{1,15}$/.test(text) ? Number(text) : IsoInstant.safeParse(text).success ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: 'must be epoch milliseconds or an ISO 8601 date-time like 2030-01-31T00:00:00Z' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const Day = z.iso.date({ message: 'must be a date like 2030-01-31' });
+
+const UsageQuery = z
+  .strictObject({
+    from: Instant.optional(),
+    to: Instant.optional(),
+    model: z.string().min(1).max(128).optional(),
+    user: ResourceId.optional(),
+    limit: PageLimit,
+    after: z.string().regex(/^\d{1,15}-\d{1,15}$/, 'must be the `next` of a previous page').optional(),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, { message: 'must not be before from', path: ['to'] });
+
+const DailyQuery = z.strictObject({
+  from: Day.optional(),
+  to: Day.optional(),
+  user: ResourceId.optional(),
+  router: ModelName.optional(),
+});
+
+export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
+  app.get('/v1/usage', async (request) => {
+    const query = parseWith(UsageQuery, request.query);
+    const user = await subjectUser(request, query.user, deps.store);
+    const page = await deps.store.query(user, {
+      from: query.from,
+      to: query.to,
+      router: query.model === undefined ? undefined : routerName(deps.routing, query.model),
+      after: query.after,
+      limit: query.limit,
+    });
+    return { object: 'list', data: page.records.map(recordView), next: page.next, totals: totalsView(page.totals) };
+  });
+
+  app.get('/v1/usage/daily', async (request) => {
+    const query = parseWith(DailyQuery, request.query);
+    if (query.user !== undefined && query.router !== undefined) throw errors.invalidRequest('router: give user or router, not both', 'router');
+    const { from, to } = dayRange(query.from, query.to, deps.now());
+    let subject: { user: string } | { router: string };
+    if (query.router !== undefined) {
+      if (callerOf(request).user.role !== 'admin') throw errors.forbidden("Only admins may read a router's usage", 'router');
+      subject = { router: routerName(deps.routing, query.router) };
+    } else {
+      subject = { user: await subjectUser(request, query.user, deps.store) };
+    }
+    const byDay = await deps.store.dailyTotals(subject, from, to);
+    const data = daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) }));
+    const sum = Object.values(byDay).reduce(addTotals, EMPTY_TOTALS);
+    return { object: 'list', user: 'user' in subject ? subject.user : null, router: 'router' in subject ? subject.router : null, from, to, data, totals: totalsView(sum) };
+  });
+}
+
+/** Whose usage: the caller's own, or for an admin anyone's (who must exist). */
+async function subjectUser(request: FastifyRequest, requested: string | undefined, store: Store): Promise<string> {
+  const { user } = callerOf(request);
+  if (requested === undefined || requested === user.id) return user.id;
+  if (user.role !== 'admin') throw errors.forbidden("Only admins may read another user's usage", 'user');
+  if (!(await store.getUser(requested))) throw errors.notFound(`User "${requested}" not found`, 'user');
+  return requested;
+}
+
+/** An alias is resolved to its router; a name no router has (a deleted one) is kept as it is. */
+function routerName(routing: RoutingState, called: string): string {
+  return routing.table.lookup(called)?.spec.name ?? called;
+}
+
+function dayRange(fromDay: string | undefined, toDay: string | undefined, now: number): { from: string; to: string } {
+  const to = toDay ?? utcDay(now);
+  const from = fromDay ?? utcDay(Date.parse(to) - (DEFAULT_DAYS - 1) * DAY_MS);
+  const days = (Date.parse(to) - Date.parse(from)) / DAY_MS + 1;
+  if (!(days >= 1)) throw errors.invalidRequest('to: must not be before from', 'to');
+  if (days > MAX_DAYS) throw errors.invalidRequest(`from: the range may span at most ${MAX_DAYS} days`, 'from');
+  return { from, to };
+}
+
+function addTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
+  return {
+    requests: a.requests + b.requests,
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    cost_micros: a.cost_micros + b.cost_micros,
+    kwh: a.kwh + b.kwh,
+    kgco2eq: a.kgco2eq + b.kgco2eq,
+  };
+}
+
+function totalsView(totals: UsageTotals) {
+  return {
+    requests: totals.requests,
+    prompt_tokens: totals.prompt_tokens,
+    completion_tokens: totals.completion_tokens,
+    total_tokens: totals.prompt_tokens + totals.completion_tokens,
+    cost: microsToNumber(totals.cost_micros),
+    kwh: totals.kwh,
+    kgco2eq: totals.kgco2eq,
+  };
+}
+
+function recordView(record: UsageRecord) {
+  return {
+    id: record.id,
+    time: new Date(record.time).toISOString(),
+    user: record.user_id,
+    key_id: record.key_id,
+    model: record.router,
+    provider: record.provider,
+    endpoint: record.endpoint,
+    status: record.status,
+    prompt_tokens: record.prompt_tokens,
+    completion_tokens: record.completion_tokens,
+    total_tokens: record.prompt_tokens + record.completion_tokens,
+    cost: microsToNumber(record.cost_micros),
+    kwh: record.kwh,
+    kgco2eq: record.kgco2eq,
+    latency_ms: record.latency_ms,
+    ttft_ms: record.ttft_ms,
+    incomplete: record.incomplete,
+  };
+}

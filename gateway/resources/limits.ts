@@ -1,0 +1,22 @@
+// Rate-limit policy (spec 8.4): set on a router, overridable per user, counted per user.
+import { z } from 'zod';
+
+const PerWindow = z.number().int().min(1).max(1_000_000_000_000);
+
+export const RateLimitPolicy = z
+  .strictObject({
+    requests_per_minute: PerWindow.optional().describe('Requests a user may make to the router in any 60-second window.'),
+    requests_per_day: PerWindow.optional().describe('Requests a user may make to the router in any 24-hour window.'),
+    tokens_per_minute: PerWindow.optional().describe('Tokens (prompt at admission, completion at settlement) per user in any 60-second window.'),
+    tokens_per_day: PerWindow.optional().describe('Tokens per user in any 24-hour window.'),
+  })
+  .describe('Rate limits; an absent field means no limit of that kind.');
+export type RateLimitPolicy = z.output<typeof RateLimitPolicy>;
+
+export const RATE_WINDOWS = {
+  requests_per_minute: { unit: 'requests', windowMs: 60_000 },
+  requests_per_day: { unit: 'requests', windowMs: 86_400_000 },
+  tokens_per_minute: { unit: 'tokens', windowMs: 60_000 },
+  tokens_per_day: { unit: 'tokens', windowMs: 86_400_000 },
+} as const satisfies Record<keyof RateLimitPolicy, { unit: 'requests' | 'tokens'; windowMs: number }>;
+export type RateLimitName = keyof typeof RATE_WINDOWS;

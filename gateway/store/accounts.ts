@@ -1,0 +1,46 @@
+// Users and their API keys. Keys are stored only as a hash; the secret is shown once, at creation.
+import type { UserSpec } from '../resources/user.ts';
+
+export interface UserRecord extends UserSpec {
+  /** ISO time of creation. */
+  readonly created_at: string;
+}
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly user_id: string;
+  readonly name: string;
+  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  readonly hash: string;
+  /** The secret's last characters, so people can tell their keys apart: `tg-…a1b2`. */
+  readonly hint: string;
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  /** Pass as `after` to get the next page; null on the last page. */
+  readonly next: string | null;
+}
+
+export interface AccountStore {
+  /** Throws ConflictError when the id is taken. */
+  createUser(user: UserSpec, now: Date): Promise<UserRecord>;
+  getUser(id: string): Promise<UserRecord | undefined>;
+  /** Users ordered by id, `limit` at a time, starting after the id `after`. */
+  listUsers(after: string | null, limit: number): Promise<Page<UserRecord>>;
+  /** Replaces the user's spec (budget changes apply to the next request). Throws NotFoundError. */
+  updateUser(user: UserSpec): Promise<UserRecord>;
+  /** Removes the user, their keys, budget state and usage. False when there was no such user. */
+  deleteUser(id: string): Promise<boolean>;
+
+  /** Throws NotFoundError when the user does not exist. */
+  addKey(key: ApiKeyRecord): Promise<void>;
+  listKeys(userId: string): Promise<ApiKeyRecord[]>;
+  /** Marks the key revoked; undefined when the user has no such key. */
+  revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined>;
+  /** The key with this hash and its user, whatever the key's state (expiry and revocation are the caller's to judge). */
+  findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined>;
+}

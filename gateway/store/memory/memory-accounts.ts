@@ -1,0 +1,86 @@
+// Users and API keys of a single process. Records are copied in and out, so callers can never
+// change what is stored by changing what they hold.
+import type { UserSpec } from '../../resources/user.ts';
+import type { AccountStore, ApiKeyRecord, Page, UserRecord } from '../accounts.ts';
+import { ConflictError, NotFoundError } from '../store-errors.ts';
+import { byCreation, checkLimit } from '../paging.ts';
+
+export class MemoryAccounts implements AccountStore {
+  readonly #users = new Map<string, UserRecord>();
+  /** user id -> key id -> key */
+  readonly #keys = new Map<string, Map<string, ApiKeyRecord>>();
+  /** key hash -> its key */
+  readonly #byHash = new Map<string, ApiKeyRecord>();
+
+  /** The stored user itself, synchronously, for the ledger (which only reads it). */
+  peek(id: string): UserRecord | undefined {
+    return this.#users.get(id);
+  }
+
+  async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
+    if (this.#users.has(user.id)) throw new ConflictError(`user "${user.id}" already exists`);
+    const record: UserRecord = { ...structuredClone(user), created_at: now.toISOString() };
+    this.#users.set(user.id, record);
+    return structuredClone(record);
+  }
+
+  async getUser(id: string): Promise<UserRecord | undefined> {
+    const user = this.#users.get(id);
+    return user && structuredClone(user);
+  }
+
+  async listUsers(after: string | null, limit: number): Promise<Page<UserRecord>> {
+    checkLimit(limit);
+    const ids = [...this.#users.keys()].filter((id) => after === null || id > after).sort();
+    const page = ids.slice(0, limit);
+    const items = page.map((id) => structuredClone(this.#users.get(id)!));
+    return { items, next: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  async updateUser(user: UserSpec): Promise<UserRecord> {
+    const current = this.#users.get(user.id);
+    if (!current) throw new NotFoundError(`user "${user.id}" does not exist`);
+    const record: UserRecord = { ...structuredClone(user), created_at: current.created_at };
+    this.#users.set(user.id, record);
+    return structuredClone(record);
+  }
+
+  async deleteUser(id: string): Promise<boolean> {
+    for (const key of this.#keys.get(id)?.values() ?? []) this.#byHash.delete(key.hash);
+    this.#keys.delete(id);
+    return this.#users.delete(id);
+  }
+
+  async addKey(key: ApiKeyRecord): Promise<void> {
+    if (!this.#users.has(key.user_id)) throw new NotFoundError(`user "${key.user_id}" does not exist`);
+    const keys = this.#keys.get(key.user_id) ?? new Map<string, ApiKeyRecord>();
+    if (keys.has(key.id)) throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}"`);
+    if (this.#byHash.has(key.hash)) throw new ConflictError('a key with this secret already exists');
+    const stored = { ...key };
+    keys.set(key.id, stored);
+    this.#keys.set(key.user_id, keys);
+    this.#byHash.set(key.hash, stored);
+  }
+
+  async listKeys(userId: string): Promise<ApiKeyRecord[]> {
+    return [...(this.#keys.get(userId)?.values() ?? [])].sort(byCreation).map((key) => ({ ...key }));
+  }
+
+  async revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
+    const keys = this.#keys.get(userId);
+    const key = keys?.get(keyId);
+    if (!keys || !key) return undefined;
+    if (key.revoked_at !== null) return { ...key };
+    const revoked = { ...key, revoked_at: now.toISOString() };
+    keys.set(keyId, revoked);
+    this.#byHash.set(key.hash, revoked);
+    return { ...revoked };
+  }
+
+  async findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
+    const key = this.#byHash.get(hash);
+    const user = key && this.#users.get(key.user_id);
+    return key && user ? { key: { ...key }, user: structuredClone(user) } : undefined;
+  }
+}
+

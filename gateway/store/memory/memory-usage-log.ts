@@ -1,0 +1,119 @@
+// Usage records of a single process, bounded in time (`retentionMs`) and in count per user
+// (`maxRecordsPerUser`, oldest dropped first), with daily totals per user and per router kept
+// apart from the records, as long as the Redis log keeps them.
+import { addToTotals, EMPTY_TOTALS, type UsageLog, type UsagePage, type UsageQuery, type UsageRecord, type UsageTotals } from '../usage-log.ts';
+import { checkLimit, comparePositions, formatPosition, matches, parsePosition, type Position } from '../paging.ts';
+import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
+
+export interface MemoryUsageLogOptions {
+  readonly retentionMs: number;
+  /** Most records kept per user; the oldest go first. */
+  readonly maxRecordsPerUser?: number;
+  /** The clock retention is measured on. */
+  readonly now?: () => number;
+}
+
+interface Entry {
+  readonly position: Position;
+  readonly record: UsageRecord;
+}
+
+const DEFAULT_MAX_RECORDS_PER_USER = 100_000;
+const DAY_MS = 86_400_000;
+
+export class MemoryUsageLog implements UsageLog {
+  readonly #retentionMs: number;
+  readonly #maxRecords: number;
+  readonly #now: () => number;
+  /** user id -> entries, oldest first */
+  readonly #entries = new Map<string, Entry[]>();
+  /** `u:<user>` or `r:<router>` -> day -> totals */
+  readonly #daily = new Map<string, Map<string, UsageTotals>>();
+  #sequence = 0;
+
+  constructor(options: MemoryUsageLogOptions) {
+    this.#retentionMs = options.retentionMs;
+    this.#maxRecords = options.maxRecordsPerUser ?? DEFAULT_MAX_RECORDS_PER_USER;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async append(record: UsageRecord): Promise<void> {
+    const entries = this.#fresh(record.user_id);
+    const entry: Entry = { position: [record.time, ++this.#sequence], record: { ...record } };
+    entries.splice(insertionIndex(entries, record.time), 0, entry);
+    if (entries.length > this.#maxRecords) entries.splice(0, entries.length - this.#maxRecords);
+    this.#entries.set(record.user_id, entries);
+    const day = utcDay(record.time);
+    this.#count(`u:${record.user_id}`, day, record);
+    this.#count(`r:${record.router}`, day, record);
+  }
+
+  async query(userId: string, query: UsageQuery): Promise<UsagePage> {
+    checkLimit(query.limit);
+    const after = query.after === undefined ? undefined : parsePosition(query.after);
+    const entries = this.#fresh(userId);
+    const records: UsageRecord[] = [];
+    let totals = EMPTY_TOTALS;
+    let more = false;
+    let last: Position | undefined;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const { position, record } = entries[i]!;
+      if (!matches(record, query)) continue;
+      totals = addToTotals(totals, record);
+      if (after && comparePositions(position, after) >= 0) continue;
+      if (records.length < query.limit) {
+        records.push({ ...record });
+        last = position;
+      } else more = true;
+    }
+    return { records, next: more && last ? formatPosition(last) : null, totals };
+  }
+
+  async dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
+    const days = this.#daily.get('user' in subject ? `u:${subject.user}` : `r:${subject.router}`);
+    const out: Record<string, UsageTotals> = {};
+    for (const day of daysBetween(fromDay, toDay)) {
+      const totals = days?.get(day);
+      if (totals) out[day] = totals;
+    }
+    return out;
+  }
+
+  /** Forgets a deleted user's records and daily totals (their part of router totals stays). */
+  forget(userId: string): void {
+    this.#entries.delete(userId);
+    this.#daily.delete(`u:${userId}`);
+  }
+
+  /** The user's entries, those past retention dropped. */
+  #fresh(userId: string): Entry[] {
+    const entries = this.#entries.get(userId) ?? [];
+    const oldest = this.#now() - this.#retentionMs;
+    const expired = insertionIndex(entries, oldest - 1);
+    if (expired > 0) entries.splice(0, expired);
+    if (entries.length === 0) this.#entries.delete(userId);
+    return entries;
+  }
+
+  #count(subject: string, day: string, record: UsageRecord): void {
+    const days = this.#daily.get(subject) ?? new Map<string, UsageTotals>();
+    days.set(day, addToTotals(days.get(day) ?? EMPTY_TOTALS, record));
+    if (days.size > DAILY_TOTALS_DAYS) {
+      const oldest = utcDay(this.#now() - DAILY_TOTALS_DAYS * DAY_MS);
+      for (const known of days.keys()) if (known < oldest) days.delete(known);
+    }
+    this.#daily.set(subject, days);
+  }
+}
+
+/** Where a record of time `time` goes among entries sorted by time: after those of equal time. */
+function insertionIndex(entries: readonly Entry[], time: number): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (entries[mid]!.record.time <= time) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

@@ -1,0 +1,35 @@
+// Every Redis key Tollgate uses, in one place. A user's keys share the hash tag {u:<id>}, so a
+// script that touches several of them stays within one cluster slot.
+
+const user = (id: string) => `tg:{u:${id}}`;
+
+export const keys = {
+  /** Hash: spec (JSON UserSpec), created_at, budget (micros, '' = unlimited), period ('' | daily | weekly | monthly). */
+  user: (id: string) => `${user(id)}:user`,
+  /** Hash: spent, reserved (micros), ptype and pidx (the budget period being counted). */
+  ledger: (id: string) => `${user(id)}:ledger`,
+  /** Sorted set: members `<hold id>|<micros>`, scored by expiry (ms). */
+  holds: (id: string) => `${user(id)}:holds`,
+  /** Hash: `<period kind>:<period index>` -> micros spent in that period. */
+  history: (id: string) => `${user(id)}:history`,
+  /** Hash: sliding-window counters of the user's rate limits on one router. */
+  rate: (id: string, scope: string) => `${user(id)}:rl:${scope}`,
+  /** Hash: key id -> JSON ApiKeyRecord. */
+  userKeys: (id: string) => `${user(id)}:keys`,
+  /** Stream of the user's usage records. */
+  usage: (id: string) => `${user(id)}:usage`,
+  /** Hash: the user's totals for one UTC day (YYYY-MM-DD). */
+  userDaily: (id: string, day: string) => `${user(id)}:daily:${day}`,
+  /** Every key of one user, for deleting a user. */
+  userPattern: (id: string) => `${user(id)}:*`,
+  /** String: JSON {user_id, key_id} of the API key with this SHA-256 hash. */
+  apiKey: (hash: string) => `tg:apikey:${hash}`,
+  /** Sorted set of user ids (all scores 0), listed in lexical order. */
+  users: 'tg:users',
+  /** Hash: a router's totals for one UTC day. */
+  routerDaily: (router: string, day: string) => `tg:r:{${router}}:daily:${day}`,
+  /** String: JSON Catalog {revision, routers, providers}. */
+  catalog: 'tg:catalog',
+  /** Pub/sub channel told after every catalog write. */
+  catalogChanged: 'tg:catalog:changed',
+} as const;

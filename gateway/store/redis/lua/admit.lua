@@ -1,0 +1,111 @@
+-- Admits one request for one user, atomically: rolls the budget period forward, releases holds
+-- of requests that never settled, checks every rate-limit window and the budget, and only when
+-- all pass takes the request's rate-limit share and holds its worst-case cost.
+--
+-- KEYS: 1 user hash, 2 ledger hash, 3 holds zset, 4 history hash, 5 rate-limit hash
+-- ARGV: 1 now (ms); 2-4 day, week and month period indices; 5 hold id ('' for none);
+--       6 hold micros; 7 hold ttl (ms); 8 tokens counted now;
+--       9-12 limits: requests/min, requests/day, tokens/min, tokens/day ('' when not limited)
+-- Returns {'unknown_user'} | {'budget', remaining} | {'rate', limit, retryAfterMs, statuses...}
+--       | {'ok', statuses...}; statuses are flat (name, limit, remaining, resetMs) groups.
+
+local now = tonumber(ARGV[1])
+
+local user = redis.call('HMGET', KEYS[1], 'budget', 'period')
+if user[1] == false then return {'unknown_user'} end
+local budget = user[1] ~= '' and tonumber(user[1]) or nil
+local ptype = user[2] or ''
+
+-- The budget period: a new period starts spending from zero; a changed kind of period starts
+-- counting periods afresh without clearing what was spent.
+local led = redis.call('HMGET', KEYS[2], 'ptype', 'pidx')
+local indices = { daily = ARGV[2], weekly = ARGV[3], monthly = ARGV[4] }
+local pidx = indices[ptype] or '0'
+if (led[1] or '') ~= ptype then
+  redis.call('HSET', KEYS[2], 'ptype', ptype, 'pidx', pidx)
+elseif tonumber(pidx) > tonumber(led[2] or '0') then
+  redis.call('HSET', KEYS[2], 'pidx', pidx, 'spent', 0)
+end
+
+-- Holds of requests that never settled (a gateway that died) expire and are released.
+local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+if #stale > 0 then
+  local released = 0
+  for _, member in ipairs(stale) do released = released + tonumber(string.match(member, '|(%d+)$')) end
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  redis.call('HINCRBY', KEYS[2], 'reserved', -released)
+end
+
+-- Sliding-window counters: the previous window's count, weighted by how much of it still
+-- overlaps the last W milliseconds, plus the current window's count.
+local LIMITS = {
+  { name = 'requests_per_minute', field = 'rpm', window = 60000, arg = 9, unit = 'requests' },
+  { name = 'requests_per_day', field = 'rpd', window = 86400000, arg = 10, unit = 'requests' },
+  { name = 'tokens_per_minute', field = 'tpm', window = 60000, arg = 11, unit = 'tokens' },
+  { name = 'tokens_per_day', field = 'tpd', window = 86400000, arg = 12, unit = 'tokens' },
+}
+local tokens = tonumber(ARGV[8])
+local windows = {}
+for _, l in ipairs(LIMITS) do
+  if ARGV[l.arg] ~= '' then
+    local limit = tonumber(ARGV[l.arg])
+    local w = l.window
+    local raw = redis.call('HMGET', KEYS[5], l.field .. '.s', l.field .. '.c', l.field .. '.p')
+    local start, cur, prev = tonumber(raw[1] or '-1'), tonumber(raw[2] or '0'), tonumber(raw[3] or '0')
+    local aligned = now - (now % w)
+    if start < 0 or aligned - start >= 2 * w then start, cur, prev = aligned, 0, 0
+    elseif aligned - start >= w then start, cur, prev = aligned, 0, cur end
+    local elapsed = now - start
+    local used = prev * (w - elapsed) / w + cur
+    local cost = l.unit == 'requests' and 1 or tokens
+    local retry = 0
+    if used + cost > limit then
+      if cost > limit then retry = w
+      elseif cur + cost <= limit then retry = math.ceil(w - elapsed - (limit - cur - cost) * w / prev)
+      else retry = math.ceil((w - elapsed) + w * (1 - (limit - cost) / cur)) end
+      if retry < 1 then retry = 1 end
+    end
+    local reset = 0
+    if cur + cost > 0 then reset = 2 * w - elapsed elseif prev > 0 then reset = w - elapsed end
+    windows[#windows + 1] = { l = l, limit = limit, start = start, cur = cur, prev = prev, used = used, cost = cost, retry = retry, reset = reset }
+  end
+end
+
+local function statuses(out, admitted)
+  for _, win in ipairs(windows) do
+    local left = win.limit - win.used - (admitted and win.cost or 0)
+    if left < 0 then left = 0 end
+    out[#out + 1] = win.l.name
+    out[#out + 1] = win.limit
+    out[#out + 1] = math.floor(left)
+    out[#out + 1] = win.reset
+  end
+  return out
+end
+
+-- The longest wait decides: the request needs room in every window.
+local worst = nil
+for _, win in ipairs(windows) do
+  if win.retry > 0 and (worst == nil or win.retry > worst.retry) then worst = win end
+end
+if worst ~= nil then return statuses({ 'rate', worst.l.name, worst.retry }, false) end
+
+local holdId, holdMicros = ARGV[5], tonumber(ARGV[6])
+if budget ~= nil and holdId ~= '' then
+  local state = redis.call('HMGET', KEYS[2], 'spent', 'reserved')
+  local remaining = budget - tonumber(state[1] or '0') - tonumber(state[2] or '0')
+  if holdMicros > remaining then
+    if remaining < 0 then remaining = 0 end
+    return { 'budget', string.format('%.0f', remaining) }
+  end
+end
+
+for _, win in ipairs(windows) do
+  redis.call('HSET', KEYS[5], win.l.field .. '.s', win.start, win.l.field .. '.c', win.cur + win.cost, win.l.field .. '.p', win.prev)
+end
+if #windows > 0 then redis.call('PEXPIRE', KEYS[5], 172800000) end
+if holdId ~= '' then
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), holdId .. '|' .. ARGV[6])
+  redis.call('HINCRBY', KEYS[2], 'reserved', ARGV[6])
+end
+return statuses({ 'ok' }, true)

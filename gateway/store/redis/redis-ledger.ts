@@ -1,0 +1,132 @@
+// The ledger on Redis: admission and settlement are each one Lua script (lua/admit.lua,
+// lua/settle.lua), so every change of money and limits is atomic across all gateways.
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import type { RateLimitName, RateLimitPolicy } from '../../resources/limits.ts';
+import type { BudgetPeriod } from '../../resources/user.ts';
+import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
+import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
+import { keys } from './keys.ts';
+import { unavailable } from './unavailable.ts';
+
+const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const ADMIT = script('admit');
+const SETTLE = script('settle');
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+export class RedisLedger implements Ledger {
+  readonly #redis: Redis;
+  readonly #admit: ScriptCall;
+  readonly #settle: ScriptCall;
+
+  constructor(redis: Redis) {
+    this.#redis = redis;
+    // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
+    redis.defineCommand('tollgateAdmit', { numberOfKeys: 5, lua: ADMIT });
+    redis.defineCommand('tollgateSettle', { numberOfKeys: 5, lua: SETTLE });
+    const commands = redis as unknown as Record<string, ScriptCall>;
+    this.#admit = commands.tollgateAdmit!.bind(redis);
+    this.#settle = commands.tollgateSettle!.bind(redis);
+  }
+
+  async admit(userId: string, admission: Admission): Promise<AdmissionResult> {
+    const { now, reservation: hold, rate } = admission;
+    const reply = (await unavailable(() =>
+      this.#admit(
+        ...userKeys(userId, rate?.scope),
+        now,
+        ...indices(now),
+        hold?.id ?? '',
+        hold ? hold.micros.toString() : '0',
+        hold?.ttlMs ?? 0,
+        rate?.tokens ?? 0,
+        ...limitArgs(rate?.policy),
+      ),
+    )) as (string | number)[];
+    switch (reply[0]) {
+      case 'unknown_user':
+        return { ok: false, reason: 'unknown_user' };
+      case 'budget':
+        return { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) };
+      case 'rate':
+        return { ok: false, reason: 'rate', limit: reply[1] as RateLimitName, retryAfterMs: Number(reply[2]), rate: readStatuses(reply, 3) };
+      default:
+        return { ok: true, rate: readStatuses(reply, 1) };
+    }
+  }
+
+  async settle(userId: string, settlement: Settlement): Promise<SettleResult> {
+    const { now, reservation: hold, rate } = settlement;
+    const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
+    const charged = await unavailable(() =>
+      this.#settle(
+        ...userKeys(userId, rate?.scope),
+        now,
+        ...indices(now),
+        hold?.id ?? '',
+        hold ? hold.micros.toString() : '0',
+        settlement.actualMicros.toString(),
+        rate?.tokens ?? 0,
+        tokensPerMinute!,
+        tokensPerDay!,
+      ),
+    );
+    return { chargedMicros: BigInt(charged as string) };
+  }
+
+  async balance(userId: string, now: number): Promise<Balance> {
+    const replies = await unavailable(() =>
+      this.#redis
+        .multi()
+        .hmget(keys.user(userId), 'budget', 'period')
+        .hmget(keys.ledger(userId), 'ptype', 'pidx', 'spent')
+        .zrangebyscore(keys.holds(userId), `(${now}`, '+inf')
+        .hgetall(keys.history(userId))
+        .exec(),
+    );
+    const [[budget, periodText], [ptype, pidx, spent], live, historyRaw] = (replies ?? []).map(([, value]) => value) as [
+      (string | null)[], (string | null)[], string[], Record<string, string>,
+    ];
+    const period = (periodText || null) as BudgetPeriod | null;
+    const index = period ? periodIndex(period, now) : 0;
+    // A period that has ended since the last request counts as nothing spent yet.
+    const current = (ptype ?? '') === (period ?? '') && Number(pidx ?? 0) >= index;
+    const history: Record<string, bigint> = {};
+    for (const [key, micros] of Object.entries(historyRaw ?? {})) {
+      const [kind, idx] = key.split(':') as [string, string];
+      history[periodLabel((kind || null) as BudgetPeriod | null, Number(idx))] = BigInt(micros);
+    }
+    return {
+      budgetMicros: budget ? BigInt(budget) : null,
+      period,
+      spentMicros: current ? BigInt(spent ?? 0) : 0n,
+      reservedMicros: (live ?? []).reduce((sum, member) => sum + BigInt(member.slice(member.lastIndexOf('|') + 1)), 0n),
+      periodStart: period ? periodStart(period, index) : null,
+      periodEnd: period ? periodStart(period, index + 1) : null,
+      history,
+    };
+  }
+}
+
+function userKeys(userId: string, scope: string | undefined): string[] {
+  return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope ?? '-')];
+}
+
+function indices(now: number): number[] {
+  const { daily, weekly, monthly } = periodIndices(now);
+  return [daily, weekly, monthly];
+}
+
+/** The four limits in the scripts' order, '' for "no limit". */
+function limitArgs(policy: RateLimitPolicy | undefined): string[] {
+  return [policy?.requests_per_minute, policy?.requests_per_day, policy?.tokens_per_minute, policy?.tokens_per_day].map((v) => (v === undefined ? '' : String(v)));
+}
+
+function readStatuses(reply: (string | number)[], from: number): RateStatuses {
+  const out: RateStatuses = {};
+  for (let i = from; i + 3 < reply.length; i += 4) {
+    out[reply[i] as RateLimitName] = { limit: Number(reply[i + 1]), remaining: Number(reply[i + 2]), resetMs: Number(reply[i + 3]) };
+  }
+  return out;
+}

@@ -1,0 +1,32 @@
+// Lua scripts from lua/<name>.lua, registered on a client with defineCommand: ioredis sends
+// EVALSHA, and EVAL when Redis answers NOSCRIPT (a restarted or flushed server), so callers
+// never see a missing script.
+import { readFileSync } from 'node:fs';
+import type { ChainableCommander, Redis } from 'ioredis';
+
+type Arg = string | number;
+type Command = (...args: Arg[]) => unknown;
+
+export interface LuaScript {
+  /** Runs the script: keys first, then arguments, as the script's header lists them. */
+  run(...args: Arg[]): Promise<unknown>;
+  /** Queues the script on a pipeline (its reply comes back with the pipeline's). */
+  queue(pipeline: ChainableCommander, ...args: Arg[]): void;
+}
+
+export function defineScript(redis: Redis, name: string, numberOfKeys: number): LuaScript {
+  const lua = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+  const command = `tollgate_${name.replaceAll('-', '_')}`;
+  redis.defineCommand(command, { lua, numberOfKeys });
+  const onClient = commandOf(redis, command);
+  return {
+    run: (...args) => onClient.call(redis, ...args) as Promise<unknown>,
+    queue: (pipeline, ...args) => void commandOf(pipeline, command).call(pipeline, ...args),
+  };
+}
+
+function commandOf(target: object, command: string): Command {
+  const found = (target as Record<string, unknown>)[command];
+  if (typeof found !== 'function') throw new TypeError(`Redis script ${command} is not defined on this client`);
+  return found as Command;
+}

@@ -1,0 +1,99 @@
+// The budget guarantee across processes: two gateways share one Redis, and one user whose budget
+// covers exactly N requests sends 500 at once through both. Exactly N are served, the rest are
+// refused with 402, the spent total is N times the cost to the micro-unit, and no hold is left.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { keys } from '../../../gateway/store/redis/keys.ts';
+import { RedisStore } from '../../../gateway/store/redis/redis-store.ts';
+
+// Every request asks for 10 completion tokens at 1000 per million: 0.01 each, reserved and
+// charged alike (the simulator generates exactly max_tokens, and prompts are free).
+const COST_MICROS = 10_000n;
+const SERVED = 37;
+const REQUESTS = 500;
+const userKey = generateKey().secret;
+
+const config = `
+users:
+  - id: bob
+    name: Bob
+    budget: "0.37"
+    keys:
+      - name: bob's key
+        key: \${BOB_KEY}
+models:
+  - id: priced-chat
+    type: text-generation
+    costs: { prompt_tokens: 0, completion_tokens: 1000 }
+    providers:
+      - model: sim
+        type: simulator
+        args: { latency_ms: 20 }
+`;
+
+let redis: RunningRedis;
+let dir: string;
+let gateways: GatewayProcess[] = [];
+
+before(async () => {
+  redis = await startRedis();
+  dir = await mkdtemp(join(tmpdir(), 'tollgate-two-gateways-'));
+  const file = join(dir, 'config.yaml');
+  await writeFile(file, config);
+  const args = ['--config', file, '--redis-url', redis.url];
+  // One after the other: both seed the same user, and the second must find it already there.
+  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey }));
+  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey }));
+});
+
+after(async () => {
+  await Promise.all(gateways.map((g) => g.stop()));
+  await redis.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test(`${REQUESTS} concurrent requests through two gateways: exactly ${SERVED} served, the rest 402, spent exactly ${SERVED} x cost`, async () => {
+  const statuses = await Promise.all(
+    Array.from({ length: REQUESTS }, async (_, i) => {
+      const response = await fetch(`${gateways[i % 2]!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'priced-chat', messages: [{ role: 'user', content: `request ${i}` }], max_tokens: 10 }),
+      });
+      const body = (await response.json()) as { usage?: { cost: number }; error?: { code: string; message: string } };
+      if (response.status === 200) assert.equal(body.usage?.cost, 0.01);
+      if (response.status === 402) {
+        assert.equal(body.error?.code, 'insufficient_budget');
+        assert.match(body.error?.message ?? '', /^Insufficient budget: 0(\.\d+)? remaining/);
+      }
+      return response.status;
+    }),
+  );
+  assert.equal(statuses.filter((s) => s === 200).length, SERVED);
+  assert.equal(statuses.filter((s) => s === 402).length, REQUESTS - SERVED);
+
+  // Settlement runs just after each answer: wait until the last hold is gone.
+  const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
+  const raw = new Redis(redis.url);
+  try {
+    let balance = await store.balance('bob', Date.now());
+    for (let i = 0; i < 100 && balance.reservedMicros !== 0n; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      balance = await store.balance('bob', Date.now());
+    }
+    assert.equal(balance.reservedMicros, 0n, 'no hold is left');
+    assert.equal(balance.spentMicros, BigInt(SERVED) * COST_MICROS);
+    assert.equal(await raw.zcard(keys.holds('bob')), 0);
+    assert.equal(await raw.hget(keys.ledger('bob'), 'reserved'), '0');
+  } finally {
+    raw.disconnect();
+    await store.close();
+  }
+});

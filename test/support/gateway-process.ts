@@ -1,0 +1,47 @@
+// A gateway in a process of its own, started exactly as `tollgate gateway` is, for tests that
+// need several gateways sharing one Redis.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { once } from 'node:events';
+
+export interface GatewayProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node gateway/cli.ts gateway <args>` on a free port and resolves once it listens. */
+export async function startGatewayProcess(args: string[], env: Record<string, string> = {}): Promise<GatewayProcess> {
+  const cli = new URL('../../gateway/cli.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, [cli, 'gateway', '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the gateway did not start within 20 s:\n${stderr.join('')}`)), 20_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited with code ${code}:\n${stderr.join('')}`));
+    });
+    lines.on('line', (line) => {
+      const match = /Tollgate gateway listening on (http:\/\/[^"\s]+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+  });
+  lines.on('line', () => {}); // keep draining the log so the child never blocks on a full pipe
+  return {
+    url,
+    child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}

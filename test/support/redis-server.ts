@@ -1,0 +1,120 @@
+// A real redis-server for tests: on a free loopback port, no persistence, in a temporary
+// directory. restart() brings it back on the same port empty (data and scripts gone), to test
+// that clients recover by themselves.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface RunningRedis {
+  /** redis://127.0.0.1:<port> */
+  readonly url: string;
+  readonly port: number;
+  /** Shuts the server down (SIGTERM) and removes its directory; restart() can still follow. */
+  stop(): Promise<void>;
+  /** Stops the server if it runs, then starts it again on the same port, empty. */
+  restart(): Promise<void>;
+  /** Kills the server outright (SIGKILL), as a crash would; restart() brings it back. */
+  kill(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 10_000;
+
+export async function startRedis(): Promise<RunningRedis> {
+  const binary = findOnPath('redis-server');
+  if (!binary) {
+    throw new Error('redis-server is not installed: run `apt-get install redis-server` (or `bash test/support/install-system-deps.sh`)');
+  }
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-redis-'));
+  let child: ChildProcess | undefined;
+  const killOnExit = () => child?.kill('SIGKILL');
+
+  const start = async () => {
+    await mkdir(dir, { recursive: true });
+    process.once('exit', killOnExit);
+    const output: string[] = [];
+    child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    await waitForPong(port, child, () => output.join(''));
+  };
+  const end = async (signal: NodeJS.Signals) => {
+    const running = child;
+    child = undefined;
+    process.off('exit', killOnExit);
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    running.kill(signal);
+    await exited;
+  };
+
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      await end('SIGTERM');
+      await rm(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      await end('SIGTERM');
+      await start();
+    },
+    kill: () => end('SIGKILL'),
+  };
+}
+
+function findOnPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Polls PING until the server answers PONG; fails if it exits or takes too long. */
+async function waitForPong(port: number, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}:\n${output()}`);
+    if (await pong(port)) return;
+    await sleep(20);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`redis-server did not answer PING within ${START_TIMEOUT_MS} ms:\n${output()}`);
+}
+
+function pong(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let reply = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+  });
+}
