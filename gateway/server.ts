@@ -7,6 +7,7 @@ import { loadConfigFile } from './config/config-file.ts';
 import type { GatewaySettings } from './config/settings.ts';
 import { ensureBootstrapAdmin, seedUsers } from './accounts/bootstrap.ts';
 import { CatalogService } from './catalog/catalog-service.ts';
+import { KeyCache } from './accounts/key-cache.ts';
 import { buildApp } from './http/app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { UpstreamHttp } from './providers/upstream-http.ts';
@@ -35,6 +36,8 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   if (adminKey) await ensureBootstrapAdmin(store, adminKey, new Date());
   if (file) await seedUsers(store, file.users, new Date());
 
+  // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
+  const keyCache = settings.redisUrl ? new KeyCache(store) : undefined;
   const catalog = new CatalogService(store);
   const metrics = new GatewayMetrics();
   const routing = new RoutingState(file ? await catalog.seed(file.snapshot) : await catalog.current(), (table) => metrics.setSnapshotVersion(table.version));
@@ -43,6 +46,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     routing,
     metrics,
     store,
+    keys: keyCache ?? store,
     catalog,
     now: Date.now,
     bodyLimit: settings.bodyLimit,
@@ -71,6 +75,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   );
   app.addHook('onClose', async () => {
     unfollow();
+    keyCache?.close();
     await http.close();
     await store.close();
   });

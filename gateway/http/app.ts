@@ -8,9 +8,10 @@ import type { Store } from '../store/store.ts';
 import type { CatalogService } from '../catalog/catalog-service.ts';
 import { Billing } from '../billing/billing.ts';
 import { errors } from './api-error.ts';
-import { registerAuth } from './auth.ts';
+import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerInference } from './routes/inference.ts';
+import { OutcomeRecorder } from './routes/request-outcome.ts';
 import { registerModels } from './routes/models.ts';
 import { registerHealth } from './routes/health.ts';
 import { registerAdminUsers } from './routes/admin-users.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   readonly forwarder: ForwarderDeps;
   readonly metrics: GatewayMetrics;
   readonly store: Store;
+  /** How API keys are looked up (a cache in front of the store when it is shared). */
+  readonly keys: KeyLookup;
   readonly catalog: CatalogService;
   readonly now: () => number;
   /** Largest request body accepted, in bytes. */
@@ -53,10 +56,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler(deps.bodyLimit));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
-  registerAuth(app, deps.store, deps.now);
+  registerAuth(app, deps.keys, deps.now);
   registerHealth(app, deps.routing, deps.metrics);
   registerModels(app, deps.routing);
-  registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, metrics: deps.metrics, billing });
+  registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
   registerAdminUsers(app, { store: deps.store, now: deps.now });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });

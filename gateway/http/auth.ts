@@ -27,8 +27,11 @@ export const authErrors = {
   forbidden: () => new ApiError(403, 'permission_error', 'admin_required', 'This route needs an admin API key'),
 };
 
+/** Where keys are looked up: the store itself, or a cache in front of it. */
+export type KeyLookup = Pick<AccountStore, 'findKey'>;
+
 /** Requires a valid key on every route under /v1. */
-export function registerAuth(app: FastifyInstance, accounts: AccountStore, now: () => number): void {
+export function registerAuth(app: FastifyInstance, accounts: KeyLookup, now: () => number): void {
   app.decorateRequest('caller', undefined);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/v1/')) return;
@@ -36,7 +39,7 @@ export function registerAuth(app: FastifyInstance, accounts: AccountStore, now: 
   });
 }
 
-async function authenticate(request: FastifyRequest, accounts: AccountStore, now: number): Promise<Caller> {
+async function authenticate(request: FastifyRequest, accounts: KeyLookup, now: number): Promise<Caller> {
   const header = request.headers.authorization;
   if (!header) throw authErrors.missing();
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

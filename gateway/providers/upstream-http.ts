@@ -94,23 +94,27 @@ export function bearer(key: string | undefined): Record<string, string> | undefi
 export async function* sseJson(body: Body, signal: AbortSignal): AsyncGenerator<JsonObject> {
   const pending: string[] = [];
   const parser = createParser({ onEvent: (event) => pending.push(event.data) });
+  let done = false;
   try {
     body.setEncoding('utf8');
+    // Read to the end of the body even after [DONE]: leaving the loop early would destroy the
+    // stream, which costs an error object per request and closes a reusable connection.
     for await (const text of body as AsyncIterable<string>) {
+      if (done) continue;
       parser.feed(text);
-      for (let i = 0; i < pending.length; i++) {
+      for (let i = 0; i < pending.length && !done; i++) {
         const data = pending[i]!;
-        if (data === '[DONE]') return;
-        yield parseChunk(data);
+        if (data === '[DONE]') done = true;
+        else yield parseChunk(data);
       }
       pending.length = 0;
     }
   } catch (error) {
     throw toUpstreamError(error, signal);
   } finally {
-    if (!body.destroyed) body.destroy();
+    if (!body.destroyed && !body.readableEnded) body.destroy();
   }
-  throw new UpstreamError('protocol', 'the backend ended the stream before the answer was complete');
+  if (!done) throw new UpstreamError('protocol', 'the backend ended the stream before the answer was complete');
 }
 
 /** Newline-delimited JSON objects (Ollama's streaming format). */

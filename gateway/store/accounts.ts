@@ -43,4 +43,10 @@ export interface AccountStore {
   revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined>;
   /** The key with this hash and its user, whatever the key's state (expiry and revocation are the caller's to judge). */
   findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined>;
+  /**
+   * Calls `listener` with the id of a user whose record or keys were changed, revoked or deleted
+   * by any process on this store, or with null when anything may have changed (after a lost
+   * connection). Returns the unsubscribe function.
+   */
+  onAccountChange(listener: (userId: string | null) => void): () => void;
 }

@@ -8,8 +8,16 @@ export const DAILY_TOTALS_DAYS = 400;
 
 /** The UTC day (YYYY-MM-DD) of a time in ms. */
 export function utcDay(time: number): string {
-  return new Date(time).toISOString().slice(0, 10);
+  const day = Math.floor(time / DAY_MS);
+  if (day !== lastDay) {
+    lastDay = day;
+    lastLabel = new Date(day * DAY_MS).toISOString().slice(0, 10);
+  }
+  return lastLabel;
 }
+// Almost every call asks for today: remember the last answer.
+let lastDay = NaN;
+let lastLabel = '';
 
 /** Every UTC day from `fromDay` to `toDay`, both included; none when `fromDay` is later. */
 export function daysBetween(fromDay: string, toDay: string): string[] {

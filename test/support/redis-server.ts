@@ -1,5 +1,6 @@
 // A real redis-server for tests: on a free loopback port, no persistence, in a temporary
-// directory. restart() brings it back on the same port empty (data and scripts gone), to test
+// directory. restart() brings it back on the same port empty (data and scripts gone, unless
+// stopKeepingData() saved them first), to test
 // that clients recover by themselves.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -8,6 +9,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 
 export interface RunningRedis {
   /** redis://127.0.0.1:<port> */
@@ -15,8 +17,10 @@ export interface RunningRedis {
   readonly port: number;
   /** Shuts the server down (SIGTERM) and removes its directory; restart() can still follow. */
   stop(): Promise<void>;
-  /** Stops the server if it runs, then starts it again on the same port, empty. */
+  /** Stops the server if it runs, then starts it again on the same port (empty, unless stopKeepingData came first). */
   restart(): Promise<void>;
+  /** Saves the data to the server's directory and stops, as a persistent Redis going down would; restart() loads it back. */
+  stopKeepingData(): Promise<void>;
   /** Kills the server outright (SIGKILL), as a crash would; restart() brings it back. */
   kill(): Promise<void>;
 }
@@ -65,6 +69,13 @@ export async function startRedis(): Promise<RunningRedis> {
       await start();
     },
     kill: () => end('SIGKILL'),
+    async stopKeepingData() {
+      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
+      await client.connect();
+      await client.save();
+      client.disconnect();
+      await end('SIGTERM');
+    },
   };
 }
 

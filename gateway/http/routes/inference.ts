@@ -10,7 +10,6 @@ import { ENDPOINT_PATHS, ENDPOINT_ROUTER_TYPES, type Endpoint } from '../../reso
 import { formatPath } from '../../resources/consistency.ts';
 import { choiceText, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../../providers/openai-wire.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
-import type { GatewayMetrics } from '../../observability/metrics.ts';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import type { RouterRoute } from '../../routing/routing-table.ts';
 import { finish, forward, type Forwarded, type ForwarderDeps } from '../../routing/forwarder.ts';
@@ -21,12 +20,12 @@ import { rateLimitHeaders } from '../../billing/rate-limit-headers.ts';
 import { callerOf, type Caller } from '../auth.ts';
 import { ApiError, errors } from '../api-error.ts';
 import { REQUEST_SCHEMAS } from '../request-schemas.ts';
-import { recordOutcome } from './request-outcome.ts';
+import type { OutcomeRecorder } from './request-outcome.ts';
 
 export interface InferenceDeps {
   readonly routing: RoutingState;
   readonly forwarder: ForwarderDeps;
-  readonly metrics: GatewayMetrics;
+  readonly outcomes: OutcomeRecorder;
   readonly billing: Billing;
 }
 
@@ -187,7 +186,7 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
 function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
   const totalSeconds = (performance.now() - call.startedAt) / 1000;
   const { usage, forwarded } = ending;
-  recordOutcome(deps.metrics, {
+  deps.outcomes.record({
     endpoint: call.endpoint,
     router: call.router,
     provider: forwarded.provider,
@@ -213,7 +212,7 @@ function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
 /** A request that ended without an answer: recorded, and its hold (if any) released. */
 function refused(endpoint: Endpoint, request: FastifyRequest, caller: Caller, router: RouterRoute | undefined, admitted: Admitted | undefined, status: number, startedAt: number, deps: InferenceDeps): void {
   const totalSeconds = (performance.now() - startedAt) / 1000;
-  recordOutcome(deps.metrics, { endpoint, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
+  deps.outcomes.record({ endpoint, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
   const called = (request.body as JsonObject | null)?.model;
   deps.billing.settle(caller, router, typeof called === 'string' ? called.slice(0, 128) : '', endpoint, admitted, {
     status,

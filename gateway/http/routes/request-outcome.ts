@@ -1,4 +1,4 @@
-// What happened to one inference request, told to whoever keeps account of it (metrics now).
+// What happened to one inference request, told to the metrics.
 import type { Endpoint } from '../../resources/kinds.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import type { ProviderRoute, RouterRoute } from '../../routing/routing-table.ts';
@@ -16,18 +16,59 @@ export interface RequestOutcome {
   readonly upstreamSeconds: number | undefined;
 }
 
-export function recordOutcome(metrics: GatewayMetrics, outcome: RequestOutcome): void {
-  const router = outcome.router?.spec.name ?? '';
-  const provider = outcome.provider?.spec.id ?? '';
-  metrics.requests.inc({ router, provider, endpoint: outcome.endpoint, status: outcome.status });
-  metrics.duration.observe({ router, endpoint: outcome.endpoint }, outcome.totalSeconds);
-  if (outcome.upstreamSeconds !== undefined) {
-    metrics.upstreamDuration.observe({ router, provider }, outcome.upstreamSeconds);
-    metrics.overhead.observe({ endpoint: outcome.endpoint }, Math.max(0, outcome.totalSeconds - outcome.upstreamSeconds));
+interface Series {
+  readonly requests: { inc(): void };
+  readonly duration: { observe(value: number): void };
+  readonly upstream: { observe(value: number): void };
+  readonly overhead: { observe(value: number): void };
+  readonly promptTokens: { inc(value: number): void };
+  readonly completionTokens: { inc(value: number): void };
+  readonly cost: { inc(value: number): void };
+}
+
+/**
+ * Records outcomes. The labelled children of each metric are looked up once per label set and
+ * kept: prom-client would otherwise hash the label object on every call, seven times a request.
+ */
+export class OutcomeRecorder {
+  readonly #metrics: GatewayMetrics;
+  readonly #series = new Map<string, Series>();
+
+  constructor(metrics: GatewayMetrics) {
+    this.#metrics = metrics;
   }
-  if (outcome.usage) {
-    metrics.tokens.inc({ router, provider, kind: 'prompt' }, outcome.usage.block.prompt_tokens);
-    metrics.tokens.inc({ router, provider, kind: 'completion' }, outcome.usage.block.completion_tokens);
-    metrics.cost.inc({ router }, outcome.usage.block.cost);
+
+  record(outcome: RequestOutcome): void {
+    const series = this.#seriesFor(outcome.router?.spec.name ?? '', outcome.provider?.spec.id ?? '', outcome.endpoint, outcome.status);
+    series.requests.inc();
+    series.duration.observe(outcome.totalSeconds);
+    if (outcome.upstreamSeconds !== undefined) {
+      series.upstream.observe(outcome.upstreamSeconds);
+      series.overhead.observe(Math.max(0, outcome.totalSeconds - outcome.upstreamSeconds));
+    }
+    if (outcome.usage) {
+      series.promptTokens.inc(outcome.usage.block.prompt_tokens);
+      series.completionTokens.inc(outcome.usage.block.completion_tokens);
+      series.cost.inc(outcome.usage.block.cost);
+    }
+  }
+
+  #seriesFor(router: string, provider: string, endpoint: Endpoint, status: number): Series {
+    const key = `${router}\u0000${provider}\u0000${endpoint}\u0000${status}`;
+    let series = this.#series.get(key);
+    if (!series) {
+      const m = this.#metrics;
+      series = {
+        requests: m.requests.labels({ router, provider, endpoint, status }),
+        duration: m.duration.labels({ router, endpoint }),
+        upstream: m.upstreamDuration.labels({ router, provider }),
+        overhead: m.overhead.labels({ endpoint }),
+        promptTokens: m.tokens.labels({ router, provider, kind: 'prompt' }),
+        completionTokens: m.tokens.labels({ router, provider, kind: 'completion' }),
+        cost: m.cost.labels({ router }),
+      };
+      this.#series.set(key, series);
+    }
+    return series;
   }
 }

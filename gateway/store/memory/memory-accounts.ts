@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../store-errors.ts';
 import { byCreation, checkLimit } from '../paging.ts';
 
 export class MemoryAccounts implements AccountStore {
+  readonly #listeners = new Set<(userId: string | null) => void>();
   readonly #users = new Map<string, UserRecord>();
   /** user id -> key id -> key */
   readonly #keys = new Map<string, Map<string, ApiKeyRecord>>();
@@ -19,7 +20,7 @@ export class MemoryAccounts implements AccountStore {
 
   async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
     if (this.#users.has(user.id)) throw new ConflictError(`user "${user.id}" already exists`);
-    const record: UserRecord = { ...structuredClone(user), created_at: now.toISOString() };
+    const record = frozen({ ...structuredClone(user), created_at: now.toISOString() });
     this.#users.set(user.id, record);
     return structuredClone(record);
   }
@@ -40,15 +41,18 @@ export class MemoryAccounts implements AccountStore {
   async updateUser(user: UserSpec): Promise<UserRecord> {
     const current = this.#users.get(user.id);
     if (!current) throw new NotFoundError(`user "${user.id}" does not exist`);
-    const record: UserRecord = { ...structuredClone(user), created_at: current.created_at };
+    const record = frozen({ ...structuredClone(user), created_at: current.created_at });
     this.#users.set(user.id, record);
+    this.#changed(user.id);
     return structuredClone(record);
   }
 
   async deleteUser(id: string): Promise<boolean> {
     for (const key of this.#keys.get(id)?.values() ?? []) this.#byHash.delete(key.hash);
     this.#keys.delete(id);
-    return this.#users.delete(id);
+    const deleted = this.#users.delete(id);
+    this.#changed(id);
+    return deleted;
   }
 
   async addKey(key: ApiKeyRecord): Promise<void> {
@@ -56,7 +60,7 @@ export class MemoryAccounts implements AccountStore {
     const keys = this.#keys.get(key.user_id) ?? new Map<string, ApiKeyRecord>();
     if (keys.has(key.id)) throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}"`);
     if (this.#byHash.has(key.hash)) throw new ConflictError('a key with this secret already exists');
-    const stored = { ...key };
+    const stored = Object.freeze({ ...key });
     keys.set(key.id, stored);
     this.#keys.set(key.user_id, keys);
     this.#byHash.set(key.hash, stored);
@@ -71,16 +75,35 @@ export class MemoryAccounts implements AccountStore {
     const key = keys?.get(keyId);
     if (!keys || !key) return undefined;
     if (key.revoked_at !== null) return { ...key };
-    const revoked = { ...key, revoked_at: now.toISOString() };
+    const revoked = Object.freeze({ ...key, revoked_at: now.toISOString() });
     keys.set(keyId, revoked);
     this.#byHash.set(key.hash, revoked);
+    this.#changed(userId);
     return { ...revoked };
+  }
+
+  onAccountChange(listener: (userId: string | null) => void): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  #changed(userId: string): void {
+    for (const listener of this.#listeners) queueMicrotask(() => listener(userId));
   }
 
   async findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
     const key = this.#byHash.get(hash);
     const user = key && this.#users.get(key.user_id);
-    return key && user ? { key: { ...key }, user: structuredClone(user) } : undefined;
+    // Every request authenticates: hand out the stored records, frozen, rather than copies.
+    return key && user ? { key, user } : undefined;
   }
 }
 
+
+/** Stored users are frozen all the way down, so they can be handed out without copying. */
+function frozen(user: UserRecord): UserRecord {
+  for (const value of Object.values(user)) if (value !== null && typeof value === 'object') Object.freeze(value);
+  return Object.freeze(user);
+}

@@ -73,6 +73,9 @@ export class MemoryStore implements Store {
   onCatalogChange(listener: () => void): () => void {
     return this.#catalog.onCatalogChange(listener);
   }
+  onAccountChange(listener: (userId: string | null) => void): () => void {
+    return this.#accounts.onAccountChange(listener);
+  }
 
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
     return this.#ledger.admit(userId, admission);

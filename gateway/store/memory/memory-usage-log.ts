@@ -19,6 +19,8 @@ interface Entry {
 }
 
 const DEFAULT_MAX_RECORDS_PER_USER = 100_000;
+/** How far past the cap a user's records may go before the oldest are cut. */
+const TRIM_BATCH = 1024;
 const DAY_MS = 86_400_000;
 
 export class MemoryUsageLog implements UsageLog {
@@ -41,7 +43,8 @@ export class MemoryUsageLog implements UsageLog {
     const entries = this.#fresh(record.user_id);
     const entry: Entry = { position: [record.time, ++this.#sequence], record: { ...record } };
     entries.splice(insertionIndex(entries, record.time), 0, entry);
-    if (entries.length > this.#maxRecords) entries.splice(0, entries.length - this.#maxRecords);
+    // Trimmed in batches: cutting one record off the front copies the whole array each time.
+    if (entries.length > this.#maxRecords + TRIM_BATCH) entries.splice(0, entries.length - this.#maxRecords);
     this.#entries.set(record.user_id, entries);
     const day = utcDay(record.time);
     this.#count(`u:${record.user_id}`, day, record);
@@ -56,7 +59,9 @@ export class MemoryUsageLog implements UsageLog {
     let totals = EMPTY_TOTALS;
     let more = false;
     let last: Position | undefined;
-    for (let i = entries.length - 1; i >= 0; i--) {
+    // Only the newest maxRecords count: older ones wait for the next batch trim.
+    const oldest = Math.max(0, entries.length - this.#maxRecords);
+    for (let i = entries.length - 1; i >= oldest; i--) {
       const { position, record } = entries[i]!;
       if (!matches(record, query)) continue;
       totals = addToTotals(totals, record);

@@ -32,4 +32,6 @@ export const keys = {
   catalog: 'tg:catalog',
   /** Pub/sub channel told after every catalog write. */
   catalogChanged: 'tg:catalog:changed',
+  /** Pub/sub channel told the id of a user whose record or keys changed (caches drop them). */
+  accountsChanged: 'tg:accounts:changed',
 } as const;

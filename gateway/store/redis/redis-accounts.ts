@@ -12,6 +12,7 @@ import { ConflictError, NotFoundError } from '../store-errors.ts';
 import { byCreation, checkLimit } from '../paging.ts';
 import { keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
+import type { RedisChannels } from './redis-channels.ts';
 
 /** How many keys one SCAN step asks for when deleting a user. */
 const SCAN_COUNT = 1000;
@@ -26,8 +27,11 @@ export class RedisAccounts implements AccountStore {
   /** Prefix and suffix of a user hash's and a user's keys hash's names, for key-find.lua. */
   readonly #templates = [...template(keys.user), ...template(keys.userKeys)];
 
-  constructor(redis: Redis) {
+  readonly #channels: RedisChannels;
+
+  constructor(redis: Redis, channels: RedisChannels) {
     this.#redis = redis;
+    this.#channels = channels;
     this.#createUser = defineScript(redis, 'user-create', 2);
     this.#updateUser = defineScript(redis, 'user-update', 1);
     this.#addKey = defineScript(redis, 'key-add', 3);
@@ -68,6 +72,7 @@ export class RedisAccounts implements AccountStore {
   async updateUser(user: UserSpec): Promise<UserRecord> {
     const createdAt = await this.#updateUser.run(keys.user(user.id), JSON.stringify(user), ...budgetFields(user));
     if (typeof createdAt !== 'string') throw new NotFoundError(`user "${user.id}" does not exist`);
+    await this.#changed(user.id);
     return { ...user, created_at: createdAt };
   }
 
@@ -80,6 +85,7 @@ export class RedisAccounts implements AccountStore {
     transaction.zrem(keys.users, id);
     const [[error, deleted] = []] = (await transaction.exec()) ?? [];
     if (error) throw error;
+    await this.#changed(id);
     return deleted === 1;
   }
 
@@ -97,7 +103,9 @@ export class RedisAccounts implements AccountStore {
 
   async revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
     const raw = await this.#revokeKey.run(keys.userKeys(userId), keyId, now.toISOString());
-    return typeof raw === 'string' ? (JSON.parse(raw) as ApiKeyRecord) : undefined;
+    if (typeof raw !== 'string') return undefined;
+    await this.#changed(userId);
+    return JSON.parse(raw) as ApiKeyRecord;
   }
 
   async findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
@@ -105,6 +113,15 @@ export class RedisAccounts implements AccountStore {
     if (!Array.isArray(found)) return undefined;
     const [key, spec, createdAt] = found as [string, string, string];
     return { key: JSON.parse(key) as ApiKeyRecord, user: userRecord(spec, createdAt)! };
+  }
+
+  onAccountChange(listener: (userId: string | null) => void): () => void {
+    return this.#channels.listen(keys.accountsChanged, listener);
+  }
+
+  /** Tells every gateway's caches that this user's record or keys changed. */
+  async #changed(userId: string): Promise<void> {
+    await this.#redis.publish(keys.accountsChanged, userId);
   }
 
   /** Every key matching a SCAN pattern. */

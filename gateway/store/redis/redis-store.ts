@@ -13,6 +13,7 @@ import { StoreUnavailableError } from '../store-errors.ts';
 import type { UsagePage, UsageQuery, UsageRecord, UsageTotals } from '../usage-log.ts';
 import { RedisAccounts } from './redis-accounts.ts';
 import { RedisCatalog } from './redis-catalog.ts';
+import { RedisChannels } from './redis-channels.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { unavailable } from './unavailable.ts';
@@ -33,6 +34,7 @@ export class RedisStore implements Store {
   readonly #client: Redis;
   readonly #accounts: RedisAccounts;
   readonly #catalog: RedisCatalog;
+  readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
   readonly #usage: RedisUsageLog;
 
@@ -60,8 +62,9 @@ export class RedisStore implements Store {
 
   constructor(client: Redis, options: RedisStoreOptions) {
     this.#client = client;
-    this.#accounts = new RedisAccounts(client);
-    this.#catalog = new RedisCatalog(client);
+    this.#channels = new RedisChannels(client);
+    this.#accounts = new RedisAccounts(client, this.#channels);
+    this.#catalog = new RedisCatalog(client, this.#channels);
     this.#ledger = new RedisLedger(client);
     this.#usage = new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now });
   }
@@ -107,6 +110,9 @@ export class RedisStore implements Store {
   onCatalogChange(listener: () => void): () => void {
     return this.#catalog.onCatalogChange(listener);
   }
+  onAccountChange(listener: (userId: string | null) => void): () => void {
+    return this.#accounts.onAccountChange(listener);
+  }
 
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
     return unavailable(() => this.#ledger.admit(userId, admission));
@@ -129,7 +135,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.#catalog.close();
+    this.#channels.close();
     if (this.#client.status === 'ready') {
       try {
         await this.#client.quit();

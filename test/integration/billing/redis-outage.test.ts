@@ -1,0 +1,69 @@
+// When Redis goes away: priced routers fail closed with 503 (or serve without charging when the
+// gateway is set to fail open), unpriced routers keep serving callers already known, the process
+// stays up, and everything recovers by itself when Redis is back.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+
+const key = generateKey().secret;
+const config = `
+users:
+  - id: dana
+    name: Dana
+    budget: 5
+    keys: [{ name: d, key: "\${DANA}" }]
+models:
+  - id: priced
+    type: text-generation
+    costs: { prompt_tokens: 1, completion_tokens: 2 }
+    providers: [{ model: sim, type: simulator }]
+  - id: free
+    type: text-generation
+    providers: [{ model: sim, type: simulator }]
+`;
+
+let redis: RunningRedis;
+let closed: TestGateway;
+let open: TestGateway;
+before(async () => {
+  redis = await startRedis();
+  closed = await startTestGateway(config, { env: { DANA: key }, settings: { redisUrl: redis.url } });
+  open = await startTestGateway(config, { env: { DANA: key }, settings: { redisUrl: redis.url, failOpen: true } });
+});
+after(async () => {
+  await Promise.all([closed.close(), open.close()]);
+  await redis.stop();
+});
+
+const chat = (gw: TestGateway, model: string) =>
+  gw.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, { authorization: `Bearer ${key}` });
+
+test('with Redis up, both gateways serve both routers', async () => {
+  for (const gw of [closed, open]) for (const model of ['priced', 'free']) assert.equal((await chat(gw, model)).status, 200);
+});
+
+test('with Redis down: priced routers fail closed with 503, unpriced ones serve, fail-open serves both', async () => {
+  await redis.stopKeepingData();
+  const refused = await chat(closed, 'priced');
+  assert.equal(refused.status, 503);
+  assert.equal(refused.body.error.code, 'store_unavailable');
+  assert.match(refused.body.error.message, /Budgets cannot be checked right now/);
+  assert.equal((await chat(closed, 'free')).status, 200);
+  assert.equal((await chat(open, 'priced')).status, 200);
+  // A key the gateway has never seen cannot be checked either: 503, not 401 and not a 500.
+  const unknown = await closed.post('/v1/chat/completions', { model: 'free', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${generateKey().secret}` });
+  assert.equal(unknown.status, 503);
+  assert.equal((await closed.get('/healthz')).status, 200, 'the process stays up');
+});
+
+test('when Redis is back the gateways recover by themselves', async () => {
+  await redis.restart();
+  let status = 0;
+  for (let i = 0; i < 100 && status !== 200; i++) {
+    status = (await chat(closed, 'priced')).status;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(status, 200);
+});
