@@ -16,6 +16,9 @@ import type { Store } from './store/store.ts';
 import { MemoryStore } from './store/memory/memory-store.ts';
 import { RedisStore } from './store/redis/redis-store.ts';
 
+/** How long a stopping gateway waits for requests in flight before closing their connections. */
+const DRAIN_MS = 10_000;
+
 export interface RunningGateway {
   readonly app: FastifyInstance;
   readonly url: string;
@@ -102,6 +105,16 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
         app.log.error(`configuration not reloaded, still serving the previous one: ${(error as Error).message}`);
       }
     },
-    close: () => app.close(),
+    async close() {
+      // Drain: requests in flight finish; after DRAIN_MS whatever is left (a connection that
+      // never sent a request would otherwise hold close() until its headers timeout) is closed.
+      const force = setTimeout(() => app.server.closeAllConnections(), DRAIN_MS);
+      force.unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(force);
+      }
+    },
   };
 }
