@@ -10,8 +10,10 @@ import { keys } from './keys.ts';
 import { unavailable } from './unavailable.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-const ADMIT = script('admit');
-const SETTLE = script('settle');
+// Redis scripts cannot import one another: the shared functions are prepended to each.
+const COMMON = script('ledger-common');
+const ADMIT = `${COMMON}\n${script('admit')}`;
+const SETTLE = `${COMMON}\n${script('settle')}`;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 

@@ -11,21 +11,8 @@
 
 local now = tonumber(ARGV[1])
 
-local user = redis.call('HMGET', KEYS[1], 'budget', 'period')
-if user[1] == false then return {'unknown_user'} end
-local budget = user[1] ~= '' and tonumber(user[1]) or nil
-local ptype = user[2] or ''
-
--- The budget period: a new period starts spending from zero; a changed kind of period starts
--- counting periods afresh without clearing what was spent.
-local led = redis.call('HMGET', KEYS[2], 'ptype', 'pidx')
-local indices = { daily = ARGV[2], weekly = ARGV[3], monthly = ARGV[4] }
-local pidx = indices[ptype] or '0'
-if (led[1] or '') ~= ptype then
-  redis.call('HSET', KEYS[2], 'ptype', ptype, 'pidx', pidx)
-elseif tonumber(pidx) > tonumber(led[2] or '0') then
-  redis.call('HSET', KEYS[2], 'pidx', pidx, 'spent', 0)
-end
+local known, budget = roll_period()
+if not known then return {'unknown_user'} end
 
 -- Holds of requests that never settled (a gateway that died) expire and are released.
 local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -50,11 +37,7 @@ for _, l in ipairs(LIMITS) do
   if ARGV[l.arg] ~= '' then
     local limit = tonumber(ARGV[l.arg])
     local w = l.window
-    local raw = redis.call('HMGET', KEYS[5], l.field .. '.s', l.field .. '.c', l.field .. '.p')
-    local start, cur, prev = tonumber(raw[1] or '-1'), tonumber(raw[2] or '0'), tonumber(raw[3] or '0')
-    local aligned = now - (now % w)
-    if start < 0 or aligned - start >= 2 * w then start, cur, prev = aligned, 0, 0
-    elseif aligned - start >= w then start, cur, prev = aligned, 0, cur end
+    local start, cur, prev = roll_window(KEYS[5], l.field, w, now)
     local elapsed = now - start
     local used = prev * (w - elapsed) / w + cur
     local cost = l.unit == 'requests' and 1 or tokens

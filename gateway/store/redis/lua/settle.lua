@@ -10,19 +10,8 @@
 -- Returns the micros charged, as a string.
 
 local now = tonumber(ARGV[1])
-local user = redis.call('HMGET', KEYS[1], 'budget', 'period')
-if user[1] == false then return '0' end
-local budget = user[1] ~= '' and tonumber(user[1]) or nil
-local ptype = user[2] or ''
-
-local led = redis.call('HMGET', KEYS[2], 'ptype', 'pidx')
-local indices = { daily = ARGV[2], weekly = ARGV[3], monthly = ARGV[4] }
-local pidx = indices[ptype] or '0'
-if (led[1] or '') ~= ptype then
-  redis.call('HSET', KEYS[2], 'ptype', ptype, 'pidx', pidx)
-elseif tonumber(pidx) > tonumber(led[2] or '0') then
-  redis.call('HSET', KEYS[2], 'pidx', pidx, 'spent', 0)
-end
+local known, budget, period = roll_period()
+if not known then return '0' end
 
 if ARGV[5] ~= '' and redis.call('ZREM', KEYS[3], ARGV[5] .. '|' .. ARGV[6]) == 1 then
   redis.call('HINCRBY', KEYS[2], 'reserved', -tonumber(ARGV[6]))
@@ -38,7 +27,7 @@ end
 local charged = string.format('%.0f', charge)
 if charge > 0 then
   redis.call('HINCRBY', KEYS[2], 'spent', charged)
-  redis.call('HINCRBY', KEYS[4], ptype .. ':' .. pidx, charged)
+  redis.call('HINCRBY', KEYS[4], period, charged)
 end
 
 local tokens = tonumber(ARGV[8])
@@ -47,11 +36,7 @@ if tokens > 0 then
   for _, l in ipairs(TOKEN_LIMITS) do
     if ARGV[l.arg] ~= '' then
       local w = l.window
-      local raw = redis.call('HMGET', KEYS[5], l.field .. '.s', l.field .. '.c', l.field .. '.p')
-      local start, cur, prev = tonumber(raw[1] or '-1'), tonumber(raw[2] or '0'), tonumber(raw[3] or '0')
-      local aligned = now - (now % w)
-      if start < 0 or aligned - start >= 2 * w then start, cur, prev = aligned, 0, 0
-      elseif aligned - start >= w then start, cur, prev = aligned, 0, cur end
+      local start, cur, prev = roll_window(KEYS[5], l.field, w, now)
       redis.call('HSET', KEYS[5], l.field .. '.s', start, l.field .. '.c', cur + tokens, l.field .. '.p', prev)
     end
   end
