@@ -6,7 +6,7 @@ import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { Machine } from './system.ts';
 
-export type ContenderId = 'direct' | 'nginx' | 'gateway-plain' | 'gateway-full';
+export type ContenderId = 'direct' | 'nginx' | 'gateway-plain' | 'gateway-full' | 'gateway-redis';
 
 export interface Measurement {
   readonly contender: ContenderId;
@@ -32,6 +32,8 @@ export interface RunInfo {
   readonly gateway: string;
   readonly load: string;
   readonly pinning: string;
+  /** The Redis the gateway's Redis contender used, and what it cost; absent when not measured. */
+  readonly redis: string | undefined;
   readonly notes: readonly string[];
 }
 
@@ -61,28 +63,48 @@ export function table(measurements: readonly Measurement[], mode: Mode): string 
   return lines.join('\n');
 }
 
-/** A contender's req/s as a share of nginx proxy_pass req/s in a mode, or undefined without both. */
-export function ratio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId): number | undefined {
-  const gateway = measurements.find((m) => m.mode === mode && m.contender === contender);
-  const nginx = measurements.find((m) => m.mode === mode && m.contender === 'nginx');
-  return gateway && nginx ? (100 * gateway.result.rps) / nginx.result.rps : undefined;
+/** A contender's req/s as % of another's (nginx proxy_pass by default) in a mode, or undefined without both. */
+export function ratio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId, base: ContenderId = 'nginx'): number | undefined {
+  const measured = measurements.find((m) => m.mode === mode && m.contender === contender);
+  const reference = measurements.find((m) => m.mode === mode && m.contender === base);
+  return measured && reference ? (100 * measured.result.rps) / reference.result.rps : undefined;
 }
 
 export const GOAL_PERCENT = 30;
+/** The full path (budget, rate limits, ...) must keep this share of the pass-through throughput. */
+export const FULL_PATH_GOAL_PERCENT = 70;
 
-/** The key ratio, gateway throughput as % of nginx proxy_pass throughput, per gateway variant. */
+const GATEWAY_CONTENDERS = ['gateway-redis', 'gateway-full', 'gateway-plain'] as const;
+const FULL_PATHS = [
+  { contender: 'gateway-redis', name: 'Full path (Redis)' },
+  { contender: 'gateway-full', name: 'Full path (memory)' },
+] as const;
+
+/**
+ * The key ratios: each gateway variant's throughput as % of nginx proxy_pass's, then the full
+ * path's (Redis, then memory) as % of the pass-through's, non-streamed and streamed.
+ */
 export function ratioLines(measurements: readonly Measurement[], markdown: boolean): string[] {
   const lines: string[] = [];
   const bold = (text: string) => (markdown ? `**${text}**` : text);
-  for (const contender of ['gateway-full', 'gateway-plain'] as const) {
+  const disturbed = (mode: Mode, ids: readonly ContenderId[]) => measurements.some((m) => m.mode === mode && ids.includes(m.contender) && m.disturbed);
+  for (const contender of GATEWAY_CONTENDERS) {
     const json = ratio(measurements, 'json', contender);
     if (json === undefined) continue;
     const label = measurements.find((m) => m.contender === contender)!.label;
     const sse = ratio(measurements, 'sse', contender);
-    const unreliable = measurements.some((m) => m.mode === 'json' && (m.contender === contender || m.contender === 'nginx') && m.disturbed);
+    const unreliable = disturbed('json', [contender, 'nginx']);
     lines.push(`${bold(`${label}: throughput ${json.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (goal ≥ ${GOAL_PERCENT}%: ${json >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''})${sse === undefined ? '' : `; streamed chat ${sse.toFixed(1)}%`}.`);
   }
   if (lines.length === 0) lines.push('Gateway throughput as % of nginx proxy_pass throughput: n/a (nginx or the gateway not measured).');
+  for (const { contender, name } of FULL_PATHS) {
+    const verdict = (mode: Mode, value: number) => `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
+    const json = ratio(measurements, 'json', contender, 'gateway-plain');
+    const sse = ratio(measurements, 'sse', contender, 'gateway-plain');
+    if (json === undefined && sse === undefined) continue;
+    const jsonText = json === undefined ? 'n/a, non-streamed chat' : `${json.toFixed(1)}%, non-streamed chat`;
+    lines.push(`${bold(`${name} as % of pass-through: ${jsonText}`)}${json === undefined ? '' : ` (${verdict('json', json)})`}; streamed chat ${sse === undefined ? 'n/a' : `${sse.toFixed(1)}% (${verdict('sse', sse)})`}.`);
+  }
   return lines;
 }
 
@@ -95,11 +117,12 @@ export function section(info: RunInfo, measurements: readonly Measurement[]): st
     `- Command: \`${info.command}\``,
     `- Revision: ${info.revision}`,
     `- Machine: ${m.cores} cores (\`nproc\`), ${m.cpu}, ${m.memory} memory, ${m.kernel}`,
-    `- Software: Node ${m.node}, nginx ${m.nginx}, ${m.wrk}`,
+    `- Software: Node ${m.node}, nginx ${m.nginx}, ${m.wrk}, Redis ${m.redis}`,
     `- Upstream: ${info.upstream}`,
     `- Gateway: ${info.gateway}`,
     `- Load: ${info.load}`,
     `- Pinning: ${info.pinning}`,
+    ...(info.redis ? [`- Redis: ${info.redis}`] : []),
     ...info.notes.map((note) => `- Note: ${note}`),
     ...problems.map((p) => `- ⚠ Check before load failed: ${p}`),
     '',

@@ -1,5 +1,6 @@
 // `npm run bench`: the gateway's overhead against a zero-latency upstream, beside the upstream
-// called directly and nginx proxy_pass, for non-streamed and streamed chat. Writes
+// called directly and nginx proxy_pass, for non-streamed and streamed chat; the gateway as a
+// pass-through and with all its features (state in memory, then in a Redis of its own). Writes
 // bench/RESULTS.md (newest run on top) and prints the tables. See bench/README.md.
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -10,10 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MODEL, requestBody, type Mode } from './bodies.ts';
-import { cpuSnapshot, cpuUse, otherLoad } from './cpu.ts';
+import { cpuSnapshot, cpuUse, otherLoad, type CpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { startNginxProxy, startNginxUpstream } from './nginx.ts';
 import { installCleanup, peakRssKiB, startPinned, stop, stopAll, waitForPort, wasInterrupted, type Child } from './processes.ts';
+import { startRedis, type RedisInstance } from './redis.ts';
 import { prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
 
@@ -32,7 +34,7 @@ const SETTINGS = {
 
 /** Other processes' CPU, in % of one core, above which a measurement waits for quiet. */
 const QUIET_THRESHOLD_PERCENT = 15;
-/** The most the whole run waits for quiet, in seconds, so that it stays within ~3 minutes. */
+/** The most the whole run waits for quiet, in seconds, so that it stays within ~3½ minutes. */
 const QUIET_WAIT_BUDGET_SECONDS = 45;
 
 function positive(name: string, fallback: number): number {
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
   const scratch = join(BENCH, 'out', started.toISOString().replace(/[:.]/g, '-'));
   await mkdir(scratch, { recursive: true });
   log(`Tollgate benchmark: scratch output in ${scratch}`);
-  log(`Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}; Node ${machine.node}, nginx ${machine.nginx}, ${machine.wrk}`);
+  log(`Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}; Node ${machine.node}, nginx ${machine.nginx}, ${machine.wrk}, Redis ${machine.redis}`);
 
   // The upstream: on the load generator's core, so the server under test has core 0 to itself.
   const upstreamPorts = { json: await freePort(), sse: await freePort() };
@@ -91,11 +93,15 @@ async function main(): Promise<void> {
 
   // API keys of the gateway's two bench users; the other contenders get the same header, so
   // every contender receives the same bytes.
-  const keys: Record<GatewayVariant, string> = { plain: newKey(), full: newKey() };
-  const auth = (variant: GatewayVariant) => ({ authorization: `Bearer ${keys[variant]}` });
+  const keys: Record<BenchUser, string> = { plain: newKey(), full: newKey() };
+  const auth = (user: BenchUser) => ({ authorization: `Bearer ${keys[user]}` });
 
   const measurements: Measurement[] = [];
-  const measure = async (contender: ContenderId, label: string, mode: Mode, url: string, pid: number, headers: Record<string, string>) => {
+  /**
+   * Measures one contender in one mode. `sidecarPid`, a helper of the server under test that
+   * runs on the load core (Redis), gets its CPU use during the measured run returned.
+   */
+  const measure = async (contender: ContenderId, label: string, mode: Mode, url: string, pid: number, headers: Record<string, string>, sidecarPid?: number): Promise<CpuUse | undefined> => {
     await waitForQuiet();
     const problem = await check(contender, mode, url, headers);
     if (problem) log(`  ⚠ ${label} ${mode}: ${problem}`);
@@ -117,7 +123,8 @@ async function main(): Promise<void> {
       }
       const before = await cpuSnapshot();
       const result = await runWrk({ ...common, seconds: SETTINGS.seconds, name: `${contender}-${mode}` });
-      const cpu = cpuUse(before, await cpuSnapshot(), pid);
+      const after = await cpuSnapshot();
+      const cpu = cpuUse(before, after, pid);
       const disturbed = (cpu.otherPercent ?? 0) >= QUIET_THRESHOLD_PERCENT;
       if (disturbed && quietBudgetMs > 0) {
         log(`  other processes used ${cpu.otherPercent!.toFixed(0)}% of a core during the measured run (${Math.round(result.rps)} req/s); measuring again`);
@@ -127,8 +134,8 @@ async function main(): Promise<void> {
       }
       const rss = await peakRssKiB(pid);
       measurements.push({ contender, label, mode, result, peakRssKiB: rss, problem, cpu, disturbed });
-      log(`  ${label.padEnd(28)} ${mode.padEnd(4)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${(result.p50Us / 1000).toFixed(2)} ms  p99 ${(result.p99Us / 1000).toFixed(2)} ms  errors ${result.statusErrors}/${result.socketErrors}  server CPU ${percent(cpu.serverPercent)}  other load ${percent(cpu.otherPercent)}  steal ${percent(cpu.stealPercent)}${disturbed ? '  (disturbed)' : ''}`);
-      return;
+      log(`  ${label.padEnd(32)} ${mode.padEnd(4)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${(result.p50Us / 1000).toFixed(2)} ms  p99 ${(result.p99Us / 1000).toFixed(2)} ms  errors ${result.statusErrors}/${result.socketErrors}  server CPU ${percent(cpu.serverPercent)}  other load ${percent(cpu.otherPercent)}  steal ${percent(cpu.stealPercent)}${disturbed ? '  (disturbed)' : ''}`);
+      return sidecarPid === undefined ? undefined : cpuUse(before, after, sidecarPid);
     }
   };
 
@@ -143,28 +150,49 @@ async function main(): Promise<void> {
     await stop(proxy.child);
   }
 
-  log('Tollgate gateway (a fresh process per variant and mode):');
+  log('Tollgate gateway (a fresh process per variant and mode; Redis emptied before each of its runs):');
   const revision = await gitRevision();
   const config = join(scratch, 'gateway.yaml');
   await writeFile(config, gatewayConfig(upstreamUrl));
   const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
   const gatewayEnv = { ...process.env, NODE_ENV: 'production', TOLLGATE_BENCH_PLAIN_KEY: keys.plain, TOLLGATE_BENCH_FULL_KEY: keys.full };
   let gatewayLogProblems = 0;
+  const redisUse: Partial<Record<Mode, CpuUse | undefined>> = {};
+  let redisPeakKiB: number | undefined;
   for (const variant of GATEWAY_VARIANTS) {
+    const { contender, label, user, store } = variant;
+    let redis: RedisInstance | undefined;
+    if (store === 'redis') {
+      if (!tools.redis) continue; // noted by ensureTools
+      // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
+      redis = await startRedis(tools.redis, loadCore, join(scratch, 'redis-server.log'));
+    }
     for (const mode of MODES) {
+      // Each run starts clean: no usage records, budget holds or rate-limit windows of an earlier
+      // one; the gateway seeds its users and catalog into the empty Redis when it starts.
+      await redis?.flushAll();
       const port = await freePort();
-      const logFile = join(scratch, `gateway-${variant}-${mode}.log`);
+      const logFile = join(scratch, `${contender}-${mode}.log`);
       const gateway = startPinned('gateway', serverCore, node,
-        [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn'],
+        [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...(redis ? ['--redis-url', redis.url] : [])],
         logFile, gatewayEnv);
       await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
         const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
         throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
       });
-      await measure(`gateway-${variant}`, GATEWAY_LABELS[variant], mode, `http://127.0.0.1:${port}${CHAT_PATH}`, gateway.pid, auth(variant));
+      const sidecar = await measure(contender, label, mode, `http://127.0.0.1:${port}${CHAT_PATH}`, gateway.pid, auth(user), redis?.child.pid);
+      if (redis) {
+        redisUse[mode] = sidecar;
+        log(`  ${''.padEnd(32)} ${mode.padEnd(4)} redis-server CPU ${percent(sidecar?.serverPercent)} (core ${loadCore})`);
+      }
       await stop(gateway);
       const text = await readFile(logFile, 'utf8').catch(() => '');
       gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
+    }
+    if (redis) {
+      redisPeakKiB = await peakRssKiB(redis.child.pid);
+      await redis.flushAll();
+      await redis.stop();
     }
   }
   if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
@@ -181,9 +209,12 @@ async function main(): Promise<void> {
     machine,
     revision,
     upstream: upstreamText,
-    gateway: 'in-memory store, log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features* = a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting)',
+    gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and process with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback',
     load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, ${SETTINGS.warmupSeconds} s warm-up (discarded) then ${SETTINGS.seconds} s measured, per contender and mode`,
-    pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}`,
+    pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
+    redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
+      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured run ${percent(redisUse.json?.serverPercent)} of a core non-streamed, ${percent(redisUse.sse?.serverPercent)} streamed (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
+      : undefined,
     notes,
   };
   const text = section(info, measurements);
@@ -196,12 +227,19 @@ async function main(): Promise<void> {
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
 }
 
-type GatewayVariant = 'plain' | 'full';
-const GATEWAY_VARIANTS: readonly GatewayVariant[] = ['plain', 'full'];
-const GATEWAY_LABELS: Record<GatewayVariant, string> = {
-  plain: 'Tollgate, pass-through',
-  full: 'Tollgate, all features',
-};
+/** The configuration's two users: `plain` without budget or limits, `full` with both. */
+type BenchUser = 'plain' | 'full';
+interface GatewayVariant {
+  readonly contender: ContenderId;
+  readonly label: string;
+  readonly user: BenchUser;
+  readonly store: 'memory' | 'redis';
+}
+const GATEWAY_VARIANTS: readonly GatewayVariant[] = [
+  { contender: 'gateway-plain', label: 'Tollgate, pass-through', user: 'plain', store: 'memory' },
+  { contender: 'gateway-full', label: 'Tollgate, all features (memory)', user: 'full', store: 'memory' },
+  { contender: 'gateway-redis', label: 'Tollgate, all features (Redis)', user: 'full', store: 'redis' },
+];
 
 /** An API key in the gateway's format: tg- and 256 random bits. */
 function newKey(): string {

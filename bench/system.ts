@@ -1,5 +1,5 @@
-// The machine: which tools are there (installing nginx and wrk from Debian when missing and
-// allowed), what it is (for the results), and free loopback ports.
+// The machine: which tools are there (installing nginx, wrk and redis-server from Debian when
+// missing and allowed), what it is (for the results), and free loopback ports.
 import { execFile, spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -28,17 +28,20 @@ export function which(name: string): string | undefined {
 export interface Tools {
   readonly nginx: string | undefined;
   readonly wrk: string;
+  readonly redis: string | undefined;
   readonly notes: string[];
 }
 
 /**
- * nginx and wrk, installed with apt-get when missing and we are root. wrk is required; without
- * nginx the benchmark falls back to a node:http upstream and skips the nginx proxy.
+ * nginx, wrk and redis-server, installed with apt-get when missing and we are root. wrk is
+ * required; without nginx the benchmark falls back to a node:http upstream and skips the nginx
+ * proxy; without redis-server it skips the gateway contender that keeps its state in Redis.
  */
 export function ensureTools(): Tools {
   const notes: string[] = [];
   if (!which('taskset')) throw new Error('taskset (util-linux) is required to pin processes to cores');
-  const missing = ['nginx', 'wrk'].filter((tool) => !which(tool));
+  // Debian's package names are the executables' names.
+  const missing = ['nginx', 'wrk', 'redis-server'].filter((tool) => !which(tool));
   if (missing.length > 0) {
     const root = process.getuid?.() === 0;
     if (root && which('apt-get')) {
@@ -56,7 +59,9 @@ export function ensureTools(): Tools {
   if (!wrk) throw new Error(`wrk is required and could not be installed${notes.length ? ` (${notes.join('; ')})` : ''}`);
   const nginx = which('nginx');
   if (!nginx) notes.push('nginx is not available: the upstream is a node:http server and the nginx proxy_pass contender is skipped');
-  return { nginx, wrk, notes };
+  const redis = which('redis-server');
+  if (!redis) notes.push('redis-server is not available: the contender "Tollgate, all features (Redis)" is skipped');
+  return { nginx, wrk, redis, notes };
 }
 
 export interface Machine {
@@ -67,6 +72,7 @@ export interface Machine {
   readonly node: string;
   readonly nginx: string;
   readonly wrk: string;
+  readonly redis: string;
 }
 
 export async function describeMachine(tools: Tools): Promise<Machine> {
@@ -92,6 +98,7 @@ export async function describeMachine(tools: Tools): Promise<Machine> {
     node: process.version,
     nginx: await version(tools.nginx, ['-v'], /nginx version: nginx\/(\S+)/),
     wrk: await version(tools.wrk, ['-v'], /^(wrk \S+)/m),
+    redis: await version(tools.redis, ['--version'], /\bv=(\S+)/),
   };
 }
 

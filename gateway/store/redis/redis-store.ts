@@ -49,6 +49,9 @@ export class RedisStore implements Store {
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 16), maxDelay),
+      // Commands issued in the same tick (many requests admitted and settled at once) go out in
+      // one write: fewer syscalls on the hot path, same order, same replies.
+      enableAutoPipelining: true,
     });
     client.on('error', (error: Error) => options.onConnectionError?.(error));
     try {
