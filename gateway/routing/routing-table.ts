@@ -72,7 +72,13 @@ export class RoutingTable {
 
   /** Builds the table of a snapshot that has passed its consistency checks. */
   static build(snapshot: Snapshot, states: ProviderStates, createdAt = Math.floor(Date.now() / 1000)): RoutingTable {
-    const routers = snapshot.routers.map((spec) => buildRouter(spec, snapshot.providers.filter((p) => p.router === spec.name), states));
+    const byRouter = new Map<string, ProviderSpec[]>();
+    for (const provider of snapshot.providers) {
+      const list = byRouter.get(provider.router);
+      if (list) list.push(provider);
+      else byRouter.set(provider.router, [provider]);
+    }
+    const routers = snapshot.routers.map((spec) => buildRouter(spec, byRouter.get(spec.name) ?? [], states));
     states.retain(new Set(snapshot.providers.map((p) => p.id)), new Set(snapshot.routers.map((r) => r.name)));
     return new RoutingTable(snapshot.version, routers, createdAt);
   }
@@ -88,7 +94,9 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
   const byEndpoint = new Map<Endpoint, ProviderRoute[]>();
   for (const provider of providers) {
     for (const endpoint of provider.adapter.endpoints) {
-      byEndpoint.set(endpoint, [...(byEndpoint.get(endpoint) ?? []), provider]);
+      const list = byEndpoint.get(endpoint);
+      if (list) list.push(provider);
+      else byEndpoint.set(endpoint, [provider]);
     }
   }
   return {
