@@ -30,24 +30,26 @@ export class RedisUsageLog implements UsageLog {
     this.#redis = redis;
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
-    this.#append = defineScript(redis, 'usage-append', 1);
+    this.#append = defineScript(redis, 'usage-append', 3);
   }
 
   async append(record: UsageRecord): Promise<void> {
     const day = utcDay(record.time);
-    const pipeline = this.#redis.pipeline();
-    this.#append.queue(pipeline, keys.usage(record.user_id), record.time, this.#oldestKept(), this.#retentionMs, ...toFields(record));
-    for (const key of [keys.userDaily(record.user_id, day), keys.routerDaily(record.router, day)]) {
-      pipeline
-        .hincrby(key, 'requests', 1)
-        .hincrby(key, 'prompt_tokens', record.prompt_tokens)
-        .hincrby(key, 'completion_tokens', record.completion_tokens)
-        .hincrby(key, 'cost_micros', record.cost_micros.toString())
-        .hincrbyfloat(key, 'kwh', record.kwh)
-        .hincrbyfloat(key, 'kgco2eq', record.kgco2eq)
-        .expire(key, DAILY_TTL_SECONDS);
-    }
-    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    await this.#append.run(
+      keys.usage(record.user_id),
+      keys.userDaily(record.user_id, day),
+      keys.routerDaily(record.router, day),
+      record.time,
+      this.#oldestKept(),
+      this.#retentionMs,
+      DAILY_TTL_SECONDS,
+      record.prompt_tokens,
+      record.completion_tokens,
+      record.cost_micros.toString(),
+      record.kwh,
+      record.kgco2eq,
+      ...toFields(record),
+    );
   }
 
   async query(userId: string, query: UsageQuery): Promise<UsagePage> {

@@ -1,0 +1,221 @@
+// From a custom resource (metadata and spec, as read from the API server) to the gateway's own
+// resource. Pure: no API calls, no clock. Two layers of checks, each reported at a path of the
+// custom resource so the operator can set Accepted=False with a message that names the field:
+//   1. the CR's spec against its zod schema (crd-schemas.ts), which the API server also enforces
+//      but an object stored under an older CRD may not satisfy;
+//   2. the gateway resource built from it (RouterSpec, ProviderSpec, UserSpec), for the rules a
+//      structural schema cannot express (a url some provider types require, metadata.name as id).
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { ResourceId } from '../fields.ts';
+import { RouterSpec } from '../router.ts';
+import { ProviderSpec } from '../provider.ts';
+import { UserSpec } from '../user.ts';
+import type { RateLimitPolicy } from '../limits.ts';
+import { formatPath } from '../consistency.ts';
+import { GatewayUserSpec, ModelProviderSpec, ModelRouterSpec, type RateLimits } from './crd-schemas.ts';
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  generation?: number;
+  creationTimestamp?: string;
+}
+
+/** What translation reads of a custom resource; the spec is checked here, so it may be anything. */
+export interface CustomResource {
+  metadata: ObjectMeta;
+  spec?: unknown;
+}
+
+export type Path = (string | number)[];
+
+export interface Problem {
+  /** Where in the custom resource, e.g. ['spec', 'costs', 'promptTokens']. */
+  path: Path;
+  message: string;
+}
+
+export type Translation<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+
+/** One line for a condition message: `spec.url: is required for type "vllm"; spec.model: ...`. */
+export function describeProblems(problems: readonly Problem[]): string {
+  return problems.map((p) => `${formatPath(p.path)}: ${p.message}`).join('; ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// ModelRouter -> RouterSpec
+
+export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
+  const parsed = ModelRouterSpec.safeParse(cr.spec ?? {});
+  if (!parsed.success) return specProblems(parsed.error, cr.spec);
+  const spec = parsed.data;
+  const input = defined({
+    name: spec.name ?? cr.metadata.name,
+    type: spec.type,
+    aliases: spec.aliases,
+    load_balancing_strategy: spec.loadBalancingStrategy,
+    costs: { prompt_tokens: spec.costs.promptTokens, completion_tokens: spec.costs.completionTokens },
+    max_context_length: spec.maxContextLength,
+    max_completion_tokens: spec.maxCompletionTokens,
+    rate_limits: spec.rateLimits && rateLimitsFromCR(spec.rateLimits),
+  });
+  return build(RouterSpec, input, {
+    renames: { name: spec.name === undefined ? ['metadata', 'name'] : ['spec', 'name'] },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// ModelProvider -> ProviderSpec
+
+/**
+ * `routerName` is the name clients call of the ModelRouter that spec.routerRef names (its
+ * spec.name or metadata.name), which the caller resolved. The API key is left out: keys travel
+ * apart from resources.
+ */
+export function providerFromCR(cr: CustomResource, routerName: string): Translation<ProviderSpec> {
+  const parsed = ModelProviderSpec.safeParse(cr.spec ?? {});
+  if (!parsed.success) return specProblems(parsed.error, cr.spec);
+  const spec = parsed.data;
+  const { namespace } = cr.metadata;
+  if (!namespace) return { ok: false, problems: [{ path: ['metadata', 'namespace'], message: 'is required: a ModelProvider lives in a namespace' }] };
+  const input = defined({
+    type: spec.type,
+    id: providerId(namespace, cr.metadata.name),
+    router: routerName,
+    model_name: spec.model,
+    url: spec.url,
+    timeout: spec.timeoutSeconds,
+    carbon: spec.carbon && defined({
+      params_total_b: spec.carbon.paramsTotalB,
+      params_active_b: spec.carbon.paramsActiveB,
+      zone: spec.carbon.zone,
+      pue: spec.carbon.pue,
+      gwp_kg_per_kwh: spec.carbon.gwpKgPerKwh,
+    }),
+    simulator: spec.simulator && {
+      latency_ms: spec.simulator.latencyMs,
+      tokens_per_second: spec.simulator.tokensPerSecond,
+      completion_tokens: spec.simulator.completionTokens,
+    },
+  });
+  return build(ProviderSpec, input, {
+    renames: {
+      id: ['metadata', 'name'],
+      router: ['spec', 'routerRef', 'name'],
+      model_name: ['spec', 'model'],
+      timeout: ['spec', 'timeoutSeconds'],
+    },
+    forType: ` for type "${spec.type}"`,
+  });
+}
+
+/**
+ * The provider id of a ModelProvider: `<namespace>-<name>` when that is a valid id (at most 63
+ * lowercase letters, digits and -). Otherwise (a name with dots, or too long) a readable prefix
+ * and 8 hex digits of a hash of namespace/name, so distinct objects keep distinct ids.
+ */
+export function providerId(namespace: string, name: string): string {
+  const plain = `${namespace}-${name}`;
+  if (ResourceId.safeParse(plain).success) return plain;
+  const hash = createHash('sha256').update(`${namespace}/${name}`).digest('hex').slice(0, 8);
+  const prefix = plain
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 63 - hash.length - 1)
+    .replace(/^-+|-+$/g, '');
+  return prefix ? `${prefix}-${hash}` : hash;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GatewayUser -> UserSpec
+
+export function userFromCR(cr: CustomResource): Translation<UserSpec> {
+  const parsed = GatewayUserSpec.safeParse(cr.spec ?? {});
+  if (!parsed.success) return specProblems(parsed.error, cr.spec);
+  const spec = parsed.data;
+  const input = {
+    id: cr.metadata.name,
+    name: spec.displayName ?? cr.metadata.name,
+    role: spec.role,
+    budget: spec.budget ?? null,
+    budget_period: spec.budgetPeriod ?? null,
+    allowed_routers: spec.allowedRouters ?? null,
+    rate_limits: spec.rateLimits ? rateLimitsFromCR(spec.rateLimits) : null,
+  };
+  return build(UserSpec, input, {
+    renames: { id: ['metadata', 'name'], name: spec.displayName === undefined ? ['metadata', 'name'] : ['spec', 'displayName'] },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function rateLimitsFromCR(limits: z.output<typeof RateLimits>): RateLimitPolicy {
+  return defined({
+    requests_per_minute: limits.requestsPerMinute,
+    requests_per_day: limits.requestsPerDay,
+    tokens_per_minute: limits.tokensPerMinute,
+    tokens_per_day: limits.tokensPerDay,
+  });
+}
+
+/** Layer 1: the spec's own schema; its paths are already the CR's, under spec. */
+function specProblems(error: z.ZodError, spec: unknown): { ok: false; problems: Problem[] } {
+  const problems = error.issues.flatMap((issue): Problem[] => {
+    const path = ['spec', ...(issue.path as Path)];
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], message: 'is not a field of this resource' }));
+    if (isMissing(issue, spec)) return [{ path, message: 'is required' }];
+    return [{ path, message: issue.message }];
+  });
+  return { ok: false, problems };
+}
+
+interface PathMapping {
+  /** First segment of a gateway field -> its path in the CR; other fields go to spec.<camelCase>. */
+  renames: Record<string, Path>;
+  /** Appended to "is required" and "is not used": ` for type "vllm"`. */
+  forType?: string;
+}
+
+/** Layer 2: the gateway resource, with each problem moved back to the CR field it came from. */
+function build<S extends z.ZodType>(schema: S, input: Record<string, unknown>, mapping: PathMapping): Translation<z.output<S>> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const forType = mapping.forType ?? '';
+  const toCR = (path: Path): Path => {
+    const [first, ...rest] = path;
+    const head = typeof first === 'string' && mapping.renames[first] ? mapping.renames[first] : ['spec', ...(first === undefined ? [] : [camelCase(first)])];
+    return [...head, ...rest.map(camelCase)];
+  };
+  const problems = parsed.error.issues.flatMap((issue): Problem[] => {
+    const path = issue.path as Path;
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: toCR([...path, key]), message: `is not used${forType}` }));
+    if (isMissing(issue, input)) return [{ path: toCR(path), message: `is required${forType}` }];
+    return [{ path: toCR(path), message: issue.message }];
+  });
+  return { ok: false, problems };
+}
+
+/** A required field that is absent (zod reports it as a wrong type or a wrong enum value). */
+function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
+  return (issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.path.length > 0 && valueAt(input, issue.path as Path) === undefined;
+}
+
+function camelCase<T extends string | number>(segment: T): T {
+  return (typeof segment === 'string' ? segment.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : segment) as T;
+}
+
+function valueAt(value: unknown, path: Path): unknown {
+  let current = value;
+  for (const part of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[part];
+  }
+  return current;
+}
+
+/** The object without its undefined-valued keys (an absent field stays absent). */
+function defined<T extends Record<string, unknown>>(object: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
