@@ -17,16 +17,20 @@ const SETTLE = `${COMMON}\n${script('settle')}`;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
+/** Most settlements sent in one script call. */
+const MAX_BATCH = 128;
+
 export class RedisLedger implements Ledger {
   readonly #redis: Redis;
   readonly #admit: ScriptCall;
   readonly #settle: ScriptCall;
+  readonly #pending: { keys: string[]; args: (string | number)[]; resolve: (result: SettleResult) => void; reject: (error: unknown) => void }[] = [];
 
   constructor(redis: Redis) {
     this.#redis = redis;
     // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
     redis.defineCommand('tollgateAdmit', { numberOfKeys: 5, lua: ADMIT });
-    redis.defineCommand('tollgateSettle', { numberOfKeys: 5, lua: SETTLE });
+    redis.defineCommand('tollgateSettle', { lua: SETTLE }); // a batch: as many keys as it holds
     const commands = redis as unknown as Record<string, ScriptCall>;
     this.#admit = commands.tollgateAdmit!.bind(redis);
     this.#settle = commands.tollgateSettle!.bind(redis);
@@ -58,23 +62,34 @@ export class RedisLedger implements Ledger {
     }
   }
 
-  async settle(userId: string, settlement: Settlement): Promise<SettleResult> {
+  /**
+   * Settlements come after the answer, so those of one turn of the event loop (at most
+   * MAX_BATCH) go to Redis in one script call; each is still one atomic step of that script.
+   */
+  settle(userId: string, settlement: Settlement): Promise<SettleResult> {
     const { now, reservation: hold, rate } = settlement;
     const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
-    const charged = await unavailable(() =>
-      this.#settle(
-        ...userKeys(userId, rate?.scope),
-        now,
-        ...indices(now),
-        hold?.id ?? '',
-        hold ? hold.micros.toString() : '0',
-        settlement.actualMicros.toString(),
-        rate?.tokens ?? 0,
-        tokensPerMinute!,
-        tokensPerDay!,
-      ),
+    return new Promise((resolve, reject) => {
+      this.#pending.push({
+        keys: userKeys(userId, rate?.scope),
+        args: [now, ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), rate?.tokens ?? 0, tokensPerMinute!, tokensPerDay!],
+        resolve,
+        reject,
+      });
+      if (this.#pending.length >= MAX_BATCH) this.#flush();
+      else if (this.#pending.length === 1) setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#pending.splice(0, this.#pending.length);
+    if (batch.length === 0) return;
+    const keysOf = batch.flatMap((entry) => entry.keys);
+    const args = batch.flatMap((entry) => entry.args);
+    unavailable(() => this.#settle(keysOf.length, ...keysOf, ...args)).then(
+      (charged) => batch.forEach((entry, i) => entry.resolve({ chargedMicros: BigInt((charged as string[])[i]!) })),
+      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
     );
-    return { chargedMicros: BigInt(charged as string) };
   }
 
   async balance(userId: string, now: number): Promise<Balance> {

@@ -19,36 +19,49 @@ export interface RedisUsageLogOptions {
 /** Stream entries read per XREVRANGE. */
 const BATCH = 500;
 const DAILY_TTL_SECONDS = DAILY_TOTALS_DAYS * 86_400;
+/** Most records written in one script call. */
+const MAX_BATCH = 256;
 
 export class RedisUsageLog implements UsageLog {
   readonly #redis: Redis;
   readonly #retentionMs: number;
   readonly #now: () => number;
   readonly #append: LuaScript;
+  readonly #pending: { record: UsageRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
   constructor(redis: Redis, options: RedisUsageLogOptions) {
     this.#redis = redis;
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
-    this.#append = defineScript(redis, 'usage-append', 3);
+    this.#append = defineScript(redis, 'usage-append');
   }
 
-  async append(record: UsageRecord): Promise<void> {
-    const day = utcDay(record.time);
-    await this.#append.run(
-      keys.usage(record.user_id),
-      keys.userDaily(record.user_id, day),
-      keys.routerDaily(record.router, day),
-      record.time,
-      this.#oldestKept(),
-      this.#retentionMs,
-      DAILY_TTL_SECONDS,
-      record.prompt_tokens,
-      record.completion_tokens,
-      record.cost_micros.toString(),
-      record.kwh,
-      record.kgco2eq,
-      ...toFields(record),
+  /**
+   * Records are gathered for one turn of the event loop (at most MAX_BATCH) and written in one
+   * script call; the promise settles when the record's batch has been written.
+   */
+  append(record: UsageRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ record, resolve, reject });
+      if (this.#pending.length >= MAX_BATCH) this.#flush();
+      else if (this.#pending.length === 1) setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#pending.splice(0, this.#pending.length);
+    if (batch.length === 0) return;
+    const keysOf: string[] = [];
+    const args: (string | number)[] = [this.#oldestKept(), this.#retentionMs, DAILY_TTL_SECONDS];
+    for (const { record } of batch) {
+      const day = utcDay(record.time);
+      keysOf.push(keys.usage(record.user_id), keys.userDaily(record.user_id, day), keys.routerDaily(record.router, day));
+      const fields = toFields(record);
+      args.push(record.time, record.prompt_tokens, record.completion_tokens, record.cost_micros.toString(), record.kwh, record.kgco2eq, fields.length / 2, ...fields);
+    }
+    this.#append.runWithKeys(keysOf, args).then(
+      () => batch.forEach((entry) => entry.resolve()),
+      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
     );
   }
 

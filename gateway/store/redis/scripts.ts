@@ -12,16 +12,20 @@ export interface LuaScript {
   run(...args: Arg[]): Promise<unknown>;
   /** Queues the script on a pipeline (its reply comes back with the pipeline's). */
   queue(pipeline: ChainableCommander, ...args: Arg[]): void;
+  /** Runs a script defined without a fixed number of keys. */
+  runWithKeys(keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
 }
 
-export function defineScript(redis: Redis, name: string, numberOfKeys: number): LuaScript {
+/** `numberOfKeys` undefined: the script takes a varying number of keys (see runWithKeys). */
+export function defineScript(redis: Redis, name: string, numberOfKeys?: number): LuaScript {
   const lua = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
   const command = `tollgate_${name.replaceAll('-', '_')}`;
-  redis.defineCommand(command, { lua, numberOfKeys });
+  redis.defineCommand(command, numberOfKeys === undefined ? { lua } : { lua, numberOfKeys });
   const onClient = commandOf(redis, command);
   return {
     run: (...args) => onClient.call(redis, ...args) as Promise<unknown>,
     queue: (pipeline, ...args) => void commandOf(pipeline, command).call(pipeline, ...args),
+    runWithKeys: (keys, args) => onClient.call(redis, keys.length, ...keys, ...args) as Promise<unknown>,
   };
 }
 

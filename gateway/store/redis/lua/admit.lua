@@ -11,7 +11,7 @@
 
 local now = tonumber(ARGV[1])
 
-local known, budget = roll_period()
+local known, budget = roll_period(KEYS, ARGV)
 if not known then return {'unknown_user'} end
 
 -- Holds of requests that never settled (a gateway that died) expire and are released.

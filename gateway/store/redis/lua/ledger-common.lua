@@ -1,24 +1,26 @@
 -- Shared by admit.lua and settle.lua, prepended to each when they are loaded (redis-ledger.ts):
 -- Redis scripts cannot import one another.
 --
--- Both take KEYS 1 user hash, 2 ledger hash; ARGV 2-4 the day, week and month period indices.
+-- K and A are one request's keys and arguments (KEYS and ARGV for admit.lua, a slice of them
+-- for each settlement of settle.lua): K 1 user hash, 2 ledger hash; A 2-4 the day, week and
+-- month period indices.
 
 -- Rolls the user's budget period forward. Returns whether the user exists, their budget (nil
 -- when unlimited) and the label of the period being counted (`<kind>:<index>`). A new period starts spending from zero; a changed kind
 -- of period starts counting periods afresh without clearing what was spent; a clock behind the
 -- period already seen changes nothing.
-local function roll_period()
-  local user = redis.call('HMGET', KEYS[1], 'budget', 'period')
+local function roll_period(K, A)
+  local user = redis.call('HMGET', K[1], 'budget', 'period')
   if user[1] == false then return false, nil, nil end
   local budget = user[1] ~= '' and tonumber(user[1]) or nil
   local ptype = user[2] or ''
-  local led = redis.call('HMGET', KEYS[2], 'ptype', 'pidx')
-  local indices = { daily = ARGV[2], weekly = ARGV[3], monthly = ARGV[4] }
+  local led = redis.call('HMGET', K[2], 'ptype', 'pidx')
+  local indices = { daily = A[2], weekly = A[3], monthly = A[4] }
   local pidx = indices[ptype] or '0'
   if (led[1] or '') ~= ptype then
-    redis.call('HSET', KEYS[2], 'ptype', ptype, 'pidx', pidx)
+    redis.call('HSET', K[2], 'ptype', ptype, 'pidx', pidx)
   elseif tonumber(pidx) > tonumber(led[2] or '0') then
-    redis.call('HSET', KEYS[2], 'pidx', pidx, 'spent', 0)
+    redis.call('HSET', K[2], 'pidx', pidx, 'spent', 0)
   else
     pidx = led[2] or '0' -- this clock may be behind: the period already seen is the one counted
   end
