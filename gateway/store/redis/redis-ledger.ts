@@ -17,49 +17,80 @@ const SETTLE = `${COMMON}\n${script('settle')}`;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
-/** Most settlements sent in one script call. */
+/** Most admissions, or settlements, sent in one script call. */
 const MAX_BATCH = 128;
+
+/** A request waiting for its batch: its keys and arguments, and what to do with its reply. */
+interface Pending {
+  readonly keys: string[];
+  readonly args: (string | number)[];
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Sends the waiting requests in one script call and hands each its own reply. */
+function runBatch(waiting: Pending[], script: ScriptCall): void {
+  const batch = waiting.splice(0, waiting.length);
+  if (batch.length === 0) return;
+  const keysOf = batch.flatMap((entry) => entry.keys);
+  const args = batch.flatMap((entry) => entry.args);
+  unavailable(() => script(keysOf.length, ...keysOf, ...args)).then(
+    (replies) => batch.forEach((entry, i) => entry.resolve((replies as unknown[])[i])),
+    (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+  );
+}
+
+function readAdmission(reply: (string | number)[]): AdmissionResult {
+  switch (reply[0]) {
+    case 'unknown_user':
+      return { ok: false, reason: 'unknown_user' };
+    case 'budget':
+      return { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) };
+    case 'rate':
+      return { ok: false, reason: 'rate', limit: reply[1] as RateLimitName, retryAfterMs: Number(reply[2]), rate: readStatuses(reply, 3) };
+    default:
+      return { ok: true, rate: readStatuses(reply, 1) };
+  }
+}
 
 export class RedisLedger implements Ledger {
   readonly #redis: Redis;
   readonly #admit: ScriptCall;
   readonly #settle: ScriptCall;
-  readonly #pending: { keys: string[]; args: (string | number)[]; resolve: (result: SettleResult) => void; reject: (error: unknown) => void }[] = [];
+  readonly #admissions: Pending[] = [];
+  readonly #settlements: Pending[] = [];
 
   constructor(redis: Redis) {
     this.#redis = redis;
     // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
-    redis.defineCommand('tollgateAdmit', { numberOfKeys: 5, lua: ADMIT });
+    redis.defineCommand('tollgateAdmit', { lua: ADMIT }); // a batch: as many keys as it holds
     redis.defineCommand('tollgateSettle', { lua: SETTLE }); // a batch: as many keys as it holds
     const commands = redis as unknown as Record<string, ScriptCall>;
     this.#admit = commands.tollgateAdmit!.bind(redis);
     this.#settle = commands.tollgateSettle!.bind(redis);
   }
 
-  async admit(userId: string, admission: Admission): Promise<AdmissionResult> {
+  /**
+   * Admissions of one turn of the event loop (at most MAX_BATCH) go to Redis in one script call,
+   * each one atomic step of it, in order: one write and one reply for many requests. Several
+   * batches may be in flight at once.
+   */
+  admit(userId: string, admission: Admission): Promise<AdmissionResult> {
     const { now, reservation: hold, rate } = admission;
-    const reply = (await unavailable(() =>
-      this.#admit(
-        ...userKeys(userId, rate?.scope),
-        now,
-        ...indices(now),
-        hold?.id ?? '',
-        hold ? hold.micros.toString() : '0',
-        hold?.ttlMs ?? 0,
-        rate?.tokens ?? 0,
-        ...limitArgs(rate?.policy),
-      ),
-    )) as (string | number)[];
-    switch (reply[0]) {
-      case 'unknown_user':
-        return { ok: false, reason: 'unknown_user' };
-      case 'budget':
-        return { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) };
-      case 'rate':
-        return { ok: false, reason: 'rate', limit: reply[1] as RateLimitName, retryAfterMs: Number(reply[2]), rate: readStatuses(reply, 3) };
-      default:
-        return { ok: true, rate: readStatuses(reply, 1) };
-    }
+    return new Promise((resolve, reject) => {
+      this.#admissions.push({
+        keys: userKeys(userId, rate?.scope),
+        args: [now, ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', hold?.ttlMs ?? 0, rate?.tokens ?? 0, ...limitArgs(rate?.policy)],
+        resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
+        reject,
+      });
+      if (this.#admissions.length >= MAX_BATCH) this.#flushAdmissions();
+      else if (this.#admissions.length === 1) setImmediate(() => this.#flushAdmissions());
+    });
+  }
+
+  #flushAdmissions(): void {
+    runBatch(this.#admissions, this.#admit);
   }
 
   /**
@@ -70,26 +101,19 @@ export class RedisLedger implements Ledger {
     const { now, reservation: hold, rate } = settlement;
     const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
     return new Promise((resolve, reject) => {
-      this.#pending.push({
+      this.#settlements.push({
         keys: userKeys(userId, rate?.scope),
         args: [now, ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), rate?.tokens ?? 0, tokensPerMinute!, tokensPerDay!],
-        resolve,
+        resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string) }),
         reject,
       });
-      if (this.#pending.length >= MAX_BATCH) this.#flush();
-      else if (this.#pending.length === 1) setImmediate(() => this.#flush());
+      if (this.#settlements.length >= MAX_BATCH) this.#flushSettlements();
+      else if (this.#settlements.length === 1) setImmediate(() => this.#flushSettlements());
     });
   }
 
-  #flush(): void {
-    const batch = this.#pending.splice(0, this.#pending.length);
-    if (batch.length === 0) return;
-    const keysOf = batch.flatMap((entry) => entry.keys);
-    const args = batch.flatMap((entry) => entry.args);
-    unavailable(() => this.#settle(keysOf.length, ...keysOf, ...args)).then(
-      (charged) => batch.forEach((entry, i) => entry.resolve({ chargedMicros: BigInt((charged as string[])[i]!) })),
-      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
-    );
+  #flushSettlements(): void {
+    runBatch(this.#settlements, this.#settle);
   }
 
   async balance(userId: string, now: number): Promise<Balance> {
