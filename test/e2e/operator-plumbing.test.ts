@@ -9,13 +9,13 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { Informer, type InformerEvent } from '../../operator/kube/informer.ts';
+import { Informer, type InformerEvent } from '../../gateway/kubernetes/informer.ts';
 import {
   applyObject, createKubeClient, isStatus, loadKubeConfig, patchStatus, resourcePath,
   type KubeClient, type KubeObject, type KubeRequest,
-} from '../../operator/kube/kube-client.ts';
+} from '../../gateway/kubernetes/kube-client.ts';
 import { LeaderElector } from '../../operator/kube/leader-election.ts';
-import { silentLog } from '../../operator/kube/log.ts';
+import { silentLog } from '../../gateway/kubernetes/log.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { KubeApiError, loadKubeConfig, objectKey, resourcePath } from '../../../operator/kube/kube-client.ts';
+import { KubeApiError, loadKubeConfig, objectKey, resourcePath } from '../../../gateway/kubernetes/kube-client.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-kube-client-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

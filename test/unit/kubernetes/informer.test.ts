@@ -2,8 +2,8 @@
 // long it asks to wait. The real API server's side is in test/e2e/operator-plumbing.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Informer, type InformerEvent } from '../../../operator/kube/informer.ts';
-import { KubeApiError, type KubeClient, type KubeObject, type KubeRequest } from '../../../operator/kube/kube-client.ts';
+import { Informer, type InformerEvent } from '../../../gateway/kubernetes/informer.ts';
+import { KubeApiError, type KubeClient, type KubeObject, type KubeRequest } from '../../../gateway/kubernetes/kube-client.ts';
 
 type ListAnswer = { resourceVersion: string; items: KubeObject[] } | KubeApiError;
 type WatchAnswer = { events: object[]; then: 'close' | 'hang' } | KubeApiError;
