@@ -98,11 +98,5 @@ local function admit_one(K, A)
   return statuses({ 'ok' }, true)
 end
 
-local replies = {}
-for i = 0, #KEYS / 5 - 1 do
-  local K, A = {}, {}
-  for k = 1, 5 do K[k] = KEYS[i * 5 + k] end
-  for a = 1, 12 do A[a] = ARGV[i * 12 + a] end
-  replies[#replies + 1] = admit_one(K, A)
-end
-return replies
+
+return each_request(5, 12, admit_one)

@@ -37,3 +37,16 @@ local function roll_window(hash, field, w, now)
   if aligned - start >= w then return aligned, 0, cur end
   return start, cur, prev
 end
+
+-- Runs `step` once for each request of a batch, in order, each on its own slice of KEYS and
+-- ARGV (`keys_per` and `args_per` of them), and returns their replies in that order.
+local function each_request(keys_per, args_per, step)
+  local replies = {}
+  for i = 0, #KEYS / keys_per - 1 do
+    local K, A = {}, {}
+    for k = 1, keys_per do K[k] = KEYS[i * keys_per + k] end
+    for a = 1, args_per do A[a] = ARGV[i * args_per + a] end
+    replies[#replies + 1] = step(K, A)
+  end
+  return replies
+end

@@ -48,11 +48,5 @@ local function settle_one(K, A)
   return charged
 end
 
-local charged = {}
-for i = 0, #KEYS / 5 - 1 do
-  local K, A = {}, {}
-  for k = 1, 5 do K[k] = KEYS[i * 5 + k] end
-  for a = 1, 10 do A[a] = ARGV[i * 10 + a] end
-  charged[#charged + 1] = settle_one(K, A)
-end
-return charged
+
+return each_request(5, 10, settle_one)
