@@ -42,7 +42,9 @@ export class MemoryUsageLog implements UsageLog {
   async append(record: UsageRecord): Promise<void> {
     const entries = this.#fresh(record.user_id);
     const entry: Entry = { position: [record.time, ++this.#sequence], record: { ...record } };
-    entries.splice(insertionIndex(entries, record.time), 0, entry);
+    // Records nearly always arrive in time order: append, and search only for a late one.
+    if (entries.length === 0 || entries[entries.length - 1]!.record.time <= record.time) entries.push(entry);
+    else entries.splice(insertionIndex(entries, record.time), 0, entry);
     // Trimmed in batches: cutting one record off the front copies the whole array each time.
     if (entries.length > this.#maxRecords + TRIM_BATCH) entries.splice(0, entries.length - this.#maxRecords);
     this.#entries.set(record.user_id, entries);

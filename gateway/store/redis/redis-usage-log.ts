@@ -119,26 +119,27 @@ export class RedisUsageLog implements UsageLog {
 }
 
 /** A record as the flat field/value list of a stream entry; absent fields are nulls. */
+/** The record as stream field/value pairs (ttft_ms left out when there is none). */
 function toFields(record: UsageRecord): string[] {
-  const fields: Record<string, string | null> = {
-    id: record.id,
-    time: String(record.time),
-    user_id: record.user_id,
-    key_id: record.key_id,
-    router: record.router,
-    provider: record.provider,
-    endpoint: record.endpoint,
-    status: String(record.status),
-    prompt_tokens: String(record.prompt_tokens),
-    completion_tokens: String(record.completion_tokens),
-    cost_micros: record.cost_micros.toString(),
-    kwh: String(record.kwh),
-    kgco2eq: String(record.kgco2eq),
-    latency_ms: String(record.latency_ms),
-    ttft_ms: record.ttft_ms === null ? null : String(record.ttft_ms),
-    incomplete: record.incomplete ? '1' : '0',
-  };
-  return Object.entries(fields).flatMap(([name, value]) => (value === null ? [] : [name, value]));
+  const fields = [
+    'id', record.id,
+    'time', String(record.time),
+    'user_id', record.user_id,
+    'router', record.router,
+    'endpoint', record.endpoint,
+    'status', String(record.status),
+    'prompt_tokens', String(record.prompt_tokens),
+    'completion_tokens', String(record.completion_tokens),
+    'cost_micros', record.cost_micros.toString(),
+    'kwh', String(record.kwh),
+    'kgco2eq', String(record.kgco2eq),
+    'latency_ms', String(record.latency_ms),
+    'incomplete', record.incomplete ? '1' : '0',
+  ];
+  if (record.key_id !== null) fields.push('key_id', record.key_id);
+  if (record.provider !== null) fields.push('provider', record.provider);
+  if (record.ttft_ms !== null) fields.push('ttft_ms', String(record.ttft_ms));
+  return fields;
 }
 
 function fromFields(flat: string[]): UsageRecord {
