@@ -123,15 +123,11 @@ describe('CRDs on a real API server', () => {
     });
   });
 
-  it('accepts a condition with an empty message, as metav1.Condition allows', {
-    // Real 1.20 clusters accept it. Our test server refuses any empty string as "null": its
-    // vendored kube-openapi typeValidator takes a value as null when reflect.DeepEqual(reflect.Zero(T),
-    // reflect.ValueOf(data)), and built with Go 1.19 that holds for "" (a 0 passes).
-    todo: 'the test kube-apiserver (1.20.2 built with Go 1.19) refuses "" in any string field as null',
-  }, async () => {
-    const condition = { type: 'Accepted', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), reason: 'Valid', message: '' };
-    await inNamespace(['patch', 'modelrouter/bare', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { conditions: [condition] } })]);
-  });
+  // Not tested here: a condition with an empty message, which metav1.Condition allows and real
+  // 1.20 clusters accept. The test kube-apiserver (1.20.2 built with Go 1.19) refuses "" in any
+  // string field as "null": its vendored kube-openapi typeValidator treats a value equal to its
+  // type's zero as null. Until the build patches that (vendor/k8s.io/kube-openapi/pkg/validation/
+  // validate/type.go), the operator always writes a non-empty condition message.
 
   const refused: { name: string; object: Record<string, unknown>; messages: string[] }[] = [
     {
