@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { ConfigError } from './config/config-file.ts';
 import { GATEWAY_OPTIONS, readSettings, SettingsError } from './config/settings.ts';
 import { startGateway } from './server.ts';
+import { OPERATOR_OPTIONS, OperatorSettingsError, readOperatorSettings } from '../operator/settings.ts';
 
 const program = new Command('tollgate')
   .description('Tollgate: an OpenAI-compatible LLM gateway with routers, providers, budgets, cost and carbon.')
@@ -11,8 +12,16 @@ const program = new Command('tollgate')
 
 const gateway = program
   .command('gateway')
-  .description('Serve the OpenAI-compatible API from a configuration file, with the in-memory store.')
-  .addHelpText('after', '\nSignals: SIGHUP reloads the configuration file (an invalid file keeps the current one); SIGTERM and SIGINT drain and stop.');
+  .description(
+    'Serve the OpenAI-compatible API: routers from a configuration file and the catalog (in memory, or in Redis with --redis-url), ' +
+    'or with --kubernetes from the routing ConfigMap and provider keys Secret the operator writes.',
+  )
+  .addHelpText('after', [
+    '',
+    'Kubernetes mode: tollgate gateway --kubernetes --namespace tollgate --redis-url redis://redis:6379',
+    '',
+    'Signals: SIGHUP reloads the configuration file (an invalid file keeps the current one); SIGTERM and SIGINT drain and stop.',
+  ].join('\n'));
 for (const option of GATEWAY_OPTIONS) {
   gateway.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
 }
@@ -29,6 +38,30 @@ gateway.action(async (flags: Record<string, unknown>) => {
       process.exit(2);
     }
     throw error;
+  }
+});
+
+const operator = program
+  .command('operator')
+  .description('Reconcile ModelRouter, ModelProvider and GatewayUser resources into the routing ConfigMap, the provider keys Secret and Redis.')
+  .addHelpText('after', '\nSignals: SIGTERM and SIGINT stop, releasing the leader-election Lease for the other replica.');
+for (const option of OPERATOR_OPTIONS) {
+  operator.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
+}
+operator.action(async (flags: Record<string, unknown>) => {
+  let settings;
+  try {
+    settings = readOperatorSettings(flags, process.env);
+  } catch (error) {
+    if (!(error instanceof OperatorSettingsError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  // Loaded here, so the gateway never loads the operator's code and the operator not the gateway's server.
+  const { startOperator } = await import('../operator/main.ts');
+  const running = await startOperator(settings);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => void running.stop().then(() => process.exit(0)));
   }
 });
 

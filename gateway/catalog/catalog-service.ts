@@ -13,10 +13,19 @@ export interface CatalogContent {
   readonly providers: ProviderSpec[];
 }
 
+/**
+ * What the admin API reads routers and providers from and edits them through: the catalog in the
+ * store (file mode), or the snapshot served from Kubernetes, where edits are refused.
+ */
+export interface RoutingCatalog {
+  current(): Promise<Snapshot>;
+  change(edit: (current: CatalogContent) => CatalogContent): Promise<Snapshot>;
+}
+
 /** How often a write is retried when another writer got in first. */
 const MAX_WRITE_ATTEMPTS = 20;
 
-export class CatalogService {
+export class CatalogService implements RoutingCatalog {
   readonly #store: CatalogStore;
 
   constructor(store: CatalogStore) {

@@ -1,12 +1,19 @@
 // Process settings of `tollgate gateway`: read once at start-up from flags and environment
 // variables (flags win), validated by one schema, then frozen. Nothing else reads process.env.
+import { hostname } from 'node:os';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** true or false, as a flag (a boolean) or a variable (the text). */
+const Bool = (fallback: boolean) =>
+  z.preprocess((v) => (typeof v === 'boolean' ? String(v) : v), z.enum(['true', 'false'])).default(fallback ? 'true' : 'false').transform((v) => v === 'true');
+/** A namespace name (an RFC 1123 label) or a ConfigMap or Secret name (an RFC 1123 subdomain). */
+const DnsLabel = z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');
+const DnsSubdomain = z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name (lower-case letters, digits, - and .)');
 
-export const GatewaySettings = z.strictObject({
+const SettingsFields = z.strictObject({
   config: z.string().min(1).optional(),
   host: z.string().min(1).default('0.0.0.0'),
   port: Int(0, 65_535).default(8080),
@@ -18,10 +25,29 @@ export const GatewaySettings = z.strictObject({
   redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   adminKey: z.string().min(1).optional(),
   adminKeyFile: z.string().min(1).optional(),
-  failOpen: z.preprocess((v) => (typeof v === 'boolean' ? String(v) : v), z.enum(['true', 'false'])).default('false').transform((v) => v === 'true'),
+  failOpen: Bool(false),
   usageRetentionDays: z.coerce.number().min(1).max(3650).default(30),
   reservationTtlSeconds: Int(10, 86_400).default(900),
+  kubernetes: Bool(false),
+  namespace: DnsLabel.optional(),
+  routingConfigMap: DnsSubdomain.default('tollgate-routing'),
+  providerKeysSecret: DnsSubdomain.default('tollgate-provider-keys'),
+  kubeconfig: z.string().min(1).optional(),
+  podName: z.string().min(1).max(253).optional(),
 });
+
+/**
+ * In Kubernetes mode routers and providers come from the routing ConfigMap (so no --config), and
+ * users and budgets from Redis (so --redis-url). The pod name defaults to the host name, which
+ * is the pod's name in a pod. Outside Kubernetes mode the Kubernetes settings are ignored.
+ */
+export const GatewaySettings = SettingsFields.superRefine((s, context) => {
+  if (!s.kubernetes) return;
+  const problem = (key: keyof typeof s, message: string) => context.addIssue({ code: 'custom', path: [key], message });
+  if (s.config !== undefined) problem('config', 'not allowed with --kubernetes: routers and providers come from the routing ConfigMap (ModelRouter and ModelProvider resources)');
+  if (s.redisUrl === undefined) problem('redisUrl', 'required with --kubernetes: users and budgets live in Redis, shared by every gateway pod');
+  if (s.namespace === undefined) problem('namespace', 'required with --kubernetes: the namespace of the routing ConfigMap and the provider keys Secret');
+}).transform((s) => (s.kubernetes ? { ...s, podName: s.podName ?? hostname() } : s));
 export type GatewaySettings = Readonly<z.output<typeof GatewaySettings>>;
 
 /** Flag name, environment variable and help of each setting, for the CLI and its --help. */
@@ -40,6 +66,12 @@ export const GATEWAY_OPTIONS = [
   { key: 'failOpen', flag: '--fail-open <bool>', env: 'TOLLGATE_FAIL_OPEN', help: 'when Redis is down, serve priced routers without charging budgets (default false: answer 503)' },
   { key: 'usageRetentionDays', flag: '--usage-retention-days <days>', env: 'TOLLGATE_USAGE_RETENTION_DAYS', help: 'how long usage records are kept (default 30)' },
   { key: 'reservationTtlSeconds', flag: '--reservation-ttl-seconds <s>', env: 'TOLLGATE_RESERVATION_TTL_SECONDS', help: 'after this long a budget hold that was never settled (a crashed gateway) is released (default 900)' },
+  { key: 'kubernetes', flag: '--kubernetes', env: 'TOLLGATE_KUBERNETES', help: 'Kubernetes mode: serve the routing ConfigMap and the provider keys Secret, watched through the API (needs --namespace and --redis-url; no --config)' },
+  { key: 'namespace', flag: '--namespace <name>', env: 'TOLLGATE_NAMESPACE', help: 'Kubernetes mode: namespace of the routing ConfigMap and the provider keys Secret' },
+  { key: 'routingConfigMap', flag: '--routing-config-map <name>', env: 'TOLLGATE_ROUTING_CONFIG_MAP', help: 'Kubernetes mode: the ConfigMap holding the routing snapshot (default tollgate-routing)' },
+  { key: 'providerKeysSecret', flag: '--provider-keys-secret <name>', env: 'TOLLGATE_PROVIDER_KEYS_SECRET', help: 'Kubernetes mode: the Secret holding the provider keys, by provider id (default tollgate-provider-keys)' },
+  { key: 'kubeconfig', flag: '--kubeconfig <file>', env: 'TOLLGATE_KUBECONFIG', help: 'Kubernetes mode: kubeconfig file to use; without it, KUBECONFIG, then the pod\'s service account' },
+  { key: 'podName', flag: '--pod-name <name>', env: 'TOLLGATE_POD_NAME', help: 'Kubernetes mode: name this gateway reports the snapshot version it serves under (default the host name)' },
 ] as const satisfies readonly { key: keyof GatewaySettings; flag: string; env: string; help: string }[];
 
 export class SettingsError extends Error {

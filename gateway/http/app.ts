@@ -5,7 +5,7 @@ import type { RoutingState } from '../routing/routing-state.ts';
 import type { ForwarderDeps } from '../routing/forwarder.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Store } from '../store/store.ts';
-import type { CatalogService } from '../catalog/catalog-service.ts';
+import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import { Billing } from '../billing/billing.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
@@ -27,7 +27,8 @@ export interface AppDeps {
   readonly store: Store;
   /** How API keys are looked up (a cache in front of the store when it is shared). */
   readonly keys: KeyLookup;
-  readonly catalog: CatalogService;
+  /** Routers and providers for the admin API. */
+  readonly catalog: RoutingCatalog;
   readonly now: () => number;
   /** Largest request body accepted, in bytes. */
   readonly bodyLimit: number;

@@ -18,6 +18,11 @@ export interface InformerOptions<T> {
   /** One namespace; all namespaces when omitted. */
   readonly namespace?: string | undefined;
   readonly labelSelector?: string | undefined;
+  /**
+   * E.g. `metadata.name=tollgate-routing`: one object by name, which RBAC can then limit to that
+   * name with resourceNames (the API server takes the name from this selector for list and watch).
+   */
+  readonly fieldSelector?: string | undefined;
   /** Called once per event, one at a time, in order; a rejection is retried with backoff. */
   readonly handler: (event: InformerEvent<T>) => Promise<void>;
   /** Relist and emit every object again this often; 0 turns it off. Default 5 minutes. */
@@ -186,7 +191,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.#options.client.request<ListPage<T>>({
         path: this.#path,
-        query: { limit: this.#options.pageSize ?? 500, continue: token, labelSelector: this.#options.labelSelector },
+        query: { limit: this.#options.pageSize ?? 500, continue: token, labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector },
         signal,
       });
       // Items of a list carry no apiVersion or kind of their own; watch events' objects do.
@@ -233,6 +238,7 @@ export class Informer<T extends KubeObject> {
       allowWatchBookmarks: true,
       timeoutSeconds: this.#options.watchTimeoutSeconds ?? 45,
       labelSelector: this.#options.labelSelector,
+      fieldSelector: this.#options.fieldSelector,
     };
   }
 

@@ -78,6 +78,11 @@ export class GatewayMetrics {
     labelNames: ['version'] as const,
     registers: [this.registry],
   });
+  readonly snapshotsRefused = new Counter({
+    name: 'tollgate_routing_snapshots_refused_total',
+    help: 'Routing snapshots refused (Kubernetes mode: a ConfigMap with a bad checksum, format or content); the table served stays.',
+    registers: [this.registry],
+  });
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_process_' });

@@ -2,13 +2,13 @@
 // (compare-and-set, consistency checks) and the answer waits until this gateway serves it, so
 // the caller's next request sees the change.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CatalogContent, CatalogService } from '../../catalog/catalog-service.ts';
+import type { CatalogContent, RoutingCatalog } from '../../catalog/catalog-service.ts';
 import type { RouterSpec } from '../../resources/router.ts';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import { errors } from '../api-error.ts';
 
 export interface CatalogEditDeps {
-  readonly catalog: CatalogService;
+  readonly catalog: RoutingCatalog;
   readonly routing: RoutingState;
 }
 

@@ -5,7 +5,15 @@ import type { GatewayMetrics } from '../../observability/metrics.ts';
 
 export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics): void {
   app.get('/healthz', () => ({ status: 'ok' }));
-  app.get('/readyz', () => ({ status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length }));
+  app.get('/readyz', (_request, reply) => {
+    // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).
+    const waiting = routing.waiting;
+    if (waiting !== undefined) {
+      reply.code(503);
+      return { status: 'not ready', reason: waiting };
+    }
+    return { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length };
+  });
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();

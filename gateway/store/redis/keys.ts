@@ -34,4 +34,8 @@ export const keys = {
   catalogChanged: 'tg:catalog:changed',
   /** Pub/sub channel told the id of a user whose record or keys changed (caches drop them). */
   accountsChanged: 'tg:accounts:changed',
+  /** String with a TTL: JSON {version, at} of the routing snapshot a gateway pod serves (Kubernetes mode). */
+  gateway: (pod: string) => `tg:gateways:${pod}`,
+  /** Every gateway's report, for SCAN. */
+  gatewayPattern: 'tg:gateways:*',
 } as const;

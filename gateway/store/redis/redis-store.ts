@@ -14,6 +14,7 @@ import type { UsagePage, UsageQuery, UsageRecord, UsageTotals } from '../usage-l
 import { RedisAccounts } from './redis-accounts.ts';
 import { RedisCatalog } from './redis-catalog.ts';
 import { RedisChannels } from './redis-channels.ts';
+import { RedisGateways, type ServingGateway } from './redis-gateways.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { unavailable } from './unavailable.ts';
@@ -37,6 +38,7 @@ export class RedisStore implements Store {
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
   readonly #usage: RedisUsageLog;
+  readonly #gateways: RedisGateways;
 
   /** Connects and waits until Redis answers; StoreUnavailableError when it does not in time. */
   static async connect(url: string, options: RedisStoreOptions): Promise<RedisStore> {
@@ -70,6 +72,7 @@ export class RedisStore implements Store {
     this.#catalog = new RedisCatalog(client, this.#channels);
     this.#ledger = new RedisLedger(client);
     this.#usage = new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now });
+    this.#gateways = new RedisGateways(client);
   }
 
   get healthy(): boolean {
@@ -135,6 +138,19 @@ export class RedisStore implements Store {
   }
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
     return unavailable(() => this.#usage.dailyTotals(subject, fromDay, toDay));
+  }
+
+  /** Kubernetes mode: says which routing snapshot version this pod serves, for `ttlMs` (tg:gateways:<pod>). */
+  reportServing(pod: string, version: string, ttlMs: number, at = new Date()): Promise<void> {
+    return unavailable(() => this.#gateways.report(pod, version, ttlMs, at));
+  }
+  /** Removes a pod's report, when it stops serving. */
+  forgetServing(pod: string): Promise<void> {
+    return unavailable(() => this.#gateways.forget(pod));
+  }
+  /** Every gateway pod whose report has not expired, by pod name. */
+  servingGateways(): Promise<ServingGateway[]> {
+    return unavailable(() => this.#gateways.list());
   }
 
   async close(): Promise<void> {

@@ -105,6 +105,32 @@ describe('redis store: Redis specifics', () => {
     assert.match(stats, /cmdstat_eval:calls=7,.*failed_calls=0\r/);
   });
 
+  test('gateway pods report the snapshot they serve with a TTL; the reports are listed by pod, expired ones gone', async () => {
+    const at = new Date('2026-03-01T12:00:00.000Z');
+    await store.reportServing('gw-b', 'v1', 30_000, at);
+    await store.reportServing('gw-a', 'v1', 30_000, at);
+    await store.reportServing('gw-a', 'v2', 30_000, at); // a newer load replaces the report
+    await store.reportServing('gw-gone', 'v0', 50, at);
+    await admin.set('tg:catalog', '{}'); // other keys are not reports
+    assert.equal(await admin.get(keys.gateway('gw-a')), JSON.stringify({ version: 'v2', at: '2026-03-01T12:00:00.000Z' }));
+    const ttl = await admin.pttl(keys.gateway('gw-a'));
+    assert.ok(ttl > 0 && ttl <= 30_000, `TTL ${ttl} ms`);
+    await eventually('the short-lived report expired', async () => (await admin.exists(keys.gateway('gw-gone'))) === 0);
+    assert.deepEqual(await store.servingGateways(), [
+      { pod: 'gw-a', version: 'v2', at: at.toISOString() },
+      { pod: 'gw-b', version: 'v1', at: at.toISOString() },
+    ]);
+    await store.forgetServing('gw-b');
+    assert.deepEqual((await store.servingGateways()).map((g) => g.pod), ['gw-a']);
+  });
+
+  test('the listing walks the whole key space, however many pods report', async () => {
+    const pods = Array.from({ length: 1200 }, (_, i) => `gw-${String(i).padStart(4, '0')}`);
+    await Promise.all(pods.map((pod) => store.reportServing(pod, 'v1', 30_000)));
+    const listed = await store.servingGateways();
+    assert.deepEqual(listed.map((g) => g.pod), pods);
+  });
+
   describe('when Redis goes away', () => {
     afterEach(async () => {
       // Leave a running server for the next test, whatever this one did.

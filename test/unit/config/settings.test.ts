@@ -2,9 +2,12 @@
 // once by one schema; a bad value names both the flag and the variable that could have set it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { GATEWAY_OPTIONS, SettingsError, readSettings } from '../../../gateway/config/settings.ts';
 
 const CONFIG = { config: 'tollgate.yaml' };
+const KUBERNETES_NEEDS = { namespace: 'tollgate', redisUrl: 'redis://redis:6379' };
+const KUBERNETES_NEEDS_ENV = { TOLLGATE_NAMESPACE: 'tollgate', TOLLGATE_REDIS_URL: 'redis://redis:6379' };
 
 /** The message of the SettingsError the inputs give. */
 function settingsError(flags: Record<string, unknown>, env: Record<string, string>): string {
@@ -30,6 +33,9 @@ describe('readSettings', () => {
       failOpen: false,
       usageRetentionDays: 30,
       reservationTtlSeconds: 900,
+      kubernetes: false,
+      routingConfigMap: 'tollgate-routing',
+      providerKeysSecret: 'tollgate-provider-keys',
     });
   });
 
@@ -48,10 +54,22 @@ describe('readSettings', () => {
     failOpen: { text: 'true', parsed: true },
     usageRetentionDays: { text: '7', parsed: 7 },
     reservationTtlSeconds: { text: '60', parsed: 60 },
+    kubernetes: { text: 'true', parsed: true },
+    namespace: { text: 'tollgate', parsed: 'tollgate' },
+    routingConfigMap: { text: 'routing-v2', parsed: 'routing-v2' },
+    providerKeysSecret: { text: 'keys-v2', parsed: 'keys-v2' },
+    kubeconfig: { text: '/home/me/.kube/config', parsed: '/home/me/.kube/config' },
+    podName: { text: 'tollgate-gateway-7d9f-x2x', parsed: 'tollgate-gateway-7d9f-x2x' },
   };
   for (const option of GATEWAY_OPTIONS) {
     const { text, parsed } = values[option.key]!;
     test(`${option.key} is read from ${option.env}`, () => {
+      if (option.key === 'kubernetes') {
+        // Kubernetes mode takes no config file and needs a namespace and Redis.
+        assert.equal(readSettings(KUBERNETES_NEEDS, { [option.env]: text })[option.key], parsed);
+        assert.equal(readSettings({}, { ...KUBERNETES_NEEDS_ENV, [option.env]: text })[option.key], parsed);
+        return;
+      }
       assert.equal(readSettings(CONFIG, { [option.env]: text })[option.key], option.key === 'config' ? 'tollgate.yaml' : parsed);
       assert.equal(readSettings({}, { ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key], parsed);
     });
@@ -121,5 +139,50 @@ describe('invalid settings', () => {
   test('fail-open is true or false', () => {
     assert.equal(readSettings({ failOpen: true }, {}).failOpen, true);
     assert.match(settingsError({}, { TOLLGATE_FAIL_OPEN: 'yes' }), /^Invalid settings:\n  --fail-open \(TOLLGATE_FAIL_OPEN\): /);
+  });
+});
+
+describe('Kubernetes mode settings', () => {
+  test('--kubernetes with a namespace and Redis: the object names default, the pod name is the host name', () => {
+    const settings = readSettings({ kubernetes: true, ...KUBERNETES_NEEDS }, {});
+    assert.equal(settings.kubernetes, true);
+    assert.equal(settings.namespace, 'tollgate');
+    assert.equal(settings.routingConfigMap, 'tollgate-routing');
+    assert.equal(settings.providerKeysSecret, 'tollgate-provider-keys');
+    assert.equal(settings.kubeconfig, undefined);
+    assert.equal(settings.podName, hostname());
+  });
+
+  test('the pod name comes from TOLLGATE_POD_NAME (the downward API) when set', () => {
+    assert.equal(readSettings({ kubernetes: true, ...KUBERNETES_NEEDS }, { TOLLGATE_POD_NAME: 'gw-0' }).podName, 'gw-0');
+  });
+
+  test('a config file is refused, saying where routers come from instead', () => {
+    assert.equal(
+      settingsError({ kubernetes: true, ...KUBERNETES_NEEDS, config: 'tollgate.yaml' }, {}),
+      'Invalid settings:\n  --config (TOLLGATE_CONFIG): not allowed with --kubernetes: routers and providers come from the routing ConfigMap (ModelRouter and ModelProvider resources)',
+    );
+  });
+
+  test('Redis and the namespace are required', () => {
+    assert.equal(
+      settingsError({}, { TOLLGATE_KUBERNETES: 'true' }),
+      [
+        'Invalid settings:',
+        '  --redis-url (TOLLGATE_REDIS_URL): required with --kubernetes: users and budgets live in Redis, shared by every gateway pod',
+        '  --namespace (TOLLGATE_NAMESPACE): required with --kubernetes: the namespace of the routing ConfigMap and the provider keys Secret',
+      ].join('\n'),
+    );
+  });
+
+  test('names that Kubernetes would refuse are refused here', () => {
+    assert.match(settingsError({ kubernetes: true, ...KUBERNETES_NEEDS, namespace: 'Tollgate' }, {}), /--namespace \(TOLLGATE_NAMESPACE\): must be a Kubernetes namespace name/);
+    assert.match(settingsError({ kubernetes: true, ...KUBERNETES_NEEDS }, { TOLLGATE_ROUTING_CONFIG_MAP: 'routing_v2' }), /--routing-config-map \(TOLLGATE_ROUTING_CONFIG_MAP\): must be a Kubernetes object name/);
+  });
+
+  test('outside Kubernetes mode the Kubernetes settings are read but ask for nothing', () => {
+    const settings = readSettings(CONFIG, { TOLLGATE_NAMESPACE: 'tollgate' });
+    assert.equal(settings.kubernetes, false);
+    assert.equal(settings.podName, undefined);
   });
 });

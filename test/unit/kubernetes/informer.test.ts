@@ -166,6 +166,27 @@ describe('Informer', () => {
     assert.deepEqual(sleeps, [500, 1000]);
   });
 
+  test('a field selector goes on every list and watch, so RBAC can limit the informer to one name', async () => {
+    const api = new ScriptedApi();
+    api.lists.push({ resourceVersion: '10', items: [configMap('only', '5')] });
+    api.watches.push({ events: [], then: 'hang' });
+    const informer = new Informer<KubeObject>({
+      client: api,
+      resource: { group: '', version: 'v1', plural: 'configmaps' },
+      namespace: 'ns',
+      fieldSelector: 'metadata.name=only',
+      handler: async () => {},
+      resyncIntervalMs: 0,
+    });
+    informer.start();
+    await until(() => api.watchVersions().length === 1, 'the watch');
+    await informer.stop();
+    assert.deepEqual(api.requests.map((request) => [request.path, request.query?.fieldSelector, Boolean(request.query?.watch)]), [
+      ['/api/v1/namespaces/ns/configmaps', 'metadata.name=only', false],
+      ['/api/v1/namespaces/ns/configmaps', 'metadata.name=only', true],
+    ]);
+  });
+
   test('synced rejects when the informer stops before its first list', async () => {
     const api = new ScriptedApi();
     api.lists.push(new KubeApiError({ path: '/x' }, 403, '{"reason":"Forbidden"}', null));

@@ -1,0 +1,73 @@
+// What every gateway has, whatever its routing snapshots come from: the store (Redis when a URL
+// is given, memory otherwise), the bootstrap admin, and the Fastify app with its forwarder.
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import type { GatewaySettings } from '../config/settings.ts';
+import { ensureBootstrapAdmin } from '../accounts/bootstrap.ts';
+import { KeyCache } from '../accounts/key-cache.ts';
+import { buildApp } from '../http/app.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import { UpstreamHttp } from '../providers/upstream-http.ts';
+import type { RoutingState } from '../routing/routing-state.ts';
+import { MemoryStore } from '../store/memory/memory-store.ts';
+import { RedisStore } from '../store/redis/redis-store.ts';
+
+export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
+  const retentionMs = settings.usageRetentionDays * 86_400_000;
+  return settings.redisUrl
+    ? RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs })
+    : new MemoryStore({ usageRetentionMs: retentionMs });
+}
+
+/** Makes the bootstrap admin's key (from --admin-key or --admin-key-file) work, if one is given. */
+export async function ensureAdminKey(settings: GatewaySettings, store: RedisStore | MemoryStore): Promise<void> {
+  const adminKey = settings.adminKey ?? (settings.adminKeyFile ? (await readFile(settings.adminKeyFile, 'utf8')).trim() : undefined);
+  if (adminKey) await ensureBootstrapAdmin(store, adminKey, new Date());
+}
+
+export interface GatewayParts {
+  readonly settings: GatewaySettings;
+  readonly store: RedisStore | MemoryStore;
+  readonly routing: RoutingState;
+  readonly metrics: GatewayMetrics;
+  readonly catalog: RoutingCatalog;
+}
+
+/** The app, not listening yet; closing it closes the upstream connections, the key cache and the store. */
+export function gatewayApp({ settings, store, routing, metrics, catalog }: GatewayParts): FastifyInstance {
+  // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
+  const keyCache = settings.redisUrl ? new KeyCache(store) : undefined;
+  const http = new UpstreamHttp();
+  const app = buildApp({
+    routing,
+    metrics,
+    store,
+    keys: keyCache ?? store,
+    catalog,
+    now: Date.now,
+    bodyLimit: settings.bodyLimit,
+    failOpen: settings.failOpen,
+    reservationTtlMs: settings.reservationTtlSeconds * 1000,
+    logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
+    forwarder: {
+      http,
+      options: { maxAttempts: settings.maxAttempts, threshold: settings.failureThreshold, cooldownMs: settings.cooldownSeconds * 1000 },
+      random: Math.random,
+      now: Date.now,
+      onFailure: (router, provider, error, coolingDown) => {
+        metrics.upstreamFailures.inc({ router: router.spec.name, provider: provider.spec.id, failure: error.failure });
+        if (coolingDown) {
+          metrics.cooldowns.inc({ router: router.spec.name, provider: provider.spec.id });
+          app.log.warn({ router: router.spec.name, provider: provider.spec.id }, `provider sits out for ${settings.cooldownSeconds}s after repeated failures: ${error.message}`);
+        }
+      },
+    },
+  });
+  app.addHook('onClose', async () => {
+    keyCache?.close();
+    await http.close();
+    await store.close();
+  });
+  return app;
+}

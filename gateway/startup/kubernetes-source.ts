@@ -1,0 +1,78 @@
+// Kubernetes mode: the routing ConfigMap and the provider keys Secret, watched through the API
+// (../kubernetes/routing-source.ts), make the snapshot served; the version served is reported to
+// Redis for the operator. The admin API shows what is served and refuses edits: routers and
+// providers are ModelRouter and ModelProvider resources, changed with kubectl.
+import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import { SettingsError, type GatewaySettings } from '../config/settings.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../kubernetes/kube-client.ts';
+import { RoutingSource } from '../kubernetes/routing-source.ts';
+import { ServingReport, type ServingReports } from '../kubernetes/serving-report.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
+import { ConflictError } from '../store/store-errors.ts';
+import type { SnapshotSource } from './snapshot-source.ts';
+
+const EDITS_REFUSED = 'routers and providers are ModelRouter and ModelProvider resources in Kubernetes mode: change them with kubectl, not the admin API';
+
+export function kubernetesSource(settings: GatewaySettings, store: ServingReports, env: Readonly<Record<string, string | undefined>>): SnapshotSource {
+  const namespace = settings.namespace;
+  const pod = settings.podName;
+  if (!namespace || !pod) throw new SettingsError('Kubernetes mode needs a namespace and a pod name');
+  const client = connect(settings, env);
+  let served: Snapshot = { format: SNAPSHOT_FORMAT, version: '', routers: [], providers: [] };
+  let loaded = false;
+  let source: RoutingSource | undefined;
+  let report: ServingReport | undefined;
+
+  const catalog: RoutingCatalog = {
+    current: async () => served,
+    change: async () => {
+      throw new ConflictError(EDITS_REFUSED);
+    },
+  };
+
+  return {
+    initial: undefined,
+    catalog,
+    start({ routing, metrics, log }) {
+      report = new ServingReport({ store, pod, version: () => (loaded ? served.version : undefined), log });
+      source = new RoutingSource({
+        client,
+        namespace,
+        configMap: settings.routingConfigMap,
+        secret: settings.providerKeysSecret,
+        load(snapshot) {
+          routing.load(snapshot);
+          served = snapshot;
+          loaded = true;
+          report?.report();
+        },
+        waitFor: (reason) => routing.waitFor(reason),
+        onRefused: () => metrics.snapshotsRefused.inc(),
+        log,
+      });
+      source.start();
+      report.start();
+    },
+    async reload() {
+      // Nothing to re-read: the ConfigMap and the Secret are followed as they change.
+    },
+    async stop() {
+      await source?.stop();
+      await report?.stop();
+    },
+  };
+}
+
+/** --kubeconfig, then $KUBECONFIG, then the pod's service account. */
+function connect(settings: GatewaySettings, env: Readonly<Record<string, string | undefined>>): KubeClient {
+  try {
+    return createKubeClient(loadKubeConfig({
+      kubeconfigPath: settings.kubeconfig,
+      kubeconfigEnv: env.KUBECONFIG,
+      serviceHost: env.KUBERNETES_SERVICE_HOST,
+      servicePort: env.KUBERNETES_SERVICE_PORT,
+    }));
+  } catch (error) {
+    throw new SettingsError(`Kubernetes mode: ${(error as Error).message}`);
+  }
+}

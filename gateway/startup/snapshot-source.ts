@@ -1,0 +1,27 @@
+// Where a gateway's routing snapshots come from: the configuration file and the catalog in the
+// store (file mode), or the routing ConfigMap and the provider keys Secret (Kubernetes mode).
+// Everything else about a gateway is the same in both modes (see ../server.ts).
+import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import type { Log } from '../kubernetes/log.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { Snapshot } from '../resources/snapshot.ts';
+import type { RoutingState } from '../routing/routing-state.ts';
+
+export interface SourceContext {
+  readonly routing: RoutingState;
+  readonly metrics: GatewayMetrics;
+  readonly log: Log;
+}
+
+export interface SnapshotSource {
+  /** Served from start-up; undefined: the gateway is not ready until the source loads one. */
+  readonly initial: Snapshot | undefined;
+  /** What the admin API reads routers and providers from and edits them through. */
+  readonly catalog: RoutingCatalog;
+  /** Starts feeding routing.load(); called once the app is built, before it listens. */
+  start(context: SourceContext): void;
+  /** SIGHUP. */
+  reload(): Promise<void>;
+  /** Stops feeding; called once the app has drained, before the store closes. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,83 @@
+// Informer events to work-queue keys, and the work queue of one leadership term. Every replica
+// keeps its informers' caches warm; only the leader has a queue, so only the leader reconciles
+// and writes. A new term starts with every key queued, so nothing missed before it is lost.
+import type { InformerEvent } from '../gateway/kubernetes/informer.ts';
+import type { Log } from '../gateway/kubernetes/log.ts';
+import { WorkQueue } from './kube/work-queue.ts';
+import type { NamespacedObject, SecretObject } from './kube/resources.ts';
+import { reconcileRouting, ROUTING_KEY, type RoutingDeps } from './reconcile/routing.ts';
+import { reconcileUser, USER_KEY_PREFIX, type UserDeps } from './reconcile/users.ts';
+import type { UserObject } from './reconcile/user-state.ts';
+import { keysForSecret, keysForUser, userKey, worthReconciling } from './work-keys.ts';
+
+export interface ControllerOptions {
+  readonly routing: RoutingDeps;
+  readonly users: UserDeps;
+  /** How often usage and Programmed are brought into status, by queueing every key. */
+  readonly statusPeriodMs: number;
+  readonly log: Log;
+}
+
+export class Controller {
+  readonly #options: ControllerOptions;
+  #queue: WorkQueue | undefined;
+  #lastTermStopped: Promise<void> = Promise.resolve();
+
+  constructor(options: ControllerOptions) {
+    this.#options = options;
+  }
+
+  routingChanged(event: InformerEvent<NamespacedObject>): void {
+    if (worthReconciling(event)) this.#enqueue([ROUTING_KEY]);
+  }
+
+  secretChanged(event: InformerEvent<SecretObject>): void {
+    this.#enqueue(keysForSecret(event.object, this.#options.routing.providers.list(), this.#options.users.users.list()));
+  }
+
+  userChanged(event: InformerEvent<UserObject>): void {
+    if (worthReconciling(event)) this.#enqueue(keysForUser(event.object, this.#options.users.users.list()));
+  }
+
+  /** One leadership term: reconciles until the signal is aborted (leadership lost or stopping). */
+  lead(signal: AbortSignal): void {
+    if (signal.aborted) return;
+    const queue = new WorkQueue({ process: (key) => this.#process(key, signal), log: this.#options.log });
+    // Every status period too: usage and Programmed change without any event. A key failing
+    // meanwhile is then retried at that pace at the latest, whatever its backoff has reached.
+    const everything = () => {
+      queue.add(ROUTING_KEY);
+      for (const user of this.#options.users.users.list()) queue.add(userKey(user));
+    };
+    const timer = setInterval(everything, this.#options.statusPeriodMs);
+    this.#queue = queue;
+    everything();
+    signal.addEventListener('abort', () => {
+      clearInterval(timer);
+      if (this.#queue === queue) this.#queue = undefined;
+      this.#lastTermStopped = queue.stop();
+    }, { once: true });
+  }
+
+  /** Resolves once the last term's running reconciles have ended. */
+  stopped(): Promise<void> {
+    return this.#lastTermStopped;
+  }
+
+  /**
+   * Informers update their cache only after the handler returns, and a reconcile must read the
+   * new state: keys are queued once the current turn (and so the cache update) is over.
+   */
+  #enqueue(keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    setImmediate(() => {
+      for (const key of keys) this.#queue?.add(key);
+    });
+  }
+
+  #process(key: string, signal: AbortSignal): Promise<void> {
+    if (key === ROUTING_KEY) return reconcileRouting(this.#options.routing, signal);
+    if (key.startsWith(USER_KEY_PREFIX)) return reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal);
+    return Promise.reject(new Error(`unknown work-queue key ${key}`));
+  }
+}

@@ -1,0 +1,78 @@
+// `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser and Secret, a Lease
+// for leader election, and the controller that reconciles them while this replica leads.
+import { Informer, type InformerEvent } from '../gateway/kubernetes/informer.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../gateway/kubernetes/kube-client.ts';
+import type { Log } from '../gateway/kubernetes/log.ts';
+import { RedisStore } from '../gateway/store/redis/redis-store.ts';
+import { DAILY_TOTALS_DAYS } from '../gateway/store/usage-days.ts';
+import { Controller } from './controller.ts';
+import { EventRecorder } from './kube/events.ts';
+import { LeaderElector } from './kube/leader-election.ts';
+import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type SecretObject } from './kube/resources.ts';
+import { createLog } from './log.ts';
+import type { ProviderObject, RouterObject } from './reconcile/routing.ts';
+import type { UserObject } from './reconcile/user-state.ts';
+import type { OperatorSettings } from './settings.ts';
+
+export interface RunningOperator {
+  /** Stops leading (releasing the Lease for the other replica), then watching; closes Redis. */
+  stop(): Promise<void>;
+}
+
+export async function startOperator(settings: OperatorSettings, log: Log = createLog(settings.logLevel)): Promise<RunningOperator> {
+  const client = createKubeClient(loadKubeConfig(settings.kube));
+  const store = await RedisStore.connect(settings.redisUrl, {
+    // The operator only reads usage; records older than the gateways keep are simply not there.
+    usageRetentionMs: DAILY_TOTALS_DAYS * 86_400_000,
+    onConnectionError: (error) => log.warn({ err: error }, 'Redis connection failed; retrying'),
+  });
+  // The handlers reach the controller, which reads the informers' caches: built right below.
+  let controller: Controller | undefined;
+  const watch = <T extends KubeObject>(resource: ResourceType, handler: (event: InformerEvent<T>) => void) =>
+    new Informer<T>({ client, resource, namespace: settings.watchNamespace, log, handler: async (event) => handler(event) });
+  const routers = watch<RouterObject>(MODEL_ROUTERS, (event) => controller?.routingChanged(event));
+  const providers = watch<ProviderObject>(MODEL_PROVIDERS, (event) => controller?.routingChanged(event));
+  const users = watch<UserObject>(GATEWAY_USERS, (event) => controller?.userChanged(event));
+  const secrets = watch<SecretObject>(SECRETS, (event) => controller?.secretChanged(event));
+  const events = new EventRecorder(client, settings.identity, log);
+  const target = { namespace: settings.namespace, configMap: settings.routingConfigMap, secret: settings.providerKeysSecret };
+  controller = new Controller({
+    routing: { client, routers, providers, secrets, gateways: store, events, target, log },
+    users: { client, users, secrets, store, events, log },
+    statusPeriodMs: settings.statusPeriodSeconds * 1000,
+    log,
+  });
+
+  const informers = [routers, providers, users, secrets];
+  for (const informer of informers) informer.start();
+  await Promise.all(informers.map((informer) => informer.synced));
+  log.info({ watchNamespace: settings.watchNamespace ?? '(all)', identity: settings.identity }, 'caches synced; competing for leadership');
+  const elector = startElection(client, settings, controller, log);
+
+  return {
+    async stop() {
+      await elector.stop();
+      await controller.stopped();
+      await Promise.all(informers.map((informer) => informer.stop()));
+      await store.close();
+    },
+  };
+}
+
+/** Renewal and retry paced from the lease duration, so a short lease (tests) stays consistent. */
+function startElection(client: KubeClient, settings: OperatorSettings, controller: Controller, log: Log): LeaderElector {
+  const leaseMs = settings.leaseDurationSeconds * 1000;
+  const elector = new LeaderElector({
+    client,
+    namespace: settings.leaseNamespace,
+    name: settings.leaseName,
+    identity: settings.identity,
+    leaseDurationSeconds: settings.leaseDurationSeconds,
+    renewIntervalMs: Math.floor(leaseMs / 5),
+    retryIntervalMs: Math.floor(leaseMs / 7),
+    onStartedLeading: (signal) => controller.lead(signal),
+    log,
+  });
+  elector.start();
+  return elector;
+}

@@ -1,0 +1,48 @@
+// The status each router and provider should have after a routing reconcile. Pure: the
+// conditions come from computeRouting, Programmed from what the gateways report serving.
+import type { Condition } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import { condition, mergeConditions, type DesiredCondition } from './conditions.ts';
+import type { RouterOutcome } from './routing-state.ts';
+import type { StatusPatch } from './status.ts';
+
+/** What a gateway pod says it serves (tg:gateways:<pod> in Redis). */
+export interface GatewayReport {
+  readonly pod: string;
+  readonly version: string;
+}
+
+/**
+ * Programmed: every gateway that reports serves the snapshot version just computed. Stricter than
+ * the router's own generation (a change to another router makes every router wait for the new
+ * version), but it needs no history of which version held which generation.
+ */
+export function programmedCondition(reports: readonly GatewayReport[] | undefined, version: string): DesiredCondition {
+  if (reports === undefined) return { type: 'Programmed', status: 'Unknown', reason: 'ReportsUnavailable', message: 'The gateways\' reports cannot be read from Redis' };
+  if (reports.length === 0) return { type: 'Programmed', status: 'Unknown', reason: 'NoGateways', message: 'No gateway reports the routing snapshot it serves' };
+  const current = reports.filter((report) => report.version === version).length;
+  if (current === reports.length) return condition('Programmed', true, 'Programmed', `Every gateway (${current}) serves routing snapshot ${version}`);
+  return condition('Programmed', false, 'Pending', `${current} of ${reports.length} gateways serve routing snapshot ${version}`);
+}
+
+interface Generational {
+  readonly metadata: { readonly generation?: number };
+  readonly status?: { readonly conditions?: readonly Condition[] };
+}
+
+export function routerStatus(router: Generational, outcome: RouterOutcome, programmed: DesiredCondition, now: Date): StatusPatch {
+  const accepted = outcome.conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
+  const desired = accepted ? [...outcome.conditions, programmed] : outcome.conditions;
+  const generation = router.metadata.generation ?? 0;
+  return {
+    observedGeneration: generation,
+    conditions: mergeConditions(router.status?.conditions, desired, generation, now),
+    // null removes a name left from when the router was valid.
+    publicName: outcome.publicName ?? null,
+    providers: outcome.providers,
+  };
+}
+
+export function providerStatus(provider: Generational, desired: readonly DesiredCondition[], now: Date): StatusPatch {
+  const generation = provider.metadata.generation ?? 0;
+  return { observedGeneration: generation, conditions: mergeConditions(provider.status?.conditions, desired, generation, now) };
+}

@@ -1,0 +1,108 @@
+// The "routing" key's reconcile: the whole routing state rebuilt from the informers' caches,
+// then, each only when it changed, the provider keys Secret, the routing ConfigMap, and the
+// status of every router and provider.
+import { applyObject, isStatus, resourcePath, type KubeClient, type ResourceType } from '../../gateway/kubernetes/kube-client.ts';
+import type { Log } from '../../gateway/kubernetes/log.ts';
+import type { ModelProviderStatus, ModelRouterStatus } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import type { Snapshot } from '../../gateway/resources/snapshot.ts';
+import type { EventRecorder } from '../kube/events.ts';
+import { CONFIGMAPS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type Cache, type ConfigMapObject, type CustomObject, type SecretObject } from '../kube/resources.ts';
+import { computeRouting, keyOf, type Secrets } from './routing-state.ts';
+import { programmedCondition, providerStatus, routerStatus, type GatewayReport } from './routing-status.ts';
+import { configMapUpToDate, keysSecretUpToDate, providerKeysSecret, routingConfigMap, type RoutingTarget } from './routing-writes.ts';
+import { writeStatus } from './write-status.ts';
+
+export const ROUTING_KEY = 'routing';
+
+export type RouterObject = CustomObject<ModelRouterStatus>;
+export type ProviderObject = CustomObject<ModelProviderStatus>;
+
+export interface RoutingDeps {
+  readonly client: KubeClient;
+  readonly routers: Cache<RouterObject>;
+  readonly providers: Cache<ProviderObject>;
+  readonly secrets: Cache<SecretObject>;
+  /** The gateways' reports of the snapshot they serve (Redis). */
+  readonly gateways: { servingGateways(): Promise<readonly GatewayReport[]> };
+  readonly events: EventRecorder;
+  readonly target: RoutingTarget;
+  readonly log: Log;
+  readonly now?: () => Date;
+}
+
+export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal): Promise<void> {
+  const routers = deps.routers.list();
+  const providers = deps.providers.list();
+  const outcome = computeRouting(routers, providers, referencedSecrets(providers, deps.secrets));
+  // Keys before the snapshot: a gateway that sees a new provider finds its key already there.
+  // (A provider removed goes the other way for a moment: served without its key, then gone.)
+  await writeKeys(deps, outcome.keys, signal);
+  await writeSnapshot(deps, outcome.snapshot, signal);
+
+  const programmed = programmedCondition(await readReports(deps), outcome.snapshot.version);
+  const now = deps.now?.() ?? new Date();
+  const failures: unknown[] = [];
+  const attempt = (write: Promise<unknown>) => write.catch((error: unknown) => void failures.push(error));
+  for (const router of routers) {
+    const result = outcome.routers.get(keyOf(router.metadata));
+    if (result) await attempt(writeStatus(deps, MODEL_ROUTERS, router, routerStatus(router, result, programmed, now), signal));
+  }
+  for (const provider of providers) {
+    const result = outcome.providers.get(keyOf(provider.metadata));
+    if (result) await attempt(writeStatus(deps, MODEL_PROVIDERS, provider, providerStatus(provider, result.conditions, now), signal));
+  }
+  // One status that failed does not stop the others; the key is retried for it.
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} status writes failed`);
+}
+
+/** Decoded data of the Secrets the providers name, by namespace/name; no other Secret is decoded. */
+function referencedSecrets(providers: readonly ProviderObject[], secrets: Cache<SecretObject>): Secrets {
+  const found = new Map<string, Record<string, string>>();
+  for (const provider of providers) {
+    const name = (provider.spec as { apiKeySecretRef?: { name?: unknown } } | undefined)?.apiKeySecretRef?.name;
+    if (typeof name !== 'string') continue;
+    const key = `${provider.metadata.namespace}/${name}`;
+    const secret = secrets.get(key);
+    if (secret) found.set(key, decode(secret.data ?? {}));
+  }
+  return found;
+}
+
+function decode(data: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(data).map(([field, value]) => [field, Buffer.from(value, 'base64').toString('utf8')]));
+}
+
+async function writeKeys(deps: RoutingDeps, keys: Record<string, string>, signal?: AbortSignal): Promise<void> {
+  const current = await read<SecretObject>(deps.client, SECRETS, deps.target.namespace, deps.target.secret, signal);
+  if (keysSecretUpToDate(current, keys)) return;
+  // force: the operator alone writes this Secret.
+  await applyObject(deps.client, SECRETS, providerKeysSecret(deps.target, keys), { force: true, signal });
+  deps.log.info({ secret: deps.target.secret, providers: Object.keys(keys).length }, 'provider keys written');
+}
+
+async function writeSnapshot(deps: RoutingDeps, snapshot: Snapshot, signal?: AbortSignal): Promise<void> {
+  const current = await read<ConfigMapObject>(deps.client, CONFIGMAPS, deps.target.namespace, deps.target.configMap, signal);
+  const desired = routingConfigMap(deps.target, snapshot);
+  if (configMapUpToDate(current, desired)) return;
+  await applyObject(deps.client, CONFIGMAPS, desired, { force: true, signal });
+  deps.log.info({ configMap: deps.target.configMap, version: snapshot.version, routers: snapshot.routers.length, providers: snapshot.providers.length }, 'routing snapshot written');
+}
+
+async function read<T>(client: KubeClient, type: ResourceType, namespace: string, name: string, signal?: AbortSignal): Promise<T | undefined> {
+  try {
+    return await client.request<T>({ path: resourcePath(type, { namespace, name }), signal });
+  } catch (error) {
+    if (isStatus(error, 404)) return undefined;
+    throw error;
+  }
+}
+
+/** undefined when Redis cannot be read: Programmed becomes Unknown, the rest goes on. */
+async function readReports(deps: RoutingDeps): Promise<readonly GatewayReport[] | undefined> {
+  try {
+    return await deps.gateways.servingGateways();
+  } catch (error) {
+    deps.log.warn({ err: error }, 'cannot read the gateways\' reports');
+    return undefined;
+  }
+}

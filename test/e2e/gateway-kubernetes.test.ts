@@ -1,0 +1,285 @@
+// A gateway pod in Kubernetes mode against a real kube-apiserver and a real Redis: it runs as an
+// identity whose Role grants get/list/watch on the routing ConfigMap and the provider keys Secret
+// by resourceNames and nothing else (the rules of docs/kubernetes.md), serves the snapshot the
+// ConfigMap holds once both exist, swaps to a new one without a restart, refuses a ConfigMap
+// with a bad checksum while the previous snapshot keeps serving, uses a rotated provider key on
+// the next requests, and reports the version it serves to Redis for the operator.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { generateKey } from '../../gateway/accounts/api-keys.ts';
+import { snapshotVersion } from '../../gateway/config/snapshot-version.ts';
+import { applyObject, createKubeClient, loadKubeConfig, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
+import { ANNOTATIONS, encodeSnapshot } from '../../gateway/kubernetes/snapshot-configmap.ts';
+import { ProviderSpec } from '../../gateway/resources/provider.ts';
+import { RouterSpec } from '../../gateway/resources/router.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../gateway/resources/snapshot.ts';
+import { RedisStore } from '../../gateway/store/redis/redis-store.ts';
+import { startFakeOpenAI } from '../support/fake-openai.ts';
+import type { FakeBackend } from '../support/fake-server.ts';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import { startRedis, type RunningRedis } from '../support/redis-server.ts';
+import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+
+const NAMESPACE = 'tollgate-gw';
+const CONFIG_MAP = 'tollgate-routing';
+const SECRET = 'tollgate-provider-keys';
+const GATEWAY_USER = `system:serviceaccount:${NAMESPACE}:tollgate-gateway`;
+const POD = 'tollgate-gateway-0';
+const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
+const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
+
+/** The gateway's Role and RoleBinding, exactly as docs/kubernetes.md gives them. */
+function gatewayRbac() {
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'tollgate-gateway', namespace: NAMESPACE },
+        rules: [
+          { apiGroups: [''], resources: ['configmaps'], resourceNames: [CONFIG_MAP], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'tollgate-gateway', namespace: NAMESPACE },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tollgate-gateway' },
+        subjects: [{ kind: 'ServiceAccount', name: 'tollgate-gateway', namespace: NAMESPACE }],
+      },
+    ],
+  };
+}
+
+function snapshotOf(routers: { name: string; providers: object[] }[]): Snapshot {
+  const content = {
+    routers: routers.map(({ name }) => RouterSpec.parse({ name, type: 'text-generation' })),
+    providers: routers.flatMap(({ name, providers }) => providers.map((provider) => ProviderSpec.parse({ router: name, ...provider }))),
+  };
+  return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
+}
+
+const simulated = (name: string) => ({ name, providers: [{ id: `${name}-sim`, type: 'simulator', model_name: 'sim' }] });
+
+describe('gateway pods in Kubernetes mode', () => {
+  let plane: ControlPlane;
+  let redis: RunningRedis;
+  let fake: FakeBackend;
+  let kube: KubeClient;
+  let store: RedisStore;
+  let gateway: GatewayProcess | undefined;
+  let userKey: string;
+  const served: Snapshot[] = [];
+
+  /** kubectl as the gateway's identity; against an external cluster (no tokens), admin impersonating it. */
+  const asGateway = (args: string[]) =>
+    plane.external
+      ? plane.kubectl(['--as', GATEWAY_USER, '--as-group', 'system:serviceaccounts', '--as-group', `system:serviceaccounts:${NAMESPACE}`, ...args])
+      : plane.kubectl(args, { as: 'gateway' });
+
+  const writeConfigMap = (content: ReturnType<typeof encodeSnapshot>) =>
+    applyObject(kube, CONFIGMAPS, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: CONFIG_MAP, namespace: NAMESPACE, annotations: content.annotations },
+      // Server-side apply: a field left out is removed, so the snapshot is in data or binaryData only.
+      ...(content.data ? { data: content.data } : {}),
+      ...(content.binaryData ? { binaryData: content.binaryData } : {}),
+    }, { force: true });
+  const writeKeys = (keys: Record<string, string>) =>
+    applyObject(kube, SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: SECRET, namespace: NAMESPACE },
+      type: 'Opaque',
+      data: Object.fromEntries(Object.entries(keys).map(([id, key]) => [id, Buffer.from(key).toString('base64')])),
+    }, { force: true });
+
+  const get = async (path: string) => {
+    const response = await fetch(gateway!.url + path);
+    const text = await response.text();
+    return { status: response.status, body: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  };
+  const chat = async (model: string) => {
+    const response = await fetch(`${gateway!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
+    return { status: response.status, body: await response.json() as any };
+  };
+  const readyVersion = async () => {
+    const ready = await get('/readyz');
+    return ready.status === 200 ? (ready.body.snapshot as string) : undefined;
+  };
+
+  before(async () => {
+    plane = await startControlPlane({ tokens: { gateway: GATEWAY_USER } });
+    redis = await startRedis();
+    fake = await startFakeOpenAI();
+    kube = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
+    await plane.kubectl(['create', 'namespace', NAMESPACE]);
+    await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(gatewayRbac()) });
+    // Another ConfigMap and Secret in the namespace, which the gateway must not be able to read.
+    await plane.kubectl(['-n', NAMESPACE, 'create', 'configmap', 'unrelated', '--from-literal=a=b']);
+    await plane.kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', 'unrelated', '--from-literal=a=b']);
+
+    store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
+    const key = generateKey();
+    userKey = key.secret;
+    const now = new Date();
+    await store.createUser({ id: 'alice', name: 'Alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, rate_limits: null }, now);
+    await store.addKey({ id: 'k1', user_id: 'alice', name: 'e2e', hash: key.hash, hint: key.hint, created_at: now.toISOString(), expires_at: null, revoked_at: null });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    await fake?.close();
+    await store?.close();
+    await redis?.stop();
+    await plane?.stop();
+  });
+
+  it("RBAC: the gateway's identity may get, list and watch the two objects by name, and nothing else", async () => {
+    await writeConfigMap(encodeSnapshot(snapshotOf([simulated('warm-up')])));
+    await writeKeys({});
+    const selector = (name: string) => `fieldSelector=metadata.name%3D${name}`;
+    const path = (plural: string) => `/api/v1/namespaces/${NAMESPACE}/${plural}`;
+    for (const [plural, name] of [['configmaps', CONFIG_MAP], ['secrets', SECRET]] as const) {
+      // get by name, list with the name's field selector, and a watch with it (which ends after 1 s).
+      await asGateway(['-n', NAMESPACE, 'get', plural, name, '-o', 'name']);
+      const listed = JSON.parse(await asGateway(['get', '--raw', `${path(plural)}?${selector(name)}`])) as { items: { metadata: { name: string } }[] };
+      assert.deepEqual(listed.items.map((item) => item.metadata.name), [name]);
+      const watched = await asGateway(['get', '--raw', `${path(plural)}?watch=true&${selector(name)}&timeoutSeconds=1`]);
+      assert.match(watched, new RegExp(`"type":"ADDED".*"name":"${name}"`));
+      // Not: a list of everything, a watch of everything, another object by name or by selector.
+      for (const refused of [
+        ['get', '--raw', path(plural)],
+        ['get', '--raw', `${path(plural)}?watch=true&timeoutSeconds=1`],
+        ['-n', NAMESPACE, 'get', plural, 'unrelated'],
+        ['get', '--raw', `${path(plural)}?${selector('unrelated')}`],
+      ]) {
+        await assert.rejects(asGateway(refused), /Forbidden|forbidden/, `${refused.join(' ')} must be forbidden`);
+      }
+    }
+    // No writes.
+    await assert.rejects(asGateway(['-n', NAMESPACE, 'delete', 'configmap', CONFIG_MAP]), /forbidden/i);
+    await plane.kubectl(['-n', NAMESPACE, 'delete', 'configmap', CONFIG_MAP]);
+    await plane.kubectl(['-n', NAMESPACE, 'delete', 'secret', SECRET]);
+  });
+
+  it('before the routing ConfigMap exists the gateway listens, and /readyz answers 503 saying what it waits for', async () => {
+    gateway = await startGatewayProcess([
+      '--kubernetes',
+      '--namespace', NAMESPACE,
+      '--redis-url', redis.url,
+      '--kubeconfig', plane.external ? plane.kubeconfig() : plane.kubeconfig('gateway'),
+      '--pod-name', POD,
+    ]);
+    assert.equal((await get('/healthz')).status, 200);
+    // At first it is still reading; once its first lists are in, it names what is missing.
+    let ready = await get('/readyz');
+    await eventually(async () => /not found/.test((ready = await get('/readyz')).body.reason ?? ''), '/readyz names what is missing');
+    assert.equal(ready.status, 503);
+    assert.equal(ready.body.status, 'not ready');
+    assert.equal(ready.body.reason, `ConfigMap ${NAMESPACE}/${CONFIG_MAP} not found; Secret ${NAMESPACE}/${SECRET} (provider keys) not found`);
+    assert.deepEqual(await store.servingGateways(), [], 'nothing served, nothing reported');
+  });
+
+  it('serves the snapshot once the ConfigMap and the Secret exist: /readyz, the metric and Redis show its version, and a chat request works', async () => {
+    const first = snapshotOf([simulated('chat-a')]);
+    served.push(first);
+    await writeConfigMap(encodeSnapshot(first));
+    await writeKeys({});
+    await eventually(async () => (await readyVersion()) === first.version, 'the gateway serves the first snapshot');
+
+    assert.deepEqual((await get('/readyz')).body, { status: 'ready', snapshot: first.version, routers: 1 });
+    assert.match((await get('/metrics')).body, new RegExp(`tollgate_routing_snapshot_info\\{version="${first.version}"\\} 1`));
+    const answer = await chat('chat-a');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.object, 'chat.completion');
+    await eventually(async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === first.version), 'the version reported to Redis');
+  });
+
+  it('a new snapshot in the ConfigMap is served without a restart', async () => {
+    const second = snapshotOf([simulated('chat-a'), { name: 'chat-b', providers: [{ id: 'upstream-b', type: 'vllm', model_name: 'backend-b', url: fake.url }] }]);
+    served.push(second);
+    await writeConfigMap(encodeSnapshot(second));
+    await eventually(async () => (await readyVersion()) === second.version, 'the gateway serves the second snapshot');
+
+    const answer = await chat('chat-b');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(fake.requests.at(-1)?.body.model, 'backend-b');
+    assert.equal(fake.requests.at(-1)?.headers.authorization, undefined, 'no key in the Secret yet: none sent');
+    await eventually(async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === second.version), 'the new version reported');
+  });
+
+  it('a ConfigMap with a bad checksum is refused, and the previous snapshot keeps serving', async () => {
+    const current = served.at(-1)!;
+    const refusedBefore = await refusedCount();
+    const content = encodeSnapshot(snapshotOf([simulated('chat-z')]));
+    content.annotations[ANNOTATIONS.sha256] = '0'.repeat(64);
+    await writeConfigMap(content);
+    await eventually(async () => (await refusedCount()) === refusedBefore + 1, 'the gateway refused the ConfigMap');
+
+    assert.equal(await readyVersion(), current.version);
+    assert.equal((await chat('chat-a')).status, 200);
+    assert.equal((await chat('chat-z')).body.error?.code, 'model_not_found');
+  });
+
+  it('a provider key rotated in the Secret is used by the next requests', async () => {
+    const version = served.at(-1)!.version;
+    for (const key of ['sk-first', 'sk-rotated']) {
+      await writeKeys({ 'upstream-b': key });
+      await eventually(async () => {
+        assert.equal((await chat('chat-b')).status, 200);
+        return fake.requests.at(-1)?.headers.authorization === `Bearer ${key}`;
+      }, `requests carry the key ${key}`);
+    }
+    assert.equal(await readyVersion(), version, 'keys do not change the snapshot version');
+    const metrics = (await get('/metrics')).body as string;
+    assert.ok(!metrics.includes('sk-rotated') && !JSON.stringify((await get('/readyz')).body).includes('sk-rotated'), 'the key shows nowhere');
+  });
+
+  it('the admin API shows what is served, and refuses edits: routers are resources', async () => {
+    // The bootstrap admin is made by the gateway from --admin-key; here the user is promoted instead.
+    const adminKey = generateKey();
+    const now = new Date();
+    await store.createUser({ id: 'root', name: 'Root', role: 'admin', budget: null, budget_period: null, allowed_routers: null, rate_limits: null }, now);
+    await store.addKey({ id: 'k1', user_id: 'root', name: 'e2e', hash: adminKey.hash, hint: adminKey.hint, created_at: now.toISOString(), expires_at: null, revoked_at: null });
+    const headers = { authorization: `Bearer ${adminKey.secret}`, 'content-type': 'application/json' };
+    const routers = await (await fetch(`${gateway!.url}/v1/admin/routers`, { headers })).json() as { data: { name: string }[] };
+    assert.deepEqual(routers.data.map((r) => r.name), ['chat-a', 'chat-b']);
+    const providers = await (await fetch(`${gateway!.url}/v1/admin/providers/upstream-b`, { headers })).json() as { has_key: boolean };
+    assert.equal(providers.has_key, true);
+    const create = await fetch(`${gateway!.url}/v1/admin/routers`, { method: 'POST', headers, body: JSON.stringify({ name: 'chat-c', type: 'text-generation' }) });
+    assert.equal(create.status, 409);
+    assert.match(((await create.json()) as { error: { message: string } }).error.message, /ModelRouter and ModelProvider resources in Kubernetes mode/);
+  });
+
+  it('a gateway that stops removes its report', async () => {
+    await gateway!.stop();
+    gateway = undefined;
+    assert.deepEqual((await store.servingGateways()).filter((g) => g.pod === POD), []);
+  });
+
+  /** tollgate_routing_snapshots_refused_total on the gateway's /metrics. */
+  async function refusedCount(): Promise<number> {
+    const text = (await get('/metrics')).body as string;
+    return Number(/^tollgate_routing_snapshots_refused_total (\d+)/m.exec(text)?.[1] ?? NaN);
+  }
+});
+
+/** A bounded polling loop: `condition` is tried until it holds; fails with `what` after 30 s. */
+async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return;
+    await sleep(100);
+  }
+  assert.fail(`not within ${timeoutMs} ms: ${what}`);
+}

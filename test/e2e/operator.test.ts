@@ -1,0 +1,229 @@
+// `tollgate operator` as a process of its own, against a real kube-apiserver and a real Redis,
+// authenticated as the tollgate-operator service account with only the RBAC rules of
+// charts/manifests: the examples become the routing ConfigMap, the provider keys Secret and
+// statuses; a GatewayUser gets its key Secret, its key's hash in Redis (again after Redis lost
+// its data) and its usage in status; bad providers are left out with a reason while the rest
+// serves; deletions reach the snapshot and Redis; of two replicas one leads, and when it is
+// killed the other takes over.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { hashKey } from '../../gateway/accounts/api-keys.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
+import { decodeSnapshot } from '../../gateway/kubernetes/snapshot-configmap.ts';
+import { RedisStore } from '../../gateway/store/redis/redis-store.ts';
+import { startRedis, type RunningRedis } from '../support/redis-server.ts';
+import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
+import { getObject, until, type Conditioned } from './support/poll.ts';
+
+const path = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
+const TEAM = 'team-a';
+const ROUTER = 'meta-llama/Llama-3.1-8B-Instruct';
+const FINALIZER = 'tollgate.dev/redis-cleanup';
+
+describe('tollgate operator against a real API server and Redis', () => {
+  let plane: ControlPlane;
+  let redis: RunningRedis;
+  let store: RedisStore;
+  let raw: Redis;
+  let admin: KubeClient;
+  const operators: OperatorProcess[] = [];
+  let aliceKey = '';
+
+  const kubectl = (args: string[], input?: string) => plane.kubectl(args, input === undefined ? {} : { input });
+  const inTeam = (args: string[], input?: string) => kubectl(['-n', TEAM, ...args], input);
+  const apply = (object: object) => inTeam(['apply', '--validate=false', '-f', '-'], JSON.stringify(object));
+  const get = <T>(plural: string, name: string, namespace = TEAM) => getObject<T>(admin, plural, namespace, name);
+  const startOperator = (identity: string) => {
+    const operator = startOperatorProcess({
+      identity,
+      // Against a cluster we did not start there is no operator token: the tests then act as admin.
+      kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig('operator'),
+      redisUrl: redis.url,
+    });
+    operators.push(operator);
+    return operator;
+  };
+  const snapshot = async () => {
+    const configMap = await get<{ metadata: { annotations?: Record<string, string> }; data?: Record<string, string>; binaryData?: Record<string, string> }>('configmaps', 'tollgate-routing', 'tollgate');
+    if (!configMap) return undefined;
+    const decoded = decodeSnapshot({ annotations: configMap.metadata.annotations ?? {}, data: configMap.data, binaryData: configMap.binaryData });
+    assert.ok(decoded.ok, decoded.ok ? '' : decoded.reason);
+    return decoded.snapshot;
+  };
+  const providerIds = async () => (await snapshot())?.providers.map((p) => p.id).sort();
+  const providerKeys = async () => {
+    const secret = await get<{ data?: Record<string, string> }>('secrets', 'tollgate-provider-keys', 'tollgate');
+    return secret && Object.fromEntries(Object.entries(secret.data ?? {}).map(([id, value]) => [id, Buffer.from(value, 'base64').toString()]));
+  };
+  const condition = (object: Conditioned | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type);
+
+  before(async () => {
+    plane = await startControlPlane({ tokens: { operator: 'system:serviceaccount:tollgate:tollgate-operator' } });
+    redis = await startRedis();
+    admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
+    await kubectl(['apply', '-f', path('crds/')]);
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
+    await kubectl(['apply', '-f', path('charts/manifests/')]);
+    await kubectl(['create', 'namespace', TEAM]);
+    await inTeam(['apply', '-f', path('examples/kubernetes/')]);
+    store = await RedisStore.connect(redis.url, { usageRetentionMs: 30 * 86_400_000 });
+    raw = new Redis(redis.url);
+    startOperator('op-a');
+  });
+  after(async () => {
+    await Promise.all(operators.map((operator) => operator.kill()));
+    raw?.disconnect();
+    await store?.close();
+    await redis?.stop();
+    await plane?.stop();
+  });
+
+  it('writes the examples into the routing ConfigMap, without keys, and the vLLM key into the keys Secret', async () => {
+    await until(async () => (await providerIds())?.length === 2, 'a snapshot with both example providers', operators);
+    const served = (await snapshot())!;
+    assert.deepEqual(served.routers.map((r) => [r.name, r.aliases]), [[ROUTER, ['llama-8b']]]);
+    assert.deepEqual(await providerIds(), ['team-a-llama-simulator', 'team-a-llama-vllm']);
+    assert.ok(served.providers.every((p) => p.key === undefined));
+    const configMap = await get<{ metadata: { labels: Record<string, string> } }>('configmaps', 'tollgate-routing', 'tollgate');
+    assert.equal(configMap?.metadata.labels['app.kubernetes.io/managed-by'], 'tollgate-operator');
+    await until(async () => (await providerKeys())?.['team-a-llama-vllm'] === 'replace-me', 'the vLLM key in the keys Secret', operators);
+    assert.deepEqual(Object.keys((await providerKeys())!), ['team-a-llama-vllm']);
+  });
+
+  it('reports Accepted, ResolvedRefs and Ready with observedGeneration, and Programmed from the gateways\' reports', async () => {
+    const router = await until(async () => {
+      const found = await get<Conditioned>('modelrouters', 'llama-3-1-8b');
+      return condition(found, 'Ready')?.status === 'True' ? found : undefined;
+    }, 'the router Ready', operators);
+    const generation = router.metadata.generation;
+    assert.equal(router.status?.observedGeneration, generation);
+    assert.deepEqual(router.status?.providers, { ready: 2, total: 2 });
+    assert.equal(router.status?.publicName, ROUTER);
+    assert.equal(condition(router, 'Accepted')?.status, 'True');
+    assert.ok(router.status?.conditions?.every((c) => c.observedGeneration === generation));
+    assert.deepEqual([condition(router, 'Programmed')?.status, condition(router, 'Programmed')?.reason], ['Unknown', 'NoGateways']);
+    for (const name of ['llama-vllm', 'llama-simulator']) {
+      const provider = await until(async () => {
+        const found = await get<Conditioned>('modelproviders', name);
+        return condition(found, 'Ready')?.status === 'True' ? found : undefined;
+      }, `provider ${name} Ready`, operators);
+      assert.deepEqual(['Accepted', 'ResolvedRefs', 'Ready'].map((type) => condition(provider, type)?.status), ['True', 'True', 'True']);
+      assert.equal(provider.status?.observedGeneration, provider.metadata.generation);
+    }
+
+    const version = (await snapshot())!.version;
+    const report = (pod: string, served: string) => raw.set(`tg:gateways:${pod}`, JSON.stringify({ version: served, at: new Date().toISOString() }), 'PX', 60_000);
+    await report('gw-1', version);
+    await until(async () => condition(await get<Conditioned>('modelrouters', 'llama-3-1-8b'), 'Programmed')?.status === 'True', 'Programmed=True once the one gateway serves the version', operators);
+    await report('gw-2', 'an-older-version');
+    const pending = await until(async () => {
+      const programmed = condition(await get<Conditioned>('modelrouters', 'llama-3-1-8b'), 'Programmed');
+      return programmed?.status === 'False' ? programmed : undefined;
+    }, 'Programmed=False while a gateway serves an older version', operators);
+    assert.equal(pending.reason, 'Pending');
+    assert.match(pending.message, /1 of 2 gateways/);
+    await raw.del('tg:gateways:gw-1', 'tg:gateways:gw-2');
+  });
+
+  it('carries a rotated provider key into the keys Secret', async () => {
+    await inTeam(['create', 'secret', 'generic', 'vllm-api-key', '--from-literal=api-key=rotated-key', '--dry-run=client', '-o', 'yaml'])
+      .then((manifest) => inTeam(['apply', '-f', '-'], manifest));
+    await until(async () => (await providerKeys())?.['team-a-llama-vllm'] === 'rotated-key', 'the rotated key in the keys Secret', operators);
+  });
+
+  it('gives the GatewayUser an API key Secret whose hash is in Redis, a finalizer, and its usage in status', async () => {
+    const secret = await until(() => get<{ data?: Record<string, string>; metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] } }>('secrets', 'alice-api-key'), 'the key Secret', operators);
+    aliceKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
+    assert.match(aliceKey, /^tg-/);
+    const user = (await get<Conditioned & { metadata: { uid: string } }>('gatewayusers', 'alice'))!;
+    assert.deepEqual(secret.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['GatewayUser', 'alice', user.metadata.uid]]);
+    const found = await until(() => store.findKey(hashKey(aliceKey)), 'the key hash in Redis', operators);
+    assert.deepEqual([found.user.id, found.user.name, found.user.budget, found.user.budget_period], ['alice', 'Alice Martin', '25', 'monthly']);
+
+    const ready = await until(async () => {
+      const current = await get<Conditioned>('gatewayusers', 'alice');
+      return condition(current, 'Ready')?.status === 'True' ? current : undefined;
+    }, 'the user Ready', operators);
+    assert.ok(ready.metadata.finalizers?.includes(FINALIZER));
+    assert.equal(ready.status?.apiKeySecretName, 'alice-api-key');
+    assert.deepEqual([ready.status?.spent, ready.status?.remaining, ready.status?.requests], ['0', '25', 0]);
+    assert.equal(ready.status?.observedGeneration, ready.metadata.generation);
+
+    // One request of 1.50, as a gateway records it: charged to the ledger, and a usage record.
+    const now = Date.now();
+    assert.equal((await store.admit('alice', { now, reservation: { id: 'r1', micros: 2_000_000n, ttlMs: 60_000 } })).ok, true);
+    await store.settle('alice', { now, reservation: { id: 'r1', micros: 2_000_000n }, actualMicros: 1_500_000n });
+    await store.append(usageRecord('alice', now, 1_500_000n));
+    const used = await until(async () => {
+      const current = await get<Conditioned>('gatewayusers', 'alice');
+      return current?.status?.requests === 1 ? current : undefined;
+    }, 'the usage in status', operators);
+    assert.deepEqual([used.status?.spent, used.status?.remaining, used.status?.lastRequestTime], ['1.5', '23.5', new Date(now).toISOString()]);
+  });
+
+  it('registers the key again after Redis lost its data, from the Secret that holds it', async () => {
+    await redis.restart();
+    await until(async () => (await store.findKey(hashKey(aliceKey)).catch(() => undefined))?.user.id === 'alice', 'the key hash back in Redis', operators);
+  });
+
+  it('leaves out an invalid provider and one naming a missing router, with reasons, while the others serve', async () => {
+    const provider = (name: string, spec: object) => ({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name }, spec });
+    await apply(provider('bad-vllm', { routerRef: { name: 'llama-3-1-8b' }, type: 'vllm', model: 'm' }));
+    await apply(provider('orphan', { routerRef: { name: 'no-such-router' }, type: 'simulator', model: 'm' }));
+    const bad = await until(async () => condition(await get<Conditioned>('modelproviders', 'bad-vllm'), 'Accepted'), 'bad-vllm judged', operators);
+    assert.deepEqual([bad.status, bad.reason], ['False', 'InvalidSpec']);
+    assert.match(bad.message, /spec\.url: is required for type "vllm"/);
+    const orphan = await until(async () => condition(await get<Conditioned>('modelproviders', 'orphan'), 'ResolvedRefs'), 'orphan judged', operators);
+    assert.deepEqual([orphan.status, orphan.reason], ['False', 'RouterNotFound']);
+    assert.deepEqual(await providerIds(), ['team-a-llama-simulator', 'team-a-llama-vllm']);
+    await until(async () => (await get<Conditioned>('modelrouters', 'llama-3-1-8b'))?.status?.providers?.total === 3, 'the router counts bad-vllm', operators);
+    const events = await until(async () => {
+      const list = await admin.request<{ items: { reason: string; type: string; involvedObject: { name: string } }[] }>({ path: `/api/v1/namespaces/${TEAM}/events` });
+      return list.items.find((event) => event.involvedObject.name === 'bad-vllm' && event.reason === 'InvalidSpec');
+    }, 'a Warning event for bad-vllm', operators);
+    assert.equal(events.type, 'Warning');
+  });
+
+  it('drops a deleted provider from the snapshot', async () => {
+    await inTeam(['delete', 'modelprovider', 'llama-simulator']);
+    await until(async () => JSON.stringify(await providerIds()) === JSON.stringify(['team-a-llama-vllm']), 'the snapshot without the simulator', operators);
+  });
+
+  it('removes a deleted GatewayUser\'s Redis state, then lets the object go', async () => {
+    await inTeam(['delete', 'gatewayuser', 'alice', '--wait=false']);
+    await until(async () => (await get('gatewayusers', 'alice')) === undefined ? true : undefined, 'the GatewayUser gone', operators);
+    assert.equal(await store.getUser('alice'), undefined);
+    assert.equal(await store.findKey(hashKey(aliceKey)), undefined);
+  });
+
+  it('runs two replicas with one leader; when the leader is killed, the other takes over and reconciles', async () => {
+    const [first] = operators;
+    const second = startOperator('op-b');
+    await until(async () => (second.output().includes('competing for leadership') ? true : undefined), 'the second replica synced', operators);
+    await sleep(3000); // several renewals and acquisition attempts
+    const lease = await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate');
+    assert.equal(lease?.spec.holderIdentity, 'op-a');
+    assert.ok(first!.output().includes('started leading'));
+    assert.ok(!second.output().includes('started leading'), 'the second replica waits');
+
+    await first!.kill();
+    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name: 'llama-extra' }, spec: { routerRef: { name: 'llama-3-1-8b' }, type: 'simulator', model: 'sim' } });
+    await until(async () => (await providerIds())?.includes('team-a-llama-extra') || undefined, 'the change made after the kill in the snapshot', operators);
+    assert.equal((await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate'))?.spec.holderIdentity, 'op-b');
+    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'GatewayUser', metadata: { name: 'bob' }, spec: {} });
+    const secret = await until(() => get<{ data?: Record<string, string> }>('secrets', 'bob-api-key'), 'bob\'s key Secret from the new leader', operators);
+    const bobKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
+    assert.equal((await until(() => store.findKey(hashKey(bobKey)), 'bob\'s key in Redis', operators)).user.id, 'bob');
+  });
+});
+
+function usageRecord(userId: string, time: number, costMicros: bigint) {
+  return {
+    id: `u-${time}`, time, user_id: userId, key_id: null, router: ROUTER, provider: 'team-a-llama-vllm', endpoint: 'chat' as const, status: 200,
+    prompt_tokens: 10, completion_tokens: 20, cost_micros: costMicros, kwh: 0, kgco2eq: 0, latency_ms: 5, ttft_ms: null, incomplete: false,
+  };
+}

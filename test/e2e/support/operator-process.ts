@@ -1,0 +1,56 @@
+// `tollgate operator` in a process of its own (as it runs in a pod), so a test can SIGKILL it:
+// a leader that dies without releasing its Lease. Its output is kept for failure messages.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../../gateway/cli.ts', import.meta.url));
+const OUTPUT_LIMIT = 256 * 1024;
+
+export interface OperatorProcess {
+  /** stdout and stderr so far (the last OUTPUT_LIMIT characters). */
+  output(): string;
+  /** SIGKILL, then waits for the exit. Idempotent. */
+  kill(): Promise<void>;
+}
+
+export interface OperatorProcessOptions {
+  readonly identity: string;
+  readonly kubeconfig: string;
+  readonly redisUrl: string;
+  /** Short, so a killed leader is replaced within a test's patience. Default 4 s. */
+  readonly leaseDurationSeconds?: number;
+}
+
+export function startOperatorProcess(options: OperatorProcessOptions): OperatorProcess {
+  const args = [
+    CLI, 'operator',
+    '--namespace', 'tollgate',
+    '--kubeconfig', options.kubeconfig,
+    '--redis-url', options.redisUrl,
+    '--pod-name', options.identity,
+    '--lease-duration-seconds', String(options.leaseDurationSeconds ?? 4),
+    '--status-period-seconds', '1',
+    '--log-level', 'info',
+  ];
+  // No TOLLGATE_* or KUBECONFIG of the test's environment may steer the operator.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TOLLGATE_') && name !== 'KUBECONFIG'));
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_LIMIT);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const exited = once(child, 'exit');
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  return {
+    output: () => output,
+    async kill() {
+      process.off('exit', killOnExit);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
