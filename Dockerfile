@@ -1,4 +1,4 @@
-# Tollgate: one image for every component (`tollgate gateway`, later `tollgate operator`).
+# Tollgate: one image for every component (`tollgate gateway`, `tollgate operator`).
 # Node 24 runs the TypeScript sources directly (type stripping), so the build stage only
 # installs production dependencies: the same `npm ci` the README and CI run, without dev tools.
 
@@ -17,6 +17,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY gateway ./gateway
+COPY operator ./operator
+COPY crds ./crds
 COPY examples ./examples
 USER node
 EXPOSE 8080
