@@ -44,7 +44,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
 
   const metrics = new GatewayMetrics();
   const routing = new RoutingState(source.initial, (table) => metrics.setSnapshotVersion(table.version));
-  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog });
+  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, userResources: source.userResources });
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
   source.start({ routing, metrics, log: app.log });

@@ -15,11 +15,18 @@ export interface CatalogContent {
 
 /**
  * What the admin API reads routers and providers from and edits them through: the catalog in the
- * store (file mode), or the snapshot served from Kubernetes, where edits are refused.
+ * store (file mode), or in Kubernetes mode the snapshot served, edits being written as custom
+ * resources (../kubernetes/cr-catalog.ts).
  */
 export interface RoutingCatalog {
   current(): Promise<Snapshot>;
-  change(edit: (current: CatalogContent) => CatalogContent): Promise<Snapshot>;
+  /**
+   * Applies `edit` to the current content. Resolves to the snapshot this gateway will serve, or
+   * to undefined when another party publishes the result (the operator, in Kubernetes mode).
+   */
+  change(edit: (current: CatalogContent) => CatalogContent): Promise<Snapshot | undefined>;
+  /** The id a provider created with the id `requested` is served under; absent: the same. */
+  providerId?(requested: string): string;
 }
 
 /** How often a write is retried when another writer got in first. */

@@ -34,6 +34,7 @@ const SettingsFields = z.strictObject({
   providerKeysSecret: DnsSubdomain.default('tollgate-provider-keys'),
   kubeconfig: z.string().min(1).optional(),
   podName: z.string().min(1).max(253).optional(),
+  resourceNamespace: DnsLabel.optional(),
 });
 
 /**
@@ -47,7 +48,7 @@ export const GatewaySettings = SettingsFields.superRefine((s, context) => {
   if (s.config !== undefined) problem('config', 'not allowed with --kubernetes: routers and providers come from the routing ConfigMap (ModelRouter and ModelProvider resources)');
   if (s.redisUrl === undefined) problem('redisUrl', 'required with --kubernetes: users and budgets live in Redis, shared by every gateway pod');
   if (s.namespace === undefined) problem('namespace', 'required with --kubernetes: the namespace of the routing ConfigMap and the provider keys Secret');
-}).transform((s) => (s.kubernetes ? { ...s, podName: s.podName ?? hostname() } : s));
+}).transform((s) => (s.kubernetes ? { ...s, podName: s.podName ?? hostname(), resourceNamespace: s.resourceNamespace ?? s.namespace } : s));
 export type GatewaySettings = Readonly<z.output<typeof GatewaySettings>>;
 
 /** Flag name, environment variable and help of each setting, for the CLI and its --help. */
@@ -71,6 +72,7 @@ export const GATEWAY_OPTIONS = [
   { key: 'routingConfigMap', flag: '--routing-config-map <name>', env: 'TOLLGATE_ROUTING_CONFIG_MAP', help: 'Kubernetes mode: the ConfigMap holding the routing snapshot (default tollgate-routing)' },
   { key: 'providerKeysSecret', flag: '--provider-keys-secret <name>', env: 'TOLLGATE_PROVIDER_KEYS_SECRET', help: 'Kubernetes mode: the Secret holding the provider keys, by provider id (default tollgate-provider-keys)' },
   { key: 'kubeconfig', flag: '--kubeconfig <file>', env: 'TOLLGATE_KUBECONFIG', help: 'Kubernetes mode: kubeconfig file to use; without it, KUBECONFIG, then the pod\'s service account' },
+  { key: 'resourceNamespace', flag: '--resource-namespace <name>', env: 'TOLLGATE_RESOURCE_NAMESPACE', help: 'Kubernetes mode: namespace where the admin API writes ModelRouter, ModelProvider and GatewayUser resources (default --namespace)' },
   { key: 'podName', flag: '--pod-name <name>', env: 'TOLLGATE_POD_NAME', help: 'Kubernetes mode: name this gateway reports the snapshot version it serves under (default the host name)' },
 ] as const satisfies readonly { key: keyof GatewaySettings; flag: string; env: string; help: string }[];
 

@@ -6,6 +6,7 @@ import type { ForwarderDeps } from '../routing/forwarder.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Store } from '../store/store.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import type { UserResources } from '../kubernetes/cr-catalog.ts';
 import { Billing } from '../billing/billing.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
@@ -29,6 +30,8 @@ export interface AppDeps {
   readonly keys: KeyLookup;
   /** Routers and providers for the admin API. */
   readonly catalog: RoutingCatalog;
+  /** Kubernetes mode: the admin API writes users as GatewayUser resources. */
+  readonly userResources?: UserResources | undefined;
   readonly now: () => number;
   /** Largest request body accepted, in bytes. */
   readonly bodyLimit: number;
@@ -61,7 +64,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerHealth(app, deps.routing, deps.metrics);
   registerModels(app, deps.routing);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
-  registerAdminUsers(app, { store: deps.store, now: deps.now });
+  registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
   registerMe(app, { store: deps.store, now: deps.now });

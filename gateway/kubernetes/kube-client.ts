@@ -15,6 +15,8 @@ import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node'
 import { fetch } from 'undici';
 
 export const FIELD_MANAGER = 'tollgate-operator';
+/** The field manager of the gateway's writes (the admin API in Kubernetes mode). */
+export const GATEWAY_FIELD_MANAGER = 'tollgate-gateway';
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -253,15 +255,20 @@ export interface ApplyObject {
 }
 
 /**
- * Server-side apply as `tollgate-operator`. `force` takes fields over from other managers: pass
+ * Server-side apply as `tollgate-operator` (or `options.fieldManager`). `force` takes fields over from other managers: pass
  * it only for objects the operator alone writes (its ConfigMap and Secrets), never for fields a
  * person may also set.
  */
-export function applyObject<T>(client: KubeClient, type: ResourceType, object: ApplyObject, options: { force: boolean; signal?: AbortSignal }): Promise<T> {
+export function applyObject<T>(
+  client: KubeClient,
+  type: ResourceType,
+  object: ApplyObject,
+  options: { force: boolean; signal?: AbortSignal; fieldManager?: string },
+): Promise<T> {
   return client.request<T>({
     method: HttpMethod.PATCH,
     path: resourcePath(type, { namespace: object.metadata.namespace, name: object.metadata.name }),
-    query: { fieldManager: FIELD_MANAGER, force: options.force ? true : undefined },
+    query: { fieldManager: options.fieldManager ?? FIELD_MANAGER, force: options.force ? true : undefined },
     contentType: 'application/apply-patch+yaml',
     body: object,
     signal: options.signal,

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import type { UserResources } from '../kubernetes/cr-catalog.ts';
 import type { GatewaySettings } from '../config/settings.ts';
 import { ensureBootstrapAdmin } from '../accounts/bootstrap.ts';
 import { KeyCache } from '../accounts/key-cache.ts';
@@ -32,10 +33,11 @@ export interface GatewayParts {
   readonly routing: RoutingState;
   readonly metrics: GatewayMetrics;
   readonly catalog: RoutingCatalog;
+  readonly userResources?: UserResources | undefined;
 }
 
 /** The app, not listening yet; closing it closes the upstream connections, the key cache and the store. */
-export function gatewayApp({ settings, store, routing, metrics, catalog }: GatewayParts): FastifyInstance {
+export function gatewayApp({ settings, store, routing, metrics, catalog, userResources }: GatewayParts): FastifyInstance {
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store) : undefined;
   const http = new UpstreamHttp();
@@ -45,6 +47,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog }: Gatew
     store,
     keys: keyCache ?? store,
     catalog,
+    userResources,
     now: Date.now,
     bodyLimit: settings.bodyLimit,
     failOpen: settings.failOpen,

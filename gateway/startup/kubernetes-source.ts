@@ -1,17 +1,15 @@
 // Kubernetes mode: the routing ConfigMap and the provider keys Secret, watched through the API
 // (../kubernetes/routing-source.ts), make the snapshot served; the version served is reported to
-// Redis for the operator. The admin API shows what is served and refuses edits: routers and
-// providers are ModelRouter and ModelProvider resources, changed with kubectl.
-import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+// Redis for the operator. The admin API shows what is served, and writes its edits of routers,
+// providers and users as ModelRouter, ModelProvider and GatewayUser resources (CrCatalog), which
+// the operator publishes like any other: the resources stay the single source of truth.
 import { SettingsError, type GatewaySettings } from '../config/settings.ts';
+import { CrCatalog } from '../kubernetes/cr-catalog.ts';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../kubernetes/kube-client.ts';
 import { RoutingSource } from '../kubernetes/routing-source.ts';
 import { ServingReport, type ServingReports } from '../kubernetes/serving-report.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
-import { ConflictError } from '../store/store-errors.ts';
 import type { SnapshotSource } from './snapshot-source.ts';
-
-const EDITS_REFUSED = 'routers and providers are ModelRouter and ModelProvider resources in Kubernetes mode: change them with kubectl, not the admin API';
 
 export function kubernetesSource(settings: GatewaySettings, store: ServingReports, env: Readonly<Record<string, string | undefined>>): SnapshotSource {
   const namespace = settings.namespace;
@@ -23,16 +21,12 @@ export function kubernetesSource(settings: GatewaySettings, store: ServingReport
   let source: RoutingSource | undefined;
   let report: ServingReport | undefined;
 
-  const catalog: RoutingCatalog = {
-    current: async () => served,
-    change: async () => {
-      throw new ConflictError(EDITS_REFUSED);
-    },
-  };
+  const catalog = new CrCatalog({ client, namespace: settings.resourceNamespace ?? namespace, served: () => served });
 
   return {
     initial: undefined,
     catalog,
+    userResources: catalog,
     start({ routing, metrics, log }) {
       report = new ServingReport({ store, pod, version: () => (loaded ? served.version : undefined), log });
       source = new RoutingSource({

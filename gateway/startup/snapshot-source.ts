@@ -2,6 +2,7 @@
 // store (file mode), or the routing ConfigMap and the provider keys Secret (Kubernetes mode).
 // Everything else about a gateway is the same in both modes (see ../server.ts).
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import type { UserResources } from '../kubernetes/cr-catalog.ts';
 import type { Log } from '../kubernetes/log.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Snapshot } from '../resources/snapshot.ts';
@@ -18,6 +19,8 @@ export interface SnapshotSource {
   readonly initial: Snapshot | undefined;
   /** What the admin API reads routers and providers from and edits them through. */
   readonly catalog: RoutingCatalog;
+  /** Kubernetes mode: where the admin API writes users (GatewayUser resources); absent: the store. */
+  readonly userResources?: UserResources;
   /** Starts feeding routing.load(); called once the app is built, before it listens. */
   start(context: SourceContext): void;
   /** SIGHUP. */

@@ -1,15 +1,20 @@
 // A gateway pod in Kubernetes mode against a real kube-apiserver and a real Redis: it runs as an
 // identity whose Role grants get/list/watch on the routing ConfigMap and the provider keys Secret
-// by resourceNames and nothing else (the rules of docs/kubernetes.md), serves the snapshot the
+// by resourceNames, and the admin API's writes (the rules of docs/kubernetes.md), serves the snapshot the
 // ConfigMap holds once both exist, swaps to a new one without a restart, refuses a ConfigMap
 // with a bad checksum while the previous snapshot keeps serving, uses a rotated provider key on
-// the next requests, and reports the version it serves to Redis for the operator.
+// the next requests, and reports the version it serves to Redis for the operator. Its admin API
+// writes routers, providers and users as ModelRouter, ModelProvider and GatewayUser resources
+// (with no operator running here, the test plays the operator's part by writing the ConfigMap).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateKey } from '../../gateway/accounts/api-keys.ts';
 import { snapshotVersion } from '../../gateway/config/snapshot-version.ts';
-import { applyObject, createKubeClient, loadKubeConfig, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
+import { fileURLToPath } from 'node:url';
+import { applyObject, createKubeClient, GATEWAY_FIELD_MANAGER, isStatus, loadKubeConfig, resourcePath, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
+import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS } from '../../gateway/kubernetes/cr-catalog.ts';
+import { routerObjectName } from '../../gateway/resources/kubernetes/translate.ts';
 import { ANNOTATIONS, encodeSnapshot } from '../../gateway/kubernetes/snapshot-configmap.ts';
 import { ProviderSpec } from '../../gateway/resources/provider.ts';
 import { RouterSpec } from '../../gateway/resources/router.ts';
@@ -42,6 +47,8 @@ function gatewayRbac() {
         rules: [
           { apiGroups: [''], resources: ['configmaps'], resourceNames: [CONFIG_MAP], verbs: ['get', 'list', 'watch'] },
           { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: ['tollgate.dev'], resources: ['modelrouters', 'modelproviders', 'gatewayusers'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
+          { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
         ],
       },
       {
@@ -60,6 +67,12 @@ function snapshotOf(routers: { name: string; providers: object[] }[]): Snapshot 
     routers: routers.map(({ name }) => RouterSpec.parse({ name, type: 'text-generation' })),
     providers: routers.flatMap(({ name, providers }) => providers.map((provider) => ProviderSpec.parse({ router: name, ...provider }))),
   };
+  return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
+}
+
+/** `base` with more routers and providers, as the operator would publish them. */
+function snapshotWith(base: Snapshot, routers: RouterSpec[], providers: ProviderSpec[]): Snapshot {
+  const content = { routers: [...base.routers, ...routers], providers: [...base.providers, ...providers] };
   return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
 }
 
@@ -122,6 +135,8 @@ describe('gateway pods in Kubernetes mode', () => {
     redis = await startRedis();
     fake = await startFakeOpenAI();
     kube = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
+    await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../crds/', import.meta.url))]);
+    await plane.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
     await plane.kubectl(['create', 'namespace', NAMESPACE]);
     await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(gatewayRbac()) });
     // Another ConfigMap and Secret in the namespace, which the gateway must not be able to read.
@@ -144,7 +159,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await plane?.stop();
   });
 
-  it("RBAC: the gateway's identity may get, list and watch the two objects by name, and nothing else", async () => {
+  it("RBAC: the gateway's identity may get, list and watch the two objects by name, and read nothing else", async () => {
     await writeConfigMap(encodeSnapshot(snapshotOf([simulated('warm-up')])));
     await writeKeys({});
     const selector = (name: string) => `fieldSelector=metadata.name%3D${name}`;
@@ -245,20 +260,109 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.ok(!metrics.includes('sk-rotated') && !JSON.stringify((await get('/readyz')).body).includes('sk-rotated'), 'the key shows nowhere');
   });
 
-  it('the admin API shows what is served, and refuses edits: routers are resources', async () => {
+  it('the admin API shows what is served, and writes routers and providers as resources', async () => {
     // The bootstrap admin is made by the gateway from --admin-key; here the user is promoted instead.
     const adminKey = generateKey();
     const now = new Date();
     await store.createUser({ id: 'root', name: 'Root', role: 'admin', budget: null, budget_period: null, allowed_routers: null, rate_limits: null }, now);
     await store.addKey({ id: 'k1', user_id: 'root', name: 'e2e', hash: adminKey.hash, hint: adminKey.hint, created_at: now.toISOString(), expires_at: null, revoked_at: null });
-    const headers = { authorization: `Bearer ${adminKey.secret}`, 'content-type': 'application/json' };
-    const routers = await (await fetch(`${gateway!.url}/v1/admin/routers`, { headers })).json() as { data: { name: string }[] };
-    assert.deepEqual(routers.data.map((r) => r.name), ['chat-a', 'chat-b']);
-    const providers = await (await fetch(`${gateway!.url}/v1/admin/providers/upstream-b`, { headers })).json() as { has_key: boolean };
-    assert.equal(providers.has_key, true);
-    const create = await fetch(`${gateway!.url}/v1/admin/routers`, { method: 'POST', headers, body: JSON.stringify({ name: 'chat-c', type: 'text-generation' }) });
-    assert.equal(create.status, 409);
-    assert.match(((await create.json()) as { error: { message: string } }).error.message, /ModelRouter and ModelProvider resources in Kubernetes mode/);
+    const admin = async (method: string, path: string, body?: object) => {
+      const response = await fetch(`${gateway!.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminKey.secret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body && JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() as any };
+    };
+    const routers = await admin('GET', '/v1/admin/routers');
+    assert.deepEqual(routers.body.data.map((r: { name: string }) => r.name), ['chat-a', 'chat-b']);
+    assert.equal((await admin('GET', '/v1/admin/providers/upstream-b')).body.has_key, true);
+
+    // A router: a ModelRouter, named after it (its name is no Kubernetes name, so spec.name holds it).
+    const llama = { name: 'meta-llama/Llama-3.1-8B', type: 'text-generation', aliases: ['llama'], costs: { prompt_tokens: 0.15, completion_tokens: 0.6 } };
+    const created = await admin('POST', '/v1/admin/routers', llama);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.name, llama.name);
+    const routerObject = routerObjectName(llama.name);
+    assert.match(routerObject, /^meta-llama-llama-3-1-8b-[0-9a-f]{8}$/);
+    const router = await getObject(MODEL_ROUTERS, routerObject);
+    assert.deepEqual(
+      { name: router?.spec.name, type: router?.spec.type, aliases: router?.spec.aliases, costs: router?.spec.costs },
+      { name: llama.name, type: 'text-generation', aliases: ['llama'], costs: { promptTokens: '0.15', completionTokens: '0.6' } },
+    );
+    assert.ok(router?.metadata.managedFields.some((f: { manager: string }) => f.manager === GATEWAY_FIELD_MANAGER), 'applied as tollgate-gateway');
+    // Same validation and conflict checks as in file mode, against what is served.
+    assert.equal((await admin('POST', '/v1/admin/routers', { name: 'chat-b', type: 'text-generation' })).status, 409);
+    assert.equal((await admin('POST', '/v1/admin/routers', { name: 'chat-c', type: 'nope' })).status, 400);
+    assert.equal(await getObject(MODEL_ROUTERS, 'chat-c'), undefined);
+    // The router is served once the operator publishes it; the test plays the operator.
+    const base = served.at(-1)!;
+    const withRouter = snapshotWith(base, [RouterSpec.parse(llama)], []);
+    await writeConfigMap(encodeSnapshot(withRouter));
+    await eventually(async () => (await readyVersion()) === withRouter.version, 'the gateway serves the new router');
+
+    // A provider: a ModelProvider naming the router's object, its key in a Secret of its own.
+    const provider = { id: 'llama-1', router: llama.name, type: 'vllm', model_name: 'llama-backend', url: fake.url, key: 'sk-from-admin-api' };
+    const added = await admin('POST', '/v1/admin/providers', provider);
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    assert.equal(added.body.id, `${NAMESPACE}-llama-1`, 'served as <namespace>-<name>');
+    assert.equal(added.body.has_key, true);
+    const object = await getObject(MODEL_PROVIDERS, 'llama-1');
+    assert.deepEqual(object?.spec, {
+      routerRef: { name: routerObject },
+      type: 'vllm',
+      model: 'llama-backend',
+      url: fake.url,
+      apiKeySecretRef: { name: 'llama-1-api-key', key: 'api-key' },
+      timeoutSeconds: 60,
+    });
+    assert.ok(!JSON.stringify(object).includes('sk-from-admin-api'), 'the key is not in the resource');
+    const secret = await getObject(SECRETS, 'llama-1-api-key');
+    assert.equal(Buffer.from(secret?.data['api-key'], 'base64').toString(), 'sk-from-admin-api');
+    assert.deepEqual(secret?.metadata.ownerReferences.map((o: { kind: string; name: string; uid: string }) => [o.kind, o.name, o.uid]), [['ModelProvider', 'llama-1', object?.metadata.uid]]);
+    const { key: _key, ...keyless } = provider;
+    // A key Secret that someone else wrote (a GatewayUser's, say) is not taken over: 409, nothing written.
+    await plane.kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', 'clash-api-key', '--from-literal=api-key=a-user-key']);
+    const clash = await admin('POST', '/v1/admin/providers', { ...provider, id: 'clash' });
+    assert.equal(clash.status, 409, JSON.stringify(clash.body));
+    assert.equal(Buffer.from((await getObject(SECRETS, 'clash-api-key'))?.data['api-key'], 'base64').toString(), 'a-user-key');
+    assert.equal(await getObject(MODEL_PROVIDERS, 'clash'), undefined);
+    const withProvider = snapshotWith(base, [RouterSpec.parse(llama)], [ProviderSpec.parse({ ...keyless, id: `${NAMESPACE}-llama-1` })]);
+    await writeConfigMap(encodeSnapshot(withProvider));
+    await writeKeys({ 'upstream-b': 'sk-rotated', [`${NAMESPACE}-llama-1`]: 'sk-from-admin-api' });
+    await eventually(async () => (await readyVersion()) === withProvider.version, 'the gateway serves the new provider');
+
+    // A change without a key keeps the key where it is; DELETE removes the resource.
+    const patched = await admin('PATCH', `/v1/admin/providers/${NAMESPACE}-llama-1`, { model_name: 'llama-2' });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const changed = await getObject(MODEL_PROVIDERS, 'llama-1');
+    assert.equal(changed?.spec.model, 'llama-2');
+    assert.deepEqual(changed?.spec.apiKeySecretRef, { name: 'llama-1-api-key', key: 'api-key' });
+    assert.equal((await admin('DELETE', `/v1/admin/providers/${NAMESPACE}-llama-1`)).status, 200);
+    assert.equal(await getObject(MODEL_PROVIDERS, 'llama-1'), undefined);
+    await writeConfigMap(encodeSnapshot(withRouter));
+    await eventually(async () => (await readyVersion()) === withRouter.version, 'the provider is gone');
+    const deleted = await admin('DELETE', `/v1/admin/routers/${llama.name}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(await getObject(MODEL_ROUTERS, routerObject), undefined);
+    // A router served but not a resource of the namespace cannot be changed through the API.
+    assert.equal((await admin('DELETE', '/v1/admin/routers/chat-a')).status, 409);
+    await writeConfigMap(encodeSnapshot(base));
+    await eventually(async () => (await readyVersion()) === base.version, 'back to the previous snapshot');
+
+    // Users: GatewayUser resources, the budget as a decimal string.
+    const user = await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol', budget: 12.5, budget_period: 'monthly' });
+    assert.equal(user.status, 201, JSON.stringify(user.body));
+    assert.deepEqual((await getObject(GATEWAY_USERS, 'carol'))?.spec, { displayName: 'Carol', role: 'user', budget: '12.5', budgetPeriod: 'monthly' });
+    assert.equal((await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol' })).status, 409, 'the resource exists');
+    assert.equal(await store.getUser('carol'), undefined, 'Redis is the operator\'s to write');
+    // Once the operator has put the user into Redis (played here), PATCH changes the resource.
+    await store.createUser({ id: 'carol', name: 'Carol', role: 'user', budget: '12.5', budget_period: 'monthly', allowed_routers: null, rate_limits: null }, new Date());
+    const raised = await admin('PATCH', '/v1/admin/users/carol', { budget: '20' });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+    assert.equal((await getObject(GATEWAY_USERS, 'carol'))?.spec.budget, '20');
+    assert.equal((await admin('DELETE', '/v1/admin/users/carol')).status, 200);
+    assert.equal(await getObject(GATEWAY_USERS, 'carol'), undefined);
   });
 
   it('a gateway that stops removes its report', async () => {
@@ -266,6 +370,16 @@ describe('gateway pods in Kubernetes mode', () => {
     gateway = undefined;
     assert.deepEqual((await store.servingGateways()).filter((g) => g.pod === POD), []);
   });
+
+  /** An object as the admin identity reads it; undefined if there is none. */
+  async function getObject(type: { group: string; version: string; plural: string }, name: string): Promise<any> {
+    try {
+      return await kube.request({ path: resourcePath(type, { namespace: NAMESPACE, name }) });
+    } catch (error) {
+      if (isStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
 
   /** tollgate_routing_snapshots_refused_total on the gateway's /metrics. */
   async function refusedCount(): Promise<number> {

@@ -24,7 +24,9 @@ export function registerAdminProviders(app: FastifyInstance, deps: CatalogEditDe
 
     admin.post('/v1/admin/providers', async (request, reply) => {
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
-      const spec = parseWith(ProviderSpec, { ...input, id: input.id ?? newProviderId(input.router) });
+      const parsed = parseWith(ProviderSpec, { ...input, id: input.id ?? newProviderId(input.router) });
+      // In Kubernetes mode a ModelProvider's id is derived from its namespace and name.
+      const spec = deps.catalog.providerId ? { ...parsed, id: deps.catalog.providerId(parsed.id) } : parsed;
       await commit(deps, (current) => {
         routerOr404(current.routers, spec.router, 'router');
         if (current.providers.some((p) => p.id === spec.id)) throw errors.conflict(`A provider with id "${spec.id}" already exists`, 'id');

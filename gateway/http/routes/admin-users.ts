@@ -1,10 +1,14 @@
 // The admin API's users (spec 4: create and update a user, with its budget) and their API keys.
 // Admins only. A PATCH merges onto the stored user (JSON Merge Patch) and the result is validated
 // whole by UserSpec, so a budget change applies to the user's very next request.
+// In Kubernetes mode (deps.resources) creating, changing and deleting a user writes its
+// GatewayUser resource instead, which the operator puts into Redis; reads, and the key endpoints
+// (for keys made through this API), stay on Redis.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { UserSpec } from '../../resources/user.ts';
+import type { UserResources } from '../../kubernetes/cr-catalog.ts';
 import type { Store } from '../../store/store.ts';
 import type { UserRecord } from '../../store/accounts.ts';
 import { ConflictError } from '../../store/store-errors.ts';
@@ -16,6 +20,8 @@ import { createKey, keyView, userView } from './account-views.ts';
 export interface AdminUsersDeps {
   readonly store: Store;
   readonly now: () => number;
+  /** Kubernetes mode: where users are written (GatewayUser resources). */
+  readonly resources?: UserResources | undefined;
 }
 
 const ListQuery = z.strictObject({ limit: PageLimit, after: z.string().min(1).optional() });
@@ -32,6 +38,17 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     admin.post('/v1/admin/users', async (request, reply) => {
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
       const spec = parseWith(UserSpec, { ...input, id: input.id ?? newUserId() });
+      if (deps.resources) {
+        if (await deps.store.getUser(spec.id)) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
+        try {
+          await deps.resources.create(spec);
+        } catch (error) {
+          if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
+          throw error;
+        }
+        reply.code(201);
+        return userView({ ...spec, created_at: new Date(deps.now()).toISOString() }, deps.store, deps.now());
+      }
       let created: UserRecord;
       try {
         created = await deps.store.createUser(spec, new Date(deps.now()));
@@ -62,7 +79,9 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     admin.delete<IdParams>('/v1/admin/users/:id', async (request) => {
       const { id } = request.params;
       if (id === requireAdmin(request).user.id) throw errors.invalidRequest('You cannot delete your own user; use another admin\'s key', 'id');
-      if (!(await deps.store.deleteUser(id))) throw userNotFound(id);
+      // A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode.
+      const deleted = (deps.resources && (await deps.resources.delete(id))) || (await deps.store.deleteUser(id));
+      if (!deleted) throw userNotFound(id);
       return { object: 'user', id, deleted: true };
     });
 
@@ -94,6 +113,10 @@ async function update(deps: AdminUsersDeps, callerId: string, id: string, patch:
   const next = parseWith(UserSpec, mergePatch(spec, patch));
   // An admin who demoted themselves could lock the gateway out of its own admin API.
   if (id === callerId && next.role !== 'admin') throw errors.invalidRequest('role: you cannot remove your own admin role; use another admin\'s key', 'role');
+  if (deps.resources) {
+    await deps.resources.update(next);
+    return userView({ ...next, created_at: current.created_at }, deps.store, deps.now());
+  }
   return userView(await deps.store.updateUser(next), deps.store, deps.now());
 }
 

@@ -24,6 +24,8 @@ const SERVE_POLL_MS = 2;
  */
 export async function commit(deps: CatalogEditDeps, edit: (current: CatalogContent) => CatalogContent): Promise<void> {
   const snapshot = await deps.catalog.change(edit);
+  // Kubernetes mode: the change is written as resources, and served once the operator publishes it.
+  if (snapshot === undefined) return;
   const deadline = performance.now() + SERVE_WAIT_MS;
   while (deps.routing.table.version !== snapshot.version && performance.now() < deadline) await sleep(SERVE_POLL_MS);
 }

@@ -13,7 +13,15 @@ import { ProviderSpec } from '../provider.ts';
 import { UserSpec } from '../user.ts';
 import type { RateLimitPolicy } from '../limits.ts';
 import { formatPath } from '../consistency.ts';
-import { GatewayUserSpec, ModelProviderSpec, ModelRouterSpec, type RateLimits } from './crd-schemas.ts';
+import {
+  GatewayUserSpec,
+  ModelProviderSpec,
+  ModelRouterSpec,
+  type GatewayUserSpecInput,
+  type ModelProviderSpecInput,
+  type ModelRouterSpecInput,
+  type RateLimits,
+} from './crd-schemas.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -218,4 +226,104 @@ function valueAt(value: unknown, path: Path): unknown {
 /** The object without its undefined-valued keys (an absent field stays absent). */
 function defined<T extends Record<string, unknown>>(object: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The other way: gateway resources -> custom resources (what the admin API writes in Kubernetes
+// mode). Each is the inverse of the translation above: xFromCR(xToCR(spec)) gives spec back.
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * metadata.name of the ModelRouter for a router name: the name itself when it is a valid
+ * Kubernetes object name; otherwise (upper case, `/`, `:`, ...) a readable folding of it and 8 hex
+ * digits of its hash, so distinct router names get distinct objects. Set spec.name when the
+ * result differs from the router name (see routerToCR).
+ */
+export function routerObjectName(routerName: string): string {
+  if (routerName.length <= 253 && DNS_SUBDOMAIN.test(routerName)) return routerName;
+  const hash = createHash('sha256').update(routerName).digest('hex').slice(0, 8);
+  const prefix = routerName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 200)
+    .replace(/^-+|-+$/g, '');
+  return prefix ? `${prefix}-${hash}` : hash;
+}
+
+/**
+ * metadata.name of a new ModelProvider asked for with provider id `requested`, in `namespace`:
+ * the id without a leading `<namespace>-`, cut so that the provider id the operator derives,
+ * `<namespace>-<name>` (providerId), stays a plain id. The provider is served under that id.
+ */
+export function providerObjectName(namespace: string, requested: string): string {
+  const base = requested.startsWith(`${namespace}-`) ? requested.slice(namespace.length + 1) : requested;
+  const room = 63 - namespace.length - 1;
+  const name = base.slice(0, Math.max(room, 1)).replace(/^-+|-+$/g, '');
+  return name || createHash('sha256').update(requested).digest('hex').slice(0, Math.max(1, Math.min(8, room)));
+}
+
+/** The Secret the gateway writes a provider's API key to, given through the admin API. */
+export function providerKeySecretName(providerObject: string): string {
+  return `${providerObject}-api-key`;
+}
+/** The key of the API key in that Secret's data. */
+export const PROVIDER_KEY_FIELD = 'api-key';
+
+export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpecInput {
+  return defined({
+    name: spec.name === objectName ? undefined : spec.name,
+    type: spec.type,
+    aliases: spec.aliases,
+    loadBalancingStrategy: spec.load_balancing_strategy,
+    costs: { promptTokens: spec.costs.prompt_tokens, completionTokens: spec.costs.completion_tokens },
+    maxContextLength: spec.max_context_length,
+    maxCompletionTokens: spec.max_completion_tokens,
+    rateLimits: spec.rate_limits && rateLimitsToCR(spec.rate_limits),
+  });
+}
+
+/** The key is not in the spec: `apiKeySecretRef` names where it is. */
+export function providerToCR(spec: ProviderSpec, routerObject: string, apiKeySecretRef?: { name: string; key: string }): ModelProviderSpecInput {
+  return defined({
+    routerRef: { name: routerObject },
+    type: spec.type,
+    model: spec.model_name,
+    url: 'url' in spec ? spec.url : undefined,
+    apiKeySecretRef,
+    timeoutSeconds: spec.timeout,
+    carbon: spec.carbon && defined({
+      paramsTotalB: spec.carbon.params_total_b,
+      paramsActiveB: spec.carbon.params_active_b,
+      zone: spec.carbon.zone,
+      pue: spec.carbon.pue,
+      gwpKgPerKwh: spec.carbon.gwp_kg_per_kwh,
+    }),
+    simulator: 'simulator' in spec ? {
+      latencyMs: spec.simulator.latency_ms,
+      tokensPerSecond: spec.simulator.tokens_per_second,
+      completionTokens: spec.simulator.completion_tokens,
+    } : undefined,
+  });
+}
+
+/** metadata.name is the user id; the operator writes the user's API key (spec.apiKeySecret unset). */
+export function userToCR(spec: UserSpec): GatewayUserSpecInput {
+  return defined({
+    displayName: spec.name === spec.id ? undefined : spec.name,
+    role: spec.role,
+    budget: spec.budget ?? undefined,
+    budgetPeriod: spec.budget_period ?? undefined,
+    allowedRouters: spec.allowed_routers ?? undefined,
+    rateLimits: spec.rate_limits ? rateLimitsToCR(spec.rate_limits) : undefined,
+  });
+}
+
+function rateLimitsToCR(limits: RateLimitPolicy): z.input<typeof RateLimits> {
+  return defined({
+    requestsPerMinute: limits.requests_per_minute,
+    requestsPerDay: limits.requests_per_day,
+    tokensPerMinute: limits.tokens_per_minute,
+    tokensPerDay: limits.tokens_per_day,
+  });
 }

@@ -60,6 +60,7 @@ describe('readSettings', () => {
     providerKeysSecret: { text: 'keys-v2', parsed: 'keys-v2' },
     kubeconfig: { text: '/home/me/.kube/config', parsed: '/home/me/.kube/config' },
     podName: { text: 'tollgate-gateway-7d9f-x2x', parsed: 'tollgate-gateway-7d9f-x2x' },
+    resourceNamespace: { text: 'team-a', parsed: 'team-a' },
   };
   for (const option of GATEWAY_OPTIONS) {
     const { text, parsed } = values[option.key]!;
@@ -151,6 +152,11 @@ describe('Kubernetes mode settings', () => {
     assert.equal(settings.providerKeysSecret, 'tollgate-provider-keys');
     assert.equal(settings.kubeconfig, undefined);
     assert.equal(settings.podName, hostname());
+    assert.equal(settings.resourceNamespace, 'tollgate', 'the admin API writes resources in the namespace by default');
+  });
+
+  test('the admin API writes resources in --resource-namespace when given', () => {
+    assert.equal(readSettings({ kubernetes: true, ...KUBERNETES_NEEDS, resourceNamespace: 'team-a' }, {}).resourceNamespace, 'team-a');
   });
 
   test('the pod name comes from TOLLGATE_POD_NAME (the downward API) when set', () => {
