@@ -22,7 +22,12 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
     }
   }
   const keyId = `${BOOTSTRAP_KEY}-${hash.slice(0, 8)}`;
-  await accounts.addKey({ id: keyId, user_id: BOOTSTRAP_USER, name: 'bootstrap admin key', hash, hint: hintOf(secret), created_at: now.toISOString(), expires_at: null, revoked_at: null });
+  try {
+    await accounts.addKey({ id: keyId, user_id: BOOTSTRAP_USER, name: 'bootstrap admin key', hash, hint: hintOf(secret), created_at: now.toISOString(), expires_at: null, revoked_at: null });
+  } catch (error) {
+    // Gateways starting together race to add the same key: the loser finds it there, and is done.
+    if (!(error instanceof ConflictError) || (await accounts.findKey(hash))?.user.id !== BOOTSTRAP_USER) throw error;
+  }
 }
 
 /**

@@ -1,0 +1,28 @@
+// The bootstrap admin key: gateways starting together with the same key all start, and the key
+// belongs to the admin once, whatever the order their writes land in.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ensureBootstrapAdmin } from '../../../gateway/accounts/bootstrap.ts';
+import { generateKey, hashKey } from '../../../gateway/accounts/api-keys.ts';
+import { RedisStore } from '../../../gateway/store/redis/redis-store.ts';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+
+let redis: RunningRedis;
+before(async () => {
+  redis = await startRedis();
+});
+after(() => redis.stop());
+
+test('several gateways making the same bootstrap admin at once all succeed', async () => {
+  const stores = await Promise.all(Array.from({ length: 4 }, () => RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 })));
+  try {
+    const secret = generateKey().secret;
+    await Promise.all(stores.map((store) => ensureBootstrapAdmin(store, secret, new Date())));
+    const found = await stores[0]!.findKey(hashKey(secret));
+    assert.equal(found?.user.id, 'admin');
+    assert.equal(found?.user.role, 'admin');
+    assert.equal((await stores[0]!.listKeys('admin')).length, 1);
+  } finally {
+    await Promise.all(stores.map((store) => store.close()));
+  }
+});
