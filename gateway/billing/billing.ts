@@ -30,6 +30,7 @@ export interface Admitted {
   readonly reservation: Reservation | undefined;
   readonly ratePolicy: RateLimitPolicy | undefined;
   readonly rate: RateStatuses;
+  /** The prompt tokens admission counted; undefined when it needed no count. */
   readonly promptTokens: number | undefined;
 }
 
@@ -62,11 +63,12 @@ export class Billing {
     const priced = isPriced(router) && caller.user.budget !== null;
     if (!priced && !ratePolicy) return NOTHING;
     const limitsTokens = ratePolicy?.tokens_per_minute !== undefined || ratePolicy?.tokens_per_day !== undefined;
-    const promptTokens = priced || limitsTokens ? countPromptTokens(endpoint, body) : 0;
+    // Counted only when a hold or a token limit needs it; kept for the usage block after.
+    const promptTokens = priced || limitsTokens ? countPromptTokens(endpoint, body) : undefined;
     const reservation: Reservation | undefined = priced
-      ? { id: crypto.randomUUID(), micros: worstCaseMicros(router, endpoint, body, promptTokens), ttlMs: this.#deps.reservationTtlMs }
+      ? { id: crypto.randomUUID(), micros: worstCaseMicros(router, endpoint, body, promptTokens!), ttlMs: this.#deps.reservationTtlMs }
       : undefined;
-    const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens } : undefined;
+    const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result;
     try {
       result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate });

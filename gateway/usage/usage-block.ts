@@ -17,21 +17,23 @@ export interface UsageBlock {
 export interface Usage {
   readonly block: UsageBlock;
   readonly costMicros: bigint;
-  /** True when the tokens were counted by the gateway because the backend reported none. */
-  readonly counted: boolean;
 }
 
-/** Builds the usage block from the backend's token counts, or counts them when it gave none. */
+/**
+ * Builds the usage block from the backend's token counts, or counts them when it gave none;
+ * `promptCounted` is the prompt count admission already made, if it made one.
+ */
 export function usageFor(
   router: RouterRoute,
   provider: ProviderRoute,
   endpoint: Endpoint,
   reported: TokenUsage | undefined,
   request: JsonObject,
+  promptCounted: number | undefined,
   completionText: () => string,
   latencySeconds: number,
 ): Usage {
-  const prompt = reported?.prompt_tokens ?? countPromptTokens(endpoint, request);
+  const prompt = reported?.prompt_tokens ?? promptCounted ?? countPromptTokens(endpoint, request);
   const completion = reported?.completion_tokens ?? (generates(endpoint) ? countTextTokens(completionText()) : 0);
   const micros = costMicros(router.prices, prompt, completion);
   // Embeddings and reranking are not modelled by the carbon method: they report 0.
@@ -39,7 +41,6 @@ export function usageFor(
   return {
     block: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: microsToNumber(micros), carbon },
     costMicros: micros,
-    counted: reported === undefined,
   };
 }
 

@@ -104,7 +104,7 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRo
 /** A whole answer: the router's name as `model`, usage with cost and carbon added. */
 function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): string {
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, () => choiceText(body), upstreamSeconds);
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, call.admitted.promptTokens, () => choiceText(body), upstreamSeconds);
   body.model = call.router.spec.name;
   body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
   finish(forwarded.provider, undefined, deps.forwarder, call.router);
@@ -157,7 +157,7 @@ async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<Jso
   }
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   // A stream cut short has no usage from the backend: what reached the client is counted.
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, () => produced.join(''), upstreamSeconds);
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, call.admitted.promptTokens, () => produced.join(''), upstreamSeconds);
   finish(forwarded.provider, failure, deps.forwarder, call.router);
   if (!res.destroyed) endStream(res, call, first, usage, failure);
   const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;

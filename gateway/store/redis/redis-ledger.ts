@@ -7,7 +7,6 @@ import type { BudgetPeriod } from '../../resources/user.ts';
 import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
 import { keys } from './keys.ts';
-import { unavailable } from './unavailable.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 // Redis scripts cannot import one another: the shared functions are prepended to each.
@@ -34,7 +33,7 @@ function runBatch(waiting: Pending[], script: ScriptCall): void {
   if (batch.length === 0) return;
   const keysOf = batch.flatMap((entry) => entry.keys);
   const args = batch.flatMap((entry) => entry.args);
-  unavailable(() => script(keysOf.length, ...keysOf, ...args)).then(
+  script(keysOf.length, ...keysOf, ...args).then(
     (replies) => batch.forEach((entry, i) => entry.resolve((replies as unknown[])[i])),
     (error: unknown) => batch.forEach((entry) => entry.reject(error)),
   );
@@ -117,15 +116,13 @@ export class RedisLedger implements Ledger {
   }
 
   async balance(userId: string, now: number): Promise<Balance> {
-    const replies = await unavailable(() =>
-      this.#redis
-        .multi()
-        .hmget(keys.user(userId), 'budget', 'period')
-        .hmget(keys.ledger(userId), 'ptype', 'pidx', 'spent')
-        .zrangebyscore(keys.holds(userId), `(${now}`, '+inf')
-        .hgetall(keys.history(userId))
-        .exec(),
-    );
+    const replies = await this.#redis
+      .multi()
+      .hmget(keys.user(userId), 'budget', 'period')
+      .hmget(keys.ledger(userId), 'ptype', 'pidx', 'spent')
+      .zrangebyscore(keys.holds(userId), `(${now}`, '+inf')
+      .hgetall(keys.history(userId))
+      .exec();
     const [[budget, periodText], [ptype, pidx, spent], live, historyRaw] = (replies ?? []).map(([, value]) => value) as [
       (string | null)[], (string | null)[], string[], Record<string, string>,
     ];
