@@ -150,9 +150,16 @@ export class MemoryLedger implements Ledger {
   }
 }
 
+/** Parsed budgets by user record: records are replaced, never changed, so this never goes stale. */
+const budgets = new WeakMap<UserRecord, bigint | null>();
+
 /** The budget in micro-units, or null for unlimited. */
 export function budgetMicros(user: UserRecord): bigint | null {
-  if (user.budget === null) return null;
-  const parsed = parseDecimal(user.budget, 6);
-  return parsed.ok ? parsed.value : 0n;
+  let micros = budgets.get(user);
+  if (micros === undefined) {
+    const parsed = user.budget === null ? null : parseDecimal(user.budget, 6);
+    micros = parsed === null ? null : parsed.ok ? parsed.value : 0n;
+    budgets.set(user, micros);
+  }
+  return micros;
 }
