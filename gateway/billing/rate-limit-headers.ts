@@ -1,18 +1,29 @@
 // OpenAI's x-ratelimit-* headers: for requests and for tokens, the tighter of the minute and day
-// limits (the one with the fewest remaining).
+// limits (the one with the fewest remaining). Runs on every answer, so a caller without limits
+// costs one comparison and no allocation.
 import type { RateStatus, RateStatuses } from '../store/ledger.ts';
 
-export function rateLimitHeaders(rate: RateStatuses): Record<string, string> {
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
+
+export function rateLimitHeaders(rate: RateStatuses): Readonly<Record<string, string>> {
+  const requests = tighter(rate.requests_per_minute, rate.requests_per_day);
+  const tokens = tighter(rate.tokens_per_minute, rate.tokens_per_day);
+  if (requests === undefined && tokens === undefined) return NONE;
   const headers: Record<string, string> = {};
-  for (const [unit, statuses] of [
-    ['requests', [rate.requests_per_minute, rate.requests_per_day]],
-    ['tokens', [rate.tokens_per_minute, rate.tokens_per_day]],
-  ] as const) {
-    const tightest = statuses.filter((s): s is RateStatus => s !== undefined).sort((a, b) => a.remaining - b.remaining)[0];
-    if (!tightest) continue;
-    headers[`x-ratelimit-limit-${unit}`] = String(tightest.limit);
-    headers[`x-ratelimit-remaining-${unit}`] = String(tightest.remaining);
-    headers[`x-ratelimit-reset-${unit}`] = `${Math.ceil(tightest.resetMs / 1000)}s`;
-  }
+  if (requests !== undefined) put(headers, 'requests', requests);
+  if (tokens !== undefined) put(headers, 'tokens', tokens);
   return headers;
+}
+
+/** The status with fewer remaining; the minute's when they tie. */
+function tighter(minute: RateStatus | undefined, day: RateStatus | undefined): RateStatus | undefined {
+  if (minute === undefined) return day;
+  if (day === undefined) return minute;
+  return day.remaining < minute.remaining ? day : minute;
+}
+
+function put(headers: Record<string, string>, unit: 'requests' | 'tokens', status: RateStatus): void {
+  headers[`x-ratelimit-limit-${unit}`] = String(status.limit);
+  headers[`x-ratelimit-remaining-${unit}`] = String(status.remaining);
+  headers[`x-ratelimit-reset-${unit}`] = `${Math.ceil(status.resetMs / 1000)}s`;
 }

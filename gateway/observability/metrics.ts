@@ -1,45 +1,47 @@
-// Prometheus metrics of the data plane, on a registry of their own (no global state).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// Prometheus metrics of the data plane, on a registry of their own (no global state). Those
+// updated on every request are Series metrics (series-metrics.ts): plain arithmetic per update.
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './series-metrics.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
+  readonly requests = new SeriesCounter({
     name: 'tollgate_requests_total',
     help: 'Inference requests answered, by router, provider, endpoint and HTTP status.',
     labelNames: ['router', 'provider', 'endpoint', 'status'] as const,
     registers: [this.registry],
   });
-  readonly duration = new Histogram({
+  readonly duration = new SeriesHistogram({
     name: 'tollgate_request_duration_seconds',
     help: 'Total time to answer an inference request, streaming included.',
     labelNames: ['router', 'endpoint'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly upstreamDuration = new Histogram({
+  readonly upstreamDuration = new SeriesHistogram({
     name: 'tollgate_upstream_duration_seconds',
     help: 'Time spent waiting on the provider for the successful attempt.',
     labelNames: ['router', 'provider'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly overhead = new Histogram({
+  readonly overhead = new SeriesHistogram({
     name: 'tollgate_overhead_seconds',
     help: "The gateway's own time on a request: total time less the time spent on the provider.",
     labelNames: ['endpoint'] as const,
     buckets: OVERHEAD_BUCKETS,
     registers: [this.registry],
   });
-  readonly tokens = new Counter({
+  readonly tokens = new SeriesCounter({
     name: 'tollgate_tokens_total',
     help: 'Tokens processed, by router, provider and kind (prompt or completion).',
     labelNames: ['router', 'provider', 'kind'] as const,
     registers: [this.registry],
   });
-  readonly cost = new Counter({
+  readonly cost = new SeriesCounter({
     name: 'tollgate_cost_total',
     help: 'Cost charged, in the money of router prices.',
     labelNames: ['router'] as const,

@@ -27,8 +27,8 @@ interface Series {
 }
 
 /**
- * Records outcomes. The labelled children of each metric are looked up once per label set and
- * kept: prom-client would otherwise hash the label object on every call, seven times a request.
+ * Records outcomes. The series of each metric are looked up once per label set and kept, so a
+ * request costs one map lookup and a few additions.
  */
 export class OutcomeRecorder {
   readonly #metrics: GatewayMetrics;
@@ -59,13 +59,13 @@ export class OutcomeRecorder {
     if (!series) {
       const m = this.#metrics;
       series = {
-        requests: m.requests.labels({ router, provider, endpoint, status }),
-        duration: m.duration.labels({ router, endpoint }),
-        upstream: m.upstreamDuration.labels({ router, provider }),
-        overhead: m.overhead.labels({ endpoint }),
-        promptTokens: m.tokens.labels({ router, provider, kind: 'prompt' }),
-        completionTokens: m.tokens.labels({ router, provider, kind: 'completion' }),
-        cost: m.cost.labels({ router }),
+        requests: m.requests.series({ router, provider, endpoint, status }),
+        duration: m.duration.series({ router, endpoint }),
+        upstream: m.upstreamDuration.series({ router, provider }),
+        overhead: m.overhead.series({ endpoint }),
+        promptTokens: m.tokens.series({ router, provider, kind: 'prompt' }),
+        completionTokens: m.tokens.series({ router, provider, kind: 'completion' }),
+        cost: m.cost.series({ router }),
       };
       this.#series.set(key, series);
     }

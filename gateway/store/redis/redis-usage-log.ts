@@ -3,7 +3,6 @@
 // (keys.userDaily, keys.routerDaily) kept 400 days. Queries read the stream newest first
 // between `to` and `from`, in batches, and total every matching record.
 import type { Redis } from 'ioredis';
-import type { Endpoint } from '../../resources/kinds.ts';
 import { checkLimit, comparePositions, matches, parsePosition } from '../paging.ts';
 import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 import { addToTotals, EMPTY_TOTALS, type UsageLog, type UsagePage, type UsageQuery, type UsageRecord, type UsageTotals } from '../usage-log.ts';
@@ -51,15 +50,19 @@ export class RedisUsageLog implements UsageLog {
   #flush(): void {
     const batch = this.#pending.splice(0, this.#pending.length);
     if (batch.length === 0) return;
-    const keysOf: string[] = [];
-    const args: (string | number)[] = [this.#oldestKept(), this.#retentionMs, DAILY_TTL_SECONDS];
+    const streams: string[] = [];
+    const args: (string | number)[] = [this.#oldestKept(), this.#retentionMs, DAILY_TTL_SECONDS, batch.length];
+    // The batch's totals per daily hash (a user's, a router's): one set of increments each.
+    const daily = new Map<string, DailyIncrement>();
     for (const { record } of batch) {
+      streams.push(keys.usage(record.user_id));
+      args.push(record.time, toEntry(record));
       const day = utcDay(record.time);
-      keysOf.push(keys.usage(record.user_id), keys.userDaily(record.user_id, day), keys.routerDaily(record.router, day));
-      const fields = toFields(record);
-      args.push(record.time, record.prompt_tokens, record.completion_tokens, record.cost_micros.toString(), record.kwh, record.kgco2eq, fields.length / 2, ...fields);
+      addToDaily(daily, keys.userDaily(record.user_id, day), record);
+      addToDaily(daily, keys.routerDaily(record.router, day), record);
     }
-    this.#append.runWithKeys(keysOf, args).then(
+    for (const sums of daily.values()) args.push(sums.requests, sums.prompt, sums.completion, sums.cost.toString(), sums.kwh, sums.kg);
+    this.#append.runWithKeys([...streams, ...daily.keys()], args).then(
       () => batch.forEach((entry) => entry.resolve()),
       (error: unknown) => batch.forEach((entry) => entry.reject(error)),
     );
@@ -107,7 +110,7 @@ export class RedisUsageLog implements UsageLog {
     const start = String(Math.ceil(query.from ?? 0));
     while (true) {
       const batch = await this.#redis.xrevrange(keys.usage(userId), end, start, 'COUNT', BATCH);
-      for (const [id, fields] of batch) yield [id, fromFields(fields)];
+      for (const [id, fields] of batch) yield [id, fromEntry(fields)];
       if (batch.length < BATCH) return;
       end = `(${batch[batch.length - 1]![0]}`;
     }
@@ -118,51 +121,38 @@ export class RedisUsageLog implements UsageLog {
   }
 }
 
-/** A record as the flat field/value list of a stream entry; absent fields are nulls. */
-/** The record as stream field/value pairs (ttft_ms left out when there is none). */
-function toFields(record: UsageRecord): string[] {
-  const fields = [
-    'id', record.id,
-    'time', String(record.time),
-    'user_id', record.user_id,
-    'router', record.router,
-    'endpoint', record.endpoint,
-    'status', String(record.status),
-    'prompt_tokens', String(record.prompt_tokens),
-    'completion_tokens', String(record.completion_tokens),
-    'cost_micros', record.cost_micros.toString(),
-    'kwh', String(record.kwh),
-    'kgco2eq', String(record.kgco2eq),
-    'latency_ms', String(record.latency_ms),
-    'incomplete', record.incomplete ? '1' : '0',
-  ];
-  if (record.key_id !== null) fields.push('key_id', record.key_id);
-  if (record.provider !== null) fields.push('provider', record.provider);
-  if (record.ttft_ms !== null) fields.push('ttft_ms', String(record.ttft_ms));
-  return fields;
+interface DailyIncrement {
+  requests: number;
+  prompt: number;
+  completion: number;
+  cost: bigint;
+  kwh: number;
+  kg: number;
 }
 
-function fromFields(flat: string[]): UsageRecord {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
-  return {
-    id: f.id!,
-    time: Number(f.time),
-    user_id: f.user_id!,
-    key_id: f.key_id ?? null,
-    router: f.router!,
-    provider: f.provider ?? null,
-    endpoint: f.endpoint as Endpoint,
-    status: Number(f.status),
-    prompt_tokens: Number(f.prompt_tokens),
-    completion_tokens: Number(f.completion_tokens),
-    cost_micros: BigInt(f.cost_micros ?? '0'),
-    kwh: Number(f.kwh),
-    kgco2eq: Number(f.kgco2eq),
-    latency_ms: Number(f.latency_ms),
-    ttft_ms: f.ttft_ms === undefined ? null : Number(f.ttft_ms),
-    incomplete: f.incomplete === '1',
-  };
+function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: UsageRecord): void {
+  const sums = daily.get(key);
+  if (sums === undefined) {
+    daily.set(key, { requests: 1, prompt: record.prompt_tokens, completion: record.completion_tokens, cost: record.cost_micros, kwh: record.kwh, kg: record.kgco2eq });
+    return;
+  }
+  sums.requests += 1;
+  sums.prompt += record.prompt_tokens;
+  sums.completion += record.completion_tokens;
+  sums.cost += record.cost_micros;
+  sums.kwh += record.kwh;
+  sums.kg += record.kgco2eq;
+}
+
+/** A record as its stream entry's one field `r`: JSON, with the cost as a string (a bigint). */
+function toEntry(record: UsageRecord): string {
+  return JSON.stringify({ ...record, cost_micros: record.cost_micros.toString() });
+}
+
+/** The record of a stream entry (`r`, its JSON), as toEntry wrote it. */
+function fromEntry(fields: string[]): UsageRecord {
+  const stored = JSON.parse(fields[1]!) as Omit<UsageRecord, 'cost_micros'> & { cost_micros: string };
+  return { ...stored, cost_micros: BigInt(stored.cost_micros) };
 }
 
 function toTotals(hash: Record<string, string>): UsageTotals {

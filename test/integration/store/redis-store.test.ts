@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { keys } from '../../../gateway/store/redis/keys.ts';
 import { RedisStore, type RedisStoreOptions } from '../../../gateway/store/redis/redis-store.ts';
 import { StoreUnavailableError } from '../../../gateway/store/store-errors.ts';
+import { utcDay } from '../../../gateway/store/usage-days.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { apiKey, describeStoreContract, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
 
@@ -81,6 +82,24 @@ describe('redis store: Redis specifics', () => {
     assert.deepEqual(await admin.zrange(keys.users, '0', '-1'), ['bob']);
     assert.equal((await store.query('bob', { limit: 10 })).records.length, 1);
     assert.equal((await store.listKeys('bob')).length, 1);
+  });
+
+  test('records written in one batch are each kept, the daily totals add them all, and every usage key expires', async () => {
+    const now = Date.now();
+    // Appended in one turn of the event loop: one script call for the lot.
+    await Promise.all([
+      store.append(usageRecord('alice', now, { router: 'chat', cost_micros: 1_000n, kwh: 0.25 })),
+      store.append(usageRecord('alice', now, { router: 'chat', cost_micros: 2_000n, kwh: 0.5 })),
+      store.append(usageRecord('alice', now, { router: 'embed', cost_micros: 4_000n, kwh: 1 })),
+      store.append(usageRecord('bob', now, { router: 'chat', cost_micros: 8_000n, kwh: 2 })),
+    ]);
+    const day = utcDay(now);
+    assert.equal((await store.query('alice', { limit: 10 })).records.length, 3);
+    assert.deepEqual(await admin.hmget(keys.userDaily('alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
+    assert.deepEqual(await admin.hmget(keys.routerDaily('chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
+    for (const key of [keys.usage('alice'), keys.usage('bob'), keys.userDaily('alice', day), keys.routerDaily('chat', day), keys.routerDaily('embed', day)]) {
+      assert.ok((await admin.pttl(key)) > 0, `${key} has a lifetime`);
+    }
   });
 
   test('scripts still run after Redis lost them (SCRIPT FLUSH): EVALSHA falls back to EVAL', async () => {

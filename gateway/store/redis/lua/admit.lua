@@ -12,55 +12,54 @@
 --       | {'rate', limit, retryAfterMs, statuses...} | {'ok', statuses...};
 --       statuses are flat (name, limit, remaining, resetMs) groups.
 
+local LIMITS = {
+  { name = 'requests_per_minute', field = 'rpm', window = 60000, arg = 9, unit = 'requests' },
+  { name = 'requests_per_day', field = 'rpd', window = 86400000, arg = 10, unit = 'requests' },
+  { name = 'tokens_per_minute', field = 'tpm', window = 60000, arg = 11, unit = 'tokens' },
+  { name = 'tokens_per_day', field = 'tpd', window = 86400000, arg = 12, unit = 'tokens' },
+}
+
 local function admit_one(K, A)
   local now = tonumber(A[1])
 
-  local known, budget = roll_period(K, A)
-  if not known then return {'unknown_user'} end
+  local L = read_ledger(K, A)
+  if L == nil then return {'unknown_user'} end
 
   -- Holds of requests that never settled (a gateway that died) expire and are released.
   local stale = redis.call('ZRANGEBYSCORE', K[3], '-inf', now)
   if #stale > 0 then
-    local released = 0
-    for _, member in ipairs(stale) do released = released + tonumber(string.match(member, '|(%d+)$')) end
+    for _, member in ipairs(stale) do L.reserved = L.reserved - tonumber(string.match(member, '|(%d+)$')) end
     redis.call('ZREMRANGEBYSCORE', K[3], '-inf', now)
-    redis.call('HINCRBY', K[2], 'reserved', -released)
   end
 
   -- Sliding-window counters: the previous window's count, weighted by how much of it still
   -- overlaps the last W milliseconds, plus the current window's count.
-  local LIMITS = {
-    { name = 'requests_per_minute', field = 'rpm', window = 60000, arg = 9, unit = 'requests' },
-    { name = 'requests_per_day', field = 'rpd', window = 86400000, arg = 10, unit = 'requests' },
-    { name = 'tokens_per_minute', field = 'tpm', window = 60000, arg = 11, unit = 'tokens' },
-    { name = 'tokens_per_day', field = 'tpd', window = 86400000, arg = 12, unit = 'tokens' },
-  }
   local tokens = tonumber(A[8])
   local windows = {}
   for _, l in ipairs(LIMITS) do
     if A[l.arg] ~= '' then
-      local limit = tonumber(A[l.arg])
-      local w = l.window
-      local start, cur, prev = roll_window(K[5], l.field, w, now)
-      local elapsed = now - start
-      local used = prev * (w - elapsed) / w + cur
-      local cost = l.unit == 'requests' and 1 or tokens
-      local retry = 0
-      if used + cost > limit then
-        if cost > limit then retry = w
-        elseif cur + cost <= limit then retry = math.ceil(w - elapsed - (limit - cur - cost) * w / prev)
-        else retry = math.ceil((w - elapsed) + w * (1 - (limit - cost) / cur)) end
-        if retry < 1 then retry = 1 end
-      end
-      local reset = 0
-      if cur + cost > 0 then reset = 2 * w - elapsed elseif prev > 0 then reset = w - elapsed end
-      windows[#windows + 1] = { l = l, limit = limit, start = start, cur = cur, prev = prev, used = used, cost = cost, retry = retry, reset = reset }
+      windows[#windows + 1] = { l = l, field = l.field, window = l.window, limit = tonumber(A[l.arg]), add = l.unit == 'requests' and 1 or tokens }
     end
+  end
+  read_windows(K[5], windows, now)
+  for _, win in ipairs(windows) do
+    local w, limit, cur, prev, cost = win.window, win.limit, win.cur, win.prev, win.add
+    local elapsed = now - win.start
+    win.used = prev * (w - elapsed) / w + cur
+    win.retry = 0
+    if win.used + cost > limit then
+      if cost > limit then win.retry = w
+      elseif cur + cost <= limit then win.retry = math.ceil(w - elapsed - (limit - cur - cost) * w / prev)
+      else win.retry = math.ceil((w - elapsed) + w * (1 - (limit - cost) / cur)) end
+      if win.retry < 1 then win.retry = 1 end
+    end
+    win.reset = 0
+    if cur + cost > 0 then win.reset = 2 * w - elapsed elseif prev > 0 then win.reset = w - elapsed end
   end
 
   local function statuses(out, admitted)
     for _, win in ipairs(windows) do
-      local left = win.limit - win.used - (admitted and win.cost or 0)
+      local left = win.limit - win.used - (admitted and win.add or 0)
       if left < 0 then left = 0 end
       out[#out + 1] = win.l.name
       out[#out + 1] = win.limit
@@ -70,31 +69,34 @@ local function admit_one(K, A)
     return out
   end
 
+  -- A refusal writes nothing but what the roll forward and the stale holds changed.
+  local function refuse(reply)
+    if #stale > 0 or #L.changed > 0 then write_ledger(K, L) end
+    return reply
+  end
+
   -- The longest wait decides: the request needs room in every window.
   local worst = nil
   for _, win in ipairs(windows) do
     if win.retry > 0 and (worst == nil or win.retry > worst.retry) then worst = win end
   end
-  if worst ~= nil then return statuses({ 'rate', worst.l.name, worst.retry }, false) end
+  if worst ~= nil then return refuse(statuses({ 'rate', worst.l.name, worst.retry }, false)) end
 
   local holdId, holdMicros = A[5], tonumber(A[6])
-  if budget ~= nil and holdId ~= '' then
-    local state = redis.call('HMGET', K[2], 'spent', 'reserved')
-    local remaining = budget - tonumber(state[1] or '0') - tonumber(state[2] or '0')
+  if L.budget ~= nil and holdId ~= '' then
+    local remaining = L.budget - L.spent - L.reserved
     if holdMicros > remaining then
       if remaining < 0 then remaining = 0 end
-      return { 'budget', string.format('%.0f', remaining) }
+      return refuse({ 'budget', money(remaining) })
     end
   end
 
-  for _, win in ipairs(windows) do
-    redis.call('HSET', K[5], win.l.field .. '.s', win.start, win.l.field .. '.c', win.cur + win.cost, win.l.field .. '.p', win.prev)
-  end
-  if #windows > 0 then redis.call('PEXPIRE', K[5], 172800000) end
+  write_windows(K[5], windows)
   if holdId ~= '' then
     redis.call('ZADD', K[3], now + tonumber(A[7]), holdId .. '|' .. A[6])
-    redis.call('HINCRBY', K[2], 'reserved', A[6])
+    L.reserved = L.reserved + holdMicros
   end
+  if holdId ~= '' or #stale > 0 or #L.changed > 0 then write_ledger(K, L) end
   return statuses({ 'ok' }, true)
 end
 

@@ -4,38 +4,90 @@
 -- K and A are one request's keys and arguments (KEYS and ARGV for admit.lua, a slice of them
 -- for each settlement of settle.lua): K 1 user hash, 2 ledger hash; A 2-4 the day, week and
 -- month period indices.
+--
+-- Every redis.call costs more than the command it runs, and these scripts run on every request,
+-- so each hash is read with one HMGET and written with one HSET: the state is changed in Lua
+-- variables in between. Money is written with '%.0f', as a Lua number given to redis.call would
+-- be formatted with '%.14g' (1e+12); amounts stay exact below 2^53 micros.
 
--- Rolls the user's budget period forward. Returns whether the user exists, their budget (nil
--- when unlimited) and the label of the period being counted (`<kind>:<index>`). A new period starts spending from zero; a changed kind
--- of period starts counting periods afresh without clearing what was spent; a clock behind the
--- period already seen changes nothing.
-local function roll_period(K, A)
+local function money(n) return string.format('%.0f', n) end
+
+-- Reads the user's budget and the ledger, with the budget period rolled forward. Returns nil for
+-- an unknown user, else the ledger: budget (nil when unlimited), spent, reserved, period (the
+-- label `<kind>:<index>` being counted) and the fields the roll changed, for write_ledger. A new
+-- period starts spending from zero; a changed kind of period starts counting periods afresh
+-- without clearing what was spent; a clock behind the period already seen changes nothing.
+local function read_ledger(K, A)
   local user = redis.call('HMGET', K[1], 'budget', 'period')
-  if user[1] == false then return false, nil, nil end
-  local budget = user[1] ~= '' and tonumber(user[1]) or nil
+  if user[1] == false then return nil end
   local ptype = user[2] or ''
-  local led = redis.call('HMGET', K[2], 'ptype', 'pidx')
+  local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved')
+  local L = {
+    budget = user[1] ~= '' and tonumber(user[1]) or nil,
+    spent = tonumber(led[3] or '0'),
+    reserved = tonumber(led[4] or '0'),
+    changed = {},
+  }
   local indices = { daily = A[2], weekly = A[3], monthly = A[4] }
   local pidx = indices[ptype] or '0'
   if (led[1] or '') ~= ptype then
-    redis.call('HSET', K[2], 'ptype', ptype, 'pidx', pidx)
+    L.changed = { 'ptype', ptype, 'pidx', pidx }
   elseif tonumber(pidx) > tonumber(led[2] or '0') then
-    redis.call('HSET', K[2], 'pidx', pidx, 'spent', 0)
+    L.changed = { 'pidx', pidx }
+    L.spent = 0
   else
     pidx = led[2] or '0' -- this clock may be behind: the period already seen is the one counted
   end
-  return true, budget, ptype .. ':' .. pidx
+  L.period = ptype .. ':' .. pidx
+  return L
 end
 
--- A sliding-window counter as it stands at `now`: shifted forward by whole windows of `w` ms.
--- Returns start, current count, previous count.
-local function roll_window(hash, field, w, now)
-  local raw = redis.call('HMGET', hash, field .. '.s', field .. '.c', field .. '.p')
-  local start, cur, prev = tonumber(raw[1] or '-1'), tonumber(raw[2] or '0'), tonumber(raw[3] or '0')
-  local aligned = now - (now % w)
-  if start < 0 or aligned - start >= 2 * w then return aligned, 0, 0 end
-  if aligned - start >= w then return aligned, 0, cur end
-  return start, cur, prev
+-- Writes the ledger back in one HSET.
+local function write_ledger(K, L)
+  local fields = L.changed
+  fields[#fields + 1] = 'spent'
+  fields[#fields + 1] = money(L.spent)
+  fields[#fields + 1] = 'reserved'
+  fields[#fields + 1] = money(L.reserved)
+  redis.call('HSET', K[2], unpack(fields))
+end
+
+-- Sliding-window counters as they stand at `now`, read in one HMGET: each of `limits` (with
+-- `field` and `window` in ms) gets start, cur and prev, shifted forward by whole windows.
+local function read_windows(hash, limits, now)
+  if #limits == 0 then return end
+  local names = {}
+  for _, l in ipairs(limits) do
+    names[#names + 1] = l.field .. '.s'
+    names[#names + 1] = l.field .. '.c'
+    names[#names + 1] = l.field .. '.p'
+  end
+  local raw = redis.call('HMGET', hash, unpack(names))
+  for i, l in ipairs(limits) do
+    local w = l.window
+    local start, cur, prev = tonumber(raw[i * 3 - 2] or '-1'), tonumber(raw[i * 3 - 1] or '0'), tonumber(raw[i * 3] or '0')
+    local aligned = now - (now % w)
+    if start < 0 or aligned - start >= 2 * w then start, cur, prev = aligned, 0, 0
+    elseif aligned - start >= w then start, cur, prev = aligned, 0, cur end
+    l.start, l.cur, l.prev = start, cur, prev
+  end
+end
+
+-- Adds `l.add` to each window's current count and writes them all in one HSET; the hash lives
+-- two days past its last write.
+local function write_windows(hash, limits)
+  if #limits == 0 then return end
+  local fields = {}
+  for _, l in ipairs(limits) do
+    fields[#fields + 1] = l.field .. '.s'
+    fields[#fields + 1] = money(l.start)
+    fields[#fields + 1] = l.field .. '.c'
+    fields[#fields + 1] = money(l.cur + l.add)
+    fields[#fields + 1] = l.field .. '.p'
+    fields[#fields + 1] = money(l.prev)
+  end
+  redis.call('HSET', hash, unpack(fields))
+  redis.call('PEXPIRE', hash, 172800000)
 end
 
 -- Runs `step` once for each request of a batch, in order, each on its own slice of KEYS and

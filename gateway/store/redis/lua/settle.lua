@@ -11,39 +11,37 @@
 --       9 tokens/min limit, 10 tokens/day limit ('' when not limited)
 -- Returns the micros charged for each settlement, as strings.
 
+local TOKEN_LIMITS = { { field = 'tpm', window = 60000, arg = 9 }, { field = 'tpd', window = 86400000, arg = 10 } }
+
 local function settle_one(K, A)
   local now = tonumber(A[1])
-  local known, budget, period = roll_period(K, A)
-  if not known then return '0' end
+  local L = read_ledger(K, A)
+  if L == nil then return '0' end
 
-  if A[5] ~= '' and redis.call('ZREM', K[3], A[5] .. '|' .. A[6]) == 1 then
-    redis.call('HINCRBY', K[2], 'reserved', -tonumber(A[6]))
-  end
+  local released = A[5] ~= '' and redis.call('ZREM', K[3], A[5] .. '|' .. A[6]) == 1
+  if released then L.reserved = L.reserved - tonumber(A[6]) end
 
   local charge = tonumber(A[7])
-  if budget ~= nil then
-    local state = redis.call('HMGET', K[2], 'spent', 'reserved')
-    local room = budget - tonumber(state[1] or '0') - tonumber(state[2] or '0')
+  if L.budget ~= nil then
+    local room = L.budget - L.spent - L.reserved
     if room < 0 then room = 0 end
     if charge > room then charge = room end
   end
-  local charged = string.format('%.0f', charge)
+  local charged = money(charge)
   if charge > 0 then
-    redis.call('HINCRBY', K[2], 'spent', charged)
-    redis.call('HINCRBY', K[4], period, charged)
+    L.spent = L.spent + charge
+    redis.call('HINCRBY', K[4], L.period, charged)
   end
+  if released or charge > 0 or #L.changed > 0 then write_ledger(K, L) end
 
   local tokens = tonumber(A[8])
   if tokens > 0 then
-    local TOKEN_LIMITS = { { field = 'tpm', window = 60000, arg = 9 }, { field = 'tpd', window = 86400000, arg = 10 } }
+    local windows = {}
     for _, l in ipairs(TOKEN_LIMITS) do
-      if A[l.arg] ~= '' then
-        local w = l.window
-        local start, cur, prev = roll_window(K[5], l.field, w, now)
-        redis.call('HSET', K[5], l.field .. '.s', start, l.field .. '.c', cur + tokens, l.field .. '.p', prev)
-      end
+      if A[l.arg] ~= '' then windows[#windows + 1] = { field = l.field, window = l.window, add = tokens } end
     end
-    redis.call('PEXPIRE', K[5], 172800000)
+    read_windows(K[5], windows, now)
+    write_windows(K[5], windows)
   end
   return charged
 end
