@@ -1,6 +1,6 @@
 // Kubernetes mode timings on the whole system (the harness of test/e2e/system.test.ts: a real
-// kube-apiserver 1.20.2 with crds/ and charts/manifests/, one Redis, two operator processes and
-// two gateway processes in Kubernetes mode, each with its service account's RBAC):
+// kube-apiserver 1.20.2 with crds/ and the RBAC of charts/tollgate, one Redis, two operator
+// processes and two gateway processes in Kubernetes mode, each with its service account's RBAC):
 //
 // 1. propagation: the time from `kubectl apply` of a router change (a new alias on a ModelRouter)
 //    returning to the first 200 for the new name through EACH gateway, over 20 changes (probe
@@ -148,7 +148,7 @@ async function main() {
     '- Command: `npm run bench:kubernetes` (bench/kubernetes.ts)',
     `- Machine: ${await machine()}`,
     `- Software: Node ${process.version}, kube-apiserver ${KUBE_APISERVER_VERSION} with etcd on loopback (test/e2e/support/control-plane.ts), Redis ${redisVersion}`,
-    '- System: crds/ and charts/manifests/ applied; 2 operator processes (tollgate-operator service account, Lease leader election) and 2 gateway processes in Kubernetes mode (tollgate-gateway service account), one Redis; all on the same machine, unpinned',
+    '- System: crds/ and the RBAC of charts/tollgate applied; 2 operator processes (tollgate-operator service account, Lease leader election) and 2 gateway processes in Kubernetes mode (tollgate-gateway service account), one Redis; all on the same machine, unpinned',
     '',
     `### Router change to first successful request (${CHANGES} changes)`,
     '',

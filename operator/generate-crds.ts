@@ -1,13 +1,18 @@
 // Writes the CustomResourceDefinitions to crds/, generated from the zod schemas of
-// gateway/resources/kubernetes/crd-schemas.ts. Run `npm run generate:crds` after changing a
-// schema; test/unit/resources/kubernetes/crds.test.ts fails while the files are out of date.
+// gateway/resources/kubernetes/crd-schemas.ts, and the same bytes to charts/tollgate/crds/ (helm
+// installs a chart's crds/ folder before its templates). Run `npm run generate:crds` after
+// changing a schema; test/unit/resources/kubernetes/crds.test.ts fails while crds/ is out of
+// date, and test/e2e/chart/render.test.ts while the chart's copies differ.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { crdFiles } from '../gateway/resources/kubernetes/crds.ts';
 
 const root = new URL('../', import.meta.url);
+const CHART_CRDS = 'charts/tollgate/';
 
 for (const { path, text } of crdFiles()) {
-  await writeFile(fileURLToPath(new URL(path, root)), text);
-  process.stdout.write(`wrote ${path}\n`);
+  for (const target of [path, CHART_CRDS + path]) {
+    await writeFile(fileURLToPath(new URL(target, root)), text);
+    process.stdout.write(`wrote ${target}\n`);
+  }
 }

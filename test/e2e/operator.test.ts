@@ -1,6 +1,6 @@
 // `tollgate operator` as a process of its own, against a real kube-apiserver and a real Redis,
-// authenticated as the tollgate-operator service account with only the RBAC rules of
-// charts/manifests: the examples become the routing ConfigMap, the provider keys Secret and
+// authenticated as the tollgate-operator service account with only the RBAC rules that
+// charts/tollgate renders: the examples become the routing ConfigMap, the provider keys Secret and
 // statuses; a GatewayUser gets its key Secret, its key's hash in Redis (again after Redis lost
 // its data) and its usage in status; bad providers are left out with a reason while the rest
 // serves; deletions reach the snapshot and Redis; of two replicas one leads, and when it is
@@ -15,6 +15,7 @@ import { createKubeClient, loadKubeConfig, type KubeClient } from '../../gateway
 import { decodeSnapshot } from '../../gateway/kubernetes/snapshot-configmap.ts';
 import { RedisStore } from '../../gateway/store/redis/redis-store.ts';
 import { startRedis, type RunningRedis } from '../support/redis-server.ts';
+import { applyChartRbac } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
 import { getObject, until, type Conditioned } from './support/poll.ts';
@@ -23,6 +24,7 @@ const path = (relative: string) => fileURLToPath(new URL(`../../${relative}`, im
 const TEAM = 'team-a';
 const ROUTER = 'meta-llama/Llama-3.1-8B-Instruct';
 const FINALIZER = 'tollgate.dev/redis-cleanup';
+const OPERATOR_USER = 'system:serviceaccount:tollgate:tollgate-operator';
 
 describe('tollgate operator against a real API server and Redis', () => {
   let plane: ControlPlane;
@@ -62,12 +64,12 @@ describe('tollgate operator against a real API server and Redis', () => {
   const condition = (object: Conditioned | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type);
 
   before(async () => {
-    plane = await startControlPlane({ tokens: { operator: 'system:serviceaccount:tollgate:tollgate-operator' } });
+    plane = await startControlPlane({ tokens: { operator: OPERATOR_USER } });
     redis = await startRedis();
     admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
     await kubectl(['apply', '-f', path('crds/')]);
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
-    await kubectl(['apply', '-f', path('charts/manifests/')]);
+    await applyChartRbac(plane, [OPERATOR_USER]);
     await kubectl(['create', 'namespace', TEAM]);
     await inTeam(['apply', '-f', path('examples/kubernetes/')]);
     store = await RedisStore.connect(redis.url, { usageRetentionMs: 30 * 86_400_000 });

@@ -1,8 +1,8 @@
 // The whole system, as the issue's scenarios describe it: a real kube-apiserver with crds/ and
-// charts/manifests/ applied, one Redis, two operator processes (the tollgate-operator service
-// account) and two gateway processes in Kubernetes mode (the tollgate-gateway service account),
-// each bound only to the RBAC of charts/manifests. `kubectl apply -f examples/kubernetes/` is
-// served by both gateways within 2 s; a chat request debits the example user and shows in
+// the RBAC of charts/tollgate applied, one Redis, two operator processes (the tollgate-operator
+// service account) and two gateway processes in Kubernetes mode (the tollgate-gateway service
+// account), each bound only to the rules the chart renders. `kubectl apply -f
+// examples/kubernetes/` is served by both gateways within 2 s; a chat request debits the example user and shows in
 // `kubectl get gatewayusers`; a deleted provider gets no more requests; an invalid provider is
 // refused while the rest serves; the leading operator is SIGKILLed and the other one carries a
 // later change to both gateways; a rotated provider key is used for the next requests.

@@ -12,6 +12,8 @@ declare -A NEEDED=(
   [openssl]=openssl
   # Debian's kubectl is 1.20, the version of the e2e API server; a newer kubectl on PATH is kept.
   [kubectl]=kubernetes-client
+  # The Playground's browser tests drive Debian's chromium with playwright-core.
+  [chromium]=chromium
 )
 
 missing=()
@@ -29,6 +31,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get -o DPkg::Lock::Timeout=600 update -qq
   apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+fi
+
+# The chart tests render with `helm template` when helm is on PATH; helm is not packaged for
+# Debian, so otherwise they use helm-template (Go's text/template + sprig, built from Debian's
+# packages into ~/.cache/tollgate-tools, about 5 s once).
+if ! command -v helm >/dev/null 2>&1 && [ ! -x "$HOME/.cache/tollgate-tools/helm-template" ]; then
+  bash "$(dirname "${BASH_SOURCE[0]}")/helm-template/build.sh" >/dev/null
 fi
 
 # kube-apiserver for test/e2e: does nothing when the cached binary is there (it prints its path).

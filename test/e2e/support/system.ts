@@ -1,9 +1,10 @@
 // The whole system as it runs in a cluster, for the system end-to-end test and the Kubernetes
-// benchmark (bench/kubernetes.ts): a control plane with crds/ and charts/manifests/ applied as
-// admin, one Redis, N operator processes authenticated as the tollgate-operator service account
-// and M gateway processes in Kubernetes mode authenticated as the tollgate-gateway service
-// account (each bound only to the RBAC of charts/manifests), all sharing the Redis. The gateways
-// get one bootstrap admin key, so a probe can call them before any GatewayUser exists.
+// benchmark (bench/kubernetes.ts): a control plane with crds/ and the RBAC of charts/tollgate
+// applied as admin, one Redis, N operator processes authenticated as the tollgate-operator
+// service account and M gateway processes in Kubernetes mode authenticated as the
+// tollgate-gateway service account (each bound only to the rules the chart renders), all sharing
+// the Redis. The gateways get one bootstrap admin key, so a probe can call them before any
+// GatewayUser exists.
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateKey } from '../../../gateway/accounts/api-keys.ts';
@@ -12,6 +13,7 @@ import { decodeSnapshot } from '../../../gateway/kubernetes/snapshot-configmap.t
 import type { Snapshot } from '../../../gateway/resources/snapshot.ts';
 import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { applyChartRbac } from './chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 import { getObject } from './poll.ts';
@@ -69,7 +71,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const kubectl = (args: string[], input?: string) => plane.kubectl(args, input === undefined ? {} : { input });
     await kubectl(['apply', '-f', repoPath('crds/')]);
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
-    await kubectl(['apply', '-f', repoPath('charts/manifests/')]);
+    await applyChartRbac(plane, [OPERATOR_USER, GATEWAY_USER]);
     const admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
 
     for (let i = 0; i < (options.operators ?? 2); i++) {

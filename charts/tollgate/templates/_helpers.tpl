@@ -1,0 +1,131 @@
+{{/* Names, labels and the small decisions every template shares. */}}
+
+{{- define "tollgate.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* <release>-<chart>, or just <release> when it already holds the chart name ("tollgate"). */}}
+{{- define "tollgate.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The name of one component's objects: (dict "root" $ "component" "gateway") -> tollgate-gateway. */}}
+{{- define "tollgate.componentName" -}}
+{{- printf "%s-%s" (include "tollgate.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "tollgate.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tollgate.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Labels of every object: (dict "root" $ "component" "gateway"). */}}
+{{- define "tollgate.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "tollgate.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: tollgate
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end -}}
+
+{{- define "tollgate.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The Secret and key holding the Redis URL: the user's own, or the chart's. */}}
+{{- define "tollgate.redisUrlSecret" -}}
+{{- if and (eq .Values.redis.mode "external") .Values.redis.external.existingSecret -}}
+{{- .Values.redis.external.existingSecret -}}
+{{- else -}}
+{{- include "tollgate.componentName" (dict "root" . "component" "redis-url") -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "tollgate.redisUrlKey" -}}
+{{- if and (eq .Values.redis.mode "external") .Values.redis.external.existingSecret -}}
+{{- .Values.redis.external.existingSecretKey -}}
+{{- else -}}
+redis-url
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret and key holding the gateways' bootstrap admin key. */}}
+{{- define "tollgate.adminKeySecret" -}}
+{{- default (include "tollgate.componentName" (dict "root" . "component" "admin-key")) .Values.adminKey.existingSecret -}}
+{{- end -}}
+
+{{- define "tollgate.adminKeyKey" -}}
+{{- if .Values.adminKey.existingSecret -}}
+{{- .Values.adminKey.existingSecretKey -}}
+{{- else -}}
+admin-key
+{{- end -}}
+{{- end -}}
+
+{{/* The env entry both components read Redis's URL from; fails early when it is not configured. */}}
+{{- define "tollgate.redisUrlEnv" -}}
+{{- if eq .Values.redis.mode "external" -}}
+{{- if and .Values.redis.external.url .Values.redis.external.existingSecret -}}
+{{- fail "redis.external: set url or existingSecret, not both" -}}
+{{- end -}}
+{{- if not (or .Values.redis.external.url .Values.redis.external.existingSecret) -}}
+{{- fail "redis.mode is external: set redis.external.url (redis:// or rediss://) or redis.external.existingSecret, the Secret holding the URL" -}}
+{{- end -}}
+{{- end -}}
+- name: TOLLGATE_REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "tollgate.redisUrlSecret" . }}
+      key: {{ include "tollgate.redisUrlKey" . }}
+{{- end -}}
+
+{{/*
+Pod scheduling fields of one component's values (nodeSelector, tolerations, affinity,
+topologySpreadConstraints), each only when set.
+*/}}
+{{- define "tollgate.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Kubernetes 1.23 serves autoscaling/v2; older clusters only v2beta2 (same fields used here). */}}
+{{- define "tollgate.hpaApiVersion" -}}
+{{- if semverCompare ">=1.23-0" .Capabilities.KubeVersion.Version -}}
+autoscaling/v2
+{{- else -}}
+autoscaling/v2beta2
+{{- end -}}
+{{- end -}}
+
+{{/* Kubernetes 1.21 serves policy/v1; older clusters only v1beta1 (same fields used here). */}}
+{{- define "tollgate.pdbApiVersion" -}}
+{{- if semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version -}}
+policy/v1
+{{- else -}}
+policy/v1beta1
+{{- end -}}
+{{- end -}}

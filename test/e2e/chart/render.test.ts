@@ -1,0 +1,440 @@
+// charts/tollgate as `helm template` renders it (helm when on PATH, else helm-template): what a
+// default install holds, what each value changes, the least-privilege RBAC the end-to-end tests
+// run under, the values refused by values.schema.json with helm's message, and the chart's
+// copies of the CRDs. dry-run.test.ts has a real API server validate the same renderings.
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { load } from 'js-yaml';
+import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.ts';
+import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
+import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
+import { KUBE_VERSION, NAMESPACE, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+async function render(values: object = {}, options: RenderOptions = {}): Promise<KubeObject[]> {
+  return parseObjects(await renderChart({ release: RELEASE, namespace: NAMESPACE, kubeVersion: KUBE_VERSION, values, ...options }));
+}
+
+/** The one object of that kind and name; fails naming what there is instead. */
+function find(objects: KubeObject[], kind: string, name: string): KubeObject {
+  const found = objects.filter((o) => o.kind === kind && o.metadata.name === name);
+  assert.equal(found.length, 1, `one ${kind} ${name} in: ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  return found[0]!;
+}
+const kinds = (objects: KubeObject[]) => objects.map((o) => o.kind);
+const container = (workload: KubeObject) => workload.spec.template.spec.containers[0];
+const env = (workload: KubeObject) => Object.fromEntries(container(workload).env.map((e: { name: string; value?: string; valueFrom?: object }) => [e.name, e.value ?? e.valueFrom]));
+
+/** The rendering fails; resolves to helm's message. */
+async function renderError(options: RenderOptions): Promise<string> {
+  const error = await renderChart({ release: RELEASE, namespace: NAMESPACE, ...options }).then(
+    () => assert.fail(`rendering with ${JSON.stringify(options)} should fail`),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof HelmError, String(error));
+  return error.message;
+}
+
+describe('charts/tollgate', () => {
+  it("ships in crds/ byte for byte the top-level crds/ (npm run generate:crds writes both)", async () => {
+    const top = (await readdir(join(ROOT, 'crds'))).sort();
+    assert.deepEqual((await readdir(join(CHART, 'crds'))).sort(), top);
+    for (const name of top) {
+      const [expected, copy] = await Promise.all([readFile(join(ROOT, 'crds', name), 'utf8'), readFile(join(CHART, 'crds', name), 'utf8')]);
+      assert.ok(copy === expected, `charts/tollgate/crds/${name} differs from crds/${name}: run \`npm run generate:crds\``);
+    }
+  });
+
+  it('installs with defaults: config, admin key, operator and gateway with their RBAC, gateway Service, HPA and PDB, bundled Redis', async () => {
+    const objects = await render();
+    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      'ClusterRole/tollgate-operator',
+      'ClusterRoleBinding/tollgate-operator',
+      'ConfigMap/tollgate',
+      'Deployment/tollgate-gateway',
+      'Deployment/tollgate-operator',
+      'HorizontalPodAutoscaler/tollgate-gateway',
+      'PodDisruptionBudget/tollgate-gateway',
+      'Role/tollgate-gateway',
+      'Role/tollgate-operator',
+      'RoleBinding/tollgate-gateway',
+      'RoleBinding/tollgate-operator',
+      'Secret/tollgate-admin-key',
+      'Secret/tollgate-redis-url',
+      'Service/tollgate-gateway',
+      'Service/tollgate-redis',
+      'ServiceAccount/tollgate-gateway',
+      'ServiceAccount/tollgate-operator',
+      'StatefulSet/tollgate-redis',
+    ]);
+    for (const object of objects) {
+      assert.equal(object.metadata.labels?.['app.kubernetes.io/instance'], RELEASE, `${object.kind}/${object.metadata.name}`);
+      if (!object.kind.startsWith('Cluster')) assert.equal(object.metadata.namespace, NAMESPACE, `${object.kind}/${object.metadata.name}`);
+    }
+  });
+
+  it('runs the gateway in Kubernetes mode, probed on /healthz and /readyz, wired by the ConfigMap, with Redis and the admin key from Secrets', async () => {
+    const objects = await render();
+    const gateway = find(objects, 'Deployment', 'tollgate-gateway');
+    const main = container(gateway);
+    assert.deepEqual(main.args, ['gateway', '--kubernetes']);
+    assert.equal(main.image, 'ghcr.io/tollgate-dev/tollgate:0.1.0');
+    assert.deepEqual([main.livenessProbe.httpGet, main.readinessProbe.httpGet], [{ path: '/healthz', port: 'http' }, { path: '/readyz', port: 'http' }]);
+    assert.deepEqual(main.ports, [{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    assert.deepEqual(main.envFrom, [{ configMapRef: { name: 'tollgate' } }]);
+    assert.deepEqual(find(objects, 'ConfigMap', 'tollgate').data, {
+      TOLLGATE_NAMESPACE: NAMESPACE,
+      TOLLGATE_ROUTING_CONFIG_MAP: 'tollgate-routing',
+      TOLLGATE_PROVIDER_KEYS_SECRET: 'tollgate-provider-keys',
+      TOLLGATE_LOG_LEVEL: 'info',
+    });
+    assert.deepEqual(env(gateway), {
+      TOLLGATE_POD_NAME: { fieldRef: { fieldPath: 'metadata.name' } },
+      TOLLGATE_REDIS_URL: { secretKeyRef: { name: 'tollgate-redis-url', key: 'redis-url' } },
+      TOLLGATE_ADMIN_KEY_FILE: '/etc/tollgate/admin-key/admin-key',
+      TOLLGATE_PORT: '8080',
+      TOLLGATE_MAX_ATTEMPTS: '3',
+      TOLLGATE_FAILURE_THRESHOLD: '3',
+      TOLLGATE_COOLDOWN_SECONDS: '30',
+      TOLLGATE_BODY_LIMIT: '10485760',
+      TOLLGATE_FAIL_OPEN: 'false',
+      TOLLGATE_USAGE_RETENTION_DAYS: '30',
+      TOLLGATE_RESERVATION_TTL_SECONDS: '900',
+      TOLLGATE_PLAYGROUND: 'true',
+    });
+    assert.deepEqual(gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'admin-key'), { name: 'admin-key', secret: { secretName: 'tollgate-admin-key' } });
+    assert.equal(gateway.spec.template.spec.serviceAccountName, 'tollgate-gateway');
+    const service = find(objects, 'Service', 'tollgate-gateway');
+    assert.deepEqual(service.spec.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);
+    assert.deepEqual(service.spec.selector, gateway.spec.selector.matchLabels);
+  });
+
+  it('runs two operator replicas, with leader election on the Lease its Role names, in the release namespace', async () => {
+    const objects = await render();
+    const operator = find(objects, 'Deployment', 'tollgate-operator');
+    assert.equal(operator.spec.replicas, 2);
+    assert.deepEqual(container(operator).args, ['operator']);
+    assert.deepEqual(container(operator).envFrom, [{ configMapRef: { name: 'tollgate' } }]);
+    assert.deepEqual(env(operator), {
+      TOLLGATE_POD_NAME: { fieldRef: { fieldPath: 'metadata.name' } },
+      TOLLGATE_REDIS_URL: { secretKeyRef: { name: 'tollgate-redis-url', key: 'redis-url' } },
+      TOLLGATE_LEASE_NAME: 'tollgate-operator',
+      TOLLGATE_LEASE_DURATION_SECONDS: '15',
+      TOLLGATE_STATUS_PERIOD_SECONDS: '15',
+    });
+    assert.equal(operator.spec.template.spec.serviceAccountName, 'tollgate-operator');
+    // Both deployments restart when the wiring changes.
+    const checksum = operator.spec.template.metadata.annotations['checksum/config'];
+    assert.match(checksum, /^[0-9a-f]{64}$/);
+    assert.equal(find(objects, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['checksum/config'], checksum);
+    const changed = find(await render({ logLevel: 'debug' }), 'Deployment', 'tollgate-operator');
+    assert.notEqual(changed.spec.template.metadata.annotations['checksum/config'], checksum);
+  });
+
+  it('grants least privilege: the gateway reads its two objects by name and writes the resources of its namespace', async () => {
+    const objects = await render();
+    assert.deepEqual(find(objects, 'Role', 'tollgate-gateway').rules, [
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['tollgate.dev'], resources: ['modelrouters', 'modelproviders', 'gatewayusers'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
+    ]);
+    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-gateway').subjects, [{ kind: 'ServiceAccount', name: 'tollgate-gateway', namespace: NAMESPACE }]);
+    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-gateway').roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tollgate-gateway' });
+  });
+
+  it('grants least privilege: the operator watches the three kinds and Secrets everywhere, and writes by name in its namespace', async () => {
+    const objects = await render();
+    assert.deepEqual(find(objects, 'ClusterRole', 'tollgate-operator').rules, [
+      { apiGroups: ['tollgate.dev'], resources: ['modelrouters', 'modelproviders', 'gatewayusers'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['tollgate.dev'], resources: ['modelrouters/status', 'modelproviders/status', 'gatewayusers/status'], verbs: ['patch'] },
+      { apiGroups: ['tollgate.dev'], resources: ['gatewayusers'], verbs: ['patch'] },
+      { apiGroups: ['tollgate.dev'], resources: ['gatewayusers/finalizers'], verbs: ['update'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ]);
+    assert.deepEqual(find(objects, 'Role', 'tollgate-operator').rules, [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'patch'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['patch'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['tollgate-operator'], verbs: ['get', 'update'] },
+    ]);
+    const subjects = [{ kind: 'ServiceAccount', name: 'tollgate-operator', namespace: NAMESPACE }];
+    assert.deepEqual(find(objects, 'ClusterRoleBinding', 'tollgate-operator').subjects, subjects);
+    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-operator').subjects, subjects);
+  });
+
+  it('names the renamed routing objects and Lease in the RBAC too, and with operator.watchNamespace grants the cluster rules in that namespace only', async () => {
+    const objects = await render({
+      routing: { configMapName: 'llm-routing', providerKeysSecretName: 'llm-keys' },
+      operator: { watchNamespace: 'team-a', leaderElection: { leaseName: 'llm-operator' } },
+    });
+    const names = (role: KubeObject) => role.rules.flatMap((rule: { resourceNames?: string[] }) => rule.resourceNames ?? []);
+    assert.deepEqual(names(find(objects, 'Role', 'tollgate-gateway')), ['llm-routing', 'llm-keys']);
+    assert.deepEqual(names(find(objects, 'Role', 'tollgate-operator')), ['llm-routing', 'llm-keys', 'llm-operator']);
+    assert.ok(!kinds(objects).includes('ClusterRoleBinding'));
+    const scoped = objects.find((o) => o.kind === 'RoleBinding' && o.metadata.namespace === 'team-a');
+    assert.deepEqual(scoped?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tollgate-operator' });
+    assert.equal(env(find(objects, 'Deployment', 'tollgate-operator')).TOLLGATE_WATCH_NAMESPACE, 'team-a');
+  });
+
+  it('generates the admin key once (tg- and 43 characters) in a Secret kept across upgrades and uninstalls, or uses adminKey.existingSecret', async () => {
+    const secret = find(await render(), 'Secret', 'tollgate-admin-key');
+    assert.equal(secret.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+    assert.match(Buffer.from(secret.data['admin-key'], 'base64').toString(), /^tg-[A-Za-z0-9]{43}$/);
+    const template = await readFile(join(CHART, 'templates', 'admin-key-secret.yaml'), 'utf8');
+    assert.match(template, /lookup "v1" "Secret" \.Release\.Namespace \$name/, 'an upgrade reuses the key of the Secret it finds');
+
+    const objects = await render({ adminKey: { existingSecret: 'my-admin-key', existingSecretKey: 'key' } });
+    assert.ok(!objects.some((o) => o.metadata.name === 'tollgate-admin-key'));
+    const gateway = find(objects, 'Deployment', 'tollgate-gateway');
+    assert.equal(env(gateway).TOLLGATE_ADMIN_KEY_FILE, '/etc/tollgate/admin-key/key');
+    assert.deepEqual(gateway.spec.template.spec.volumes[0], { name: 'admin-key', secret: { secretName: 'my-admin-key' } });
+  });
+
+  it('bundles a single Redis by default: a StatefulSet with a PersistentVolumeClaim and --appendonly yes, behind a Service', async () => {
+    const objects = await render();
+    const redis = find(objects, 'StatefulSet', 'tollgate-redis');
+    assert.equal(redis.spec.replicas, 1);
+    assert.deepEqual(container(redis).args, ['redis-server', '--appendonly', 'yes', '--dir', '/data', '--protected-mode', 'no']);
+    assert.equal(container(redis).image, 'docker.io/library/redis:7.4-alpine');
+    assert.deepEqual(redis.spec.volumeClaimTemplates.map((claim: KubeObject) => [claim.metadata.name, claim.spec.accessModes, claim.spec.resources.requests.storage]), [['data', ['ReadWriteOnce'], '8Gi']]);
+    assert.deepEqual(redis.spec.template.spec.securityContext, { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(find(objects, 'Service', 'tollgate-redis').spec.ports, [{ name: 'redis', port: 6379, targetPort: 'redis', protocol: 'TCP' }]);
+    assert.deepEqual(find(objects, 'Secret', 'tollgate-redis-url').stringData, { 'redis-url': 'redis://tollgate-redis:6379' });
+
+    const sized = find(await render({ redis: { bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } }), 'StatefulSet', 'tollgate-redis');
+    assert.deepEqual([sized.spec.volumeClaimTemplates[0].spec.storageClassName, sized.spec.volumeClaimTemplates[0].spec.resources.requests.storage], ['fast-ssd', '20Gi']);
+    const ephemeral = find(await render({ redis: { bundled: { persistence: { enabled: false } } } }), 'StatefulSet', 'tollgate-redis');
+    assert.equal(ephemeral.spec.volumeClaimTemplates, undefined);
+    assert.deepEqual(ephemeral.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'data'), { name: 'data', emptyDir: {} });
+  });
+
+  it('uses an external Redis instead: its URL in a Secret of the chart, or the user\'s own Secret, and no bundled Redis', async () => {
+    const withUrl = await render({ redis: { mode: 'external', external: { url: 'rediss://:pw@redis.example.com:6380' } } });
+    assert.ok(!kinds(withUrl).includes('StatefulSet'));
+    assert.ok(!withUrl.some((o) => o.metadata.name === 'tollgate-redis'));
+    assert.deepEqual(find(withUrl, 'Secret', 'tollgate-redis-url').stringData, { 'redis-url': 'rediss://:pw@redis.example.com:6380' });
+
+    const withSecret = await render({ redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } } });
+    assert.ok(!withSecret.some((o) => o.metadata.name === 'tollgate-redis-url'));
+    for (const name of ['tollgate-gateway', 'tollgate-operator']) {
+      assert.deepEqual(env(find(withSecret, 'Deployment', name)).TOLLGATE_REDIS_URL, { secretKeyRef: { name: 'company-redis', key: 'url' } });
+    }
+  });
+
+  it('refuses an external Redis with no URL, or with both a URL and a Secret, saying what to set', async () => {
+    assert.match(await renderError({ values: { redis: { mode: 'external' } } }),
+      /redis\.mode is external: set redis\.external\.url \(redis:\/\/ or rediss:\/\/\) or redis\.external\.existingSecret, the Secret holding the URL/);
+    assert.match(await renderError({ values: { redis: { mode: 'external', external: { url: 'redis://r:6379', existingSecret: 's' } } } }),
+      /redis\.external: set url or existingSecret, not both/);
+  });
+
+  it('scales the gateway with a HorizontalPodAutoscaler, or with autoscaling off runs gateway.replicaCount and renders no HPA', async () => {
+    const on = await render();
+    assert.equal(find(on, 'Deployment', 'tollgate-gateway').spec.replicas, undefined, 'the HPA owns the replica count');
+    const hpa = find(on, 'HorizontalPodAutoscaler', 'tollgate-gateway');
+    assert.deepEqual([hpa.spec.minReplicas, hpa.spec.maxReplicas, hpa.spec.metrics[0].resource.target], [2, 10, { type: 'Utilization', averageUtilization: 70 }]);
+    assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'tollgate-gateway' });
+
+    const off = await render({ gateway: { replicaCount: 3, autoscaling: { enabled: false } } });
+    assert.ok(!kinds(off).includes('HorizontalPodAutoscaler'));
+    assert.equal(find(off, 'Deployment', 'tollgate-gateway').spec.replicas, 3);
+  });
+
+  it('uses autoscaling/v2 and policy/v1 on current clusters, and their betas on the 1.20 of the test harness', async () => {
+    const apiVersions = (objects: KubeObject[]) => [find(objects, 'HorizontalPodAutoscaler', 'tollgate-gateway').apiVersion, find(objects, 'PodDisruptionBudget', 'tollgate-gateway').apiVersion];
+    assert.deepEqual(apiVersions(await render({}, { kubeVersion: 'v1.30.0' })), ['autoscaling/v2', 'policy/v1']);
+    assert.deepEqual(apiVersions(await render({}, { kubeVersion: 'v1.22.17' })), ['autoscaling/v2beta2', 'policy/v1']);
+    assert.deepEqual(apiVersions(await render({}, { kubeVersion: 'v1.20.2' })), ['autoscaling/v2beta2', 'policy/v1beta1']);
+  });
+
+  it('runs every container non-root on a read-only root filesystem, without privilege escalation or capabilities; custom contexts replace the defaults', async () => {
+    const objects = await render();
+    for (const name of ['tollgate-gateway', 'tollgate-operator']) {
+      const pod = find(objects, 'Deployment', name).spec.template.spec;
+      assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } }, name);
+      assert.deepEqual(pod.containers[0].securityContext, { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, name);
+      // Read-only root: /tmp is the one writable place.
+      assert.deepEqual(pod.volumes.find((v: { name: string }) => v.name === 'tmp'), { name: 'tmp', emptyDir: {} }, name);
+    }
+    const redis = find(objects, 'StatefulSet', 'tollgate-redis').spec.template.spec.containers[0];
+    assert.deepEqual(redis.securityContext, { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+
+    const custom = VALUE_SETS.find((set) => set.name === 'custom security context')!;
+    const gateway = find(await render(custom.values), 'Deployment', 'tollgate-gateway').spec.template.spec;
+    assert.deepEqual(gateway.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, fsGroupChangePolicy: 'OnRootMismatch', seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(gateway.containers[0].securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+  });
+
+  it('exposes the gateway (API and Playground) through an Ingress with hosts and TLS when asked', async () => {
+    assert.ok(!kinds(await render()).includes('Ingress'));
+    const ingress = find(await render(VALUE_SETS.find((set) => set.name === 'ingress with hosts and TLS')!.values), 'Ingress', 'tollgate');
+    assert.equal(ingress.spec.ingressClassName, 'nginx');
+    assert.deepEqual(ingress.spec.tls, [{ secretName: 'tollgate-tls', hosts: ['llm.example.com', 'playground.example.com'] }]);
+    assert.deepEqual(ingress.spec.rules.map((rule: { host: string }) => rule.host), ['llm.example.com', 'playground.example.com']);
+    assert.deepEqual(ingress.spec.rules[0].http.paths, [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'tollgate-gateway', port: { name: 'http' } } } }]);
+  });
+
+  it('limits who reaches the gateway, the operator and the bundled Redis with NetworkPolicies when asked', async () => {
+    assert.ok(!kinds(await render()).includes('NetworkPolicy'));
+    const from = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } } }];
+    const objects = await render({ networkPolicy: { enabled: true, gatewayFrom: from } });
+    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-gateway').spec.ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from }]);
+    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-operator').spec.ingress, []);
+    const redisFrom = find(objects, 'NetworkPolicy', 'tollgate-redis').spec.ingress[0].from;
+    assert.deepEqual(redisFrom.map((peer: { podSelector: { matchLabels: Record<string, string> } }) => peer.podSelector.matchLabels['app.kubernetes.io/component']), ['gateway', 'operator']);
+    const external = await render({ networkPolicy: { enabled: true }, redis: { mode: 'external', external: { url: 'redis://r:6379' } } });
+    assert.ok(!external.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'tollgate-redis'));
+  });
+
+  it('adds scrape annotations for metrics, and a ServiceMonitor when asked and the Prometheus Operator\'s API is served', async () => {
+    const defaults = await render();
+    assert.deepEqual(find(defaults, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['prometheus.io/path'], '/metrics');
+    assert.ok(!kinds(defaults).includes('ServiceMonitor'));
+    const objects = await render({ metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } } }, { apiVersions: [SERVICE_MONITOR_API] });
+    const monitor = find(objects, 'ServiceMonitor', 'tollgate-gateway');
+    assert.equal(monitor.metadata.labels?.release, 'prometheus');
+    assert.deepEqual(monitor.spec.endpoints, [{ port: 'http', path: '/metrics', interval: '30s' }]);
+    assert.deepEqual(monitor.spec.selector.matchLabels, find(objects, 'Service', 'tollgate-gateway').spec.selector);
+    const off = await render({ metrics: { enabled: false } });
+    assert.equal(find(off, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
+  });
+
+  for (const set of VALUE_SETS) {
+    it(`gives the programs, with "${set.name}", only variables they read and values their settings accept`, async () => {
+      const objects = parseObjects(await renderChart(renderOptions(set)));
+      const shared = find(objects, 'ConfigMap', 'tollgate').data as Record<string, string>;
+      const programs = [
+        { name: 'tollgate-gateway', known: GATEWAY_OPTIONS.map((o) => o.env), read: (e: Record<string, string>) => readSettings({ kubernetes: true }, e) },
+        { name: 'tollgate-operator', known: OPERATOR_OPTIONS.map((o) => o.env), read: (e: Record<string, string>) => readOperatorSettings({}, e) },
+      ];
+      for (const { name, known, read } of programs) {
+        const environment = { ...shared, ...resolvedEnv(find(objects, 'Deployment', name)) };
+        const tollgate = Object.keys(environment).filter((variable) => variable.startsWith('TOLLGATE_'));
+        assert.deepEqual(tollgate.filter((variable) => !(known as string[]).includes(variable)), [], `${name} is given variables it does not read`);
+        assert.doesNotThrow(() => read(environment), name);
+      }
+    });
+  }
+
+  for (const set of VALUE_SETS) {
+    it(`renders "${set.name}" with labels on every object and no empty string (the 1.20 API server refuses some)`, async () => {
+      const objects = parseObjects(await renderChart(renderOptions(set)));
+      assert.ok(objects.length > 0);
+      for (const object of objects) {
+        const where = `${object.kind}/${object.metadata.name}`;
+        assert.deepEqual(['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by'].filter((label) => !object.metadata.labels?.[label]), [], where);
+        assert.deepEqual(emptyStrings(object, where), []);
+      }
+    });
+  }
+
+  // helm <= 3.17 (and helm-template) validate with gojsonschema; helm 3.18+ with jsonschema/v6,
+  // whose lines read "at '/gateway/replicaCount': ...". Both start with the same sentence.
+  const SCHEMA_CASES: { what: string; set: Record<string, string | number | boolean>; gojsonschema: string; v6: string }[] = [
+    { what: 'a wrong type', set: { 'gateway.replicaCount': 'two' }, gojsonschema: 'gateway.replicaCount: Invalid type. Expected: integer, given: string', v6: "at '/gateway/replicaCount'" },
+    { what: 'an unknown key', set: { 'gateway.replicas': 3 }, gojsonschema: 'gateway: Additional property replicas is not allowed', v6: "'replicas'" },
+    { what: 'an unknown top-level key', set: { tolerations: 'x' }, gojsonschema: '(root): Additional property tolerations is not allowed', v6: "'tolerations'" },
+    { what: 'a log level outside the enum', set: { logLevel: 'loud' }, gojsonschema: 'logLevel: logLevel must be one of the following: "fatal", "error", "warn", "info", "debug", "trace", "silent"', v6: "at '/logLevel'" },
+    { what: 'an unknown Redis mode', set: { 'redis.mode': 'cluster' }, gojsonschema: 'redis.mode: redis.mode must be one of the following: "bundled", "external"', v6: "at '/redis/mode'" },
+    { what: 'a Redis URL that is not redis:// or rediss://', set: { 'redis.mode': 'external', 'redis.external.url': 'http://redis:6379' }, gojsonschema: "redis.external.url: Does not match pattern '^(rediss?://.+)?$'", v6: "at '/redis/external/url'" },
+    { what: 'a security context field Kubernetes does not have', set: { 'securityContext.runAsRoot': true }, gojsonschema: 'securityContext: Additional property runAsRoot is not allowed', v6: "'runAsRoot'" },
+  ];
+  for (const { what, set, gojsonschema, v6 } of SCHEMA_CASES) {
+    it(`refuses ${what} with helm's schema message`, async () => {
+      const message = await renderError({ set });
+      assert.match(message, /values don't meet the specifications of the schema\(s\)/);
+      assert.ok(message.includes(`- ${gojsonschema}`) || message.includes(v6), message);
+    });
+  }
+
+  it('closes every object of its own values in values.schema.json (additionalProperties: false), so a typo is an error', async () => {
+    const schema = JSON.parse(await readFile(join(CHART, 'values.schema.json'), 'utf8'));
+    const open: string[] = [];
+    const walk = (node: any, path: string) => {
+      if (node?.properties) {
+        if (node.additionalProperties !== false) open.push(path || '(root)');
+        for (const [key, child] of Object.entries(node.properties)) walk(child, path ? `${path}.${key}` : key);
+      }
+      if (node?.items) walk(node.items, `${path}[]`);
+    };
+    walk(schema, '');
+    for (const [name, definition] of Object.entries(schema.definitions)) walk(definition, `#/definitions/${name}`);
+    assert.deepEqual(open, []);
+  });
+
+  it('documents every value of values.yaml in the README values table', async () => {
+    const values = load(await readFile(join(CHART, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+    const readme = await readFile(join(CHART, 'README.md'), 'utf8');
+    const missing = leafKeys(values, '').filter((key) => !readme.includes(`| \`${key}\` |`));
+    assert.deepEqual(missing, [], 'values.yaml keys without a row in charts/tollgate/README.md');
+  });
+
+  it('prints NOTES.txt telling how to reach the gateway, get the admin key, create a first router and call it', async () => {
+    const notes = await renderNotes({ ingress: { enabled: true, hosts: [{ host: 'llm.example.com', paths: [{ path: '/', pathType: 'Prefix' }] }], tls: [{ secretName: 't', hosts: ['llm.example.com'] }] } });
+    for (const expected of [
+      'kubectl -n tollgate port-forward service/tollgate-gateway 8080:80',
+      'export TOLLGATE_URL=https://llm.example.com',
+      "kubectl -n tollgate get secret tollgate-admin-key -o jsonpath='{.data.admin-key}' | base64 -d",
+      'kind: ModelRouter',
+      'kind: ModelProvider',
+      'examples/kubernetes/',
+      'curl -s $TOLLGATE_URL/v1/models',
+      'curl -s $TOLLGATE_URL/v1/chat/completions',
+      'for production, set redis.mode=external',
+    ]) {
+      assert.ok(notes.includes(expected), `NOTES.txt lacks ${JSON.stringify(expected)}:\n${notes}`);
+    }
+    assert.ok(!(await renderNotes({ redis: { mode: 'external', external: { url: 'redis://r:6379' } } })).includes('redis.mode=external'));
+  });
+});
+
+/** A container's variables as the kubelet would set them: Secret and downward-API values by stand-ins. */
+function resolvedEnv(workload: KubeObject): Record<string, string> {
+  const stand = (variable: { name: string; value?: string; valueFrom?: { secretKeyRef?: object; fieldRef?: object } }) =>
+    variable.value ?? (variable.name === 'TOLLGATE_REDIS_URL' ? 'redis://redis.example.com:6379' : variable.valueFrom?.fieldRef ? 'pod-0' : 'from-elsewhere');
+  return Object.fromEntries(container(workload).env.map((variable: { name: string }) => [variable.name, stand(variable)]));
+}
+
+/** Paths of the empty strings in an object, but for RBAC's name of the core API group (""). */
+function emptyStrings(value: unknown, path: string): string[] {
+  if (value === '') return /\.rules\[\d+\]\.apiGroups\[\d+\]$/.test(path) ? [] : [path];
+  if (Array.isArray(value)) return value.flatMap((item, i) => emptyStrings(item, `${path}[${i}]`));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => emptyStrings(item, `${path}.${key}`));
+  return [];
+}
+
+/** Dotted keys of values.yaml down to scalars, lists and empty maps (maps of the user's, like podAnnotations). */
+function leafKeys(values: Record<string, unknown>, prefix: string): string[] {
+  return Object.entries(values).flatMap(([key, value]) => {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const isMap = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0;
+    return isMap && !['resources', 'podSecurityContext', 'securityContext'].includes(key) ? leafKeys(value as Record<string, unknown>, path) : [path];
+  });
+}
+
+/**
+ * NOTES.txt as helm prints it after an install. `helm template` does not render it, so a copy of
+ * the chart defines it as a template and a ConfigMap includes it.
+ */
+async function renderNotes(values: object): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-notes-'));
+  try {
+    const chart = join(dir, 'tollgate');
+    await cp(CHART, chart, { recursive: true });
+    const notes = await readFile(join(chart, 'templates', 'NOTES.txt'), 'utf8');
+    await writeFile(join(chart, 'templates', '_notes.tpl'), `{{- define "test.notes" -}}\n${notes}\n{{- end -}}\n`);
+    await writeFile(join(chart, 'templates', 'notes.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n');
+    const objects = parseObjects(await renderChart({ release: RELEASE, namespace: NAMESPACE, values, chart }));
+    return objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'notes')!.data.notes;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
