@@ -1,6 +1,6 @@
 // A gateway pod in Kubernetes mode against a real kube-apiserver and a real Redis: it runs as an
-// identity whose Role grants get/list/watch on the routing ConfigMap and the provider keys Secret
-// by resourceNames, and the admin API's writes (the rules of docs/kubernetes.md), serves the snapshot the
+// identity bound to the gateway's RBAC of charts/tollgate (get/list/watch on the routing ConfigMap
+// and the provider keys Secret by resourceNames, and the admin API's writes), serves the snapshot the
 // ConfigMap holds once both exist, swaps to a new one without a restart, refuses a ConfigMap
 // with a bad checksum while the previous snapshot keeps serving, uses a rotated provider key on
 // the next requests, and reports the version it serves to Redis for the operator. Its admin API
@@ -24,43 +24,17 @@ import { startFakeOpenAI } from '../support/fake-openai.ts';
 import type { FakeBackend } from '../support/fake-server.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
 import { startRedis, type RunningRedis } from '../support/redis-server.ts';
+import { applyChartRbac, RELEASE_NAMESPACE } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 
-const NAMESPACE = 'tollgate-gw';
+// The chart's release namespace: the gateway runs as the chart's gateway service account there.
+const NAMESPACE = RELEASE_NAMESPACE;
 const CONFIG_MAP = 'tollgate-routing';
 const SECRET = 'tollgate-provider-keys';
 const GATEWAY_USER = `system:serviceaccount:${NAMESPACE}:tollgate-gateway`;
 const POD = 'tollgate-gateway-0';
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
-
-/** The gateway's Role and RoleBinding, exactly as docs/kubernetes.md gives them. */
-function gatewayRbac() {
-  return {
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: { name: 'tollgate-gateway', namespace: NAMESPACE },
-        rules: [
-          { apiGroups: [''], resources: ['configmaps'], resourceNames: [CONFIG_MAP], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['tollgate.dev'], resources: ['modelrouters', 'modelproviders', 'gatewayusers'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
-          { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
-        ],
-      },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'tollgate-gateway', namespace: NAMESPACE },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tollgate-gateway' },
-        subjects: [{ kind: 'ServiceAccount', name: 'tollgate-gateway', namespace: NAMESPACE }],
-      },
-    ],
-  };
-}
 
 function snapshotOf(routers: { name: string; providers: object[] }[]): Snapshot {
   const content = {
@@ -137,8 +111,7 @@ describe('gateway pods in Kubernetes mode', () => {
     kube = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
     await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../crds/', import.meta.url))]);
     await plane.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
-    await plane.kubectl(['create', 'namespace', NAMESPACE]);
-    await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(gatewayRbac()) });
+    await applyChartRbac(plane, [GATEWAY_USER]);
     // Another ConfigMap and Secret in the namespace, which the gateway must not be able to read.
     await plane.kubectl(['-n', NAMESPACE, 'create', 'configmap', 'unrelated', '--from-literal=a=b']);
     await plane.kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', 'unrelated', '--from-literal=a=b']);
