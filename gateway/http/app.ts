@@ -20,6 +20,7 @@ import { registerAdminRouters } from './routes/admin-routers.ts';
 import { registerAdminProviders } from './routes/admin-providers.ts';
 import { registerMe } from './routes/me.ts';
 import { registerUsage } from './routes/usage.ts';
+import { registerPlayground } from './routes/playground.ts';
 
 export interface AppDeps {
   readonly routing: RoutingState;
@@ -38,6 +39,8 @@ export interface AppDeps {
   /** Serve priced routers without charging when the store is down (default: 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
+  /** Serve the Playground web UI under /playground (default true). */
+  readonly playground?: boolean;
   readonly logger: FastifyServerOptions['logger'];
 }
 
@@ -69,5 +72,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
   registerMe(app, { store: deps.store, now: deps.now });
   registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
+  if (deps.playground !== false) registerPlayground(app);
   return app;
 }

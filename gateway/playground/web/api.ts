@@ -1,0 +1,192 @@
+// The gateway's API as the Playground uses it: same origin, the key in the Authorization header
+// (never in a URL), answers typed after docs/admin-api.md, and every failure an ApiFailure
+// carrying the gateway's error envelope.
+
+export interface ErrorEnvelope {
+  readonly message: string;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | null;
+}
+
+export class ApiFailure extends Error {
+  readonly status: number;
+  readonly code: string | null;
+  readonly param: string | null;
+  /** Seconds, from Retry-After (429, 503). */
+  readonly retryAfter: number | null;
+
+  constructor(status: number, error: ErrorEnvelope, retryAfter: number | null = null) {
+    super(error.message);
+    this.status = status;
+    this.code = error.code;
+    this.param = error.param;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export interface List<T> {
+  readonly object: 'list';
+  readonly data: T[];
+  readonly next?: string | null;
+}
+
+export interface Model {
+  readonly id: string;
+  readonly type: string;
+  readonly aliases: string[];
+  readonly max_context_length: number;
+}
+
+export type BudgetPeriod = 'daily' | 'weekly' | 'monthly';
+
+export interface User {
+  readonly id: string;
+  readonly name: string;
+  readonly role: 'admin' | 'user';
+  readonly budget: number | null;
+  readonly budget_period: BudgetPeriod | null;
+  readonly allowed_routers: string[] | null;
+  readonly created_at: string;
+  readonly spent: number;
+  readonly reserved: number;
+  readonly remaining: number | null;
+  readonly period_start: string | null;
+  readonly period_end: string | null;
+}
+
+export interface Me extends User {
+  readonly key: { readonly id: string; readonly name: string; readonly hint: string };
+}
+
+export interface ApiKey {
+  readonly id: string;
+  readonly user_id: string;
+  readonly name: string;
+  readonly hint: string;
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+/** Only the answer that creates a key has its secret. */
+export interface NewApiKey extends ApiKey {
+  readonly key: string;
+}
+
+export interface Router {
+  readonly name: string;
+  readonly type: string;
+  readonly load_balancing_strategy: string;
+  readonly aliases: string[];
+  readonly costs: { readonly prompt_tokens: number; readonly completion_tokens: number };
+  readonly max_context_length: number;
+  readonly max_completion_tokens: number | null;
+  readonly providers: string[];
+}
+
+export interface CarbonInputs {
+  readonly params_total_b?: number;
+  readonly params_active_b?: number;
+  readonly zone?: string;
+  readonly pue?: number;
+}
+
+export interface Provider {
+  readonly id: string;
+  readonly router: string;
+  readonly type: string;
+  readonly model_name: string;
+  readonly url?: string;
+  readonly timeout: number;
+  readonly carbon: CarbonInputs | null;
+  readonly simulator?: { readonly latency_ms: number; readonly tokens_per_second: number; readonly completion_tokens: number };
+  readonly has_key: boolean;
+}
+
+export interface Totals {
+  readonly requests: number;
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+  readonly cost: number;
+  readonly kwh: number;
+  readonly kgco2eq: number;
+}
+
+export interface UsageRecord {
+  readonly id: string;
+  readonly time: string;
+  readonly model: string;
+  readonly status: number;
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+  readonly cost: number;
+  readonly kwh: number;
+  readonly kgco2eq: number;
+  readonly latency_ms: number | null;
+  readonly incomplete: boolean;
+}
+
+export interface UsagePage extends List<UsageRecord> {
+  readonly next: string | null;
+  readonly totals: Totals;
+}
+
+export interface DailyUsage extends List<Totals & { readonly date: string }> {
+  readonly totals: Totals;
+}
+
+/** The usage block of an answer (spec 2.5). */
+export interface Usage {
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+  readonly cost: number;
+  readonly carbon: { readonly kWh: number; readonly kgCO2eq: number };
+}
+
+/** Query strings carry filters only; the key goes in the header. */
+export function query(params: Record<string, string | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(name, value);
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+/** Path segment of a name that may hold slashes (router names): the API takes them as they are. */
+export function segment(name: string): string {
+  return name.split('/').map(encodeURIComponent).join('/');
+}
+
+export function headers(key: string, json = false): Record<string, string> {
+  return { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}) };
+}
+
+/** Sends one request; a non-2xx answer throws ApiFailure with the gateway's own message. */
+export async function call<T>(key: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers: headers(key, body !== undefined), body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new ApiFailure(0, { message: 'the gateway could not be reached', type: 'network_error', param: null, code: 'network_error' });
+  }
+  if (!response.ok) throw await failureOf(response);
+  return (await response.json()) as T;
+}
+
+/** An error answer as an ApiFailure, whatever its body (a proxy's HTML page included). */
+export async function failureOf(response: Response): Promise<ApiFailure> {
+  const retry = Number(response.headers.get('retry-after'));
+  const retryAfter = Number.isFinite(retry) && retry > 0 ? retry : null;
+  const text = await response.text();
+  try {
+    const error = (JSON.parse(text) as { error?: ErrorEnvelope }).error;
+    if (error && typeof error.message === 'string') return new ApiFailure(response.status, error, retryAfter);
+  } catch {
+    // Not the gateway's envelope.
+  }
+  return new ApiFailure(response.status, { message: `HTTP ${response.status} ${response.statusText}`.trim(), type: 'unknown', param: null, code: null }, retryAfter);
+}

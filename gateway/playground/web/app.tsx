@@ -1,0 +1,180 @@
+// The shell: sign-in until a key is accepted, then the header, the navigation (admin pages only
+// for admins; the server enforces it anyway), the page of the current hash and a live region.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiFailure, call, type Me } from './api.ts';
+import { SessionContext, type Session } from './context.ts';
+import { readable } from './messages.ts';
+import { href, useRoute, type Route } from './routes.ts';
+import { forgetKey, storedKey, storeKey } from './session.ts';
+import { SignInPage } from './pages/sign-in.tsx';
+import { ChatPage } from './pages/chat.tsx';
+import { AccountPage } from './pages/account.tsx';
+import { UsagePage } from './pages/usage.tsx';
+import { RoutersPage } from './pages/routers.tsx';
+import { ProvidersPage } from './pages/providers.tsx';
+import { UsersPage } from './pages/users.tsx';
+import { UserPage } from './pages/user.tsx';
+
+const PAGES = [
+  { page: 'chat', label: 'Chat', admin: false },
+  { page: 'usage', label: 'Usage', admin: false },
+  { page: 'account', label: 'Account', admin: false },
+  { page: 'routers', label: 'Routers', admin: true },
+  { page: 'providers', label: 'Providers', admin: true },
+  { page: 'users', label: 'Users', admin: true },
+] as const;
+
+export function App() {
+  const [signedIn, setSignedIn] = useState<{ key: string; me: Me } | null>(null);
+  const [checking, setChecking] = useState(() => storedKey() !== null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  // A key kept from earlier in this tab's session is checked again before it is used.
+  useEffect(() => {
+    const key = storedKey();
+    if (key === null) return;
+    call<Me>(key, 'GET', '/v1/me')
+      .then((me) => setSignedIn({ key, me }))
+      .catch((error) => {
+        forgetKey();
+        setNotice(readable(error));
+      })
+      .finally(() => setChecking(false));
+  }, []);
+
+  const signIn = (key: string, me: Me) => {
+    storeKey(key);
+    setNotice(null);
+    setSignedIn({ key, me });
+  };
+  const signOut = (reason: string | null) => {
+    forgetKey();
+    setSignedIn(null);
+    setNotice(reason);
+  };
+
+  if (checking) return <p class="loading">Checking your API key…</p>;
+  if (!signedIn) return <SignInPage notice={notice} onSignIn={signIn} />;
+  return <SignedIn key={signedIn.key} apiKey={signedIn.key} me={signedIn.me} onMe={(me) => setSignedIn({ key: signedIn.key, me })} onSignOut={signOut} />;
+}
+
+function SignedIn(props: { apiKey: string; me: Me; onMe: (me: Me) => void; onSignOut: (reason: string | null) => void }) {
+  const route = useRoute();
+  const [status, setStatus] = useState('');
+  const { apiKey, me } = props;
+  // A message belongs to the page it was said on.
+  useEffect(() => setStatus(''), [route.page, route.arg]);
+  const session = useMemo<Session>(
+    () => ({
+      key: apiKey,
+      me,
+      async call<T>(method: string, path: string, body?: unknown) {
+        try {
+          return await call<T>(apiKey, method, path, body);
+        } catch (error) {
+          // A key revoked or expired meanwhile (or the user deleted): back to sign-in, with why.
+          if (error instanceof ApiFailure && error.status === 401) props.onSignOut(`You were signed out. ${readable(error)}`);
+          throw error;
+        }
+      },
+      announce: setStatus,
+      async refreshMe() {
+        props.onMe(await call<Me>(apiKey, 'GET', '/v1/me'));
+      },
+    }),
+    [apiKey, me],
+  );
+  const admin = me.role === 'admin';
+  const pages = PAGES.filter((p) => admin || !p.admin);
+  const current = route.page === 'user' ? 'users' : route.page;
+
+  return (
+    <SessionContext.Provider value={session}>
+      <a class="skip" href="#main" onClick={skipToMain}>
+        Skip to content
+      </a>
+      <header class="top">
+        <p class="brand">Tollgate Playground</p>
+        <nav aria-label="Pages">
+          <ul>
+            {pages.map((p) => (
+              <li key={p.page}>
+                <a href={href(p.page)} aria-current={current === p.page ? 'page' : undefined}>
+                  {p.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          <span>
+            {me.name} <span class="role">({me.role})</span>
+          </span>
+          <button type="button" onClick={() => props.onSignOut('You signed out. The key was removed from this browser.')}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page route={route} admin={admin} />
+      </main>
+      <div class="status" role="status" aria-live="polite">
+        {status || null}
+      </div>
+    </SessionContext.Provider>
+  );
+}
+
+function Page({ route, admin }: { route: Route; admin: boolean }) {
+  const heading = useRef<HTMLDivElement>(null);
+  // After navigating, focus goes to the page so that a screen reader starts there.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    heading.current?.querySelector<HTMLElement>('h1')?.focus();
+  }, [route.page, route.arg]);
+  return <div ref={heading}>{pageFor(route, admin)}</div>;
+}
+
+function pageFor(route: Route, admin: boolean) {
+  switch (route.page) {
+    case 'chat':
+      return <ChatPage />;
+    case 'usage':
+      return <UsagePage />;
+    case 'account':
+      return <AccountPage />;
+  }
+  if (!admin && ['routers', 'providers', 'users', 'user'].includes(route.page)) return <NotFound text="This page is for admins." />;
+  switch (route.page) {
+    case 'routers':
+      return <RoutersPage />;
+    case 'providers':
+      return <ProvidersPage />;
+    case 'users':
+      return <UsersPage />;
+    case 'user':
+      return route.arg ? <UserPage key={route.arg} id={route.arg} /> : <UsersPage />;
+  }
+  return <NotFound text={`There is no page "${route.page}".`} />;
+}
+
+function NotFound({ text }: { text: string }) {
+  return (
+    <section>
+      <h1 tabIndex={-1}>Page not found</h1>
+      <p>
+        {text} <a href={href('chat')}>Go to Chat</a>.
+      </p>
+    </section>
+  );
+}
+
+/** The skip link's target is in the same document; without this the hash router would see "#main". */
+function skipToMain(event: Event) {
+  event.preventDefault();
+  document.getElementById('main')?.focus();
+}

@@ -1,0 +1,141 @@
+// API keys of one user: the list (revoke with a confirmation) and a form that creates a key and
+// shows its secret once. Used by Account (`/v1/me/keys`) and by an admin's user page
+// (`/v1/admin/users/{id}/keys`).
+import { useEffect, useState } from 'preact/hooks';
+import type { ApiKey, List, NewApiKey } from '../api.ts';
+import { useSession } from '../context.ts';
+import { FormShell, TextField, useForm } from '../forms.tsx';
+import { utcTime } from '../format.ts';
+import { readable } from '../messages.ts';
+import { check, futureDate, required } from '../rules.ts';
+import { ConfirmButton } from './confirm.tsx';
+import { LoadError } from './notice.tsx';
+
+export function KeysPanel(props: { base: string; currentKeyId?: string }) {
+  const session = useSession();
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [created, setCreated] = useState<NewApiKey | null>(null);
+  const form = useForm('new-key', { name: '', expires: '' });
+
+  const load = () =>
+    session
+      .call<List<ApiKey>>('GET', props.base)
+      .then((list) => setKeys(list.data))
+      .catch((e) => setError(readable(e)));
+  useEffect(() => {
+    load();
+  }, [props.base]);
+
+  const create = () =>
+    form.submit(
+      (v) => ({ name: check(v.name, [required]) ?? undefined, expires: check(v.expires, [futureDate], true) ?? undefined }),
+      async (v) => {
+        const key = await session.call<NewApiKey>('POST', props.base, { name: v.name.trim(), expires_at: v.expires ? `${v.expires}T00:00:00Z` : null });
+        setCreated(key);
+        form.reset({ name: '', expires: '' });
+        session.announce(`Key "${key.name}" created. Copy it now: it is shown only once.`);
+        await load();
+      },
+      { name: 'name', expires_at: 'expires' },
+    );
+
+  const revoke = async (key: ApiKey) => {
+    try {
+      await session.call('DELETE', `${props.base}/${encodeURIComponent(key.id)}`);
+      session.announce(`Key "${key.name}" revoked.`);
+      if (created?.id === key.id) setCreated(null);
+      await load();
+    } catch (e) {
+      setError(readable(e));
+    }
+  };
+
+  return (
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">API keys</h2>
+      <LoadError error={error} />
+      {created && <SecretReveal created={created} onDone={() => setCreated(null)} />}
+      {keys && keys.length === 0 && <p>No keys yet.</p>}
+      {keys && keys.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Created</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name}</td>
+                  <td>
+                    <code>{key.hint}</code>
+                    {key.id === props.currentKeyId && <span class="tag">this session</span>}
+                  </td>
+                  <td>{utcTime(key.created_at)}</td>
+                  <td>{key.expires_at ? utcTime(key.expires_at) : 'never'}</td>
+                  <td>{key.revoked_at ? `revoked ${utcTime(key.revoked_at)}` : 'active'}</td>
+                  <td>
+                    {!key.revoked_at && (
+                      <ConfirmButton
+                        label={`Revoke ${key.name}`}
+                        question={key.id === props.currentKeyId ? 'This is the key you are signed in with; revoking it signs you out.' : `Revoke key "${key.name}"?`}
+                        confirmLabel="Yes, revoke"
+                        onConfirm={() => revoke(key)}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <h3>New key</h3>
+      <FormShell form={form} label="New API key" onSubmit={create} submitLabel="Create key">
+        <div class="row">
+          <TextField form={form} name="name" label="Key name" required hint="What the key is for, such as “laptop” or “ci”." />
+          <TextField form={form} name="expires" label="Expires on (optional)" type="date" hint="At 00:00 UTC that day. Empty: never." />
+        </div>
+      </FormShell>
+    </section>
+  );
+}
+
+/** The secret of a new key, shown once, focused so it can be copied at once. */
+function SecretReveal({ created, onDone }: { created: NewApiKey; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(created.key);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return (
+    <div class="secret" role="region" aria-labelledby="secret-heading">
+      <h3 id="secret-heading">New key “{created.name}”: copy it now</h3>
+      <p>This is the only time the gateway shows it. It keeps only a hash.</p>
+      <label for="secret-value">Secret key</label>
+      <input id="secret-value" class="mono" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} />
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onDone}>
+          Done, hide it
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,46 @@
+// The fields of a user that an admin sets: name, role, budget and its period. Shared by the
+// create form (Users) and the edit form (a user's page).
+import type { User } from '../api.ts';
+import { SelectField, TextField, type Form, type Values } from '../forms.tsx';
+import { money } from '../format.ts';
+import { BUDGET_PERIODS, options } from '../kinds.ts';
+import { check, decimal, required, resourceId } from '../rules.ts';
+
+export type UserField = 'id' | 'name' | 'role' | 'budget' | 'period';
+
+export const EMPTY_USER: Values<UserField> = { id: '', name: '', role: 'user', budget: '', period: '' };
+
+export const USER_PARAMS: Record<string, UserField> = { id: 'id', name: 'name', role: 'role', budget: 'budget', budget_period: 'period' };
+
+export function userValues(user: User): Values<UserField> {
+  return { id: user.id, name: user.name, role: user.role, budget: user.budget === null ? '' : money(user.budget), period: user.budget_period ?? '' };
+}
+
+export function validateUser(v: Values<UserField>) {
+  return {
+    id: check(v.id.trim(), [resourceId], true) ?? undefined,
+    name: check(v.name, [required]) ?? (v.name.length > 200 ? 'At most 200 characters.' : undefined),
+    budget: check(v.budget, [decimal(6)], true) ?? undefined,
+  };
+}
+
+/** Budget as a decimal string (exact, as the API accepts), empty meaning unlimited (null). */
+export function userBody(v: Values<UserField>) {
+  return { name: v.name.trim(), role: v.role, budget: v.budget.trim() === '' ? null : v.budget.trim(), budget_period: v.period || null };
+}
+
+export function UserFields({ form, creating }: { form: Form<UserField>; creating: boolean }) {
+  return (
+    <>
+      <div class="row">
+        {creating && <TextField form={form} name="id" label="Id (optional)" hint="Generated when empty (u-…)." />}
+        <TextField form={form} name="name" label="Name" required />
+        <SelectField form={form} name="role" label="Role" options={[['user', 'user'], ['admin', 'admin (may use the admin API)']]} />
+      </div>
+      <div class="row">
+        <TextField form={form} name="budget" label="Budget" inputMode="decimal" hint="In the money of router prices. Empty: unlimited." />
+        <SelectField form={form} name="period" label="Budget period" options={[['', 'none (never resets)'], ...options(BUDGET_PERIODS)]} />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,208 @@
+// Routers (admin): the model names users call, their aliases, strategy and prices per million
+// tokens. Create and edit share one form; deleting a router also deletes its providers.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { segment, type List, type Router } from '../api.ts';
+import { useSession } from '../context.ts';
+import { FormShell, SelectField, TextField, useForm, numberOrNull, type Values } from '../forms.tsx';
+import { price } from '../format.ts';
+import { options, ROUTER_TYPES, STRATEGIES } from '../kinds.ts';
+import { readable } from '../messages.ts';
+import { check, decimal, integer, modelName, required } from '../rules.ts';
+import { ConfirmButton } from '../components/confirm.tsx';
+import { LoadError } from '../components/notice.tsx';
+
+type RouterField = 'name' | 'type' | 'aliases' | 'strategy' | 'prompt' | 'completion' | 'maxCompletion' | 'maxContext';
+
+const EMPTY: Values<RouterField> = { name: '', type: 'text-generation', aliases: '', strategy: 'shuffle', prompt: '0', completion: '0', maxCompletion: '', maxContext: '8192' };
+
+/** The server's field paths, for showing its 400/409 next to the right field. */
+const PARAMS: Record<string, RouterField> = {
+  name: 'name',
+  type: 'type',
+  aliases: 'aliases',
+  load_balancing_strategy: 'strategy',
+  'costs.prompt_tokens': 'prompt',
+  'costs.completion_tokens': 'completion',
+  max_completion_tokens: 'maxCompletion',
+  max_context_length: 'maxContext',
+};
+
+export function RoutersPage() {
+  const session = useSession();
+  const [routers, setRouters] = useState<Router[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const form = useForm<RouterField>('router', EMPTY);
+  const formHeading = useRef<HTMLHeadingElement>(null);
+
+  const load = () =>
+    session
+      .call<List<Router>>('GET', '/v1/admin/routers')
+      .then((list) => setRouters(list.data))
+      .catch((e) => setError(readable(e)));
+  useEffect(() => {
+    load();
+  }, []);
+
+  const edit = (router: Router) => {
+    setEditing(router.name);
+    form.reset({
+      name: router.name,
+      type: router.type,
+      aliases: router.aliases.join(', '),
+      strategy: router.load_balancing_strategy,
+      prompt: price(router.costs.prompt_tokens),
+      completion: price(router.costs.completion_tokens),
+      maxCompletion: router.max_completion_tokens === null ? '' : String(router.max_completion_tokens),
+      maxContext: String(router.max_context_length),
+    });
+    formHeading.current?.focus();
+  };
+  const stopEditing = () => {
+    setEditing(null);
+    form.reset(EMPTY);
+  };
+
+  const save = () =>
+    form.submit(validate, async (v) => {
+      const body = {
+        type: v.type,
+        aliases: splitList(v.aliases),
+        load_balancing_strategy: v.strategy,
+        costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim() },
+        max_completion_tokens: numberOrNull(v.maxCompletion),
+        max_context_length: Number(v.maxContext),
+      };
+      if (editing) {
+        await session.call('PATCH', `/v1/admin/routers/${segment(editing)}`, body);
+        session.announce(`Router "${editing}" saved.`);
+      } else {
+        await session.call('POST', '/v1/admin/routers', { name: v.name.trim(), ...body });
+        session.announce(`Router "${v.name.trim()}" created.`);
+      }
+      stopEditing();
+      await load();
+    }, PARAMS);
+
+  const remove = async (router: Router) => {
+    try {
+      await session.call('DELETE', `/v1/admin/routers/${segment(router.name)}`);
+      session.announce(`Router "${router.name}" deleted${router.providers.length ? ` with its ${router.providers.length} provider(s)` : ''}.`);
+      if (editing === router.name) stopEditing();
+      await load();
+    } catch (e) {
+      setError(readable(e));
+    }
+  };
+
+  return (
+    <section>
+      <h1 tabIndex={-1}>Routers</h1>
+      <p class="lead">A router is a model name users call. Prices are per one million tokens, in the money of user budgets.</p>
+      <LoadError error={error} />
+      {routers && routers.length === 0 && <p>No routers yet.</p>}
+      {routers && routers.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Routers</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Aliases</th>
+                <th scope="col">Strategy</th>
+                <th scope="col" class="num">Prompt / 1M</th>
+                <th scope="col" class="num">Completion / 1M</th>
+                <th scope="col" class="num">Providers</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {routers.map((r) => (
+                <tr key={r.name}>
+                  <th scope="row">{r.name}</th>
+                  <td>{r.type}</td>
+                  <td>{r.aliases.join(', ') || '–'}</td>
+                  <td>{r.load_balancing_strategy}</td>
+                  <td class="num">{price(r.costs.prompt_tokens)}</td>
+                  <td class="num">{price(r.costs.completion_tokens)}</td>
+                  <td class="num">{r.providers.length}</td>
+                  <td class="row-actions">
+                    <button type="button" onClick={() => edit(r)}>
+                      Edit <span class="visually-hidden">{r.name}</span>
+                    </button>
+                    <ConfirmButton
+                      label={`Delete ${r.name}`}
+                      question={r.providers.length ? `Delete "${r.name}" and its ${r.providers.length} provider(s)?` : `Delete "${r.name}"?`}
+                      confirmLabel="Yes, delete"
+                      onConfirm={() => remove(r)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <h2 ref={formHeading} tabIndex={-1}>
+        {editing ? `Edit router ${editing}` : 'New router'}
+      </h2>
+      <FormShell
+        form={form}
+        label={editing ? `Edit router ${editing}` : 'New router'}
+        onSubmit={save}
+        submitLabel={editing ? 'Save router' : 'Create router'}
+        extra={
+          editing && (
+            <button type="button" onClick={stopEditing}>
+              Cancel
+            </button>
+          )
+        }
+      >
+        <div class="row">
+          <TextField form={form} name="name" label="Name" required disabled={editing !== null} hint={editing ? 'A name cannot be changed.' : 'Called as "model".'} />
+          <SelectField form={form} name="type" label="Type" required options={options(ROUTER_TYPES)} />
+          <SelectField form={form} name="strategy" label="Load balancing strategy" options={options(STRATEGIES)} />
+        </div>
+        <TextField form={form} name="aliases" label="Aliases" hint="Other names that call this router, separated by commas." />
+        <div class="row">
+          <TextField form={form} name="prompt" label="Prompt token cost (per 1M tokens)" inputMode="decimal" required />
+          <TextField form={form} name="completion" label="Completion token cost (per 1M tokens)" inputMode="decimal" required />
+        </div>
+        <div class="row">
+          <TextField form={form} name="maxContext" label="Max context length (tokens)" inputMode="numeric" required />
+          <TextField
+            form={form}
+            name="maxCompletion"
+            label="Max completion tokens (optional)"
+            inputMode="numeric"
+            hint="Bounds what a request without max_tokens holds of a budget."
+          />
+        </div>
+      </FormShell>
+    </section>
+  );
+}
+
+function validate(v: Values<RouterField>) {
+  const aliases = splitList(v.aliases);
+  const badAlias = aliases.map((a) => modelName(a)).find(Boolean);
+  return {
+    name: check(v.name.trim(), [required, modelName]) ?? undefined,
+    aliases: badAlias ? `Each alias: ${badAlias}` : new Set(aliases).size !== aliases.length ? 'An alias is listed twice.' : undefined,
+    prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,
+    completion: check(v.completion, [required, decimal(9)]) ?? undefined,
+    maxContext: check(v.maxContext, [required, integer(1, 100_000_000)]) ?? undefined,
+    maxCompletion: check(v.maxCompletion, [integer(1, 100_000_000)], true) ?? undefined,
+  };
+}
+
+function splitList(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
