@@ -1,5 +1,6 @@
 // The ledger on Redis: admission and settlement are each one Lua script (lua/admit.lua,
-// lua/settle.lua), so every change of money and limits is atomic across all gateways.
+// lua/settle.lua), so every change of money and limits is atomic across all gateways. A batch
+// travels as one JSON argument and comes back as one JSON reply (lua/ledger-common.lua says why).
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { RateLimitName, RateLimitPolicy } from '../../resources/limits.ts';
@@ -19,10 +20,9 @@ type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 /** Most admissions, or settlements, sent in one script call. */
 const MAX_BATCH = 128;
 
-/** A request waiting for its batch: its keys and arguments, and what to do with its reply. */
+/** A request waiting for its batch: its keys then its arguments, and what to do with its reply. */
 interface Pending {
-  readonly keys: string[];
-  readonly args: (string | number)[];
+  readonly request: string[];
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -31,15 +31,16 @@ interface Pending {
 function runBatch(waiting: Pending[], script: ScriptCall): void {
   const batch = waiting.splice(0, waiting.length);
   if (batch.length === 0) return;
-  const keysOf = batch.flatMap((entry) => entry.keys);
-  const args = batch.flatMap((entry) => entry.args);
-  script(keysOf.length, ...keysOf, ...args).then(
-    (replies) => batch.forEach((entry, i) => entry.resolve((replies as unknown[])[i])),
+  script(0, JSON.stringify(batch.map((entry) => entry.request))).then(
+    (replies) => {
+      const parsed = JSON.parse(replies as string) as unknown[];
+      batch.forEach((entry, i) => entry.resolve(parsed[i]));
+    },
     (error: unknown) => batch.forEach((entry) => entry.reject(error)),
   );
 }
 
-function readAdmission(reply: (string | number)[]): AdmissionResult {
+function readAdmission(reply: string[]): AdmissionResult {
   switch (reply[0]) {
     case 'unknown_user':
       return { ok: false, reason: 'unknown_user' };
@@ -62,8 +63,8 @@ export class RedisLedger implements Ledger {
   constructor(redis: Redis) {
     this.#redis = redis;
     // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
-    redis.defineCommand('tollgateAdmit', { lua: ADMIT }); // a batch: as many keys as it holds
-    redis.defineCommand('tollgateSettle', { lua: SETTLE }); // a batch: as many keys as it holds
+    redis.defineCommand('tollgateAdmit', { lua: ADMIT });
+    redis.defineCommand('tollgateSettle', { lua: SETTLE });
     const commands = redis as unknown as Record<string, ScriptCall>;
     this.#admit = commands.tollgateAdmit!.bind(redis);
     this.#settle = commands.tollgateSettle!.bind(redis);
@@ -78,9 +79,8 @@ export class RedisLedger implements Ledger {
     const { now, reservation: hold, rate } = admission;
     return new Promise((resolve, reject) => {
       this.#admissions.push({
-        keys: userKeys(userId, rate?.scope),
-        args: [now, ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', hold?.ttlMs ?? 0, rate?.tokens ?? 0, ...limitArgs(rate?.policy)],
-        resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
+        request: [...userKeys(userId, rate?.scope), String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
+        resolve: (reply) => resolve(readAdmission(reply as string[])),
         reject,
       });
       if (this.#admissions.length >= MAX_BATCH) this.#flushAdmissions();
@@ -101,8 +101,7 @@ export class RedisLedger implements Ledger {
     const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
     return new Promise((resolve, reject) => {
       this.#settlements.push({
-        keys: userKeys(userId, rate?.scope),
-        args: [now, ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), rate?.tokens ?? 0, tokensPerMinute!, tokensPerDay!],
+        request: [...userKeys(userId, rate?.scope), String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
         resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string) }),
         reject,
       });
@@ -151,9 +150,9 @@ function userKeys(userId: string, scope: string | undefined): string[] {
   return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope ?? '-')];
 }
 
-function indices(now: number): number[] {
+function indices(now: number): string[] {
   const { daily, weekly, monthly } = periodIndices(now);
-  return [daily, weekly, monthly];
+  return [String(daily), String(weekly), String(monthly)];
 }
 
 /** The four limits in the scripts' order, '' for "no limit". */
@@ -161,7 +160,7 @@ function limitArgs(policy: RateLimitPolicy | undefined): string[] {
   return [policy?.requests_per_minute, policy?.requests_per_day, policy?.tokens_per_minute, policy?.tokens_per_day].map((v) => (v === undefined ? '' : String(v)));
 }
 
-function readStatuses(reply: (string | number)[], from: number): RateStatuses {
+function readStatuses(reply: string[], from: number): RateStatuses {
   const out: RateStatuses = {};
   for (let i = from; i + 3 < reply.length; i += 4) {
     out[reply[i] as RateLimitName] = { limit: Number(reply[i + 1]), remaining: Number(reply[i + 2]), resetMs: Number(reply[i + 3]) };

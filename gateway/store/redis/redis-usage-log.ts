@@ -32,7 +32,7 @@ export class RedisUsageLog implements UsageLog {
     this.#redis = redis;
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
-    this.#append = defineScript(redis, 'usage-append');
+    this.#append = defineScript(redis, 'usage-append', 0);
   }
 
   /**
@@ -51,18 +51,22 @@ export class RedisUsageLog implements UsageLog {
     const batch = this.#pending.splice(0, this.#pending.length);
     if (batch.length === 0) return;
     const streams: string[] = [];
-    const args: (string | number)[] = [this.#oldestKept(), this.#retentionMs, DAILY_TTL_SECONDS, batch.length];
+    const times: string[] = [];
+    const records: string[] = [];
     // The batch's totals per daily hash (a user's, a router's): one set of increments each.
     const daily = new Map<string, DailyIncrement>();
     for (const { record } of batch) {
       streams.push(keys.usage(record.user_id));
-      args.push(record.time, toEntry(record));
+      times.push(String(record.time));
+      records.push(toEntry(record));
       const day = utcDay(record.time);
       addToDaily(daily, keys.userDaily(record.user_id, day), record);
       addToDaily(daily, keys.routerDaily(record.router, day), record);
     }
-    for (const sums of daily.values()) args.push(sums.requests, sums.prompt, sums.completion, sums.cost.toString(), sums.kwh, sums.kg);
-    this.#append.runWithKeys([...streams, ...daily.keys()], args).then(
+    const increments = [...daily].map(([key, sums]) => [key, String(sums.requests), String(sums.prompt), String(sums.completion), sums.cost.toString(), String(sums.kwh), String(sums.kg)]);
+    const header = { oldest: String(this.#oldestKept()), retention: String(this.#retentionMs), ttl: String(DAILY_TTL_SECONDS), streams, times, daily: increments };
+    // A record's JSON holds no raw line break (JSON.stringify escapes them): one per line.
+    this.#append.run(JSON.stringify(header), records.join('\n')).then(
       () => batch.forEach((entry) => entry.resolve()),
       (error: unknown) => batch.forEach((entry) => entry.reject(error)),
     );

@@ -3,14 +3,14 @@
 -- budget, and only when all pass takes the request's rate-limit share and holds its worst-case
 -- cost. The gateway gathers the admissions of one turn of its event loop into one call.
 --
--- KEYS: for each admission: 1 user hash, 2 ledger hash, 3 holds zset, 4 history hash,
---       5 rate-limit hash
--- ARGV: for each admission: 1 now (ms); 2-4 day, week and month period indices; 5 hold id ('' for none);
---       6 hold micros; 7 hold ttl (ms); 8 tokens counted now;
+-- ARGV[1], for each admission (see each_request): keys 1 user hash, 2 ledger hash, 3 holds zset,
+--       4 history hash, 5 rate-limit hash; arguments 1 now (ms); 2-4 day, week and month period
+--       indices; 5 hold id ('' for none); 6 hold micros; 7 hold ttl (ms); 8 tokens counted now;
 --       9-12 limits: requests/min, requests/day, tokens/min, tokens/day ('' when not limited)
 -- Returns for each admission {'unknown_user'} | {'budget', remaining}
 --       | {'rate', limit, retryAfterMs, statuses...} | {'ok', statuses...};
---       statuses are flat (name, limit, remaining, resetMs) groups.
+--       statuses are flat (name, limit, remaining, resetMs) groups; numbers are sent as text
+--       (cjson would print more than 14 digits in exponent form, losing the last ones).
 
 local LIMITS = {
   { name = 'requests_per_minute', field = 'rpm', window = 60000, arg = 9, unit = 'requests' },
@@ -62,9 +62,9 @@ local function admit_one(K, A)
       local left = win.limit - win.used - (admitted and win.add or 0)
       if left < 0 then left = 0 end
       out[#out + 1] = win.l.name
-      out[#out + 1] = win.limit
-      out[#out + 1] = math.floor(left)
-      out[#out + 1] = win.reset
+      out[#out + 1] = money(win.limit)
+      out[#out + 1] = money(math.floor(left))
+      out[#out + 1] = money(win.reset)
     end
     return out
   end
@@ -80,7 +80,7 @@ local function admit_one(K, A)
   for _, win in ipairs(windows) do
     if win.retry > 0 and (worst == nil or win.retry > worst.retry) then worst = win end
   end
-  if worst ~= nil then return refuse(statuses({ 'rate', worst.l.name, worst.retry }, false)) end
+  if worst ~= nil then return refuse(statuses({ 'rate', worst.l.name, money(worst.retry) }, false)) end
 
   local holdId, holdMicros = A[5], tonumber(A[6])
   if L.budget ~= nil and holdId ~= '' then
@@ -101,4 +101,4 @@ local function admit_one(K, A)
 end
 
 
-return each_request(5, 12, admit_one)
+return each_request(5, admit_one)

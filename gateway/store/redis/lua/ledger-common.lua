@@ -1,9 +1,15 @@
 -- Shared by admit.lua and settle.lua, prepended to each when they are loaded (redis-ledger.ts):
 -- Redis scripts cannot import one another.
 --
--- K and A are one request's keys and arguments (KEYS and ARGV for admit.lua, a slice of them
--- for each settlement of settle.lua): K 1 user hash, 2 ledger hash; A 2-4 the day, week and
--- month period indices.
+-- K and A are one request's keys and arguments, both lists of strings: K 1 user hash, 2 ledger
+-- hash; A 2-4 the day, week and month period indices.
+--
+-- A batch comes as one argument, ARGV[1]: a JSON list with one list per request, its keys then
+-- its arguments, all strings. One argument rather than several per request because the client
+-- encodes every argument (and decodes every reply element) one by one, which cost the gateway
+-- more than the script; the reply is one JSON string for the same reason. The keys travel
+-- inside the argument, not in KEYS: this, like the usage totals per router, assumes a single
+-- Redis (not Cluster), whose scripts may touch any key.
 --
 -- Every redis.call costs more than the command it runs, and these scripts run on every request,
 -- so each hash is read with one HMGET and written with one HSET: the state is changed in Lua
@@ -90,15 +96,17 @@ local function write_windows(hash, limits)
   redis.call('PEXPIRE', hash, 172800000)
 end
 
--- Runs `step` once for each request of a batch, in order, each on its own slice of KEYS and
--- ARGV (`keys_per` and `args_per` of them), and returns their replies in that order.
-local function each_request(keys_per, args_per, step)
+-- Runs `step` once for each request of the batch in ARGV[1], in order, each on its keys (the
+-- first `keys_per` strings of its list) and arguments (the rest), and returns their replies in
+-- that order, as a JSON list.
+local function each_request(keys_per, step)
   local replies = {}
-  for i = 0, #KEYS / keys_per - 1 do
+  for _, request in ipairs(cjson.decode(ARGV[1])) do
     local K, A = {}, {}
-    for k = 1, keys_per do K[k] = KEYS[i * keys_per + k] end
-    for a = 1, args_per do A[a] = ARGV[i * args_per + a] end
+    for i, value in ipairs(request) do
+      if i <= keys_per then K[i] = value else A[i - keys_per] = value end
+    end
     replies[#replies + 1] = step(K, A)
   end
-  return replies
+  return cjson.encode(replies)
 end

@@ -9,22 +9,24 @@
 -- stream expires when no record came for the retention time. Router totals live outside the
 -- users' hash slots: this assumes a single Redis, as findKey does.
 --
--- KEYS: the streams of the records (one per record, repeated for records of one user), then the
---       daily totals hashes
--- ARGV: 1 oldest id kept (ms), 2 retention (ms), 3 daily totals' TTL (s), 4 the number of
---       records; then for each record: time (ms) and the record (JSON, the entry's one field
---       `r`: one argument rather than a field/value pair per column); then for each daily totals hash: requests, prompt tokens, completion
---       tokens, cost (micros), kWh, kgCO2eq to add
+-- ARGV: 1 the batch (JSON): `oldest` id kept (ms), `retention` (ms), daily totals' `ttl` (s),
+--       `streams` (each record's user stream), `times` (each record's time, ms), `daily` (for each
+--       daily totals hash: key, requests, prompt tokens, completion tokens, cost in micros, kWh,
+--       kgCO2eq to add, all as text); 2 the records (JSON), one per line, in the same order.
+--       Two arguments whatever the batch's size: the client encodes arguments one by one. The
+--       keys travel inside them (a single Redis, as said above).
 -- Returns the number of records appended.
 
-local oldest, retention, ttl = ARGV[1], ARGV[2], ARGV[3]
-local records = tonumber(ARGV[4])
-local at = 5
+local batch = cjson.decode(ARGV[1])
+local records = ARGV[2]
+local oldest, retention, ttl = batch.oldest, batch.retention, batch.ttl
 local streams = {}
-for r = 1, records do
-  local stream, time, record = KEYS[r], ARGV[at], ARGV[at + 1]
-  at = at + 2
-  local id = redis.pcall('XADD', stream, 'MINID', '~', oldest, time .. '-*', 'r', record)
+local from = 1
+for r, stream in ipairs(batch.streams) do
+  local stop = string.find(records, '\n', from, true)
+  local record = stop and string.sub(records, from, stop - 1) or string.sub(records, from)
+  from = (stop or #records) + 1
+  local id = redis.pcall('XADD', stream, 'MINID', '~', oldest, batch.times[r] .. '-*', 'r', record)
   if type(id) == 'table' and id.err then
     redis.call('XADD', stream, 'MINID', '~', oldest, '*', 'r', record)
   end
@@ -32,15 +34,14 @@ for r = 1, records do
 end
 for stream in pairs(streams) do redis.call('PEXPIRE', stream, retention) end
 
-for k = records + 1, #KEYS do
-  local daily = KEYS[k]
+for _, d in ipairs(batch.daily) do
+  local daily = d[1]
   -- The first write of a day's hash gives it its lifetime.
-  if redis.call('HINCRBY', daily, 'requests', ARGV[at]) == tonumber(ARGV[at]) then redis.call('EXPIRE', daily, ttl) end
-  redis.call('HINCRBY', daily, 'prompt_tokens', ARGV[at + 1])
-  redis.call('HINCRBY', daily, 'completion_tokens', ARGV[at + 2])
-  redis.call('HINCRBY', daily, 'cost_micros', ARGV[at + 3])
-  redis.call('HINCRBYFLOAT', daily, 'kwh', ARGV[at + 4])
-  redis.call('HINCRBYFLOAT', daily, 'kgco2eq', ARGV[at + 5])
-  at = at + 6
+  if redis.call('HINCRBY', daily, 'requests', d[2]) == tonumber(d[2]) then redis.call('EXPIRE', daily, ttl) end
+  redis.call('HINCRBY', daily, 'prompt_tokens', d[3])
+  redis.call('HINCRBY', daily, 'completion_tokens', d[4])
+  redis.call('HINCRBY', daily, 'cost_micros', d[5])
+  redis.call('HINCRBYFLOAT', daily, 'kwh', d[6])
+  redis.call('HINCRBYFLOAT', daily, 'kgco2eq', d[7])
 end
-return records
+return #batch.streams
