@@ -58,8 +58,9 @@ export async function launchPlaygroundBrowser(): Promise<PlaygroundBrowser> {
   };
 }
 
-export function screenshot(page: Page, name: string): Promise<Buffer> {
-  return page.screenshot({ path: join(SCREENSHOTS, `playground-${name}.png`), fullPage: true });
+/** Writes test-output/screenshots/<prefix>-<name>.png (prefix `kubernetes` for the Kubernetes-mode test). */
+export function screenshot(page: Page, name: string, prefix = 'playground'): Promise<Buffer> {
+  return page.screenshot({ path: join(SCREENSHOTS, `${prefix}-${name}.png`), fullPage: true });
 }
 
 /** Polls `read` until `accept` holds, for values a locator cannot wait on (sessionStorage...). */

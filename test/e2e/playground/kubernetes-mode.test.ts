@@ -1,0 +1,281 @@
+// The Playground against a gateway in Kubernetes mode, in a real browser: the same pages work,
+// and what an admin writes through them becomes custom resources. The whole system runs as in a
+// cluster (test/e2e/support/system.ts): kube-apiserver with crds/ and the chart's RBAC, Redis, one
+// operator and one gateway, each on its chart service account.
+//
+// The admin creates a router, a simulator provider (whose form also changes the router's prompt
+// price) and a user with a budget through the forms. Each write answers as soon as its resource
+// is written, and kubectl shows a ModelRouter, a ModelProvider and a GatewayUser with the typed
+// values, written by the gateway's field manager. The pages list them once the operator has
+// reconciled them (the admin API reads what is served), so the test reloads a page until then.
+// The user, with a key issued on their page, chats with the router, sees the streamed answer and
+// its cost, finds the same cost in Usage and in the GatewayUser's status. An edit on the Routers
+// page changes the ModelRouter, and the gateway then serves the new alias and price.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Locator, Page } from 'playwright-core';
+import { until } from '../support/poll.ts';
+import { NAMESPACE, startSystem, type System } from '../support/system.ts';
+import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
+
+const ROUTER = 'team-chat';
+const PROVIDER = 'team-sim';
+/** A ModelProvider is served under `<namespace>-<name>` (docs/kubernetes.md). */
+const PROVIDER_ID = `${NAMESPACE}-${PROVIDER}`;
+const USER = 'ann';
+/** Prices make each token cost 0.001 (1000 per million), so a 20-token answer costs about 0.03. */
+const PROMPT_PRICE_AT_CREATION = '500';
+const PROMPT_PRICE = '1000';
+const COMPLETION_PRICE = '1000';
+const NEW_COMPLETION_PRICE = '2000';
+const BUDGET = '0.05';
+
+let system: System;
+let browser: PlaygroundBrowser;
+let admin: OpenPage;
+let user: OpenPage;
+let userKey = '';
+let chatCost = '';
+
+before(async () => {
+  system = await startSystem({ operators: 1, gateways: 1 });
+  browser = await launchPlaygroundBrowser();
+  admin = await browser.open(system.gateways[0]!.url);
+  user = await browser.open(system.gateways[0]!.url);
+});
+
+after(async () => {
+  await browser?.close();
+  await system?.stop();
+});
+
+interface Resource {
+  metadata: { name: string; managedFields?: { manager: string }[] };
+  spec: any;
+  status?: any;
+}
+
+/** `kubectl -n tollgate get <kind> <name> -o json`, as the cluster's admin. */
+async function kubectlGet(kind: string, name: string): Promise<Resource> {
+  return JSON.parse(await system.kubectl(['-n', NAMESPACE, 'get', kind, name, '-o', 'json', '--show-managed-fields']));
+}
+
+/** The admin API writes with server-side apply as `tollgate-gateway` (kubectl would be `kubectl-client-side-apply`). */
+function writtenByGateway(resource: Resource): boolean {
+  return (resource.metadata.managedFields ?? []).some((entry) => entry.manager === 'tollgate-gateway');
+}
+
+async function signIn(page: Page, key: string): Promise<void> {
+  await page.goto('/playground/');
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Chat', level: 1 }).waitFor();
+}
+
+async function goTo(page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
+  await page.getByRole('heading', { name, level: 1 }).waitFor();
+}
+
+/**
+ * Loads `hash` afresh until `shown` appears on it: the pages read what the gateway serves, which
+ * the operator publishes after the resource is written. Fails with the operator's log.
+ */
+async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Locator, what: string): Promise<void> {
+  await until(async () => {
+    await page.goto(`/playground/${hash}`);
+    await page.reload();
+    try {
+      await shown(page).first().waitFor({ state: 'attached', timeout: 5_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }, what, system.operators, 90_000);
+}
+
+describe('in Kubernetes mode, an admin sets up a model and a user through the Playground', () => {
+  test('the admin signs in with the admin key and sees the admin pages', async () => {
+    await signIn(admin.page, system.adminKey);
+    const nav = admin.page.getByRole('navigation', { name: 'Pages' });
+    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
+  });
+
+  test('the router form writes a ModelRouter, and the page lists the router once the operator has published it', async () => {
+    const { page } = admin;
+    await goTo(page, 'Routers');
+    await page.getByLabel('Name').fill(ROUTER);
+    await page.getByLabel('Type').selectOption('text-generation');
+    await page.getByLabel('Aliases').fill('team, team-gpt');
+    await page.getByLabel('Load balancing strategy').selectOption('round_robin');
+    await page.getByLabel('Prompt token cost (per 1M tokens)').fill(PROMPT_PRICE_AT_CREATION);
+    await page.getByLabel('Completion token cost (per 1M tokens)').fill(COMPLETION_PRICE);
+    await page.getByLabel('Max completion tokens (optional)').fill('20');
+    await page.getByRole('button', { name: 'Create router' }).click();
+    await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" created.` }).waitFor();
+
+    // Written as a resource by the time the form says so: no waiting on the operator here.
+    const router = await kubectlGet('modelrouter', ROUTER);
+    assert.ok(writtenByGateway(router), 'the ModelRouter was written by the gateway (field manager tollgate-gateway)');
+    assert.deepEqual(
+      { type: router.spec.type, aliases: router.spec.aliases, strategy: router.spec.loadBalancingStrategy, costs: router.spec.costs, max: router.spec.maxCompletionTokens },
+      { type: 'text-generation', aliases: ['team', 'team-gpt'], strategy: 'round_robin', costs: { promptTokens: PROMPT_PRICE_AT_CREATION, completionTokens: COMPLETION_PRICE }, max: 20 },
+    );
+
+    await reloadUntil(page, '#/routers', (p) => p.getByRole('rowheader', { name: ROUTER }), 'the router listed on the Routers page');
+    const cells = await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).getByRole('cell').allTextContents();
+    assert.deepEqual(cells.slice(0, 5), ['text-generation', 'team, team-gpt', 'round_robin', PROMPT_PRICE_AT_CREATION, COMPLETION_PRICE]);
+    await screenshot(page, 'routers', 'kubernetes');
+  });
+
+  test('the provider form writes a ModelProvider on that router, and its prices on the ModelRouter', async () => {
+    const { page } = admin;
+    await goTo(page, 'Providers');
+    await page.getByLabel('Router').selectOption(ROUTER);
+    // The price fields read the router's prices as the gateway serves them.
+    await eventually(() => page.getByLabel('Prompt token cost').inputValue(), (v) => v === PROMPT_PRICE_AT_CREATION, 'prompt price shown');
+    assert.equal(await page.getByLabel('Completion token cost').inputValue(), COMPLETION_PRICE);
+    await page.getByLabel('Type').selectOption('simulator');
+    await page.getByLabel('Id (optional)').fill(PROVIDER);
+    await page.getByLabel('Model name').fill('simulated-llama-8b');
+    await page.getByLabel('Timeout (seconds)').fill('30');
+    await page.getByLabel('Prompt token cost').fill(PROMPT_PRICE);
+    await page.getByLabel('Total parameters (billions)').fill('8');
+    await page.getByLabel('Electricity zone').selectOption('FRA');
+    // Slow enough that the answer visibly streams in.
+    await page.getByLabel('Tokens per second').fill('25');
+    await page.getByLabel('Completion tokens').fill('20');
+    await page.getByRole('button', { name: 'Create provider' }).click();
+    await page.getByRole('status').filter({ hasText: `Provider "${PROVIDER_ID}" created; prices of router "${ROUTER}" updated.` }).waitFor();
+
+    const provider = await kubectlGet('modelprovider', PROVIDER);
+    assert.ok(writtenByGateway(provider), 'the ModelProvider was written by the gateway');
+    assert.deepEqual(provider.spec, {
+      routerRef: { name: ROUTER },
+      type: 'simulator',
+      model: 'simulated-llama-8b',
+      timeoutSeconds: 30,
+      carbon: { paramsTotalB: 8, zone: 'FRA', pue: 1.2 },
+      simulator: { latencyMs: 0, tokensPerSecond: 25, completionTokens: 20 },
+    });
+    assert.deepEqual((await kubectlGet('modelrouter', ROUTER)).spec.costs, { promptTokens: PROMPT_PRICE, completionTokens: COMPLETION_PRICE }, 'the new prompt price is on the ModelRouter');
+
+    await reloadUntil(page, '#/providers', (p) => p.getByRole('rowheader', { name: PROVIDER_ID }), 'the provider listed on the Providers page');
+    await screenshot(page, 'providers', 'kubernetes');
+  });
+
+  test('the user form writes a GatewayUser; once the operator has made the user, the admin issues them a key, shown once', async () => {
+    const { page } = admin;
+    await goTo(page, 'Users');
+    await page.getByLabel('Id (optional)').fill(USER);
+    await page.getByLabel('Name').fill('Ann');
+    await page.getByLabel('Budget', { exact: true }).fill(BUDGET);
+    await page.getByLabel('Budget period').selectOption('monthly');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('status').filter({ hasText: `User "Ann" created with id ${USER}.` }).waitFor();
+
+    const gatewayUser = await kubectlGet('gatewayuser', USER);
+    assert.ok(writtenByGateway(gatewayUser), 'the GatewayUser was written by the gateway');
+    assert.deepEqual(gatewayUser.spec, { displayName: 'Ann', role: 'user', budget: BUDGET, budgetPeriod: 'monthly' });
+
+    // The user's page reads Redis, where the operator puts the user.
+    await reloadUntil(page, `#/user/${USER}`, (p) => p.getByRole('heading', { name: 'Ann', level: 1 }), "the user's page, once the operator has made the user");
+    await page.getByLabel('Key name').fill('playground');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByLabel('Secret key');
+    await secret.waitFor();
+    userKey = await secret.inputValue();
+    assert.match(userKey, /^tg-/);
+    await screenshot(page, 'user', 'kubernetes');
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    assert.equal(await page.getByLabel('Secret key').count(), 0, 'the secret is gone once hidden');
+  });
+});
+
+describe('in Kubernetes mode, the user chats with the router the operator published', () => {
+  test('the user signs in and sees no admin page', async () => {
+    await signIn(user.page, userKey);
+    const nav = user.page.getByRole('navigation', { name: 'Pages' });
+    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account']);
+  });
+
+  test('the answer streams in, then its cost appears under it', async () => {
+    const { page } = user;
+    await page.getByLabel('Model').selectOption(ROUTER);
+    await page.getByLabel('Message', { exact: true }).fill('Hello, who are you?');
+    await page.getByLabel('Message', { exact: true }).press('Enter');
+    const answer = page.locator('.turn.assistant').first();
+    const usage = answer.getByRole('definition').filter({ hasText: /prompt \+/ });
+    await usage.waitFor();
+    const text = (await answer.locator('.text').textContent()) ?? '';
+    assert.equal(text.trim().split(/\s+/).length, 20, 'the simulator of the ModelProvider streamed 20 tokens, one word each');
+    const [, , completion, total] = /^(\d+) prompt \+ (\d+) completion = (\d+)$/.exec((await usage.textContent()) ?? '') ?? [];
+    assert.equal(Number(completion), 20);
+    chatCost = (await answer.locator('dd.cost').textContent()) ?? '';
+    assert.equal(chatCost, String(Number(total) / 1000), "cost = tokens × 0.001: the ModelRouter's prices, as the provider form set them");
+    await page.getByRole('status').filter({ hasText: `cost ${chatCost}` }).waitFor();
+    await screenshot(page, 'chat', 'kubernetes');
+  });
+
+  test('Usage lists the request with the same cost, and so does the GatewayUser status', async () => {
+    const { page } = user;
+    await goTo(page, 'Usage');
+    // The record is written just after the answer is sent: apply the filter until it is there.
+    await until(async () => {
+      await page.getByRole('button', { name: 'Apply filter' }).click();
+      return (await page.locator('table.records tbody tr').count()) === 1;
+    }, 'the request in Usage', system.operators, 30_000);
+    const cells = await page.locator('table.records tbody tr').first().getByRole('cell').allTextContents();
+    assert.equal(cells[1], ROUTER);
+    assert.equal(cells[3], chatCost);
+    assert.equal(cells[6], '200');
+    await screenshot(page, 'usage', 'kubernetes');
+
+    const status = await until(async () => {
+      const found = (await kubectlGet('gatewayuser', USER)).status;
+      return found?.requests === 1 ? found : undefined;
+    }, "the request in the GatewayUser's status", system.operators);
+    assert.equal(Number(status.spent), Number(chatCost));
+    assert.equal(Number(status.remaining), Math.round((Number(BUDGET) - Number(chatCost)) * 1e6) / 1e6);
+  });
+});
+
+describe('in Kubernetes mode, an admin edit on the Routers page changes the ModelRouter', () => {
+  test('a new completion price and alias go to the ModelRouter, then to the Routers page and the Chat page', async () => {
+    const { page } = admin;
+    await goTo(page, 'Routers');
+    await page.getByRole('button', { name: `Edit ${ROUTER}` }).click();
+    await page.getByRole('heading', { name: `Edit router ${ROUTER}`, level: 2 }).waitFor();
+    await page.getByLabel('Aliases').fill('team, team-gpt, team-next');
+    await page.getByLabel('Completion token cost (per 1M tokens)').fill(NEW_COMPLETION_PRICE);
+    await page.getByRole('button', { name: 'Save router' }).click();
+    await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" saved.` }).waitFor();
+
+    const router = await kubectlGet('modelrouter', ROUTER);
+    assert.deepEqual(
+      { aliases: router.spec.aliases, costs: router.spec.costs },
+      { aliases: ['team', 'team-gpt', 'team-next'], costs: { promptTokens: PROMPT_PRICE, completionTokens: NEW_COMPLETION_PRICE } },
+    );
+
+    await reloadUntil(
+      page,
+      '#/routers',
+      (p) => p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: ROUTER }) }).filter({ has: p.getByRole('cell', { name: NEW_COMPLETION_PRICE, exact: true }) }),
+      'the new completion price on the Routers page',
+    );
+    const cells = await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).getByRole('cell').allTextContents();
+    assert.deepEqual(cells.slice(1, 5), ['team, team-gpt, team-next', 'round_robin', PROMPT_PRICE, NEW_COMPLETION_PRICE]);
+    await screenshot(page, 'routers-edited', 'kubernetes');
+
+    // The user's Chat page offers the new alias once the gateway serves it.
+    await reloadUntil(user.page, '#/chat', (p) => p.getByLabel('Model').locator('option[value="team-next"]'), 'the new alias in the Chat model list');
+  });
+
+  test('no key appeared in a URL, and no page logged an error', async () => {
+    for (const url of [...user.requestedUrls, ...admin.requestedUrls]) {
+      assert.ok(!url.includes(userKey) && !url.includes(system.adminKey), `a key appeared in ${url}`);
+    }
+    assert.deepEqual(user.problems, [], 'no console errors (a CSP violation would be one)');
+    assert.deepEqual(admin.problems, [], 'no console errors');
+  });
+});
