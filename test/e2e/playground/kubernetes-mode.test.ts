@@ -6,8 +6,10 @@
 // The admin creates a router, a simulator provider (whose form also changes the router's prompt
 // price) and a user with a budget through the forms. Each write answers as soon as its resource
 // is written, and kubectl shows a ModelRouter, a ModelProvider and a GatewayUser with the typed
-// values, written by the gateway's field manager. The pages list them once the operator has
-// reconciled them (the admin API reads what is served), so the test reloads a page until then.
+// values, written by the gateway's field manager. The admin API reads what is served, which the
+// operator publishes a moment after the write; the pages read again until the change is there
+// (gateway/playground/web/read-after-write.ts), so the test waits for it on the same page,
+// never reloading it, and the "Created …" link leads straight to the new user's page.
 // The user, with a key issued on their page, chats with the router, sees the streamed answer and
 // its cost, finds the same cost in Usage and in the GatewayUser's status. An edit on the Routers
 // page changes the ModelRouter, and the gateway then serves the new alias and price.
@@ -29,6 +31,8 @@ const PROMPT_PRICE = '1000';
 const COMPLETION_PRICE = '1000';
 const NEW_COMPLETION_PRICE = '2000';
 const BUDGET = '0.05';
+/** How long a page may take to show a write: the operator publishes within about a second. */
+const PUBLISHED_MS = 15_000;
 
 let system: System;
 let browser: PlaygroundBrowser;
@@ -55,6 +59,19 @@ interface Resource {
   status?: any;
 }
 
+/**
+ * Waits, without reloading, until the page that made a write shows it: proof that the page reads
+ * again until the operator has published the change. Marks the page's global object first, so
+ * that a reload (which would also show the change) fails the check.
+ */
+async function shownWithoutReload(page: Page, shown: Locator): Promise<void> {
+  await page.evaluate(() => {
+    (globalThis as { notReloaded?: boolean }).notReloaded = true;
+  });
+  await shown.first().waitFor({ timeout: PUBLISHED_MS });
+  assert.equal(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
+}
+
 /** `kubectl -n tollgate get <kind> <name> -o json`, as the cluster's admin. */
 async function kubectlGet(kind: string, name: string): Promise<Resource> {
   return JSON.parse(await system.kubectl(['-n', NAMESPACE, 'get', kind, name, '-o', 'json', '--show-managed-fields']));
@@ -78,8 +95,8 @@ async function goTo(page: Page, name: string): Promise<void> {
 }
 
 /**
- * Loads `hash` afresh until `shown` appears on it: the pages read what the gateway serves, which
- * the operator publishes after the resource is written. Fails with the operator's log.
+ * Loads `hash` afresh until `shown` appears on it, for a page that did not make the write itself
+ * (it reads once, when opened). Fails with the operator's log.
  */
 async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Locator, what: string): Promise<void> {
   await until(async () => {
@@ -101,7 +118,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
   });
 
-  test('the router form writes a ModelRouter, and the page lists the router once the operator has published it', async () => {
+  test('the router form writes a ModelRouter, and the page lists the router once the operator has published it, without a reload', async () => {
     const { page } = admin;
     await goTo(page, 'Routers');
     await page.getByLabel('Name').fill(ROUTER);
@@ -122,7 +139,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       { type: 'text-generation', aliases: ['team', 'team-gpt'], strategy: 'round_robin', costs: { promptTokens: PROMPT_PRICE_AT_CREATION, completionTokens: COMPLETION_PRICE }, max: 20 },
     );
 
-    await reloadUntil(page, '#/routers', (p) => p.getByRole('rowheader', { name: ROUTER }), 'the router listed on the Routers page');
+    await shownWithoutReload(page, page.getByRole('rowheader', { name: ROUTER }));
     const cells = await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).getByRole('cell').allTextContents();
     assert.deepEqual(cells.slice(0, 5), ['text-generation', 'team, team-gpt', 'round_robin', PROMPT_PRICE_AT_CREATION, COMPLETION_PRICE]);
     await screenshot(page, 'routers', 'kubernetes');
@@ -160,11 +177,11 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     });
     assert.deepEqual((await kubectlGet('modelrouter', ROUTER)).spec.costs, { promptTokens: PROMPT_PRICE, completionTokens: COMPLETION_PRICE }, 'the new prompt price is on the ModelRouter');
 
-    await reloadUntil(page, '#/providers', (p) => p.getByRole('rowheader', { name: PROVIDER_ID }), 'the provider listed on the Providers page');
+    await shownWithoutReload(page, page.getByRole('rowheader', { name: PROVIDER_ID }));
     await screenshot(page, 'providers', 'kubernetes');
   });
 
-  test('the user form writes a GatewayUser; once the operator has made the user, the admin issues them a key, shown once', async () => {
+  test('the user form writes a GatewayUser; its "Created" link opens the user once the operator has made them, and the admin issues them a key, shown once', async () => {
     const { page } = admin;
     await goTo(page, 'Users');
     await page.getByLabel('Id (optional)').fill(USER);
@@ -173,13 +190,15 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     await page.getByLabel('Budget period').selectOption('monthly');
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('status').filter({ hasText: `User "Ann" created with id ${USER}.` }).waitFor();
+    // Followed at once, before the operator has put the user into Redis (which the user's page
+    // reads): the page reads again on 404 until the user is there.
+    await page.getByText(/^Created /).getByRole('link', { name: 'Ann' }).click();
 
     const gatewayUser = await kubectlGet('gatewayuser', USER);
     assert.ok(writtenByGateway(gatewayUser), 'the GatewayUser was written by the gateway');
     assert.deepEqual(gatewayUser.spec, { displayName: 'Ann', role: 'user', budget: BUDGET, budgetPeriod: 'monthly' });
 
-    // The user's page reads Redis, where the operator puts the user.
-    await reloadUntil(page, `#/user/${USER}`, (p) => p.getByRole('heading', { name: 'Ann', level: 1 }), "the user's page, once the operator has made the user");
+    await shownWithoutReload(page, page.getByRole('heading', { name: 'Ann', level: 1 }));
     await page.getByLabel('Key name').fill('playground');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = page.getByLabel('Secret key');
@@ -257,11 +276,9 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
       { aliases: ['team', 'team-gpt', 'team-next'], costs: { promptTokens: PROMPT_PRICE, completionTokens: NEW_COMPLETION_PRICE } },
     );
 
-    await reloadUntil(
+    await shownWithoutReload(
       page,
-      '#/routers',
-      (p) => p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: ROUTER }) }).filter({ has: p.getByRole('cell', { name: NEW_COMPLETION_PRICE, exact: true }) }),
-      'the new completion price on the Routers page',
+      page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).filter({ has: page.getByRole('cell', { name: NEW_COMPLETION_PRICE, exact: true }) }),
     );
     const cells = await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).getByRole('cell').allTextContents();
     assert.deepEqual(cells.slice(1, 5), ['team, team-gpt, team-next', 'round_robin', PROMPT_PRICE, NEW_COMPLETION_PRICE]);

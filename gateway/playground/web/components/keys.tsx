@@ -7,6 +7,7 @@ import { useSession } from '../context.ts';
 import { FormShell, TextField, useForm } from '../forms.tsx';
 import { utcTime } from '../format.ts';
 import { readable } from '../messages.ts';
+import { readAfterWrite } from '../read-after-write.ts';
 import { check, futureDate, required } from '../rules.ts';
 import { ConfirmButton } from './confirm.tsx';
 import { LoadError } from './notice.tsx';
@@ -18,14 +19,13 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
   const [created, setCreated] = useState<NewApiKey | null>(null);
   const form = useForm('new-key', { name: '', expires: '' });
 
-  const load = () =>
-    session
-      .call<List<ApiKey>>('GET', props.base)
-      .then((list) => setKeys(list.data))
-      .catch((e) => setError(readable(e)));
+  const read = () => session.call<List<ApiKey>>('GET', props.base).then((list) => list.data);
+  const load = () => read().then(setKeys, (e) => setError(readable(e)));
   useEffect(() => {
     load();
   }, [props.base]);
+  /** Says `done` and shows the list once it has the write (keys are on Redis: at once, today). */
+  const reload = (done: string) => readAfterWrite(session, done, keys, read).then(setKeys, (e) => setError(readable(e)));
 
   const create = () =>
     form.submit(
@@ -34,8 +34,7 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
         const key = await session.call<NewApiKey>('POST', props.base, { name: v.name.trim(), expires_at: v.expires ? `${v.expires}T00:00:00Z` : null });
         setCreated(key);
         form.reset({ name: '', expires: '' });
-        session.announce(`Key "${key.name}" created. Copy it now: it is shown only once.`);
-        await load();
+        await reload(`Key "${key.name}" created. Copy it now: it is shown only once.`);
       },
       { name: 'name', expires_at: 'expires' },
     );
@@ -43,9 +42,8 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
   const revoke = async (key: ApiKey) => {
     try {
       await session.call('DELETE', `${props.base}/${encodeURIComponent(key.id)}`);
-      session.announce(`Key "${key.name}" revoked.`);
       if (created?.id === key.id) setCreated(null);
-      await load();
+      await reload(`Key "${key.name}" revoked.`);
     } catch (e) {
       setError(readable(e));
     }

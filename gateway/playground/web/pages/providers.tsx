@@ -9,6 +9,7 @@ import { CheckboxField, FormShell, SelectField, TextField, useForm, numberOrNull
 import { price } from '../format.ts';
 import { DEFAULT_URLS, options, PROVIDER_TYPES, URL_REQUIRED, ZONES } from '../kinds.ts';
 import { readable } from '../messages.ts';
+import { readAfterWrite } from '../read-after-write.ts';
 import { baseUrl, check, decimal, integer, number, required, resourceId } from '../rules.ts';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { LoadError } from '../components/notice.tsx';
@@ -56,17 +57,26 @@ export function ProvidersPage() {
   const formHeading = useRef<HTMLHeadingElement>(null);
   const v = form.values;
 
-  const load = async () => {
-    try {
-      const [p, r] = await Promise.all([session.call<List<Provider>>('GET', '/v1/admin/providers'), session.call<List<Router>>('GET', '/v1/admin/routers')]);
-      setProviders(p.data);
-      setRouters(r.data);
-      return r.data;
-    } catch (e) {
-      setError(readable(e));
-      return [];
-    }
+  const read = async () => {
+    const [p, r] = await Promise.all([session.call<List<Provider>>('GET', '/v1/admin/providers'), session.call<List<Router>>('GET', '/v1/admin/routers')]);
+    return { providers: p.data, routers: r.data };
   };
+  /** Shows both lists once read, and returns the routers for the form ([] if the read failed). */
+  const show = (lists: ReturnType<typeof read>): Promise<Router[]> =>
+    lists.then(
+      (l) => {
+        setProviders(l.providers);
+        setRouters(l.routers);
+        return l.routers;
+      },
+      (e) => {
+        setError(readable(e));
+        return [];
+      },
+    );
+  const load = () => show(read());
+  /** Says `done` and shows the lists once they have the write (in Kubernetes mode, a moment later). */
+  const reload = (done: string) => show(readAfterWrite(session, done, { providers, routers }, read));
   useEffect(() => {
     load().then((list) => {
       if (list[0] && !form.values.router) chooseRouter(list[0].name, list);
@@ -122,9 +132,8 @@ export function ProvidersPage() {
       if (router && costsChanged) {
         await session.call('PATCH', `/v1/admin/routers/${segment(router.name)}`, { costs: { prompt_tokens: values.prompt.trim(), completion_tokens: values.completion.trim() } });
       }
-      session.announce(`Provider "${saved.id}" ${editing ? 'saved' : 'created'}${costsChanged ? `; prices of router "${values.router}" updated` : ''}.`);
       setEditing(null);
-      const list = await load();
+      const list = await reload(`Provider "${saved.id}" ${editing ? 'saved' : 'created'}${costsChanged ? `; prices of router "${values.router}" updated` : ''}.`);
       form.reset({ ...EMPTY });
       const first = list.find((r) => r.name === values.router) ?? list[0];
       if (first) chooseRouter(first.name, list);
@@ -133,9 +142,8 @@ export function ProvidersPage() {
   const remove = async (p: Provider) => {
     try {
       await session.call('DELETE', `/v1/admin/providers/${encodeURIComponent(p.id)}`);
-      session.announce(`Provider "${p.id}" deleted.`);
       if (editing?.id === p.id) stopEditing();
-      await load();
+      await reload(`Provider "${p.id}" deleted.`);
     } catch (e) {
       setError(readable(e));
     }

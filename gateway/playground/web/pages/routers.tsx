@@ -7,6 +7,7 @@ import { FormShell, SelectField, TextField, useForm, numberOrNull, type Values }
 import { price } from '../format.ts';
 import { options, ROUTER_TYPES, STRATEGIES } from '../kinds.ts';
 import { readable } from '../messages.ts';
+import { readAfterWrite } from '../read-after-write.ts';
 import { check, decimal, integer, modelName, required } from '../rules.ts';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { LoadError } from '../components/notice.tsx';
@@ -35,14 +36,13 @@ export function RoutersPage() {
   const form = useForm<RouterField>('router', EMPTY);
   const formHeading = useRef<HTMLHeadingElement>(null);
 
-  const load = () =>
-    session
-      .call<List<Router>>('GET', '/v1/admin/routers')
-      .then((list) => setRouters(list.data))
-      .catch((e) => setError(readable(e)));
+  const read = () => session.call<List<Router>>('GET', '/v1/admin/routers').then((list) => list.data);
+  const load = () => read().then(setRouters, (e) => setError(readable(e)));
   useEffect(() => {
     load();
   }, []);
+  /** Says `done` and shows the list once it has the write (in Kubernetes mode, a moment later). */
+  const reload = (done: string) => readAfterWrite(session, done, routers, read).then(setRouters, (e) => setError(readable(e)));
 
   const edit = (router: Router) => {
     setEditing(router.name);
@@ -73,23 +73,23 @@ export function RoutersPage() {
         max_completion_tokens: numberOrNull(v.maxCompletion),
         max_context_length: Number(v.maxContext),
       };
+      let done: string;
       if (editing) {
         await session.call('PATCH', `/v1/admin/routers/${segment(editing)}`, body);
-        session.announce(`Router "${editing}" saved.`);
+        done = `Router "${editing}" saved.`;
       } else {
         await session.call('POST', '/v1/admin/routers', { name: v.name.trim(), ...body });
-        session.announce(`Router "${v.name.trim()}" created.`);
+        done = `Router "${v.name.trim()}" created.`;
       }
       stopEditing();
-      await load();
+      await reload(done);
     }, PARAMS);
 
   const remove = async (router: Router) => {
     try {
       await session.call('DELETE', `/v1/admin/routers/${segment(router.name)}`);
-      session.announce(`Router "${router.name}" deleted${router.providers.length ? ` with its ${router.providers.length} provider(s)` : ''}.`);
       if (editing === router.name) stopEditing();
-      await load();
+      await reload(`Router "${router.name}" deleted${router.providers.length ? ` with its ${router.providers.length} provider(s)` : ''}.`);
     } catch (e) {
       setError(readable(e));
     }

@@ -1,10 +1,11 @@
 // One user, for an admin: budget and spend, the edit form (name, role, budget, period), their
 // API keys (issue, revoke) and their usage; and deleting them.
 import { useEffect, useState } from 'preact/hooks';
-import type { User } from '../api.ts';
+import { ApiFailure, type User } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, useForm } from '../forms.tsx';
 import { readable } from '../messages.ts';
+import { readAfterWrite, readUntilFound } from '../read-after-write.ts';
 import { href } from '../routes.ts';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { KeysPanel } from '../components/keys.tsx';
@@ -21,13 +22,19 @@ export function UserPage({ id }: { id: string }) {
   const path = `/v1/admin/users/${encodeURIComponent(id)}`;
 
   useEffect(() => {
-    session
-      .call<User>('GET', path)
-      .then((u) => {
+    // Right after "Created …" on the Users page, the user may not be published yet (Kubernetes mode).
+    let current = true;
+    readUntilFound(() => session.call<User>('GET', path)).then(
+      (u) => {
+        if (!current) return;
         setUser(u);
         form.reset(userValues(u));
-      })
-      .catch((e) => setError(readable(e)));
+      },
+      (e) => current && setError(readable(e)),
+    );
+    return () => {
+      current = false;
+    };
   }, [id]);
 
   const save = () =>
@@ -41,7 +48,9 @@ export function UserPage({ id }: { id: string }) {
   const remove = async () => {
     try {
       await session.call('DELETE', path);
-      session.announce(`User "${id}" deleted.`);
+      // Leave once the user is gone from what the gateway serves, so that Users no longer lists them.
+      const exists = () => session.call<User>('GET', path).then(() => true, (e) => (e instanceof ApiFailure && e.status === 404 ? false : Promise.reject(e)));
+      await readAfterWrite(session, `User "${id}" deleted.`, true, exists);
       location.hash = href('users');
     } catch (e) {
       setError(readable(e));

@@ -6,6 +6,7 @@ import { useSession } from '../context.ts';
 import { FormShell, useForm } from '../forms.tsx';
 import { money } from '../format.ts';
 import { readable } from '../messages.ts';
+import { readAfterWrite } from '../read-after-write.ts';
 import { href } from '../routes.ts';
 import { LoadError } from '../components/notice.tsx';
 import { EMPTY_USER, USER_PARAMS, UserFields, userBody, validateUser, type UserField } from '../components/user-form.tsx';
@@ -18,15 +19,21 @@ export function UsersPage() {
   const [created, setCreated] = useState<User | null>(null);
   const form = useForm<UserField>('user', EMPTY_USER);
 
-  const load = async (after: string | null = null) => {
+  const read = async (after: string | null) => {
+    const page = await session.call<List<User> & { next: string | null }>('GET', `/v1/admin/users?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+    return { data: page.data, next: page.next };
+  };
+  /** Shows a page read, after the ones shown if it follows them. */
+  const show = async (page: ReturnType<typeof read>, after: string | null = null) => {
     try {
-      const page = await session.call<List<User> & { next: string | null }>('GET', `/v1/admin/users?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`);
-      setUsers((current) => (after && current ? [...current, ...page.data] : page.data));
-      setNext(page.next);
+      const { data, next } = await page;
+      setUsers((current) => (after && current ? [...current, ...data] : data));
+      setNext(next);
     } catch (e) {
       setError(readable(e));
     }
   };
+  const load = (after: string | null = null) => show(read(after), after);
   useEffect(() => {
     load();
   }, []);
@@ -36,8 +43,8 @@ export function UsersPage() {
       const user = await session.call<User>('POST', '/v1/admin/users', { ...(v.id.trim() ? { id: v.id.trim() } : {}), ...userBody(v) });
       setCreated(user);
       form.reset(EMPTY_USER);
-      session.announce(`User "${user.name}" created with id ${user.id}.`);
-      await load();
+      // The first page again, once it has the new user (in Kubernetes mode, a moment later).
+      await show(readAfterWrite(session, `User "${user.name}" created with id ${user.id}.`, { data: users, next }, () => read(null)));
     }, USER_PARAMS);
 
   return (
