@@ -9,6 +9,8 @@ import type { Machine } from './system.ts';
 export type ContenderId = 'direct' | 'nginx' | 'gateway-plain' | 'gateway-full' | 'gateway-redis';
 
 export interface Measurement {
+  /** The round it belongs to (1-based): every contender is measured once per round. */
+  readonly round: number;
   readonly contender: ContenderId;
   readonly label: string;
   readonly mode: Mode;
@@ -48,27 +50,69 @@ const rps = (value: number) => Math.round(value).toLocaleString('en-US');
 const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)}%`);
 const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
 
+/** The middle value (the lower of the two middle ones for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/** Each contender's runs in one mode, in the order contenders were first measured. */
+function byContender(measurements: readonly Measurement[], mode: Mode): Measurement[][] {
+  const groups = new Map<ContenderId, Measurement[]>();
+  for (const m of measurements) if (m.mode === mode) groups.set(m.contender, [...(groups.get(m.contender) ?? []), m]);
+  return [...groups.values()];
+}
+
+/** The run whose throughput is the median of the contender's rounds: its row stands for them. */
+function medianRun(runs: readonly Measurement[]): Measurement {
+  const middle = median(runs.map((m) => m.result.rps));
+  return runs.find((m) => m.result.rps === middle)!;
+}
+
+/**
+ * One row per contender: the figures of its median round (by throughput), with every round's
+ * throughput beside them. Added latency is against the upstream called directly in that round.
+ */
 export function table(measurements: readonly Measurement[], mode: Mode): string {
-  const rows = measurements.filter((m) => m.mode === mode);
-  const direct = rows.find((m) => m.contender === 'direct');
+  const directByRound = new Map(measurements.filter((m) => m.mode === mode && m.contender === 'direct').map((m) => [m.round, m]));
   const lines = [
-    '| Contender | req/s | p50 | p99 | added p50 | added p99 | errors (non-2xx / socket) | peak RSS | server CPU | other load | steal |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Contender | req/s (median) | req/s per round | p50 | p99 | added p50 | added p99 | errors (non-2xx / socket) | peak RSS | server CPU | other load | steal |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const m of rows) {
+  for (const runs of byContender(measurements, mode)) {
+    const m = medianRun(runs);
     const r = m.result;
+    const direct = directByRound.get(m.round);
     const baseline = direct && m !== direct ? direct.result : undefined;
-    lines.push(`| ${m.label}${m.disturbed ? ' †' : ''}${m.problem ? ' ⚠' : ''} | ${rps(r.rps)} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${r.statusErrors} / ${r.socketErrors} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`);
+    const disturbed = runs.some((run) => run.disturbed);
+    const errors = runs.reduce((sum, run) => [sum[0]! + run.result.statusErrors, sum[1]! + run.result.socketErrors], [0, 0]);
+    lines.push(`| ${m.label}${disturbed ? ' †' : ''}${runs.some((run) => run.problem) ? ' ⚠' : ''} | ${rps(r.rps)} | ${runs.map((run) => rps(run.result.rps)).join(' · ')} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${errors[0]} / ${errors[1]} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`);
   }
   return lines.join('\n');
 }
 
-/** A contender's req/s as % of another's (nginx proxy_pass by default) in a mode, or undefined without both. */
-export function ratio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId, base: ContenderId = 'nginx'): number | undefined {
-  const measured = measurements.find((m) => m.mode === mode && m.contender === contender);
-  const reference = measurements.find((m) => m.mode === mode && m.contender === base);
-  return measured && reference ? (100 * measured.result.rps) / reference.result.rps : undefined;
+export interface Ratio {
+  /** The median of the rounds' ratios. */
+  readonly median: number;
+  /** Each round's ratio, in round order. */
+  readonly rounds: readonly number[];
 }
+
+/**
+ * A contender's req/s as % of another's (nginx proxy_pass by default) in a mode. Taken within
+ * each round, whose runs are minutes apart at most, then the median of the rounds: the host's
+ * speed drifts over a run more than the code's cost differs. Undefined without both.
+ */
+export function ratio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId, base: ContenderId = 'nginx'): Ratio | undefined {
+  const rounds: number[] = [];
+  for (const measured of measurements.filter((m) => m.mode === mode && m.contender === contender)) {
+    const reference = measurements.find((m) => m.mode === mode && m.contender === base && m.round === measured.round);
+    if (reference) rounds.push((100 * measured.result.rps) / reference.result.rps);
+  }
+  return rounds.length === 0 ? undefined : { median: median(rounds), rounds };
+}
+
+const percentOf = (r: Ratio) => `${r.median.toFixed(1)}%${r.rounds.length > 1 ? ` (rounds: ${r.rounds.map((x) => `${x.toFixed(1)}%`).join(', ')})` : ''}`;
 
 export const GOAL_PERCENT = 30;
 /** The full path (budget, rate limits, ...) must keep this share of the pass-through throughput. */
@@ -94,16 +138,16 @@ export function ratioLines(measurements: readonly Measurement[], markdown: boole
     const label = measurements.find((m) => m.contender === contender)!.label;
     const sse = ratio(measurements, 'sse', contender);
     const unreliable = disturbed('json', [contender, 'nginx']);
-    lines.push(`${bold(`${label}: throughput ${json.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (goal ≥ ${GOAL_PERCENT}%: ${json >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''})${sse === undefined ? '' : `; streamed chat ${sse.toFixed(1)}%`}.`);
+    lines.push(`${bold(`${label}: throughput ${json.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (median of the rounds' ratios; goal ≥ ${GOAL_PERCENT}%: ${json.median >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''}; ${percentOf(json)})${sse === undefined ? '' : `; streamed chat ${percentOf(sse)}`}.`);
   }
   if (lines.length === 0) lines.push('Gateway throughput as % of nginx proxy_pass throughput: n/a (nginx or the gateway not measured).');
   for (const { contender, name } of FULL_PATHS) {
-    const verdict = (mode: Mode, value: number) => `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
+    const verdict = (mode: Mode, value: Ratio) => `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value.median >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
     const json = ratio(measurements, 'json', contender, 'gateway-plain');
     const sse = ratio(measurements, 'sse', contender, 'gateway-plain');
     if (json === undefined && sse === undefined) continue;
-    const jsonText = json === undefined ? 'n/a, non-streamed chat' : `${json.toFixed(1)}%, non-streamed chat`;
-    lines.push(`${bold(`${name} as % of pass-through: ${jsonText}`)}${json === undefined ? '' : ` (${verdict('json', json)})`}; streamed chat ${sse === undefined ? 'n/a' : `${sse.toFixed(1)}% (${verdict('sse', sse)})`}.`);
+    const jsonText = json === undefined ? 'n/a, non-streamed chat' : `${json.median.toFixed(1)}%, non-streamed chat`;
+    lines.push(`${bold(`${name} as % of pass-through: ${jsonText}`)}${json === undefined ? '' : ` (${verdict('json', json)}; ${percentOf(json)})`}; streamed chat ${sse === undefined ? 'n/a' : `${percentOf(sse)} (${verdict('sse', sse)})`}.`);
   }
   return lines;
 }
@@ -139,7 +183,7 @@ const HEADER = `# Benchmark results
 
 Produced by \`npm run bench\` (see [README.md](README.md) for the method). Newest run first; older
 runs stay below for before/after comparisons. Added latency is the contender's p50/p99 minus the
-upstream called directly in the same run.
+upstream called directly in the same run (the same round, in runs with rounds).
 `;
 
 /** Puts `text` at the top of the results file, below its header, keeping older sections. */

@@ -29,13 +29,18 @@ const SETTINGS = {
   connections: positive('BENCH_CONNECTIONS', 32),
   threads: positive('BENCH_THREADS', 1),
   warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
-  seconds: positive('BENCH_SECONDS', 10),
+  seconds: positive('BENCH_SECONDS', 6),
+  // Every contender once per round, rounds one after the other: ratios are taken within a round
+  // and their median reported, as the host's speed drifts over minutes (by ±40% on these
+  // machines) more than the figures being compared differ.
+  rounds: positive('BENCH_ROUNDS', 3),
 };
+const DEFAULTS = { connections: 32, threads: 1, warmupSeconds: 3, seconds: 6, rounds: 3 };
 
 /** Other processes' CPU, in % of one core, above which a measurement waits for quiet. */
 const QUIET_THRESHOLD_PERCENT = 15;
-/** The most the whole run waits for quiet, in seconds, so that it stays within ~3½ minutes. */
-const QUIET_WAIT_BUDGET_SECONDS = 45;
+/** The most the whole run waits for quiet, in seconds, so that it stays within ~5½ minutes. */
+const QUIET_WAIT_BUDGET_SECONDS = 60;
 
 function positive(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
@@ -55,7 +60,7 @@ async function main(): Promise<void> {
   const loadCore = machine.cores >= 2 ? 1 : 0;
   const notes = [...tools.notes];
   if (loadCore === serverCore) notes.push('only one core: everything shares core 0, the figures are not comparable with 2-core runs');
-  const defaults = SETTINGS.connections === 32 && SETTINGS.threads === 1 && SETTINGS.warmupSeconds === 3 && SETTINGS.seconds === 10;
+  const defaults = (Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).every((key) => SETTINGS[key] === DEFAULTS[key]);
   if (!defaults) notes.push('load shape changed through BENCH_* environment variables');
 
   const scratch = join(BENCH, 'out', started.toISOString().replace(/[:.]/g, '-'));
@@ -101,6 +106,7 @@ async function main(): Promise<void> {
    * Measures one contender in one mode. `sidecarPid`, a helper of the server under test that
    * runs on the load core (Redis), gets its CPU use during the measured run returned.
    */
+  let round = 0;
   const measure = async (contender: ContenderId, label: string, mode: Mode, url: string, pid: number, headers: Record<string, string>, sidecarPid?: number): Promise<CpuUse | undefined> => {
     await waitForQuiet();
     const problem = await check(contender, mode, url, headers);
@@ -133,66 +139,70 @@ async function main(): Promise<void> {
         continue;
       }
       const rss = await peakRssKiB(pid);
-      measurements.push({ contender, label, mode, result, peakRssKiB: rss, problem, cpu, disturbed });
+      measurements.push({ round, contender, label, mode, result, peakRssKiB: rss, problem, cpu, disturbed });
       log(`  ${label.padEnd(32)} ${mode.padEnd(4)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${(result.p50Us / 1000).toFixed(2)} ms  p99 ${(result.p99Us / 1000).toFixed(2)} ms  errors ${result.statusErrors}/${result.socketErrors}  server CPU ${percent(cpu.serverPercent)}  other load ${percent(cpu.otherPercent)}  steal ${percent(cpu.stealPercent)}${disturbed ? '  (disturbed)' : ''}`);
       return sidecarPid === undefined ? undefined : cpuUse(before, after, sidecarPid);
     }
   };
 
-  log('Upstream called directly:');
-  for (const mode of MODES) await measure('direct', 'upstream direct', mode, upstreamUrl(mode) + CHAT_PATH, upstream.pid, auth('plain'));
-
-  if (tools.nginx) {
-    log('nginx proxy_pass:');
-    const ports = { json: await freePort(), sse: await freePort() };
-    const proxy = await startNginxProxy(tools.nginx, join(scratch, 'nginx-proxy'), serverCore, ports, upstreamPorts);
-    for (const mode of MODES) await measure('nginx', 'nginx proxy_pass', mode, `http://127.0.0.1:${ports[mode]}${CHAT_PATH}`, proxy.child.pid, auth('plain'));
-    await stop(proxy.child);
-  }
-
-  log('Tollgate gateway (a fresh process per variant and mode; Redis emptied before each of its runs):');
   const revision = await gitRevision();
   const config = join(scratch, 'gateway.yaml');
   await writeFile(config, gatewayConfig(upstreamUrl));
   const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
   const gatewayEnv = { ...process.env, NODE_ENV: 'production', TOLLGATE_BENCH_PLAIN_KEY: keys.plain, TOLLGATE_BENCH_FULL_KEY: keys.full };
   let gatewayLogProblems = 0;
-  const redisUse: Partial<Record<Mode, CpuUse | undefined>> = {};
+  const redisUse: Record<Mode, number[]> = { json: [], sse: [] };
   let redisPeakKiB: number | undefined;
-  for (const variant of GATEWAY_VARIANTS) {
-    const { contender, label, user, store } = variant;
-    let redis: RedisInstance | undefined;
-    if (store === 'redis') {
-      if (!tools.redis) continue; // noted by ensureTools
-      // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
-      redis = await startRedis(tools.redis, loadCore, join(scratch, 'redis-server.log'));
+
+  for (round = 1; round <= SETTINGS.rounds; round++) {
+    log(`Round ${round} of ${SETTINGS.rounds}`);
+    log('Upstream called directly:');
+    for (const mode of MODES) await measure('direct', 'upstream direct', mode, upstreamUrl(mode) + CHAT_PATH, upstream.pid, auth('plain'));
+
+    if (tools.nginx) {
+      log('nginx proxy_pass:');
+      const ports = { json: await freePort(), sse: await freePort() };
+      const proxy = await startNginxProxy(tools.nginx, join(scratch, `nginx-proxy-${round}`), serverCore, ports, upstreamPorts);
+      for (const mode of MODES) await measure('nginx', 'nginx proxy_pass', mode, `http://127.0.0.1:${ports[mode]}${CHAT_PATH}`, proxy.child.pid, auth('plain'));
+      await stop(proxy.child);
     }
-    for (const mode of MODES) {
-      // Each run starts clean: no usage records, budget holds or rate-limit windows of an earlier
-      // one; the gateway seeds its users and catalog into the empty Redis when it starts.
-      await redis?.flushAll();
-      const port = await freePort();
-      const logFile = join(scratch, `${contender}-${mode}.log`);
-      const gateway = startPinned('gateway', serverCore, node,
-        [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...(redis ? ['--redis-url', redis.url] : [])],
-        logFile, gatewayEnv);
-      await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
-        const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
-        throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
-      });
-      const sidecar = await measure(contender, label, mode, `http://127.0.0.1:${port}${CHAT_PATH}`, gateway.pid, auth(user), redis?.child.pid);
-      if (redis) {
-        redisUse[mode] = sidecar;
-        log(`  ${''.padEnd(32)} ${mode.padEnd(4)} redis-server CPU ${percent(sidecar?.serverPercent)} (core ${loadCore})`);
+
+    log('Tollgate gateway (a fresh process per variant and mode; Redis emptied before each of its runs):');
+    for (const variant of GATEWAY_VARIANTS) {
+      const { contender, label, user, store } = variant;
+      let redis: RedisInstance | undefined;
+      if (store === 'redis') {
+        if (!tools.redis) continue; // noted by ensureTools
+        // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
+        redis = await startRedis(tools.redis, loadCore, join(scratch, `redis-server-${round}.log`));
       }
-      await stop(gateway);
-      const text = await readFile(logFile, 'utf8').catch(() => '');
-      gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
-    }
-    if (redis) {
-      redisPeakKiB = await peakRssKiB(redis.child.pid);
-      await redis.flushAll();
-      await redis.stop();
+      for (const mode of MODES) {
+        // Each run starts clean: no usage records, budget holds or rate-limit windows of an earlier
+        // one; the gateway seeds its users and catalog into the empty Redis when it starts.
+        await redis?.flushAll();
+        const port = await freePort();
+        const logFile = join(scratch, `${contender}-${mode}-${round}.log`);
+        const gateway = startPinned('gateway', serverCore, node,
+          [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...(redis ? ['--redis-url', redis.url] : [])],
+          logFile, gatewayEnv);
+        await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
+          const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
+          throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
+        });
+        const sidecar = await measure(contender, label, mode, `http://127.0.0.1:${port}${CHAT_PATH}`, gateway.pid, auth(user), redis?.child.pid);
+        if (redis) {
+          if (sidecar?.serverPercent !== undefined) redisUse[mode].push(sidecar.serverPercent);
+          log(`  ${''.padEnd(32)} ${mode.padEnd(4)} redis-server CPU ${percent(sidecar?.serverPercent)} (core ${loadCore})`);
+        }
+        await stop(gateway);
+        const text = await readFile(logFile, 'utf8').catch(() => '');
+        gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
+      }
+      if (redis) {
+        redisPeakKiB = Math.max(redisPeakKiB ?? 0, (await peakRssKiB(redis.child.pid)) ?? 0);
+        await redis.flushAll();
+        await redis.stop();
+      }
     }
   }
   if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
@@ -210,10 +220,10 @@ async function main(): Promise<void> {
     revision,
     upstream: upstreamText,
     gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and process with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback',
-    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, ${SETTINGS.warmupSeconds} s warm-up (discarded) then ${SETTINGS.seconds} s measured, per contender and mode`,
+    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, ${SETTINGS.warmupSeconds} s warm-up (discarded) then ${SETTINGS.seconds} s measured, per contender and mode, in ${SETTINGS.rounds} rounds (every contender once per round); tables show each contender's median round, ratios are the median of the rounds' ratios`,
     pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
     redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
-      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured run ${percent(redisUse.json?.serverPercent)} of a core non-streamed, ${percent(redisUse.sse?.serverPercent)} streamed (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
+      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured runs ${percent(middle(redisUse.json))} of a core non-streamed, ${percent(middle(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
       : undefined,
     notes,
   };
@@ -225,6 +235,12 @@ async function main(): Promise<void> {
   for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
   for (const line of ratioLines(measurements, false)) log(line);
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
+}
+
+/** The median of some values (the lower middle one for an even count), undefined for none. */
+function middle(values: readonly number[]): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 /** The configuration's two users: `plain` without budget or limits, `full` with both. */
