@@ -5,6 +5,12 @@ import type { RateStatus, RateStatuses } from '../store/ledger.ts';
 
 const NONE: Readonly<Record<string, string>> = Object.freeze({});
 
+/** The header names, spelled out once: keys built per call cost more than the values. */
+const NAMES = {
+  requests: { limit: 'x-ratelimit-limit-requests', remaining: 'x-ratelimit-remaining-requests', reset: 'x-ratelimit-reset-requests' },
+  tokens: { limit: 'x-ratelimit-limit-tokens', remaining: 'x-ratelimit-remaining-tokens', reset: 'x-ratelimit-reset-tokens' },
+} as const;
+
 export function rateLimitHeaders(rate: RateStatuses): Readonly<Record<string, string>> {
   const requests = tighter(rate.requests_per_minute, rate.requests_per_day);
   const tokens = tighter(rate.tokens_per_minute, rate.tokens_per_day);
@@ -22,8 +28,9 @@ function tighter(minute: RateStatus | undefined, day: RateStatus | undefined): R
   return day.remaining < minute.remaining ? day : minute;
 }
 
-function put(headers: Record<string, string>, unit: 'requests' | 'tokens', status: RateStatus): void {
-  headers[`x-ratelimit-limit-${unit}`] = String(status.limit);
-  headers[`x-ratelimit-remaining-${unit}`] = String(status.remaining);
-  headers[`x-ratelimit-reset-${unit}`] = `${Math.ceil(status.resetMs / 1000)}s`;
+function put(headers: Record<string, string>, unit: keyof typeof NAMES, status: RateStatus): void {
+  const names = NAMES[unit];
+  headers[names.limit] = String(status.limit);
+  headers[names.remaining] = String(status.remaining);
+  headers[names.reset] = `${Math.ceil(status.resetMs / 1000)}s`;
 }

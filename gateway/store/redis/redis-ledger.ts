@@ -20,18 +20,36 @@ type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 /** Most admissions, or settlements, sent in one script call. */
 const MAX_BATCH = 128;
 
-/** A request waiting for its batch: its keys then its arguments, and what to do with its reply. */
+/** A request waiting for its batch: whose keys it uses, its arguments, what to do with its reply. */
 interface Pending {
-  readonly request: string[];
+  readonly userId: string;
+  /** The router whose rate-limit windows it counts in ('-' when none). */
+  readonly scope: string;
+  readonly args: string[];
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
 
-/** Sends the waiting requests in one script call and hands each its own reply. */
+/**
+ * Sends the waiting requests in one script call and hands each its own reply. Each user's keys
+ * go once per batch (`k`), and each request names its set by position (`r`: index, arguments):
+ * the keys are most of a request's bytes, and a batch often holds several requests of one user.
+ */
 function runBatch(waiting: Pending[], script: ScriptCall): void {
   const batch = waiting.splice(0, waiting.length);
   if (batch.length === 0) return;
-  script(0, JSON.stringify(batch.map((entry) => entry.request))).then(
+  const keySets: string[][] = [];
+  const positions = new Map<string, number>();
+  const requests = batch.map(({ userId, scope, args }) => {
+    const id = `${userId}\u0000${scope}`;
+    let position = positions.get(id);
+    if (position === undefined) {
+      position = keySets.push(userKeys(userId, scope)); // 1-based, as Lua counts
+      positions.set(id, position);
+    }
+    return [position, ...args];
+  });
+  script(0, JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {
       const parsed = JSON.parse(replies as string) as unknown[];
       batch.forEach((entry, i) => entry.resolve(parsed[i]));
@@ -79,7 +97,9 @@ export class RedisLedger implements Ledger {
     const { now, reservation: hold, rate } = admission;
     return new Promise((resolve, reject) => {
       this.#admissions.push({
-        request: [...userKeys(userId, rate?.scope), String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
+        userId,
+        scope: rate?.scope ?? '-',
+        args: [String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
         resolve: (reply) => resolve(readAdmission(reply as string[])),
         reject,
       });
@@ -101,7 +121,9 @@ export class RedisLedger implements Ledger {
     const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
     return new Promise((resolve, reject) => {
       this.#settlements.push({
-        request: [...userKeys(userId, rate?.scope), String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
+        userId,
+        scope: rate?.scope ?? '-',
+        args: [String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
         resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string) }),
         reject,
       });
@@ -146,8 +168,8 @@ export class RedisLedger implements Ledger {
   }
 }
 
-function userKeys(userId: string, scope: string | undefined): string[] {
-  return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope ?? '-')];
+function userKeys(userId: string, scope: string): string[] {
+  return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope)];
 }
 
 function indices(now: number): string[] {

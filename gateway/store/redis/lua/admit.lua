@@ -3,7 +3,7 @@
 -- budget, and only when all pass takes the request's rate-limit share and holds its worst-case
 -- cost. The gateway gathers the admissions of one turn of its event loop into one call.
 --
--- ARGV[1], for each admission (see each_request): keys 1 user hash, 2 ledger hash, 3 holds zset,
+-- ARGV[1], for each admission (see each_request): key set 1 user hash, 2 ledger hash, 3 holds zset,
 --       4 history hash, 5 rate-limit hash; arguments 1 now (ms); 2-4 day, week and month period
 --       indices; 5 hold id ('' for none); 6 hold micros; 7 hold ttl (ms); 8 tokens counted now;
 --       9-12 limits: requests/min, requests/day, tokens/min, tokens/day ('' when not limited)
@@ -101,4 +101,4 @@ local function admit_one(K, A)
 end
 
 
-return each_request(5, admit_one)
+return each_request(admit_one)

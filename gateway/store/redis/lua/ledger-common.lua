@@ -4,12 +4,13 @@
 -- K and A are one request's keys and arguments, both lists of strings: K 1 user hash, 2 ledger
 -- hash; A 2-4 the day, week and month period indices.
 --
--- A batch comes as one argument, ARGV[1]: a JSON list with one list per request, its keys then
--- its arguments, all strings. One argument rather than several per request because the client
--- encodes every argument (and decodes every reply element) one by one, which cost the gateway
--- more than the script; the reply is one JSON string for the same reason. The keys travel
--- inside the argument, not in KEYS: this, like the usage totals per router, assumes a single
--- Redis (not Cluster), whose scripts may touch any key.
+-- A batch comes as one argument, ARGV[1], JSON: `k`, the key sets of the batch (each a list of
+-- keys, once per user and router), and `r`, one list per request: the position of its key set
+-- in `k`, then its arguments, all strings. One argument rather than several per request because
+-- the client encodes every argument (and decodes every reply element) one by one, which cost the
+-- gateway more than the script; the reply is one JSON string for the same reason. The keys
+-- travel inside the argument, not in KEYS: this, like the usage totals per router, assumes a
+-- single Redis (not Cluster), whose scripts may touch any key.
 --
 -- Every redis.call costs more than the command it runs, and these scripts run on every request,
 -- so each hash is read with one HMGET and written with one HSET: the state is changed in Lua
@@ -96,17 +97,15 @@ local function write_windows(hash, limits)
   redis.call('PEXPIRE', hash, 172800000)
 end
 
--- Runs `step` once for each request of the batch in ARGV[1], in order, each on its keys (the
--- first `keys_per` strings of its list) and arguments (the rest), and returns their replies in
--- that order, as a JSON list.
-local function each_request(keys_per, step)
+-- Runs `step` once for each request of the batch in ARGV[1], in order, on its key set and its
+-- arguments, and returns their replies in that order, as a JSON list.
+local function each_request(step)
+  local batch = cjson.decode(ARGV[1])
   local replies = {}
-  for _, request in ipairs(cjson.decode(ARGV[1])) do
-    local K, A = {}, {}
-    for i, value in ipairs(request) do
-      if i <= keys_per then K[i] = value else A[i - keys_per] = value end
-    end
-    replies[#replies + 1] = step(K, A)
+  for _, request in ipairs(batch.r) do
+    local A = {}
+    for i = 2, #request do A[i - 1] = request[i] end
+    replies[#replies + 1] = step(batch.k[request[1]], A)
   end
   return cjson.encode(replies)
 end

@@ -4,7 +4,7 @@
 -- completion tokens to the token rate-limit windows. The gateway gathers the settlements of one
 -- turn of its event loop into one call.
 --
--- ARGV[1], for each settlement (see each_request): keys 1 user hash, 2 ledger hash, 3 holds
+-- ARGV[1], for each settlement (see each_request): key set 1 user hash, 2 ledger hash, 3 holds
 --       zset, 4 history hash, 5 rate-limit hash; arguments 1 now (ms); 2-4 day, week and month
 --       period indices; 5 hold id ('' for none); 6 hold micros; 7 actual micros; 8 completion
 --       tokens; 9 tokens/min limit, 10 tokens/day limit ('' when not limited)
@@ -46,4 +46,4 @@ local function settle_one(K, A)
 end
 
 
-return each_request(5, settle_one)
+return each_request(settle_one)
