@@ -101,9 +101,9 @@ export function cpuUse(before: CpuSnapshot, after: CpuSnapshot, serverPid: numbe
   };
 }
 
-/** CPU used by processes outside this benchmark's tree over `ms`, in % of one core. */
-export async function otherLoad(ms = 1000): Promise<number | undefined> {
+/** Over `ms`: CPU used by processes outside this benchmark's tree, and the hypervisor's steal. */
+export async function otherLoad(ms = 1000): Promise<Pick<CpuUse, 'otherPercent' | 'stealPercent'>> {
   const before = await cpuSnapshot();
   await new Promise((resolve) => setTimeout(resolve, ms));
-  return cpuUse(before, await cpuSnapshot(), process.pid).otherPercent;
+  return cpuUse(before, await cpuSnapshot(), process.pid);
 }
