@@ -42,6 +42,8 @@ export const errors = {
   wrongModelType: () => new ApiError(400, 'invalid_request_error', 'wrong_model_type', 'Wrong model type', 'model'),
   invalidRequest: (message: string, param: string | null = null) => new ApiError(400, 'invalid_request_error', 'invalid_request', message, param),
   invalidJson: (reason: string) => new ApiError(400, 'invalid_request_error', 'invalid_json', `The request body is not valid JSON: ${reason}`),
+  reservedJsonKey: () =>
+    new ApiError(400, 'invalid_request_error', 'invalid_json', 'The request body uses a key that is refused: "__proto__", or "constructor" holding "prototype" (they could change the objects the gateway builds)'),
   bodyTooLarge: (limitBytes: number) =>
     new ApiError(413, 'invalid_request_error', 'request_too_large', `The request body is larger than the limit of ${limitBytes} bytes`),
   unsupportedMediaType: (contentType: string | undefined) =>

@@ -11,6 +11,7 @@ import { Billing } from '../billing/billing.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
+import { registerJsonBody } from './json-body.ts';
 import { registerInference } from './routes/inference.ts';
 import { OutcomeRecorder } from './routes/request-outcome.ts';
 import { registerModels } from './routes/models.ts';
@@ -61,6 +62,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const billing = new Billing({ ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: app.log });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   app.setErrorHandler(errorHandler(deps.bodyLimit));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);

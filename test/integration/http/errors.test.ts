@@ -92,7 +92,9 @@ describe('malformed requests are 4xx errors in the envelope, with a message that
   const chat = (extra: Record<string, unknown>) => JSON.stringify({ model: 'chat-router', messages: USER, ...extra });
   const cases: { name: string; path?: Path; body: string; status?: number; code?: string; message: RegExp; param: string | null }[] = [
     { name: 'malformed JSON', body: '{"model": "chat-router", "messages": [', code: 'invalid_json', message: /not valid JSON/, param: null },
-    { name: 'JSON with a trailing comma', body: chat({}).replace(/}$/, ',}'), code: 'invalid_json', message: /not valid JSON/, param: null },
+    { name: 'JSON with a trailing comma', body: chat({}).replace(/}$/, ',}'), code: 'invalid_json', message: /not valid JSON: .*position \d+/, param: null },
+    { name: 'valid JSON with a __proto__ key', body: '{"model": "chat-router", "__proto__": {"admin": true}, "messages": []}', code: 'invalid_json', message: /key that is refused: "__proto__"/, param: null },
+    { name: 'valid JSON with constructor.prototype', body: '{"model": "chat-router", "constructor": {"prototype": {"admin": true}}, "messages": []}', code: 'invalid_json', message: /key that is refused/, param: null },
     { name: 'an empty body', body: '', code: 'invalid_request', message: /body is empty/, param: null },
     { name: 'a JSON array', body: '[{"model": "chat-router"}]', code: 'invalid_request', message: /must be a JSON object/, param: null },
     { name: 'a JSON string', body: '"hello"', code: 'invalid_request', message: /must be a JSON object/, param: null },
