@@ -4,12 +4,12 @@
 // (a schema violation, a `fail` or `required` in a template) rejects with a HelmError carrying
 // helm's own message.
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
+import { findOnPath, isExecutable } from './executables.ts';
 
 export const CHART = fileURLToPath(new URL('../../charts/tollgate', import.meta.url));
 const BUILD_SCRIPT = fileURLToPath(new URL('./helm-template/build.sh', import.meta.url));
@@ -95,21 +95,4 @@ function run(command: string, args: string[]): Promise<string> {
       else resolve(stdout);
     });
   });
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, command);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
 }

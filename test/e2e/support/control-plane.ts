@@ -17,14 +17,15 @@
 // so tests then act as admin.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { findOnPath, isExecutable } from '../../support/executables.ts';
 
 export const KUBE_APISERVER_VERSION = '1.20.2';
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-kube-apiserver.sh');
@@ -244,23 +245,6 @@ async function findKubeApiserver(): Promise<string> {
   });
   if (!isExecutable(cached)) throw new Error(`${BUILD_SCRIPT} succeeded but ${cached} is not there`);
   return cached;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, command);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
