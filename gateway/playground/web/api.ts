@@ -104,8 +104,8 @@ export interface Provider {
   readonly has_key: boolean;
 }
 
-export interface Totals {
-  readonly requests: number;
+/** What requests used, cost and emitted: one record's, or the sum over many (totals, days). */
+export interface Measures {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly total_tokens: number;
@@ -114,17 +114,15 @@ export interface Totals {
   readonly kgco2eq: number;
 }
 
-export interface UsageRecord {
+export interface Totals extends Measures {
+  readonly requests: number;
+}
+
+export interface UsageRecord extends Measures {
   readonly id: string;
   readonly time: string;
   readonly model: string;
   readonly status: number;
-  readonly prompt_tokens: number;
-  readonly completion_tokens: number;
-  readonly total_tokens: number;
-  readonly cost: number;
-  readonly kwh: number;
-  readonly kgco2eq: number;
   readonly latency_ms: number | null;
   readonly incomplete: boolean;
 }

@@ -1,7 +1,7 @@
 // Form plumbing shared by every page: string values bound to inputs, a problem shown next to
 // its field (aria-invalid, aria-describedby), focus moved to the first problem, and a server
 // 400/404/409 whose `param` names a field shown next to that field too.
-import type { ComponentChildren, HTMLInputTypeAttribute, InputHTMLAttributes, JSX } from 'preact';
+import type { ComponentChildren, HTMLInputTypeAttribute, InputHTMLAttributes, JSX, Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api.ts';
 import { readable } from './messages.ts';
@@ -113,6 +113,49 @@ export function FormShell<F extends string>(props: { form: Form<F>; label: strin
         {props.extra}
       </div>
     </form>
+  );
+}
+
+/**
+ * The form of a page that both creates and edits one kind of thing (`kind`: "router"): headed
+ * "New router" with "Create router", or, while `editing` names one, "Edit router <name>" with
+ * "Save router" and a Cancel. The heading takes focus when an Edit button is pressed (`headingRef`);
+ * `note` stands between it and the form.
+ */
+export function CreateOrEditForm<F extends string>(props: {
+  form: Form<F>;
+  kind: string;
+  editing: string | null;
+  headingRef: Ref<HTMLHeadingElement>;
+  onSubmit: () => void;
+  onCancel: () => void;
+  note?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  const editing = props.editing !== null;
+  const title = editing ? `Edit ${props.kind} ${props.editing}` : `New ${props.kind}`;
+  return (
+    <>
+      <h2 ref={props.headingRef} tabIndex={-1}>
+        {title}
+      </h2>
+      {props.note}
+      <FormShell
+        form={props.form}
+        label={title}
+        onSubmit={props.onSubmit}
+        submitLabel={editing ? `Save ${props.kind}` : `Create ${props.kind}`}
+        extra={
+          editing && (
+            <button type="button" onClick={props.onCancel}>
+              Cancel
+            </button>
+          )
+        }
+      >
+        {props.children}
+      </FormShell>
+    </>
   );
 }
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
+import { applyUsageFilter, sendChatMessage, signIn } from './steps.ts';
 
 // page.evaluate's callbacks run in the browser; the root tsconfig (Node) has no DOM types.
 declare const document: any;
@@ -49,13 +50,6 @@ async function visit(page: Page, hash: string): Promise<void> {
 }
 
 const focused = (page: Page) => page.evaluate(() => ({ id: document.activeElement?.id ?? '', text: document.activeElement?.textContent?.trim() ?? '', tag: document.activeElement?.tagName ?? '' }));
-
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.goto('/playground/');
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Chat', level: 1 }).waitFor();
-}
 
 /** Waits for focus to land on the element with this text (focus moves after a render). */
 async function focusOn(page: Page, text: string): Promise<void> {
@@ -238,21 +232,16 @@ describe('a user without the admin role', () => {
   test('reads a rate limit (429) and a model that is gone (404) as sentences', async () => {
     const { page } = user;
     await visit(page, '#/chat');
-    const send = async (model: string, text: string) => {
-      await page.getByLabel('Model', { exact: true }).selectOption(model);
-      await page.getByLabel('Message', { exact: true }).fill(text);
-      await page.getByLabel('Message', { exact: true }).press('Enter');
-    };
-    await send('kb-limited', 'first');
+    await sendChatMessage(page, 'kb-limited', 'first');
     await page.locator('.turn.assistant .usage').first().waitFor();
-    await send('kb-limited', 'second');
+    await sendChatMessage(page, 'kb-limited', 'second');
     const limited = page.getByRole('alert').first();
     await limited.waitFor();
     assert.match((await limited.textContent()) ?? '', /^Too many requests\. Rate limit reached: 1 requests per minute on this model; retry in \d+s\.$/);
     await screenshot(page, 'error-rate-limit');
 
     assert.equal((await gw.delete('/v1/admin/routers/kb-gone')).status, 200);
-    await send('kb-gone', 'anyone there?');
+    await sendChatMessage(page, 'kb-gone', 'anyone there?');
     const gone = page.getByRole('alert').nth(1);
     await gone.waitFor();
     assert.equal(await gone.textContent(), 'That model does not exist: Model not found. Pick another model.');
@@ -262,14 +251,7 @@ describe('a user without the admin role', () => {
     const { page } = admin;
     await visit(page, '#/user/bo');
     await page.getByRole('heading', { name: 'Bo', level: 1 }).waitFor();
-    await eventually(
-      async () => {
-        await page.getByRole('button', { name: 'Apply filter' }).click();
-        return page.locator('table.records tbody tr').count();
-      },
-      (rows) => rows === 3,
-      "Bo's usage rows (one answered, two refused)",
-    );
+    await eventually(() => applyUsageFilter(page), (rows) => rows === 3, "Bo's usage rows (one answered, two refused)");
     const statuses = await page.locator('table.records tbody tr td:nth-child(7)').allTextContents();
     assert.deepEqual(statuses, ['404', '429', '200']);
     await page.getByRole('textbox', { name: 'Budget' }).fill('2.5');

@@ -18,7 +18,22 @@ import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
 import { until } from '../support/poll.ts';
 import { NAMESPACE, startSystem, type System } from '../support/system.ts';
-import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
+import { launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
+import {
+  applyUsageFilter,
+  chooseRouterForProvider,
+  createKeyAndReadSecret,
+  createRouterThroughForm,
+  createSimulatorProviderThroughForm,
+  createUserThroughForm,
+  firstUsageRecord,
+  goTo,
+  hideSecret,
+  navigationLinks,
+  readFirstAnswer,
+  sendChatMessage,
+  signIn,
+} from './steps.ts';
 
 const ROUTER = 'team-chat';
 const PROVIDER = 'team-sim';
@@ -82,18 +97,6 @@ function writtenByGateway(resource: Resource): boolean {
   return (resource.metadata.managedFields ?? []).some((entry) => entry.manager === 'tollgate-gateway');
 }
 
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.goto('/playground/');
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Chat', level: 1 }).waitFor();
-}
-
-async function goTo(page: Page, name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
-  await page.getByRole('heading', { name, level: 1 }).waitFor();
-}
-
 /**
  * Loads `hash` afresh until `shown` appears on it, for a page that did not make the write itself
  * (it reads once, when opened). Fails with the operator's log.
@@ -114,21 +117,21 @@ async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Loca
 describe('in Kubernetes mode, an admin sets up a model and a user through the Playground', () => {
   test('the admin signs in with the admin key and sees the admin pages', async () => {
     await signIn(admin.page, system.adminKey);
-    const nav = admin.page.getByRole('navigation', { name: 'Pages' });
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
+    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
   });
 
   test('the router form writes a ModelRouter, and the page lists the router once the operator has published it, without a reload', async () => {
     const { page } = admin;
     await goTo(page, 'Routers');
-    await page.getByLabel('Name').fill(ROUTER);
-    await page.getByLabel('Type').selectOption('text-generation');
-    await page.getByLabel('Aliases').fill('team, team-gpt');
-    await page.getByLabel('Load balancing strategy').selectOption('round_robin');
-    await page.getByLabel('Prompt token cost (per 1M tokens)').fill(PROMPT_PRICE_AT_CREATION);
-    await page.getByLabel('Completion token cost (per 1M tokens)').fill(COMPLETION_PRICE);
-    await page.getByLabel('Max completion tokens (optional)').fill('20');
-    await page.getByRole('button', { name: 'Create router' }).click();
+    await createRouterThroughForm(page, {
+      name: ROUTER,
+      type: 'text-generation',
+      aliases: 'team, team-gpt',
+      strategy: 'round_robin',
+      promptPrice: PROMPT_PRICE_AT_CREATION,
+      completionPrice: COMPLETION_PRICE,
+      maxCompletionTokens: '20',
+    });
     await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" created.` }).waitFor();
 
     // Written as a resource by the time the form says so: no waiting on the operator here.
@@ -148,21 +151,19 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
   test('the provider form writes a ModelProvider on that router, and its prices on the ModelRouter', async () => {
     const { page } = admin;
     await goTo(page, 'Providers');
-    await page.getByLabel('Router').selectOption(ROUTER);
     // The price fields read the router's prices as the gateway serves them.
-    await eventually(() => page.getByLabel('Prompt token cost').inputValue(), (v) => v === PROMPT_PRICE_AT_CREATION, 'prompt price shown');
-    assert.equal(await page.getByLabel('Completion token cost').inputValue(), COMPLETION_PRICE);
-    await page.getByLabel('Type').selectOption('simulator');
-    await page.getByLabel('Id (optional)').fill(PROVIDER);
-    await page.getByLabel('Model name').fill('simulated-llama-8b');
-    await page.getByLabel('Timeout (seconds)').fill('30');
-    await page.getByLabel('Prompt token cost').fill(PROMPT_PRICE);
-    await page.getByLabel('Total parameters (billions)').fill('8');
-    await page.getByLabel('Electricity zone').selectOption('FRA');
-    // Slow enough that the answer visibly streams in.
-    await page.getByLabel('Tokens per second').fill('25');
-    await page.getByLabel('Completion tokens').fill('20');
-    await page.getByRole('button', { name: 'Create provider' }).click();
+    await chooseRouterForProvider(page, ROUTER, { prompt: PROMPT_PRICE_AT_CREATION, completion: COMPLETION_PRICE });
+    await createSimulatorProviderThroughForm(page, {
+      id: PROVIDER,
+      model: 'simulated-llama-8b',
+      timeout: '30',
+      promptPrice: PROMPT_PRICE,
+      paramsTotal: '8',
+      zone: 'FRA',
+      // Slow enough that the answer visibly streams in.
+      tokensPerSecond: '25',
+      completionTokens: '20',
+    });
     await page.getByRole('status').filter({ hasText: `Provider "${PROVIDER_ID}" created; prices of router "${ROUTER}" updated.` }).waitFor();
 
     const provider = await kubectlGet('modelprovider', PROVIDER);
@@ -184,11 +185,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
   test('the user form writes a GatewayUser; its "Created" link opens the user once the operator has made them, and the admin issues them a key, shown once', async () => {
     const { page } = admin;
     await goTo(page, 'Users');
-    await page.getByLabel('Id (optional)').fill(USER);
-    await page.getByLabel('Name').fill('Ann');
-    await page.getByLabel('Budget', { exact: true }).fill(BUDGET);
-    await page.getByLabel('Budget period').selectOption('monthly');
-    await page.getByRole('button', { name: 'Create user' }).click();
+    await createUserThroughForm(page, { id: USER, name: 'Ann', budget: BUDGET, period: 'monthly' });
     await page.getByRole('status').filter({ hasText: `User "Ann" created with id ${USER}.` }).waitFor();
     // Followed at once, before the operator has put the user into Redis (which the user's page
     // reads): the page reads again on 404 until the user is there.
@@ -199,39 +196,27 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     assert.deepEqual(gatewayUser.spec, { displayName: 'Ann', role: 'user', budget: BUDGET, budgetPeriod: 'monthly' });
 
     await shownWithoutReload(page, page.getByRole('heading', { name: 'Ann', level: 1 }));
-    await page.getByLabel('Key name').fill('playground');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const secret = page.getByLabel('Secret key');
-    await secret.waitFor();
-    userKey = await secret.inputValue();
+    userKey = await createKeyAndReadSecret(page, 'playground');
     assert.match(userKey, /^tg-/);
     await screenshot(page, 'user', 'kubernetes');
-    await page.getByRole('button', { name: 'Done, hide it' }).click();
-    assert.equal(await page.getByLabel('Secret key').count(), 0, 'the secret is gone once hidden');
+    await hideSecret(page);
   });
 });
 
 describe('in Kubernetes mode, the user chats with the router the operator published', () => {
   test('the user signs in and sees no admin page', async () => {
     await signIn(user.page, userKey);
-    const nav = user.page.getByRole('navigation', { name: 'Pages' });
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account']);
+    assert.deepEqual(await navigationLinks(user.page), ['Chat', 'Usage', 'Account']);
   });
 
   test('the answer streams in, then its cost appears under it', async () => {
     const { page } = user;
-    await page.getByLabel('Model').selectOption(ROUTER);
-    await page.getByLabel('Message', { exact: true }).fill('Hello, who are you?');
-    await page.getByLabel('Message', { exact: true }).press('Enter');
-    const answer = page.locator('.turn.assistant').first();
-    const usage = answer.getByRole('definition').filter({ hasText: /prompt \+/ });
-    await usage.waitFor();
-    const text = (await answer.locator('.text').textContent()) ?? '';
+    await sendChatMessage(page, ROUTER, 'Hello, who are you?');
+    const { text, tokens, cost } = await readFirstAnswer(page);
     assert.equal(text.trim().split(/\s+/).length, 20, 'the simulator of the ModelProvider streamed 20 tokens, one word each');
-    const [, , completion, total] = /^(\d+) prompt \+ (\d+) completion = (\d+)$/.exec((await usage.textContent()) ?? '') ?? [];
-    assert.equal(Number(completion), 20);
-    chatCost = (await answer.locator('dd.cost').textContent()) ?? '';
-    assert.equal(chatCost, String(Number(total) / 1000), "cost = tokens × 0.001: the ModelRouter's prices, as the provider form set them");
+    assert.equal(tokens.completion, 20);
+    chatCost = cost;
+    assert.equal(chatCost, String(tokens.total / 1000), "cost = tokens × 0.001: the ModelRouter's prices, as the provider form set them");
     await page.getByRole('status').filter({ hasText: `cost ${chatCost}` }).waitFor();
     await screenshot(page, 'chat', 'kubernetes');
   });
@@ -240,14 +225,8 @@ describe('in Kubernetes mode, the user chats with the router the operator publis
     const { page } = user;
     await goTo(page, 'Usage');
     // The record is written just after the answer is sent: apply the filter until it is there.
-    await until(async () => {
-      await page.getByRole('button', { name: 'Apply filter' }).click();
-      return (await page.locator('table.records tbody tr').count()) === 1;
-    }, 'the request in Usage', system.operators, 30_000);
-    const cells = await page.locator('table.records tbody tr').first().getByRole('cell').allTextContents();
-    assert.equal(cells[1], ROUTER);
-    assert.equal(cells[3], chatCost);
-    assert.equal(cells[6], '200');
+    await until(async () => (await applyUsageFilter(page)) === 1, 'the request in Usage', system.operators, 30_000);
+    assert.deepEqual(await firstUsageRecord(page), { model: ROUTER, cost: chatCost, status: '200' });
     await screenshot(page, 'usage', 'kubernetes');
 
     const status = await until(async () => {

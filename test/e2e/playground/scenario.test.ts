@@ -5,9 +5,23 @@
 // and is refused with a readable message once the budget is spent. Each page is screenshotted.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
+import {
+  applyUsageFilter,
+  chooseRouterForProvider,
+  createKeyAndReadSecret,
+  createRouterThroughForm,
+  createSimulatorProviderThroughForm,
+  createUserThroughForm,
+  firstUsageRecord,
+  goTo,
+  hideSecret,
+  navigationLinks,
+  readFirstAnswer,
+  sendChatMessage,
+  signIn,
+} from './steps.ts';
 
 // page.evaluate's callbacks run in the browser; the root tsconfig (Node) has no DOM types.
 declare const document: any;
@@ -43,18 +57,6 @@ after(async () => {
   await gw?.close();
 });
 
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.goto('/playground/');
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Chat', level: 1 }).waitFor();
-}
-
-async function goTo(page: Page, name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
-  await page.getByRole('heading', { name, level: 1 }).waitFor();
-}
-
 describe('an admin sets up a model and a user through the Playground', () => {
   test('the sign-in page refuses an unknown key with a readable message', async () => {
     const { page } = admin;
@@ -69,21 +71,21 @@ describe('an admin sets up a model and a user through the Playground', () => {
 
   test('the admin signs in and sees the admin pages', async () => {
     await signIn(admin.page, gw.adminKey);
-    const nav = admin.page.getByRole('navigation', { name: 'Pages' });
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
+    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
   });
 
   test('the admin creates a router with the router form', async () => {
     const { page } = admin;
     await goTo(page, 'Routers');
-    await page.getByLabel('Name').fill(ROUTER);
-    await page.getByLabel('Type').selectOption('text-generation');
-    await page.getByLabel('Aliases').fill('team, team-gpt');
-    await page.getByLabel('Load balancing strategy').selectOption('round_robin');
-    await page.getByLabel('Prompt token cost (per 1M tokens)').fill(PROMPT_PRICE_AT_CREATION);
-    await page.getByLabel('Completion token cost (per 1M tokens)').fill(COMPLETION_PRICE);
-    await page.getByLabel('Max completion tokens (optional)').fill('20');
-    await page.getByRole('button', { name: 'Create router' }).click();
+    await createRouterThroughForm(page, {
+      name: ROUTER,
+      type: 'text-generation',
+      aliases: 'team, team-gpt',
+      strategy: 'round_robin',
+      promptPrice: PROMPT_PRICE_AT_CREATION,
+      completionPrice: COMPLETION_PRICE,
+      maxCompletionTokens: '20',
+    });
     await page.getByRole('rowheader', { name: ROUTER }).waitFor();
     await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" created.` }).waitFor();
     const router = (await gw.get(`/v1/admin/routers/${ROUTER}`)).body;
@@ -97,21 +99,19 @@ describe('an admin sets up a model and a user through the Playground', () => {
   test("the admin creates a simulator provider, and its form shows and changes the router's prices", async () => {
     const { page } = admin;
     await goTo(page, 'Providers');
-    await page.getByLabel('Router').selectOption(ROUTER);
     // The price fields read the chosen router's prices.
-    await eventually(() => page.getByLabel('Prompt token cost').inputValue(), (v) => v === PROMPT_PRICE_AT_CREATION, 'prompt price shown');
-    assert.equal(await page.getByLabel('Completion token cost').inputValue(), COMPLETION_PRICE);
-    await page.getByLabel('Type').selectOption('simulator');
-    await page.getByLabel('Id (optional)').fill('team-sim');
-    await page.getByLabel('Model name').fill('simulated-llama-8b');
-    await page.getByLabel('Timeout (seconds)').fill('30');
-    await page.getByLabel('Prompt token cost').fill(PROMPT_PRICE);
-    await page.getByLabel('Total parameters (billions)').fill('8');
-    await page.getByLabel('Electricity zone').selectOption('FRA');
-    // Slow enough that the answer visibly streams in.
-    await page.getByLabel('Tokens per second').fill('25');
-    await page.getByLabel('Completion tokens').fill('20');
-    await page.getByRole('button', { name: 'Create provider' }).click();
+    await chooseRouterForProvider(page, ROUTER, { prompt: PROMPT_PRICE_AT_CREATION, completion: COMPLETION_PRICE });
+    await createSimulatorProviderThroughForm(page, {
+      id: 'team-sim',
+      model: 'simulated-llama-8b',
+      timeout: '30',
+      promptPrice: PROMPT_PRICE,
+      paramsTotal: '8',
+      zone: 'FRA',
+      // Slow enough that the answer visibly streams in.
+      tokensPerSecond: '25',
+      completionTokens: '20',
+    });
     await page.getByRole('rowheader', { name: 'team-sim' }).waitFor();
     const provider = (await gw.get('/v1/admin/providers/team-sim')).body;
     assert.deepEqual(
@@ -127,39 +127,28 @@ describe('an admin sets up a model and a user through the Playground', () => {
   test('the admin creates a user with a budget and issues them a key, shown once', async () => {
     const { page } = admin;
     await goTo(page, 'Users');
-    await page.getByLabel('Id (optional)').fill('ann');
-    await page.getByLabel('Name').fill('Ann');
-    await page.getByLabel('Budget', { exact: true }).fill(BUDGET);
-    await page.getByLabel('Budget period').selectOption('monthly');
-    await page.getByRole('button', { name: 'Create user' }).click();
+    await createUserThroughForm(page, { id: 'ann', name: 'Ann', budget: BUDGET, period: 'monthly' });
     await page.getByRole('rowheader', { name: 'Ann' }).waitFor();
     await screenshot(page, 'users');
     await page.getByRole('link', { name: 'Ann' }).first().click();
     await page.getByRole('heading', { name: 'Ann', level: 1 }).waitFor();
-    await page.getByLabel('Key name').fill('playground');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const secret = page.getByLabel('Secret key');
-    await secret.waitFor();
-    userKey = await secret.inputValue();
+    userKey = await createKeyAndReadSecret(page, 'playground');
     assert.match(userKey, /^tg-/);
     const stored = (await gw.get('/v1/admin/users/ann')).body;
     assert.deepEqual({ budget: stored.budget, period: stored.budget_period, role: stored.role }, { budget: 0.05, period: 'monthly', role: 'user' });
     await screenshot(page, 'user');
-    await page.getByRole('button', { name: 'Done, hide it' }).click();
-    assert.equal(await page.getByLabel('Secret key').count(), 0, 'the secret is gone once hidden');
+    await hideSecret(page);
   });
 });
 
 describe('the user chats within their budget', () => {
   test('the user signs in and sees no admin page', async () => {
     await signIn(user.page, userKey);
-    const nav = user.page.getByRole('navigation', { name: 'Pages' });
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Chat', 'Usage', 'Account']);
+    assert.deepEqual(await navigationLinks(user.page), ['Chat', 'Usage', 'Account']);
   });
 
   test('the answer streams in, then its usage appears under it: tokens, cost, kWh and kgCO2eq', async () => {
     const { page } = user;
-    await page.getByLabel('Model').selectOption(ROUTER);
     // Record the order in which the answer's text and its usage appear (an order, not a time).
     await page.evaluate(() => {
       const seen: string[] = [];
@@ -170,21 +159,15 @@ describe('the user chats within their budget', () => {
         if (answer?.querySelector('.usage') && !seen.includes('usage')) seen.push('usage');
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
     });
-    await page.getByLabel('Message', { exact: true }).fill('Hello, who are you?');
-    await page.getByLabel('Message', { exact: true }).press('Enter');
-    const answer = page.locator('.turn.assistant').first();
-    const usage = answer.getByRole('definition').filter({ hasText: /prompt \+/ });
-    await usage.waitFor();
+    await sendChatMessage(page, ROUTER, 'Hello, who are you?');
+    const { answer, text, tokens, cost } = await readFirstAnswer(page);
     const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
     assert.deepEqual(seen, ['text', 'usage'], 'the text arrives before the usage block');
-    const text = (await answer.locator('.text').textContent()) ?? '';
     assert.equal(text.trim().split(/\s+/).length, 20, 'the simulator streamed 20 tokens, one word each');
-    const tokens = (await usage.textContent()) ?? '';
-    const [, prompt, completion, total] = /^(\d+) prompt \+ (\d+) completion = (\d+)$/.exec(tokens) ?? [];
-    assert.equal(Number(completion), 20);
-    assert.equal(Number(prompt) + 20, Number(total));
-    chatCost = (await answer.locator('dd.cost').textContent()) ?? '';
-    assert.equal(chatCost, String(Number(total) / 1000), 'cost = tokens × 0.001 (1000 per million for both)');
+    assert.equal(tokens.completion, 20);
+    assert.equal(tokens.prompt + 20, tokens.total);
+    chatCost = cost;
+    assert.equal(chatCost, String(tokens.total / 1000), 'cost = tokens × 0.001 (1000 per million for both)');
     const energy = (await answer.getByRole('definition').filter({ hasText: /kWh$/ }).textContent()) ?? '';
     const emissions = (await answer.getByRole('definition').filter({ hasText: /kgCO2eq$/ }).textContent()) ?? '';
     assert.match(energy, /^\d\.\d+e-\d+ kWh$/, 'an 8B model in FRA uses a little energy');
@@ -197,18 +180,8 @@ describe('the user chats within their budget', () => {
     const { page } = user;
     await goTo(page, 'Usage');
     // The record is written just after the answer is sent: reload the page until it is there.
-    await eventually(
-      async () => {
-        await page.getByRole('button', { name: 'Apply filter' }).click();
-        return page.locator('table.records tbody tr').count();
-      },
-      (rows) => rows === 1,
-      'usage rows',
-    );
-    const cells = await page.locator('table.records tbody tr').first().getByRole('cell').allTextContents();
-    assert.equal(cells[1], ROUTER);
-    assert.equal(cells[3], chatCost);
-    assert.equal(cells[6], '200');
+    await eventually(() => applyUsageFilter(page), (rows) => rows === 1, 'usage rows');
+    assert.deepEqual(await firstUsageRecord(page), { model: ROUTER, cost: chatCost, status: '200' });
     assert.equal(await page.getByRole('definition').filter({ hasText: chatCost }).count() >= 1, true, 'the totals show the same cost');
     const chart = page.getByRole('img', { name: /^Spend per day from/ });
     assert.match((await chart.getAttribute('aria-label')) ?? '', new RegExp(`${chatCost.replace('.', '\\.')} in total`));

@@ -10,6 +10,7 @@ import { readable } from '../messages.ts';
 import { readAfterWrite } from '../read-after-write.ts';
 import { check, futureDate, required } from '../rules.ts';
 import { ConfirmButton } from './confirm.tsx';
+import { ListTable } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
 
 export function KeysPanel(props: { base: string; currentKeyId?: string }) {
@@ -56,47 +57,30 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
       {created && <SecretReveal created={created} onDone={() => setCreated(null)} />}
       {keys && keys.length === 0 && <p>No keys yet.</p>}
       {keys && keys.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.hint}</code>
-                    {key.id === props.currentKeyId && <span class="tag">this session</span>}
-                  </td>
-                  <td>{utcTime(key.created_at)}</td>
-                  <td>{key.expires_at ? utcTime(key.expires_at) : 'never'}</td>
-                  <td>{key.revoked_at ? `revoked ${utcTime(key.revoked_at)}` : 'active'}</td>
-                  <td>
-                    {!key.revoked_at && (
-                      <ConfirmButton
-                        label={`Revoke ${key.name}`}
-                        question={key.id === props.currentKeyId ? 'This is the key you are signed in with; revoking it signs you out.' : `Revoke key "${key.name}"?`}
-                        confirmLabel="Yes, revoke"
-                        onConfirm={() => revoke(key)}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="API keys" columns={['Name', 'Key', 'Created', 'Expires', 'Status']} actions>
+          {keys.map((key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.hint}</code>
+                {key.id === props.currentKeyId && <span class="tag">this session</span>}
+              </td>
+              <td>{utcTime(key.created_at)}</td>
+              <td>{key.expires_at ? utcTime(key.expires_at) : 'never'}</td>
+              <td>{key.revoked_at ? `revoked ${utcTime(key.revoked_at)}` : 'active'}</td>
+              <td>
+                {!key.revoked_at && (
+                  <ConfirmButton
+                    label={`Revoke ${key.name}`}
+                    question={key.id === props.currentKeyId ? 'This is the key you are signed in with; revoking it signs you out.' : `Revoke key "${key.name}"?`}
+                    confirmLabel="Yes, revoke"
+                    onConfirm={() => revoke(key)}
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       <h3>New key</h3>
       <FormShell form={form} label="New API key" onSubmit={create} submitLabel="Create key">

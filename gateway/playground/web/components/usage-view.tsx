@@ -7,6 +7,7 @@ import { useSession } from '../context.ts';
 import { FormShell, SelectField, TextField, useForm } from '../forms.tsx';
 import { co2, kwh, milliseconds, money, tokens, utcTime } from '../format.ts';
 import { readable } from '../messages.ts';
+import { ListTable, num } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
 import { SpendChart } from './spend-chart.tsx';
 
@@ -95,42 +96,29 @@ export function UsageView({ user }: { user?: string }) {
           {page.data.length === 0 ? (
             <p>No requests match.</p>
           ) : (
-            <div class="table-wrap">
-              <table class="records">
-                <caption class="visually-hidden">Requests, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Model</th>
-                    <th scope="col" class="num">Tokens (prompt + completion)</th>
-                    <th scope="col" class="num">Cost</th>
-                    <th scope="col" class="num">Energy</th>
-                    <th scope="col" class="num">Emissions</th>
-                    <th scope="col" class="num">Status</th>
-                    <th scope="col" class="num">Latency</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((r) => (
-                    <tr key={r.id}>
-                      <td>{utcTime(r.time)}</td>
-                      <td>{r.model}</td>
-                      <td class="num">
-                        {tokens(r.prompt_tokens)} + {tokens(r.completion_tokens)} = {tokens(r.total_tokens)}
-                      </td>
-                      <td class="num">{money(r.cost)}</td>
-                      <td class="num">{kwh(r.kwh)}</td>
-                      <td class="num">{co2(r.kgco2eq)}</td>
-                      <td class="num">
-                        <span class={r.status >= 400 ? 'status-bad' : 'status-ok'}>{r.status}</span>
-                        {r.incomplete && ' (cut short)'}
-                      </td>
-                      <td class="num">{milliseconds(r.latency_ms)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ListTable
+              class="records"
+              caption="Requests, newest first"
+              columns={['Time', 'Model', num('Tokens (prompt + completion)'), num('Cost'), num('Energy'), num('Emissions'), num('Status'), num('Latency')]}
+            >
+              {page.data.map((r) => (
+                <tr key={r.id}>
+                  <td>{utcTime(r.time)}</td>
+                  <td>{r.model}</td>
+                  <td class="num">
+                    {tokens(r.prompt_tokens)} + {tokens(r.completion_tokens)} = {tokens(r.total_tokens)}
+                  </td>
+                  <td class="num">{money(r.cost)}</td>
+                  <td class="num">{kwh(r.kwh)}</td>
+                  <td class="num">{co2(r.kgco2eq)}</td>
+                  <td class="num">
+                    <span class={r.status >= 400 ? 'status-bad' : 'status-ok'}>{r.status}</span>
+                    {r.incomplete && ' (cut short)'}
+                  </td>
+                  <td class="num">{milliseconds(r.latency_ms)}</td>
+                </tr>
+              ))}
+            </ListTable>
           )}
           <nav class="pager" aria-label="Usage pages">
             <button

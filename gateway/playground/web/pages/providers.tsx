@@ -5,13 +5,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { segment, type List, type Provider, type Router } from '../api.ts';
 import { useSession } from '../context.ts';
-import { CheckboxField, FormShell, SelectField, TextField, useForm, numberOrNull, textOrNull, type Values } from '../forms.tsx';
+import { CheckboxField, CreateOrEditForm, SelectField, TextField, useForm, numberOrNull, textOrNull, type Values } from '../forms.tsx';
 import { price } from '../format.ts';
 import { DEFAULT_URLS, options, PROVIDER_TYPES, URL_REQUIRED, ZONES } from '../kinds.ts';
 import { readable } from '../messages.ts';
 import { readAfterWrite } from '../read-after-write.ts';
 import { baseUrl, check, decimal, integer, number, required, resourceId } from '../rules.ts';
-import { ConfirmButton } from '../components/confirm.tsx';
+import { EditDeleteCell, ListTable, num } from '../components/list-table.tsx';
 import { LoadError } from '../components/notice.tsx';
 
 type ProviderField =
@@ -157,61 +157,29 @@ export function ProvidersPage() {
       <LoadError error={error} />
       {providers && providers.length === 0 && <p>No providers yet.</p>}
       {providers && providers.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Providers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Router</th>
-                <th scope="col">Type</th>
-                <th scope="col">Model name</th>
-                <th scope="col">URL</th>
-                <th scope="col">Key</th>
-                <th scope="col" class="num">Timeout</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {providers.map((p) => (
-                <tr key={p.id}>
-                  <th scope="row">{p.id}</th>
-                  <td>{p.router}</td>
-                  <td>{p.type}</td>
-                  <td>{p.model_name}</td>
-                  <td>{p.url ?? '–'}</td>
-                  <td>{p.has_key ? 'set' : 'not set'}</td>
-                  <td class="num">{p.timeout} s</td>
-                  <td class="row-actions">
-                    <button type="button" onClick={() => edit(p)}>
-                      Edit <span class="visually-hidden">{p.id}</span>
-                    </button>
-                    <ConfirmButton label={`Delete ${p.id}`} question={`Delete provider "${p.id}"?`} confirmLabel="Yes, delete" onConfirm={() => remove(p)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="Providers" columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout')]} actions>
+          {providers.map((p) => (
+            <tr key={p.id}>
+              <th scope="row">{p.id}</th>
+              <td>{p.router}</td>
+              <td>{p.type}</td>
+              <td>{p.model_name}</td>
+              <td>{p.url ?? '–'}</td>
+              <td>{p.has_key ? 'set' : 'not set'}</td>
+              <td class="num">{p.timeout} s</td>
+              <EditDeleteCell name={p.id} question={`Delete provider "${p.id}"?`} onEdit={() => edit(p)} onDelete={() => remove(p)} />
+            </tr>
+          ))}
+        </ListTable>
       )}
-      <h2 ref={formHeading} tabIndex={-1}>
-        {editing ? `Edit provider ${editing.id}` : 'New provider'}
-      </h2>
-      {routers.length === 0 && providers && <p>Create a router first: every provider serves one.</p>}
-      <FormShell
+      <CreateOrEditForm
         form={form}
-        label={editing ? `Edit provider ${editing.id}` : 'New provider'}
+        kind="provider"
+        editing={editing?.id ?? null}
+        headingRef={formHeading}
         onSubmit={save}
-        submitLabel={editing ? 'Save provider' : 'Create provider'}
-        extra={
-          editing && (
-            <button type="button" onClick={stopEditing}>
-              Cancel
-            </button>
-          )
-        }
+        onCancel={stopEditing}
+        note={routers.length === 0 && providers && <p>Create a router first: every provider serves one.</p>}
       >
         <div class="row">
           <div class="field">
@@ -293,7 +261,7 @@ export function ProvidersPage() {
             </div>
           </fieldset>
         )}
-      </FormShell>
+      </CreateOrEditForm>
     </section>
   );
 }

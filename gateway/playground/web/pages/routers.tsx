@@ -3,13 +3,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { segment, type List, type Router } from '../api.ts';
 import { useSession } from '../context.ts';
-import { FormShell, SelectField, TextField, useForm, numberOrNull, type Values } from '../forms.tsx';
+import { CreateOrEditForm, SelectField, TextField, useForm, numberOrNull, type Values } from '../forms.tsx';
 import { price } from '../format.ts';
 import { options, ROUTER_TYPES, STRATEGIES } from '../kinds.ts';
 import { readable } from '../messages.ts';
 import { readAfterWrite } from '../read-after-write.ts';
 import { check, decimal, integer, modelName, required } from '../rules.ts';
-import { ConfirmButton } from '../components/confirm.tsx';
+import { EditDeleteCell, ListTable, num } from '../components/list-table.tsx';
 import { LoadError } from '../components/notice.tsx';
 
 type RouterField = 'name' | 'type' | 'aliases' | 'strategy' | 'prompt' | 'completion' | 'maxCompletion' | 'maxContext';
@@ -102,66 +102,27 @@ export function RoutersPage() {
       <LoadError error={error} />
       {routers && routers.length === 0 && <p>No routers yet.</p>}
       {routers && routers.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Routers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Aliases</th>
-                <th scope="col">Strategy</th>
-                <th scope="col" class="num">Prompt / 1M</th>
-                <th scope="col" class="num">Completion / 1M</th>
-                <th scope="col" class="num">Providers</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {routers.map((r) => (
-                <tr key={r.name}>
-                  <th scope="row">{r.name}</th>
-                  <td>{r.type}</td>
-                  <td>{r.aliases.join(', ') || '–'}</td>
-                  <td>{r.load_balancing_strategy}</td>
-                  <td class="num">{price(r.costs.prompt_tokens)}</td>
-                  <td class="num">{price(r.costs.completion_tokens)}</td>
-                  <td class="num">{r.providers.length}</td>
-                  <td class="row-actions">
-                    <button type="button" onClick={() => edit(r)}>
-                      Edit <span class="visually-hidden">{r.name}</span>
-                    </button>
-                    <ConfirmButton
-                      label={`Delete ${r.name}`}
-                      question={r.providers.length ? `Delete "${r.name}" and its ${r.providers.length} provider(s)?` : `Delete "${r.name}"?`}
-                      confirmLabel="Yes, delete"
-                      onConfirm={() => remove(r)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="Routers" columns={['Name', 'Type', 'Aliases', 'Strategy', num('Prompt / 1M'), num('Completion / 1M'), num('Providers')]} actions>
+          {routers.map((r) => (
+            <tr key={r.name}>
+              <th scope="row">{r.name}</th>
+              <td>{r.type}</td>
+              <td>{r.aliases.join(', ') || '–'}</td>
+              <td>{r.load_balancing_strategy}</td>
+              <td class="num">{price(r.costs.prompt_tokens)}</td>
+              <td class="num">{price(r.costs.completion_tokens)}</td>
+              <td class="num">{r.providers.length}</td>
+              <EditDeleteCell
+                name={r.name}
+                question={r.providers.length ? `Delete "${r.name}" and its ${r.providers.length} provider(s)?` : `Delete "${r.name}"?`}
+                onEdit={() => edit(r)}
+                onDelete={() => remove(r)}
+              />
+            </tr>
+          ))}
+        </ListTable>
       )}
-      <h2 ref={formHeading} tabIndex={-1}>
-        {editing ? `Edit router ${editing}` : 'New router'}
-      </h2>
-      <FormShell
-        form={form}
-        label={editing ? `Edit router ${editing}` : 'New router'}
-        onSubmit={save}
-        submitLabel={editing ? 'Save router' : 'Create router'}
-        extra={
-          editing && (
-            <button type="button" onClick={stopEditing}>
-              Cancel
-            </button>
-          )
-        }
-      >
+      <CreateOrEditForm form={form} kind="router" editing={editing} headingRef={formHeading} onSubmit={save} onCancel={stopEditing}>
         <div class="row">
           <TextField form={form} name="name" label="Name" required disabled={editing !== null} hint={editing ? 'A name cannot be changed.' : 'Called as "model".'} />
           <SelectField form={form} name="type" label="Type" required options={options(ROUTER_TYPES)} />
@@ -182,7 +143,7 @@ export function RoutersPage() {
             hint="Bounds what a request without max_tokens holds of a budget."
           />
         </div>
-      </FormShell>
+      </CreateOrEditForm>
     </section>
   );
 }

@@ -8,6 +8,7 @@ import { money } from '../format.ts';
 import { readable } from '../messages.ts';
 import { readAfterWrite } from '../read-after-write.ts';
 import { href } from '../routes.ts';
+import { ListTable, num } from '../components/list-table.tsx';
 import { LoadError } from '../components/notice.tsx';
 import { EMPTY_USER, USER_PARAMS, UserFields, userBody, validateUser, type UserField } from '../components/user-form.tsx';
 
@@ -52,39 +53,23 @@ export function UsersPage() {
       <h1 tabIndex={-1}>Users</h1>
       <LoadError error={error} />
       {users && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Users</caption>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Id</th>
-                <th scope="col">Role</th>
-                <th scope="col" class="num">Budget</th>
-                <th scope="col">Period</th>
-                <th scope="col" class="num">Spent</th>
-                <th scope="col" class="num">Remaining</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((u) => (
-                <tr key={u.id}>
-                  <th scope="row">
-                    <a href={href('user', u.id)}>{u.name}</a>
-                  </th>
-                  <td>
-                    <code>{u.id}</code>
-                  </td>
-                  <td>{u.role}</td>
-                  <td class="num">{money(u.budget)}</td>
-                  <td>{u.budget_period ?? 'none'}</td>
-                  <td class="num">{money(u.spent)}</td>
-                  <td class="num">{money(u.remaining)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="Users" columns={['User', 'Id', 'Role', num('Budget'), 'Period', num('Spent'), num('Remaining')]}>
+          {users.map((u) => (
+            <tr key={u.id}>
+              <th scope="row">
+                <a href={href('user', u.id)}>{u.name}</a>
+              </th>
+              <td>
+                <code>{u.id}</code>
+              </td>
+              <td>{u.role}</td>
+              <td class="num">{money(u.budget)}</td>
+              <td>{u.budget_period ?? 'none'}</td>
+              <td class="num">{money(u.spent)}</td>
+              <td class="num">{money(u.remaining)}</td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       {next && (
         <button type="button" onClick={() => load(next)}>
