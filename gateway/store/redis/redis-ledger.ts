@@ -58,7 +58,7 @@ function runBatch(waiting: Pending[], script: ScriptCall): void {
   );
 }
 
-function readAdmission(reply: string[]): AdmissionResult {
+function readAdmission(reply: (string | number)[]): AdmissionResult {
   switch (reply[0]) {
     case 'unknown_user':
       return { ok: false, reason: 'unknown_user' };
@@ -100,7 +100,7 @@ export class RedisLedger implements Ledger {
         userId,
         scope: rate?.scope ?? '-',
         args: [String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
-        resolve: (reply) => resolve(readAdmission(reply as string[])),
+        resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
         reject,
       });
       if (this.#admissions.length >= MAX_BATCH) this.#flushAdmissions();
@@ -124,7 +124,7 @@ export class RedisLedger implements Ledger {
         userId,
         scope: rate?.scope ?? '-',
         args: [String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
-        resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string) }),
+        resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }),
         reject,
       });
       if (this.#settlements.length >= MAX_BATCH) this.#flushSettlements();
@@ -182,7 +182,7 @@ function limitArgs(policy: RateLimitPolicy | undefined): string[] {
   return [policy?.requests_per_minute, policy?.requests_per_day, policy?.tokens_per_minute, policy?.tokens_per_day].map((v) => (v === undefined ? '' : String(v)));
 }
 
-function readStatuses(reply: string[], from: number): RateStatuses {
+function readStatuses(reply: (string | number)[], from: number): RateStatuses {
   const out: RateStatuses = {};
   for (let i = from; i + 3 < reply.length; i += 4) {
     out[reply[i] as RateLimitName] = { limit: Number(reply[i + 1]), remaining: Number(reply[i + 2]), resetMs: Number(reply[i + 3]) };

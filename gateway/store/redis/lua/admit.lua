@@ -9,15 +9,25 @@
 --       9-12 limits: requests/min, requests/day, tokens/min, tokens/day ('' when not limited)
 -- Returns for each admission {'unknown_user'} | {'budget', remaining}
 --       | {'rate', limit, retryAfterMs, statuses...} | {'ok', statuses...};
---       statuses are flat (name, limit, remaining, resetMs) groups; numbers are sent as text
---       (cjson would print more than 14 digits in exponent form, losing the last ones).
+--       statuses are flat (name, limit, remaining, resetMs) groups; amounts and limits are
+--       money() (limits may be as large).
 
 local LIMITS = {
-  { name = 'requests_per_minute', field = 'rpm', window = 60000, arg = 9, unit = 'requests' },
-  { name = 'requests_per_day', field = 'rpd', window = 86400000, arg = 10, unit = 'requests' },
-  { name = 'tokens_per_minute', field = 'tpm', window = 60000, arg = 11, unit = 'tokens' },
-  { name = 'tokens_per_day', field = 'tpd', window = 86400000, arg = 12, unit = 'tokens' },
+  { name = 'requests_per_minute', w = WINDOWS.rpm, arg = 9, unit = 'requests' },
+  { name = 'requests_per_day', w = WINDOWS.rpd, arg = 10, unit = 'requests' },
+  { name = 'tokens_per_minute', w = WINDOWS.tpm, arg = 11, unit = 'tokens' },
+  { name = 'tokens_per_day', w = WINDOWS.tpd, arg = 12, unit = 'tokens' },
 }
+
+-- Holds of requests that never settled (a gateway that died) have expired: release them.
+-- Only needed when the budget looks too small, as they count as reserved until then.
+local function release_stale(K, L, now)
+  local stale = redis.call('ZRANGEBYSCORE', K[3], '-inf', now)
+  if #stale == 0 then return false end
+  for _, member in ipairs(stale) do L.reserved = L.reserved - tonumber(string.match(member, '|(%d+)$')) end
+  redis.call('ZREMRANGEBYSCORE', K[3], '-inf', now)
+  return true
+end
 
 local function admit_one(K, A)
   local now = tonumber(A[1])
@@ -25,25 +35,18 @@ local function admit_one(K, A)
   local L = read_ledger(K, A)
   if L == nil then return {'unknown_user'} end
 
-  -- Holds of requests that never settled (a gateway that died) expire and are released.
-  local stale = redis.call('ZRANGEBYSCORE', K[3], '-inf', now)
-  if #stale > 0 then
-    for _, member in ipairs(stale) do L.reserved = L.reserved - tonumber(string.match(member, '|(%d+)$')) end
-    redis.call('ZREMRANGEBYSCORE', K[3], '-inf', now)
-  end
-
   -- Sliding-window counters: the previous window's count, weighted by how much of it still
   -- overlaps the last W milliseconds, plus the current window's count.
   local tokens = tonumber(A[8])
   local windows = {}
   for _, l in ipairs(LIMITS) do
     if A[l.arg] ~= '' then
-      windows[#windows + 1] = { l = l, field = l.field, window = l.window, limit = tonumber(A[l.arg]), add = l.unit == 'requests' and 1 or tokens }
+      windows[#windows + 1] = { l = l, w = l.w, limit = tonumber(A[l.arg]), add = l.unit == 'requests' and 1 or tokens }
     end
   end
   read_windows(K[5], windows, now)
   for _, win in ipairs(windows) do
-    local w, limit, cur, prev, cost = win.window, win.limit, win.cur, win.prev, win.add
+    local w, limit, cur, prev, cost = win.w.window, win.limit, win.cur, win.prev, win.add
     local elapsed = now - win.start
     win.used = prev * (w - elapsed) / w + cur
     win.retry = 0
@@ -64,14 +67,15 @@ local function admit_one(K, A)
       out[#out + 1] = win.l.name
       out[#out + 1] = money(win.limit)
       out[#out + 1] = money(math.floor(left))
-      out[#out + 1] = money(win.reset)
+      out[#out + 1] = win.reset
     end
     return out
   end
 
   -- A refusal writes nothing but what the roll forward and the stale holds changed.
+  local released = false
   local function refuse(reply)
-    if #stale > 0 or #L.changed > 0 then write_ledger(K, L) end
+    if released or #L.changed > 0 then write_ledger(K, L) end
     return reply
   end
 
@@ -80,10 +84,11 @@ local function admit_one(K, A)
   for _, win in ipairs(windows) do
     if win.retry > 0 and (worst == nil or win.retry > worst.retry) then worst = win end
   end
-  if worst ~= nil then return refuse(statuses({ 'rate', worst.l.name, money(worst.retry) }, false)) end
+  if worst ~= nil then return refuse(statuses({ 'rate', worst.l.name, worst.retry }, false)) end
 
   local holdId, holdMicros = A[5], tonumber(A[6])
-  if L.budget ~= nil and holdId ~= '' then
+  if L.budget ~= nil and holdId ~= '' and holdMicros > L.budget - L.spent - L.reserved then
+    released = release_stale(K, L, now)
     local remaining = L.budget - L.spent - L.reserved
     if holdMicros > remaining then
       if remaining < 0 then remaining = 0 end
@@ -96,7 +101,7 @@ local function admit_one(K, A)
     redis.call('ZADD', K[3], now + tonumber(A[7]), holdId .. '|' .. A[6])
     L.reserved = L.reserved + holdMicros
   end
-  if holdId ~= '' or #stale > 0 or #L.changed > 0 then write_ledger(K, L) end
+  if holdId ~= '' or released or #L.changed > 0 then write_ledger(K, L) end
   return statuses({ 'ok' }, true)
 end
 

@@ -12,12 +12,20 @@
 -- travel inside the argument, not in KEYS: this, like the usage totals per router, assumes a
 -- single Redis (not Cluster), whose scripts may touch any key.
 --
--- Every redis.call costs more than the command it runs, and these scripts run on every request,
--- so each hash is read with one HMGET and written with one HSET: the state is changed in Lua
--- variables in between. Money is written with '%.0f', as a Lua number given to redis.call would
--- be formatted with '%.14g' (1e+12); amounts stay exact below 2^53 micros.
+-- These scripts run on every request, and Redis spent more time in them than in the commands
+-- they run (a redis.call costs about a microsecond more than its command, a string.format as
+-- much), so each hash is read with one HMGET and written with one HSET, the state changed in
+-- Lua variables in between, and field names are constants.
+--
+-- Numbers: redis.call and cjson print a Lua number with '%.14g', exact for integers below 1e14;
+-- counters and times stay below that and are passed as numbers. Money may not (1e14 micros is
+-- 100 million): money() gives the number itself below 1e14 and '%.0f' text above, exact to
+-- 2^53 micros.
 
-local function money(n) return string.format('%.0f', n) end
+local function money(n)
+  if n < 1e14 and n > -1e14 then return n end
+  return string.format('%.0f', n)
+end
 
 -- Reads the user's budget and the ledger, with the budget period rolled forward. Returns nil for
 -- an unknown user, else the ledger: budget (nil when unlimited), spent, reserved, period (the
@@ -59,42 +67,56 @@ local function write_ledger(K, L)
   redis.call('HSET', K[2], unpack(fields))
 end
 
--- Sliding-window counters as they stand at `now`, read in one HMGET: each of `limits` (with
--- `field` and `window` in ms) gets start, cur and prev, shifted forward by whole windows.
+-- The sliding-window counters of a rate-limit hash: each has its window in ms and three fields,
+-- the window's start (s), the current window's count (c) and the previous one's (p).
+local WINDOWS = {
+  rpm = { window = 60000, s = 'rpm.s', c = 'rpm.c', p = 'rpm.p' },
+  rpd = { window = 86400000, s = 'rpd.s', c = 'rpd.c', p = 'rpd.p' },
+  tpm = { window = 60000, s = 'tpm.s', c = 'tpm.c', p = 'tpm.p' },
+  tpd = { window = 86400000, s = 'tpd.s', c = 'tpd.c', p = 'tpd.p' },
+}
+
+-- Sliding-window counters as they stand at `now`, read in one HMGET: each of `limits` (with `w`,
+-- its entry of WINDOWS) gets start, cur and prev, shifted forward by whole windows, and `rolled`
+-- when it moved to a new window (or had none).
 local function read_windows(hash, limits, now)
   if #limits == 0 then return end
   local names = {}
   for _, l in ipairs(limits) do
-    names[#names + 1] = l.field .. '.s'
-    names[#names + 1] = l.field .. '.c'
-    names[#names + 1] = l.field .. '.p'
+    names[#names + 1] = l.w.s
+    names[#names + 1] = l.w.c
+    names[#names + 1] = l.w.p
   end
   local raw = redis.call('HMGET', hash, unpack(names))
   for i, l in ipairs(limits) do
-    local w = l.window
+    local w = l.w.window
     local start, cur, prev = tonumber(raw[i * 3 - 2] or '-1'), tonumber(raw[i * 3 - 1] or '0'), tonumber(raw[i * 3] or '0')
     local aligned = now - (now % w)
+    l.rolled = start < 0 or aligned - start >= w
     if start < 0 or aligned - start >= 2 * w then start, cur, prev = aligned, 0, 0
     elseif aligned - start >= w then start, cur, prev = aligned, 0, cur end
     l.start, l.cur, l.prev = start, cur, prev
   end
 end
 
--- Adds `l.add` to each window's current count and writes them all in one HSET; the hash lives
--- two days past its last write.
+-- Adds `l.add` to each window's current count and writes them all in one HSET. When a window
+-- rolled (a minute's does every minute of use), the hash's lifetime is set to two days: longer
+-- than a day window and the one before it, which is all it has to remember.
 local function write_windows(hash, limits)
   if #limits == 0 then return end
   local fields = {}
+  local rolled = false
   for _, l in ipairs(limits) do
-    fields[#fields + 1] = l.field .. '.s'
-    fields[#fields + 1] = money(l.start)
-    fields[#fields + 1] = l.field .. '.c'
-    fields[#fields + 1] = money(l.cur + l.add)
-    fields[#fields + 1] = l.field .. '.p'
-    fields[#fields + 1] = money(l.prev)
+    fields[#fields + 1] = l.w.s
+    fields[#fields + 1] = l.start
+    fields[#fields + 1] = l.w.c
+    fields[#fields + 1] = l.cur + l.add
+    fields[#fields + 1] = l.w.p
+    fields[#fields + 1] = l.prev
+    rolled = rolled or l.rolled
   end
   redis.call('HSET', hash, unpack(fields))
-  redis.call('PEXPIRE', hash, 172800000)
+  if rolled then redis.call('PEXPIRE', hash, 172800000) end
 end
 
 -- Runs `step` once for each request of the batch in ARGV[1], in order, on its key set and its

@@ -8,9 +8,9 @@
 --       zset, 4 history hash, 5 rate-limit hash; arguments 1 now (ms); 2-4 day, week and month
 --       period indices; 5 hold id ('' for none); 6 hold micros; 7 actual micros; 8 completion
 --       tokens; 9 tokens/min limit, 10 tokens/day limit ('' when not limited)
--- Returns the micros charged for each settlement, as strings.
+-- Returns the micros charged for each settlement (money()).
 
-local TOKEN_LIMITS = { { field = 'tpm', window = 60000, arg = 9 }, { field = 'tpd', window = 86400000, arg = 10 } }
+local TOKEN_LIMITS = { { w = WINDOWS.tpm, arg = 9 }, { w = WINDOWS.tpd, arg = 10 } }
 
 local function settle_one(K, A)
   local now = tonumber(A[1])
@@ -37,7 +37,7 @@ local function settle_one(K, A)
   if tokens > 0 then
     local windows = {}
     for _, l in ipairs(TOKEN_LIMITS) do
-      if A[l.arg] ~= '' then windows[#windows + 1] = { field = l.field, window = l.window, add = tokens } end
+      if A[l.arg] ~= '' then windows[#windows + 1] = { w = l.w, add = tokens } end
     end
     read_windows(K[5], windows, now)
     write_windows(K[5], windows)
