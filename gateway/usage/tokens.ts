@@ -1,6 +1,7 @@
 // Token counting for backends that report no usage, with OpenAI's o200k_base encoding. Counts for
 // other model families are close, not exact; the upstream's own usage is always preferred.
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { TokenCountCache } from './token-count-cache.ts';
 
 // User text may contain special-token strings such as <|endoftext|>; they count as plain text.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
@@ -12,8 +13,12 @@ const REPLY_PRIMING = 3;
 /** An image part is counted as OpenAI counts a low-detail image. */
 const PER_IMAGE = 85;
 
+/** Up to 8 Mi characters of recent long texts (conversation histories, system prompts). */
+const cache = new TokenCountCache(8 * 1024 * 1024);
+const countPlain = (text: string) => countTokens(text, PLAIN_TEXT);
+
 export function countTextTokens(text: string): number {
-  return text === '' ? 0 : countTokens(text, PLAIN_TEXT);
+  return text === '' ? 0 : cache.count(text, countPlain);
 }
 
 export function countChatPromptTokens(messages: readonly unknown[]): number {
