@@ -7,8 +7,9 @@
 -- A batch comes as one argument, ARGV[1], JSON: `k`, the key sets of the batch (each a list of
 -- keys, once per user and router), and `r`, one list per request: the position of its key set
 -- in `k`, then its arguments, all strings. One argument rather than several per request because
--- the client encodes every argument (and decodes every reply element) one by one, which cost the
--- gateway more than the script; the reply is one JSON string for the same reason. The keys
+-- the client encodes every argument (and decodes every reply element) one by one on the gateway's
+-- one thread: about 15 µs a request, against 4 this way. The reply is one JSON string for the
+-- same reason. The keys
 -- travel inside the argument, not in KEYS: this, like the usage totals per router, assumes a
 -- single Redis (not Cluster), whose scripts may touch any key.
 --
