@@ -3,6 +3,7 @@
 // and writes. A new term starts with every key queued, so nothing missed before it is lost.
 import type { InformerEvent } from '../gateway/kubernetes/informer.ts';
 import type { Log } from '../gateway/kubernetes/log.ts';
+import type { OperatorMetrics, ReconcileKind } from './health/metrics.ts';
 import { WorkQueue } from './kube/work-queue.ts';
 import type { NamespacedObject, SecretObject } from './kube/resources.ts';
 import { reconcileRouting, ROUTING_KEY, type RoutingDeps } from './reconcile/routing.ts';
@@ -16,6 +17,8 @@ export interface ControllerOptions {
   /** How often usage and Programmed are brought into status, by queueing every key. */
   readonly statusPeriodMs: number;
   readonly log: Log;
+  /** Counts and times every reconcile; none in tests that do not look. */
+  readonly metrics?: Pick<OperatorMetrics, 'reconcile'>;
 }
 
 export class Controller {
@@ -76,8 +79,12 @@ export class Controller {
   }
 
   #process(key: string, signal: AbortSignal): Promise<void> {
-    if (key === ROUTING_KEY) return reconcileRouting(this.#options.routing, signal);
-    if (key.startsWith(USER_KEY_PREFIX)) return reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal);
+    if (key === ROUTING_KEY) return this.#measured('routing', () => reconcileRouting(this.#options.routing, signal));
+    if (key.startsWith(USER_KEY_PREFIX)) return this.#measured('user', () => reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal));
     return Promise.reject(new Error(`unknown work-queue key ${key}`));
+  }
+
+  #measured(kind: ReconcileKind, run: () => Promise<void>): Promise<void> {
+    return this.#options.metrics ? this.#options.metrics.reconcile(kind, run) : run();
   }
 }

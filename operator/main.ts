@@ -6,6 +6,8 @@ import type { Log } from '../gateway/kubernetes/log.ts';
 import { RedisStore } from '../gateway/store/redis/redis-store.ts';
 import { DAILY_TOTALS_DAYS } from '../gateway/store/usage-days.ts';
 import { Controller } from './controller.ts';
+import { startHealthServer } from './health/health-server.ts';
+import { OperatorMetrics } from './health/metrics.ts';
 import { EventRecorder } from './kube/events.ts';
 import { LeaderElector } from './kube/leader-election.ts';
 import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type SecretObject } from './kube/resources.ts';
@@ -15,11 +17,49 @@ import type { UserObject } from './reconcile/user-state.ts';
 import type { OperatorSettings } from './settings.ts';
 
 export interface RunningOperator {
-  /** Stops leading (releasing the Lease for the other replica), then watching; closes Redis. */
+  /** The port of /healthz, /readyz and /metrics (the one chosen when settings.healthPort is 0). */
+  readonly healthPort: number;
+  /** Stops leading (releasing the Lease for the other replica), then watching; closes Redis and the health server. */
   stop(): Promise<void>;
 }
 
 export async function startOperator(settings: OperatorSettings, log: Log = createLog(settings.logLevel)): Promise<RunningOperator> {
+  // The health server answers from the start, so a replica stuck before its caches sync (RBAC,
+  // an unreachable API server or Redis) is alive but visibly not ready, with the reason.
+  let notReady: string | undefined = 'connecting to Redis';
+  let elector: LeaderElector | undefined;
+  const isLeader = () => elector?.isLeader ?? false;
+  const metrics = new OperatorMetrics({ isLeader });
+  const health = await startHealthServer({
+    host: settings.healthHost,
+    port: settings.healthPort,
+    status: { notReadyReason: () => notReady, isLeader, identity: settings.identity },
+    metrics,
+    log,
+  });
+  try {
+    const running = await startLoops(settings, log, metrics, (reason) => (notReady = reason), (started) => (elector = started));
+    return {
+      healthPort: health.port,
+      async stop() {
+        await running.stop();
+        await health.close();
+      },
+    };
+  } catch (error) {
+    await health.close();
+    throw error;
+  }
+}
+
+/** Redis, the informers, the controller and, once the caches have synced, the leader election. */
+async function startLoops(
+  settings: OperatorSettings,
+  log: Log,
+  metrics: OperatorMetrics,
+  setNotReady: (reason: string | undefined) => void,
+  setElector: (elector: LeaderElector) => void,
+): Promise<{ stop(): Promise<void> }> {
   const client = createKubeClient(loadKubeConfig(settings.kube));
   const store = await RedisStore.connect(settings.redisUrl, {
     // The operator only reads usage; records older than the gateways keep are simply not there.
@@ -37,17 +77,22 @@ export async function startOperator(settings: OperatorSettings, log: Log = creat
   const events = new EventRecorder(client, settings.identity, log);
   const target = { namespace: settings.namespace, configMap: settings.routingConfigMap, secret: settings.providerKeysSecret };
   controller = new Controller({
-    routing: { client, routers, providers, secrets, gateways: store, events, target, log },
+    routing: { client, routers, providers, secrets, gateways: store, events, target, log, snapshotWritten: () => metrics.snapshotWrites.inc() },
     users: { client, users, secrets, store, events, log },
     statusPeriodMs: settings.statusPeriodSeconds * 1000,
     log,
+    metrics,
   });
 
   const informers = [routers, providers, users, secrets];
+  setNotReady('waiting for the informers\' caches to sync');
   for (const informer of informers) informer.start();
   await Promise.all(informers.map((informer) => informer.synced));
   log.info({ watchNamespace: settings.watchNamespace ?? '(all)', identity: settings.identity }, 'caches synced; competing for leadership');
   const elector = startElection(client, settings, controller, log);
+  setElector(elector);
+  // Ready with warm caches, leader or not: a standby must not be restarted for waiting its turn.
+  setNotReady(undefined);
 
   return {
     async stop() {

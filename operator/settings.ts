@@ -24,6 +24,8 @@ const Fields = z.strictObject({
   redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
   statusPeriodSeconds: z.coerce.number().min(1).max(3600).default(15),
   logLevel: z.enum(LOG_LEVELS).default('info'),
+  healthPort: z.coerce.number().int().min(0).max(65535).default(8081),
+  healthHost: z.string().min(1).default('0.0.0.0'),
 });
 
 /** Flag name, environment variable and help of each setting, for the CLI and its --help. */
@@ -40,6 +42,8 @@ export const OPERATOR_OPTIONS = [
   { key: 'redisUrl', flag: '--redis-url <url>', env: 'TOLLGATE_REDIS_URL', help: 'Redis the gateways share: users, key hashes, budgets, usage (required)' },
   { key: 'statusPeriodSeconds', flag: '--status-period-seconds <s>', env: 'TOLLGATE_STATUS_PERIOD_SECONDS', help: 'how often usage (spent, remaining, requests) and Programmed are brought into status (default 15)' },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TOLLGATE_LOG_LEVEL', help: `log level: ${LOG_LEVELS.join(', ')} (default info)` },
+  { key: 'healthPort', flag: '--health-port <port>', env: 'TOLLGATE_HEALTH_PORT', help: 'port of /healthz, /readyz and /metrics (default 8081; 0: any free port, logged)' },
+  { key: 'healthHost', flag: '--health-host <address>', env: 'TOLLGATE_HEALTH_HOST', help: 'address the health port listens on (default 0.0.0.0; :: for IPv6)' },
 ] as const satisfies readonly { key: keyof z.input<typeof Fields>; flag: string; env: string; help: string }[];
 
 export type OperatorSettings = Readonly<

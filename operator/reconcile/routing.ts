@@ -28,6 +28,8 @@ export interface RoutingDeps {
   readonly target: RoutingTarget;
   readonly log: Log;
   readonly now?: () => Date;
+  /** Told of each write of the routing ConfigMap (a metric). */
+  readonly snapshotWritten?: () => void;
 }
 
 export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal): Promise<void> {
@@ -85,6 +87,7 @@ async function writeSnapshot(deps: RoutingDeps, snapshot: Snapshot, signal?: Abo
   const desired = routingConfigMap(deps.target, snapshot);
   if (configMapUpToDate(current, desired)) return;
   await applyObject(deps.client, CONFIGMAPS, desired, { force: true, signal });
+  deps.snapshotWritten?.();
   deps.log.info({ configMap: deps.target.configMap, version: snapshot.version, routers: snapshot.routers.length, providers: snapshot.providers.length }, 'routing snapshot written');
 }
 

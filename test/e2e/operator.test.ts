@@ -3,8 +3,9 @@
 // charts/tollgate renders: the examples become the routing ConfigMap, the provider keys Secret and
 // statuses; a GatewayUser gets its key Secret, its key's hash in Redis (again after Redis lost
 // its data) and its usage in status; bad providers are left out with a reason while the rest
-// serves; deletions reach the snapshot and Redis; of two replicas one leads, and when it is
-// killed the other takes over.
+// serves; deletions reach the snapshot and Redis; /healthz, /readyz and /metrics tell liveness,
+// readiness (not before the caches sync), leadership and reconciles; of two replicas one leads
+// (the other is ready too), and when it is killed the other takes over.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +26,24 @@ const TEAM = 'team-a';
 const ROUTER = 'meta-llama/Llama-3.1-8B-Instruct';
 const FINALIZER = 'tollgate.dev/redis-cleanup';
 const OPERATOR_USER = 'system:serviceaccount:tollgate:tollgate-operator';
+/** An identity without any RBAC rule: an operator running as it can never sync its caches. */
+const NOBODY_USER = 'system:serviceaccount:tollgate:nobody';
+
+/** One request to an operator's health server: status and parsed JSON (or text for /metrics). */
+async function health(operator: OperatorProcess, path: string): Promise<{ status: number; body: any; text: string }> {
+  const base = operator.healthUrl();
+  if (!base) throw new Error('the operator has not logged its health port yet');
+  const response = await fetch(`${base}${path}`);
+  const text = await response.text();
+  const json = response.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined;
+  return { status: response.status, body: json, text };
+}
+
+/** The value of one sample line of Prometheus text (name with its labels, exactly as printed). */
+function sample(metrics: string, series: string): number | undefined {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
 
 describe('tollgate operator against a real API server and Redis', () => {
   let plane: ControlPlane;
@@ -39,11 +58,11 @@ describe('tollgate operator against a real API server and Redis', () => {
   const inTeam = (args: string[], input?: string) => kubectl(['-n', TEAM, ...args], input);
   const apply = (object: object) => inTeam(['apply', '--validate=false', '-f', '-'], JSON.stringify(object));
   const get = <T>(plural: string, name: string, namespace = TEAM) => getObject<T>(admin, plural, namespace, name);
-  const startOperator = (identity: string) => {
+  const startOperator = (identity: string, as = 'operator') => {
     const operator = startOperatorProcess({
       identity,
       // Against a cluster we did not start there is no operator token: the tests then act as admin.
-      kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig('operator'),
+      kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig(as),
       redisUrl: redis.url,
     });
     operators.push(operator);
@@ -64,7 +83,7 @@ describe('tollgate operator against a real API server and Redis', () => {
   const condition = (object: Conditioned | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type);
 
   before(async () => {
-    plane = await startControlPlane({ tokens: { operator: OPERATOR_USER } });
+    plane = await startControlPlane({ tokens: { operator: OPERATOR_USER, nobody: NOBODY_USER } });
     redis = await startRedis();
     admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
     await kubectl(['apply', '-f', path('crds/')]);
@@ -202,6 +221,60 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.equal(await store.findKey(hashKey(aliceKey)), undefined);
   });
 
+  it('serves /healthz, /readyz (ready, leading) and /metrics (leader, reconciles, ConfigMap writes) on its health port, 404 elsewhere', async () => {
+    const [leader] = operators;
+    await until(async () => leader!.healthUrl(), 'the health port in the log', operators);
+    assert.deepEqual(await health(leader!, '/healthz'), { status: 200, body: { status: 'ok' }, text: '{"status":"ok"}' });
+    const ready = await until(async () => {
+      const answer = await health(leader!, '/readyz');
+      return answer.status === 200 && answer.body.leader === true ? answer : undefined;
+    }, 'op-a ready and leading', operators);
+    assert.deepEqual(ready.body, { status: 'ready', leader: true, identity: 'op-a' });
+
+    const metrics = async () => (await health(leader!, '/metrics')).text;
+    const ROUTING_OK = 'tollgate_operator_reconciles_total{kind="routing",result="ok"}';
+    const before = await metrics();
+    assert.equal(sample(before, 'tollgate_operator_leader'), 1);
+    assert.ok((sample(before, 'tollgate_operator_snapshot_writes_total') ?? 0) >= 1, 'the ConfigMap written at least once');
+    assert.ok((sample(before, 'tollgate_operator_reconciles_total{kind="user",result="ok"}') ?? 0) >= 1, 'users reconciled');
+    assert.match(before, /^tollgate_operator_reconcile_duration_seconds_count\{kind="routing"\} \d+$/m);
+    // prom-client's default metrics under the prefix (as the gateway's, under tollgate_process_).
+    assert.match(before, /^tollgate_operator_process_nodejs_eventloop_lag_seconds \d/m);
+    const writes = sample(before, 'tollgate_operator_snapshot_writes_total')!;
+    const reconciles = sample(before, ROUTING_OK)!;
+
+    // A new router changes the snapshot: one more routing reconcile and one more ConfigMap write.
+    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelRouter', metadata: { name: 'metrics-probe' }, spec: { name: 'metrics-probe', type: 'text-generation' } });
+    await until(async () => (await snapshot())?.routers.some((r) => r.name === 'metrics-probe'), 'the new router in the snapshot', operators);
+    await until(async () => {
+      const after = await metrics();
+      return sample(after, 'tollgate_operator_snapshot_writes_total')! > writes && sample(after, ROUTING_OK)! > reconciles;
+    }, 'the write and the reconcile counted', operators);
+    await inTeam(['delete', 'modelrouter', 'metrics-probe']);
+    await until(async () => !(await snapshot())?.routers.some((r) => r.name === 'metrics-probe'), 'the router gone from the snapshot', operators);
+
+    assert.deepEqual(await health(leader!, '/no-such-path'), { status: 404, body: { error: 'not found' }, text: '{"error":"not found"}' });
+  });
+
+  it('is alive but not ready, with the reason, while its caches cannot sync (no RBAC)', async (t) => {
+    if (plane.external) return t.skip('a cluster we did not start has no identity without rights');
+    const stuck = startOperator('op-nobody', 'nobody');
+    try {
+      const waiting = await until(async () => {
+        const answer = await health(stuck, '/readyz');
+        return answer.status === 503 && /caches to sync/.test(answer.body.reason) ? answer : undefined;
+      }, 'op-nobody not ready for want of synced caches', [stuck]);
+      assert.deepEqual(waiting.body, { status: 'not ready', reason: 'waiting for the informers\' caches to sync' });
+      // The 403 is retried with backoff, never leading to readiness: still 503 after a failed list.
+      await until(async () => stuck.output().includes('informer: list or watch failed'), 'a refused list', [stuck]);
+      assert.equal((await health(stuck, '/readyz')).status, 503);
+      assert.equal((await health(stuck, '/healthz')).status, 200);
+      assert.equal(sample((await health(stuck, '/metrics')).text, 'tollgate_operator_leader'), 0);
+    } finally {
+      await stuck.kill();
+    }
+  });
+
   it('runs two replicas with one leader; when the leader is killed, the other takes over and reconciles', async () => {
     const [first] = operators;
     const second = startOperator('op-b');
@@ -211,11 +284,17 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.equal(lease?.spec.holderIdentity, 'op-a');
     assert.ok(first!.output().includes('started leading'));
     assert.ok(!second.output().includes('started leading'), 'the second replica waits');
+    // The standby is ready all the same: it must not be restarted for not leading.
+    await until(async () => second.healthUrl(), 'the second replica\'s health port', operators);
+    assert.deepEqual(await health(second, '/readyz'), { status: 200, body: { status: 'ready', leader: false, identity: 'op-b' }, text: '{"status":"ready","leader":false,"identity":"op-b"}' });
+    assert.equal(sample((await health(second, '/metrics')).text, 'tollgate_operator_leader'), 0);
 
     await first!.kill();
     await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name: 'llama-extra' }, spec: { routerRef: { name: 'llama-3-1-8b' }, type: 'simulator', model: 'sim' } });
     await until(async () => (await providerIds())?.includes('team-a-llama-extra') || undefined, 'the change made after the kill in the snapshot', operators);
     assert.equal((await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate'))?.spec.holderIdentity, 'op-b');
+    await until(async () => (await health(second, '/readyz')).body.leader === true, 'op-b\'s /readyz saying it leads', operators);
+    assert.equal(sample((await health(second, '/metrics')).text, 'tollgate_operator_leader'), 1);
     await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'GatewayUser', metadata: { name: 'bob' }, spec: {} });
     const secret = await until(() => get<{ data?: Record<string, string> }>('secrets', 'bob-api-key'), 'bob\'s key Secret from the new leader', operators);
     const bobKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();

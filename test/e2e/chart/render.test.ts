@@ -114,7 +114,7 @@ describe('charts/tollgate', () => {
     assert.deepEqual(service.spec.selector, gateway.spec.selector.matchLabels);
   });
 
-  it('runs two operator replicas, with leader election on the Lease its Role names, in the release namespace', async () => {
+  it('runs two operator replicas, with leader election on the Lease its Role names, in the release namespace, probed on its health port', async () => {
     const objects = await render();
     const operator = find(objects, 'Deployment', 'tollgate-operator');
     assert.equal(operator.spec.replicas, 2);
@@ -126,7 +126,10 @@ describe('charts/tollgate', () => {
       TOLLGATE_LEASE_NAME: 'tollgate-operator',
       TOLLGATE_LEASE_DURATION_SECONDS: '15',
       TOLLGATE_STATUS_PERIOD_SECONDS: '15',
+      TOLLGATE_HEALTH_PORT: '8081',
     });
+    assert.deepEqual(container(operator).ports, [{ name: 'health', containerPort: 8081, protocol: 'TCP' }]);
+    assert.deepEqual([container(operator).livenessProbe.httpGet, container(operator).readinessProbe.httpGet], [{ path: '/healthz', port: 'health' }, { path: '/readyz', port: 'health' }]);
     assert.equal(operator.spec.template.spec.serviceAccountName, 'tollgate-operator');
     // Both deployments restart when the wiring changes.
     const checksum = operator.spec.template.metadata.annotations['checksum/config'];
@@ -134,6 +137,12 @@ describe('charts/tollgate', () => {
     assert.equal(find(objects, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['checksum/config'], checksum);
     const changed = find(await render({ logLevel: 'debug' }), 'Deployment', 'tollgate-operator');
     assert.notEqual(changed.spec.template.metadata.annotations['checksum/config'], checksum);
+
+    const moved = find(await render({ operator: { healthPort: 9464 } }), 'Deployment', 'tollgate-operator');
+    assert.deepEqual(
+      [env(moved).TOLLGATE_HEALTH_PORT, container(moved).ports[0].containerPort, moved.spec.template.metadata.annotations['prometheus.io/port']],
+      ['9464', 9464, '9464'],
+    );
   });
 
   it('grants least privilege: the gateway reads its two objects by name and writes the resources of its namespace', async () => {
@@ -287,24 +296,37 @@ describe('charts/tollgate', () => {
     const from = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } } }];
     const objects = await render({ networkPolicy: { enabled: true, gatewayFrom: from } });
     assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-gateway').spec.ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from }]);
-    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-operator').spec.ingress, []);
+    // The operator's health port only: probes and /metrics (the kubelet and Prometheus vary per cluster).
+    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-operator').spec.ingress, [{ ports: [{ port: 'health', protocol: 'TCP' }] }]);
     const redisFrom = find(objects, 'NetworkPolicy', 'tollgate-redis').spec.ingress[0].from;
     assert.deepEqual(redisFrom.map((peer: { podSelector: { matchLabels: Record<string, string> } }) => peer.podSelector.matchLabels['app.kubernetes.io/component']), ['gateway', 'operator']);
     const external = await render({ networkPolicy: { enabled: true }, redis: { mode: 'external', external: { url: 'redis://r:6379' } } });
     assert.ok(!external.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'tollgate-redis'));
   });
 
-  it('adds scrape annotations for metrics, and a ServiceMonitor when asked and the Prometheus Operator\'s API is served', async () => {
+  it('adds scrape annotations for metrics, and ServiceMonitors (gateway, operator) when asked and the Prometheus Operator\'s API is served', async () => {
     const defaults = await render();
     assert.deepEqual(find(defaults, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['prometheus.io/path'], '/metrics');
+    const operatorAnnotations = find(defaults, 'Deployment', 'tollgate-operator').spec.template.metadata.annotations;
+    assert.deepEqual([operatorAnnotations['prometheus.io/scrape'], operatorAnnotations['prometheus.io/port'], operatorAnnotations['prometheus.io/path']], ['true', '8081', '/metrics']);
     assert.ok(!kinds(defaults).includes('ServiceMonitor'));
+    assert.ok(!defaults.some((o) => o.kind === 'Service' && o.metadata.name === 'tollgate-operator'), 'no operator Service without a ServiceMonitor');
     const objects = await render({ metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } } }, { apiVersions: [SERVICE_MONITOR_API] });
     const monitor = find(objects, 'ServiceMonitor', 'tollgate-gateway');
     assert.equal(monitor.metadata.labels?.release, 'prometheus');
     assert.deepEqual(monitor.spec.endpoints, [{ port: 'http', path: '/metrics', interval: '30s' }]);
     assert.deepEqual(monitor.spec.selector.matchLabels, find(objects, 'Service', 'tollgate-gateway').spec.selector);
+    const operatorMonitor = find(objects, 'ServiceMonitor', 'tollgate-operator');
+    assert.equal(operatorMonitor.metadata.labels?.release, 'prometheus');
+    assert.deepEqual(operatorMonitor.spec.endpoints, [{ port: 'health', path: '/metrics', interval: '30s' }]);
+    const operatorService = find(objects, 'Service', 'tollgate-operator');
+    assert.equal(operatorService.spec.clusterIP, 'None');
+    assert.deepEqual(operatorService.spec.ports, [{ name: 'health', port: 8081, targetPort: 'health', protocol: 'TCP' }]);
+    assert.deepEqual(operatorMonitor.spec.selector.matchLabels, operatorService.spec.selector);
+    assert.deepEqual(operatorService.spec.selector, find(objects, 'Deployment', 'tollgate-operator').spec.selector.matchLabels);
     const off = await render({ metrics: { enabled: false } });
     assert.equal(find(off, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
+    assert.equal(find(off, 'Deployment', 'tollgate-operator').spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
   });
 
   for (const set of VALUE_SETS) {
@@ -345,6 +367,7 @@ describe('charts/tollgate', () => {
     { what: 'a log level outside the enum', set: { logLevel: 'loud' }, gojsonschema: 'logLevel: logLevel must be one of the following: "fatal", "error", "warn", "info", "debug", "trace", "silent"', v6: "at '/logLevel'" },
     { what: 'an unknown Redis mode', set: { 'redis.mode': 'cluster' }, gojsonschema: 'redis.mode: redis.mode must be one of the following: "bundled", "external"', v6: "at '/redis/mode'" },
     { what: 'a Redis URL that is not redis:// or rediss://', set: { 'redis.mode': 'external', 'redis.external.url': 'http://redis:6379' }, gojsonschema: "redis.external.url: Does not match pattern '^(rediss?://.+)?$'", v6: "at '/redis/external/url'" },
+    { what: 'an operator health port out of range', set: { 'operator.healthPort': 70000 }, gojsonschema: 'operator.healthPort: Must be less than or equal to 65535', v6: "at '/operator/healthPort'" },
     { what: 'a security context field Kubernetes does not have', set: { 'securityContext.runAsRoot': true }, gojsonschema: 'securityContext: Additional property runAsRoot is not allowed', v6: "'runAsRoot'" },
   ];
   for (const { what, set, gojsonschema, v6 } of SCHEMA_CASES) {

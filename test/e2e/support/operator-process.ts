@@ -10,6 +10,8 @@ const OUTPUT_LIMIT = 256 * 1024;
 export interface OperatorProcess {
   /** stdout and stderr so far (the last OUTPUT_LIMIT characters). */
   output(): string;
+  /** http://127.0.0.1:<port> of /healthz, /readyz and /metrics once the operator has logged its port; undefined before. */
+  healthUrl(): string | undefined;
   /** SIGKILL, then waits for the exit. Idempotent. */
   kill(): Promise<void>;
 }
@@ -32,13 +34,19 @@ export function startOperatorProcess(options: OperatorProcessOptions): OperatorP
     '--lease-duration-seconds', String(options.leaseDurationSeconds ?? 4),
     '--status-period-seconds', '1',
     '--log-level', 'info',
+    // Replicas share this machine: each takes a free port and logs it (see healthUrl).
+    '--health-port', '0',
+    '--health-host', '127.0.0.1',
   ];
   // No TOLLGATE_* or KUBECONFIG of the test's environment may steer the operator.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TOLLGATE_') && name !== 'KUBECONFIG'));
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
+  let healthPort: string | undefined;
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-OUTPUT_LIMIT);
+    // Kept once seen: the line may later scroll out of the kept output.
+    healthPort ??= /"msg":"health server listening"[^\n]*"port":(\d+)/.exec(output)?.[1];
   };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
@@ -47,6 +55,7 @@ export function startOperatorProcess(options: OperatorProcessOptions): OperatorP
   process.once('exit', killOnExit);
   return {
     output: () => output,
+    healthUrl: () => (healthPort === undefined ? undefined : `http://127.0.0.1:${healthPort}`),
     async kill() {
       process.off('exit', killOnExit);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -81,6 +81,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       operators.push({
         identity,
         output: process.output,
+        healthUrl: process.healthUrl,
         kill: async () => {
           killed = true;
           await process.kill();

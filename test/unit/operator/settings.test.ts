@@ -29,6 +29,8 @@ describe('readOperatorSettings', () => {
       redisUrl: 'redis://redis:6379',
       statusPeriodSeconds: 15,
       logLevel: 'info',
+      healthPort: 8081,
+      healthHost: '0.0.0.0',
       identity: 'node-1-42',
       kube: { kubeconfigPath: undefined, kubeconfigEnv: '/k/config', serviceHost: undefined, servicePort: undefined },
     });
@@ -56,6 +58,16 @@ describe('readOperatorSettings', () => {
     assert.match(settingsError({}, { ...NEEDS, TOLLGATE_REDIS_URL: 'http://redis' }), /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/ or rediss:\/\/ URL/);
     assert.match(settingsError({ watchNamespace: 'Team_A' }, NEEDS), /--watch-namespace \(TOLLGATE_WATCH_NAMESPACE\): must be a Kubernetes namespace name/);
     assert.match(settingsError({ leaseDurationSeconds: '1' }, NEEDS), /--lease-duration-seconds/);
+  });
+
+  test('the health port: 8081 by default, from the variable or the flag (which wins), 0 for any free port', () => {
+    assert.equal(readOperatorSettings({}, NEEDS, HOST).healthPort, 8081);
+    assert.equal(readOperatorSettings({}, { ...NEEDS, TOLLGATE_HEALTH_PORT: '9090' }, HOST).healthPort, 9090);
+    assert.equal(readOperatorSettings({ healthPort: '0' }, { ...NEEDS, TOLLGATE_HEALTH_PORT: '9090' }, HOST).healthPort, 0);
+    assert.equal(readOperatorSettings({ healthHost: '::' }, NEEDS, HOST).healthHost, '::');
+    for (const bad of ['65536', '-1', '80.5', 'http']) {
+      assert.match(settingsError({}, { ...NEEDS, TOLLGATE_HEALTH_PORT: bad }), /--health-port \(TOLLGATE_HEALTH_PORT\): /, bad);
+    }
   });
 
   test('the settings are frozen', () => {
