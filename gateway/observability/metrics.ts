@@ -87,7 +87,7 @@ export class GatewayMetrics {
   });
 
   constructor(options: { processMetrics?: boolean } = {}) {
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_process_' });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
   }
 
   trackInFlight(source: () => Iterable<{ router: string; provider: string; inFlight: number }>): void {

@@ -49,7 +49,7 @@ export class OperatorMetrics {
       help: 'Writes of the routing ConfigMap (only made when the snapshot changed).',
       registers,
     });
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_operator_process_' });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_operator_' });
   }
 
   /** Runs one reconcile, counting it by its outcome and timing it; its result or error passes through. */

@@ -238,8 +238,8 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.ok((sample(before, 'tollgate_operator_snapshot_writes_total') ?? 0) >= 1, 'the ConfigMap written at least once');
     assert.ok((sample(before, 'tollgate_operator_reconciles_total{kind="user",result="ok"}') ?? 0) >= 1, 'users reconciled');
     assert.match(before, /^tollgate_operator_reconcile_duration_seconds_count\{kind="routing"\} \d+$/m);
-    // prom-client's default metrics under the prefix (as the gateway's, under tollgate_process_).
-    assert.match(before, /^tollgate_operator_process_nodejs_eventloop_lag_seconds \d/m);
+    // prom-client's default metrics under the prefix (as the gateway's, under tollgate_).
+    assert.match(before, /^tollgate_operator_nodejs_eventloop_lag_seconds \d/m);
     const writes = sample(before, 'tollgate_operator_snapshot_writes_total')!;
     const reconciles = sample(before, ROUTING_OK)!;
 

@@ -64,9 +64,10 @@ describe('operator health server', () => {
     }
   });
 
-  test('process metrics go under tollgate_operator_process_, on a registry of their own', async () => {
+  test('process metrics go under tollgate_operator_ (tollgate_operator_process_cpu_seconds_total, tollgate_operator_nodejs_…), on a registry of their own', async () => {
     const text = await new OperatorMetrics({ isLeader: () => false }).registry.metrics();
-    assert.match(text, /^tollgate_operator_process_/m);
+    assert.match(text, /^tollgate_operator_process_cpu_seconds_total /m);
+    assert.doesNotMatch(text, /process_process_/);
     assert.doesNotMatch(text, /^(?!tollgate_operator_)[a-z]/m);
   });
 });
