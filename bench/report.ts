@@ -63,6 +63,16 @@ function byContender(measurements: readonly Measurement[], mode: Mode): Measurem
   return [...groups.values()];
 }
 
+/**
+ * The server's CPU time per request, in µs: its CPU share over its throughput. Time the
+ * hypervisor steals is not CPU time of the process, so this moves less with a noisy host than
+ * req/s does (cache and memory contention still move it).
+ */
+function perRequest(m: Measurement): string {
+  const percent = m.cpu.serverPercent;
+  return percent === undefined || m.result.rps === 0 ? 'n/a' : `${Math.round((percent / 100 / m.result.rps) * 1e6)} µs`;
+}
+
 /** The run whose throughput is the median of the contender's rounds: its row stands for them. */
 function medianRun(runs: readonly Measurement[]): Measurement {
   const middle = median(runs.map((m) => m.result.rps));
@@ -76,8 +86,8 @@ function medianRun(runs: readonly Measurement[]): Measurement {
 export function table(measurements: readonly Measurement[], mode: Mode): string {
   const directByRound = new Map(measurements.filter((m) => m.mode === mode && m.contender === 'direct').map((m) => [m.round, m]));
   const lines = [
-    '| Contender | req/s (median) | req/s per round | p50 | p99 | added p50 | added p99 | errors (non-2xx / socket) | peak RSS | server CPU | other load | steal |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Contender | req/s (median) | req/s per round | p50 | p99 | added p50 | added p99 | errors (non-2xx / socket) | peak RSS | server CPU | CPU per request | other load | steal |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const runs of byContender(measurements, mode)) {
     const m = medianRun(runs);
@@ -86,7 +96,7 @@ export function table(measurements: readonly Measurement[], mode: Mode): string 
     const baseline = direct && m !== direct ? direct.result : undefined;
     const disturbed = runs.some((run) => run.disturbed);
     const errors = runs.reduce((sum, run) => [sum[0]! + run.result.statusErrors, sum[1]! + run.result.socketErrors], [0, 0]);
-    lines.push(`| ${m.label}${disturbed ? ' †' : ''}${runs.some((run) => run.problem) ? ' ⚠' : ''} | ${rps(r.rps)} | ${runs.map((run) => rps(run.result.rps)).join(' · ')} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${errors[0]} / ${errors[1]} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`);
+    lines.push(`| ${m.label}${disturbed ? ' †' : ''}${runs.some((run) => run.problem) ? ' ⚠' : ''} | ${rps(r.rps)} | ${runs.map((run) => rps(run.result.rps)).join(' · ')} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${errors[0]} / ${errors[1]} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${perRequest(m)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`);
   }
   return lines.join('\n');
 }
