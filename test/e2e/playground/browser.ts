@@ -54,7 +54,11 @@ export async function launchPlaygroundBrowser(): Promise<PlaygroundBrowser> {
       page.on('request', (request) => requestedUrls.push(request.url()));
       return { context, page, problems, requestedUrls };
     },
-    close: () => browser.close(),
+    // Pages first, then the browser: nothing is left talking to a browser that is going away.
+    async close() {
+      await Promise.all(browser.contexts().map((context) => context.close().catch(() => {})));
+      await browser.close();
+    },
   };
 }
 
