@@ -41,6 +41,7 @@ export const errors = {
   /** Spec 7: the router's type does not fit the endpoint. */
   wrongModelType: () => new ApiError(400, 'invalid_request_error', 'wrong_model_type', 'Wrong model type', 'model'),
   invalidRequest: (message: string, param: string | null = null) => new ApiError(400, 'invalid_request_error', 'invalid_request', message, param),
+  emptyBody: () => new ApiError(400, 'invalid_request_error', 'invalid_request', 'The request body is empty; send a JSON object'),
   invalidJson: (reason: string) => new ApiError(400, 'invalid_request_error', 'invalid_json', `The request body is not valid JSON: ${reason}`),
   reservedJsonKey: () =>
     new ApiError(400, 'invalid_request_error', 'invalid_json', 'The request body uses a key that is refused: "__proto__", or "constructor" holding "prototype" (they could change the objects the gateway builds)'),

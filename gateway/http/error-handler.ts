@@ -34,10 +34,6 @@ function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: num
       return errors.bodyTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return errors.unsupportedMediaType(request.headers['content-type']);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return errors.invalidRequest('The request body is empty; send a JSON object');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return errors.invalidJson(error.message);
   }
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) return errors.invalidJson(error.message);
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {

@@ -14,7 +14,7 @@ export function registerJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
-    if (text.length === 0) return done(errors.invalidRequest('The request body is empty; send a JSON object'), undefined);
+    if (text.length === 0) return done(errors.emptyBody(), undefined);
     try {
       done(null, secureJson.parse(text, undefined, OPTIONS));
     } catch (error) {
