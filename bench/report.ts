@@ -50,10 +50,10 @@ const rps = (value: number) => Math.round(value).toLocaleString('en-US');
 const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)}%`);
 const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
 
-/** The middle value (the lower of the two middle ones for an even count). */
-function median(values: readonly number[]): number {
+/** The middle value (the lower of the two middle ones for an even count); undefined for none. */
+export function median(values: readonly number[]): number | undefined {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 /** Each contender's runs in one mode, in the order contenders were first measured. */
@@ -75,7 +75,7 @@ function perRequest(m: Measurement): string {
 
 /** The run whose throughput is the median of the contender's rounds: its row stands for them. */
 function medianRun(runs: readonly Measurement[]): Measurement {
-  const middle = median(runs.map((m) => m.result.rps));
+  const middle = median(runs.map((m) => m.result.rps))!;
   return runs.find((m) => m.result.rps === middle)!;
 }
 
@@ -119,7 +119,7 @@ export function ratio(measurements: readonly Measurement[], mode: Mode, contende
     const reference = measurements.find((m) => m.mode === mode && m.contender === base && m.round === measured.round);
     if (reference) rounds.push((100 * measured.result.rps) / reference.result.rps);
   }
-  return rounds.length === 0 ? undefined : { median: median(rounds), rounds };
+  return rounds.length === 0 ? undefined : { median: median(rounds)!, rounds };
 }
 
 const percentOf = (r: Ratio) => `${r.median.toFixed(1)}%${r.rounds.length > 1 ? ` (rounds: ${r.rounds.map((x) => `${x.toFixed(1)}%`).join(', ')})` : ''}`;

@@ -16,7 +16,7 @@ import { runWrk } from './load.ts';
 import { startNginxProxy, startNginxUpstream } from './nginx.ts';
 import { installCleanup, peakRssKiB, startPinned, stop, stopAll, waitForPort, wasInterrupted, type Child } from './processes.ts';
 import { startRedis, type RedisInstance } from './redis.ts';
-import { prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
+import { median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, ${SETTINGS.warmupSeconds} s warm-up (discarded) then ${SETTINGS.seconds} s measured, per contender and mode, in ${SETTINGS.rounds} rounds (every contender once per round); tables show each contender's median round, ratios are the median of the rounds' ratios`,
     pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
     redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
-      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured runs ${percent(middle(redisUse.json))} of a core non-streamed, ${percent(middle(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
+      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
       : undefined,
     notes,
   };
@@ -246,12 +246,6 @@ async function main(): Promise<void> {
   for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
   for (const line of ratioLines(measurements, false)) log(line);
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
-}
-
-/** The median of some values (the lower middle one for an even count), undefined for none. */
-function middle(values: readonly number[]): number | undefined {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 /** The configuration's two users: `plain` without budget or limits, `full` with both. */

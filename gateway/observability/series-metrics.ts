@@ -38,10 +38,7 @@ export class SeriesCounter<T extends string> extends Counter<T> {
 
   /** The series of `labels`, created on first use; keep it rather than asking again per update. */
   series(labels: LabelValues<T>): CounterSeries<T> {
-    const key = seriesKey(labels);
-    let found = this.#series.get(key);
-    if (!found) this.#series.set(key, (found = new CounterSeries(labels)));
-    return found;
+    return seriesOf(this.#series, labels, () => new CounterSeries(labels));
   }
 }
 
@@ -92,10 +89,7 @@ export class SeriesHistogram<T extends string> extends Histogram<T> {
 
   /** The series of `labels`, created on first use; keep it rather than asking again per update. */
   series(labels: LabelValues<T>): HistogramSeries<T> {
-    const key = seriesKey(labels);
-    let found = this.#series.get(key);
-    if (!found) this.#series.set(key, (found = new HistogramSeries(labels, this.#bounds)));
-    return found;
+    return seriesOf(this.#series, labels, () => new HistogramSeries(labels, this.#bounds));
   }
 
   override async get(): Promise<HistogramValues<T>> {
@@ -133,6 +127,10 @@ export class SeriesHistogram<T extends string> extends Histogram<T> {
   }
 }
 
-function seriesKey(labels: object): string {
-  return JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
+/** The series of one label set in `all`, made by `make` the first time (label order does not matter). */
+function seriesOf<S>(all: Map<string, S>, labels: object, make: () => S): S {
+  const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
+  let found = all.get(key);
+  if (found === undefined) all.set(key, (found = make()));
+  return found;
 }
