@@ -36,8 +36,8 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
         }
         return { kind: 'body', body: answer as JsonObject };
       }
-      const stream = await http.post(url, PATHS[request.endpoint], body, post);
-      return { kind: 'stream', chunks: sseJson(stream, request.signal) };
+      const text = await http.postText(url, PATHS[request.endpoint], body, post);
+      return { kind: 'stream', chunks: sseJson(text, request.signal) };
     },
   };
 }

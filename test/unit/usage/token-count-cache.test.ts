@@ -1,5 +1,5 @@
-// Long texts are counted once and remembered, within a bound on the text kept; short ones are
-// always counted (the lookup would cost as much).
+// Texts are counted once and remembered, within a bound on the text kept (each entry charged 32
+// characters beyond its text).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { TokenCountCache } from '../../../gateway/usage/token-count-cache.ts';
@@ -22,17 +22,25 @@ describe('TokenCountCache', () => {
     assert.equal(calls.length, 1);
   });
 
-  test('short texts are counted every time and not kept', () => {
+  test('a short text is remembered too: a system prompt repeats on every request', () => {
     const cache = new TokenCountCache(10_000);
     const { calls, count } = counter();
-    cache.count('hello', count);
-    cache.count('hello', count);
-    assert.equal(calls.length, 2);
-    assert.equal(cache.size, 0);
+    assert.equal(cache.count('You are a helpful assistant.', count), 28);
+    assert.equal(cache.count(JSON.parse('"You are a helpful assistant."') as string, count), 28);
+    assert.deepEqual(calls, ['You are a helpful assistant.']);
+    assert.equal(cache.size, 1);
+  });
+
+  test('many tiny texts are bounded by the cost of their entries, not only by their length', () => {
+    const cache = new TokenCountCache(340); // 340 characters: ten entries of two or three
+    const { count } = counter();
+    for (let i = 0; i < 100; i++) cache.count(`t${i}`, count);
+    assert.ok(cache.size <= 10, `kept ${cache.size}`);
+    assert.equal(cache.count('t99', () => assert.fail('the newest text was forgotten')), 3);
   });
 
   test('past its bound it forgets the least recently used texts first', () => {
-    const cache = new TokenCountCache(5000); // room for two texts of 2000
+    const cache = new TokenCountCache(5000); // room for two texts of 2000 (and their entries)
     const { calls, count } = counter();
     cache.count(long('a'), count);
     cache.count(long('b'), count);
@@ -48,7 +56,7 @@ describe('TokenCountCache', () => {
   });
 
   test('a text longer than the whole bound is counted and not kept', () => {
-    const cache = new TokenCountCache(1500);
+    const cache = new TokenCountCache(2000); // 2000 characters and an entry's cost do not fit
     const { calls, count } = counter();
     cache.count(long('a'), count);
     cache.count(long('a'), count);
