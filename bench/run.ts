@@ -29,13 +29,18 @@ const SETTINGS = {
   connections: positive('BENCH_CONNECTIONS', 32),
   threads: positive('BENCH_THREADS', 1),
   warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
+  // The gateway runs on V8's JIT, which is still compiling and recompiling its hot path 10-15 s
+  // into a run (--trace-opt/--trace-deopt lines per 3 s of load on the all-features path: 2747,
+  // 458, 74, 113, 364, 17, 3, 82, 5, 0), on the gateway's one core. A gateway in production runs
+  // for hours, so its warm-up lasts until that has settled; nginx needs none.
+  gatewayWarmupSeconds: positive('BENCH_GATEWAY_WARMUP_SECONDS', 15),
   seconds: positive('BENCH_SECONDS', 6),
   // Every contender once per round, rounds one after the other: ratios are taken within a round
   // and their median reported, as the host's speed drifts over minutes (by ±40% on these
   // machines) more than the figures being compared differ.
   rounds: positive('BENCH_ROUNDS', 3),
 };
-const DEFAULTS = { connections: 32, threads: 1, warmupSeconds: 3, seconds: 6, rounds: 3 };
+const DEFAULTS = { connections: 32, threads: 1, warmupSeconds: 3, gatewayWarmupSeconds: 15, seconds: 6, rounds: 3 };
 
 /** Other processes' CPU, in % of one core, above which a measurement waits for quiet. */
 const QUIET_THRESHOLD_PERCENT = 15;
@@ -50,7 +55,7 @@ const noisy = (use: { otherPercent: number | undefined; stealPercent: number | u
   (use.otherPercent ?? 0) >= QUIET_THRESHOLD_PERCENT || (use.stealPercent ?? 0) >= STEAL_THRESHOLD_PERCENT;
 const describeNoise = (use: { otherPercent: number | undefined; stealPercent: number | undefined }) =>
   `other processes ${percent(use.otherPercent)} of a core, steal ${percent(use.stealPercent)}`;
-/** The most the whole run waits for quiet, in seconds, so that it stays within ~7 minutes. */
+/** The most the whole run waits for quiet, in seconds, so that it stays within ~11 minutes. */
 const QUIET_WAIT_BUDGET_SECONDS = 120;
 
 function positive(name: string, fallback: number): number {
@@ -126,12 +131,13 @@ async function main(): Promise<void> {
     // The warm-up doubles as a probe: when other processes took the CPU during it, wait for
     // quiet and warm up again; a measured run they disturbed is done again. Both come out of
     // the run's waiting budget; once it is spent, what was measured stands and is marked.
+    const warmupSeconds = contender.startsWith('gateway') ? SETTINGS.gatewayWarmupSeconds : SETTINGS.warmupSeconds;
     let retry = false;
     for (;;) {
       const warmupStart = await cpuSnapshot();
-      await runWrk({ ...common, seconds: SETTINGS.warmupSeconds, name: `${contender}-${mode}-warmup` });
+      await runWrk({ ...common, seconds: warmupSeconds, name: `${contender}-${mode}-warmup` });
       const warmup = cpuUse(warmupStart, await cpuSnapshot(), pid);
-      if (retry) quietBudgetMs -= SETTINGS.warmupSeconds * 1000;
+      if (retry) quietBudgetMs -= warmupSeconds * 1000;
       retry = true;
       if (noisy(warmup) && quietBudgetMs > 0) {
         log(`  during the warm-up: ${describeNoise(warmup)}; waiting and warming up again`);
@@ -231,7 +237,7 @@ async function main(): Promise<void> {
     revision,
     upstream: upstreamText,
     gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and process with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback',
-    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, ${SETTINGS.warmupSeconds} s warm-up (discarded) then ${SETTINGS.seconds} s measured, per contender and mode, in ${SETTINGS.rounds} rounds (every contender once per round); tables show each contender's median round, ratios are the median of the rounds' ratios`,
+    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, a warm-up (discarded: ${SETTINGS.warmupSeconds} s, ${SETTINGS.gatewayWarmupSeconds} s for the gateway, whose JIT takes that long to settle) then ${SETTINGS.seconds} s measured, per contender and mode, in ${SETTINGS.rounds} rounds (every contender once per round); tables show each contender's median round, ratios are the median of the rounds' ratios`,
     pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
     redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
       ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
