@@ -76,8 +76,8 @@ async function generate(dialect: Dialect, provider: Ollama, request: ForwardRequ
     if (answer.done !== true) throw new UpstreamError('protocol', 'Ollama answered without finishing (no done: true)');
     return { kind: 'body', body: toCompletion(dialect, answer, model) };
   }
-  const stream = await http.post(provider.url, dialect.path, payload, postOptions(provider, request));
-  return { kind: 'stream', chunks: toChunks(dialect, ndjson(stream, request.signal), model) };
+  const text = await http.postText(provider.url, dialect.path, payload, postOptions(provider, request));
+  return { kind: 'stream', chunks: toChunks(dialect, ndjson(text, request.signal), model) };
 }
 
 function postOptions(provider: Ollama, request: ForwardRequest): PostOptions {

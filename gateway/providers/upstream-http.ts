@@ -3,6 +3,7 @@
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { UpstreamError } from './upstream-error.ts';
 import type { JsonObject } from './openai-wire.ts';
 import { TextFeed } from './text-feed.ts';
@@ -13,8 +14,6 @@ export interface PostOptions {
   readonly timeoutSeconds: number;
   readonly headers?: Record<string, string>;
 }
-
-type Body = Dispatcher.ResponseData['body'];
 
 /** What a request that may be answered with a stream accepts. */
 const STREAM_OR_JSON = 'application/json, text/event-stream';
@@ -30,18 +29,6 @@ export class UpstreamHttp {
 
   constructor(agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } })) {
     this.#agent = agent;
-  }
-
-  /** POSTs JSON to `baseUrl + path` and returns the body of a 2xx answer, still unread. */
-  async post(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<Body> {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.#agent.request({ ...this.#request(baseUrl, path, payload, options, STREAM_OR_JSON), signal: options.signal });
-    } catch (error) {
-      throw toUpstreamError(error, options.signal);
-    }
-    if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
-    throw new UpstreamError('status', await errorMessage(response), response.statusCode);
   }
 
   /**
@@ -211,16 +198,17 @@ export async function* sseJson(body: AsyncIterable<string>, signal: AbortSignal)
 }
 
 /** Newline-delimited JSON objects (Ollama's streaming format). */
-export async function* ndjson(body: Body, signal: AbortSignal): AsyncGenerator<JsonObject> {
+export async function* ndjson(body: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<JsonObject> {
+  const input = Readable.from(body);
   try {
-    body.setEncoding('utf8');
-    for await (const line of createInterface({ input: body, crlfDelay: Infinity })) {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       if (line.trim() !== '') yield parseChunk(line);
     }
   } catch (error) {
     throw toUpstreamError(error, signal);
   } finally {
-    if (!body.destroyed) body.destroy();
+    // Stops the request too when the lines were not all read (the feed's return() aborts it).
+    if (!input.destroyed) input.destroy();
   }
 }
 
@@ -250,16 +238,6 @@ export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamEr
   }
   const code = (error as { code?: unknown } | null)?.code;
   return new UpstreamError('connect', `the backend could not be reached${typeof code === 'string' ? ` (${code})` : ''}`);
-}
-
-async function errorMessage(response: Dispatcher.ResponseData): Promise<string> {
-  let text = '';
-  try {
-    text = await response.body.text();
-  } catch {
-    // The status says enough.
-  }
-  return describeStatus(response.statusCode, text);
 }
 
 /** "the backend answered 503: <its reason>", from an error body in any of the usual shapes. */
