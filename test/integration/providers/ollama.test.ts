@@ -407,6 +407,36 @@ describe('ollama failures and authentication', () => {
     }));
   });
 
+  test('a stream that Ollama breaks off gives the lines before it, then a failure', async () => {
+    fake.once({ breakAfterChunks: 2, text: 'one two three four five' });
+    const result = await forward('chat', { messages: USER }, { stream: true });
+    assert.equal(result.kind, 'stream');
+    const received: JsonObject[] = [];
+    await assert.rejects(async () => {
+      for await (const chunk of result.chunks) received.push(chunk);
+    }, upstreamError((error) => assert.notEqual(error.failure, 'aborted')));
+    const text = received.map((chunk) => ((chunk.choices as JsonObject[])[0]?.delta as JsonObject | undefined)?.content ?? '').join('');
+    assert.equal(text, 'one two', 'the two lines Ollama sent before it broke off');
+  });
+
+  test('a stream whose reader is cancelled cancels the request to Ollama', async () => {
+    fake.once({ chunkDelayMs: 100, text: Array.from({ length: 50 }, (_, i) => `word${i}`).join(' ') });
+    const abortedBefore = fake.abortedRequests;
+    const controller = new AbortController();
+    const result = await ollama.forward(spec(), { endpoint: 'chat', body: { model: MODEL, messages: USER }, stream: true, signal: controller.signal }, http);
+    assert.equal(result.kind, 'stream');
+    let received = 0;
+    await assert.rejects(async () => {
+      for await (const _chunk of result.chunks) {
+        if (++received === 2) controller.abort(); // the opening chunk, then the first word
+      }
+    }, upstreamError((error) => assert.equal(error.failure, 'aborted')));
+    assert.ok(received < 50, `${received} chunks: the stream stopped early`);
+    const deadline = Date.now() + 5000;
+    while (fake.abortedRequests === abortedBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(fake.abortedRequests, abortedBefore + 1, 'Ollama saw its request aborted');
+  });
+
   test('a backend that is not listening gives a connect failure', async () => {
     const gone = await startFakeOllama();
     await gone.close();
