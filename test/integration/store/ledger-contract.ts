@@ -279,5 +279,64 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
         assert.equal((await store.balance(id, T0)).reservedMicros, M);
       });
     });
+
+    // Requests of one turn of the event loop reach Redis as one batch, which reads each hash once
+    // and writes it once: each request must still see what the ones before it changed.
+    describe('many requests of one user at once', () => {
+      const rate = (policy: RateLimitPolicy, tokens = 0, scope = 'chat') => ({ scope, policy, tokens });
+
+      test('a request limit admits exactly the limit, and each admitted request sees one fewer remaining', async () => {
+        const id = await user();
+        const policy = { requests_per_minute: 4 };
+        const results = await Promise.all(Array.from({ length: 10 }, () => store.admit(id, { now: T0, rate: rate(policy) })));
+        const admitted = results.filter((r) => r.ok);
+        assert.equal(admitted.length, 4);
+        assert.deepEqual(admitted.map((r) => r.rate.requests_per_minute!.remaining).sort(), [0, 1, 2, 3]);
+        assert.equal((await store.admit(id, { now: T0 + 1, rate: rate(policy) })).ok, false, 'the four were written');
+      });
+
+      test('settlements together charge the sum, record it in the history and release every hold', async () => {
+        const id = await user({ budget: '1', budget_period: 'daily' });
+        const taken = Array.from({ length: 8 }, () => hold(100_000n));
+        const admitted = await Promise.all(taken.map((h) => store.admit(id, { now: T0, reservation: h })));
+        assert.ok(admitted.every((r) => r.ok));
+        const charged = await Promise.all(taken.map((h, i) => store.settle(id, { now: T0, reservation: h, actualMicros: BigInt(10_000 * (i + 1)) })));
+        assert.deepEqual(charged.map((c) => c.chargedMicros), taken.map((_, i) => BigInt(10_000 * (i + 1))));
+        const balance = await store.balance(id, T0);
+        assert.equal(balance.spentMicros, 360_000n);
+        assert.equal(balance.reservedMicros, 0n);
+        assert.deepEqual(balance.history, { '2026-11-18': 360_000n });
+      });
+
+      test('settlements together never charge past the budget: the room left is shared in order', async () => {
+        const id = await user({ budget: '0.25' });
+        const charged = await Promise.all(Array.from({ length: 3 }, () => store.settle(id, { now: T0, actualMicros: 100_000n })));
+        assert.deepEqual(charged.map((c) => c.chargedMicros), [100_000n, 100_000n, 50_000n]);
+        assert.equal((await store.balance(id, T0)).spentMicros, 250_000n);
+      });
+
+      test('a daily budget rolls over between two requests of one turn, and the late clock does not bring it back', async () => {
+        const id = await user({ budget: '1', budget_period: 'daily' });
+        const midnight = Date.UTC(2026, 10, 19);
+        const [before, after, late] = await Promise.all([
+          store.settle(id, { now: midnight - 1, actualMicros: 700_000n }),
+          store.settle(id, { now: midnight, actualMicros: 200_000n }),
+          store.settle(id, { now: midnight - 2, actualMicros: 300_000n }),
+        ]);
+        assert.deepEqual([before.chargedMicros, after.chargedMicros, late.chargedMicros], [700_000n, 200_000n, 300_000n]);
+        const balance = await store.balance(id, midnight);
+        assert.equal(balance.spentMicros, 500_000n, 'the new day counts the request at midnight and the late one');
+        assert.deepEqual(balance.history, { '2026-11-18': 700_000n, '2026-11-19': 500_000n });
+      });
+
+      test('tokens settled together all count in the window', async () => {
+        const id = await user();
+        const policy = { tokens_per_minute: 1000 };
+        await Promise.all(Array.from({ length: 5 }, () => store.settle(id, { now: T0, actualMicros: 0n, rate: rate(policy, 150) })));
+        const refused = await store.admit(id, { now: T0, rate: rate(policy, 251) });
+        assert.ok(!refused.ok && refused.reason === 'rate' && refused.limit === 'tokens_per_minute');
+        assert.equal((await store.admit(id, { now: T0, rate: rate(policy, 250) })).ok, true);
+      });
+    });
   });
 }

@@ -23,10 +23,10 @@ local LIMITS = {
 -- Only needed when the budget looks too small, as they count as reserved until then.
 local function release_stale(K, L, now)
   local stale = redis.call('ZRANGEBYSCORE', K[3], '-inf', now)
-  if #stale == 0 then return false end
+  if #stale == 0 then return end
   for _, member in ipairs(stale) do L.reserved = L.reserved - tonumber(string.match(member, '|(%d+)$')) end
+  L.dirty = true
   redis.call('ZREMRANGEBYSCORE', K[3], '-inf', now)
-  return true
 end
 
 local function admit_one(K, A)
@@ -72,27 +72,21 @@ local function admit_one(K, A)
     return out
   end
 
-  -- A refusal writes nothing but what the roll forward and the stale holds changed.
-  local released = false
-  local function refuse(reply)
-    if released or #L.changed > 0 then write_ledger(K, L) end
-    return reply
-  end
-
+  -- A refusal changes nothing but what the roll forward and the stale holds changed.
   -- The longest wait decides: the request needs room in every window.
   local worst = nil
   for _, win in ipairs(windows) do
     if win.retry > 0 and (worst == nil or win.retry > worst.retry) then worst = win end
   end
-  if worst ~= nil then return refuse(statuses({ 'rate', worst.l.name, worst.retry }, false)) end
+  if worst ~= nil then return statuses({ 'rate', worst.l.name, worst.retry }, false) end
 
   local holdId, holdMicros = A[5], tonumber(A[6])
   if L.budget ~= nil and holdId ~= '' and holdMicros > L.budget - L.spent - L.reserved then
-    released = release_stale(K, L, now)
+    release_stale(K, L, now)
     local remaining = L.budget - L.spent - L.reserved
     if holdMicros > remaining then
       if remaining < 0 then remaining = 0 end
-      return refuse({ 'budget', money(remaining) })
+      return { 'budget', money(remaining) }
     end
   end
 
@@ -100,8 +94,8 @@ local function admit_one(K, A)
   if holdId ~= '' then
     redis.call('ZADD', K[3], now + tonumber(A[7]), holdId .. '|' .. A[6])
     L.reserved = L.reserved + holdMicros
+    L.dirty = true
   end
-  if holdId ~= '' or released or #L.changed > 0 then write_ledger(K, L) end
   return statuses({ 'ok' }, true)
 end
 

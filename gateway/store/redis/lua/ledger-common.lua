@@ -14,9 +14,10 @@
 -- single Redis (not Cluster), whose scripts may touch any key.
 --
 -- These scripts run on every request, and Redis spent more time in them than in the commands
--- they run (a redis.call costs about a microsecond more than its command, a string.format as
--- much), so each hash is read with one HMGET and written with one HSET, the state changed in
--- Lua variables in between, and field names are constants.
+-- they run (a redis.call from Lua costs about 1.2 µs more than its command, a number passed to
+-- it 0.4 µs to print, a tonumber 0.4 µs to read), so each hash is read with one HMGET and written
+-- with one HSET once per batch (see LEDGERS), the state changed in Lua variables in between, and
+-- field names are constants.
 --
 -- Numbers: redis.call and cjson print a Lua number with '%.14g', exact for integers below 1e14;
 -- counters and times stay below that and are passed as numbers. Money may not (1e14 micros is
@@ -28,44 +29,59 @@ local function money(n)
   return string.format('%.0f', n)
 end
 
--- Reads the user's budget and the ledger, with the budget period rolled forward. Returns nil for
--- an unknown user, else the ledger: budget (nil when unlimited), spent, reserved, period (the
--- label `<kind>:<index>` being counted) and the fields the roll changed, for write_ledger. A new
--- period starts spending from zero; a changed kind of period starts counting periods afresh
--- without clearing what was spent; a clock behind the period already seen changes nothing.
+-- What a batch has read of the hashes its requests share, and what it changed in them. A batch
+-- runs atomically, so each hash is read on first use, changed in these tables between its
+-- requests, and written back once when the batch ends (flush): the same as reading and writing
+-- it for each request, for fewer redis.calls and fewer conversions between text and numbers. A
+-- batch usually holds several requests of one user (an application's key).
+local LEDGERS = {} -- ledger key -> the ledger, or false for an unknown user
+local WINDOW_HASHES = {} -- rate-limit hash -> { values = { field -> number }, written = { window -> true }, expire = bool }
+local HISTORY = {} -- history hash -> { period label -> micros charged by the batch }
+
+-- The user's ledger, with the budget period rolled forward to the request's (A 2-4). Returns nil
+-- for an unknown user, else the ledger the batch's requests of this user share: budget (nil when
+-- unlimited), spent, reserved, ptype and pidx (the period being counted). Whatever changes it sets
+-- `dirty`. A new period starts spending from zero; a changed kind of period starts counting
+-- periods afresh without clearing what was spent; a clock behind the period already seen changes
+-- nothing.
 local function read_ledger(K, A)
-  local user = redis.call('HMGET', K[1], 'budget', 'period')
-  if user[1] == false then return nil end
-  local ptype = user[2] or ''
-  local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved')
-  local L = {
-    budget = user[1] ~= '' and tonumber(user[1]) or nil,
-    spent = tonumber(led[3] or '0'),
-    reserved = tonumber(led[4] or '0'),
-    changed = {},
-  }
-  local indices = { daily = A[2], weekly = A[3], monthly = A[4] }
-  local pidx = indices[ptype] or '0'
-  if (led[1] or '') ~= ptype then
-    L.changed = { 'ptype', ptype, 'pidx', pidx }
-  elseif tonumber(pidx) > tonumber(led[2] or '0') then
-    L.changed = { 'pidx', pidx }
-    L.spent = 0
-  else
-    pidx = led[2] or '0' -- this clock may be behind: the period already seen is the one counted
+  local L = LEDGERS[K[2]]
+  if L == false then return nil end
+  if L == nil then
+    local user = redis.call('HMGET', K[1], 'budget', 'period')
+    if user[1] == false then
+      LEDGERS[K[2]] = false
+      return nil
+    end
+    local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved')
+    L = {
+      kind = user[2] or '',
+      budget = user[1] ~= '' and tonumber(user[1]) or nil,
+      ptype = led[1] or '',
+      pidx = led[2] or '0',
+      spent = tonumber(led[3] or '0'),
+      reserved = tonumber(led[4] or '0'),
+      dirty = false,
+    }
+    L.pidxn = tonumber(L.pidx)
+    LEDGERS[K[2]] = L
   end
-  L.period = ptype .. ':' .. pidx
+  local kind = L.kind
+  local pidx = (kind == 'daily' and A[2]) or (kind == 'weekly' and A[3]) or (kind == 'monthly' and A[4]) or '0'
+  if L.ptype ~= kind then
+    L.ptype, L.pidx, L.pidxn, L.dirty = kind, pidx, tonumber(pidx), true
+  else
+    local index = tonumber(pidx)
+    if index > L.pidxn then
+      L.pidx, L.pidxn, L.spent, L.dirty = pidx, index, 0, true
+    end
+  end
   return L
 end
 
--- Writes the ledger back in one HSET.
-local function write_ledger(K, L)
-  local fields = L.changed
-  fields[#fields + 1] = 'spent'
-  fields[#fields + 1] = money(L.spent)
-  fields[#fields + 1] = 'reserved'
-  fields[#fields + 1] = money(L.reserved)
-  redis.call('HSET', K[2], unpack(fields))
+-- The label `<kind>:<index>` of the period a ledger counts, as the history hash names it.
+local function period_label(L)
+  return L.ptype .. ':' .. L.pidx
 end
 
 -- The sliding-window counters of a rate-limit hash: each has its window in ms and three fields,
@@ -77,21 +93,34 @@ local WINDOWS = {
   tpd = { window = 86400000, s = 'tpd.s', c = 'tpd.c', p = 'tpd.p' },
 }
 
--- Sliding-window counters as they stand at `now`, read in one HMGET: each of `limits` (with `w`,
--- its entry of WINDOWS) gets start, cur and prev, shifted forward by whole windows, and `rolled`
--- when it moved to a new window (or had none).
+-- Sliding-window counters as they stand at `now`: each of `limits` (with `w`, its entry of
+-- WINDOWS) gets start, cur and prev, shifted forward by whole windows, and `rolled` when it moved
+-- to a new window (or had none). Fields the batch has not seen yet come in one HMGET.
 local function read_windows(hash, limits, now)
   if #limits == 0 then return end
+  local H = WINDOW_HASHES[hash]
+  if H == nil then
+    H = { values = {}, written = {}, expire = false }
+    WINDOW_HASHES[hash] = H
+  end
+  local V = H.values
   local names = {}
   for _, l in ipairs(limits) do
-    names[#names + 1] = l.w.s
-    names[#names + 1] = l.w.c
-    names[#names + 1] = l.w.p
+    if V[l.w.s] == nil then
+      names[#names + 1] = l.w.s
+      names[#names + 1] = l.w.c
+      names[#names + 1] = l.w.p
+    end
   end
-  local raw = redis.call('HMGET', hash, unpack(names))
-  for i, l in ipairs(limits) do
+  if #names > 0 then
+    local raw = redis.call('HMGET', hash, unpack(names))
+    for i = 1, #names, 3 do
+      V[names[i]], V[names[i + 1]], V[names[i + 2]] = tonumber(raw[i] or '-1'), tonumber(raw[i + 1] or '0'), tonumber(raw[i + 2] or '0')
+    end
+  end
+  for _, l in ipairs(limits) do
     local w = l.w.window
-    local start, cur, prev = tonumber(raw[i * 3 - 2] or '-1'), tonumber(raw[i * 3 - 1] or '0'), tonumber(raw[i * 3] or '0')
+    local start, cur, prev = V[l.w.s], V[l.w.c], V[l.w.p]
     local aligned = now - (now % w)
     l.rolled = start < 0 or aligned - start >= w
     if start < 0 or aligned - start >= 2 * w then start, cur, prev = aligned, 0, 0
@@ -100,28 +129,62 @@ local function read_windows(hash, limits, now)
   end
 end
 
--- Adds `l.add` to each window's current count and writes them all in one HSET. When a window
--- rolled (a minute's does every minute of use), the hash's lifetime is set to two days: longer
--- than a day window and the one before it, which is all it has to remember.
+-- Adds `l.add` to each window's current count, for the flush to write. When a window rolled (a
+-- minute's does every minute of use), the hash's lifetime is set to two days: longer than a day
+-- window and the one before it, which is all it has to remember.
 local function write_windows(hash, limits)
   if #limits == 0 then return end
-  local fields = {}
-  local rolled = false
+  local H = WINDOW_HASHES[hash]
+  local V = H.values
   for _, l in ipairs(limits) do
-    fields[#fields + 1] = l.w.s
-    fields[#fields + 1] = l.start
-    fields[#fields + 1] = l.w.c
-    fields[#fields + 1] = l.cur + l.add
-    fields[#fields + 1] = l.w.p
-    fields[#fields + 1] = l.prev
-    rolled = rolled or l.rolled
+    V[l.w.s], V[l.w.c], V[l.w.p] = l.start, l.cur + l.add, l.prev
+    H.written[l.w] = true
+    H.expire = H.expire or l.rolled
   end
-  redis.call('HSET', hash, unpack(fields))
-  if rolled then redis.call('PEXPIRE', hash, 172800000) end
+end
+
+-- Adds a charge to the history of the ledger's period, for the flush to write.
+local function add_history(key, L, micros)
+  local periods = HISTORY[key]
+  if periods == nil then
+    periods = {}
+    HISTORY[key] = periods
+  end
+  local label = period_label(L)
+  periods[label] = (periods[label] or 0) + micros
+end
+
+-- Writes what the batch changed: one HSET per ledger and per rate-limit hash, one HINCRBY per
+-- period charged.
+local function flush()
+  for key, L in pairs(LEDGERS) do
+    if L and L.dirty then
+      redis.call('HSET', key, 'ptype', L.ptype, 'pidx', L.pidx, 'spent', money(L.spent), 'reserved', money(L.reserved))
+    end
+  end
+  for hash, H in pairs(WINDOW_HASHES) do
+    local fields = {}
+    for w in pairs(H.written) do
+      local V = H.values
+      fields[#fields + 1] = w.s
+      fields[#fields + 1] = V[w.s]
+      fields[#fields + 1] = w.c
+      fields[#fields + 1] = V[w.c]
+      fields[#fields + 1] = w.p
+      fields[#fields + 1] = V[w.p]
+    end
+    if #fields > 0 then
+      redis.call('HSET', hash, unpack(fields))
+      if H.expire then redis.call('PEXPIRE', hash, 172800000) end
+    end
+  end
+  for key, periods in pairs(HISTORY) do
+    for label, micros in pairs(periods) do redis.call('HINCRBY', key, label, money(micros)) end
+  end
 end
 
 -- Runs `step` once for each request of the batch in ARGV[1], in order, on its key set and its
--- arguments, and returns their replies in that order, as a JSON list.
+-- arguments, writes what they changed, and returns their replies in that order, as a JSON list.
 local function each_request(step)
   local batch = cjson.decode(ARGV[1])
   local replies = {}
@@ -130,5 +193,6 @@ local function each_request(step)
     for i = 2, #request do A[i - 1] = request[i] end
     replies[#replies + 1] = step(batch.k[request[1]], A)
   end
+  flush()
   return cjson.encode(replies)
 end

@@ -17,8 +17,10 @@ local function settle_one(K, A)
   local L = read_ledger(K, A)
   if L == nil then return '0' end
 
-  local released = A[5] ~= '' and redis.call('ZREM', K[3], A[5] .. '|' .. A[6]) == 1
-  if released then L.reserved = L.reserved - tonumber(A[6]) end
+  if A[5] ~= '' and redis.call('ZREM', K[3], A[5] .. '|' .. A[6]) == 1 then
+    L.reserved = L.reserved - tonumber(A[6])
+    L.dirty = true
+  end
 
   local charge = tonumber(A[7])
   if L.budget ~= nil then
@@ -29,9 +31,9 @@ local function settle_one(K, A)
   local charged = money(charge)
   if charge > 0 then
     L.spent = L.spent + charge
-    redis.call('HINCRBY', K[4], L.period, charged)
+    L.dirty = true
+    add_history(K[4], L, charge)
   end
-  if released or charge > 0 or #L.changed > 0 then write_ledger(K, L) end
 
   local tokens = tonumber(A[8])
   if tokens > 0 then
