@@ -14,6 +14,8 @@ interface UserLedger {
   spent: bigint;
   reserved: bigint;
   holds: Map<string, { micros: bigint; expires: number }>;
+  /** No hold expires before this (ms): until then there is nothing to release. */
+  nextExpiry: number;
   /** `<period kind>:<index>` -> spent, as the Redis store keeps it. */
   history: Map<string, bigint>;
   /** scope -> limit -> counter */
@@ -50,8 +52,10 @@ export class MemoryLedger implements Ledger {
     }
     for (const c of checks) counters!.set(c.name, { ...c.counter, cur: c.counter.cur + c.cost });
     if (hold) {
-      ledger.holds.set(hold.id, { micros: hold.micros, expires: admission.now + hold.ttlMs });
+      const expires = admission.now + hold.ttlMs;
+      ledger.holds.set(hold.id, { micros: hold.micros, expires });
       ledger.reserved += hold.micros;
+      if (expires < ledger.nextExpiry) ledger.nextExpiry = expires;
     }
     return { ok: true, rate: statuses(checks, true) };
   }
@@ -119,7 +123,7 @@ export class MemoryLedger implements Ledger {
   #prepare(userId: string, user: UserRecord, now: number): UserLedger {
     let ledger = this.#ledgers.get(userId);
     if (!ledger) {
-      ledger = { ptype: null, pidx: 0, spent: 0n, reserved: 0n, holds: new Map(), history: new Map(), windows: new Map() };
+      ledger = { ptype: null, pidx: 0, spent: 0n, reserved: 0n, holds: new Map(), nextExpiry: Infinity, history: new Map(), windows: new Map() };
       this.#ledgers.set(userId, ledger);
     }
     const ptype = user.budget_period;
@@ -131,11 +135,19 @@ export class MemoryLedger implements Ledger {
       ledger.pidx = pidx;
       ledger.spent = 0n;
     }
-    for (const [id, hold] of ledger.holds) {
-      if (hold.expires <= now) {
-        ledger.holds.delete(id);
-        ledger.reserved -= hold.micros;
+    // Every admission and settlement comes here: the holds in flight are looked at only once one
+    // may have expired (a settled hold leaves nextExpiry early, which costs one look too many).
+    if (now >= ledger.nextExpiry) {
+      let next = Infinity;
+      for (const [id, hold] of ledger.holds) {
+        if (hold.expires <= now) {
+          ledger.holds.delete(id);
+          ledger.reserved -= hold.micros;
+        } else if (hold.expires < next) {
+          next = hold.expires;
+        }
       }
+      ledger.nextExpiry = next;
     }
     return ledger;
   }
