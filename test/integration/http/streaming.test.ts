@@ -211,6 +211,35 @@ describe('a backend that breaks off mid-stream', () => {
   }
 });
 
+describe('a client that reads slowly', () => {
+  test('a long answer it stops reading for a while still arrives whole and in order', async (t) => {
+    // About 6 MB of events: more than the sockets between them buffer, so the gateway has to wait
+    // for the client, and stop reading from the backend meanwhile, then carry on.
+    const text = Array.from({ length: 40_000 }, (_, i) => `w${i}`).join(' ');
+    fake.once({ text });
+    const client = ownClient(gw);
+    t.after(() => client.close());
+    const response = await client.fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ model: 'stream-vllm', messages: USER, stream: true }),
+    });
+    assert.equal(response.status, 200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let received = decoder.decode((await reader.read()).value, { stream: true });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += decoder.decode(value, { stream: true });
+    }
+    const { chunks, usage } = assertCompleteStream({ status: 200, contentType: 'text/event-stream', text: received, events: sseEvents(received) }, 'stream-vllm', 'chat.completion.chunk');
+    assert.equal(joinedText(chunks), text);
+    assert.equal(usage.completion_tokens, 40_000);
+  });
+});
+
 describe('a client that goes away', () => {
   const LONG_TEXT = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
 
