@@ -60,6 +60,24 @@ describe('redis store: Redis specifics', () => {
     assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['1', 'daily']);
   });
 
+  test('a batch that fails part-way still writes what its earlier requests did: every hold is counted', async () => {
+    await store.createUser(userSpec('alice', { budget: '1' }), new Date());
+    await store.createUser(userSpec('bob', { budget: '1' }), new Date());
+    await admin.set(keys.rate('bob', 'chat'), 'not a hash'); // bob's limits fail with WRONGTYPE
+    const now = Date.now();
+    const policy = { requests_per_minute: 10 };
+    const [alice, bob] = await Promise.allSettled([
+      store.admit('alice', { now, reservation: { id: 'hold-a', micros: 300_000n, ttlMs: 60_000 }, rate: { scope: 'chat', policy, tokens: 0 } }),
+      store.admit('bob', { now, reservation: { id: 'hold-b', micros: 300_000n, ttlMs: 60_000 }, rate: { scope: 'chat', policy, tokens: 0 } }),
+    ]);
+    assert.equal(alice.status, 'rejected', 'one script call: the batch fails as a whole');
+    assert.equal(bob.status, 'rejected');
+    // Alice's step ran before Bob's failed: her hold is in the sorted set, so her ledger counts it.
+    assert.deepEqual(await admin.zrange(keys.holds('alice'), 0, -1), ['hold-a|300000']);
+    assert.equal((await store.balance('alice', now)).reservedMicros, 300_000n);
+    assert.equal(await admin.hget(keys.rate('alice', 'chat'), 'rpm.c'), '1');
+  });
+
   test('a budget beyond what a double holds exactly is stored to the micro-unit', async () => {
     await store.createUser(userSpec('alice', { budget: '999999999999999.999999' }), new Date());
     assert.equal(await admin.hget(keys.user('alice'), 'budget'), '999999999999999999999');

@@ -185,14 +185,20 @@ end
 
 -- Runs `step` once for each request of the batch in ARGV[1], in order, on its key set and its
 -- arguments, writes what they changed, and returns their replies in that order, as a JSON list.
+-- A step that fails (a key of the wrong type) fails the batch, but what the steps before it did
+-- is written first, as when each wrote as it went: the holds they added to or took from the
+-- sorted sets are already there, and the ledgers must count them.
 local function each_request(step)
   local batch = cjson.decode(ARGV[1])
   local replies = {}
-  for _, request in ipairs(batch.r) do
-    local A = {}
-    for i = 2, #request do A[i - 1] = request[i] end
-    replies[#replies + 1] = step(batch.k[request[1]], A)
-  end
+  local ok, failure = pcall(function()
+    for _, request in ipairs(batch.r) do
+      local A = {}
+      for i = 2, #request do A[i - 1] = request[i] end
+      replies[#replies + 1] = step(batch.k[request[1]], A)
+    end
+  end)
   flush()
+  if not ok then error(failure) end
   return cjson.encode(replies)
 end
