@@ -73,7 +73,7 @@ describe('redis store: Redis specifics', () => {
     assert.equal(alice.status, 'rejected', 'one script call: the batch fails as a whole');
     assert.equal(bob.status, 'rejected');
     // Alice's step ran before Bob's failed: her hold is in the sorted set, so her ledger counts it.
-    assert.deepEqual(await admin.zrange(keys.holds('alice'), 0, -1), ['hold-a|300000']);
+    assert.deepEqual(await admin.zrange(keys.holds('alice'), '0', '-1'), ['hold-a|300000']);
     assert.equal((await store.balance('alice', now)).reservedMicros, 300_000n);
     assert.equal(await admin.hget(keys.rate('alice', 'chat'), 'rpm.c'), '1');
   });
