@@ -39,12 +39,12 @@ export class UpstreamHttp {
   postJson(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<unknown> {
     const { signal } = options;
     return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(new UpstreamError('aborted', 'the request was cancelled'));
+      if (signal.aborted) return reject(cancelled());
       const chunks: Buffer[] = [];
       let status = 0;
-      let onAbort: (() => void) | undefined;
+      let stopCancelling = () => {};
       const settle = (outcome: () => unknown) => {
-        if (onAbort) signal.removeEventListener('abort', onAbort);
+        stopCancelling();
         try {
           resolve(outcome());
         } catch (error) {
@@ -55,8 +55,7 @@ export class UpstreamHttp {
         this.#request(baseUrl, path, payload, options, 'application/json'),
         {
           onRequestStart(controller) {
-            onAbort = () => controller.abort(new UpstreamError('aborted', 'the request was cancelled'));
-            signal.addEventListener('abort', onAbort, { once: true });
+            stopCancelling = cancelOn(signal, controller);
           },
           onResponseStart(_controller, statusCode) {
             status = statusCode;
@@ -93,22 +92,18 @@ export class UpstreamHttp {
   postText(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<string>> {
     const { signal } = options;
     return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(new UpstreamError('aborted', 'the request was cancelled'));
+      if (signal.aborted) return reject(cancelled());
       const feed = new TextFeed();
       const errorBody: Buffer[] = [];
       let status = 0;
       let started = false;
-      let onAbort: (() => void) | undefined;
-      const done = () => {
-        if (onAbort) signal.removeEventListener('abort', onAbort);
-      };
+      let stopCancelling = () => {};
       this.#agent.dispatch(
         this.#request(baseUrl, path, payload, options, STREAM_OR_JSON),
         {
           onRequestStart(controller) {
             feed.attach(controller);
-            onAbort = () => controller.abort(new UpstreamError('aborted', 'the request was cancelled'));
-            signal.addEventListener('abort', onAbort, { once: true });
+            stopCancelling = cancelOn(signal, controller);
           },
           onResponseStart(_controller, statusCode) {
             status = statusCode;
@@ -120,12 +115,12 @@ export class UpstreamHttp {
             else errorBody.push(chunk);
           },
           onResponseEnd() {
-            done();
+            stopCancelling();
             if (started) feed.end();
             else reject(new UpstreamError('status', describeStatus(status, Buffer.concat(errorBody).toString('utf8')), status));
           },
           onResponseError(_controller, error) {
-            done();
+            stopCancelling();
             const failure = toUpstreamError(error, signal);
             if (started) feed.fail(failure);
             else reject(failure);
@@ -163,6 +158,15 @@ export class UpstreamHttp {
     }
     return target;
   }
+}
+
+const cancelled = () => new UpstreamError('aborted', 'the request was cancelled');
+
+/** Aborts the request when `signal` fires; returns what stops listening once the request is over. */
+function cancelOn(signal: AbortSignal, request: { abort(reason: Error): void }): () => void {
+  const onAbort = () => request.abort(cancelled());
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** Bearer authentication, the scheme of every OpenAI-style backend. */
@@ -231,7 +235,7 @@ function parseChunk(data: string): JsonObject {
 
 export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  if (signal.aborted) return new UpstreamError('aborted', 'the request was cancelled');
+  if (signal.aborted) return cancelled();
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError ||
       error instanceof undiciErrors.ConnectTimeoutError) {
     return new UpstreamError('timeout', 'the backend did not answer within its timeout');
