@@ -2,7 +2,7 @@
 // the router's name, one usage chunk with cost and carbon right before `data: [DONE]`, an SSE
 // error event when the backend breaks off, and the backend's request cancelled when the client
 // goes away.
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
@@ -211,20 +211,27 @@ describe('a backend that breaks off mid-stream', () => {
   }
 });
 
+/** A streamed chat on stream-vllm over a connection of its own (closed after the test); answered 200. */
+async function openStream(t: TestContext, signal?: AbortSignal) {
+  const client = ownClient(gw);
+  t.after(() => client.close());
+  const response = await client.fetch('/v1/chat/completions', {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ model: 'stream-vllm', messages: USER, stream: true }),
+    ...(signal ? { signal } : {}),
+  });
+  assert.equal(response.status, 200);
+  return response;
+}
+
 describe('a client that reads slowly', () => {
   test('a long answer it stops reading for a while still arrives whole and in order', async (t) => {
     // About 6 MB of events: more than the sockets between them buffer, so the gateway has to wait
     // for the client, and stop reading from the backend meanwhile, then carry on.
     const text = Array.from({ length: 40_000 }, (_, i) => `w${i}`).join(' ');
     fake.once({ text });
-    const client = ownClient(gw);
-    t.after(() => client.close());
-    const response = await client.fetch('/v1/chat/completions', {
-      method: 'POST',
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ model: 'stream-vllm', messages: USER, stream: true }),
-    });
-    assert.equal(response.status, 200);
+    const response = await openStream(t);
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let received = decoder.decode((await reader.read()).value, { stream: true });
@@ -234,7 +241,8 @@ describe('a client that reads slowly', () => {
       if (done) break;
       received += decoder.decode(value, { stream: true });
     }
-    const { chunks, usage } = assertCompleteStream({ status: 200, contentType: 'text/event-stream', text: received, events: sseEvents(received) }, 'stream-vllm', 'chat.completion.chunk');
+    const streamed = { status: response.status, contentType: response.headers.get('content-type') ?? '', text: received, events: sseEvents(received) };
+    const { chunks, usage } = assertCompleteStream(streamed, 'stream-vllm', 'chat.completion.chunk');
     assert.equal(joinedText(chunks), text);
     assert.equal(usage.completion_tokens, 40_000);
   });
@@ -247,15 +255,7 @@ describe('a client that goes away', () => {
     fake.once({ chunkDelayMs: 100, text: LONG_TEXT });
     const abortedBefore = fake.abortedRequests;
     const controller = new AbortController();
-    const client = ownClient(gw);
-    t.after(() => client.close());
-    const response = await client.fetch('/v1/chat/completions', {
-      method: 'POST',
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ model: 'stream-vllm', messages: USER, stream: true }),
-      signal: controller.signal,
-    });
-    assert.equal(response.status, 200);
+    const response = await openStream(t, controller.signal);
     const reader = response.body!.getReader();
     const first = await reader.read();
     assert.equal(first.done, false);
