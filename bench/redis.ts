@@ -1,6 +1,6 @@
 // redis-server as the benchmark runs it: a foreground child pinned to a core, on a free loopback
 // port, without persistence (`--save ''`, `--appendonly no`), its working directory a fresh
-// temporary one; never the system's service. FLUSHALL empties it between runs.
+// temporary one; never the system's service. It lives for the whole benchmark run.
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -15,8 +15,6 @@ export interface RedisInstance {
   readonly port: number;
   /** redis://127.0.0.1:<port> */
   readonly url: string;
-  /** Empties every database, so that the next run starts clean. */
-  flushAll(): Promise<void>;
   /** Stops the server and removes its directory. */
   stop(): Promise<void>;
 }
@@ -47,10 +45,6 @@ export async function startRedis(redis: string, core: number, logFile: string): 
     child,
     port,
     url: `redis://127.0.0.1:${port}`,
-    async flushAll() {
-      const reply = await command(port, 'FLUSHALL');
-      if (reply !== '+OK') throw new Error(`redis-server answered FLUSHALL with ${reply}`);
-    },
     async stop() {
       await stop(child);
       await rm(dir, { recursive: true, force: true });

@@ -33,14 +33,18 @@ const SETTINGS = {
   // into a run (--trace-opt/--trace-deopt lines per 3 s of load on the all-features path: 2747,
   // 458, 74, 113, 364, 17, 3, 82, 5, 0), on the gateway's one core. A gateway in production runs
   // for hours, so its warm-up lasts until that has settled; nginx needs none.
+  // The gateway runs on V8's JIT, which is still compiling and recompiling its hot path 10-15 s
+  // into a run (--trace-opt/--trace-deopt lines per 3 s of load on the all-features path: 2747,
+  // 458, 74, 113, 364, 17, 3, 82, 5, 0), on the gateway's one core. A gateway in production runs
+  // for hours: each gateway process is warmed up this long per mode once, before the rounds.
   gatewayWarmupSeconds: positive('BENCH_GATEWAY_WARMUP_SECONDS', 15),
   seconds: positive('BENCH_SECONDS', 6),
-  // Every contender once per round, rounds one after the other: ratios are taken within a round
-  // and their median reported, as the host's speed drifts over minutes (by ±40% on these
-  // machines) more than the figures being compared differ.
-  rounds: positive('BENCH_ROUNDS', 3),
+  // The host's speed drifts over minutes (by ±40% on these machines), more than the figures
+  // being compared differ. Every contender is measured once per round, back to back; ratios are
+  // taken within a round and their median reported.
+  rounds: positive('BENCH_ROUNDS', 5),
 };
-const DEFAULTS = { connections: 32, threads: 1, warmupSeconds: 3, gatewayWarmupSeconds: 15, seconds: 6, rounds: 3 };
+const DEFAULTS = { connections: 32, threads: 1, warmupSeconds: 3, gatewayWarmupSeconds: 15, seconds: 6, rounds: 5 };
 
 /** Other processes' CPU, in % of one core, above which a measurement waits for quiet. */
 const QUIET_THRESHOLD_PERCENT = 15;
@@ -131,7 +135,7 @@ async function main(): Promise<void> {
     // The warm-up doubles as a probe: when other processes took the CPU during it, wait for
     // quiet and warm up again; a measured run they disturbed is done again. Both come out of
     // the run's waiting budget; once it is spent, what was measured stands and is marked.
-    const warmupSeconds = contender.startsWith('gateway') ? SETTINGS.gatewayWarmupSeconds : SETTINGS.warmupSeconds;
+    const warmupSeconds = SETTINGS.warmupSeconds;
     let retry = false;
     for (;;) {
       const warmupStart = await cpuSnapshot();
@@ -171,59 +175,69 @@ async function main(): Promise<void> {
   const redisUse: Record<Mode, number[]> = { json: [], sse: [] };
   let redisPeakKiB: number | undefined;
 
-  for (round = 1; round <= SETTINGS.rounds; round++) {
-    log(`Round ${round} of ${SETTINGS.rounds}`);
-    log('Upstream called directly:');
-    for (const mode of MODES) await measure('direct', 'upstream direct', mode, upstreamUrl(mode) + CHAT_PATH, upstream.pid, auth('plain'));
-
-    if (tools.nginx) {
-      log('nginx proxy_pass:');
-      const ports = { json: await freePort(), sse: await freePort() };
-      const proxy = await startNginxProxy(tools.nginx, join(scratch, `nginx-proxy-${round}`), serverCore, ports, upstreamPorts);
-      for (const mode of MODES) await measure('nginx', 'nginx proxy_pass', mode, `http://127.0.0.1:${ports[mode]}${CHAT_PATH}`, proxy.child.pid, auth('plain'));
-      await stop(proxy.child);
+  // Every server under test is started once and kept for the whole run: a gateway warmed up
+  // once runs the code it will run for hours, and each round then measures the contenders one
+  // right after the other, seconds apart instead of minutes, so that the host's drift touches
+  // the two sides of a ratio alike.
+  const servers: Server[] = [{ contender: 'direct', label: 'upstream direct', url: upstreamUrl, pid: upstream.pid, user: 'plain' }];
+  if (tools.nginx) {
+    const ports = { json: await freePort(), sse: await freePort() };
+    const proxy = await startNginxProxy(tools.nginx, join(scratch, 'nginx-proxy'), serverCore, ports, upstreamPorts);
+    servers.push({ contender: 'nginx', label: 'nginx proxy_pass', url: (mode) => `http://127.0.0.1:${ports[mode]}`, pid: proxy.child.pid, user: 'plain' });
+  }
+  let redis: RedisInstance | undefined;
+  const gatewayLogs: string[] = [];
+  for (const { contender, label, user, store } of GATEWAY_VARIANTS) {
+    if (store === 'redis') {
+      if (!tools.redis) continue; // noted by ensureTools
+      // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
+      redis = await startRedis(tools.redis, loadCore, join(scratch, 'redis-server.log'));
     }
+    const port = await freePort();
+    const logFile = join(scratch, `${contender}.log`);
+    gatewayLogs.push(logFile);
+    const gateway = startPinned('gateway', serverCore, node,
+      [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...(store === 'redis' && redis ? ['--redis-url', redis.url] : [])],
+      logFile, gatewayEnv);
+    await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
+      const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
+      throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
+    });
+    servers.push({ contender, label, url: () => `http://127.0.0.1:${port}`, pid: gateway.pid, user, sidecar: store === 'redis' ? redis : undefined });
+  }
 
-    log('Tollgate gateway (a fresh process per variant and mode; Redis emptied before each of its runs):');
-    for (const variant of GATEWAY_VARIANTS) {
-      const { contender, label, user, store } = variant;
-      let redis: RedisInstance | undefined;
-      if (store === 'redis') {
-        if (!tools.redis) continue; // noted by ensureTools
-        // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
-        redis = await startRedis(tools.redis, loadCore, join(scratch, `redis-server-${round}.log`));
-      }
-      for (const mode of MODES) {
-        // Each run starts clean: no usage records, budget holds or rate-limit windows of an earlier
-        // one; the gateway seeds its users and catalog into the empty Redis when it starts.
-        await redis?.flushAll();
-        const port = await freePort();
-        const logFile = join(scratch, `${contender}-${mode}-${round}.log`);
-        const gateway = startPinned('gateway', serverCore, node,
-          [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...(redis ? ['--redis-url', redis.url] : [])],
-          logFile, gatewayEnv);
-        await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
-          const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
-          throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
-        });
-        const sidecar = await measure(contender, label, mode, `http://127.0.0.1:${port}${CHAT_PATH}`, gateway.pid, auth(user), redis?.child.pid);
-        if (redis) {
+  log(`Warming up each gateway process (${SETTINGS.gatewayWarmupSeconds} s per mode, discarded)`);
+  for (const server of servers.filter((s) => s.contender.startsWith('gateway'))) {
+    for (const mode of MODES) {
+      await runWrk({ wrk: tools.wrk, core: loadCore, url: server.url(mode) + CHAT_PATH, body: requestBody(mode), headers: auth(server.user), connections: SETTINGS.connections, threads: SETTINGS.threads, seconds: SETTINGS.gatewayWarmupSeconds, scratchDir: scratch, name: `${server.contender}-${mode}-first-warmup` });
+    }
+  }
+
+  for (round = 1; round <= SETTINGS.rounds; round++) {
+    // Every other round runs the contenders in reverse order: a drift that lasts the round then
+    // favours neither side of a ratio over the rounds.
+    const order = round % 2 === 1 ? servers : [...servers].reverse();
+    log(`Round ${round} of ${SETTINGS.rounds}`);
+    for (const mode of MODES) {
+      for (const server of order) {
+        const sidecar = await measure(server.contender, server.label, mode, server.url(mode) + CHAT_PATH, server.pid, auth(server.user), server.sidecar?.child.pid);
+        if (server.sidecar) {
           if (sidecar?.serverPercent !== undefined) redisUse[mode].push(sidecar.serverPercent);
           log(`  ${''.padEnd(32)} ${mode.padEnd(4)} redis-server CPU ${percent(sidecar?.serverPercent)} (core ${loadCore})`);
         }
-        await stop(gateway);
-        const text = await readFile(logFile, 'utf8').catch(() => '');
-        gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
-      }
-      if (redis) {
-        redisPeakKiB = Math.max(redisPeakKiB ?? 0, (await peakRssKiB(redis.child.pid)) ?? 0);
-        await redis.flushAll();
-        await redis.stop();
       }
     }
   }
-  if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
+  if (redis) {
+    redisPeakKiB = await peakRssKiB(redis.child.pid);
+    await redis.stop();
+  }
   await stopAll();
+  for (const logFile of gatewayLogs) {
+    const text = await readFile(logFile, 'utf8').catch(() => '');
+    gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
+  }
+  if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
   if ((await gitRevision()) !== revision) notes.push('the gateway\'s sources changed while it was being measured: its processes may not all have run the same code');
   const disturbed = measurements.filter((m) => m.disturbed);
   if (disturbed.length > 0) {
@@ -236,11 +250,11 @@ async function main(): Promise<void> {
     machine,
     revision,
     upstream: upstreamText,
-    gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and process with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback',
-    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread, a warm-up (discarded: ${SETTINGS.warmupSeconds} s, ${SETTINGS.gatewayWarmupSeconds} s for the gateway, whose JIT takes that long to settle) then ${SETTINGS.seconds} s measured, per contender and mode, in ${SETTINGS.rounds} rounds (every contender once per round); tables show each contender's median round, ratios are the median of the rounds' ratios`,
+    gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and configuration with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback; one process per variant for the whole run, serving both modes',
+    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread; each gateway process first warmed up ${SETTINGS.gatewayWarmupSeconds} s per mode (its JIT takes that long to settle); then ${SETTINGS.rounds} rounds, each measuring every contender back to back per mode (${SETTINGS.warmupSeconds} s warm-up, discarded, then ${SETTINGS.seconds} s measured), in reverse order every other round; tables show each contender's median round, ratios are the median of the rounds' ratios`,
     pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
     redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
-      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; FLUSHALL before each gateway process; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
+      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; empty when its gateway starts, kept for the run; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
       : undefined,
     notes,
   };
@@ -252,6 +266,17 @@ async function main(): Promise<void> {
   for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
   for (const line of ratioLines(measurements, false)) log(line);
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
+}
+
+/** A server under test, running for the whole benchmark. */
+interface Server {
+  readonly contender: ContenderId;
+  readonly label: string;
+  readonly url: (mode: Mode) => string;
+  readonly pid: number;
+  readonly user: BenchUser;
+  /** A helper of the server on the load core whose CPU use is reported (Redis). */
+  readonly sidecar?: RedisInstance;
 }
 
 /** The configuration's two users: `plain` without budget or limits, `full` with both. */
