@@ -1,6 +1,7 @@
-// The ledger on Redis: admission and settlement are each one Lua script (lua/admit.lua,
-// lua/settle.lua), so every change of money and limits is atomic across all gateways. A batch
-// travels as one JSON argument and comes back as one JSON reply (lua/ledger-common.lua says why).
+// The ledger on Redis: admission and settlement are each one step of a Lua script (lua/admit.lua,
+// lua/settle.lua), so every change of money and limits is atomic across all gateways. The
+// admissions and settlements of one turn of the event loop go in one script call (lua/ledger.lua),
+// as one JSON argument, and come back as one JSON reply (lua/ledger-common.lua says why).
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { RateLimitName, RateLimitPolicy } from '../../resources/limits.ts';
@@ -11,20 +12,19 @@ import { keys } from './keys.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 // Redis scripts cannot import one another: the shared functions are prepended to each.
-const COMMON = script('ledger-common');
-const ADMIT = `${COMMON}\n${script('admit')}`;
-const SETTLE = `${COMMON}\n${script('settle')}`;
+const LEDGER = ['ledger-common', 'admit', 'settle', 'ledger'].map(script).join('\n');
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
-/** Most admissions, or settlements, sent in one script call. */
+/** Most admissions and settlements sent in one script call. */
 const MAX_BATCH = 128;
 
-/** A request waiting for its batch: whose keys it uses, its arguments, what to do with its reply. */
+/** A step waiting for its batch: whose keys it uses, its kind and arguments, what to do with its reply. */
 interface Pending {
   readonly userId: string;
   /** The router whose rate-limit windows it counts in ('-' when none). */
   readonly scope: string;
+  /** 'a' (admission) or 's' (settlement), then the step's arguments (lua/admit.lua, lua/settle.lua). */
   readonly args: string[];
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -73,67 +73,57 @@ function readAdmission(reply: (string | number)[]): AdmissionResult {
 
 export class RedisLedger implements Ledger {
   readonly #redis: Redis;
-  readonly #admit: ScriptCall;
-  readonly #settle: ScriptCall;
-  readonly #admissions: Pending[] = [];
-  readonly #settlements: Pending[] = [];
+  readonly #run: ScriptCall;
+  readonly #waiting: Pending[] = [];
 
   constructor(redis: Redis) {
     this.#redis = redis;
     // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
-    redis.defineCommand('tollgateAdmit', { lua: ADMIT });
-    redis.defineCommand('tollgateSettle', { lua: SETTLE });
-    const commands = redis as unknown as Record<string, ScriptCall>;
-    this.#admit = commands.tollgateAdmit!.bind(redis);
-    this.#settle = commands.tollgateSettle!.bind(redis);
+    redis.defineCommand('tollgateLedger', { lua: LEDGER });
+    this.#run = (redis as unknown as Record<string, ScriptCall>).tollgateLedger!.bind(redis);
   }
 
   /**
-   * Admissions of one turn of the event loop (at most MAX_BATCH) go to Redis in one script call,
-   * each one atomic step of it, in order: one write and one reply for many requests. Several
-   * batches may be in flight at once.
+   * Admissions and settlements of one turn of the event loop (at most MAX_BATCH) go to Redis in
+   * one script call, each one atomic step of it, in order: one write and one reply for many
+   * requests. Several batches may be in flight at once.
    */
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
     const { now, reservation: hold, rate } = admission;
     return new Promise((resolve, reject) => {
-      this.#admissions.push({
+      this.#add({
         userId,
         scope: rate?.scope ?? '-',
-        args: [String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
+        args: ['a', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
         resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
         reject,
       });
-      if (this.#admissions.length >= MAX_BATCH) this.#flushAdmissions();
-      else if (this.#admissions.length === 1) setImmediate(() => this.#flushAdmissions());
     });
   }
 
-  #flushAdmissions(): void {
-    runBatch(this.#admissions, this.#admit);
-  }
-
-  /**
-   * Settlements come after the answer, so those of one turn of the event loop (at most
-   * MAX_BATCH) go to Redis in one script call; each is still one atomic step of that script.
-   */
+  /** Settlements come after the answer, in the batch of the turn they are made in (see admit). */
   settle(userId: string, settlement: Settlement): Promise<SettleResult> {
     const { now, reservation: hold, rate } = settlement;
     const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
     return new Promise((resolve, reject) => {
-      this.#settlements.push({
+      this.#add({
         userId,
         scope: rate?.scope ?? '-',
-        args: [String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
+        args: ['s', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
         resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }),
         reject,
       });
-      if (this.#settlements.length >= MAX_BATCH) this.#flushSettlements();
-      else if (this.#settlements.length === 1) setImmediate(() => this.#flushSettlements());
     });
   }
 
-  #flushSettlements(): void {
-    runBatch(this.#settlements, this.#settle);
+  #add(step: Pending): void {
+    this.#waiting.push(step);
+    if (this.#waiting.length >= MAX_BATCH) this.#flush();
+    else if (this.#waiting.length === 1) setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    runBatch(this.#waiting, this.#run);
   }
 
   async balance(userId: string, now: number): Promise<Balance> {

@@ -337,6 +337,27 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
         assert.ok(!refused.ok && refused.reason === 'rate' && refused.limit === 'tokens_per_minute');
         assert.equal((await store.admit(id, { now: T0, rate: rate(policy, 250) })).ok, true);
       });
+
+      test('settlements and admissions of one turn apply in the order they were made', async () => {
+        const id = await user({ budget: '0.3' });
+        const first = hold(200_000n);
+        assert.ok((await store.admit(id, { now: T0, reservation: first })).ok);
+        // Made before the settlement, the admission finds the first hold still there; made
+        // after it, the room the settlement gave back.
+        const early = hold(200_000n);
+        const late = hold(200_000n);
+        const [refused, settled, admitted] = await Promise.all([
+          store.admit(id, { now: T0, reservation: early }),
+          store.settle(id, { now: T0, reservation: first, actualMicros: 50_000n }),
+          store.admit(id, { now: T0, reservation: late }),
+        ]);
+        assert.ok(!refused.ok && refused.reason === 'budget' && refused.remainingMicros === 100_000n);
+        assert.equal(settled.chargedMicros, 50_000n);
+        assert.equal(admitted.ok, true);
+        const balance = await store.balance(id, T0);
+        assert.equal(balance.spentMicros, 50_000n);
+        assert.equal(balance.reservedMicros, 200_000n);
+      });
     });
   });
 }

@@ -1,13 +1,13 @@
--- Admits a batch of requests, each as one step, in order: rolls the user's budget period
+-- admit_one admits one request, one step of a batch (ledger.lua): rolls the user's budget period
 -- forward, releases holds of requests that never settled, checks every rate-limit window and the
 -- budget, and only when all pass takes the request's rate-limit share and holds its worst-case
--- cost. The gateway gathers the admissions of one turn of its event loop into one call.
+-- cost.
 --
--- ARGV[1], for each admission (see each_request): key set 1 user hash, 2 ledger hash, 3 holds zset,
---       4 history hash, 5 rate-limit hash; arguments 1 now (ms); 2-4 day, week and month period
+-- K, the admission's key set: 1 user hash, 2 ledger hash, 3 holds zset,
+--       4 history hash, 5 rate-limit hash; A, its arguments: 1 now (ms); 2-4 day, week and month period
 --       indices; 5 hold id ('' for none); 6 hold micros; 7 hold ttl (ms); 8 tokens counted now;
 --       9-12 limits: requests/min, requests/day, tokens/min, tokens/day ('' when not limited)
--- Returns for each admission {'unknown_user'} | {'budget', remaining}
+-- Returns {'unknown_user'} | {'budget', remaining}
 --       | {'rate', limit, retryAfterMs, statuses...} | {'ok', statuses...};
 --       statuses are flat (name, limit, remaining, resetMs) groups; amounts and limits are
 --       money() (limits may be as large).
@@ -98,6 +98,3 @@ local function admit_one(K, A)
   end
   return statuses({ 'ok' }, true)
 end
-
-
-return each_request(admit_one)

@@ -1,12 +1,13 @@
--- Shared by admit.lua and settle.lua, prepended to each when they are loaded (redis-ledger.ts):
--- Redis scripts cannot import one another.
+-- Shared by admit.lua and settle.lua: ledger-common.lua, admit.lua, settle.lua and ledger.lua
+-- are loaded as one script, in that order (redis-ledger.ts), as Redis scripts cannot import one
+-- another.
 --
 -- K and A are one request's keys and arguments, both lists of strings: K 1 user hash, 2 ledger
 -- hash; A 2-4 the day, week and month period indices.
 --
 -- A batch comes as one argument, ARGV[1], JSON: `k`, the key sets of the batch (each a list of
 -- keys, once per user and router), and `r`, one list per request: the position of its key set
--- in `k`, then its arguments, all strings. One argument rather than several per request because
+-- in `k`, its kind ('a' or 's'), then its arguments, all strings. One argument rather than several per request because
 -- the client encodes every argument (and decodes every reply element) one by one on the gateway's
 -- one thread: about 15 µs a request, against 4 this way. The reply is one JSON string for the
 -- same reason. The keys
@@ -183,19 +184,20 @@ local function flush()
   end
 end
 
--- Runs `step` once for each request of the batch in ARGV[1], in order, on its key set and its
--- arguments, writes what they changed, and returns their replies in that order, as a JSON list.
+-- Runs, for each request of the batch in ARGV[1], in order, the step of its kind (`steps`, by
+-- kind) on its key set and its arguments, writes what they changed, and returns their replies in
+-- that order, as a JSON list.
 -- A step that fails (a key of the wrong type) fails the batch, but what the steps before it did
 -- is written first, as when each wrote as it went: the holds they added to or took from the
 -- sorted sets are already there, and the ledgers must count them.
-local function each_request(step)
+local function each_request(steps)
   local batch = cjson.decode(ARGV[1])
   local replies = {}
   local ok, failure = pcall(function()
     for _, request in ipairs(batch.r) do
       local A = {}
-      for i = 2, #request do A[i - 1] = request[i] end
-      replies[#replies + 1] = step(batch.k[request[1]], A)
+      for i = 3, #request do A[i - 2] = request[i] end
+      replies[#replies + 1] = steps[request[2]](batch.k[request[1]], A)
     end
   end)
   flush()

@@ -1,14 +1,13 @@
--- Settles a batch of requests, each as one step: releases its hold and charges its real cost,
--- never more than the budget has room for (so the spent total can never pass the budget, even
--- if the hold had expired), records the charge in the period's history, and adds the
--- completion tokens to the token rate-limit windows. The gateway gathers the settlements of one
--- turn of its event loop into one call.
+-- settle_one settles one request, one step of a batch (ledger.lua): releases its hold and
+-- charges its real cost, never more than the budget has room for (so the spent total can never
+-- pass the budget, even if the hold had expired), records the charge in the period's history,
+-- and adds the completion tokens to the token rate-limit windows.
 --
--- ARGV[1], for each settlement (see each_request): key set 1 user hash, 2 ledger hash, 3 holds
---       zset, 4 history hash, 5 rate-limit hash; arguments 1 now (ms); 2-4 day, week and month
+-- K, the settlement's key set: 1 user hash, 2 ledger hash, 3 holds
+--       zset, 4 history hash, 5 rate-limit hash; A, its arguments: 1 now (ms); 2-4 day, week and month
 --       period indices; 5 hold id ('' for none); 6 hold micros; 7 actual micros; 8 completion
 --       tokens; 9 tokens/min limit, 10 tokens/day limit ('' when not limited)
--- Returns the micros charged for each settlement (money()).
+-- Returns the micros charged (money()).
 
 local TOKEN_LIMITS = { { w = WINDOWS.tpm, arg = 9 }, { w = WINDOWS.tpd, arg = 10 } }
 
@@ -46,6 +45,3 @@ local function settle_one(K, A)
   end
   return charged
 end
-
-
-return each_request(settle_one)
