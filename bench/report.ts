@@ -6,7 +6,7 @@ import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { Machine } from './system.ts';
 
-export type ContenderId = 'direct' | 'nginx' | 'gateway-plain' | 'gateway-full' | 'gateway-redis';
+export type ContenderId = 'direct' | 'nginx' | 'node' | 'gateway-plain' | 'gateway-full' | 'gateway-redis';
 
 export interface Measurement {
   /** The round it belongs to (1-based): every contender is measured once per round. */
@@ -151,6 +151,11 @@ export function ratioLines(measurements: readonly Measurement[], markdown: boole
     lines.push(`${bold(`${label}: throughput ${json.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (median of the rounds' ratios; goal ≥ ${GOAL_PERCENT}%: ${json.median >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''}; ${percentOf(json)})${sse === undefined ? '' : `; streamed chat ${percentOf(sse)}`}.`);
   }
   if (lines.length === 0) lines.push('Gateway throughput as % of nginx proxy_pass throughput: n/a (nginx or the gateway not measured).');
+  const floor = ratio(measurements, 'json', 'node');
+  const nearFloor = ratio(measurements, 'json', 'gateway-plain', 'node');
+  if (floor !== undefined) {
+    lines.push(`${bold(`The floor, a bare Node proxy (node:http + undici, no framework or feature): ${floor.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (${percentOf(floor)})${nearFloor === undefined ? '' : `; the pass-through reaches ${percentOf(nearFloor)} of it`}.`);
+  }
   for (const { contender, name } of FULL_PATHS) {
     const verdict = (mode: Mode, value: Ratio) => `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value.median >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
     const json = ratio(measurements, 'json', contender, 'gateway-plain');

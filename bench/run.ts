@@ -14,7 +14,7 @@ import { MODEL, requestBody, type Mode } from './bodies.ts';
 import { cpuSnapshot, cpuUse, otherLoad, type CpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { startNginxProxy, startNginxUpstream } from './nginx.ts';
-import { installCleanup, peakRssKiB, startPinned, stop, stopAll, waitForPort, wasInterrupted, type Child } from './processes.ts';
+import { installCleanup, peakRssKiB, startPinned, stopAll, waitForPort, wasInterrupted, type Child } from './processes.ts';
 import { startRedis, type RedisInstance } from './redis.ts';
 import { median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
@@ -59,7 +59,7 @@ const noisy = (use: { otherPercent: number | undefined; stealPercent: number | u
   (use.otherPercent ?? 0) >= QUIET_THRESHOLD_PERCENT || (use.stealPercent ?? 0) >= STEAL_THRESHOLD_PERCENT;
 const describeNoise = (use: { otherPercent: number | undefined; stealPercent: number | undefined }) =>
   `other processes ${percent(use.otherPercent)} of a core, steal ${percent(use.stealPercent)}`;
-/** The most the whole run waits for quiet, in seconds, so that it stays within ~11 minutes. */
+/** The most the whole run waits for quiet, in seconds, so that it stays within ~13 minutes. */
 const QUIET_WAIT_BUDGET_SECONDS = 120;
 
 function positive(name: string, fallback: number): number {
@@ -179,12 +179,18 @@ async function main(): Promise<void> {
   // once runs the code it will run for hours, and each round then measures the contenders one
   // right after the other, seconds apart instead of minutes, so that the host's drift touches
   // the two sides of a ratio alike.
-  const servers: Server[] = [{ contender: 'direct', label: 'upstream direct', url: upstreamUrl, pid: upstream.pid, user: 'plain' }];
+  const servers: Server[] = [{ contender: 'direct', label: 'upstream direct', url: upstreamUrl, pid: upstream.pid, user: 'plain', modes: MODES, jit: false }];
   if (tools.nginx) {
     const ports = { json: await freePort(), sse: await freePort() };
     const proxy = await startNginxProxy(tools.nginx, join(scratch, 'nginx-proxy'), serverCore, ports, upstreamPorts);
-    servers.push({ contender: 'nginx', label: 'nginx proxy_pass', url: (mode) => `http://127.0.0.1:${ports[mode]}`, pid: proxy.child.pid, user: 'plain' });
+    servers.push({ contender: 'nginx', label: 'nginx proxy_pass', url: (mode) => `http://127.0.0.1:${ports[mode]}`, pid: proxy.child.pid, user: 'plain', modes: MODES, jit: false });
   }
+  // The floor under the gateway (node-proxy.ts), non-streamed only: what node:http and undici
+  // reach on this machine with no framework and no feature, doing the least a gateway does.
+  const floorPort = await freePort();
+  const floor = startPinned('bare Node proxy', serverCore, node, [join(BENCH, 'node-proxy.ts'), String(floorPort), upstreamUrl('json')], join(scratch, 'node-proxy.log'), gatewayEnv);
+  await waitForPort(floorPort, floor);
+  servers.push({ contender: 'node', label: 'bare Node proxy (reference)', url: () => `http://127.0.0.1:${floorPort}`, pid: floor.pid, user: 'plain', modes: ['json'], jit: true });
   let redis: RedisInstance | undefined;
   const gatewayLogs: string[] = [];
   for (const { contender, label, user, store } of GATEWAY_VARIANTS) {
@@ -203,12 +209,12 @@ async function main(): Promise<void> {
       const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
       throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
     });
-    servers.push({ contender, label, url: () => `http://127.0.0.1:${port}`, pid: gateway.pid, user, sidecar: store === 'redis' ? redis : undefined });
+    servers.push({ contender, label, url: () => `http://127.0.0.1:${port}`, pid: gateway.pid, user, modes: MODES, jit: true, sidecar: store === 'redis' ? redis : undefined });
   }
 
-  log(`Warming up each gateway process (${SETTINGS.gatewayWarmupSeconds} s per mode, discarded)`);
-  for (const server of servers.filter((s) => s.contender.startsWith('gateway'))) {
-    for (const mode of MODES) {
+  log(`Warming up each Node process (${SETTINGS.gatewayWarmupSeconds} s per mode, discarded)`);
+  for (const server of servers.filter((s) => s.jit)) {
+    for (const mode of server.modes) {
       await runWrk({ wrk: tools.wrk, core: loadCore, url: server.url(mode) + CHAT_PATH, body: requestBody(mode), headers: auth(server.user), connections: SETTINGS.connections, threads: SETTINGS.threads, seconds: SETTINGS.gatewayWarmupSeconds, scratchDir: scratch, name: `${server.contender}-${mode}-first-warmup` });
     }
   }
@@ -220,6 +226,7 @@ async function main(): Promise<void> {
     log(`Round ${round} of ${SETTINGS.rounds}`);
     for (const mode of MODES) {
       for (const server of order) {
+        if (!server.modes.includes(mode)) continue;
         const sidecar = await measure(server.contender, server.label, mode, server.url(mode) + CHAT_PATH, server.pid, auth(server.user), server.sidecar?.child.pid);
         if (server.sidecar) {
           if (sidecar?.serverPercent !== undefined) redisUse[mode].push(sidecar.serverPercent);
@@ -251,7 +258,7 @@ async function main(): Promise<void> {
     revision,
     upstream: upstreamText,
     gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and configuration with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback; one process per variant for the whole run, serving both modes',
-    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread; each gateway process first warmed up ${SETTINGS.gatewayWarmupSeconds} s per mode (its JIT takes that long to settle); then ${SETTINGS.rounds} rounds, each measuring every contender back to back per mode (${SETTINGS.warmupSeconds} s warm-up, discarded, then ${SETTINGS.seconds} s measured), in reverse order every other round; tables show each contender's median round, ratios are the median of the rounds' ratios`,
+    load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread; each Node process (gateways, bare Node proxy) first warmed up ${SETTINGS.gatewayWarmupSeconds} s per mode (its JIT takes that long to settle); then ${SETTINGS.rounds} rounds, each measuring every contender back to back per mode (${SETTINGS.warmupSeconds} s warm-up, discarded, then ${SETTINGS.seconds} s measured), in reverse order every other round; tables show each contender's median round, ratios are the median of the rounds' ratios`,
     pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
     redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
       ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; empty when its gateway starts, kept for the run; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
@@ -275,6 +282,9 @@ interface Server {
   readonly url: (mode: Mode) => string;
   readonly pid: number;
   readonly user: BenchUser;
+  readonly modes: readonly Mode[];
+  /** Runs on V8's JIT: warmed up before the rounds (see SETTINGS.gatewayWarmupSeconds). */
+  readonly jit: boolean;
   /** A helper of the server on the load core whose CPU use is reported (Redis). */
   readonly sidecar?: RedisInstance;
 }
