@@ -13,6 +13,7 @@ import type { UsageLog } from '../store/usage-log.ts';
 import { StoreUnavailableError } from '../store/store-errors.ts';
 import { countPromptTokens } from '../usage/usage-block.ts';
 import { billingErrors } from './billing-errors.ts';
+import { randomId } from './random-id.ts';
 import { isPriced, worstCaseMicros } from './worst-case.ts';
 
 export interface BillingDeps {
@@ -66,7 +67,7 @@ export class Billing {
     // Counted only when a hold or a token limit needs it; kept for the usage block after.
     const promptTokens = priced || limitsTokens ? countPromptTokens(endpoint, body) : undefined;
     const reservation: Reservation | undefined = priced
-      ? { id: crypto.randomUUID(), micros: worstCaseMicros(router, endpoint, body, promptTokens!), ttlMs: this.#deps.reservationTtlMs }
+      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, promptTokens!), ttlMs: this.#deps.reservationTtlMs }
       : undefined;
     const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result;
@@ -115,7 +116,7 @@ export class Billing {
       })
       .then((charged) =>
         this.#deps.usage.append({
-          id: crypto.randomUUID(),
+          id: randomId(),
           time: now,
           user_id: caller.user.id,
           key_id: caller.key.id,

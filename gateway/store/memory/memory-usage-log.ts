@@ -13,9 +13,23 @@ export interface MemoryUsageLogOptions {
   readonly now?: () => number;
 }
 
-interface Entry {
-  readonly position: Position;
+/**
+ * A record and its sequence number (its position is [record.time, seq]). Up to
+ * maxRecordsPerUser of them live per user: they hold no more than that, as every object a record
+ * keeps is one more for the garbage collector to copy and mark.
+ */
+class Entry {
   readonly record: UsageRecord;
+  readonly seq: number;
+
+  constructor(record: UsageRecord, seq: number) {
+    this.record = record;
+    this.seq = seq;
+  }
+
+  position(): Position {
+    return [this.record.time, this.seq];
+  }
 }
 
 const DEFAULT_MAX_RECORDS_PER_USER = 100_000;
@@ -39,9 +53,10 @@ export class MemoryUsageLog implements UsageLog {
     this.#now = options.now ?? Date.now;
   }
 
+  /** Keeps `record` itself, not a copy: the caller made it for the log and does not change it. */
   async append(record: UsageRecord): Promise<void> {
     const entries = this.#fresh(record.user_id);
-    const entry: Entry = { position: [record.time, ++this.#sequence], record: { ...record } };
+    const entry = new Entry(record, ++this.#sequence);
     // Records nearly always arrive in time order: append, and search only for a late one.
     if (entries.length === 0 || entries[entries.length - 1]!.record.time <= record.time) entries.push(entry);
     else entries.splice(insertionIndex(entries, record.time), 0, entry);
@@ -64,13 +79,14 @@ export class MemoryUsageLog implements UsageLog {
     // Only the newest maxRecords count: older ones wait for the next batch trim.
     const oldest = Math.max(0, entries.length - this.#maxRecords);
     for (let i = entries.length - 1; i >= oldest; i--) {
-      const { position, record } = entries[i]!;
+      const entry = entries[i]!;
+      const record = entry.record;
       if (!matches(record, query)) continue;
       totals = addToTotals(totals, record);
-      if (after && comparePositions(position, after) >= 0) continue;
+      if (after && comparePositions(entry.position(), after) >= 0) continue;
       if (records.length < query.limit) {
         records.push({ ...record });
-        last = position;
+        last = entry.position();
       } else more = true;
     }
     return { records, next: more && last ? formatPosition(last) : null, totals };
