@@ -11,7 +11,8 @@ import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods
 import { keys } from './keys.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-// Redis scripts cannot import one another: the shared functions are prepended to each.
+// Redis scripts cannot import one another: the four files are loaded as one script, the shared
+// functions first and ledger.lua, which runs the batch, last.
 const LEDGER = ['ledger-common', 'admit', 'settle', 'ledger'].map(script).join('\n');
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
