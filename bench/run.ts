@@ -32,11 +32,8 @@ const SETTINGS = {
   // The gateway runs on V8's JIT, which is still compiling and recompiling its hot path 10-15 s
   // into a run (--trace-opt/--trace-deopt lines per 3 s of load on the all-features path: 2747,
   // 458, 74, 113, 364, 17, 3, 82, 5, 0), on the gateway's one core. A gateway in production runs
-  // for hours, so its warm-up lasts until that has settled; nginx needs none.
-  // The gateway runs on V8's JIT, which is still compiling and recompiling its hot path 10-15 s
-  // into a run (--trace-opt/--trace-deopt lines per 3 s of load on the all-features path: 2747,
-  // 458, 74, 113, 364, 17, 3, 82, 5, 0), on the gateway's one core. A gateway in production runs
-  // for hours: each gateway process is warmed up this long per mode once, before the rounds.
+  // for hours: each Node process (gateways, bare Node proxy) is warmed up this long per mode
+  // once, before the rounds; nginx needs none.
   gatewayWarmupSeconds: positive('BENCH_GATEWAY_WARMUP_SECONDS', 15),
   seconds: positive('BENCH_SECONDS', 6),
   // The host's speed drifts over minutes (by ±40% on these machines), more than the figures
@@ -135,13 +132,12 @@ async function main(): Promise<void> {
     // The warm-up doubles as a probe: when other processes took the CPU during it, wait for
     // quiet and warm up again; a measured run they disturbed is done again. Both come out of
     // the run's waiting budget; once it is spent, what was measured stands and is marked.
-    const warmupSeconds = SETTINGS.warmupSeconds;
     let retry = false;
     for (;;) {
       const warmupStart = await cpuSnapshot();
-      await runWrk({ ...common, seconds: warmupSeconds, name: `${contender}-${mode}-warmup` });
+      await runWrk({ ...common, seconds: SETTINGS.warmupSeconds, name: `${contender}-${mode}-warmup` });
       const warmup = cpuUse(warmupStart, await cpuSnapshot(), pid);
-      if (retry) quietBudgetMs -= warmupSeconds * 1000;
+      if (retry) quietBudgetMs -= SETTINGS.warmupSeconds * 1000;
       retry = true;
       if (noisy(warmup) && quietBudgetMs > 0) {
         log(`  during the warm-up: ${describeNoise(warmup)}; waiting and warming up again`);
