@@ -75,7 +75,7 @@ export class MemoryUsageLog implements UsageLog {
     const records: UsageRecord[] = [];
     let totals = EMPTY_TOTALS;
     let more = false;
-    let last: Position | undefined;
+    let last: Entry | undefined;
     // Only the newest maxRecords count: older ones wait for the next batch trim.
     const oldest = Math.max(0, entries.length - this.#maxRecords);
     for (let i = entries.length - 1; i >= oldest; i--) {
@@ -86,10 +86,10 @@ export class MemoryUsageLog implements UsageLog {
       if (after && comparePositions(entry.position(), after) >= 0) continue;
       if (records.length < query.limit) {
         records.push({ ...record });
-        last = entry.position();
+        last = entry;
       } else more = true;
     }
-    return { records, next: more && last ? formatPosition(last) : null, totals };
+    return { records, next: more && last ? formatPosition(last.position()) : null, totals };
   }
 
   async dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
