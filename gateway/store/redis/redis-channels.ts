@@ -17,14 +17,15 @@ export class RedisChannels {
 
   /** Calls `listener` with each message on `channel`, and with null when it should resync. */
   listen(channel: string, listener: ChannelListener): () => void {
-    let listeners = this.#listeners.get(channel);
     const subscriber = this.#connect();
+    let listeners = this.#listeners.get(channel);
     if (!listeners) {
       listeners = new Set();
       this.#listeners.set(channel, listeners);
       subscriber.subscribe(channel).then(() => this.#tell(channel, null), () => {}); // fails only when closed first
     } else {
-      queueMicrotask(() => listener(null));
+      const current = listeners;
+      queueMicrotask(() => current.has(listener) && listener(null)); // unless unsubscribed at once
     }
     listeners.add(listener);
     return () => {

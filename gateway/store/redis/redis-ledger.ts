@@ -3,12 +3,15 @@
 // admissions and settlements of one turn of the event loop go in one script call (lua/ledger.lua),
 // as one JSON argument, and come back as one JSON reply (lua/ledger-common.lua says why).
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { RateLimitName, RateLimitPolicy } from '../../resources/limits.ts';
 import type { BudgetPeriod } from '../../resources/user.ts';
 import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
+import { randomId } from '../../billing/random-id.ts';
 import { keys } from './keys.ts';
+import { Lease, LEASES } from './redis-lease.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 // Redis scripts cannot import one another: the four files are loaded as one script, the shared
@@ -36,7 +39,7 @@ interface Pending {
  * go once per batch (`k`), and each request names its set by position (`r`: index, arguments):
  * the keys are most of a request's bytes, and a batch often holds several requests of one user.
  */
-function runBatch(waiting: Pending[], script: ScriptCall): void {
+function runBatch(waiting: Pending[], script: ScriptCall, onFailure: () => void): void {
   const batch = waiting.splice(0, waiting.length);
   if (batch.length === 0) return;
   const keySets: string[][] = [];
@@ -55,47 +58,143 @@ function runBatch(waiting: Pending[], script: ScriptCall): void {
       const parsed = JSON.parse(replies as string) as unknown[];
       batch.forEach((entry, i) => entry.resolve(parsed[i]));
     },
-    (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+    (error: unknown) => {
+      onFailure();
+      batch.forEach((entry) => entry.reject(error));
+    },
   );
 }
 
-function readAdmission(reply: (string | number)[]): AdmissionResult {
+/** An admission's reply (lua/admit.lua): the result, and the size of the lease granted with it. */
+type AdmitReply = { result: AdmissionResult; leased: number } | { busyUntil: number };
+
+function readAdmission(reply: (string | number)[]): AdmitReply {
   switch (reply[0]) {
     case 'unknown_user':
-      return { ok: false, reason: 'unknown_user' };
+      return { result: { ok: false, reason: 'unknown_user' }, leased: 0 };
     case 'budget':
-      return { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) };
+      return { result: { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) }, leased: 0 };
     case 'rate':
-      return { ok: false, reason: 'rate', limit: reply[1] as RateLimitName, retryAfterMs: Number(reply[2]), rate: readStatuses(reply, 3) };
+      return { result: { ok: false, reason: 'rate', limit: reply[1] as RateLimitName, retryAfterMs: Number(reply[2]), rate: readStatuses(reply, 3) }, leased: 0 };
+    case 'busy':
+      return { busyUntil: Number(reply[1]) };
     default:
-      return { ok: true, rate: readStatuses(reply, 1) };
+      return { result: { ok: true, rate: readStatuses(reply, 2) }, leased: Number(reply[1]) };
   }
+}
+
+/** A user's leases on one router (or on none, scope '-'): the one open, and whether one is being asked for. */
+interface LeaseSlot {
+  lease: Lease | undefined;
+  /** The admission asking for a lease, while in flight: others wait for it rather than ask too. */
+  asking: Promise<unknown> | undefined;
+  /** Redis granted none at this time (a limit is near): ask again from then. */
+  noLeaseUntil: number;
+}
+
+export interface RedisLedgerOptions {
+  /** Size of a lease, in requests (redis-lease.ts); 0 admits every request in Redis. */
+  readonly leaseRequests: number;
+  /** Whether the connection is up: leases admit only then, so an outage answers as one at once. */
+  readonly healthy: () => boolean;
 }
 
 export class RedisLedger implements Ledger {
   readonly #redis: Redis;
   readonly #run: ScriptCall;
   readonly #waiting: Pending[] = [];
+  readonly #options: RedisLedgerOptions;
+  readonly #slots = new Map<string, LeaseSlot>();
+  /** Leases that requests in flight were admitted against, by the request's hold id. */
+  readonly #leased = new Map<string, Lease>();
 
-  constructor(redis: Redis) {
+  constructor(redis: Redis, options: RedisLedgerOptions) {
     this.#redis = redis;
+    this.#options = options;
     // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
     redis.defineCommand('tollgateLedger', { lua: LEDGER });
     this.#run = (redis as unknown as Record<string, ScriptCall>).tollgateLedger!.bind(redis);
   }
 
   /**
-   * Admissions and settlements of one turn of the event loop (at most MAX_BATCH) go to Redis in
-   * one script call, each one atomic step of it, in order: one write and one reply for many
-   * requests. Several batches may be in flight at once.
+   * Admits against the user's open lease when it has room; otherwise in Redis, asking for a lease
+   * with the admission while the user is far from every limit (redis-lease.ts).
    */
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
+    if (this.#options.leaseRequests === 0) return this.#admitInRedis(userId, admission, '');
+    const slotKey = `${userId}\u0000${admission.rate?.scope ?? '-'}`;
+    let slot = this.#slots.get(slotKey);
+    if (slot === undefined) {
+      slot = { lease: undefined, asking: undefined, noLeaseUntil: 0 };
+      this.#slots.set(slotKey, slot);
+    }
+    const admitted = this.#admitOnLease(slot, admission);
+    if (admitted) return Promise.resolve(admitted);
+    if (slot.asking) {
+      const current = slot;
+      return slot.asking.then(() => this.#admitOnLease(current, admission) ?? this.#admitInRedis(userId, admission, ''));
+    }
+    if (admission.now < slot.noLeaseUntil || !this.#options.healthy()) return this.#admitInRedis(userId, admission, '');
+    return this.#askLease(slot, userId, admission);
+  }
+
+  #admitOnLease(slot: LeaseSlot, admission: Admission): AdmissionResult | undefined {
+    const lease = slot.lease;
+    if (lease === undefined) return undefined;
+    if (this.#options.healthy() && lease.admit(admission)) {
+      if (admission.reservation) this.#leased.set(admission.reservation.id, lease);
+      return { ok: true, rate: lease.statuses(admission.now) };
+    }
+    this.#close(slot);
+    return undefined;
+  }
+
+  #askLease(slot: LeaseSlot, userId: string, admission: Admission): Promise<AdmissionResult> {
+    const leaseId = `lease-${randomId()}`;
+    const asking = this.#send(userId, admission, leaseId, true).then((reply) => this.#afterBusy(userId, admission, reply));
+    slot.asking = asking;
+    return asking.then(
+      ({ result, leased }) => {
+        slot.asking = undefined;
+        if (leased > 0 && result.ok) {
+          const lease = new Lease(leaseId, userId, admission, leased, result.rate);
+          slot.lease = lease;
+          setTimeout(() => slot.lease === lease && this.#close(slot), LEASES.openMs).unref();
+        } else {
+          slot.noLeaseUntil = admission.now + LEASES.openMs;
+        }
+        return result;
+      },
+      (error: unknown) => {
+        slot.asking = undefined;
+        throw error;
+      },
+    );
+  }
+
+  #admitInRedis(userId: string, admission: Admission, leaseId: string): Promise<AdmissionResult> {
+    return this.#send(userId, admission, leaseId, true).then((reply) => this.#afterBusy(userId, admission, reply).then(({ result }) => result));
+  }
+
+  /** A 'busy' admission waits until the lease that made it so has been given back, then asks once more, for an answer. */
+  async #afterBusy(userId: string, admission: Admission, reply: AdmitReply): Promise<{ result: AdmissionResult; leased: number }> {
+    if (!('busyUntil' in reply)) return reply;
+    await sleep(Math.min(Math.max(reply.busyUntil - admission.now, 0), LEASES.openMs + LEASES.graceMs));
+    const again = await this.#send(userId, admission, '', false);
+    if ('busyUntil' in again) throw new Error('the ledger answered busy to an admission that may not wait');
+    return { result: again.result, leased: 0 };
+  }
+
+  #send(userId: string, admission: Admission, leaseId: string, mayWait: boolean): Promise<AdmitReply> {
     const { now, reservation: hold, rate } = admission;
     return new Promise((resolve, reject) => {
       this.#add({
         userId,
         scope: rate?.scope ?? '-',
-        args: ['a', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy)],
+        args: [
+          'a', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy),
+          leaseId, String(this.#options.leaseRequests), String(LEASES.headroom), String(LEASES.openMs + LEASES.graceMs), mayWait ? '1' : '',
+        ],
         resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
         reject,
       });
@@ -106,15 +205,61 @@ export class RedisLedger implements Ledger {
   settle(userId: string, settlement: Settlement): Promise<SettleResult> {
     const { now, reservation: hold, rate } = settlement;
     const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
+    const lease = hold && this.#leased.get(hold.id);
+    let holdArgs: string[];
+    if (lease) {
+      this.#leased.delete(hold.id);
+      const { before, after } = lease.settle(hold.micros, settlement.actualMicros);
+      holdArgs = before > 0n ? [lease.id, before.toString()] : ['', '0'];
+      return this.#settleStep(userId, rate?.scope ?? '-', [
+        's', String(now), ...indices(now), ...holdArgs, settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!, after.toString(), String(lease.ttlMs),
+      ]);
+    }
+    holdArgs = [hold?.id ?? '', hold ? hold.micros.toString() : '0'];
+    return this.#settleStep(userId, rate?.scope ?? '-', ['s', String(now), ...indices(now), ...holdArgs, settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!]);
+  }
+
+  #settleStep(userId: string, scope: string, args: string[]): Promise<SettleResult> {
     return new Promise((resolve, reject) => {
-      this.#add({
-        userId,
-        scope: rate?.scope ?? '-',
-        args: ['s', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!],
-        resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }),
-        reject,
-      });
+      this.#add({ userId, scope, args, resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }), reject });
     });
+  }
+
+  /** Ends the slot's lease: its hold shrinks to what requests in flight hold, and its unused rate-limit room goes back. */
+  #close(slot: LeaseSlot): Promise<unknown> {
+    const lease = slot.lease;
+    if (lease === undefined) return Promise.resolve();
+    slot.lease = undefined;
+    const { hold, unused } = lease.close();
+    if (hold.before === hold.after && unused.every((n) => n === 0)) return Promise.resolve();
+    // On the lease's clock (admissions carry their own `now`), never past its end.
+    const now = Math.min(Math.max(Date.now(), lease.grantedAt), lease.grantedAt + LEASES.openMs);
+    const holdArgs = hold.before > 0n ? [lease.id, hold.before.toString()] : ['', '0'];
+    return this.#settleStep(lease.userId, lease.scope, [
+      's', String(now), ...indices(now), ...holdArgs, '0', '0', '', '', hold.after.toString(), String(lease.ttlMs), String(lease.grantedAt), ...unused.map(String),
+    ]).catch(() => {
+      // Redis is unreachable: the hold expires by itself, and the rate-limit room with its window.
+    });
+  }
+
+  /**
+   * Gives back the leases of one user (their budget or limits changed) or, with null, of all
+   * (shutting down, or the routers changed). Resolves when Redis has them back.
+   */
+  closeLeases(userId: string | null): Promise<unknown> {
+    const closing: Promise<unknown>[] = [];
+    for (const slot of this.#slots.values()) {
+      if (slot.lease && (userId === null || slot.lease.userId === userId)) closing.push(this.#close(slot));
+    }
+    return Promise.all(closing);
+  }
+
+  /** A batch failed (Redis unreachable): stop admitting on leases; their holds expire by themselves. */
+  #dropLeases(): void {
+    for (const slot of this.#slots.values()) {
+      slot.lease?.close();
+      slot.lease = undefined;
+    }
   }
 
   #add(step: Pending): void {
@@ -124,7 +269,7 @@ export class RedisLedger implements Ledger {
   }
 
   #flush(): void {
-    runBatch(this.#waiting, this.#run);
+    runBatch(this.#waiting, this.#run, () => this.#dropLeases());
   }
 
   async balance(userId: string, now: number): Promise<Balance> {

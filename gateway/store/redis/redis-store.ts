@@ -15,6 +15,7 @@ import { RedisAccounts } from './redis-accounts.ts';
 import { RedisCatalog } from './redis-catalog.ts';
 import { RedisChannels } from './redis-channels.ts';
 import { RedisGateways, type ServingGateway } from './redis-gateways.ts';
+import { LEASES } from './redis-lease.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { unavailable } from './unavailable.ts';
@@ -29,6 +30,11 @@ export interface RedisStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** The clock usage retention is measured on. */
   readonly now?: () => number;
+  /**
+   * Size of the budget and rate-limit leases a gateway takes while a user is far from every
+   * limit, in requests (redis-lease.ts); 0 admits every request in Redis. Default 32.
+   */
+  readonly leaseRequests?: number;
 }
 
 export class RedisStore implements Store {
@@ -70,7 +76,7 @@ export class RedisStore implements Store {
     this.#channels = new RedisChannels(client);
     this.#accounts = new RedisAccounts(client, this.#channels);
     this.#catalog = new RedisCatalog(client, this.#channels);
-    this.#ledger = new RedisLedger(client);
+    this.#ledger = new RedisLedger(client, { leaseRequests: options.leaseRequests ?? LEASES.requests, healthy: () => this.healthy });
     this.#usage = new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now });
     this.#gateways = new RedisGateways(client);
   }
@@ -89,10 +95,12 @@ export class RedisStore implements Store {
     return unavailable(() => this.#accounts.listUsers(after, limit));
   }
   updateUser(user: UserSpec): Promise<UserRecord> {
-    return unavailable(() => this.#accounts.updateUser(user));
+    // Leases taken under the old budget or limits go back first. Other gateways' leases close by
+    // themselves within LEASES.openMs.
+    return unavailable(() => this.#ledger.closeLeases(user.id).then(() => this.#accounts.updateUser(user)));
   }
   deleteUser(id: string): Promise<boolean> {
-    return unavailable(() => this.#accounts.deleteUser(id));
+    return unavailable(() => this.#ledger.closeLeases(id).then(() => this.#accounts.deleteUser(id)));
   }
   addKey(key: ApiKeyRecord): Promise<void> {
     return unavailable(() => this.#accounts.addKey(key));
@@ -111,7 +119,7 @@ export class RedisStore implements Store {
     return unavailable(() => this.#catalog.readCatalog());
   }
   writeCatalog(expectedRevision: number, next: { routers: RouterSpec[]; providers: ProviderSpec[] }): Promise<number | 'conflict'> {
-    return unavailable(() => this.#catalog.writeCatalog(expectedRevision, next));
+    return unavailable(() => this.#ledger.closeLeases(null).then(() => this.#catalog.writeCatalog(expectedRevision, next)));
   }
   onCatalogChange(listener: () => void): () => void {
     return this.#catalog.onCatalogChange(listener);
@@ -154,6 +162,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.#ledger.closeLeases(null);
     this.#channels.close();
     if (this.#client.status === 'ready') {
       try {

@@ -1,6 +1,8 @@
 // The budget guarantee across processes: two gateways share one Redis, and one user whose budget
 // covers exactly N requests sends 500 at once through both. Exactly N are served, the rest are
 // refused with 402, the spent total is N times the cost to the micro-unit, and no hold is left.
+// The same holds for a budget large enough that the gateways admit on leases (room taken ahead)
+// until they near its end.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
@@ -19,6 +21,8 @@ const COST_MICROS = 10_000n;
 const SERVED = 37;
 const REQUESTS = 500;
 const userKey = generateKey().secret;
+const LEASED_SERVED = 1_000;
+const leasedKey = generateKey().secret;
 
 const config = `
 users:
@@ -28,6 +32,12 @@ users:
     keys:
       - name: bob's key
         key: \${BOB_KEY}
+  - id: carol
+    name: Carol
+    budget: "10"
+    keys:
+      - name: carol's key
+        key: \${CAROL_KEY}
 models:
   - id: priced-chat
     type: text-generation
@@ -49,8 +59,8 @@ before(async () => {
   await writeFile(file, config);
   const args = ['--config', file, '--redis-url', redis.url];
   // One after the other: both seed the same user, and the second must find it already there.
-  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey }));
-  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey }));
+  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey, CAROL_KEY: leasedKey }));
+  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey, CAROL_KEY: leasedKey }));
 });
 
 after(async () => {
@@ -59,41 +69,60 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test(`${REQUESTS} concurrent requests through two gateways: exactly ${SERVED} served, the rest 402, spent exactly ${SERVED} x cost`, async () => {
-  const statuses = await Promise.all(
-    Array.from({ length: REQUESTS }, async (_, i) => {
-      const response = await fetch(`${gateways[i % 2]!.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'priced-chat', messages: [{ role: 'user', content: `request ${i}` }], max_tokens: 10 }),
-      });
-      const body = (await response.json()) as { usage?: { cost: number }; error?: { code: string; message: string } };
-      if (response.status === 200) assert.equal(body.usage?.cost, 0.01);
-      if (response.status === 402) {
-        assert.equal(body.error?.code, 'insufficient_budget');
-        assert.match(body.error?.message ?? '', /^Insufficient budget: 0(\.\d+)? remaining/);
-      }
-      return response.status;
-    }),
-  );
-  assert.equal(statuses.filter((s) => s === 200).length, SERVED);
-  assert.equal(statuses.filter((s) => s === 402).length, REQUESTS - SERVED);
+/** One chat request of 0.01 through the i-th gateway (alternating); its status, after checking its body. */
+async function chat(key: string, i: number): Promise<number> {
+  const response = await fetch(`${gateways[i % 2]!.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'priced-chat', messages: [{ role: 'user', content: `request ${i}` }], max_tokens: 10 }),
+  });
+  const body = (await response.json()) as { usage?: { cost: number }; error?: { code: string; message: string } };
+  if (response.status === 200) assert.equal(body.usage?.cost, 0.01);
+  if (response.status === 402) {
+    assert.equal(body.error?.code, 'insufficient_budget');
+    assert.match(body.error?.message ?? '', /^Insufficient budget: 0(\.\d+)? remaining/);
+  }
+  return response.status;
+}
 
-  // Settlement runs just after each answer: wait until the last hold is gone.
+/** Waits until the user's last hold is gone, then checks that nothing is held and `served` requests were charged. */
+async function assertSettled(userId: string, served: number): Promise<void> {
+  // Settlement runs just after each answer, and leases close within LEASES.openMs.
   const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
   const raw = new Redis(redis.url);
   try {
-    let balance = await store.balance('bob', Date.now());
+    let balance = await store.balance(userId, Date.now());
     for (let i = 0; i < 100 && balance.reservedMicros !== 0n; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      balance = await store.balance('bob', Date.now());
+      balance = await store.balance(userId, Date.now());
     }
     assert.equal(balance.reservedMicros, 0n, 'no hold is left');
-    assert.equal(balance.spentMicros, BigInt(SERVED) * COST_MICROS);
-    assert.equal(await raw.zcard(keys.holds('bob')), 0);
-    assert.equal(await raw.hget(keys.ledger('bob'), 'reserved'), '0');
+    assert.equal(balance.spentMicros, BigInt(served) * COST_MICROS);
+    assert.equal(await raw.zcard(keys.holds(userId)), 0);
+    assert.equal(await raw.hget(keys.ledger(userId), 'reserved'), '0');
   } finally {
     raw.disconnect();
     await store.close();
   }
+}
+
+test(`${REQUESTS} concurrent requests through two gateways: exactly ${SERVED} served, the rest 402, spent exactly ${SERVED} x cost`, async () => {
+  const statuses = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => chat(userKey, i)));
+  assert.equal(statuses.filter((s) => s === 200).length, SERVED);
+  assert.equal(statuses.filter((s) => s === 402).length, REQUESTS - SERVED);
+  await assertSettled('bob', SERVED);
+});
+
+test(`a budget for ${LEASED_SERVED} requests, spent through two gateways on leases by 100 clients at a time: exactly ${LEASED_SERVED} served`, async () => {
+  const statuses: number[] = [];
+  let next = 0;
+  // Each client sends its next request when the last is answered, until the requests run out.
+  await Promise.all(
+    Array.from({ length: 100 }, async () => {
+      while (next < LEASED_SERVED + 300) statuses.push(await chat(leasedKey, next++));
+    }),
+  );
+  assert.equal(statuses.filter((s) => s === 200).length, LEASED_SERVED);
+  assert.equal(statuses.filter((s) => s === 402).length, 300);
+  await assertSettled('carol', LEASED_SERVED);
 });

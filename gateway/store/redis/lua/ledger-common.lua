@@ -38,11 +38,15 @@ end
 local LEDGERS = {} -- ledger key -> the ledger, or false for an unknown user
 local WINDOW_HASHES = {} -- rate-limit hash -> { values = { field -> number }, written = { window -> true }, expire = bool }
 local HISTORY = {} -- history hash -> { period label -> micros charged by the batch }
+-- Holds the batch took from a holds zset and changed (a lease's shrinks as its requests
+-- settle): zset .. ' ' .. hold id -> { zset, id, micros (text, as in the member), expires }.
+-- The member is removed at first use and the final one added back by the flush.
+local HOLDS = {}
 
 -- The user's ledger, with the budget period rolled forward to the request's (A 2-4). Returns nil
 -- for an unknown user, else the ledger the batch's requests of this user share: budget (nil when
--- unlimited), spent, reserved, ptype and pidx (the period being counted). Whatever changes it sets
--- `dirty`. A new period starts spending from zero; a changed kind of period starts counting
+-- unlimited), spent, reserved, ptype and pidx (the period being counted), and lease_until (the
+-- time until which a lease may still be open, see admit.lua). Whatever changes it sets `dirty`. A new period starts spending from zero; a changed kind of period starts counting
 -- periods afresh without clearing what was spent; a clock behind the period already seen changes
 -- nothing.
 local function read_ledger(K, A)
@@ -54,7 +58,7 @@ local function read_ledger(K, A)
       LEDGERS[K[2]] = false
       return nil
     end
-    local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved')
+    local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved', 'lease_until')
     L = {
       kind = user[2] or '',
       budget = user[1] ~= '' and tonumber(user[1]) or nil,
@@ -62,6 +66,7 @@ local function read_ledger(K, A)
       pidx = led[2] or '0',
       spent = tonumber(led[3] or '0'),
       reserved = tonumber(led[4] or '0'),
+      lease_until = tonumber(led[5] or '0'),
       dirty = false,
     }
     L.pidxn = tonumber(L.pidx)
@@ -155,13 +160,31 @@ local function add_history(key, L, micros)
   periods[label] = (periods[label] or 0) + micros
 end
 
+-- Takes `micros` (text, as the member has it) off the hold `id` in `zset`, leaving `after`
+-- (a number; 0 removes it) that expires at `expires`. Returns false when the hold is not there
+-- (it expired and was released, or was never made): nothing was reserved for it any more.
+local function take_hold(zset, id, micros, after, expires)
+  local key = zset .. ' ' .. id
+  local H = HOLDS[key]
+  if H == nil or H.micros ~= micros then
+    if redis.call('ZREM', zset, id .. '|' .. micros) == 0 then return false end
+    H = { zset = zset, id = id }
+    HOLDS[key] = H
+  end
+  H.micros, H.expires = tostring(money(after)), expires
+  return true
+end
+
 -- Writes what the batch changed: one HSET per ledger and per rate-limit hash, one HINCRBY per
--- period charged.
+-- period charged, one ZADD per hold left smaller.
 local function flush()
   for key, L in pairs(LEDGERS) do
     if L and L.dirty then
-      redis.call('HSET', key, 'ptype', L.ptype, 'pidx', L.pidx, 'spent', money(L.spent), 'reserved', money(L.reserved))
+      redis.call('HSET', key, 'ptype', L.ptype, 'pidx', L.pidx, 'spent', money(L.spent), 'reserved', money(L.reserved), 'lease_until', L.lease_until)
     end
+  end
+  for _, H in pairs(HOLDS) do
+    if H.micros ~= '0' then redis.call('ZADD', H.zset, H.expires, H.id .. '|' .. H.micros) end
   end
   for hash, H in pairs(WINDOW_HASHES) do
     local fields = {}
