@@ -6,7 +6,7 @@ const user = (id: string) => `tg:{u:${id}}`;
 export const keys = {
   /** Hash: spec (JSON UserSpec), created_at, budget (micros, '' = unlimited), period ('' | daily | weekly | monthly). */
   user: (id: string) => `${user(id)}:user`,
-  /** Hash: spent, reserved (micros), ptype and pidx (the budget period being counted). */
+  /** Hash: spent, reserved (micros), ptype and pidx (the budget period being counted), lease_until (ms: a lease may be open until then). */
   ledger: (id: string) => `${user(id)}:ledger`,
   /** Sorted set: members `<hold id>|<micros>`, scored by expiry (ms). */
   holds: (id: string) => `${user(id)}:holds`,
