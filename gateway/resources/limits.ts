@@ -20,3 +20,6 @@ export const RATE_WINDOWS = {
   tokens_per_day: { unit: 'tokens', windowMs: 86_400_000 },
 } as const satisfies Record<keyof RateLimitPolicy, { unit: 'requests' | 'tokens'; windowMs: number }>;
 export type RateLimitName = keyof typeof RATE_WINDOWS;
+
+/** The limits in one fixed order, the order the Redis ledger's scripts take them in. */
+export const RATE_LIMIT_NAMES = Object.keys(RATE_WINDOWS) as readonly RateLimitName[];

@@ -1,7 +1,7 @@
 // Sliding-window rate counting, as the Redis scripts do it (lua/admit.lua): the previous fixed
 // window's count weighted by how much of it still overlaps the last W ms, plus the current one's.
 // The in-memory ledger uses this; the contract suite checks both stores agree.
-import { RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../resources/limits.ts';
+import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../resources/limits.ts';
 import type { RateStatus, RateStatuses } from './ledger.ts';
 
 export interface WindowCounter {
@@ -59,12 +59,10 @@ export function statuses(checks: readonly WindowCheck[], admitted: boolean): Rat
   return out;
 }
 
-const LIMIT_NAMES = Object.keys(RATE_WINDOWS) as RateLimitName[];
-
 /** The limits a policy sets, in a fixed order. Twice a request: a loop, not keys() and flatMap(). */
 export function limitsOf(policy: RateLimitPolicy): [RateLimitName, number][] {
   const limits: [RateLimitName, number][] = [];
-  for (const name of LIMIT_NAMES) {
+  for (const name of RATE_LIMIT_NAMES) {
     const limit = policy[name];
     if (limit !== undefined) limits.push([name, limit]);
   }

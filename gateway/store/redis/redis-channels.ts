@@ -17,8 +17,8 @@ export class RedisChannels {
 
   /** Calls `listener` with each message on `channel`, and with null when it should resync. */
   listen(channel: string, listener: ChannelListener): () => void {
-    const subscriber = this.#connect();
     let listeners = this.#listeners.get(channel);
+    const subscriber = this.#connect();
     if (!listeners) {
       listeners = new Set();
       this.#listeners.set(channel, listeners);

@@ -4,7 +4,7 @@
 // admission that asked for it (lua/admit.lua), so the budget guarantee is the same as with one
 // hold per request. The gateway admits against it here, settles each request against it, and
 // gives back what is left when it closes (lua/settle.lua).
-import { RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
+import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
 import type { Admission, RateStatuses } from '../ledger.ts';
 
 export const LEASES = {
@@ -22,8 +22,6 @@ export const LEASES = {
   graceMs: 200,
 } as const;
 
-/** The four limits in the scripts' order (lua/admit.lua, lua/settle.lua). */
-const LIMITS: readonly RateLimitName[] = ['requests_per_minute', 'requests_per_day', 'tokens_per_minute', 'tokens_per_day'];
 /** What one request takes of each limit: 1 request, or its tokens. */
 const share = (name: RateLimitName, tokens: number) => (RATE_WINDOWS[name].unit === 'requests' ? 1 : tokens);
 
@@ -41,9 +39,9 @@ export class Lease {
   readonly ttlMs: number;
   readonly #policy: RateLimitPolicy | undefined;
   readonly #snapshot: RateStatuses;
-  /** Which limits of LIMITS are set. */
+  /** Which limits of RATE_LIMIT_NAMES are set. */
   readonly #limited: readonly boolean[];
-  /** Rate-limit room granted and left, per limit in LIMITS order (0 for limits not set). */
+  /** Rate-limit room granted and left, per limit in RATE_LIMIT_NAMES order (0 for limits not set). */
   readonly #granted: number[];
   readonly #left: number[];
   #open = true;
@@ -67,18 +65,9 @@ export class Lease {
     this.#policy = admission.rate?.policy;
     this.#snapshot = statuses;
     this.#room = this.#held = BigInt(size) * (admission.reservation?.micros ?? 0n);
-    this.#limited = LIMITS.map((name) => this.#policy?.[name] !== undefined);
-    this.#granted = LIMITS.map((name, i) => (this.#limited[i] ? size * share(name, admission.rate!.tokens) : 0));
+    this.#limited = RATE_LIMIT_NAMES.map((name) => this.#policy?.[name] !== undefined);
+    this.#granted = RATE_LIMIT_NAMES.map((name, i) => (this.#limited[i] ? size * share(name, admission.rate!.tokens) : 0));
     this.#left = [...this.#granted];
-  }
-
-  get open(): boolean {
-    return this.#open;
-  }
-
-  /** Whether the lease has a hold in Redis (it had a budget part and some of it is still held). */
-  get holds(): boolean {
-    return this.#held > 0n;
   }
 
   /**
@@ -91,11 +80,11 @@ export class Lease {
     const micros = admission.reservation?.micros ?? 0n;
     if (micros > this.#room) return false;
     const tokens = admission.rate?.tokens ?? 0;
-    for (let i = 0; i < LIMITS.length; i++) {
-      if (this.#limited[i] && this.#left[i]! < share(LIMITS[i]!, tokens)) return false;
+    for (let i = 0; i < RATE_LIMIT_NAMES.length; i++) {
+      if (this.#limited[i] && this.#left[i]! < share(RATE_LIMIT_NAMES[i]!, tokens)) return false;
     }
-    for (let i = 0; i < LIMITS.length; i++) {
-      if (this.#limited[i]) this.#left[i]! -= share(LIMITS[i]!, tokens);
+    for (let i = 0; i < RATE_LIMIT_NAMES.length; i++) {
+      if (this.#limited[i]) this.#left[i]! -= share(RATE_LIMIT_NAMES[i]!, tokens);
     }
     this.#room -= micros;
     this.#inflight += micros;
@@ -105,8 +94,8 @@ export class Lease {
   /** Where the limits stand for a request admitted against the lease: as at the grant, less what the lease has admitted since. */
   statuses(now: number): RateStatuses {
     const out: RateStatuses = {};
-    for (let i = 0; i < LIMITS.length; i++) {
-      const name = LIMITS[i]!;
+    for (let i = 0; i < RATE_LIMIT_NAMES.length; i++) {
+      const name = RATE_LIMIT_NAMES[i]!;
       const status = this.#snapshot[name];
       if (status === undefined) continue;
       const resetMs = status.resetMs === 0 ? 0 : Math.max(0, status.resetMs - (now - this.grantedAt));
@@ -131,7 +120,7 @@ export class Lease {
 
   /**
    * Ends admissions against the lease. Returns the change of its hold (down to what requests in
-   * flight still hold) and its unused rate-limit room, in LIMITS order, to give back.
+   * flight still hold) and its unused rate-limit room, in RATE_LIMIT_NAMES order, to give back.
    */
   close(): { hold: HoldChange; unused: readonly number[] } {
     this.#open = false;
@@ -145,5 +134,5 @@ export class Lease {
 function samePolicy(a: RateLimitPolicy | undefined, b: RateLimitPolicy | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
-  return LIMITS.every((name) => a[name] === b[name]);
+  return RATE_LIMIT_NAMES.every((name) => a[name] === b[name]);
 }

@@ -5,13 +5,13 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { RateLimitName, RateLimitPolicy } from '../../resources/limits.ts';
+import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
 import type { BudgetPeriod } from '../../resources/user.ts';
 import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
 import { randomId } from '../../billing/random-id.ts';
 import { keys } from './keys.ts';
-import { Lease, LEASES } from './redis-lease.ts';
+import { Lease, LEASES, type HoldChange } from './redis-lease.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 // Redis scripts cannot import one another: the four files are loaded as one script, the shared
@@ -121,7 +121,7 @@ export class RedisLedger implements Ledger {
    * with the admission while the user is far from every limit (redis-lease.ts).
    */
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
-    if (this.#options.leaseRequests === 0) return this.#admitInRedis(userId, admission, '');
+    if (this.#options.leaseRequests === 0) return this.#admitInRedis(userId, admission);
     const slotKey = `${userId}\u0000${admission.rate?.scope ?? '-'}`;
     let slot = this.#slots.get(slotKey);
     if (slot === undefined) {
@@ -132,9 +132,9 @@ export class RedisLedger implements Ledger {
     if (admitted) return Promise.resolve(admitted);
     if (slot.asking) {
       const current = slot;
-      return slot.asking.then(() => this.#admitOnLease(current, admission) ?? this.#admitInRedis(userId, admission, ''));
+      return slot.asking.then(() => this.#admitOnLease(current, admission) ?? this.#admitInRedis(userId, admission));
     }
-    if (admission.now < slot.noLeaseUntil || !this.#options.healthy()) return this.#admitInRedis(userId, admission, '');
+    if (admission.now < slot.noLeaseUntil || !this.#options.healthy()) return this.#admitInRedis(userId, admission);
     return this.#askLease(slot, userId, admission);
   }
 
@@ -172,8 +172,9 @@ export class RedisLedger implements Ledger {
     );
   }
 
-  #admitInRedis(userId: string, admission: Admission, leaseId: string): Promise<AdmissionResult> {
-    return this.#send(userId, admission, leaseId, true).then((reply) => this.#afterBusy(userId, admission, reply).then(({ result }) => result));
+  /** Admits in Redis without asking for a lease. */
+  #admitInRedis(userId: string, admission: Admission): Promise<AdmissionResult> {
+    return this.#send(userId, admission, '', true).then((reply) => this.#afterBusy(userId, admission, reply).then(({ result }) => result));
   }
 
   /** A 'busy' admission waits until the lease that made it so has been given back, then asks once more, for an answer. */
@@ -203,20 +204,12 @@ export class RedisLedger implements Ledger {
 
   /** Settlements come after the answer, in the batch of the turn they are made in (see admit). */
   settle(userId: string, settlement: Settlement): Promise<SettleResult> {
-    const { now, reservation: hold, rate } = settlement;
-    const [, , tokensPerMinute, tokensPerDay] = limitArgs(rate?.policy);
+    const { now, reservation: hold, actualMicros, rate } = settlement;
+    // A request admitted on a lease settles against the lease's hold.
     const lease = hold && this.#leased.get(hold.id);
-    let holdArgs: string[];
-    if (lease) {
-      this.#leased.delete(hold.id);
-      const { before, after } = lease.settle(hold.micros, settlement.actualMicros);
-      holdArgs = before > 0n ? [lease.id, before.toString()] : ['', '0'];
-      return this.#settleStep(userId, rate?.scope ?? '-', [
-        's', String(now), ...indices(now), ...holdArgs, settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!, after.toString(), String(lease.ttlMs),
-      ]);
-    }
-    holdArgs = [hold?.id ?? '', hold ? hold.micros.toString() : '0'];
-    return this.#settleStep(userId, rate?.scope ?? '-', ['s', String(now), ...indices(now), ...holdArgs, settlement.actualMicros.toString(), String(rate?.tokens ?? 0), tokensPerMinute!, tokensPerDay!]);
+    if (lease) this.#leased.delete(hold!.id);
+    const step = lease ? leaseHold(lease, lease.settle(hold!.micros, actualMicros)) : hold;
+    return this.#settleStep(userId, rate?.scope ?? '-', settleArgs(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy));
   }
 
   #settleStep(userId: string, scope: string, args: string[]): Promise<SettleResult> {
@@ -234,10 +227,7 @@ export class RedisLedger implements Ledger {
     if (hold.before === hold.after && unused.every((n) => n === 0)) return Promise.resolve();
     // On the lease's clock (admissions carry their own `now`), never past its end.
     const now = Math.min(Math.max(Date.now(), lease.grantedAt), lease.grantedAt + LEASES.openMs);
-    const holdArgs = hold.before > 0n ? [lease.id, hold.before.toString()] : ['', '0'];
-    return this.#settleStep(lease.userId, lease.scope, [
-      's', String(now), ...indices(now), ...holdArgs, '0', '0', '', '', hold.after.toString(), String(lease.ttlMs), String(lease.grantedAt), ...unused.map(String),
-    ]).catch(() => {
+    return this.#settleStep(lease.userId, lease.scope, settleArgs(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused })).catch(() => {
       // Redis is unreachable: the hold expires by itself, and the rate-limit room with its window.
     });
   }
@@ -304,6 +294,28 @@ export class RedisLedger implements Ledger {
   }
 }
 
+/** A hold as a settlement step sees it: `micros` before the step; a lease's also says what is left after it, held for `ttlMs`. */
+interface HoldStep {
+  readonly id: string;
+  readonly micros: bigint;
+  readonly after?: bigint;
+  readonly ttlMs?: number;
+}
+
+/** The lease's hold for a settlement step; no id when it has none (a lease of rate-limit room only). */
+function leaseHold(lease: Lease, change: HoldChange): HoldStep {
+  return { id: change.before > 0n ? lease.id : '', micros: change.before, after: change.after, ttlMs: lease.ttlMs };
+}
+
+/** The arguments of one settle.lua step, in its order (see its header); `giveBack` when a lease closes. */
+function settleArgs(now: number, hold: HoldStep | undefined, actualMicros: bigint, tokens: number, policy: RateLimitPolicy | undefined, giveBack?: { grantedAt: number; unused: readonly number[] }): string[] {
+  const [, , tokensPerMinute, tokensPerDay] = limitArgs(policy);
+  const args = ['s', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', actualMicros.toString(), String(tokens), tokensPerMinute!, tokensPerDay!];
+  if (hold?.after !== undefined) args.push(hold.after.toString(), String(hold.ttlMs ?? 0));
+  if (giveBack) args.push(String(giveBack.grantedAt), ...giveBack.unused.map(String));
+  return args;
+}
+
 function userKeys(userId: string, scope: string): string[] {
   return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope)];
 }
@@ -315,7 +327,7 @@ function indices(now: number): string[] {
 
 /** The four limits in the scripts' order, '' for "no limit". */
 function limitArgs(policy: RateLimitPolicy | undefined): string[] {
-  return [policy?.requests_per_minute, policy?.requests_per_day, policy?.tokens_per_minute, policy?.tokens_per_day].map((v) => (v === undefined ? '' : String(v)));
+  return RATE_LIMIT_NAMES.map((name) => (policy?.[name] === undefined ? '' : String(policy[name])));
 }
 
 function readStatuses(reply: (string | number)[], from: number): RateStatuses {

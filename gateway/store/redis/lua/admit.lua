@@ -18,7 +18,7 @@
 --
 -- A lease is room for more requests taken in advance: a hold of `size` times this request's, and
 -- `size` times its share of every rate-limit window. The gateway admits later requests against
--- it without a round trip (redis-leases.ts), and gives back what it did not use (settle.lua).
+-- it without a round trip (redis-lease.ts), and gives back what it did not use (settle.lua).
 -- Leases are granted only far from every limit, so near a limit every admission comes here. A
 -- refusal while a lease may still be open answers 'busy': the gateway asks again once the lease
 -- has been given back, so that room held by one gateway is not refused by another.

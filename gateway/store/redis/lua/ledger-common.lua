@@ -7,12 +7,12 @@
 --
 -- A batch comes as one argument, ARGV[1], JSON: `k`, the key sets of the batch (each a list of
 -- keys, once per user and router), and `r`, one list per request: the position of its key set
--- in `k`, its kind ('a' or 's'), then its arguments, all strings. One argument rather than several per request because
--- the client encodes every argument (and decodes every reply element) one by one on the gateway's
--- one thread: about 15 µs a request, against 4 this way. The reply is one JSON string for the
--- same reason. The keys
--- travel inside the argument, not in KEYS: this, like the usage totals per router, assumes a
--- single Redis (not Cluster), whose scripts may touch any key.
+-- in `k`, its kind ('a' or 's'), then its arguments, all strings. One argument rather than
+-- several per request because the client encodes every argument (and decodes every reply
+-- element) one by one on the gateway's one thread: about 15 µs a request, against 4 this way. The
+-- reply is one JSON string for the same reason. The keys travel inside the argument, not in
+-- KEYS: this, like the usage totals per router, assumes a single Redis (not Cluster), whose
+-- scripts may touch any key.
 --
 -- These scripts run on every request, and Redis spent more time in them than in the commands
 -- they run (a redis.call from Lua costs about 1.2 µs more than its command, a number passed to
@@ -46,9 +46,9 @@ local HOLDS = {}
 -- The user's ledger, with the budget period rolled forward to the request's (A 2-4). Returns nil
 -- for an unknown user, else the ledger the batch's requests of this user share: budget (nil when
 -- unlimited), spent, reserved, ptype and pidx (the period being counted), and lease_until (the
--- time until which a lease may still be open, see admit.lua). Whatever changes it sets `dirty`. A new period starts spending from zero; a changed kind of period starts counting
--- periods afresh without clearing what was spent; a clock behind the period already seen changes
--- nothing.
+-- time until which a lease may still be open, see admit.lua). Whatever changes it sets `dirty`.
+-- A new period starts spending from zero; a changed kind of period starts counting periods
+-- afresh without clearing what was spent; a clock behind the period already seen changes nothing.
 local function read_ledger(K, A)
   local L = LEDGERS[K[2]]
   if L == false then return nil end
