@@ -18,6 +18,8 @@ export class PromptRatioLearner {
   #ratios = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
+  /** The last sync failed: further failures are not told again until one succeeds. */
+  #failing = false;
 
   constructor(store: PromptRatioStore, onError: (error: Error) => void) {
     this.#store = store;
@@ -64,7 +66,7 @@ export class PromptRatioLearner {
     } catch (error) {
       // Kept for the next sync.
       addCounts(this.#pending, pending);
-      this.#onError(error as Error);
+      this.#failed(error as Error);
       return;
     }
     try {
@@ -72,9 +74,15 @@ export class PromptRatioLearner {
       const ratios = new Map<string, number>();
       for (const [router, buckets] of counts) ratios.set(router, Math.min(MAX_HOLD_RATIO, Math.max(1, ratioQuantile(buckets, QUANTILE))));
       this.#ratios = ratios;
+      this.#failing = false;
     } catch (error) {
       // The ratios learned so far stay.
-      this.#onError(error as Error);
+      this.#failed(error as Error);
     }
+  }
+
+  #failed(error: Error): void {
+    if (!this.#failing) this.#onError(error);
+    this.#failing = true;
   }
 }

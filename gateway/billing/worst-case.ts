@@ -82,7 +82,8 @@ export function maxCompletionTokens(router: RouterRoute, endpoint: Endpoint, bod
  * when set, is more than `max_context_length`); undefined when it fits.
  */
 export function contextOverflow(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number): { prompt: number; completion: number } | undefined {
-  if (endpoint !== 'chat' && endpoint !== 'completions') return undefined;
+  // A completions request with several prompts runs each in its own context: not summed here.
+  if (endpoint !== 'chat' && !(endpoint === 'completions' && typeof body.prompt === 'string')) return undefined;
   const completion = askedCompletionTokens(body) ?? 0;
   return promptTokens + completion > router.spec.max_context_length ? { prompt: promptTokens, completion } : undefined;
 }
