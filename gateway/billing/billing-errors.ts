@@ -1,4 +1,5 @@
 // The refusals of budgets and rate limits, in OpenAI's envelope with the headers clients use.
+import type { Endpoint } from '../resources/kinds.ts';
 import type { RateLimitName, RateLimitPolicy } from '../resources/limits.ts';
 import { RATE_WINDOWS } from '../resources/limits.ts';
 import type { RateStatuses } from '../store/ledger.ts';
@@ -26,6 +27,15 @@ export const billingErrors = {
       { 'retry-after': String(seconds), ...rateLimitHeaders(rate) },
     );
   },
+  /** OpenAI's refusal of a request that cannot fit the model's context. */
+  contextLengthExceeded: (endpoint: Endpoint, context: number, prompt: number, completion: number) =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'context_length_exceeded',
+      `This model's maximum context length is ${context} tokens. However, you requested ${prompt + completion} tokens (${prompt} in the ${endpoint === 'chat' ? 'messages' : 'prompt'}, ${completion} in the completion). Please reduce the length of the ${endpoint === 'chat' ? 'messages' : 'prompt'} or completion.`,
+      endpoint === 'chat' ? 'messages' : 'prompt',
+    ),
   storeUnavailable: () =>
     new ApiError(503, 'server_error', 'store_unavailable', 'Budgets cannot be checked right now (the store is unavailable); try again shortly', null, { 'retry-after': '1' }),
   unknownUser: () => new ApiError(401, 'authentication_error', 'invalid_api_key', 'The user of this API key no longer exists'),

@@ -14,7 +14,18 @@ import { StoreUnavailableError } from '../store/store-errors.ts';
 import { countPromptTokens } from '../usage/usage-block.ts';
 import { billingErrors } from './billing-errors.ts';
 import { randomId } from './random-id.ts';
-import { isPriced, worstCaseMicros } from './worst-case.ts';
+import { contextOverflow, heldPromptTokens, isPriced, learnable, promptBase, worstCaseMicros } from './worst-case.ts';
+import type { PromptRatioLearner } from './prompt-ratio-learner.ts';
+import type { PromptCounts } from '../usage/usage-block.ts';
+
+/** Counted when a request cost more than its budget had room for, and when usage was not believed. */
+export interface BillingMetrics {
+  uncovered(router: string, micros: bigint): void;
+  usageAnomaly(router: string, provider: string, kinds: string): void;
+}
+
+/** Most anomaly log lines per router and minute. */
+const ANOMALY_LOG_MS = 60_000;
 
 export interface BillingDeps {
   readonly ledger: Ledger;
@@ -24,15 +35,16 @@ export interface BillingDeps {
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
   readonly log: FastifyBaseLogger;
+  /** Learns how far backends' prompt counts exceed the gateway's; holds read it. */
+  readonly ratios: PromptRatioLearner;
+  readonly metrics: BillingMetrics;
 }
 
 /** What admission took, to be given back (or charged) at settlement. */
-export interface Admitted {
+export interface Admitted extends PromptCounts {
   readonly reservation: Reservation | undefined;
   readonly ratePolicy: RateLimitPolicy | undefined;
   readonly rate: RateStatuses;
-  /** The prompt tokens admission counted; undefined when it needed no count. */
-  readonly promptTokens: number | undefined;
 }
 
 /** How the request ended, for settlement and its usage record. */
@@ -41,7 +53,12 @@ export interface Settled {
   readonly provider: string | null;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** The real cost: the tokens (as believed, usage-block.ts) times the prices. */
   readonly costMicros: bigint;
+  /** What in the usage was not believed (usage-block.ts), or null. */
+  readonly usageAnomaly: string | null;
+  /** The prompt tokens the backend reported, to learn the router's ratio from. */
+  readonly reportedPrompt: number | undefined;
   readonly kWh: number;
   readonly kgCO2eq: number;
   readonly latencyMs: number;
@@ -49,26 +66,40 @@ export interface Settled {
   readonly incomplete: boolean;
 }
 
-const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate: {}, promptTokens: undefined };
+const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate: {}, promptTokens: undefined, promptBase: undefined, heldPrompt: undefined };
 
 export class Billing {
   readonly #deps: BillingDeps;
+  /** When each router last logged a usage anomaly. */
+  readonly #anomalyLogged = new Map<string, number>();
 
   constructor(deps: BillingDeps) {
     this.#deps = deps;
   }
 
-  /** Throws 402 (budget), 429 (rate limit) or 503 (store down on a priced router). */
+  /** Throws 400 (context length), 402 (budget), 429 (rate limit) or 503 (store down on a priced router). */
   async admit(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject): Promise<Admitted> {
     const ratePolicy = caller.user.rate_limits ?? router.spec.rate_limits;
-    const priced = isPriced(router) && caller.user.budget !== null;
-    if (!priced && !ratePolicy) return NOTHING;
+    const routerPriced = isPriced(router);
+    const priced = routerPriced && caller.user.budget !== null;
+    if (!routerPriced && !ratePolicy) return NOTHING;
     const limitsTokens = ratePolicy?.tokens_per_minute !== undefined || ratePolicy?.tokens_per_day !== undefined;
-    // Counted only when a hold or a token limit needs it; kept for the usage block after.
-    const promptTokens = priced || limitsTokens ? countPromptTokens(endpoint, body) : undefined;
+    // Counted only when money or a token limit depends on it (for users without a budget too:
+    // what they spend is reported, and their prompts teach the hold); kept for the usage block.
+    const promptTokens = routerPriced || limitsTokens ? countPromptTokens(endpoint, body) : undefined;
+    let base: number | undefined;
+    let heldPrompt: number | undefined;
+    if (promptTokens !== undefined) {
+      const overflow = contextOverflow(router, endpoint, body, promptTokens);
+      if (overflow) throw billingErrors.contextLengthExceeded(endpoint, router.spec.max_context_length, overflow.prompt, overflow.completion);
+      base = promptBase(endpoint, body, promptTokens);
+      heldPrompt = heldPromptTokens(base, this.#deps.ratios.ratio(router.spec.name));
+    }
     const reservation: Reservation | undefined = priced
-      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, promptTokens!), ttlMs: this.#deps.reservationTtlMs }
+      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, promptTokens!, heldPrompt), ttlMs: this.#deps.reservationTtlMs }
       : undefined;
+    const counts = { promptTokens, promptBase: base, heldPrompt };
+    if (!priced && !ratePolicy) return { ...NOTHING, ...counts };
     const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result;
     try {
@@ -77,9 +108,9 @@ export class Billing {
       if (!(error instanceof StoreUnavailableError)) throw error;
       if (priced && !this.#deps.failOpen) throw billingErrors.storeUnavailable();
       this.#deps.log.warn(`serving without budget or rate-limit accounting: ${error.message}`);
-      return NOTHING;
+      return { ...NOTHING, ...counts };
     }
-    if (result.ok) return { reservation, ratePolicy, rate: result.rate, promptTokens };
+    if (result.ok) return { reservation, ratePolicy, rate: result.rate, ...counts };
     switch (result.reason) {
       case 'budget':
         throw billingErrors.insufficientBudget(result.remainingMicros, reservation!.micros);
@@ -108,32 +139,51 @@ export class Billing {
       });
       return result.chargedMicros;
     };
+    const routerName = router?.spec.name ?? calledName;
+    if (settled.usageAnomaly !== null) this.#anomaly(routerName, settled);
+    const base = admitted?.promptBase;
+    if (router && settled.reportedPrompt !== undefined && base !== undefined && learnable(settled.reportedPrompt, base)) this.#deps.ratios.observe(routerName, settled.reportedPrompt, base);
     charge()
       .catch((error: unknown) => {
         // The hold expires by itself (reservation TTL); the record still says what was owed.
         this.#deps.log.error(`could not settle a request of user ${caller.user.id}: ${(error as Error).message}`);
         return settled.costMicros;
       })
-      .then((charged) =>
-        this.#deps.usage.append({
+      .then((charged) => {
+        // The budget had no room for all of it (the hold fell short, or expired): said, not hidden.
+        const uncovered = settled.costMicros - charged;
+        if (uncovered > 0n) this.#deps.metrics.uncovered(routerName, uncovered);
+        return this.#deps.usage.append({
           id: randomId(),
           time: now,
           user_id: caller.user.id,
           key_id: caller.key.id,
-          router: router?.spec.name ?? calledName,
+          router: routerName,
           provider: settled.provider,
           endpoint,
           status: settled.status,
           prompt_tokens: settled.promptTokens,
           completion_tokens: settled.completionTokens,
-          cost_micros: charged,
+          cost_micros: settled.costMicros,
+          charged_micros: charged,
+          uncovered_micros: uncovered > 0n ? uncovered : 0n,
+          usage_anomaly: settled.usageAnomaly,
           kwh: settled.kWh,
           kgco2eq: settled.kgCO2eq,
           latency_ms: Math.round(settled.latencyMs * 10) / 10,
           ttft_ms: settled.ttftMs === null ? null : Math.round(settled.ttftMs * 10) / 10,
           incomplete: settled.incomplete,
-        }),
-      )
+        });
+      })
       .catch((error: unknown) => this.#deps.log.error(`could not record usage of user ${caller.user.id}: ${(error as Error).message}`));
+  }
+
+  /** Counts a usage report that was not believed, and logs it (once a minute per router at most). */
+  #anomaly(router: string, settled: Settled): void {
+    this.#deps.metrics.usageAnomaly(router, settled.provider ?? '', settled.usageAnomaly!);
+    const now = this.#deps.now();
+    if ((this.#anomalyLogged.get(router) ?? -Infinity) + ANOMALY_LOG_MS > now) return;
+    this.#anomalyLogged.set(router, now);
+    this.#deps.log.warn(`usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`);
   }
 }

@@ -7,7 +7,9 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Store } from '../store/store.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { UserResources } from '../kubernetes/cr-catalog.ts';
-import { Billing } from '../billing/billing.ts';
+import { Billing, type BillingMetrics } from '../billing/billing.ts';
+import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
+import { microsToNumber } from '../usage/cost.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
@@ -43,6 +45,23 @@ export interface AppDeps {
   /** Serve the Playground web UI under /playground (default true). */
   readonly playground?: boolean;
   readonly logger: FastifyServerOptions['logger'];
+  /** How often the learned prompt ratios are sent to and read from the store (ms; default 5000). */
+  readonly promptRatioSyncMs?: number;
+}
+
+/** Prompt ratios are shared through the store this often by default. */
+const PROMPT_RATIO_SYNC_MS = 5_000;
+
+function billingMetrics(metrics: GatewayMetrics): BillingMetrics {
+  return {
+    uncovered(router, micros) {
+      metrics.uncoveredCost.inc({ router }, microsToNumber(micros));
+      metrics.uncoveredRequests.inc({ router });
+    },
+    usageAnomaly(router, provider, kinds) {
+      for (const kind of kinds.split(',')) metrics.usageAnomalies.inc({ router, provider, kind });
+    },
+  };
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -59,7 +78,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       for (const provider of router.providers) yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
     }
   });
-  const billing = new Billing({ ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: app.log });
+  const ratios = new PromptRatioLearner(deps.store, (error) => app.log.warn(`could not share learned prompt ratios: ${error.message}`));
+  ratios.start(deps.promptRatioSyncMs ?? PROMPT_RATIO_SYNC_MS);
+  app.addHook('onClose', () => ratios.stop());
+  const billing = new Billing({
+    ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: app.log, ratios, metrics: billingMetrics(deps.metrics),
+  });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);

@@ -47,6 +47,24 @@ export class GatewayMetrics {
     labelNames: ['router'] as const,
     registers: [this.registry],
   });
+  readonly uncoveredCost = new Counter({
+    name: 'tollgate_uncovered_cost_total',
+    help: "Cost that budgets had no room left for (the request cost more than its hold), in the money of router prices: recorded, not charged.",
+    labelNames: ['router'] as const,
+    registers: [this.registry],
+  });
+  readonly uncoveredRequests = new Counter({
+    name: 'tollgate_uncovered_requests_total',
+    help: 'Requests whose cost their budget had no room left for, in whole or in part.',
+    labelNames: ['router'] as const,
+    registers: [this.registry],
+  });
+  readonly usageAnomalies = new Counter({
+    name: 'tollgate_usage_anomalies_total',
+    help: "Answers whose token usage was not believed (not a non-negative integer, or more than the request allows) and was replaced by a bound or the gateway's count, by kind.",
+    labelNames: ['router', 'provider', 'kind'] as const,
+    registers: [this.registry],
+  });
   /** Read at scrape time from the providers' own counters, so the hot path pays nothing. */
   #inFlightSource: () => Iterable<{ router: string; provider: string; inFlight: number }> = () => [];
   readonly inFlight = (() => {

@@ -3,21 +3,20 @@
 
 export type JsonObject = Record<string, unknown>;
 
+/** Token counts as a backend reported them: not yet checked (usage-block.ts validates them). */
 export interface TokenUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens?: number;
+  prompt_tokens: unknown;
+  completion_tokens: unknown;
 }
 
-/** Reads a backend's `usage` if it holds the token counts; undefined otherwise. */
+/** The usage a backend reported, or undefined when it gave no usage object or no prompt count. */
 export function readUsage(value: unknown): TokenUsage | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const usage = value as Record<string, unknown>;
   // Embedding and rerank backends (vLLM, Jina) may give only total_tokens: all of it is input.
   const prompt = usage.prompt_tokens ?? (usage.completion_tokens === undefined ? usage.total_tokens : undefined);
-  const completion = usage.completion_tokens ?? 0;
-  if (!Number.isInteger(prompt) || !Number.isInteger(completion)) return undefined;
-  return { prompt_tokens: prompt as number, completion_tokens: completion as number };
+  if (prompt === undefined || prompt === null) return undefined;
+  return { prompt_tokens: prompt, completion_tokens: usage.completion_tokens ?? 0 };
 }
 
 /** The text a chat or completion chunk (or whole answer) adds, for counting tokens ourselves. */

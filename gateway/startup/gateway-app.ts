@@ -52,6 +52,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     bodyLimit: settings.bodyLimit,
     failOpen: settings.failOpen,
     reservationTtlMs: settings.reservationTtlSeconds * 1000,
+    promptRatioSyncMs: settings.promptRatioSyncSeconds * 1000,
     playground: settings.playground,
     logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
     forwarder: {

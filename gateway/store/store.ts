@@ -3,9 +3,10 @@
 import type { AccountStore } from './accounts.ts';
 import type { CatalogStore } from './catalog.ts';
 import type { Ledger } from './ledger.ts';
+import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { UsageLog } from './usage-log.ts';
 
-export interface Store extends AccountStore, CatalogStore, Ledger, UsageLog {
+export interface Store extends AccountStore, CatalogStore, Ledger, UsageLog, PromptRatioStore {
   /** True while the backing service answers. */
   readonly healthy: boolean;
   close(): Promise<void>;

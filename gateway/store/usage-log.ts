@@ -14,8 +14,14 @@ export interface UsageRecord {
   readonly status: number;
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
-  /** What was charged, in micro-units. */
+  /** The real cost (tokens times prices), in micro-units. */
   readonly cost_micros: bigint;
+  /** What was charged to the budget: the cost, or less when the budget had no room left for it. */
+  readonly charged_micros: bigint;
+  /** cost_micros less charged_micros: what the budget did not cover (docs/budgets.md). */
+  readonly uncovered_micros: bigint;
+  /** What in the backend's usage report was not believed, comma-separated (usage-block.ts); null when all was. */
+  readonly usage_anomaly: string | null;
   readonly kwh: number;
   readonly kgco2eq: number;
   readonly latency_ms: number;
@@ -40,6 +46,8 @@ export interface UsageTotals {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly cost_micros: bigint;
+  /** Of cost_micros, what budgets did not cover. */
+  readonly uncovered_micros: bigint;
   readonly kwh: number;
   readonly kgco2eq: number;
 }
@@ -60,7 +68,7 @@ export interface UsageLog {
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>>;
 }
 
-export const EMPTY_TOTALS: UsageTotals = Object.freeze({ requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0n, kwh: 0, kgco2eq: 0 });
+export const EMPTY_TOTALS: UsageTotals = Object.freeze({ requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0n, uncovered_micros: 0n, kwh: 0, kgco2eq: 0 });
 
 export function addToTotals(totals: UsageTotals, record: UsageRecord): UsageTotals {
   return {
@@ -68,6 +76,7 @@ export function addToTotals(totals: UsageTotals, record: UsageRecord): UsageTota
     prompt_tokens: totals.prompt_tokens + record.prompt_tokens,
     completion_tokens: totals.completion_tokens + record.completion_tokens,
     cost_micros: totals.cost_micros + record.cost_micros,
+    uncovered_micros: totals.uncovered_micros + record.uncovered_micros,
     kwh: totals.kwh + record.kwh,
     kgco2eq: totals.kgco2eq + record.kgco2eq,
   };

@@ -305,6 +305,6 @@ describe('tollgate operator against a real API server and Redis', () => {
 function usageRecord(userId: string, time: number, costMicros: bigint) {
   return {
     id: `u-${time}`, time, user_id: userId, key_id: null, router: ROUTER, provider: 'team-a-llama-vllm', endpoint: 'chat' as const, status: 200,
-    prompt_tokens: 10, completion_tokens: 20, cost_micros: costMicros, kwh: 0, kgco2eq: 0, latency_ms: 5, ttft_ms: null, incomplete: false,
+    prompt_tokens: 10, completion_tokens: 20, cost_micros: costMicros, charged_micros: costMicros, uncovered_micros: 0n, usage_anomaly: null, kwh: 0, kgco2eq: 0, latency_ms: 5, ttft_ms: null, incomplete: false,
   };
 }

@@ -13,7 +13,7 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
     const model = body.model;
     const text = behaviour.text ?? DEFAULT_TEXT;
     const pieces = words(text);
-    const usage = { prompt_tokens: 11, completion_tokens: pieces.length, total_tokens: 11 + pieces.length };
+    const usage = behaviour.usage ?? { prompt_tokens: 11, completion_tokens: pieces.length, total_tokens: 11 + pieces.length };
     switch (request.path) {
       case '/v1/chat/completions':
       case '/v1/completions': {

@@ -17,6 +17,8 @@ export interface Behaviour {
   chunkDelayMs?: number;
   /** The generated text, split into one chunk per word when streaming. */
   text?: string;
+  /** Report this as the answer's `usage`, whatever it holds (wrong or absurd numbers included). */
+  usage?: Record<string, unknown>;
 }
 
 export interface RecordedRequest {

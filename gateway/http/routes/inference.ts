@@ -104,7 +104,7 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRo
 /** A whole answer: the router's name as `model`, usage with cost and carbon added. */
 function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): string {
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, call.admitted.promptTokens, () => choiceText(body), upstreamSeconds);
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, call.admitted, () => choiceText(body), upstreamSeconds);
   body.model = call.router.spec.name;
   body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
   finish(forwarded.provider, undefined, deps.forwarder, call.router);
@@ -157,7 +157,7 @@ async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<Jso
   }
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   // A stream cut short has no usage from the backend: what reached the client is counted.
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, call.admitted.promptTokens, () => produced.join(''), upstreamSeconds);
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, call.admitted, () => produced.join(''), upstreamSeconds);
   finish(forwarded.provider, failure, deps.forwarder, call.router);
   if (!res.destroyed) endStream(res, call, first, usage, failure);
   const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;
@@ -201,6 +201,8 @@ function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
     promptTokens: usage.block.prompt_tokens,
     completionTokens: usage.block.completion_tokens,
     costMicros: usage.costMicros,
+    usageAnomaly: usage.anomaly,
+    reportedPrompt: usage.reportedPrompt,
     kWh: usage.block.carbon.kWh,
     kgCO2eq: usage.block.carbon.kgCO2eq,
     latencyMs: totalSeconds * 1000,
@@ -220,6 +222,8 @@ function refused(endpoint: Endpoint, request: FastifyRequest, caller: Caller, ro
     promptTokens: 0,
     completionTokens: 0,
     costMicros: 0n,
+    usageAnomaly: null,
+    reportedPrompt: undefined,
     kWh: 0,
     kgCO2eq: 0,
     latencyMs: totalSeconds * 1000,

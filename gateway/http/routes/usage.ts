@@ -118,6 +118,7 @@ function addTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
     prompt_tokens: a.prompt_tokens + b.prompt_tokens,
     completion_tokens: a.completion_tokens + b.completion_tokens,
     cost_micros: a.cost_micros + b.cost_micros,
+    uncovered_micros: a.uncovered_micros + b.uncovered_micros,
     kwh: a.kwh + b.kwh,
     kgco2eq: a.kgco2eq + b.kgco2eq,
   };
@@ -130,6 +131,8 @@ function totalsView(totals: UsageTotals) {
     completion_tokens: totals.completion_tokens,
     total_tokens: totals.prompt_tokens + totals.completion_tokens,
     cost: microsToNumber(totals.cost_micros),
+    charged: microsToNumber(totals.cost_micros - totals.uncovered_micros),
+    uncovered: microsToNumber(totals.uncovered_micros),
     kwh: totals.kwh,
     kgco2eq: totals.kgco2eq,
   };
@@ -149,6 +152,9 @@ function recordView(record: UsageRecord) {
     completion_tokens: record.completion_tokens,
     total_tokens: record.prompt_tokens + record.completion_tokens,
     cost: microsToNumber(record.cost_micros),
+    charged: microsToNumber(record.charged_micros),
+    uncovered: microsToNumber(record.uncovered_micros),
+    usage_anomaly: record.usage_anomaly,
     kwh: record.kwh,
     kgco2eq: record.kgco2eq,
     latency_ms: record.latency_ms,

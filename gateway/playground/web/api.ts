@@ -110,6 +110,8 @@ export interface Measures {
   readonly completion_tokens: number;
   readonly total_tokens: number;
   readonly cost: number;
+  /** Of the cost, what the budget had no room left for (docs/budgets.md). */
+  readonly uncovered?: number;
   readonly kwh: number;
   readonly kgco2eq: number;
 }

@@ -12,6 +12,7 @@ import { MemoryAccounts } from './memory-accounts.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
 import { MemoryLedger } from './memory-ledger.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
+import { addCounts, halveIfFull, type RatioCounts } from '../prompt-ratios.ts';
 
 export interface MemoryStoreOptions {
   readonly usageRetentionMs: number;
@@ -95,6 +96,15 @@ export class MemoryStore implements Store {
   }
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
     return this.#usage.dailyTotals(subject, fromDay, toDay);
+  }
+
+  readonly #ratios: RatioCounts = new Map();
+  async addPromptRatios(counts: RatioCounts): Promise<void> {
+    addCounts(this.#ratios, counts);
+    for (const router of counts.keys()) halveIfFull(this.#ratios.get(router)!);
+  }
+  async promptRatios(): Promise<RatioCounts> {
+    return new Map([...this.#ratios].map(([router, buckets]) => [router, new Map(buckets)]));
   }
 
   async close(): Promise<void> {}

@@ -28,6 +28,8 @@ export const keys = {
   users: 'tg:users',
   /** Hash: a router's totals for one UTC day. */
   routerDaily: (router: string, day: string) => `tg:r:{${router}}:daily:${day}`,
+  /** Hash: `<ratio bucket>:<router>` -> requests; reported / counted prompt tokens (store/prompt-ratios.ts). */
+  promptRatios: 'tg:prompt-ratios',
   /** String: JSON Catalog {revision, routers, providers}. */
   catalog: 'tg:catalog',
   /** Pub/sub channel told after every catalog write. */

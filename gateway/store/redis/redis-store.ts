@@ -18,6 +18,8 @@ import { RedisGateways, type ServingGateway } from './redis-gateways.ts';
 import { LEASES } from './redis-lease.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
+import { RedisPromptRatios } from './redis-prompt-ratios.ts';
+import type { RatioCounts } from '../prompt-ratios.ts';
 import { unavailable } from './unavailable.ts';
 
 export interface RedisStoreOptions {
@@ -44,6 +46,7 @@ export class RedisStore implements Store {
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
   readonly #usage: RedisUsageLog;
+  readonly #ratios: RedisPromptRatios;
   readonly #gateways: RedisGateways;
 
   /** Connects and waits until Redis answers; StoreUnavailableError when it does not in time. */
@@ -78,6 +81,7 @@ export class RedisStore implements Store {
     this.#catalog = new RedisCatalog(client, this.#channels);
     this.#ledger = new RedisLedger(client, { leaseRequests: options.leaseRequests ?? LEASES.requests, healthy: () => this.healthy });
     this.#usage = new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now });
+    this.#ratios = new RedisPromptRatios(client);
     this.#gateways = new RedisGateways(client);
   }
 
@@ -146,6 +150,13 @@ export class RedisStore implements Store {
   }
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
     return unavailable(() => this.#usage.dailyTotals(subject, fromDay, toDay));
+  }
+
+  addPromptRatios(counts: RatioCounts): Promise<void> {
+    return unavailable(() => this.#ratios.addPromptRatios(counts));
+  }
+  promptRatios(): Promise<RatioCounts> {
+    return unavailable(() => this.#ratios.promptRatios());
   }
 
   /** Kubernetes mode: says which routing snapshot version this pod serves, for `ttlMs` (tg:gateways:<pod>). */

@@ -63,7 +63,7 @@ export class RedisUsageLog implements UsageLog {
       addToDaily(daily, keys.userDaily(record.user_id, day), record);
       addToDaily(daily, keys.routerDaily(record.router, day), record);
     }
-    const increments = [...daily].map(([key, sums]) => [key, String(sums.requests), String(sums.prompt), String(sums.completion), sums.cost.toString(), String(sums.kwh), String(sums.kg)]);
+    const increments = [...daily].map(([key, sums]) => [key, String(sums.requests), String(sums.prompt), String(sums.completion), sums.cost.toString(), String(sums.kwh), String(sums.kg), sums.uncovered.toString()]);
     const header = { oldest: String(this.#oldestKept()), retention: String(this.#retentionMs), ttl: String(DAILY_TTL_SECONDS), streams, times, daily: increments };
     // A record's JSON holds no raw line break (JSON.stringify escapes them): one per line.
     this.#append.run(JSON.stringify(header), records.join('\n')).then(
@@ -130,6 +130,7 @@ interface DailyIncrement {
   prompt: number;
   completion: number;
   cost: bigint;
+  uncovered: bigint;
   kwh: number;
   kg: number;
 }
@@ -137,13 +138,14 @@ interface DailyIncrement {
 function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: UsageRecord): void {
   const sums = daily.get(key);
   if (sums === undefined) {
-    daily.set(key, { requests: 1, prompt: record.prompt_tokens, completion: record.completion_tokens, cost: record.cost_micros, kwh: record.kwh, kg: record.kgco2eq });
+    daily.set(key, { requests: 1, prompt: record.prompt_tokens, completion: record.completion_tokens, cost: record.cost_micros, uncovered: record.uncovered_micros, kwh: record.kwh, kg: record.kgco2eq });
     return;
   }
   sums.requests += 1;
   sums.prompt += record.prompt_tokens;
   sums.completion += record.completion_tokens;
   sums.cost += record.cost_micros;
+  sums.uncovered += record.uncovered_micros;
   sums.kwh += record.kwh;
   sums.kg += record.kgco2eq;
 }
@@ -155,13 +157,26 @@ function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: Usa
  */
 function toEntry(r: UsageRecord): string {
   const text = JSON.stringify;
-  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"router":${text(r.router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
+  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"router":${text(r.router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
 }
 
-/** The record of a stream entry (`r`, its JSON), as toEntry wrote it. */
+type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly'> &
+  { cost_micros: string; charged_micros?: string; uncovered_micros?: string; usage_anomaly?: string | null };
+
+/**
+ * The record of a stream entry (`r`, its JSON), as toEntry wrote it. Records written before
+ * charges and costs were told apart hold what was charged as their cost.
+ */
 function fromEntry(fields: string[]): UsageRecord {
-  const stored = JSON.parse(fields[1]!) as Omit<UsageRecord, 'cost_micros'> & { cost_micros: string };
-  return { ...stored, cost_micros: BigInt(stored.cost_micros) };
+  const stored = JSON.parse(fields[1]!) as StoredRecord;
+  const cost = BigInt(stored.cost_micros);
+  return {
+    ...stored,
+    cost_micros: cost,
+    charged_micros: stored.charged_micros === undefined ? cost : BigInt(stored.charged_micros),
+    uncovered_micros: stored.uncovered_micros === undefined ? 0n : BigInt(stored.uncovered_micros),
+    usage_anomaly: stored.usage_anomaly ?? null,
+  };
 }
 
 function toTotals(hash: Record<string, string>): UsageTotals {
@@ -170,6 +185,7 @@ function toTotals(hash: Record<string, string>): UsageTotals {
     prompt_tokens: Number(hash.prompt_tokens ?? 0),
     completion_tokens: Number(hash.completion_tokens ?? 0),
     cost_micros: BigInt(hash.cost_micros ?? '0'),
+    uncovered_micros: BigInt(hash.uncovered_micros ?? '0'),
     kwh: Number(hash.kwh ?? 0),
     kgco2eq: Number(hash.kgco2eq ?? 0),
   };

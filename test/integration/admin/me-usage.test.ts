@@ -140,8 +140,8 @@ describe('GET /v1/usage', () => {
     assert.deepEqual(times, [...times].sort((a, b) => b - a));
     const newestPriced = records.find((r: any) => r.model === 'priced');
     assert.deepEqual(Object.keys(newestPriced).sort(), [
-      'completion_tokens', 'cost', 'endpoint', 'id', 'incomplete', 'key_id', 'kgco2eq', 'kwh', 'latency_ms', 'model',
-      'prompt_tokens', 'provider', 'status', 'time', 'total_tokens', 'ttft_ms', 'user',
+      'charged', 'completion_tokens', 'cost', 'endpoint', 'id', 'incomplete', 'key_id', 'kgco2eq', 'kwh', 'latency_ms', 'model',
+      'prompt_tokens', 'provider', 'status', 'time', 'total_tokens', 'ttft_ms', 'uncovered', 'usage_anomaly', 'user',
     ]);
     assert.equal(newestPriced.user, alice.id);
     assert.equal(newestPriced.key_id, alice.keyId);
@@ -151,6 +151,7 @@ describe('GET /v1/usage', () => {
     assert.equal(newestPriced.completion_tokens, 7);
     assert.equal(newestPriced.total_tokens, newestPriced.prompt_tokens + 7);
     assert.equal(newestPriced.cost, costs[2]);
+    assert.deepEqual([newestPriced.charged, newestPriced.uncovered, newestPriced.usage_anomaly], [costs[2], 0, null]);
     assert.equal(newestPriced.incomplete, false);
     assert.ok(records.every((r: any) => r.user === alice.id), 'only her own');
   });

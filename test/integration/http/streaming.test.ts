@@ -21,7 +21,9 @@ before(async () => {
   const costs = { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] };
   gw = await startTestGateway(yamlConfig([
     { id: 'stream-openai', type: 'text-generation', aliases: ['so'], costs, providers: [{ model: 'gpt-4o-mini', type: 'openai', args, carbon: { params_total_b: 8, zone: 'FRA' } }] },
-    { id: 'stream-vllm', type: 'text-generation', costs, providers: [{ model: 'meta-llama/Llama-3.1-8B-Instruct', type: 'vllm', args }] },
+    // A context large enough for the 40,000-token answer of 'a client that reads slowly' (the
+    // gateway believes no more completion tokens than the context leaves room for).
+    { id: 'stream-vllm', type: 'text-generation', max_context_length: 65_536, costs, providers: [{ model: 'meta-llama/Llama-3.1-8B-Instruct', type: 'vllm', args }] },
     { id: 'stream-mistral', type: 'text-generation', costs, providers: [{ model: 'mistral-small-latest', type: 'mistral', args }] },
     { id: 'stream-sim', type: 'text-generation', costs, providers: [{ model: 'sim-llm', type: 'simulator' }] },
   ]));

@@ -13,6 +13,7 @@ import type { ApiKeyRecord } from '../../../gateway/store/accounts.ts';
 import { ConflictError, NotFoundError } from '../../../gateway/store/store-errors.ts';
 import type { Store } from '../../../gateway/store/store.ts';
 import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../../gateway/store/usage-log.ts';
+import { RATIO_HALVING_TOTAL, ratioBucket, ratioQuantile } from '../../../gateway/store/prompt-ratios.ts';
 
 /** How each test gets its store: fresh and empty, and disposed of afterwards. */
 export interface StoreHarness {
@@ -52,6 +53,9 @@ export function usageRecord(userId: string, time: number, fields: Partial<UsageR
     prompt_tokens: 10,
     completion_tokens: 20,
     cost_micros: 1_500n,
+    charged_micros: 1_500n,
+    uncovered_micros: 0n,
+    usage_anomaly: null,
     kwh: 0.5,
     kgco2eq: 0.25,
     latency_ms: 120,
@@ -68,6 +72,7 @@ function sum(list: UsageRecord[]): UsageTotals {
       prompt_tokens: t.prompt_tokens + r.prompt_tokens,
       completion_tokens: t.completion_tokens + r.completion_tokens,
       cost_micros: t.cost_micros + r.cost_micros,
+      uncovered_micros: t.uncovered_micros + r.uncovered_micros,
       kwh: t.kwh + r.kwh,
       kgco2eq: t.kgco2eq + r.kgco2eq,
     }),
@@ -97,6 +102,30 @@ export function describeStoreContract(name: string, harness: StoreHarness): void
     describeAccounts(() => store, peer);
     describeCatalog(() => store, peer);
     describeUsageLog(() => store);
+    describePromptRatios(() => store, peer);
+  });
+}
+
+function describePromptRatios(current: () => Store, peer: () => Promise<Store>): void {
+  describe('prompt ratios', () => {
+    test('observations of every gateway add up per router, and a high quantile reads back from them', async () => {
+      const other = await peer();
+      // 98 requests at a ratio of 0.8, two at 2.5 on one router; one at 1.2 on another.
+      await current().addPromptRatios(new Map([['chat', new Map([[ratioBucket(0.8), 60], [ratioBucket(2.5), 1]])]]));
+      await other.addPromptRatios(new Map([['chat', new Map([[ratioBucket(0.8), 38], [ratioBucket(2.5), 1]])], ['other', new Map([[ratioBucket(1.2), 1]])]]));
+      const counts = await current().promptRatios();
+      assert.deepEqual(counts.get('chat'), new Map([[ratioBucket(0.8), 98], [ratioBucket(2.5), 2]]));
+      assert.equal(ratioQuantile(counts.get('chat')!, 0.99), 2.5);
+      assert.equal(ratioQuantile(counts.get('chat')!, 0.98), 0.8125); // 0.8 rounded up to a 1/16
+      assert.equal(ratioQuantile(counts.get('other')!, 0.99), 1.25);
+    });
+
+    test('once a router has more observations than kept, its counts are halved: old ones fade', async () => {
+      await current().addPromptRatios(new Map([['chat', new Map([[ratioBucket(3), 1], [ratioBucket(1), RATIO_HALVING_TOTAL]])], ['other', new Map([[16, 5]])]]));
+      const counts = await current().promptRatios();
+      assert.deepEqual(counts.get('chat'), new Map([[ratioBucket(1), RATIO_HALVING_TOTAL / 2]]));
+      assert.deepEqual(counts.get('other'), new Map([[16, 5]]));
+    });
   });
 }
 
@@ -395,6 +424,20 @@ function describeUsageLog(current: () => Store): void {
       assert.deepEqual(page.totals, sum([recent]));
     });
 
+    test('a record keeps its real cost apart from what was charged and what was not covered, in records and totals', async () => {
+      const now = Date.now();
+      const over = usageRecord('alice', now, { cost_micros: 5_000n, charged_micros: 2_000n, uncovered_micros: 3_000n, usage_anomaly: 'prompt_over_limit' });
+      const plain = usageRecord('alice', now + 1, { cost_micros: 700n, charged_micros: 700n });
+      await appendAll([over, plain]);
+      const page = await current().query('alice', { limit: 10 });
+      assert.deepEqual(page.records, [plain, over]);
+      assert.equal(page.totals.cost_micros, 5_700n);
+      assert.equal(page.totals.uncovered_micros, 3_000n);
+      const days = await current().dailyTotals({ user: 'alice' }, day(now), day(now + 1));
+      assert.equal(Object.values(days).reduce((sum, t) => sum + t.uncovered_micros, 0n), 3_000n);
+      assert.equal(Object.values(days).reduce((sum, t) => sum + t.cost_micros, 0n), 5_700n);
+    });
+
     test('daily totals add up each UTC day, per user and per router', async () => {
       const today = Date.now();
       const yesterday = today - DAY;
@@ -409,6 +452,7 @@ function describeUsageLog(current: () => Store): void {
         prompt_tokens: 10 * requests,
         completion_tokens: 20 * requests,
         cost_micros: cost,
+        uncovered_micros: 0n,
         kwh,
         kgco2eq: 0.25 * requests,
       });

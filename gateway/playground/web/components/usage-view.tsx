@@ -108,7 +108,10 @@ export function UsageView({ user }: { user?: string }) {
                   <td class="num">
                     {tokens(r.prompt_tokens)} + {tokens(r.completion_tokens)} = {tokens(r.total_tokens)}
                   </td>
-                  <td class="num">{money(r.cost)}</td>
+                  <td class="num">
+                    {money(r.cost)}
+                    {r.uncovered ? ` (${money(r.uncovered)} over budget)` : ''}
+                  </td>
                   <td class="num">{kwh(r.kwh)}</td>
                   <td class="num">{co2(r.kgco2eq)}</td>
                   <td class="num">
@@ -170,7 +173,10 @@ function TotalsList({ totals }: { totals: UsagePage['totals'] }) {
         </div>
         <div>
           <dt>Cost</dt>
-          <dd>{money(totals.cost)}</dd>
+          <dd>
+            {money(totals.cost)}
+            {totals.uncovered ? ` (${money(totals.uncovered)} over budget)` : ''}
+          </dd>
         </div>
         <div>
           <dt>Energy</dt>

@@ -12,7 +12,7 @@
 -- ARGV: 1 the batch (JSON): `oldest` id kept (ms), `retention` (ms), daily totals' `ttl` (s),
 --       `streams` (each record's user stream), `times` (each record's time, ms), `daily` (for each
 --       daily totals hash: key, requests, prompt tokens, completion tokens, cost in micros, kWh,
---       kgCO2eq to add, all as text); 2 the records (JSON), one per line, in the same order.
+--       kgCO2eq, uncovered cost in micros to add, all as text); 2 the records (JSON), one per line, in the same order.
 --       Two arguments whatever the batch's size: the client encodes arguments one by one. The
 --       keys travel inside them (a single Redis, as said above).
 -- Returns the number of records appended.
@@ -43,5 +43,6 @@ for _, d in ipairs(batch.daily) do
   redis.call('HINCRBY', daily, 'cost_micros', d[5])
   redis.call('HINCRBYFLOAT', daily, 'kwh', d[6])
   redis.call('HINCRBYFLOAT', daily, 'kgco2eq', d[7])
+  if d[8] ~= '0' then redis.call('HINCRBY', daily, 'uncovered_micros', d[8]) end
 end
 return #batch.streams
