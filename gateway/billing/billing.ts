@@ -2,12 +2,12 @@
 // and takes the rate-limit share before anything is forwarded; settlement charges the real cost
 // and releases the rest once the answer is over, whatever way it ended. Settlement and the usage
 // record are written after the answer, so they never delay it.
-import type { FastifyBaseLogger } from 'fastify';
 import type { Endpoint } from '../resources/kinds.ts';
 import type { RateLimitPolicy } from '../resources/limits.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { Caller } from '../http/auth.ts';
+import type { KindLog } from '../observability/log-throttle.ts';
 import type { Ledger, RateCharge, RateStatuses, Reservation } from '../store/ledger.ts';
 import type { UsageLog } from '../store/usage-log.ts';
 import { StoreUnavailableError } from '../store/store-errors.ts';
@@ -23,7 +23,8 @@ export interface BillingDeps {
   /** Serve priced routers without charging when the store is down (default: refuse with 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
-  readonly log: FastifyBaseLogger;
+  /** Collapses repeated lines: during an outage every request would write its own. */
+  readonly log: KindLog;
 }
 
 /** What admission took, to be given back (or charged) at settlement. */
@@ -76,7 +77,7 @@ export class Billing {
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       if (priced && !this.#deps.failOpen) throw billingErrors.storeUnavailable();
-      this.#deps.log.warn(`serving without budget or rate-limit accounting: ${error.message}`);
+      this.#deps.log.warn('fail open', `serving without budget or rate-limit accounting: ${error.message}`);
       return NOTHING;
     }
     if (result.ok) return { reservation, ratePolicy, rate: result.rate, promptTokens };
@@ -111,7 +112,7 @@ export class Billing {
     charge()
       .catch((error: unknown) => {
         // The hold expires by itself (reservation TTL); the record still says what was owed.
-        this.#deps.log.error(`could not settle a request of user ${caller.user.id}: ${(error as Error).message}`);
+        this.#deps.log.error('settle failed', `could not settle a request of user ${caller.user.id}: ${(error as Error).message}`);
         return settled.costMicros;
       })
       .then((charged) =>
@@ -134,6 +135,6 @@ export class Billing {
           incomplete: settled.incomplete,
         }),
       )
-      .catch((error: unknown) => this.#deps.log.error(`could not record usage of user ${caller.user.id}: ${(error as Error).message}`));
+      .catch((error: unknown) => this.#deps.log.error('usage not recorded', `could not record usage of user ${caller.user.id}: ${(error as Error).message}`));
   }
 }

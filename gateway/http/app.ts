@@ -8,6 +8,7 @@ import type { Store } from '../store/store.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { UserResources } from '../kubernetes/cr-catalog.ts';
 import { Billing } from '../billing/billing.ts';
+import { LogThrottle } from '../observability/log-throttle.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
@@ -59,14 +60,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       for (const provider of router.providers) yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
     }
   });
-  const billing = new Billing({ ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: app.log });
+  // Repeated warnings (the store down, a provider failing) are collapsed: one line a request would flood the log.
+  const throttle = new LogThrottle();
+  app.addHook('onClose', async () => throttle.close());
+  const billing = new Billing({ ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: throttle.kindLog(app.log) });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
-  app.setErrorHandler(errorHandler(deps.bodyLimit));
+  app.setErrorHandler(errorHandler(deps.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);
-  registerHealth(app, deps.routing, deps.metrics);
+  registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
   registerModels(app, deps.routing);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
   registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources });

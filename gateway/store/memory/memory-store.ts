@@ -97,5 +97,11 @@ export class MemoryStore implements Store {
     return this.#usage.dailyTotals(subject, fromDay, toDay);
   }
 
+  /** Memory is seeded at start-up and lost only with the process. */
+  async markSeeded(): Promise<void> {}
+  onDataLost(): () => void {
+    return () => {};
+  }
+
   async close(): Promise<void> {}
 }
