@@ -1,6 +1,7 @@
-// Starts the gateway: opens the store, makes the bootstrap admin exist, takes its routing
-// snapshots from their source (the config file and the catalog, or in Kubernetes mode the routing
-// ConfigMap and the keys Secret), listens, reloads on SIGHUP and drains on SIGTERM/SIGINT.
+// Starts the gateway: opens the store, makes the bootstrap admin exist (again, should the store
+// lose its data), takes its routing snapshots from their source (the config file and the
+// catalog, or in Kubernetes mode the routing ConfigMap and the keys Secret), listens, reloads on
+// SIGHUP and drains on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import type { GatewaySettings } from './config/settings.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
@@ -11,6 +12,7 @@ import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts'
 import { fileSource } from './startup/file-source.ts';
 import { kubernetesSource } from './startup/kubernetes-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
+import { reseedOnDataLoss } from './startup/reseed.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
@@ -37,6 +39,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     } else {
       source = await fileSource(settings, store, env);
     }
+    await store.markSeeded();
   } catch (error) {
     await store.close();
     throw error;
@@ -48,6 +51,11 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
   source.start({ routing, metrics, log: app.log });
+  const stopReseeding = reseedOnDataLoss(store, async () => {
+    await ensureAdminKey(settings, store);
+    await source.reseed();
+  }, app.log);
+  app.addHook('onClose', async () => stopReseeding());
   let address: string;
   try {
     address = await app.listen({ host: settings.host, port: settings.port });

@@ -2,12 +2,12 @@
 // and takes the rate-limit share before anything is forwarded; settlement charges the real cost
 // and releases the rest once the answer is over, whatever way it ended. Settlement and the usage
 // record are written after the answer, so they never delay it.
-import type { FastifyBaseLogger } from 'fastify';
 import type { Endpoint } from '../resources/kinds.ts';
 import type { RateLimitPolicy } from '../resources/limits.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { Caller } from '../http/auth.ts';
+import type { KindLog } from '../observability/log-throttle.ts';
 import type { Ledger, RateCharge, RateStatuses, Reservation } from '../store/ledger.ts';
 import type { UsageLog } from '../store/usage-log.ts';
 import { StoreUnavailableError } from '../store/store-errors.ts';
@@ -24,8 +24,6 @@ export interface BillingMetrics {
   usageAnomaly(router: string, provider: string, kinds: string): void;
 }
 
-/** Most anomaly log lines per router and minute. */
-const ANOMALY_LOG_MS = 60_000;
 
 export interface BillingDeps {
   readonly ledger: Ledger;
@@ -34,7 +32,8 @@ export interface BillingDeps {
   /** Serve priced routers without charging when the store is down (default: refuse with 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
-  readonly log: FastifyBaseLogger;
+  /** Collapses repeated lines: during an outage every request would write its own. */
+  readonly log: KindLog;
   /** Learns how far backends' prompt counts exceed the gateway's; holds read it. */
   readonly ratios: PromptRatioLearner;
   readonly metrics: BillingMetrics;
@@ -70,8 +69,6 @@ const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate:
 
 export class Billing {
   readonly #deps: BillingDeps;
-  /** When each router last logged a usage anomaly. */
-  readonly #anomalyLogged = new Map<string, number>();
 
   constructor(deps: BillingDeps) {
     this.#deps = deps;
@@ -107,7 +104,7 @@ export class Billing {
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       if (priced && !this.#deps.failOpen) throw billingErrors.storeUnavailable();
-      this.#deps.log.warn(`serving without budget or rate-limit accounting: ${error.message}`);
+      this.#deps.log.warn('fail open', `serving without budget or rate-limit accounting: ${error.message}`);
       return { ...NOTHING, ...counts };
     }
     if (result.ok) return { reservation, ratePolicy, rate: result.rate, ...counts };
@@ -146,7 +143,7 @@ export class Billing {
     charge()
       .catch((error: unknown) => {
         // The hold expires by itself (reservation TTL); the record still says what was owed.
-        this.#deps.log.error(`could not settle a request of user ${caller.user.id}: ${(error as Error).message}`);
+        this.#deps.log.error('settle failed', `could not settle a request of user ${caller.user.id}: ${(error as Error).message}`);
         return settled.costMicros;
       })
       .then((charged) => {
@@ -175,15 +172,13 @@ export class Billing {
           incomplete: settled.incomplete,
         });
       })
-      .catch((error: unknown) => this.#deps.log.error(`could not record usage of user ${caller.user.id}: ${(error as Error).message}`));
+      .catch((error: unknown) => this.#deps.log.error('usage not recorded', `could not record usage of user ${caller.user.id}: ${(error as Error).message}`));
   }
 
-  /** Counts a usage report that was not believed, and logs it (once a minute per router at most). */
+  /** Counts a usage report that was not believed, and logs it (collapsed per router, log-throttle.ts). */
   #anomaly(router: string, settled: Settled): void {
     this.#deps.metrics.usageAnomaly(router, settled.provider ?? '', settled.usageAnomaly!);
-    const now = this.#deps.now();
-    if ((this.#anomalyLogged.get(router) ?? -Infinity) + ANOMALY_LOG_MS > now) return;
-    this.#anomalyLogged.set(router, now);
-    this.#deps.log.warn(`usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`);
+    this.#deps.log.warn(`usage not believed: ${router}`, `usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`);
   }
+
 }

@@ -76,10 +76,17 @@ export class CatalogService implements RoutingCatalog {
     }));
   }
 
-  /** Calls `onSnapshot` with the new snapshot whenever any gateway changes the catalog. */
+  /**
+   * Calls `onSnapshot` with the new snapshot whenever any gateway changes the catalog. A catalog
+   * never written (revision 0) is not followed: read after a reconnection, it is one the store
+   * lost (Redis restarted empty, or flushed), and the gateway serves what it has until the
+   * catalog is seeded again (../startup/reseed.ts) or written.
+   */
   follow(onSnapshot: (snapshot: Snapshot) => void, onError: (error: unknown) => void): () => void {
     return this.#store.onCatalogChange(() => {
-      this.current().then(onSnapshot, onError);
+      this.#store.readCatalog().then((catalog) => {
+        if (catalog.revision > 0) onSnapshot(toSnapshot(catalog));
+      }, onError);
     });
   }
 }

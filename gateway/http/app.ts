@@ -10,6 +10,7 @@ import type { UserResources } from '../kubernetes/cr-catalog.ts';
 import { Billing, type BillingMetrics } from '../billing/billing.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
 import { microsToNumber } from '../usage/cost.ts';
+import { LogThrottle } from '../observability/log-throttle.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
@@ -78,19 +79,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       for (const provider of router.providers) yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
     }
   });
+  // Repeated warnings (the store down, a provider failing) are collapsed: one line a request would flood the log.
+  const throttle = new LogThrottle();
+  app.addHook('onClose', async () => throttle.close());
   const ratios = new PromptRatioLearner(deps.store, (error) => app.log.warn(`could not share learned prompt ratios: ${error.message}`));
   ratios.start(deps.promptRatioSyncMs ?? PROMPT_RATIO_SYNC_MS);
   app.addHook('onClose', () => ratios.stop());
   const billing = new Billing({
-    ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs, log: app.log, ratios, metrics: billingMetrics(deps.metrics),
+    ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs,
+    log: throttle.kindLog(app.log), ratios, metrics: billingMetrics(deps.metrics),
   });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
-  app.setErrorHandler(errorHandler(deps.bodyLimit));
+  app.setErrorHandler(errorHandler(deps.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);
-  registerHealth(app, deps.routing, deps.metrics);
+  registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
   registerModels(app, deps.routing);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
   registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources });

@@ -2,16 +2,18 @@
 // client errors (bad JSON, too large, wrong media type) get a message that says what to fix;
 // anything unexpected is logged and answered with a 500 that reveals nothing.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { LogThrottle } from '../observability/log-throttle.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { ConflictError, NotFoundError, StoreUnavailableError } from '../store/store-errors.ts';
 import { ApiError, errors } from './api-error.ts';
 
-export function errorHandler(bodyLimit: number) {
+/** Warnings of known failures (the store down, a provider failing) are collapsed by `throttle`: one a request would flood the log. */
+export function errorHandler(bodyLimit: number, throttle: LogThrottle) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const apiError = toApiError(error, request, bodyLimit);
-    if (error instanceof StoreUnavailableError) request.log.warn(error.message);
+    if (error instanceof StoreUnavailableError) throttle.write('store unavailable', 'warn', request.log, {}, error.message);
     else if (apiError.status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'unhandled error');
-    else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
+    else if (apiError.status >= 500) throttle.write(`answered ${apiError.code}`, 'warn', request.log, { code: apiError.code }, apiError.message);
     sendError(reply, apiError);
   };
 }

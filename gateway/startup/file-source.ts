@@ -42,6 +42,12 @@ export async function fileSource(settings: GatewaySettings, store: Store, env: R
         log.error({}, `configuration not reloaded, still serving the previous one: ${(error as Error).message}`);
       }
     },
+    async reseed() {
+      if (!file) return;
+      await seedUsers(store, file.users, new Date());
+      const snapshot = await catalog.seed(file.snapshot);
+      if (context && snapshot.version !== context.routing.table.version) context.routing.load(snapshot);
+    },
     async stop() {
       unfollow();
     },

@@ -17,7 +17,7 @@ import { RedisStore } from '../store/redis/redis-store.ts';
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
   const retentionMs = settings.usageRetentionDays * 86_400_000;
   return settings.redisUrl
-    ? RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests })
+    ? RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests, commandTimeoutMs: settings.redisCommandTimeoutMs })
     : new MemoryStore({ usageRetentionMs: retentionMs });
 }
 

@@ -50,6 +50,9 @@ export function kubernetesSource(settings: GatewaySettings, store: ServingReport
     async reload() {
       // Nothing to re-read: the ConfigMap and the Secret are followed as they change.
     },
+    async reseed() {
+      // Nothing seeded: routers come from the ConfigMap, users from the operator.
+    },
     async stop() {
       await source?.stop();
       await report?.stop();

@@ -25,6 +25,8 @@ export interface SnapshotSource {
   start(context: SourceContext): void;
   /** SIGHUP. */
   reload(): Promise<void>;
+  /** Puts back in the store what the source seeded at start-up, after the store lost its data. */
+  reseed(): Promise<void>;
   /** Stops feeding; called once the app has drained, before the store closes. */
   stop(): Promise<void>;
 }

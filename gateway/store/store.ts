@@ -7,7 +7,14 @@ import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { UsageLog } from './usage-log.ts';
 
 export interface Store extends AccountStore, CatalogStore, Ledger, UsageLog, PromptRatioStore {
-  /** True while the backing service answers. */
+  /** True while the backing service answers (checked in the background, never per request). */
   readonly healthy: boolean;
+  /** Records that what must exist at start-up (admin key, the config file's users and routers) is in the store. */
+  markSeeded(): Promise<void>;
+  /**
+   * Calls `listener` when the store is found to have lost what was seeded (Redis restarted
+   * empty, or flushed), again and again until markSeeded() is called.
+   */
+  onDataLost(listener: () => void): () => void;
   close(): Promise<void>;
 }

@@ -7,6 +7,8 @@ import { once } from 'node:events';
 export interface GatewayProcess {
   readonly url: string;
   readonly child: ChildProcess;
+  /** Every line the gateway has logged (its stdout) so far. */
+  readonly log: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -20,6 +22,8 @@ export async function startGatewayProcess(args: string[], env: Record<string, st
   const stderr: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   const lines = createInterface({ input: child.stdout! });
+  const log: string[] = [];
+  lines.on('line', (line) => log.push(line));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the gateway did not start within 20 s:\n${stderr.join('')}`)), 20_000);
     child.once('exit', (code) => {
@@ -34,10 +38,10 @@ export async function startGatewayProcess(args: string[], env: Record<string, st
       }
     });
   });
-  lines.on('line', () => {}); // keep draining the log so the child never blocks on a full pipe
   return {
     url,
     child,
+    log,
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

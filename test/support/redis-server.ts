@@ -23,6 +23,13 @@ export interface RunningRedis {
   stopKeepingData(): Promise<void>;
   /** Kills the server outright (SIGKILL), as a crash would; restart() brings it back. */
   kill(): Promise<void>;
+  /**
+   * Stops the server process (SIGSTOP) without closing its connections: it answers nothing,
+   * as a stuck Redis or a network that drops packets would. Call resume() (in a finally).
+   */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -69,6 +76,12 @@ export async function startRedis(): Promise<RunningRedis> {
       await start();
     },
     kill: () => end('SIGKILL'),
+    pause: () => {
+      child?.kill('SIGSTOP');
+    },
+    resume: () => {
+      child?.kill('SIGCONT');
+    },
     async stopKeepingData() {
       const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
       await client.connect();

@@ -1,9 +1,17 @@
-// Liveness, readiness (with the routing snapshot being served) and Prometheus metrics.
+// Liveness, readiness (with the routing snapshot being served, and whether the store answers)
+// and Prometheus metrics.
 import type { FastifyInstance } from 'fastify';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 
-export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics): void {
+export interface HealthDeps {
+  /** Whether the store answers: known from its background checks, so /readyz costs no round trip. */
+  readonly store: { readonly healthy: boolean };
+  /** A gateway that fails open serves without the store, so stays ready without it. */
+  readonly failOpen: boolean;
+}
+
+export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics, deps: HealthDeps): void {
   app.get('/healthz', () => ({ status: 'ok' }));
   app.get('/readyz', (_request, reply) => {
     // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).
@@ -12,7 +20,12 @@ export function registerHealth(app: FastifyInstance, routing: RoutingState, metr
       reply.code(503);
       return { status: 'not ready', reason: waiting };
     }
-    return { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length };
+    // Nor while the store (Redis) does not answer: priced requests and new keys would get 503.
+    const ready = { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length };
+    if (deps.store.healthy) return ready;
+    if (deps.failOpen) return { ...ready, store: 'unavailable' };
+    reply.code(503);
+    return { status: 'not ready', reason: 'the store (Redis) does not answer' };
   });
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);

@@ -107,5 +107,11 @@ export class MemoryStore implements Store {
     return new Map([...this.#ratios].map(([router, buckets]) => [router, new Map(buckets)]));
   }
 
+  /** Memory is seeded at start-up and lost only with the process. */
+  async markSeeded(): Promise<void> {}
+  onDataLost(): () => void {
+    return () => {};
+  }
+
   async close(): Promise<void> {}
 }

@@ -36,6 +36,12 @@ export const keys = {
   catalogChanged: 'tg:catalog:changed',
   /** Pub/sub channel told the id of a user whose record or keys changed (caches drop them). */
   accountsChanged: 'tg:accounts:changed',
+  /**
+   * String: set once a gateway has seeded the store (the admin key, the config file's users and
+   * routers). Its absence on a store that was seeded means Redis lost its data (restarted
+   * without persistence, or flushed), and the gateways seed it again.
+   */
+  seeded: 'tg:seeded',
   /** String with a TTL: JSON {version, at} of the routing snapshot a gateway pod serves (Kubernetes mode). */
   gateway: (pod: string) => `tg:gateways:${pod}`,
   /** Every gateway's report, for SCAN. */

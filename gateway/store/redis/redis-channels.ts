@@ -41,7 +41,9 @@ export class RedisChannels {
 
   #connect(): Redis {
     if (this.#subscriber) return this.#subscriber;
-    const subscriber = this.#redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false });
+    // No command timeout: a subscription waits for Redis however long it takes, and a timed-out
+    // SUBSCRIBE would leave the channel unheard.
+    const subscriber = this.#redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false, commandTimeout: undefined });
     this.#subscriber = subscriber;
     subscriber.on('error', () => {}); // the shared client reports outages; this one reconnects quietly
     subscriber.on('message', (channel: string, message: string) => this.#tell(channel, message));

@@ -12,6 +12,7 @@ import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods
 import { randomId } from '../../billing/random-id.ts';
 import { keys } from './keys.ts';
 import { Lease, LEASES, type HoldChange } from './redis-lease.ts';
+import { StoreUnavailableError } from '../store-errors.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 // Redis scripts cannot import one another: the four files are loaded as one script, the shared
@@ -209,6 +210,8 @@ export class RedisLedger implements Ledger {
     const lease = hold && this.#leased.get(hold.id);
     if (lease) this.#leased.delete(hold!.id);
     const step = lease ? leaseHold(lease, lease.settle(hold!.micros, actualMicros)) : hold;
+    // Redis does not answer: refused at once (the hold expires by itself) rather than waiting out the command timeout.
+    if (!this.#options.healthy()) return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
     return this.#settleStep(userId, rate?.scope ?? '-', settleArgs(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy));
   }
 

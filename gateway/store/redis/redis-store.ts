@@ -15,6 +15,7 @@ import { RedisAccounts } from './redis-accounts.ts';
 import { RedisCatalog } from './redis-catalog.ts';
 import { RedisChannels } from './redis-channels.ts';
 import { RedisGateways, type ServingGateway } from './redis-gateways.ts';
+import { RedisHealth } from './redis-health.ts';
 import { LEASES } from './redis-lease.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
@@ -37,6 +38,13 @@ export interface RedisStoreOptions {
    * limit, in requests (redis-lease.ts); 0 admits every request in Redis. Default 32.
    */
   readonly leaseRequests?: number;
+  /**
+   * A command Redis has not answered within this time fails (StoreUnavailableError), and the
+   * store refuses at once until Redis answers a probe again. Default 1000 ms.
+   */
+  readonly commandTimeoutMs?: number;
+  /** How often the store checks, in the background, that Redis answers and still holds what was seeded. Default 1000 ms. */
+  readonly probeIntervalMs?: number;
 }
 
 export class RedisStore implements Store {
@@ -48,6 +56,8 @@ export class RedisStore implements Store {
   readonly #usage: RedisUsageLog;
   readonly #ratios: RedisPromptRatios;
   readonly #gateways: RedisGateways;
+  readonly #health: RedisHealth;
+  readonly #timedOut = () => this.#health.timedOut();
 
   /** Connects and waits until Redis answers; StoreUnavailableError when it does not in time. */
   static async connect(url: string, options: RedisStoreOptions): Promise<RedisStore> {
@@ -60,6 +70,9 @@ export class RedisStore implements Store {
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 16), maxDelay),
+      // A Redis that keeps the connection open but answers nothing (stopped, stuck, or behind a
+      // network that drops packets) must not hold requests: a command fails after this long.
+      commandTimeout: options.commandTimeoutMs ?? 1000,
       // No auto-pipelining: ioredis keeps only one auto-pipeline in flight per server, so every
       // admission would wait for the previous batch's round trip (measured: the gateway sat idle
       // 28% of the time). Settlements and usage records are batched by the store itself.
@@ -76,6 +89,7 @@ export class RedisStore implements Store {
 
   constructor(client: Redis, options: RedisStoreOptions) {
     this.#client = client;
+    this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
     this.#accounts = new RedisAccounts(client, this.#channels);
     this.#catalog = new RedisCatalog(client, this.#channels);
@@ -85,45 +99,62 @@ export class RedisStore implements Store {
     this.#gateways = new RedisGateways(client);
   }
 
+  /** Connected, and Redis answers (a command that timed out says no until a probe is answered). */
   get healthy(): boolean {
-    return this.#client.status === 'ready';
+    return this.#client.status === 'ready' && this.#health.answering;
+  }
+
+  markSeeded(): Promise<void> {
+    return this.#call(() => this.#health.markSeeded());
+  }
+  onDataLost(listener: () => void): () => void {
+    return this.#health.onDataLost(listener);
+  }
+
+  /**
+   * Every call to Redis goes through here. While Redis does not answer, calls are refused at once
+   * rather than each waiting out the command timeout.
+   */
+  #call<T>(call: () => Promise<T>): Promise<T> {
+    if (!this.#health.answering) return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
+    return unavailable(call, this.#timedOut);
   }
 
   createUser(user: UserSpec, now: Date): Promise<UserRecord> {
-    return unavailable(() => this.#accounts.createUser(user, now));
+    return this.#call(() => this.#accounts.createUser(user, now));
   }
   getUser(id: string): Promise<UserRecord | undefined> {
-    return unavailable(() => this.#accounts.getUser(id));
+    return this.#call(() => this.#accounts.getUser(id));
   }
   listUsers(after: string | null, limit: number): Promise<Page<UserRecord>> {
-    return unavailable(() => this.#accounts.listUsers(after, limit));
+    return this.#call(() => this.#accounts.listUsers(after, limit));
   }
   updateUser(user: UserSpec): Promise<UserRecord> {
     // Leases taken under the old budget or limits go back first. Other gateways' leases close by
     // themselves within LEASES.openMs.
-    return unavailable(() => this.#ledger.closeLeases(user.id).then(() => this.#accounts.updateUser(user)));
+    return this.#call(() => this.#ledger.closeLeases(user.id).then(() => this.#accounts.updateUser(user)));
   }
   deleteUser(id: string): Promise<boolean> {
-    return unavailable(() => this.#ledger.closeLeases(id).then(() => this.#accounts.deleteUser(id)));
+    return this.#call(() => this.#ledger.closeLeases(id).then(() => this.#accounts.deleteUser(id)));
   }
   addKey(key: ApiKeyRecord): Promise<void> {
-    return unavailable(() => this.#accounts.addKey(key));
+    return this.#call(() => this.#accounts.addKey(key));
   }
   listKeys(userId: string): Promise<ApiKeyRecord[]> {
-    return unavailable(() => this.#accounts.listKeys(userId));
+    return this.#call(() => this.#accounts.listKeys(userId));
   }
   revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
-    return unavailable(() => this.#accounts.revokeKey(userId, keyId, now));
+    return this.#call(() => this.#accounts.revokeKey(userId, keyId, now));
   }
   findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
-    return unavailable(() => this.#accounts.findKey(hash));
+    return this.#call(() => this.#accounts.findKey(hash));
   }
 
   readCatalog(): Promise<Catalog> {
-    return unavailable(() => this.#catalog.readCatalog());
+    return this.#call(() => this.#catalog.readCatalog());
   }
   writeCatalog(expectedRevision: number, next: { routers: RouterSpec[]; providers: ProviderSpec[] }): Promise<number | 'conflict'> {
-    return unavailable(() => this.#ledger.closeLeases(null).then(() => this.#catalog.writeCatalog(expectedRevision, next)));
+    return this.#call(() => this.#ledger.closeLeases(null).then(() => this.#catalog.writeCatalog(expectedRevision, next)));
   }
   onCatalogChange(listener: () => void): () => void {
     return this.#catalog.onCatalogChange(listener);
@@ -133,23 +164,25 @@ export class RedisStore implements Store {
   }
 
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
-    return unavailable(() => this.#ledger.admit(userId, admission));
+    return this.#call(() => this.#ledger.admit(userId, admission));
   }
   settle(userId: string, settlement: Settlement): Promise<SettleResult> {
-    return unavailable(() => this.#ledger.settle(userId, settlement));
+    // Not refused here while Redis does not answer: the ledger first forgets the request's lease
+    // hold, then refuses (see RedisLedger.settle).
+    return unavailable(() => this.#ledger.settle(userId, settlement), this.#timedOut);
   }
   balance(userId: string, now: number): Promise<Balance> {
-    return unavailable(() => this.#ledger.balance(userId, now));
+    return this.#call(() => this.#ledger.balance(userId, now));
   }
 
   append(record: UsageRecord): Promise<void> {
-    return unavailable(() => this.#usage.append(record));
+    return this.#call(() => this.#usage.append(record));
   }
   query(userId: string, query: UsageQuery): Promise<UsagePage> {
-    return unavailable(() => this.#usage.query(userId, query));
+    return this.#call(() => this.#usage.query(userId, query));
   }
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
-    return unavailable(() => this.#usage.dailyTotals(subject, fromDay, toDay));
+    return this.#call(() => this.#usage.dailyTotals(subject, fromDay, toDay));
   }
 
   addPromptRatios(counts: RatioCounts): Promise<void> {
@@ -161,18 +194,19 @@ export class RedisStore implements Store {
 
   /** Kubernetes mode: says which routing snapshot version this pod serves, for `ttlMs` (tg:gateways:<pod>). */
   reportServing(pod: string, version: string, ttlMs: number, at = new Date()): Promise<void> {
-    return unavailable(() => this.#gateways.report(pod, version, ttlMs, at));
+    return this.#call(() => this.#gateways.report(pod, version, ttlMs, at));
   }
   /** Removes a pod's report, when it stops serving. */
   forgetServing(pod: string): Promise<void> {
-    return unavailable(() => this.#gateways.forget(pod));
+    return this.#call(() => this.#gateways.forget(pod));
   }
   /** Every gateway pod whose report has not expired, by pod name. */
   servingGateways(): Promise<ServingGateway[]> {
-    return unavailable(() => this.#gateways.list());
+    return this.#call(() => this.#gateways.list());
   }
 
   async close(): Promise<void> {
+    this.#health.close();
     await this.#ledger.closeLeases(null);
     this.#channels.close();
     if (this.#client.status === 'ready') {

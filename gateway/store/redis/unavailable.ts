@@ -2,13 +2,20 @@
 // 503 (or fail open) without knowing the client library.
 import { StoreUnavailableError } from '../store-errors.ts';
 
-export async function unavailable<T>(call: () => Promise<T>): Promise<T> {
+/** Runs `call`; `onTimeout` hears of a command Redis did not answer within the command timeout. */
+export async function unavailable<T>(call: () => Promise<T>, onTimeout?: () => void): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (isConnectionError(error)) throw new StoreUnavailableError(`the store (Redis) is unavailable: ${(error as Error).message}`);
-    throw error;
+    if (!isConnectionError(error)) throw error;
+    if (isTimeout(error)) onTimeout?.();
+    throw new StoreUnavailableError(`the store (Redis) is unavailable: ${(error as Error).message}`);
   }
+}
+
+/** ioredis's commandTimeout ran out before Redis answered. */
+export function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Command timed out';
 }
 
 function isConnectionError(error: unknown): boolean {

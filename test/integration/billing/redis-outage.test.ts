@@ -56,6 +56,13 @@ test('with Redis down: priced routers fail closed with 503, unpriced ones serve,
   const unknown = await closed.post('/v1/chat/completions', { model: 'free', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${generateKey().secret}` });
   assert.equal(unknown.status, 503);
   assert.equal((await closed.get('/healthz')).status, 200, 'the process stays up');
+  // Not ready while priced requests and new keys get 503; the gateway failing open serves on, so stays ready.
+  const notReady = await closed.get('/readyz');
+  assert.equal(notReady.status, 503);
+  assert.deepEqual(notReady.body, { status: 'not ready', reason: 'the store (Redis) does not answer' });
+  const ready = await open.get('/readyz');
+  assert.equal(ready.status, 200);
+  assert.equal(ready.body.store, 'unavailable');
 });
 
 test('when Redis is back the gateways recover by themselves', async () => {
@@ -66,4 +73,5 @@ test('when Redis is back the gateways recover by themselves', async () => {
     if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   assert.equal(status, 200);
+  assert.equal((await closed.get('/readyz')).status, 200);
 });

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { keys } from '../../../gateway/store/redis/keys.ts';
 import { LEASES } from '../../../gateway/store/redis/redis-lease.ts';
-import { RedisStore } from '../../../gateway/store/redis/redis-store.ts';
+import { RedisStore, type RedisStoreOptions } from '../../../gateway/store/redis/redis-store.ts';
 import type { Admission } from '../../../gateway/store/ledger.ts';
 import type { RateLimitPolicy } from '../../../gateway/resources/limits.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
@@ -31,13 +31,14 @@ after(async () => {
 });
 
 let stores: RedisStore[] = [];
-const connect = async (leaseRequests?: number) => {
-  const store = await RedisStore.connect(redis.url, { usageRetentionMs: RETENTION_MS, leaseRequests });
+const connect = async (leaseRequests?: number, options: Partial<RedisStoreOptions> = {}) => {
+  const store = await RedisStore.connect(redis.url, { usageRetentionMs: RETENTION_MS, leaseRequests, ...options });
   stores.push(store);
   return store;
 };
 beforeEach(() => admin.flushall());
 afterEach(async () => {
+  redis.resume(); // should a test have timed out with Redis stopped
   await Promise.all(stores.map((s) => s.close()));
   stores = [];
 });
@@ -146,5 +147,24 @@ describe('redis store: leases', () => {
     } finally {
       await redis.restart();
     }
+  });
+
+  // A stopped Redis keeps its connections open: only the command timeout tells. The test has a
+  // timeout of its own, so a store that waits for Redis fails it instead of hanging.
+  test('once Redis stops answering, commands fail within the command timeout and requests on a lease are refused', { timeout: 10_000 }, async () => {
+    const store = await connect(undefined, { commandTimeoutMs: 100, probeIntervalMs: 20 });
+    await store.createUser(userSpec('alice', { budget: '100' }), new Date());
+    assert.equal((await store.admit('alice', admission())).ok, true);
+    redis.pause();
+    try {
+      await assert.rejects(store.balance('alice', Date.now()), { name: 'StoreUnavailableError' });
+      assert.equal(store.healthy, false);
+      await assert.rejects(store.admit('alice', admission()), { name: 'StoreUnavailableError' });
+    } finally {
+      redis.resume();
+    }
+    for (let i = 0; i < 200 && !store.healthy; i++) await sleep(10);
+    assert.equal(store.healthy, true, 'a probe was answered');
+    assert.equal((await store.admit('alice', admission())).ok, true);
   });
 });

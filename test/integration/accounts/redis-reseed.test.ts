@@ -1,0 +1,72 @@
+// Redis coming back empty (restarted without persistence, or flushed) takes every user and key
+// with it, the bootstrap admin's included, and the catalog. The gateway notices (its seed
+// marker is gone) and seeds the store again as at start-up: the admin key, the configuration
+// file's users with their keys, and its routers, without a restart or a SIGHUP.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { generateKey, hashKey } from '../../../gateway/accounts/api-keys.ts';
+import { keys } from '../../../gateway/store/redis/keys.ts';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { waitUntil } from '../http/helpers.ts';
+
+const key = generateKey().secret;
+const dana = { authorization: `Bearer ${key}` };
+const config = `
+users:
+  - id: dana
+    name: Dana
+    budget: 5
+    keys: [{ name: d, key: "\${DANA}" }]
+models:
+  - id: priced
+    type: text-generation
+    costs: { prompt_tokens: 1, completion_tokens: 2 }
+    providers: [{ model: sim, type: simulator }]
+`;
+
+let redis: RunningRedis;
+let gw: TestGateway;
+let raw: Redis;
+before(async () => {
+  redis = await startRedis();
+  gw = await startTestGateway(config, { env: { DANA: key }, settings: { redisUrl: redis.url } });
+  raw = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+});
+after(async () => {
+  raw.disconnect();
+  await gw.close();
+  await redis.stop();
+});
+
+const chat = () => gw.post('/v1/chat/completions', { model: 'priced', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, dana);
+
+/** Everything seeded is in Redis and works: the keys (looked up in Redis itself), the user, the router. */
+async function assertSeeded(): Promise<void> {
+  // Polls (10 s at most) for the admin key, in Redis itself: the gateway's key cache would hide its absence.
+  const adminKey = await waitUntil(() => raw.exists(keys.apiKey(hashKey(gw.adminKey))), (found) => found === 1, 10_000);
+  assert.equal(adminKey, 1, 'the bootstrap admin key is in Redis again');
+  const user = await waitUntil(() => gw.get('/v1/admin/users/dana'), (answer) => answer.status === 200, 10_000);
+  assert.equal(user.status, 200, JSON.stringify(user.body));
+  assert.equal(await raw.exists(keys.apiKey(hashKey(key))), 1, "the file user's key is in Redis again");
+  const routers = await waitUntil(() => gw.get('/v1/admin/routers'), (answer) => answer.body.data?.some((r: { name: string }) => r.name === 'priced'), 10_000);
+  assert.ok(routers.body.data.some((r: { name: string }) => r.name === 'priced'), JSON.stringify(routers.body));
+  const answer = await waitUntil(chat, (a) => a.status === 200, 10_000);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.equal((await gw.get('/v1/me', dana)).status, 200);
+}
+
+test('seeded at start-up', { timeout: 30_000 }, async () => {
+  await assertSeeded();
+});
+
+test('Redis flushed: the admin key, the file users and routers come back', { timeout: 30_000 }, async () => {
+  await raw.flushall();
+  await assertSeeded();
+});
+
+test('Redis restarted empty: the admin key, the file users and routers come back', { timeout: 30_000 }, async () => {
+  await redis.restart();
+  await assertSeeded();
+});

@@ -1,0 +1,63 @@
+// A Redis outage must not flood the log: each refused request used to write two lines (the 503
+// warning, and its usage record not written), about 4,200 in 15 s. Repeated lines now collapse
+// to one per kind per 10 s, plus one that counts those left out (unit test: log-throttle).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { waitUntil } from '../http/helpers.ts';
+
+const REFUSED = 100;
+const key = generateKey().secret;
+const config = `
+users:
+  - id: dana
+    name: Dana
+    budget: 5
+    keys: [{ name: d, key: "\${DANA}" }]
+models:
+  - id: priced
+    type: text-generation
+    costs: { prompt_tokens: 1, completion_tokens: 2 }
+    providers: [{ model: sim, type: simulator }]
+`;
+
+let redis: RunningRedis;
+let dir: string;
+let gateway: GatewayProcess;
+before(async () => {
+  redis = await startRedis();
+  dir = await mkdtemp(join(tmpdir(), 'tollgate-outage-logs-'));
+  await writeFile(join(dir, 'config.yaml'), config);
+  gateway = await startGatewayProcess(['--config', join(dir, 'config.yaml'), '--redis-url', redis.url], { DANA: key });
+});
+after(async () => {
+  await gateway.stop();
+  await redis.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const chat = () =>
+  fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'priced', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+  }).then(async (response) => {
+    await response.arrayBuffer();
+    return response.status;
+  });
+
+test(`${REFUSED} requests refused during an outage write a bounded number of log lines`, { timeout: 30_000 }, async () => {
+  assert.equal(await chat(), 200);
+  await redis.kill();
+  assert.equal(await waitUntil(chat, (status) => status === 503), 503);
+  const before = gateway.log.length;
+  for (let i = 0; i < REFUSED; i++) assert.equal(await chat(), 503);
+  // (Before: two lines a request, 200 or so here.)
+  const lines = gateway.log.slice(before);
+  assert.ok(lines.length <= 6, `${lines.length} lines for ${REFUSED} refused requests:\n${lines.join('\n')}`);
+});
