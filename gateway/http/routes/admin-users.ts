@@ -12,7 +12,7 @@ import type { UserResources } from '../../kubernetes/cr-catalog.ts';
 import type { Store } from '../../store/store.ts';
 import type { UserRecord } from '../../store/accounts.ts';
 import { ConflictError } from '../../store/store-errors.ts';
-import { requireAdmin } from '../auth.ts';
+import { adminOnly, requireAdmin } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
 import { createKey, keyView, userView } from './account-views.ts';
@@ -31,9 +31,7 @@ type KeyParams = { Params: { id: string; keyId: string } };
 
 export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', async (request) => {
-      requireAdmin(request);
-    });
+    adminOnly(admin);
 
     admin.post('/v1/admin/users', async (request, reply) => {
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;

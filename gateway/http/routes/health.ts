@@ -1,11 +1,13 @@
-// Liveness, readiness (with the routing snapshot being served) and Prometheus metrics.
+// Liveness, readiness (with the routing snapshot being served) and Prometheus metrics: public,
+// for probes and scrapers that hold no API key.
 import type { FastifyInstance } from 'fastify';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
+import { PUBLIC } from '../auth.ts';
 
 export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics): void {
-  app.get('/healthz', () => ({ status: 'ok' }));
-  app.get('/readyz', (_request, reply) => {
+  app.get('/healthz', { config: PUBLIC }, () => ({ status: 'ok' }));
+  app.get('/readyz', { config: PUBLIC }, (_request, reply) => {
     // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).
     const waiting = routing.waiting;
     if (waiting !== undefined) {
@@ -14,7 +16,7 @@ export function registerHealth(app: FastifyInstance, routing: RoutingState, metr
     }
     return { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length };
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { config: PUBLIC }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
