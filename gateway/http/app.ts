@@ -12,6 +12,7 @@ import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
+import { clientErrorHandler } from './client-errors.ts';
 import { registerInference } from './routes/inference.ts';
 import { OutcomeRecorder } from './routes/request-outcome.ts';
 import { registerModels } from './routes/models.ts';
@@ -53,6 +54,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Requests no route can be found for, answered in the API's envelope rather than Fastify's.
+    frameworkErrors: (error, _request, reply) => sendError(reply, error.code === 'FST_ERR_BAD_URL' ? errors.badUrl() : errors.invalidRequest(error.message)),
+    clientErrorHandler,
   });
   deps.metrics.trackInFlight(function* () {
     for (const router of deps.routing.table.routers) {
