@@ -69,6 +69,9 @@ export const errors = {
     new ApiError(504, 'timeout_error', 'upstream_timeout', `No provider of model "${router}" answered within its timeout (${attempts} attempt${attempts === 1 ? '' : 's'})`),
   /** Admin API: a resource (user, key, router, provider) that does not exist. */
   notFound: (message: string, param: string | null = null) => new ApiError(404, 'not_found_error', 'not_found', message, param),
+  /** A user at the most active API keys allowed asks for another (--max-keys-per-user). */
+  tooManyKeys: (limit: number) =>
+    new ApiError(409, 'invalid_request_error', 'key_limit_reached', `The user already has ${limit} active API keys, the most allowed; revoke one first (or let one expire)`),
   /** Admin API: a name, alias or id already taken. */
   conflict: (message: string, param: string | null = null) => new ApiError(409, 'invalid_request_error', 'conflict', message, param),
   /** The caller is authenticated but may not do this (admin-only routes use authErrors.forbidden). */

@@ -41,6 +41,8 @@ export interface AppDeps {
   /** Serve priced routers without charging when the store is down (default: 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
+  /** Most active (unrevoked, unexpired) API keys a user may hold. */
+  readonly maxKeysPerUser: number;
   /** Serve the Playground web UI under /playground (default true). */
   readonly playground?: boolean;
   readonly logger: FastifyServerOptions['logger'];
@@ -73,10 +75,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerHealth(app, deps.routing, deps.metrics);
   registerModels(app, deps.routing);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
-  registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources });
+  registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
-  registerMe(app, { store: deps.store, now: deps.now });
+  registerMe(app, { store: deps.store, now: deps.now, maxKeysPerUser: deps.maxKeysPerUser });
   registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
   if (deps.playground !== false) registerPlayground(app);
   return app;

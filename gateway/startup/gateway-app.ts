@@ -74,6 +74,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     bodyLimit: settings.bodyLimit,
     failOpen: settings.failOpen,
     reservationTtlMs: settings.reservationTtlSeconds * 1000,
+    maxKeysPerUser: settings.maxKeysPerUser,
     playground: settings.playground,
     logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
     forwarder: {

@@ -102,8 +102,8 @@ export class RedisStore implements Store {
   deleteUser(id: string): Promise<boolean> {
     return unavailable(() => this.#ledger.closeLeases(id).then(() => this.#accounts.deleteUser(id)));
   }
-  addKey(key: ApiKeyRecord): Promise<void> {
-    return unavailable(() => this.#accounts.addKey(key));
+  addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
+    return unavailable(() => this.#accounts.addKey(key, maxActive));
   }
   listKeys(userId: string): Promise<ApiKeyRecord[]> {
     return unavailable(() => this.#accounts.listKeys(userId));
