@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { ConfigError } from './config/config-file.ts';
 import { GATEWAY_OPTIONS, readSettings, SettingsError } from './config/settings.ts';
 import { startGateway } from './server.ts';
+import { StartupError } from './startup/startup-error.ts';
 import { OPERATOR_OPTIONS, OperatorSettingsError, readOperatorSettings } from '../operator/settings.ts';
 
 const program = new Command('tollgate')
@@ -36,6 +37,10 @@ gateway.action(async (flags: Record<string, unknown>) => {
     if (error instanceof ConfigError || error instanceof SettingsError) {
       process.stderr.write(`${error.message}\n`);
       process.exit(2);
+    }
+    if (error instanceof StartupError) {
+      process.stderr.write(`tollgate gateway: ${error.message}\n`);
+      process.exit(1);
     }
     throw error;
   }

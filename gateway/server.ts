@@ -13,6 +13,7 @@ import { fileSource } from './startup/file-source.ts';
 import { kubernetesSource } from './startup/kubernetes-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
+import { listenProblem, StartupError } from './startup/startup-error.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
@@ -34,7 +35,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     await ensureAdminKey(settings, store);
     if (settings.kubernetes) {
       // The settings require Redis in Kubernetes mode: the operator reads the reports there.
-      if (!(store instanceof RedisStore)) throw new Error('Kubernetes mode needs --redis-url');
+      if (!(store instanceof RedisStore)) throw new StartupError('Kubernetes mode needs --redis-url');
       source = kubernetesSource(settings, store, env);
     } else {
       source = await fileSource(settings, store, env);
@@ -61,7 +62,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     address = await app.listen({ host: settings.host, port: settings.port });
   } catch (error) {
     await app.close();
-    throw error;
+    throw listenProblem(error as NodeJS.ErrnoException, settings.host, settings.port) ?? error;
   }
   app.log.info(
     { routers: routing.table.routers.length, snapshot: routing.table.version, store: settings.redisUrl ? 'redis' : 'memory', mode: settings.kubernetes ? 'kubernetes' : 'file' },

@@ -12,6 +12,7 @@ import { KEY_PREFIX } from '../accounts/api-keys.ts';
 import { findConflicts, formatPath } from '../resources/consistency.ts';
 import { substituteEnv, type SubstitutionProblem } from './substitute-env.ts';
 import { snapshotVersion } from './snapshot-version.ts';
+import { expansionProblem } from './yaml-bounds.ts';
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];
@@ -70,6 +71,8 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
   } catch (error) {
     throw new ConfigError(file, [`is not valid YAML: ${yamlReason(error)}`]);
   }
+  const tooBig = expansionProblem(raw);
+  if (tooBig) throw new ConfigError(file, [tooBig]);
   const envProblems: SubstitutionProblem[] = [];
   const substituted = substituteEnv(raw ?? {}, env, envProblems);
   const problems = envProblems.map((p) => `${formatPath(p.path)}: ${p.message}`);

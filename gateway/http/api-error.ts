@@ -51,6 +51,14 @@ export const errors = {
     new ApiError(415, 'invalid_request_error', 'unsupported_media_type', `Content-Type must be application/json${contentType ? `, got ${contentType}` : ''}`),
   routeNotFound: (method: string, url: string) =>
     new ApiError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${method} ${url.split('?')[0]}`),
+  /** The path is not valid percent-encoding (`%E0%A4%A`): it names no route. */
+  badUrl: () => new ApiError(400, 'invalid_request_error', 'invalid_url', 'The request URL is not valid: it has a malformed percent-encoding (%XX)'),
+  /** Answered on the socket, before any route: the request line and headers are too large. */
+  headersTooLarge: () => new ApiError(431, 'invalid_request_error', 'headers_too_large', 'The request headers are larger than the server accepts'),
+  /** Answered on the socket: the client took too long to send its request. */
+  requestTimeout: () => new ApiError(408, 'invalid_request_error', 'request_timeout', 'The request was not received in time'),
+  /** Answered on the socket: the bytes received are not an HTTP request. */
+  malformedRequest: () => new ApiError(400, 'invalid_request_error', 'malformed_request', 'The request is not valid HTTP'),
   noProviderForEndpoint: (router: string, path: string) =>
     new ApiError(400, 'invalid_request_error', 'unsupported_endpoint', `No provider of model "${router}" serves ${path}`, 'model'),
   upstreamRejected: (status: number, detail: string) =>
@@ -61,6 +69,9 @@ export const errors = {
     new ApiError(504, 'timeout_error', 'upstream_timeout', `No provider of model "${router}" answered within its timeout (${attempts} attempt${attempts === 1 ? '' : 's'})`),
   /** Admin API: a resource (user, key, router, provider) that does not exist. */
   notFound: (message: string, param: string | null = null) => new ApiError(404, 'not_found_error', 'not_found', message, param),
+  /** A user at the most active API keys allowed asks for another (--max-keys-per-user). */
+  tooManyKeys: (limit: number) =>
+    new ApiError(409, 'invalid_request_error', 'key_limit_reached', `The user already has ${limit} active API keys, the most allowed; revoke one first (or let one expire)`),
   /** Admin API: a name, alias or id already taken. */
   conflict: (message: string, param: string | null = null) => new ApiError(409, 'invalid_request_error', 'conflict', message, param),
   /** The caller is authenticated but may not do this (admin-only routes use authErrors.forbidden). */

@@ -15,6 +15,7 @@ import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
+import { clientErrorHandler } from './client-errors.ts';
 import { registerInference } from './routes/inference.ts';
 import { OutcomeRecorder } from './routes/request-outcome.ts';
 import { registerModels } from './routes/models.ts';
@@ -43,6 +44,8 @@ export interface AppDeps {
   /** Serve priced routers without charging when the store is down (default: 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
+  /** Most active (unrevoked, unexpired) API keys a user may hold. */
+  readonly maxKeysPerUser: number;
   /** Serve the Playground web UI under /playground (default true). */
   readonly playground?: boolean;
   readonly logger: FastifyServerOptions['logger'];
@@ -73,6 +76,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Requests no route can be found for, answered in the API's envelope rather than Fastify's.
+    frameworkErrors: (error, _request, reply) => sendError(reply, error.code === 'FST_ERR_BAD_URL' ? errors.badUrl() : errors.invalidRequest(error.message)),
+    clientErrorHandler,
   });
   deps.metrics.trackInFlight(function* () {
     for (const router of deps.routing.table.routers) {
@@ -98,10 +104,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
   registerModels(app, deps.routing);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
-  registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources });
+  registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
-  registerMe(app, { store: deps.store, now: deps.now });
+  registerMe(app, { store: deps.store, now: deps.now, maxKeysPerUser: deps.maxKeysPerUser });
   registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
   if (deps.playground !== false) registerPlayground(app);
   return app;

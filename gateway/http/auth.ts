@@ -1,5 +1,9 @@
-// Authentication (spec 5): `Authorization: Bearer <key>` on every /v1 route. The caller's user
-// and key are looked up once per request and hung on the request for the routes after.
+// Authentication (spec 5): `Authorization: Bearer <key>`. Who may call a route is decided on the
+// route the request MATCHED, never on its raw URL (which can spell the same route differently:
+// `/%761/models`, `/v%31/models`, `http://host/v1/models`). Each route declares its access in its
+// config; a route that declares none needs a key, so a new route cannot be left open by mistake,
+// and so does a URL that matches no route (its 404 says nothing to a caller without a key).
+// The caller's user and key are looked up once per request and hung on the request.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord, UserRecord } from '../store/accounts.ts';
 import type { AccountStore } from '../store/accounts.ts';
@@ -11,11 +15,23 @@ export interface Caller {
   readonly key: ApiKeyRecord;
 }
 
+/**
+ * Who may call a route: anyone (`public`), any valid key (`key`, what a route that declares
+ * nothing gets) or an admin's key (`admin`).
+ */
+export type Access = 'public' | 'key' | 'admin';
+
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
   }
+  interface FastifyContextConfig {
+    access?: Access;
+  }
 }
+
+/** Route config of a route anyone may call. */
+export const PUBLIC = { access: 'public' } as const satisfies { access: Access };
 
 const unauthorized = (message: string) => new ApiError(401, 'authentication_error', 'invalid_api_key', message);
 
@@ -30,12 +46,21 @@ export const authErrors = {
 /** Where keys are looked up: the store itself, or a cache in front of it. */
 export type KeyLookup = Pick<AccountStore, 'findKey'>;
 
-/** Requires a valid key on every route under /v1. */
+/** Requires, on every route, the access the matched route declares (a key when it declares none). */
 export function registerAuth(app: FastifyInstance, accounts: KeyLookup, now: () => number): void {
   app.decorateRequest('caller', undefined);
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/v1/')) return;
+    const access = request.routeOptions.config.access ?? 'key';
+    if (access === 'public') return;
     request.caller = await authenticate(request, accounts, now());
+    if (access === 'admin') requireAdmin(request);
+  });
+}
+
+/** Makes every route registered on `instance` (a plugin's scope) admin-only. */
+export function adminOnly(instance: FastifyInstance): void {
+  instance.addHook('onRoute', (route) => {
+    route.config = { ...route.config, access: 'admin' };
   });
 }
 

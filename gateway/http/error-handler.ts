@@ -24,6 +24,9 @@ export function sendError(reply: FastifyReply, error: ApiError): void {
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError {
+  // A URL that matches no route is 404 whatever its body or Content-Type (Fastify's own errors
+  // of reading them); the caller's key has been checked before.
+  if (request.is404 && error.code?.startsWith('FST_')) return errors.routeNotFound(request.method, request.url);
   if (error instanceof ApiError) return error;
   if (error instanceof ConflictError) return errors.conflict(error.message);
   if (error instanceof NotFoundError) return errors.notFound(error.message);

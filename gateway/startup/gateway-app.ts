@@ -13,18 +13,40 @@ import { UpstreamHttp } from '../providers/upstream-http.ts';
 import type { RoutingState } from '../routing/routing-state.ts';
 import { MemoryStore } from '../store/memory/memory-store.ts';
 import { RedisStore } from '../store/redis/redis-store.ts';
+import { KEY_PREFIX } from '../accounts/api-keys.ts';
+import { redactedUrl, StartupError } from './startup-error.ts';
 
+/** The store; a Redis that cannot be reached at start-up is a StartupError naming why. */
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
   const retentionMs = settings.usageRetentionDays * 86_400_000;
-  return settings.redisUrl
-    ? RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests, commandTimeoutMs: settings.redisCommandTimeoutMs })
-    : new MemoryStore({ usageRetentionMs: retentionMs });
+  if (!settings.redisUrl) return new MemoryStore({ usageRetentionMs: retentionMs });
+  let lastError: Error | undefined;
+  try {
+    return await RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests, commandTimeoutMs: settings.redisCommandTimeoutMs, onConnectionError: (error) => (lastError = error) });
+  } catch (error) {
+    const why = lastError?.message ?? (error as Error).message;
+    throw new StartupError(`cannot reach Redis at ${redactedUrl(settings.redisUrl)}: ${why}`);
+  }
 }
 
 /** Makes the bootstrap admin's key (from --admin-key or --admin-key-file) work, if one is given. */
 export async function ensureAdminKey(settings: GatewaySettings, store: RedisStore | MemoryStore): Promise<void> {
-  const adminKey = settings.adminKey ?? (settings.adminKeyFile ? (await readFile(settings.adminKeyFile, 'utf8')).trim() : undefined);
-  if (adminKey) await ensureBootstrapAdmin(store, adminKey, new Date());
+  const adminKey = settings.adminKey ?? (settings.adminKeyFile ? await readAdminKeyFile(settings.adminKeyFile) : undefined);
+  if (!adminKey) return;
+  // Checked here too (ensureBootstrapAdmin refuses it as well) so the message names the setting.
+  if (!adminKey.startsWith(KEY_PREFIX) || adminKey.length < KEY_PREFIX.length + 32) {
+    const from = settings.adminKey ? '--admin-key (TOLLGATE_ADMIN_KEY)' : `the key in --admin-key-file ${settings.adminKeyFile}`;
+    throw new StartupError(`${from} must start with "${KEY_PREFIX}" and have at least 32 characters after it (got ${adminKey.length} characters in all)`);
+  }
+  await ensureBootstrapAdmin(store, adminKey, new Date());
+}
+
+async function readAdminKeyFile(file: string): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (error) {
+    throw new StartupError(`cannot read --admin-key-file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
 }
 
 export interface GatewayParts {
@@ -53,6 +75,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     failOpen: settings.failOpen,
     reservationTtlMs: settings.reservationTtlSeconds * 1000,
     promptRatioSyncMs: settings.promptRatioSyncSeconds * 1000,
+    maxKeysPerUser: settings.maxKeysPerUser,
     playground: settings.playground,
     logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
     forwarder: {

@@ -36,8 +36,13 @@ export interface AccountStore {
   /** Removes the user, their keys, budget state and usage. False when there was no such user. */
   deleteUser(id: string): Promise<boolean>;
 
-  /** Throws NotFoundError when the user does not exist. */
-  addKey(key: ApiKeyRecord): Promise<void>;
+  /**
+   * Throws NotFoundError when the user does not exist, and KeyLimitError when `maxActive` is
+   * given and the user already has that many active keys (neither revoked nor expired at the
+   * new key's created_at). The count and the write are one atomic step.
+   */
+  addKey(key: ApiKeyRecord, maxActive?: number): Promise<void>;
+  /** All the user's keys, revoked and expired ones included, in the order they were made. */
   listKeys(userId: string): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked; undefined when the user has no such key. */
   revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined>;

@@ -34,6 +34,11 @@ export function matches(record: UsageRecord, query: UsageQuery): boolean {
   );
 }
 
+/** Whether a key still works at `now` (an ISO time): neither revoked nor expired. */
+export function isActiveKey(key: ApiKeyRecord, now: string): boolean {
+  return key.revoked_at === null && (key.expires_at === null || Date.parse(key.expires_at) > Date.parse(now));
+}
+
 /** Keys in the order they were made (ids break ties). */
 export function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
   return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

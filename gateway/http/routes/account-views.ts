@@ -6,10 +6,11 @@ import { z } from 'zod';
 import { generateKey } from '../../accounts/api-keys.ts';
 import type { AccountStore, ApiKeyRecord, UserRecord } from '../../store/accounts.ts';
 import type { Ledger } from '../../store/ledger.ts';
+import { KeyLimitError } from '../../store/store-errors.ts';
 import { parseDecimal } from '../../usage/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../usage/cost.ts';
 import { errors } from '../api-error.ts';
-import { parseWith } from '../payloads.ts';
+import { PageLimit, parseWith } from '../payloads.ts';
 
 export interface UserView {
   readonly object: 'user';
@@ -92,8 +93,11 @@ export const NewKeyBody = z.strictObject({
     .describe('When the key stops working; null never.'),
 });
 
-/** Makes a key for `userId` from a request body; the answer carries the secret as `key`, once. */
-export async function createKey(accounts: AccountStore, userId: string, body: unknown, now: number): Promise<KeyView & { key: string }> {
+/**
+ * Makes a key for `userId` from a request body, unless the user already has `maxActive` active
+ * keys (409); the answer carries the secret as `key`, once.
+ */
+export async function createKey(accounts: AccountStore, userId: string, body: unknown, now: number, maxActive: number): Promise<KeyView & { key: string }> {
   const input = parseWith(NewKeyBody, body);
   const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
   if (expiresAt !== null && expiresAt.getTime() <= now) {
@@ -110,6 +114,36 @@ export async function createKey(accounts: AccountStore, userId: string, body: un
     expires_at: expiresAt?.toISOString() ?? null,
     revoked_at: null,
   };
-  await accounts.addKey(record);
+  try {
+    await accounts.addKey(record, maxActive);
+  } catch (error) {
+    if (error instanceof KeyLimitError) throw errors.tooManyKeys(error.limit);
+    throw error;
+  }
   return { ...keyView(record), key: secret };
+}
+
+const KeysQuery = z.strictObject({
+  limit: PageLimit,
+  after: z.string().min(1).max(200).optional(),
+});
+
+export interface KeyList {
+  readonly object: 'list';
+  readonly data: KeyView[];
+  /** The id of the page's last key, to pass as `after` for the next page; null on the last page. */
+  readonly next: string | null;
+}
+
+/**
+ * One page of a user's keys (all of them, in the order they were made) for a list query:
+ * `limit` keys after the key whose id is `after`. Keys are never removed, only revoked, so an
+ * `after` that is not among them was not taken from this list.
+ */
+export function keyPage(keys: readonly ApiKeyRecord[], query: unknown): KeyList {
+  const { limit, after } = parseWith(KeysQuery, query);
+  const start = after === undefined ? 0 : keys.findIndex((key) => key.id === after) + 1;
+  if (start === 0 && after !== undefined) throw errors.invalidRequest('after: must be the `next` of a previous page of this list', 'after');
+  const page = keys.slice(start, start + limit);
+  return { object: 'list', data: page.map(keyView), next: start + limit < keys.length ? page.at(-1)!.id : null };
 }

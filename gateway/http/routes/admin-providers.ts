@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ProviderSpec } from '../../resources/provider.ts';
 import { ModelName } from '../../resources/fields.ts';
 import type { CatalogContent } from '../../catalog/catalog-service.ts';
-import { requireAdmin } from '../auth.ts';
+import { adminOnly } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
@@ -18,9 +18,7 @@ const ListQuery = z.strictObject({ router: ModelName.optional() });
 
 export function registerAdminProviders(app: FastifyInstance, deps: CatalogEditDeps): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', async (request) => {
-      requireAdmin(request);
-    });
+    adminOnly(admin);
 
     admin.post('/v1/admin/providers', async (request, reply) => {
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProviderSpec } from '../../resources/provider.ts';
 import { RouterSpec } from '../../resources/router.ts';
-import { requireAdmin } from '../auth.ts';
+import { adminOnly } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, parseWith } from '../payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
@@ -13,9 +13,7 @@ type NameParams = { Params: { '*': string } };
 
 export function registerAdminRouters(app: FastifyInstance, deps: CatalogEditDeps): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', async (request) => {
-      requireAdmin(request);
-    });
+    adminOnly(admin);
 
     admin.post('/v1/admin/routers', async (request, reply) => {
       const spec = parseWith(RouterSpec, mergePatch({}, bodyObject(request.body)));

@@ -12,14 +12,16 @@ import type { UserResources } from '../../kubernetes/cr-catalog.ts';
 import type { Store } from '../../store/store.ts';
 import type { UserRecord } from '../../store/accounts.ts';
 import { ConflictError } from '../../store/store-errors.ts';
-import { requireAdmin } from '../auth.ts';
+import { adminOnly, requireAdmin } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
-import { createKey, keyView, userView } from './account-views.ts';
+import { createKey, keyPage, keyView, userView } from './account-views.ts';
 
 export interface AdminUsersDeps {
   readonly store: Store;
   readonly now: () => number;
+  /** Most active keys a user may hold. */
+  readonly maxKeysPerUser: number;
   /** Kubernetes mode: where users are written (GatewayUser resources). */
   readonly resources?: UserResources | undefined;
 }
@@ -31,9 +33,7 @@ type KeyParams = { Params: { id: string; keyId: string } };
 
 export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', async (request) => {
-      requireAdmin(request);
-    });
+    adminOnly(admin);
 
     admin.post('/v1/admin/users', async (request, reply) => {
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
@@ -86,14 +86,14 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     });
 
     admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
-      const created = await createKey(deps.store, (await userOr404(deps.store, request.params.id)).id, request.body ?? {}, deps.now());
+      const created = await createKey(deps.store, (await userOr404(deps.store, request.params.id)).id, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
       reply.code(201);
       return created;
     });
 
     admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
       const user = await userOr404(deps.store, request.params.id);
-      return { object: 'list', data: (await deps.store.listKeys(user.id)).map(keyView) };
+      return keyPage(await deps.store.listKeys(user.id), request.query);
     });
 
     admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {

@@ -1,8 +1,9 @@
 // Liveness, readiness (with the routing snapshot being served, and whether the store answers)
-// and Prometheus metrics.
+// and Prometheus metrics: public, for probes and scrapers that hold no API key.
 import type { FastifyInstance } from 'fastify';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
+import { PUBLIC } from '../auth.ts';
 
 export interface HealthDeps {
   /** Whether the store answers: known from its background checks, so /readyz costs no round trip. */
@@ -12,8 +13,8 @@ export interface HealthDeps {
 }
 
 export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics, deps: HealthDeps): void {
-  app.get('/healthz', () => ({ status: 'ok' }));
-  app.get('/readyz', (_request, reply) => {
+  app.get('/healthz', { config: PUBLIC }, () => ({ status: 'ok' }));
+  app.get('/readyz', { config: PUBLIC }, (_request, reply) => {
     // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).
     const waiting = routing.waiting;
     if (waiting !== undefined) {
@@ -27,7 +28,7 @@ export function registerHealth(app: FastifyInstance, routing: RoutingState, metr
     reply.code(503);
     return { status: 'not ready', reason: 'the store (Redis) does not answer' };
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { config: PUBLIC }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

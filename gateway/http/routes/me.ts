@@ -4,11 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/store.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../api-error.ts';
-import { createKey, keyView, userView } from './account-views.ts';
+import { createKey, keyPage, keyView, userView } from './account-views.ts';
 
 export interface MeDeps {
   readonly store: Store;
   readonly now: () => number;
+  /** Most active keys a user may hold. */
+  readonly maxKeysPerUser: number;
 }
 
 export function registerMe(app: FastifyInstance, deps: MeDeps): void {
@@ -20,11 +22,11 @@ export function registerMe(app: FastifyInstance, deps: MeDeps): void {
 
   app.get('/v1/me/keys', async (request) => {
     const { user } = callerOf(request);
-    return { object: 'list', data: (await deps.store.listKeys(user.id)).map(keyView) };
+    return keyPage(await deps.store.listKeys(user.id), request.query);
   });
 
   app.post('/v1/me/keys', async (request, reply) => {
-    const created = await createKey(deps.store, callerOf(request).user.id, request.body ?? {}, deps.now());
+    const created = await createKey(deps.store, callerOf(request).user.id, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
     reply.code(201);
     return created;
   });

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errors } from '../api-error.ts';
 import { sendError } from '../error-handler.ts';
+import { PUBLIC } from '../auth.ts';
 
 /** Where `npm run build` writes the Playground. */
 export const PLAYGROUND_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'dist', 'playground');
@@ -85,8 +86,8 @@ export function registerPlayground(app: FastifyInstance, options: PlaygroundOpti
     return reply.send(encoding ? asset.encoded[encoding] : asset.identity);
   };
 
-  app.get('/playground', (request, reply) => serve('', request, reply));
-  app.get<{ Params: { '*': string } }>('/playground/*', (request, reply) => serve(request.params['*'], request, reply));
+  app.get('/playground', { config: PUBLIC }, (request, reply) => serve('', request, reply));
+  app.get<{ Params: { '*': string } }>('/playground/*', { config: PUBLIC }, (request, reply) => serve(request.params['*'], request, reply));
 }
 
 const notBuilt = () =>

@@ -2,8 +2,8 @@
 // change what is stored by changing what they hold.
 import type { UserSpec } from '../../resources/user.ts';
 import type { AccountStore, ApiKeyRecord, Page, UserRecord } from '../accounts.ts';
-import { ConflictError, NotFoundError } from '../store-errors.ts';
-import { byCreation, checkLimit } from '../paging.ts';
+import { ConflictError, KeyLimitError, NotFoundError } from '../store-errors.ts';
+import { byCreation, checkLimit, isActiveKey } from '../paging.ts';
 
 export class MemoryAccounts implements AccountStore {
   readonly #listeners = new Set<(userId: string | null) => void>();
@@ -55,11 +55,16 @@ export class MemoryAccounts implements AccountStore {
     return deleted;
   }
 
-  async addKey(key: ApiKeyRecord): Promise<void> {
+  async addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
     if (!this.#users.has(key.user_id)) throw new NotFoundError(`user "${key.user_id}" does not exist`);
     const keys = this.#keys.get(key.user_id) ?? new Map<string, ApiKeyRecord>();
     if (keys.has(key.id)) throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}"`);
     if (this.#byHash.has(key.hash)) throw new ConflictError('a key with this secret already exists');
+    if (maxActive !== undefined) {
+      let active = 0;
+      for (const existing of keys.values()) if (isActiveKey(existing, key.created_at)) active++;
+      if (active >= maxActive) throw new KeyLimitError(key.user_id, maxActive);
+    }
     const stored = Object.freeze({ ...key });
     keys.set(key.id, stored);
     this.#keys.set(key.user_id, keys);

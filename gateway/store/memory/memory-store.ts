@@ -52,8 +52,8 @@ export class MemoryStore implements Store {
     this.#usage.forget(id);
     return existed;
   }
-  addKey(key: ApiKeyRecord): Promise<void> {
-    return this.#accounts.addKey(key);
+  addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
+    return this.#accounts.addKey(key, maxActive);
   }
   listKeys(userId: string): Promise<ApiKeyRecord[]> {
     return this.#accounts.listKeys(userId);

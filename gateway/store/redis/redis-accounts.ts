@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { UserSpec } from '../../resources/user.ts';
 import { parseDecimal } from '../../usage/decimal.ts';
 import type { AccountStore, ApiKeyRecord, Page, UserRecord } from '../accounts.ts';
-import { ConflictError, NotFoundError } from '../store-errors.ts';
+import { ConflictError, KeyLimitError, NotFoundError } from '../store-errors.ts';
 import { byCreation, checkLimit } from '../paging.ts';
 import { keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
@@ -89,10 +89,12 @@ export class RedisAccounts implements AccountStore {
     return deleted === 1;
   }
 
-  async addKey(key: ApiKeyRecord): Promise<void> {
+  async addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
     const reference = JSON.stringify({ user_id: key.user_id, key_id: key.id });
-    const outcome = await this.#addKey.run(keys.user(key.user_id), keys.userKeys(key.user_id), keys.apiKey(key.hash), key.id, JSON.stringify(key), reference);
+    const most = maxActive === undefined ? '' : String(maxActive);
+    const outcome = await this.#addKey.run(keys.user(key.user_id), keys.userKeys(key.user_id), keys.apiKey(key.hash), key.id, JSON.stringify(key), reference, most, key.created_at);
     if (outcome === 'not_found') throw new NotFoundError(`user "${key.user_id}" does not exist`);
+    if (outcome === 'limit') throw new KeyLimitError(key.user_id, maxActive!);
     if (outcome === 'conflict') throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}", or a key with this secret exists`);
   }
 

@@ -137,8 +137,8 @@ export class RedisStore implements Store {
   deleteUser(id: string): Promise<boolean> {
     return this.#call(() => this.#ledger.closeLeases(id).then(() => this.#accounts.deleteUser(id)));
   }
-  addKey(key: ApiKeyRecord): Promise<void> {
-    return this.#call(() => this.#accounts.addKey(key));
+  addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
+    return this.#call(() => this.#accounts.addKey(key, maxActive));
   }
   listKeys(userId: string): Promise<ApiKeyRecord[]> {
     return this.#call(() => this.#accounts.listKeys(userId));

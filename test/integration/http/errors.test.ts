@@ -5,6 +5,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { assertErrorEnvelope, JSON_HEADERS, postJson, send, yamlConfig } from './helpers.ts';
+import { rawRequest } from './raw-http.ts';
 
 const CONFIG = yamlConfig([
   { id: 'chat-router', type: 'text-generation', aliases: ['chat-alias'], providers: [{ model: 'sim-llm', type: 'simulator' }] },
@@ -172,6 +173,59 @@ describe('unknown URLs and methods are 404 in the envelope, naming what was aske
     const answer = await send(gw, 'GET', '/v1/nothing-here?api_key=sk-should-not-echo');
     assertErrorEnvelope(answer, { status: 404, code: 'unknown_url', message: 'Unknown request URL: GET /v1/nothing-here', param: null });
     assert.doesNotMatch(answer.text, /sk-should-not-echo/);
+  });
+});
+
+describe('a request without a body may say Content-Type: application/json (many clients always do)', () => {
+  test('DELETE of a known route with that header and no body is served, not refused as an empty body', async () => {
+    const user = JSON.parse((await send(gw, 'POST', '/v1/admin/users', JSON.stringify({ name: 'Doomed' }), JSON_HEADERS)).text);
+    const answer = await send(gw, 'DELETE', `/v1/admin/users/${user.id}`, undefined, JSON_HEADERS);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(JSON.parse(answer.text).deleted, true);
+  });
+
+  test('GET with that header and no body is served', async () => {
+    const answer = await send(gw, 'GET', '/v1/models', undefined, JSON_HEADERS);
+    assert.equal(answer.status, 200, answer.text);
+  });
+
+  test('POST with that header and no body is still told its body is empty', async () => {
+    const answer = await send(gw, 'POST', CHAT, undefined, JSON_HEADERS);
+    assertErrorEnvelope(answer, { status: 400, code: 'invalid_request', message: /body is empty/, param: null });
+  });
+});
+
+describe('an unknown URL is 404 whatever its body and Content-Type', () => {
+  const cases = [
+    { name: 'DELETE, application/json, no body', method: 'DELETE', path: '/v1/nothing-here', body: undefined, headers: JSON_HEADERS },
+    { name: 'POST, application/json, not JSON', method: 'POST', path: '/v1/nothing-here', body: '{not json', headers: JSON_HEADERS },
+    { name: 'POST, text/plain', method: 'POST', path: '/v1/nothing-here', body: 'hello', headers: { 'content-type': 'text/plain' } },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const answer = await send(gw, c.method, c.path, c.body, c.headers);
+      assertErrorEnvelope(answer, { status: 404, code: 'unknown_url', message: `Unknown request URL: ${c.method} ${c.path}`, param: null });
+    });
+  }
+});
+
+describe("what Fastify or Node answer before any route runs is in the API's envelope", () => {
+  test('a malformed percent-encoding in the path -> 400 invalid_url', async () => {
+    for (const path of ['/v1/models/%E0%A4%A', '/v1/admin/users/%zz']) {
+      const answer = await send(gw, 'GET', path);
+      assertErrorEnvelope(answer, { status: 400, code: 'invalid_url', message: /percent-encoding/, param: null });
+    }
+  });
+
+  test('headers larger than the server accepts -> 431 headers_too_large', async () => {
+    const host = new URL(gw.url).host;
+    const answer = await rawRequest(gw.url, `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Padding: ${'a'.repeat(20 * 1024)}`);
+    assertErrorEnvelope({ status: answer.status, headers: new Headers(answer.headers), text: answer.body }, { status: 431, code: 'headers_too_large', message: /headers are larger/, param: null });
+  });
+
+  test('bytes that are not HTTP -> 400 malformed_request', async () => {
+    const answer = await rawRequest(gw.url, 'NOT HTTP AT ALL');
+    assertErrorEnvelope({ status: answer.status, headers: new Headers(answer.headers), text: answer.body }, { status: 400, code: 'malformed_request', message: /not valid HTTP/, param: null });
   });
 });
 

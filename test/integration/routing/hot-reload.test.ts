@@ -68,6 +68,8 @@ describe('hot reload', () => {
     { name: 'a file that is not YAML', yaml: 'models: [\n' },
     { name: 'a file with an unknown router type', yaml: 'models:\n  - id: broken\n    type: chat\n    providers: [{ model: m, type: simulator }]\n' },
     { name: 'a file with an unset variable', yaml: 'models:\n  - id: broken\n    type: text-generation\n    providers: [{ model: m, type: openai, args: { api_key: "${NO_SUCH_KEY}" } }]\n' },
+    { name: 'a file whose YAML alias refers to itself', yaml: 'models: &m [*m]\n' },
+    { name: 'an alias bomb (10^9 values in 363 bytes)', yaml: aliasBomb() },
   ];
   for (const { name, yaml } of invalid) {
     test(`${name} keeps the current table serving`, async () => {
@@ -87,3 +89,11 @@ describe('hot reload', () => {
     assert.equal((await chat(gw, 'added')).status, 404);
   });
 });
+
+/** Nine levels of ten aliases each to the level below: 10^9 values once expanded. */
+function aliasBomb(): string {
+  const name = (level: number) => String.fromCharCode(97 + level);
+  const levels = [`${name(0)}: &${name(0)} [${Array(10).fill('"x"').join(',')}]`];
+  for (let level = 1; level < 9; level++) levels.push(`${name(level)}: &${name(level)} [${Array(10).fill(`*${name(level - 1)}`).join(',')}]`);
+  return `${levels.join('\n')}\nmodels: *${name(8)}\n`;
+}

@@ -10,7 +10,7 @@ import { ProviderSpec } from '../../../gateway/resources/provider.ts';
 import { RouterSpec } from '../../../gateway/resources/router.ts';
 import { UserSpec, type UserSpecInput } from '../../../gateway/resources/user.ts';
 import type { ApiKeyRecord } from '../../../gateway/store/accounts.ts';
-import { ConflictError, NotFoundError } from '../../../gateway/store/store-errors.ts';
+import { ConflictError, KeyLimitError, NotFoundError } from '../../../gateway/store/store-errors.ts';
 import type { Store } from '../../../gateway/store/store.ts';
 import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../../gateway/store/usage-log.ts';
 import { RATIO_HALVING_TOTAL, ratioBucket, ratioQuantile } from '../../../gateway/store/prompt-ratios.ts';
@@ -243,6 +243,35 @@ function describeAccounts(current: () => Store, peer: () => Promise<Store>): voi
       await assert.rejects(current().addKey(apiKey('alice', 'k1', 'tg-two')), ConflictError);
       await assert.rejects(current().addKey(apiKey('bob', 'k9', 'tg-one')), ConflictError);
       assert.equal((await current().findKey(hashKey('tg-one')))?.user.id, 'alice');
+    });
+
+    test('with a most given, a key past that many active keys is a KeyLimitError; revoked and expired keys do not count', async () => {
+      await current().createUser(userSpec('alice'), CREATED);
+      const later = (ms: number) => new Date(CREATED.getTime() + ms);
+      await current().addKey(apiKey('alice', 'k1'), 2);
+      await current().addKey({ ...apiKey('alice', 'k2'), expires_at: later(HOUR).toISOString() }, 2);
+      await assert.rejects(current().addKey(apiKey('alice', 'k3'), 2), KeyLimitError);
+      // Without a most (bootstrap and config-file keys), nothing is counted.
+      await current().addKey(apiKey('alice', 'k3'));
+      await current().revokeKey('alice', 'k1', later(1));
+      await current().revokeKey('alice', 'k3', later(1));
+      // Just before CREATED + 1 h, k2 is still active: one more key fits, not two.
+      await current().addKey(apiKey('alice', 'k4', undefined, later(HOUR - 1)), 2);
+      await assert.rejects(current().addKey(apiKey('alice', 'k5', undefined, later(HOUR - 1)), 2), KeyLimitError);
+      // At CREATED + 1 h, k2 has expired: room for one again.
+      await current().addKey(apiKey('alice', 'k5', undefined, later(HOUR)), 2);
+      await assert.rejects(current().addKey(apiKey('alice', 'k6', undefined, later(HOUR)), 2), KeyLimitError);
+      assert.deepEqual((await current().listKeys('alice')).map((k) => k.id), ['k1', 'k2', 'k3', 'k4', 'k5']);
+    });
+
+    test('keys added at once, through two gateways, never pass the most together', async () => {
+      await current().createUser(userSpec('alice'), CREATED);
+      const other = await peer();
+      const attempts = Array.from({ length: 12 }, (_, i) => (i % 2 ? other : current()).addKey(apiKey('alice', `k${i}`), 5));
+      const outcomes = await Promise.allSettled(attempts);
+      assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 5);
+      assert.ok(outcomes.every((o) => o.status === 'fulfilled' || o.reason instanceof KeyLimitError));
+      assert.equal((await current().listKeys('alice')).length, 5);
     });
 
     test('findKey finds the key by the hash of its secret, with its user', async () => {

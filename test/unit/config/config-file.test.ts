@@ -368,6 +368,25 @@ describe('configuration errors', () => {
     assert.match(lines[0]!, new RegExp(`^${FILE}: is not valid YAML: bad indentation of a sequence entry.*(3:4|line 3, column 4)`));
   });
 
+  test('an alias inside the node it refers to: one line, not an endless walk', () => {
+    for (const yaml of ['models: &m [*m]\n', 'models:\n  - &r\n    id: x\n    type: text-generation\n    providers: [*r]\n']) {
+      assert.deepEqual(problemLines(yaml), [`${FILE}: has an alias (*name) inside the node it refers to, which would repeat forever`]);
+    }
+  });
+
+  test('an alias bomb (aliases of aliases, 10^9 values in a few hundred bytes): one line, at once', () => {
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    const yaml = `${levels.join('\n')}\nmodels: *i\n`;
+    assert.ok(yaml.length < 500, `a small file: ${yaml.length} bytes`);
+    assert.deepEqual(problemLines(yaml), [`${FILE}: stands for more than 100000 values once its aliases (*name) are expanded`]);
+  });
+
+  test('aliases that expand to a reasonable size are fine', () => {
+    const yaml = `models:\n  - id: a\n    type: text-generation\n    providers: &p [{model: m, type: simulator}]\n  - id: b\n    type: text-generation\n    providers: *p\n`;
+    assert.deepEqual(parseConfig(FILE, yaml, {}).snapshot.routers.map((r) => r.name), ['a', 'b']);
+  });
+
   test('several problems in one file are all reported at once, one line each, in file order', () => {
     const yaml = `
 models:

@@ -13,6 +13,9 @@ import { ConfirmButton } from './confirm.tsx';
 import { ListTable } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
 
+/** The largest page the API gives. */
+const KEYS_PAGE = 500;
+
 export function KeysPanel(props: { base: string; currentKeyId?: string }) {
   const session = useSession();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
@@ -20,7 +23,18 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
   const [created, setCreated] = useState<NewApiKey | null>(null);
   const form = useForm('new-key', { name: '', expires: '' });
 
-  const read = () => session.call<List<ApiKey>>('GET', props.base).then((list) => list.data);
+  /** Every key: the list comes in pages (`next`), and a user may hold more keys than one page. */
+  const read = async () => {
+    const keys: ApiKey[] = [];
+    let after: string | null | undefined;
+    do {
+      const query = `?limit=${KEYS_PAGE}${after ? `&after=${encodeURIComponent(after)}` : ''}`;
+      const page = await session.call<List<ApiKey>>('GET', props.base + query);
+      keys.push(...page.data);
+      after = page.next;
+    } while (after);
+    return keys;
+  };
   const load = () => read().then(setKeys, (e) => setError(readable(e)));
   useEffect(() => {
     load();

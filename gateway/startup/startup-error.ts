@@ -1,0 +1,39 @@
+// A reason the gateway cannot start that the operator can fix (a port in use, a host name that
+// does not resolve, Redis out of reach, a malformed admin key): the CLI prints its message as
+// one line and exits 1, without a stack trace, which would only hide the line that matters.
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** Why listening on host:port failed, in words, or undefined for an error nobody expects. */
+export function listenProblem(error: NodeJS.ErrnoException, host: string, port: number): StartupError | undefined {
+  const where = `${host}:${port}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new StartupError(`cannot listen on ${where}: the port is already in use (choose another with --port)`);
+    case 'EACCES':
+      return new StartupError(`cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`cannot listen on ${where}: this machine has no such address (check --host)`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'EAI_NONAME':
+      return new StartupError(`cannot listen on ${where}: the host name "${host}" does not resolve (check --host)`);
+    default:
+      return undefined;
+  }
+}
+
+/** A Redis URL fit to print: without its user name and password. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return 'the Redis URL given';
+  }
+}
