@@ -107,6 +107,7 @@ describe('charts/tollgate', () => {
       TOLLGATE_RESERVATION_TTL_SECONDS: '900',
       TOLLGATE_LEASE_REQUESTS: '32',
       TOLLGATE_REDIS_COMMAND_TIMEOUT_MS: '1000',
+      TOLLGATE_MAX_KEYS_PER_USER: '100',
       TOLLGATE_PLAYGROUND: 'true',
     });
     assert.deepEqual(gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'admin-key'), { name: 'admin-key', secret: { secretName: 'tollgate-admin-key' } });
