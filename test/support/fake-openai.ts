@@ -10,6 +10,12 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
       const echoed = `invalid credentials: ${String(request.headers.authorization)}`;
       return response.json(behaviour.echoAuthorization, { error: { message: echoed, type: 'invalid_request_error', param: null, code: null } });
     }
+    if (behaviour.status && behaviour.hugeBodyBytes) {
+      // An error body that never seems to end (a proxy's HTML page, a runaway log).
+      response.startStream('text/plain', behaviour.status);
+      if (await response.filler(behaviour.hugeBodyBytes)) response.end();
+      return;
+    }
     if (behaviour.status) {
       return response.json(behaviour.status, { error: { message: `fake failure ${behaviour.status}`, type: 'server_error', param: null, code: null } });
     }

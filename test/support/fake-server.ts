@@ -54,7 +54,7 @@ export interface StreamingResponse {
   json(status: number, body: unknown): void;
   /** Writes one chunk of a streamed answer, honouring chunkDelayMs and breakAfterChunks. */
   chunk(text: string): Promise<boolean>;
-  startStream(contentType: string): void;
+  startStream(contentType: string, status?: number): void;
   /**
    * Writes `bytes` bytes of `x` in pieces, waiting for each to drain: a huge body that the fake
    * never holds. Stops (false) when the client went away.
@@ -120,8 +120,8 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
       markFinished();
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     },
-    startStream(contentType) {
-      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache' });
+    startStream(contentType, status = 200) {
+      res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-cache' });
     },
     async filler(bytes) {
       for (let left = bytes; left > 0; left -= FILLER_PIECE.length) {

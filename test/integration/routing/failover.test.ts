@@ -199,6 +199,18 @@ describe('answers the gateway does not relay', () => {
     assert.equal(huge.abortedRequests, 1, 'the gateway stopped reading the huge answer');
   });
 
+  test('an error body larger than the bound is not read to its end either: the next provider answers', async (t) => {
+    const huge = await fakeBackend(t, { status: 500, hugeBodyBytes: HUGE });
+    const healthy = await fakeBackend(t);
+    const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }, { model: 'healthy-backend', url: healthy.url }], { settings: BOUND });
+
+    const answer = await chat(gw, 'chat');
+
+    assert.equal(answer.status, 200);
+    assert.deepEqual(countByModel(huge, healthy), { 'huge-backend': 1, 'healthy-backend': 1 });
+    assert.equal(await waitUntil(() => huge.abortedRequests, (n) => n === 1), 1, 'the gateway stopped reading the error body');
+  });
+
   test('when every answer is too large the client gets 502 saying so', async (t) => {
     const huge = await fakeBackend(t, { hugeBodyBytes: HUGE });
     const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }], { settings: BOUND });
