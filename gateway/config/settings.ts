@@ -2,6 +2,7 @@
 // variables (flags win), validated by one schema, then frozen. Nothing else reads process.env.
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { DEFAULT_UPSTREAM_LIMITS } from '../providers/upstream-limits.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -19,6 +20,8 @@ const SettingsFields = z.strictObject({
   port: Int(0, 65_535).default(8080),
   bodyLimit: Int(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
   logLevel: z.enum(LOG_LEVELS).default('info'),
+  maxUpstreamBodyBytes: Int(1024, 2 ** 32).default(DEFAULT_UPSTREAM_LIMITS.maxBodyBytes),
+  maxUpstreamEventBytes: Int(1024, 2 ** 32).default(DEFAULT_UPSTREAM_LIMITS.maxEventBytes),
   maxAttempts: Int(1, 10).default(3),
   failureThreshold: Int(1, 100).default(3),
   cooldownSeconds: z.coerce.number().min(0).max(3600).default(30),
@@ -62,6 +65,8 @@ export const GATEWAY_OPTIONS = [
   { key: 'host', flag: '--host <address>', env: 'TOLLGATE_HOST', help: 'address to listen on (default 0.0.0.0)' },
   { key: 'port', flag: '-p, --port <port>', env: 'TOLLGATE_PORT', help: 'port to listen on (default 8080)' },
   { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'TOLLGATE_BODY_LIMIT', help: 'largest request body accepted, in bytes (default 10485760); larger gets 413' },
+  { key: 'maxUpstreamBodyBytes', flag: '--max-upstream-body-bytes <bytes>', env: 'TOLLGATE_MAX_UPSTREAM_BODY_BYTES', help: 'largest whole answer read from a backend, in bytes (default 67108864); larger fails over, or 502' },
+  { key: 'maxUpstreamEventBytes', flag: '--max-upstream-event-bytes <bytes>', env: 'TOLLGATE_MAX_UPSTREAM_EVENT_BYTES', help: 'largest single event of a backend\'s stream (SSE event, NDJSON line), in characters (default 8388608); larger ends the stream with an error event' },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TOLLGATE_LOG_LEVEL', help: `log level: ${LOG_LEVELS.join(', ')} (default info)` },
   { key: 'maxAttempts', flag: '--max-attempts <n>', env: 'TOLLGATE_MAX_ATTEMPTS', help: 'providers tried at most for one request before failing with 502/504 (default 3)' },
   { key: 'failureThreshold', flag: '--failure-threshold <n>', env: 'TOLLGATE_FAILURE_THRESHOLD', help: 'consecutive failures after which a provider sits out (default 3)' },

@@ -4,7 +4,7 @@
 import type { ProviderSpecOf } from '../resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
-import { bearer, ndjson, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
+import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 
 type Ollama = ProviderSpecOf<'ollama'>;
@@ -76,8 +76,8 @@ async function generate(dialect: Dialect, provider: Ollama, request: ForwardRequ
     if (answer.done !== true) throw new UpstreamError('protocol', 'Ollama answered without finishing (no done: true)');
     return { kind: 'body', body: toCompletion(dialect, answer, model) };
   }
-  const text = await http.postText(provider.url, dialect.path, payload, postOptions(provider, request));
-  return { kind: 'stream', chunks: toChunks(dialect, ndjson(text, request.signal), model) };
+  const lines = await http.postLines(provider.url, dialect.path, payload, postOptions(provider, request));
+  return { kind: 'stream', chunks: toChunks(dialect, lines, model) };
 }
 
 function postOptions(provider: Ollama, request: ForwardRequest): PostOptions {

@@ -5,7 +5,7 @@ import type { Endpoint, ProviderType } from '../resources/kinds.ts';
 import type { ProviderSpecOf } from '../resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import type { JsonObject } from './openai-wire.ts';
-import { bearer, sseJson, type UpstreamHttp } from './upstream-http.ts';
+import { bearer, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 
 const PATHS: Record<Endpoint, string> = {
@@ -36,8 +36,7 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
         }
         return { kind: 'body', body: answer as JsonObject };
       }
-      const text = await http.postText(url, PATHS[request.endpoint], body, post);
-      return { kind: 'stream', chunks: sseJson(text, request.signal) };
+      return { kind: 'stream', chunks: await http.postEvents(url, PATHS[request.endpoint], body, post) };
     },
   };
 }

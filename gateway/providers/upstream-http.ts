@@ -1,12 +1,14 @@
 // HTTP to backends: one keep-alive connection pool per origin (undici Agent), JSON in, and
-// failures classified as UpstreamError so the gateway can decide whether to fail over.
+// failures classified as UpstreamError so the gateway can decide whether to fail over. What is
+// held of an answer is bounded (UpstreamLimits), and text a backend sends back in an error has
+// the request's secrets masked before it goes anywhere (secrets.ts).
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
 import { UpstreamError } from './upstream-error.ts';
 import type { JsonObject } from './openai-wire.ts';
 import { TextFeed } from './text-feed.ts';
+import { requestSecrets, scrubSecrets } from './secrets.ts';
+import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits.ts';
 
 export interface PostOptions {
   readonly signal: AbortSignal;
@@ -18,29 +20,39 @@ export interface PostOptions {
 /** What a request that may be answered with a stream accepts. */
 const STREAM_OR_JSON = 'application/json, text/event-stream';
 
+/** Of an error body, only the start is kept: describeStatus reads no further. */
+const ERROR_TEXT_BYTES = 8 * 1024;
+
 interface Target {
   readonly origin: string;
   readonly prefix: string;
 }
 
+/** The request's secrets, worked out only when an error is described (secrets.ts). */
+type Secrets = () => readonly string[];
+
 export class UpstreamHttp {
   readonly #agent: Agent;
+  readonly #limits: UpstreamLimits;
   readonly #targets = new Map<string, Target>();
 
-  constructor(agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } })) {
+  constructor(limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS, agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } })) {
+    this.#limits = limits;
     this.#agent = agent;
   }
 
   /**
    * POSTs JSON and reads a JSON answer back. This is the hot path of every non-streamed request,
    * so it uses undici's handler API: the answer's bytes are gathered as they come, with no
-   * stream object per request.
+   * stream object per request. An answer larger than maxBodyBytes is a failure of the backend.
    */
   postJson(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<unknown> {
     const { signal } = options;
+    const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(cancelled());
       const chunks: Buffer[] = [];
+      let received = 0;
       let status = 0;
       let stopCancelling = () => {};
       const settle = (outcome: () => unknown) => {
@@ -57,16 +69,24 @@ export class UpstreamHttp {
           onRequestStart(controller) {
             stopCancelling = cancelOn(signal, controller);
           },
-          onResponseStart(_controller, statusCode) {
+          onResponseStart(controller, statusCode, headers) {
             status = statusCode;
+            if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
           },
-          onResponseData(_controller, chunk) {
-            chunks.push(chunk);
+          onResponseData(controller, chunk) {
+            received += chunk.length;
+            if (received > maxBytes) {
+              // Stop holding anything at once: the bytes gathered so far go with the request.
+              chunks.length = 0;
+              controller.abort(answerTooLarge(maxBytes));
+            } else if (isOk(status) || received - chunk.length < ERROR_TEXT_BYTES) {
+              chunks.push(chunk);
+            }
           },
           onResponseEnd() {
             settle(() => {
               const text = Buffer.concat(chunks).toString('utf8');
-              if (status < 200 || status >= 300) throw new UpstreamError('status', describeStatus(status, text), status);
+              if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options));
               try {
                 return JSON.parse(text);
               } catch {
@@ -85,16 +105,35 @@ export class UpstreamHttp {
   }
 
   /**
+   * POSTs a streamed request and reads its answer as server-sent events whose data are JSON
+   * objects (OpenAI's streaming format). A 2xx answer that is not an event stream (a JSON
+   * answer to `stream: true`) fails here, before anything reached the client.
+   */
+  async postEvents(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<JsonObject>> {
+    const text = await this.#postText(baseUrl, path, payload, options, 'text/event-stream');
+    return sseJson(text, options.signal, this.#limits.maxEventBytes, secretsOf(baseUrl, options));
+  }
+
+  /** POSTs a streamed request and reads its answer as newline-delimited JSON objects (Ollama's format). */
+  async postLines(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<JsonObject>> {
+    const text = await this.#postText(baseUrl, path, payload, options, undefined);
+    return ndjson(text, options.signal, this.#limits.maxEventBytes, secretsOf(baseUrl, options));
+  }
+
+  /**
    * POSTs JSON and, once a 2xx status came, gives the answer's body as text, piece by piece as
    * it arrives: the hot path of every streamed request. Handler API, as postJson: no stream
    * object per request, and a read that carries events and the body's end is relayed in one go.
+   * With `mediaType`, a 2xx answer of another declared type is refused before it is read.
    */
-  postText(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<string>> {
+  #postText(baseUrl: string, path: string, payload: unknown, options: PostOptions, mediaType: string | undefined): Promise<TextFeed> {
     const { signal } = options;
+    const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(cancelled());
       const feed = new TextFeed();
       const errorBody: Buffer[] = [];
+      let received = 0;
       let status = 0;
       let started = false;
       let stopCancelling = () => {};
@@ -105,19 +144,34 @@ export class UpstreamHttp {
             feed.attach(controller);
             stopCancelling = cancelOn(signal, controller);
           },
-          onResponseStart(_controller, statusCode) {
+          onResponseStart(controller, statusCode, headers) {
             status = statusCode;
-            started = statusCode >= 200 && statusCode < 300;
-            if (started) resolve(feed);
+            if (!isOk(statusCode)) {
+              if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
+              return;
+            }
+            const type = headerText(headers['content-type']);
+            if (mediaType !== undefined && type !== undefined && !type.toLowerCase().startsWith(mediaType)) {
+              controller.abort(new UpstreamError('protocol', `the backend answered a streamed request with ${type.split(';')[0]} instead of ${mediaType}`));
+              return;
+            }
+            started = true;
+            resolve(feed);
           },
-          onResponseData(_controller, chunk) {
-            if (started) feed.push(chunk);
-            else errorBody.push(chunk);
+          onResponseData(controller, chunk) {
+            if (started) return feed.push(chunk);
+            received += chunk.length;
+            if (received > maxBytes) {
+              errorBody.length = 0;
+              controller.abort(answerTooLarge(maxBytes));
+            } else if (received - chunk.length < ERROR_TEXT_BYTES) {
+              errorBody.push(chunk);
+            }
           },
           onResponseEnd() {
             stopCancelling();
             if (started) feed.end();
-            else reject(new UpstreamError('status', describeStatus(status, Buffer.concat(errorBody).toString('utf8')), status));
+            else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options)));
           },
           onResponseError(_controller, error) {
             stopCancelling();
@@ -176,11 +230,19 @@ export function bearer(key: string | undefined): Record<string, string> | undefi
 
 /**
  * Server-sent events whose data are JSON objects, ending at `data: [DONE]`. A stream that ends
- * before [DONE], or that carries an error object, throws UpstreamError.
+ * before [DONE], that carries an error object, or whose event grows past `maxEventChars` (the
+ * parser's own bound on what it holds of an incomplete event) throws UpstreamError.
  */
-export async function* sseJson(body: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<JsonObject> {
+export async function* sseJson(body: AsyncIterable<string>, signal: AbortSignal, maxEventChars: number, secrets: Secrets): AsyncGenerator<JsonObject> {
   const pending: string[] = [];
-  const parser = createParser({ onEvent: (event) => pending.push(event.data) });
+  let overflow = false;
+  const parser = createParser({
+    maxBufferSize: maxEventChars,
+    onEvent: (event) => pending.push(event.data),
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') overflow = true;
+    },
+  });
   let done = false;
   try {
     // Read to the end of the body even after [DONE]: leaving the loop early aborts the request,
@@ -191,9 +253,10 @@ export async function* sseJson(body: AsyncIterable<string>, signal: AbortSignal)
       for (let i = 0; i < pending.length && !done; i++) {
         const data = pending[i]!;
         if (data === '[DONE]') done = true;
-        else yield parseChunk(data);
+        else yield parseChunk(data, secrets);
       }
       pending.length = 0;
+      if (overflow && !done) throw eventTooLarge('event', maxEventChars);
     }
   } catch (error) {
     throw toUpstreamError(error, signal);
@@ -201,22 +264,32 @@ export async function* sseJson(body: AsyncIterable<string>, signal: AbortSignal)
   if (!done) throw new UpstreamError('protocol', 'the backend ended the stream before the answer was complete');
 }
 
-/** Newline-delimited JSON objects (Ollama's streaming format). */
-export async function* ndjson(body: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<JsonObject> {
-  const input = Readable.from(body);
+/**
+ * Newline-delimited JSON objects (Ollama's streaming format). Split here rather than by
+ * readline, which holds a line of any length: a line past `maxLineChars` throws UpstreamError.
+ * Leaving early (the reader stops) returns the body, which aborts the request.
+ */
+export async function* ndjson(body: AsyncIterable<string>, signal: AbortSignal, maxLineChars: number, secrets: Secrets): AsyncGenerator<JsonObject> {
+  let partial = '';
   try {
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      if (line.trim() !== '') yield parseChunk(line);
+    for await (const text of body) {
+      let start = 0;
+      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+        const line = partial + text.slice(start, end);
+        partial = '';
+        start = end + 1;
+        if (line.trim() !== '') yield parseChunk(line, secrets);
+      }
+      partial += start === 0 ? text : text.slice(start);
+      if (partial.length > maxLineChars) throw eventTooLarge('line', maxLineChars);
     }
+    if (partial.trim() !== '') yield parseChunk(partial, secrets);
   } catch (error) {
     throw toUpstreamError(error, signal);
-  } finally {
-    // Stops the request too when the lines were not all read (the feed's return() aborts it).
-    if (!input.destroyed) input.destroy();
   }
 }
 
-function parseChunk(data: string): JsonObject {
+function parseChunk(data: string, secrets: Secrets): JsonObject {
   let value: unknown;
   try {
     value = JSON.parse(data);
@@ -228,7 +301,7 @@ function parseChunk(data: string): JsonObject {
   }
   const error = (value as JsonObject).error;
   if (error !== undefined && error !== null) {
-    throw new UpstreamError('status', `the backend reported an error mid-stream: ${describeError(error)}`, 502);
+    throw new UpstreamError('status', `the backend reported an error mid-stream: ${describeError(error, secrets)}`, 502);
   }
   return value as JsonObject;
 }
@@ -244,9 +317,39 @@ export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamEr
   return new UpstreamError('connect', `the backend could not be reached${typeof code === 'string' ? ` (${code})` : ''}`);
 }
 
-/** "the backend answered 503: <its reason>", from an error body in any of the usual shapes. */
-function describeStatus(status: number, body: string): string {
-  const text = body.slice(0, 2000);
+/** The secrets of a request to `baseUrl`, worked out once, when first asked for. */
+function secretsOf(baseUrl: string, options: PostOptions): Secrets {
+  let secrets: readonly string[] | undefined;
+  return () => (secrets ??= requestSecrets(baseUrl, options.headers));
+}
+
+const isOk = (status: number) => status >= 200 && status < 300;
+
+function answerTooLarge(maxBytes: number): UpstreamError {
+  return new UpstreamError('protocol', `the backend's answer is larger than ${maxBytes} bytes (--max-upstream-body-bytes)`);
+}
+
+function eventTooLarge(what: 'event' | 'line', maxChars: number): UpstreamError {
+  return new UpstreamError('protocol', `the backend sent a stream ${what} larger than ${maxChars} characters (--max-upstream-event-bytes)`);
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The body's length the backend declared, or 0 when it declared none. */
+function declaredLength(headers: Record<string, string | string[] | undefined>): number {
+  const length = Number(headerText(headers['content-length']));
+  return Number.isFinite(length) ? length : 0;
+}
+
+/**
+ * "the backend answered 503: <its reason>", from an error body in any of the usual shapes, with
+ * the request's secrets masked: a backend may echo the key it was sent.
+ */
+function statusError(status: number, body: string, secrets: Secrets): UpstreamError {
+  // Masked before it is cut short, so no piece of a secret is left at the cut.
+  const text = scrubSecrets(body, secrets()).slice(0, 2000);
   let detail: unknown = text;
   try {
     const parsed = JSON.parse(text) as JsonObject;
@@ -254,16 +357,17 @@ function describeStatus(status: number, body: string): string {
   } catch {
     // Not JSON: keep the text.
   }
-  const described = describeError(detail);
-  return `the backend answered ${status}${described ? `: ${described}` : ''}`;
+  const described = describeError(detail, secrets);
+  return new UpstreamError('status', `the backend answered ${status}${described ? `: ${described}` : ''}`, status);
 }
 
-function describeError(error: unknown): string {
-  if (typeof error === 'string') return error.slice(0, 500);
-  if (error && typeof error === 'object') {
+/** An error's message (or the error itself) as text of at most 500 characters, secrets masked. */
+function describeError(error: unknown, secrets: Secrets): string {
+  let text = '';
+  if (typeof error === 'string') text = error;
+  else if (error && typeof error === 'object') {
     const message = (error as JsonObject).message;
-    if (typeof message === 'string') return message.slice(0, 500);
-    return JSON.stringify(error).slice(0, 500);
+    text = typeof message === 'string' ? message : JSON.stringify(error);
   }
-  return '';
+  return scrubSecrets(text, secrets()).slice(0, 500);
 }

@@ -62,7 +62,7 @@ export interface GatewayParts {
 export function gatewayApp({ settings, store, routing, metrics, catalog, userResources }: GatewayParts): FastifyInstance {
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store) : undefined;
-  const http = new UpstreamHttp();
+  const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
   const app = buildApp({
     routing,
     metrics,

@@ -6,6 +6,16 @@ export const DEFAULT_TEXT = 'Hello from the fake backend';
 
 export function startFakeOpenAI(): Promise<FakeBackend> {
   return startFakeServer(async (request, behaviour, response) => {
+    if (behaviour.echoAuthorization) {
+      const echoed = `invalid credentials: ${String(request.headers.authorization)}`;
+      return response.json(behaviour.echoAuthorization, { error: { message: echoed, type: 'invalid_request_error', param: null, code: null } });
+    }
+    if (behaviour.status && behaviour.hugeBodyBytes) {
+      // An error body that never seems to end (a proxy's HTML page, a runaway log).
+      response.startStream('text/plain', behaviour.status);
+      if (await response.filler(behaviour.hugeBodyBytes)) response.end();
+      return;
+    }
     if (behaviour.status) {
       return response.json(behaviour.status, { error: { message: `fake failure ${behaviour.status}`, type: 'server_error', param: null, code: null } });
     }
@@ -19,7 +29,14 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
       case '/v1/completions': {
         const chat = request.path === '/v1/chat/completions';
         const base = { id: 'fake-1', created: 1700000000, model };
-        if (!body.stream) {
+        if (behaviour.hugeBodyBytes) {
+          response.startStream('application/json');
+          await response.chunk(`{"id":"fake-huge","object":"${chat ? 'chat.completion' : 'text_completion'}","choices":[],"pad":"`);
+          if (!(await response.filler(behaviour.hugeBodyBytes))) return;
+          await response.chunk('"}');
+          return response.end();
+        }
+        if (!body.stream || behaviour.jsonForStream) {
           const choice = chat
             ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }
             : { index: 0, text, finish_reason: 'stop', logprobs: null };
@@ -28,6 +45,13 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
         const object = chat ? 'chat.completion.chunk' : 'text_completion';
         response.startStream('text/event-stream');
         const send = (data: unknown) => response.chunk(`data: ${JSON.stringify(data)}\n\n`);
+        if (behaviour.hugeEventBytes) {
+          const choice = chat ? { index: 0, delta: { content: pieces[0] }, finish_reason: null } : { index: 0, text: pieces[0], finish_reason: null };
+          if (!(await send({ ...base, object, choices: [choice] }))) return;
+          await response.chunk('data: {"pad":"');
+          if (!(await response.filler(behaviour.hugeEventBytes))) return;
+          return response.end();
+        }
         for (const piece of pieces) {
           const choice = chat ? { index: 0, delta: { content: piece }, finish_reason: null } : { index: 0, text: piece, finish_reason: null };
           if (!(await send({ ...base, object, choices: [choice] }))) return;

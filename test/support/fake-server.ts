@@ -19,6 +19,14 @@ export interface Behaviour {
   text?: string;
   /** Report this as the answer's `usage`, whatever it holds (wrong or absurd numbers included). */
   usage?: Record<string, unknown>;
+  /** Answer with a JSON body of about this many bytes (a long string field), generated as it is written. */
+  hugeBodyBytes?: number;
+  /** Streaming: after the first chunk, one event of this many bytes that never ends (no newline). */
+  hugeEventBytes?: number;
+  /** Streaming: answer a streamed request with the whole JSON answer, not an event stream. */
+  jsonForStream?: boolean;
+  /** Answer with this error status and a body that echoes the request's Authorization header. */
+  echoAuthorization?: number;
 }
 
 export interface RecordedRequest {
@@ -48,9 +56,16 @@ export interface StreamingResponse {
   json(status: number, body: unknown): void;
   /** Writes one chunk of a streamed answer, honouring chunkDelayMs and breakAfterChunks. */
   chunk(text: string): Promise<boolean>;
-  startStream(contentType: string): void;
+  startStream(contentType: string, status?: number): void;
+  /**
+   * Writes `bytes` bytes of `x` in pieces, waiting for each to drain: a huge body that the fake
+   * never holds. Stops (false) when the client went away.
+   */
+  filler(bytes: number): Promise<boolean>;
   end(): void;
 }
+
+const FILLER_PIECE = Buffer.alloc(64 * 1024, 'x');
 
 export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
   let standing: Behaviour = {};
@@ -107,8 +122,16 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
       markFinished();
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     },
-    startStream(contentType) {
-      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache' });
+    startStream(contentType, status = 200) {
+      res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-cache' });
+    },
+    async filler(bytes) {
+      for (let left = bytes; left > 0; left -= FILLER_PIECE.length) {
+        if (res.destroyed) return false;
+        const piece = left >= FILLER_PIECE.length ? FILLER_PIECE : FILLER_PIECE.subarray(0, left);
+        if (!res.write(piece)) await drainedOrClosed(res);
+      }
+      return !res.destroyed;
     },
     async chunk(text) {
       if (behaviour.breakAfterChunks !== undefined && chunks >= behaviour.breakAfterChunks) {
@@ -127,6 +150,18 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
       res.end();
     },
   };
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {

@@ -7,8 +7,8 @@ import { once } from 'node:events';
 export interface GatewayProcess {
   readonly url: string;
   readonly child: ChildProcess;
-  /** Every line the gateway has logged (its stdout) so far. */
-  readonly log: readonly string[];
+  /** Every line the gateway has logged so far (standard output and standard error). */
+  readonly output: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -20,10 +20,11 @@ export async function startGatewayProcess(args: string[], env: Record<string, st
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];
+  const output: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
   const lines = createInterface({ input: child.stdout! });
-  const log: string[] = [];
-  lines.on('line', (line) => log.push(line));
+  lines.on('line', (line) => output.push(line));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the gateway did not start within 20 s:\n${stderr.join('')}`)), 20_000);
     child.once('exit', (code) => {
@@ -41,7 +42,7 @@ export async function startGatewayProcess(args: string[], env: Record<string, st
   return {
     url,
     child,
-    log,
+    output,
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

@@ -11,6 +11,8 @@ export interface ProviderEntry {
   readonly url: string;
   /** Seconds (provider args.timeout). */
   readonly timeout?: number;
+  /** The provider's API key (args.api_key). */
+  readonly key?: string;
 }
 
 /** One `models:` entry of type text-generation whose providers are vLLM (OpenAI-format) backends. */
@@ -19,6 +21,7 @@ export function modelEntry(id: string, strategy: string, providers: readonly Pro
   for (const p of providers) {
     lines.push(`      - model: ${p.model}`, '        type: vllm', '        args:', `          api_url: ${p.url}`);
     if (p.timeout !== undefined) lines.push(`          timeout: ${p.timeout}`);
+    if (p.key !== undefined) lines.push(`          api_key: ${JSON.stringify(p.key)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ProviderSpec } from '../../resources/provider.ts';
 import { ModelName } from '../../resources/fields.ts';
 import type { CatalogContent } from '../../catalog/catalog-service.ts';
+import { maskUrl } from '../../providers/secrets.ts';
 import { adminOnly } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../payloads.ts';
@@ -76,16 +77,11 @@ function providerOr404(catalog: CatalogContent, id: string): ProviderSpec {
   return provider;
 }
 
-/** Everything but the backend's key, which is only ever written, and credentials in its url. */
+/** Everything but the backend's key, which is only ever written, and the secrets in its url (maskUrl). */
 function providerView(spec: ProviderSpec) {
   const { key, id, router, ...shown } = spec;
-  const url = 'url' in shown ? { url: withoutCredentials(shown.url) } : {};
+  const url = 'url' in shown ? { url: maskUrl(shown.url) } : {};
   return { object: 'provider', id, router, ...shown, ...url, carbon: shown.carbon ?? null, has_key: key !== undefined };
-}
-
-/** `https://user:secret@host` is shown as `https://***@host`. */
-function withoutCredentials(url: string): string {
-  return url.replace(/^(https?:\/\/)[^@/]*@/i, '$1***@');
 }
 
 /**

@@ -211,6 +211,18 @@ describe('providers', () => {
     assert.equal(await sentKey(), 'Bearer sk-another');
   });
 
+  test('a url with credentials (up to the last @) and secret query values is shown masked, and used as given', async () => {
+    const url = 'http://user:p@ssw0rd@vllm.internal:8000/base?api_key=qk-7f3e&api-version=2';
+    const created = await gw.post('/v1/admin/providers', { id: 'url-secrets', router: 'p-other', type: 'vllm', model_name: 'm', url });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const shown = 'http://***@vllm.internal:8000/base?api_key=***&api-version=2';
+    const listed = await gw.get('/v1/admin/providers?router=p-other');
+    const views = [created.body, (await gw.get('/v1/admin/providers/url-secrets')).body, listed.body.data.find((p: any) => p.id === 'url-secrets')];
+    for (const view of views) assert.equal(view.url, shown);
+    for (const secret of ['ssw0rd', 'p@ss', 'qk-7f3e']) assert.ok(!JSON.stringify(listed.body).includes(secret), `${secret} shown`);
+    assert.equal((await gw.delete('/v1/admin/providers/url-secrets')).status, 200);
+  });
+
   test('GET lists providers, filtered by router; GET :id reads one', async () => {
     const all = await gw.get('/v1/admin/providers');
     assert.equal(all.status, 200);

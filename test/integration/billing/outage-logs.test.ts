@@ -55,9 +55,9 @@ test(`${REFUSED} requests refused during an outage write a bounded number of log
   assert.equal(await chat(), 200);
   await redis.kill();
   assert.equal(await waitUntil(chat, (status) => status === 503), 503);
-  const before = gateway.log.length;
+  const before = gateway.output.length;
   for (let i = 0; i < REFUSED; i++) assert.equal(await chat(), 503);
   // (Before: two lines a request, 200 or so here.)
-  const lines = gateway.log.slice(before);
+  const lines = gateway.output.slice(before);
   assert.ok(lines.length <= 6, `${lines.length} lines for ${REFUSED} refused requests:\n${lines.join('\n')}`);
 });

@@ -6,7 +6,7 @@ import { test, describe, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
-import { words, type FakeBackend, type RecordedRequest } from '../../support/fake-server.ts';
+import { startFakeServer, words, type FakeBackend, type RecordedRequest } from '../../support/fake-server.ts';
 import { assertNoInternals, exactCost, gatewayFetch, JSON_HEADERS, ownClient, printedCosts, waitUntil, yamlConfig } from './helpers.ts';
 
 const USER = [{ role: 'user', content: 'Say hello' }];
@@ -288,5 +288,67 @@ describe('a client that goes away', () => {
     controller.abort();
     assert.equal((await pending as Error).name, 'AbortError');
     assert.equal(await waitUntil(() => fake.abortedRequests, (n) => n > abortedBefore), abortedBefore + 1, 'the backend saw its request aborted');
+  });
+});
+
+describe('a backend whose stream the gateway does not relay whole', () => {
+  /** A gateway with one chat router on `url`, whose stream events may be at most 1 MiB. */
+  async function boundedGateway(t: TestContext, url: string): Promise<TestGateway> {
+    const args = { api_url: url, api_key: 'sk-bounded-key', timeout: 10 };
+    const bounded = await startTestGateway(
+      yamlConfig([{ id: 'bounded', type: 'text-generation', costs: { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] }, providers: [{ model: 'gpt-4o-mini', type: 'openai', args }] }]),
+      { settings: { maxUpstreamEventBytes: 1024 * 1024 } },
+    );
+    t.after(() => bounded.close());
+    return bounded;
+  }
+
+  async function streamFrom(target: TestGateway): Promise<Streamed> {
+    const response = await gatewayFetch(target, '/v1/chat/completions', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: 'bounded', messages: USER, stream: true }) });
+    const text = await response.text();
+    return { status: response.status, contentType: response.headers.get('content-type') ?? '', text, events: sseEvents(text) };
+  }
+
+  test('an event larger than --max-upstream-event-bytes ends the stream: the chunk before it, usage, an error event, and the connection closed', async (t) => {
+    const huge = await startFakeOpenAI();
+    t.after(() => huge.close());
+    huge.behave({ hugeEventBytes: 4 * 1024 * 1024 });
+    const bounded = await boundedGateway(t, huge.url);
+
+    // text() resolves only once the gateway has ended the response.
+    const streamed = await streamFrom(bounded);
+
+    assert.equal(streamed.status, 200);
+    assertSseFraming(streamed.text);
+    const { events } = streamed;
+    assert.equal(events.length, 3, `events: ${streamed.text.slice(0, 500)}`);
+    assert.equal(joinedText([events[0]]), words(DEFAULT_TEXT)[0]);
+    assert.deepEqual(events[1].choices, []);
+    assert.equal(events[1].usage.completion_tokens, 1, 'the usage counts what reached the client');
+    assert.deepEqual(events[2], {
+      error: {
+        message: 'The provider broke off the answer: the backend sent a stream event larger than 1048576 characters (--max-upstream-event-bytes)',
+        type: 'upstream_error',
+        param: null,
+        code: 'upstream_interrupted',
+      },
+    });
+    assert.equal(await waitUntil(() => huge.abortedRequests, (n) => n === 1), 1, 'the gateway stopped reading the backend');
+  });
+
+  test('an error event that echoes the provider key reaches the client with the key masked', async (t) => {
+    const echoing = await startFakeServer(async (request, _behaviour, response) => {
+      response.startStream('text/event-stream');
+      await response.chunk(`data: ${JSON.stringify({ error: { message: `bad credentials ${String(request.headers.authorization)}` } })}\n\n`);
+      response.end();
+    });
+    t.after(() => echoing.close());
+    const bounded = await boundedGateway(t, echoing.url);
+
+    const streamed = await streamFrom(bounded);
+
+    assert.equal(echoing.requests[0]?.headers.authorization, 'Bearer sk-bounded-key');
+    assert.ok(!streamed.text.includes('sk-bounded-key'), streamed.text);
+    assert.equal(streamed.events.at(-1).error.message, 'The provider broke off the answer: the backend reported an error mid-stream: bad credentials Bearer ***');
   });
 });

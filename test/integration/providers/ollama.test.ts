@@ -10,6 +10,7 @@ import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import type { Endpoint } from '../../../gateway/resources/kinds.ts';
 import { ProviderSpec, type ProviderSpecOf } from '../../../gateway/resources/provider.ts';
 import { startFakeServer, type FakeBackend } from '../../support/fake-server.ts';
+import { waitUntil } from '../http/helpers.ts';
 import { CREATED_AT, DEFAULT_TEXT, EMBED_TOKENS, PROMPT_TOKENS, startFakeOllama } from '../../support/fake-ollama.ts';
 
 const MODEL = 'llama3.2';
@@ -276,6 +277,35 @@ describe('ollama streams that end badly', () => {
       }));
     });
   }
+});
+
+describe('ollama stream lines past the bound', () => {
+  test('a line longer than maxEventBytes throws a retryable protocol error and the request is aborted', async (t) => {
+    // 4 MiB without a newline against a 1 MiB bound: the fake writes it in pieces.
+    const endless = await startFakeServer(async (_request, _behaviour, response) => {
+      response.startStream('application/x-ndjson');
+      await response.chunk(`${JSON.stringify({ model: MODEL, created_at: CREATED_AT, message: { role: 'assistant', content: 'Hel' }, done: false })}\n{"pad":"`);
+      if (await response.filler(4 * 1024 * 1024)) response.end();
+    });
+    const bounded = new UpstreamHttp({ maxBodyBytes: 64 * 1024 * 1024, maxEventBytes: 1024 * 1024 });
+    t.after(async () => {
+      await bounded.close();
+      await endless.close();
+    });
+    const request = { endpoint: 'chat' as const, body: { model: MODEL, messages: USER }, stream: true, signal: new AbortController().signal };
+    const result = await ollama.forward(spec({ url: endless.url }), request, bounded);
+    assert.equal(result.kind, 'stream');
+    const seen: JsonObject[] = [];
+    await assert.rejects(async () => {
+      for await (const chunk of result.chunks) seen.push(chunk);
+    }, upstreamError((error) => {
+      assert.equal(error.failure, 'protocol');
+      assert.equal(error.retryable, true);
+      assert.equal(error.message, 'the backend sent a stream line larger than 1048576 characters (--max-upstream-event-bytes)');
+    }));
+    assert.deepEqual(seen.map((chunk) => (chunk.choices as JsonObject[])[0]?.delta), [{ role: 'assistant', content: '' }, { content: 'Hel' }]);
+    assert.equal(await waitUntil(() => endless.abortedRequests, (n) => n === 1), 1, 'the request to the backend was aborted');
+  });
 });
 
 describe('ollama completions', () => {

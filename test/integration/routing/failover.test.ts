@@ -8,6 +8,12 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { Behaviour, FakeBackend } from '../../support/fake-server.ts';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitUntil } from '../http/helpers.ts';
+import { startGatewayProcess } from '../../support/gateway-process.ts';
+import { generateKey } from '../../../gateway/accounts/api-keys.ts';
 import { chat, closedPortUrl, configYaml, countByModel, modelEntry, receivedModels, type ProviderEntry } from '../../support/routing.ts';
 
 async function fakeBackend(t: TestContext, behaviour: Behaviour = {}): Promise<FakeBackend> {
@@ -171,5 +177,147 @@ describe('timeout of a single provider', () => {
     const gw = await gateway(t, 'slowish', [{ model: 'only-backend', url: slowish.url, timeout: 5 }]);
 
     assert.equal((await chat(gw, 'slowish')).status, 200);
+  });
+});
+
+describe('answers the gateway does not relay', () => {
+  // A 1 MiB bound against a 4 MiB answer: the fake writes it in pieces, never holding it.
+  const BOUND = { maxUpstreamBodyBytes: 1024 * 1024 };
+  const HUGE = 4 * 1024 * 1024;
+
+  test('an answer larger than --max-upstream-body-bytes is dropped unread and the next provider answers', async (t) => {
+    const huge = await fakeBackend(t, { hugeBodyBytes: HUGE });
+    const healthy = await fakeBackend(t);
+    const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }, { model: 'healthy-backend', url: healthy.url }], { settings: BOUND });
+
+    const answer = await chat(gw, 'chat');
+
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.object, 'chat.completion');
+    assert.equal('pad' in answer.body, false, 'the answer is not the huge one');
+    assert.deepEqual(countByModel(huge, healthy), { 'huge-backend': 1, 'healthy-backend': 1 });
+    assert.equal(huge.abortedRequests, 1, 'the gateway stopped reading the huge answer');
+  });
+
+  test('an error body larger than the bound is not read to its end either: the next provider answers', async (t) => {
+    const huge = await fakeBackend(t, { status: 500, hugeBodyBytes: HUGE });
+    const healthy = await fakeBackend(t);
+    const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }, { model: 'healthy-backend', url: healthy.url }], { settings: BOUND });
+
+    const answer = await chat(gw, 'chat');
+
+    assert.equal(answer.status, 200);
+    assert.deepEqual(countByModel(huge, healthy), { 'huge-backend': 1, 'healthy-backend': 1 });
+    assert.equal(await waitUntil(() => huge.abortedRequests, (n) => n === 1), 1, 'the gateway stopped reading the error body');
+  });
+
+  test('when every answer is too large the client gets 502 saying so', async (t) => {
+    const huge = await fakeBackend(t, { hugeBodyBytes: HUGE });
+    const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }], { settings: BOUND });
+
+    const answer = await chat(gw, 'chat');
+
+    assert.equal(answer.status, 502);
+    assert.deepEqual(answer.body.error, {
+      message: 'All providers of model "chat" failed (1 attempt); last error: the backend\'s answer is larger than 1048576 bytes (--max-upstream-body-bytes)',
+      type: 'upstream_error',
+      param: null,
+      code: 'upstream_failed',
+    });
+  });
+
+  const streamChat = (gw: TestGateway) =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...gw.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Say hello' }], stream: true }),
+    });
+
+  test('a JSON answer to a streamed request fails over before anything reached the client', async (t) => {
+    const plain = await fakeBackend(t, { jsonForStream: true });
+    const streaming = await fakeBackend(t);
+    const gw = await gateway(t, 'chat', [{ model: 'plain-backend', url: plain.url }, { model: 'streaming-backend', url: streaming.url }]);
+
+    const response = await streamChat(gw);
+    const text = await response.text();
+
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.ok(text.endsWith('data: [DONE]\n\n'), `the stream ends with [DONE]: ${text.slice(-200)}`);
+    assert.ok(!text.includes('upstream_interrupted'));
+    assert.deepEqual(countByModel(plain, streaming), { 'plain-backend': 1, 'streaming-backend': 1 });
+  });
+
+  test('when every provider answers a streamed request with JSON, the client gets a 502 and is charged nothing', async (t) => {
+    const plain = await fakeBackend(t, { jsonForStream: true });
+    const gw = await gateway(t, 'chat', [{ model: 'plain-backend', url: plain.url }]);
+
+    const response = await streamChat(gw);
+    const body = await response.json() as any;
+
+    assert.equal(response.status, 502);
+    assert.equal(body.error.code, 'upstream_failed');
+    assert.match(body.error.message, /the backend answered a streamed request with application\/json instead of text\/event-stream$/);
+    // The request is recorded as refused: no provider, no tokens (the stream of the old code
+    // was recorded with the prompt's tokens, as produced).
+    const usage = await waitUntil(() => gw.get('/v1/usage'), (u) => u.body.data?.length === 1);
+    assert.deepEqual(
+      usage.body.data.map((r: any) => ({ status: r.status, provider: r.provider, prompt_tokens: r.prompt_tokens, completion_tokens: r.completion_tokens })),
+      [{ status: 502, provider: null, prompt_tokens: 0, completion_tokens: 0 }],
+    );
+  });
+});
+
+describe('the gateway\'s secrets in what backends send back', () => {
+  const KEY = 'sk-provider-secret-4f9a2c';
+
+  test('a backend that echoes the Authorization header in a 500: the 502 the client gets does not hold the key', async (t) => {
+    const echoing = await fakeBackend(t, { echoAuthorization: 500 });
+    const gw = await gateway(t, 'chat', [{ model: 'echoing-backend', url: echoing.url, key: KEY }]);
+
+    const answer = await chat(gw, 'chat');
+
+    assert.equal(echoing.requests[0]?.headers.authorization, `Bearer ${KEY}`, 'the backend was sent the key');
+    assert.equal(answer.status, 502);
+    assert.equal(answer.body.error.message, 'All providers of model "chat" failed (1 attempt); last error: the backend answered 500: invalid credentials: Bearer ***');
+  });
+
+  test('in a 400 relayed to the client as upstream_rejected, the key is masked too', async (t) => {
+    const echoing = await fakeBackend(t, { echoAuthorization: 400 });
+    const gw = await gateway(t, 'chat', [{ model: 'echoing-backend', url: echoing.url, key: KEY }]);
+
+    const answer = await chat(gw, 'chat');
+
+    assert.equal(answer.status, 400);
+    assert.equal(answer.body.error.message, 'The provider rejected the request: the backend answered 400: invalid credentials: Bearer ***');
+  });
+  test('the gateway\'s log of that failure does not hold the key either', async (t) => {
+    const echoing = await fakeBackend(t, { echoAuthorization: 500 });
+    const dir = await mkdtemp(join(tmpdir(), 'tollgate-secrets-'));
+    const config = join(dir, 'config.yaml');
+    await writeFile(config, configYaml(modelEntry('chat', 'round_robin', [{ model: 'echoing-backend', url: echoing.url, key: KEY }])));
+    const adminKey = generateKey().secret;
+    // A threshold of 1: the provider sits out after this failure, which logs the failure's text too.
+    const gw = await startGatewayProcess(['--config', config, '--admin-key', adminKey, '--failure-threshold', '1']);
+    t.after(async () => {
+      await gw.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    const response = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
+    assert.equal(response.status, 502);
+    assert.equal(echoing.requests[0]?.headers.authorization, `Bearer ${KEY}`);
+
+    const logged = (text: string) => gw.output.filter((line) => line.includes(text));
+    await waitUntil(() => logged('invalid credentials').length, (n) => n >= 2);
+    assert.deepEqual(logged(KEY), []);
+    const failures = logged('invalid credentials');
+    assert.ok(failures.some((line) => line.includes('sits out')), failures.join('\n'));
+    assert.ok(failures.some((line) => line.includes('All providers of model')), failures.join('\n'));
+    for (const line of failures) assert.match(line, /invalid credentials: Bearer \*\*\*/);
   });
 });
