@@ -11,10 +11,11 @@ import type { Caller } from '../http/auth.ts';
 import type { Ledger, RateCharge, RateStatuses, Reservation } from '../store/ledger.ts';
 import type { UsageLog } from '../store/usage-log.ts';
 import { StoreUnavailableError } from '../store/store-errors.ts';
-import { countPromptTokens } from '../usage/usage-block.ts';
+import { promptTokenCount } from '../usage/usage-block.ts';
+import { TokenBounds, TokenCount } from '../usage/tokens.ts';
 import { billingErrors } from './billing-errors.ts';
 import { randomId } from './random-id.ts';
-import { isPriced, worstCaseMicros } from './worst-case.ts';
+import { isPriced, leastWorstCaseMicros, worstCaseMicros } from './worst-case.ts';
 
 export interface BillingDeps {
   readonly ledger: Ledger;
@@ -49,6 +50,13 @@ export interface Settled {
   readonly incomplete: boolean;
 }
 
+/**
+ * Prompts of more characters than this are checked against the budget before they are counted
+ * (an extra admission and release: two round trips on Redis, none while a lease has room):
+ * counting them may take milliseconds, up to the bound in usage/tokens.ts.
+ */
+export const CHECK_BEFORE_COUNTING_CHARS = 16 * 1024;
+
 const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate: {}, promptTokens: undefined };
 
 export class Billing {
@@ -64,10 +72,13 @@ export class Billing {
     const priced = isPriced(router) && caller.user.budget !== null;
     if (!priced && !ratePolicy) return NOTHING;
     const limitsTokens = ratePolicy?.tokens_per_minute !== undefined || ratePolicy?.tokens_per_day !== undefined;
-    // Counted only when a hold or a token limit needs it; kept for the usage block after.
-    const promptTokens = priced || limitsTokens ? countPromptTokens(endpoint, body) : undefined;
+    if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body);
+    // Counted only when a hold or a token limit needs it; kept for the usage block after. The
+    // count is exact, or an upper bound past what one count may do (usage/tokens.ts).
+    const count = priced || limitsTokens ? promptTokenCount(endpoint, body, new TokenCount()) : undefined;
+    const promptTokens = count?.tokens;
     const reservation: Reservation | undefined = priced
-      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, promptTokens!), ttlMs: this.#deps.reservationTtlMs }
+      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, count!.tokens, count!.fewest), ttlMs: this.#deps.reservationTtlMs }
       : undefined;
     const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result;
@@ -88,6 +99,32 @@ export class Billing {
       case 'unknown_user':
         throw billingErrors.unknownUser();
     }
+  }
+
+  /**
+   * A long prompt is checked against the budget before it is counted: refused with 402 when the
+   * budget has no room even for the least hold it can come to (its count bounded by its length,
+   * usage/tokens.ts TokenBounds). The room is asked for and given back at once, the ledger having
+   * no other way to tell; shorter prompts skip this, their count costing less than the round trips.
+   */
+  async #checkBeforeCounting(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject): Promise<void> {
+    const bounds = promptTokenCount(endpoint, body, new TokenBounds());
+    if (bounds.chars <= CHECK_BEFORE_COUNTING_CHARS) return;
+    const leastMicros = leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most);
+    const reservation: Reservation = { id: randomId(), micros: leastMicros, ttlMs: this.#deps.reservationTtlMs };
+    const { ledger } = this.#deps;
+    let result;
+    try {
+      result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation });
+      if (result.ok) await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n });
+    } catch (error) {
+      // The admission after the count meets the same outage and answers it as configured.
+      if (error instanceof StoreUnavailableError) return;
+      throw error;
+    }
+    if (result.ok) return;
+    if (result.reason === 'budget') throw billingErrors.insufficientBudget(result.remainingMicros, leastMicros);
+    if (result.reason === 'unknown_user') throw billingErrors.unknownUser();
   }
 
   /**

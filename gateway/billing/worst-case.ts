@@ -18,8 +18,21 @@ export function maxCompletionTokens(router: RouterRoute, endpoint: Endpoint, bod
   return (asked ?? allowance) * choices;
 }
 
-export function worstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number): bigint {
-  return costMicros(router.prices, promptTokens, maxCompletionTokens(router, endpoint, body, promptTokens));
+/**
+ * `promptTokens` is the prompt's count or an upper bound of it; `fewestPromptTokens` a lower
+ * bound (the count itself when exact), which the context left is computed from: a prompt counted
+ * high must not shrink the completion's room below what the backend may really produce.
+ */
+export function worstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number, fewestPromptTokens = promptTokens): bigint {
+  return costMicros(router.prices, promptTokens, maxCompletionTokens(router, endpoint, body, fewestPromptTokens));
+}
+
+/**
+ * The least that worstCaseMicros can come to for a prompt whose count lies between `fewest` and
+ * `most`: what a request is checked against before its prompt is counted.
+ */
+export function leastWorstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, fewest: number, most: number): bigint {
+  return costMicros(router.prices, fewest, maxCompletionTokens(router, endpoint, body, most));
 }
 
 export function isPriced(router: RouterRoute): boolean {

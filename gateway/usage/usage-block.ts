@@ -4,7 +4,7 @@ import type { JsonObject, TokenUsage } from '../providers/openai-wire.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
 import { costMicros, microsToNumber } from './cost.ts';
-import { countChatPromptTokens, countInputTokens, countTextTokens } from './tokens.ts';
+import { chatPromptTokens, countTextTokens, inputTokens, TokenCount, type TokenSink } from './tokens.ts';
 
 export interface UsageBlock {
   prompt_tokens: number;
@@ -48,15 +48,22 @@ function generates(endpoint: Endpoint): boolean {
   return endpoint === 'chat' || endpoint === 'completions';
 }
 
+/** The prompt's tokens: exact, or an upper bound past what one count may do (tokens.ts). */
 export function countPromptTokens(endpoint: Endpoint, request: JsonObject): number {
+  return promptTokenCount(endpoint, request, new TokenCount()).tokens;
+}
+
+/** Reports the prompt's texts and the tokens known without counting text to `count`. */
+export function promptTokenCount<Sink extends TokenSink>(endpoint: Endpoint, request: JsonObject, count: Sink): Sink {
   switch (endpoint) {
     case 'chat':
-      return countChatPromptTokens(request.messages as unknown[]);
+      return chatPromptTokens(request.messages as unknown[], count);
     case 'completions':
-      return countInputTokens(request.prompt);
+      return inputTokens(request.prompt, count);
     case 'embeddings':
-      return countInputTokens(request.input);
+      return inputTokens(request.input, count);
     case 'rerank':
-      return countTextTokens(String(request.query)) + countInputTokens((request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)));
+      count.addText(String(request.query));
+      return inputTokens((request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)), count);
   }
 }
