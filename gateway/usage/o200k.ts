@@ -24,8 +24,9 @@ interface BpeCore {
 
 class OutOfLookups extends Error {}
 
-/** Rank lookups the count in progress may still make (counting is synchronous: one at a time). */
-let lookupsLeft = Infinity;
+/** Rank lookups the count in progress may make, and has made (counting is synchronous: one at a time). */
+let lookupLimit = Infinity;
+let lookupsMade = 0;
 
 const core = (o200k as unknown as { bytePairEncodingCoreProcessor: BpeCore }).bytePairEncodingCoreProcessor;
 const rankOf = core.getBpeRankFromBytes.bind(core);
@@ -33,7 +34,7 @@ const naiveMerge = core.bytePairMerge.bind(core);
 if (typeof rankOf !== 'function' || typeof naiveMerge !== 'function') throw new Error('gpt-tokenizer changed: its BPE core is not the one o200k.ts expects');
 
 const meteredRankOf = (bytes: Uint8Array): number | undefined => {
-  if (--lookupsLeft < 0) throw new OutOfLookups();
+  if (++lookupsMade > lookupLimit) throw new OutOfLookups();
   return rankOf(bytes);
 };
 core.getBpeRankFromBytes = meteredRankOf;
@@ -45,15 +46,16 @@ core.bytePairMerge = (piece: Uint8Array): number[] => {
 
 /** The exact o200k count of `text`, or undefined when it needs more than `lookups` rank lookups. */
 export function countWithin(text: string, lookups: number): { tokens: number; lookups: number } | undefined {
-  lookupsLeft = lookups;
+  lookupLimit = lookups;
+  lookupsMade = 0;
   try {
     const tokens = countTokens(text, PLAIN_TEXT);
-    return { tokens, lookups: lookups - lookupsLeft };
+    return { tokens, lookups: lookupsMade };
   } catch (error) {
     if (error instanceof OutOfLookups) return undefined;
     throw error;
   } finally {
-    lookupsLeft = Infinity;
+    lookupLimit = Infinity;
   }
 }
 
