@@ -1,6 +1,5 @@
 // Long prompts over HTTP (issue 13): a user with no budget room left is refused before a long
-// prompt is counted, a prompt whose count is bounded (a run of letters without a space) is
-// served with a hold that stays an upper bound, and the simulator bounds its own work with a 400.
+// prompt is counted, and the simulator bounds its own work with a 400.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKey } from '../../../gateway/accounts/api-keys.ts';
@@ -8,7 +7,6 @@ import { microsToDecimal } from '../../../gateway/usage/cost.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 const broke = generateKey().secret;
-const rich = generateKey().secret;
 /** 150,000 letters without a space: o200k makes 37,500 tokens of it (4 letters each). */
 const RUN = 'c'.repeat(150_000);
 
@@ -21,10 +19,6 @@ users:
     name: Broke
     budget: 0.001
     keys: [{ name: b, key: "\${BROKE}" }]
-  - id: rich
-    name: Rich
-    budget: 100
-    keys: [{ name: r, key: "\${RICH}" }]
 models:
   - id: priced
     type: text-generation
@@ -34,7 +28,7 @@ models:
     type: text-embeddings-inference
     providers: [{ model: sim, type: simulator }]
 `,
-    { env: { BROKE: broke, RICH: rich } },
+    { env: { BROKE: broke } },
   );
 });
 after(() => gw.close());
@@ -50,14 +44,6 @@ test('a user without room for a long prompt gets 402 from the check made before 
   // 150,000 / 128 tokens at least), not the hold of its counted 37,500 tokens: it was not counted.
   const least = BigInt(Math.ceil(150_000 / 128) + 3 + 3) * 1n + 10n * 2n; // µ$ at $1 and $2 per million
   assert.match(refused.body.error.message, new RegExp(`may cost up to ${microsToDecimal(least).replace('.', '\\.')} `));
-});
-
-test('a prompt counted as an upper bound is served, and charged no less than its exact count', async () => {
-  const answer = await chat(rich, RUN);
-  assert.equal(answer.status, 200, JSON.stringify(answer.body).slice(0, 300));
-  // Past the lookups one count may make, the run is bounded by its bytes: 150,000 >= 37,500.
-  assert.ok(answer.body.usage.prompt_tokens >= 37_500 + 6, `prompt_tokens ${answer.body.usage.prompt_tokens}`);
-  assert.ok(answer.body.usage.prompt_tokens <= 150_000 + 6);
 });
 
 test('the simulator refuses embeddings past its bound with a 400, not a 500', async () => {
