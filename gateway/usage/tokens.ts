@@ -21,8 +21,8 @@ const PER_IMAGE = 85;
 export const EXACT_CHARS = 1024 * 1024;
 /** Rank lookups one count may make (0.5-1 µs each): what unusual text (long runs, rare scripts) costs. */
 export const EXACT_LOOKUPS = 100_000;
-/** What a text costs of EXACT_CHARS beyond its length (a call costs some µs): so a flood of tiny texts is bounded too. */
-const PER_TEXT_CHARS = 64;
+/** What a text costs of EXACT_CHARS beyond its length (a call costs 3-12 µs): so a flood of tiny texts is bounded too. */
+const PER_TEXT_CHARS = 256;
 
 /** Up to 8 Mi characters and 256 Ki texts of recent counts (conversation histories, system prompts). */
 const cache = new TokenCountCache(8 * 1024 * 1024, 256 * 1024);

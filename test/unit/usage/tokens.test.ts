@@ -121,17 +121,17 @@ describe('TokenCount: counting bounded per request (issue 13)', () => {
   });
 
   test('texts past the characters one count may scan are bounded, the ones before counted exactly', () => {
-    const count = new TokenCount({ chars: 200, lookups: 1_000_000 });
-    count.addText('hello world'); // 11 + 64 characters of the 200
-    count.addText('a'.repeat(150)); // does not fit: bounded
+    const count = new TokenCount({ chars: 600, lookups: 1_000_000 });
+    count.addText('hello world'); // 11 + 256 characters of the 600
+    count.addText('a'.repeat(350)); // does not fit: bounded
     count.addText('good morning'); // fits: counted
     assert.equal(count.counted, 2);
     assert.equal(count.bounded, 1);
-    assert.equal(count.tokens, 2 + 150 + 2);
+    assert.equal(count.tokens, 2 + 350 + 2);
   });
 
-  test('a flood of tiny texts is bounded too: each text costs 64 characters more than its length', () => {
-    const count = new TokenCount({ chars: 10 * (64 + 6), lookups: 1_000_000 });
+  test('a flood of tiny texts is bounded too: each text costs 256 characters more than its length', () => {
+    const count = new TokenCount({ chars: 10 * (256 + 6), lookups: 1_000_000 });
     for (let i = 0; i < 1_000; i++) count.addText(`fl${String(i).padStart(4, '0')}`);
     assert.equal(count.counted, 10);
     assert.equal(count.bounded, 990);
