@@ -19,8 +19,8 @@ const PER_IMAGE = 85;
 
 /** Characters one count may scan exactly: about 40-90 ms of ordinary text on the bench machine. */
 export const EXACT_CHARS = 1024 * 1024;
-/** Rank lookups one count may make (0.5-1 µs each): what unusual text (long runs, rare scripts) costs. */
-export const EXACT_LOOKUPS = 100_000;
+/** Rank lookups one count may make (about 0.8 µs each, so some 40 ms): what unusual text (long runs, rare words and scripts) costs. */
+export const EXACT_LOOKUPS = 50_000;
 /** What a text costs of EXACT_CHARS beyond its length (a call costs 3-12 µs): so a flood of tiny texts is bounded too. */
 const PER_TEXT_CHARS = 256;
 
