@@ -22,6 +22,8 @@ const timeoutMs = Number(values['timeout-s'] ?? 120) * 1000;
 
 const RICH = 'tg-bench-rich-0123456789abcdef0123456789';
 const BROKE = 'tg-bench-broke-0123456789abcdef012345678';
+/** A user without budget or limits: nothing of the request is counted (the control). */
+const FREE = 'tg-bench-free-0123456789abcdef0123456789';
 
 /**
  * A vLLM-like backend that reports no usage (so the gateway counts): its chat stream has 150
@@ -52,6 +54,9 @@ users:
     name: Rich
     budget: 1000000
     keys: [{ name: r, key: "${RICH}" }]
+  - id: free
+    name: Free
+    keys: [{ name: f, key: "${FREE}" }]
   - id: broke
     name: Broke
     budget: 0.01
@@ -89,6 +94,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'chat, 1 MB of unspaced letters, user with room', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'chat', max_tokens: 8, messages: [{ role: 'user', content: 'd'.repeat(1_000_000) }] }) },
   { name: 'embeddings, 200,000 tiny inputs', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'vectors', input: tiny('a') }) },
   { name: 'embeddings, 200,000 other tiny inputs', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'vectors', input: tiny('b') }) },
+  { name: 'control: embeddings, 200,000 tiny inputs, user without budget (nothing counted)', path: '/v1/embeddings', key: FREE, body: () => ({ model: 'vectors', input: tiny('f') }) },
   { name: 'chat, 30,000 short messages (after the above)', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'chat', max_tokens: 8, messages: Array.from({ length: 30_000 }, (_, i) => ({ role: 'user', content: `message number ${i}` })) }) },
   { name: 'stream, 150 unspaced chunks of 500, no usage', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'unspaced-stream', stream: true, max_tokens: 100_000, messages: [{ role: 'user', content: 'go' }] }) },
   { name: 'simulator embeddings, 2,000 inputs × 65,536 dimensions', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'sim-vectors', dimensions: 65_536, input: Array.from({ length: 2_000 }, (_, i) => `text ${i}`) }) },
