@@ -22,21 +22,24 @@ const timeoutMs = Number(values['timeout-s'] ?? 120) * 1000;
 
 const RICH = 'tg-bench-rich-0123456789abcdef0123456789';
 const BROKE = 'tg-bench-broke-0123456789abcdef012345678';
-/** A user without budget or limits: nothing of the request is counted (the control). */
+/** A user without budget or limits: with a backend that reports usage, nothing is counted (the control). */
 const FREE = 'tg-bench-free-0123456789abcdef0123456789';
 
 /**
  * A vLLM-like backend that reports no usage (so the gateway counts): its chat stream has 150
- * chunks of 500 letters without a space, its embeddings one tiny vector whatever the input.
+ * chunks of 500 letters without a space, its embeddings one tiny vector whatever the input (with
+ * usage for the model "reports-usage": the control, which the gateway does not count at all).
  */
 function startBackend(): Promise<Server> {
   const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
   const server = createServer((req, res) => {
-    req.resume();
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
       if (req.url?.endsWith('/embeddings')) {
+        const usage = Buffer.concat(parts).includes('"model":"reports-usage"') ? { usage: { prompt_tokens: 1, total_tokens: 1 } } : {};
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', model: 'm', data: [{ object: 'embedding', index: 0, embedding: [1] }] }));
+        res.end(JSON.stringify({ object: 'list', model: 'm', data: [{ object: 'embedding', index: 0, embedding: [1] }], ...usage }));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -70,6 +73,10 @@ models:
     type: text-embeddings-inference
     costs: { prompt_tokens: '0.1', completion_tokens: '0' }
     providers: [{ model: m, type: vllm, args: { api_url: "${backendUrl}", timeout: 600 } }]
+  - id: vectors-with-usage
+    type: text-embeddings-inference
+    costs: { prompt_tokens: '0.1', completion_tokens: '0' }
+    providers: [{ model: reports-usage, type: vllm, args: { api_url: "${backendUrl}", timeout: 600 } }]
   - id: sim-vectors
     type: text-embeddings-inference
     costs: { prompt_tokens: '0.1', completion_tokens: '0' }
@@ -94,7 +101,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'chat, 1 MB of unspaced letters, user with room', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'chat', max_tokens: 8, messages: [{ role: 'user', content: 'd'.repeat(1_000_000) }] }) },
   { name: 'embeddings, 200,000 tiny inputs', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'vectors', input: tiny('a') }) },
   { name: 'embeddings, 200,000 other tiny inputs', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'vectors', input: tiny('b') }) },
-  { name: 'control: embeddings, 200,000 tiny inputs, user without budget (nothing counted)', path: '/v1/embeddings', key: FREE, body: () => ({ model: 'vectors', input: tiny('f') }) },
+  { name: 'control: embeddings, 200,000 tiny inputs, user without budget, backend reports usage (nothing counted)', path: '/v1/embeddings', key: FREE, body: () => ({ model: 'vectors-with-usage', input: tiny('f') }) },
   { name: 'chat, 30,000 short messages (after the above)', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'chat', max_tokens: 8, messages: Array.from({ length: 30_000 }, (_, i) => ({ role: 'user', content: `message number ${i}` })) }) },
   { name: 'stream, 150 unspaced chunks of 500, no usage', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'unspaced-stream', stream: true, max_tokens: 100_000, messages: [{ role: 'user', content: 'go' }] }) },
   { name: 'simulator embeddings, 2,000 inputs × 65,536 dimensions', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'sim-vectors', dimensions: 65_536, input: Array.from({ length: 2_000 }, (_, i) => `text ${i}`) }) },

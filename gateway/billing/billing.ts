@@ -32,7 +32,7 @@ export interface Admitted {
   readonly reservation: Reservation | undefined;
   readonly ratePolicy: RateLimitPolicy | undefined;
   readonly rate: RateStatuses;
-  /** The prompt tokens admission counted; undefined when it needed no count. */
+  /** The prompt tokens admission counted (an upper bound past the bounds of usage/tokens.ts); undefined when it needed no count. */
   readonly promptTokens: number | undefined;
 }
 
