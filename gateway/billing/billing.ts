@@ -11,10 +11,11 @@ import type { KindLog } from '../observability/log-throttle.ts';
 import type { Ledger, RateCharge, RateStatuses, Reservation } from '../store/ledger.ts';
 import type { UsageLog } from '../store/usage-log.ts';
 import { StoreUnavailableError } from '../store/store-errors.ts';
-import { countPromptTokens } from '../usage/usage-block.ts';
+import { promptTokenCount } from '../usage/usage-block.ts';
+import { TokenBounds, TokenCount } from '../usage/tokens.ts';
 import { billingErrors } from './billing-errors.ts';
 import { randomId } from './random-id.ts';
-import { contextOverflow, heldPromptTokens, isPriced, learnable, promptBase, worstCaseMicros } from './worst-case.ts';
+import { contextOverflow, heldPromptTokens, isPriced, learnable, leastWorstCaseMicros, promptBase, worstCaseMicros } from './worst-case.ts';
 import type { PromptRatioLearner } from './prompt-ratio-learner.ts';
 import type { PromptCounts } from '../usage/usage-block.ts';
 
@@ -65,7 +66,14 @@ export interface Settled {
   readonly incomplete: boolean;
 }
 
-const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate: {}, promptTokens: undefined, promptBase: undefined, heldPrompt: undefined };
+/**
+ * Prompts of more characters than this are checked against the budget before they are counted
+ * (an extra admission and release: two round trips on Redis, none while a lease has room):
+ * counting them may take milliseconds, up to the bound in usage/tokens.ts.
+ */
+export const CHECK_BEFORE_COUNTING_CHARS = 16 * 1024;
+
+const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate: {}, promptTokens: undefined, fewestPrompt: undefined, promptBase: undefined, heldPrompt: undefined };
 
 export class Billing {
   readonly #deps: BillingDeps;
@@ -81,21 +89,25 @@ export class Billing {
     const priced = routerPriced && caller.user.budget !== null;
     if (!routerPriced && !ratePolicy) return NOTHING;
     const limitsTokens = ratePolicy?.tokens_per_minute !== undefined || ratePolicy?.tokens_per_day !== undefined;
+    if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body);
     // Counted only when money or a token limit depends on it (for users without a budget too:
     // what they spend is reported, and their prompts teach the hold); kept for the usage block.
-    const promptTokens = routerPriced || limitsTokens ? countPromptTokens(endpoint, body) : undefined;
+    // The count is exact, or an upper bound past what one count may do (usage/tokens.ts).
+    const count = routerPriced || limitsTokens ? promptTokenCount(endpoint, body, new TokenCount()) : undefined;
+    const promptTokens = count?.tokens;
     let base: number | undefined;
     let heldPrompt: number | undefined;
-    if (promptTokens !== undefined) {
-      const overflow = contextOverflow(router, endpoint, body, promptTokens);
+    if (count !== undefined) {
+      // Refused only when sure not to fit: against the count's lower bound.
+      const overflow = contextOverflow(router, endpoint, body, count.fewest);
       if (overflow) throw billingErrors.contextLengthExceeded(endpoint, router.spec.max_context_length, overflow.prompt, overflow.completion);
-      base = promptBase(endpoint, body, promptTokens);
+      base = promptBase(endpoint, body, count.tokens);
       heldPrompt = heldPromptTokens(base, this.#deps.ratios.ratio(router.spec.name));
     }
     const reservation: Reservation | undefined = priced
-      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, promptTokens!, heldPrompt), ttlMs: this.#deps.reservationTtlMs }
+      ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, heldPrompt!, count!.fewest), ttlMs: this.#deps.reservationTtlMs }
       : undefined;
-    const counts = { promptTokens, promptBase: base, heldPrompt };
+    const counts = { promptTokens, fewestPrompt: count?.fewest, promptBase: base, heldPrompt };
     if (!priced && !ratePolicy) return { ...NOTHING, ...counts };
     const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result;
@@ -116,6 +128,32 @@ export class Billing {
       case 'unknown_user':
         throw billingErrors.unknownUser();
     }
+  }
+
+  /**
+   * A long prompt is checked against the budget before it is counted: refused with 402 when the
+   * budget has no room even for the least hold it can come to (its count bounded by its length,
+   * usage/tokens.ts TokenBounds). The room is asked for and given back at once, the ledger having
+   * no other way to tell; shorter prompts skip this, their count costing less than the round trips.
+   */
+  async #checkBeforeCounting(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject): Promise<void> {
+    const bounds = promptTokenCount(endpoint, body, new TokenBounds());
+    if (bounds.chars <= CHECK_BEFORE_COUNTING_CHARS) return;
+    const leastMicros = leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most);
+    const reservation: Reservation = { id: randomId(), micros: leastMicros, ttlMs: this.#deps.reservationTtlMs };
+    const { ledger } = this.#deps;
+    let result;
+    try {
+      result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation });
+      if (result.ok) await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n });
+    } catch (error) {
+      // The admission after the count meets the same outage and answers it as configured.
+      if (error instanceof StoreUnavailableError) return;
+      throw error;
+    }
+    if (result.ok) return;
+    if (result.reason === 'budget') throw billingErrors.insufficientBudget(result.remainingMicros, leastMicros);
+    if (result.reason === 'unknown_user') throw billingErrors.unknownUser();
   }
 
   /**

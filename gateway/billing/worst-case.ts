@@ -78,8 +78,10 @@ export function maxCompletionTokens(router: RouterRoute, endpoint: Endpoint, bod
 }
 
 /**
+/**
  * The request's tokens when it cannot fit the router's context (the prompt, plus `max_tokens`
- * when set, is more than `max_context_length`); undefined when it fits.
+ * when set, is more than `max_context_length`); undefined when it fits. `promptTokens` is a lower
+ * bound of the prompt's count (the count itself when exact): only a request sure not to fit is refused.
  */
 export function contextOverflow(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number): { prompt: number; completion: number } | undefined {
   // A completions request with several prompts runs each in its own context: not summed here.
@@ -88,9 +90,22 @@ export function contextOverflow(router: RouterRoute, endpoint: Endpoint, body: J
   return promptTokens + completion > router.spec.max_context_length ? { prompt: promptTokens, completion } : undefined;
 }
 
-/** The hold: `heldPrompt` prompt tokens and the most completion tokens the request can produce. */
-export function worstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number, heldPrompt: number = promptTokens): bigint {
-  return costMicros(router.prices, heldPrompt, maxCompletionTokens(router, endpoint, body, promptTokens));
+/**
+ * The hold: `heldPrompt` prompt tokens, and the most completion tokens the request can produce
+ * after a prompt of `fewestPrompt` tokens, a lower bound of the count (the count itself when
+ * exact): a prompt counted high must not shrink the completion's room below what the backend may
+ * really produce.
+ */
+export function worstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, heldPrompt: number, fewestPrompt = heldPrompt): bigint {
+  return costMicros(router.prices, heldPrompt, maxCompletionTokens(router, endpoint, body, fewestPrompt));
+}
+
+/**
+ * The least that worstCaseMicros can come to for a prompt whose count lies between `fewest` and
+ * `most`: what a request is checked against before its prompt is counted.
+ */
+export function leastWorstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, fewest: number, most: number): bigint {
+  return costMicros(router.prices, fewest, maxCompletionTokens(router, endpoint, body, most));
 }
 
 export function isPriced(router: RouterRoute): boolean {

@@ -5,10 +5,17 @@ import { createHash } from 'node:crypto';
 import type { ProviderSpecOf } from '../resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
-import { countChatPromptTokens, countInputTokens, countTextTokens } from '../usage/tokens.ts';
+import { countChatPromptTokens, countInputTokens } from '../usage/tokens.ts';
 import { UpstreamError } from './upstream-error.ts';
 
 type Simulator = ProviderSpecOf<'simulator'>;
+
+/**
+ * Bounds on the simulator's work, like any backend's: an answer has at most this many tokens per
+ * choice (a larger max_tokens stops there, finish_reason "length"), and embeddings at most this
+ * many values in all (inputs × dimensions; 2,000 inputs of 65,536 took 30 s and ended in a 500).
+ */
+export const SIMULATOR_LIMITS = { completionTokens: 65_536, embeddingValues: 1_048_576 } as const;
 
 const WORDS = (
   'the gateway routes each request to a provider and returns the answer with usage cost and carbon ' +
@@ -40,11 +47,11 @@ function generate(provider: Simulator, request: ForwardRequest): ForwardResult {
   const chat = request.endpoint === 'chat';
   const prompt = chat ? JSON.stringify(body.messages) : JSON.stringify(body.prompt);
   const limit = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
-  const count = limit ?? provider.simulator.completion_tokens;
+  const count = Math.min(limit ?? provider.simulator.completion_tokens, SIMULATOR_LIMITS.completionTokens);
   const words = deterministicWords(prompt, count);
   const promptTokens = chat ? countChatPromptTokens(body.messages as unknown[]) : countInputTokens(body.prompt);
   const usage = { prompt_tokens: promptTokens, completion_tokens: count, total_tokens: promptTokens + count };
-  const finish = limit === undefined ? 'stop' : 'length';
+  const finish = limit === undefined && count === provider.simulator.completion_tokens ? 'stop' : 'length';
   const base = { id: newId(chat ? 'chatcmpl' : 'cmpl'), created: unixSeconds(), model: body.model };
   if (!request.stream) {
     const text = words.join('');
@@ -85,6 +92,10 @@ function deterministicWords(prompt: string, count: number): string[] {
 function embed(body: JsonObject): JsonObject {
   const inputs = Array.isArray(body.input) ? (body.input as unknown[]) : [body.input];
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 16;
+  if (inputs.length * dimensions > SIMULATOR_LIMITS.embeddingValues) {
+    // As a backend refuses what it will not do: 400, which the gateway passes on to the caller.
+    throw new UpstreamError('status', `the simulator makes at most ${SIMULATOR_LIMITS.embeddingValues} embedding values per request (inputs × dimensions), and this asks for ${inputs.length} × ${dimensions}`, 400);
+  }
   const vectors = inputs.map((input) => unitVector(JSON.stringify(input), dimensions));
   const tokens = countInputTokens(body.input);
   return embeddingList(vectors, String(body.model), body.encoding_format, { prompt_tokens: tokens, total_tokens: tokens });
@@ -96,7 +107,9 @@ function unitVector(text: string, dimensions: number): number[] {
     const digest = createHash('sha256').update(`${block}:${text}`).digest();
     for (let i = 0; i < digest.length && values.length < dimensions; i++) values.push(digest[i]! / 127.5 - 1);
   }
-  const norm = Math.hypot(...values) || 1;
+  let squares = 0;
+  for (const v of values) squares += v * v;
+  const norm = Math.sqrt(squares) || 1;
   return values.map((v) => v / norm);
 }
 
@@ -113,6 +126,6 @@ function rerank(body: JsonObject): JsonObject {
   const topN = typeof body.top_n === 'number' ? body.top_n : scored.length;
   const keepText = body.return_documents !== false;
   const results = scored.slice(0, topN).map((r) => (keepText ? r : { index: r.index, relevance_score: r.relevance_score }));
-  const tokens = countTextTokens(query) + documents.reduce((sum, d) => sum + countTextTokens(d), 0);
+  const tokens = countInputTokens([query, ...documents]);
   return { id: newId('rerank'), model: body.model, results, usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }

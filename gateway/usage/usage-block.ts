@@ -5,7 +5,7 @@ import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
 import { costMicros, microsToNumber } from './cost.ts';
 import { maxCompletionTokens, plausiblePromptTokens } from '../billing/worst-case.ts';
-import { countChatPromptTokens, countInputTokens, countTextTokens } from './tokens.ts';
+import { chatPromptTokens, countTextTokens, inputTokens, TokenCount, type TokenSink } from './tokens.ts';
 
 export interface UsageBlock {
   prompt_tokens: number;
@@ -26,8 +26,10 @@ export interface Usage {
 
 /** What admission counted of the prompt, for the bounds usage is held to. */
 export interface PromptCounts {
-  /** The gateway's count (OpenAI's accounting); undefined when admission counted nothing. */
+  /** The gateway's count (OpenAI's accounting), or its upper bound (tokens.ts); undefined when admission counted nothing. */
   readonly promptTokens: number | undefined;
+  /** A lower bound of that count (the count itself when exact): what the completion's room is left by. */
+  readonly fewestPrompt: number | undefined;
   /** The count with the template overhead (worst-case.ts). */
   readonly promptBase: number | undefined;
   /** The prompt tokens the hold covers. */
@@ -54,7 +56,7 @@ export function usageFor(
 ): Usage {
   const anomalies: string[] = [];
   const promptLimit = plausiblePromptTokens(router, endpoint, counts.promptBase, counts.heldPrompt);
-  const completionLimit = maxCompletionTokens(router, endpoint, request, counts.promptTokens);
+  const completionLimit = maxCompletionTokens(router, endpoint, request, counts.fewestPrompt ?? counts.promptTokens);
   const counted = () => counts.promptTokens ?? countPromptTokens(endpoint, request);
   let prompt: number;
   let reportedPrompt: number | undefined;
@@ -101,15 +103,22 @@ function generates(endpoint: Endpoint): boolean {
   return endpoint === 'chat' || endpoint === 'completions';
 }
 
+/** The prompt's tokens: exact, or an upper bound past what one count may do (tokens.ts). */
 export function countPromptTokens(endpoint: Endpoint, request: JsonObject): number {
+  return promptTokenCount(endpoint, request, new TokenCount()).tokens;
+}
+
+/** Reports the prompt's texts and the tokens known without counting text to `count`. */
+export function promptTokenCount<Sink extends TokenSink>(endpoint: Endpoint, request: JsonObject, count: Sink): Sink {
   switch (endpoint) {
     case 'chat':
-      return countChatPromptTokens(request.messages as unknown[]);
+      return chatPromptTokens(request.messages as unknown[], count);
     case 'completions':
-      return countInputTokens(request.prompt);
+      return inputTokens(request.prompt, count);
     case 'embeddings':
-      return countInputTokens(request.input);
+      return inputTokens(request.input, count);
     case 'rerank':
-      return countTextTokens(String(request.query)) + countInputTokens((request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)));
+      count.addText(String(request.query));
+      return inputTokens((request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)), count);
   }
 }

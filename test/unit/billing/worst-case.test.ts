@@ -16,7 +16,7 @@ test('a one-word chat message is held for 15 prompt tokens: 7 counted, 3 more pe
   assert.equal(heldPromptTokens(base, 0.5), 15, 'a learned ratio never lowers the hold');
   assert.equal(heldPromptTokens(base, 2.5625), 39);
   // 15 x 2.5 + 9 x 10 per million: 0.0001275, rounded half up; a Llama 3 backend's 12 + 9 cost 0.00012.
-  assert.equal(worstCaseMicros(router({ max_context_length: 8192 }), 'chat', body, 7, 15), 128n);
+  assert.equal(worstCaseMicros(router({ max_context_length: 8192 }), 'chat', body, 15, 7), 128n);
   assert.equal(promptBase('completions', { prompt: 'Hello' }, 1), 1, 'a raw prompt has no template');
 });
 

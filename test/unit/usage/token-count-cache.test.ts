@@ -1,5 +1,5 @@
 // Texts are counted once and remembered, within a bound on the text kept (each entry charged 32
-// characters beyond its text).
+// characters beyond its text) and on the number of texts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { TokenCountCache } from '../../../gateway/usage/token-count-cache.ts';
@@ -53,6 +53,34 @@ describe('TokenCountCache', () => {
     assert.deepEqual(calls, []);
     cache.count(long('b'), count);
     assert.deepEqual(calls, [long('b')]);
+  });
+
+  test('past its number of entries it forgets the least recently used, whatever their length', () => {
+    const cache = new TokenCountCache(1_000_000, 3);
+    const { calls, count } = counter();
+    for (const text of ['a', 'b', 'c']) cache.count(text, count);
+    cache.get('a'); // a is now the most recent: b is the oldest
+    cache.count('d', count);
+    assert.equal(cache.size, 3);
+    assert.equal(cache.get('b'), undefined);
+    for (const text of ['a', 'c', 'd']) assert.equal(cache.get(text), 1, text);
+    assert.deepEqual(calls, ['a', 'b', 'c', 'd']);
+  });
+
+  test('many texts coming and going: it keeps exactly the most recent ones, in order', () => {
+    const cache = new TokenCountCache(1_000_000, 100);
+    const { count } = counter();
+    for (let i = 0; i < 10_000; i++) {
+      cache.count(`text ${i}`, count);
+      if (i % 7 === 0) cache.get(`text ${i - 50}`); // hits in the middle move entries to the end
+    }
+    assert.equal(cache.size, 100);
+    // Eviction follows recency: the next 100 new texts push out every one kept, oldest first.
+    const kept = Array.from({ length: 10_000 }, (_, i) => `text ${i}`).filter((text) => cache.get(text) !== undefined);
+    assert.equal(kept.length, 100);
+    for (let i = 0; i < 100; i++) cache.count(`new ${i}`, count);
+    assert.deepEqual(kept.filter((text) => cache.get(text) !== undefined), []);
+    assert.equal(cache.size, 100);
   });
 
   test('a text longer than the whole bound is counted and not kept', () => {

@@ -2,7 +2,8 @@
 // chat accounting (3 tokens per message, 1 per name, 3 to prime the reply, 85 per image).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countChatPromptTokens, countInputTokens, countTextTokens } from '../../../gateway/usage/tokens.ts';
+import { countChatPromptTokens, countInputTokens, countTextTokens, TokenBounds, TokenCount } from '../../../gateway/usage/tokens.ts';
+import { countExactly } from '../../../gateway/usage/o200k.ts';
 
 const REPLY_PRIMING = 3;
 const PER_MESSAGE = 3;
@@ -104,4 +105,56 @@ describe('countInputTokens (completions prompt, embeddings input)', () => {
       assert.equal(countInputTokens(input), tokens);
     });
   }
+});
+
+describe('TokenCount: counting bounded per request (issue 13)', () => {
+  test('a text needing more rank lookups than allowed is bounded by its UTF-8 bytes, never below its count', () => {
+    const run = 'x'.repeat(12_000); // 1,500 tokens, some 30,000 lookups to merge
+    const count = new TokenCount({ chars: 1_000_000, lookups: 1_000 });
+    count.addText(run);
+    assert.equal(count.exact, false);
+    assert.equal(count.tokens, 12_000);
+    assert.equal(count.fewest, Math.ceil(12_000 / 128));
+    const exact = countExactly(run);
+    assert.equal(exact, 1_500);
+    assert.ok(count.fewest <= exact && exact <= count.tokens);
+  });
+
+  test('texts past the characters one count may scan are bounded, the ones before counted exactly', () => {
+    const count = new TokenCount({ chars: 600, lookups: 1_000_000 });
+    count.addText('hello world'); // 11 + 256 characters of the 600
+    count.addText('a'.repeat(350)); // does not fit: bounded
+    count.addText('good morning'); // fits: counted
+    assert.equal(count.counted, 2);
+    assert.equal(count.bounded, 1);
+    assert.equal(count.tokens, 2 + 350 + 2);
+  });
+
+  test('a flood of tiny texts is bounded too: each text costs 256 characters more than its length', () => {
+    const count = new TokenCount({ chars: 10 * (256 + 6), lookups: 1_000_000 });
+    for (let i = 0; i < 1_000; i++) count.addText(`fl${String(i).padStart(4, '0')}`);
+    assert.equal(count.counted, 10);
+    assert.equal(count.bounded, 990);
+  });
+
+  test('bounds hold in every script: the count lies between bytes / 128 and bytes', () => {
+    for (const text of ['我们的网关把每个请求路由到提供者'.repeat(50), '🙂'.repeat(300), 'é'.repeat(500), ' '.repeat(5_000), 'The gateway. '.repeat(100)]) {
+      const bounded = new TokenCount({ chars: 0, lookups: 0 });
+      bounded.addText(text + '\u0000'); // not in the cache: bounded
+      const exact = countExactly(text + '\u0000');
+      assert.ok(bounded.fewest <= exact && exact <= bounded.tokens, `${bounded.fewest} <= ${exact} <= ${bounded.tokens}`);
+      const cheap = new TokenBounds();
+      cheap.addText(text + '\u0000');
+      assert.ok(cheap.fewest <= exact && exact <= cheap.most, `${cheap.fewest} <= ${exact} <= ${cheap.most}`);
+    }
+  });
+
+  test('a text counted before comes from the cache at no cost to the limits', () => {
+    const text = 'A system prompt the application sends every time. '.repeat(10);
+    const first = countTextTokens(text);
+    const count = new TokenCount({ chars: 0, lookups: 0 });
+    count.addText(text);
+    assert.equal(count.exact, true);
+    assert.equal(count.tokens, first);
+  });
 });
