@@ -5,26 +5,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { generateKey, hashKey } from '../../../gateway/accounts/api-keys.ts';
+import { hashKey } from '../../../gateway/accounts/api-keys.ts';
 import { keys } from '../../../gateway/store/redis/keys.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { waitUntil } from '../http/helpers.ts';
+import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 
-const key = generateKey().secret;
-const dana = { authorization: `Bearer ${key}` };
-const config = `
-users:
-  - id: dana
-    name: Dana
-    budget: 5
-    keys: [{ name: d, key: "\${DANA}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1, completion_tokens: 2 }
-    providers: [{ model: sim, type: simulator }]
-`;
+const { key, headers: dana } = danaKey();
+const config = pricedConfig();
 
 let redis: RunningRedis;
 let gw: TestGateway;

@@ -6,25 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
 import { waitUntil } from '../http/helpers.ts';
+import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 
 const REFUSED = 100;
-const key = generateKey().secret;
-const config = `
-users:
-  - id: dana
-    name: Dana
-    budget: 5
-    keys: [{ name: d, key: "\${DANA}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1, completion_tokens: 2 }
-    providers: [{ model: sim, type: simulator }]
-`;
+const { key } = danaKey();
+const config = pricedConfig();
 
 let redis: RunningRedis;
 let dir: string;

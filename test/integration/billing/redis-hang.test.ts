@@ -5,25 +5,14 @@
 // test has a timeout, so a gateway that hangs fails it instead of hanging the run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { waitUntil } from '../http/helpers.ts';
+import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 
-const key = generateKey().secret;
-const dana = { authorization: `Bearer ${key}` };
-const config = `
-users:
-  - id: dana
-    name: Dana
-    budget: 5
-    keys: [{ name: d, key: "\${DANA}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1, completion_tokens: 2 }
-    providers: [{ model: sim, type: simulator }]
-`;
+const { key, headers: dana } = danaKey();
+const config = pricedConfig();
 
 /** Long enough for a request that waits out the command timeout; far shorter than a hang. */
 const TEST_TIMEOUT_MS = 20_000;

@@ -3,26 +3,16 @@
 // stays up, and everything recovers by itself when Redis is back.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 
-const key = generateKey().secret;
-const config = `
-users:
-  - id: dana
-    name: Dana
-    budget: 5
-    keys: [{ name: d, key: "\${DANA}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1, completion_tokens: 2 }
-    providers: [{ model: sim, type: simulator }]
-  - id: free
+const { key } = danaKey();
+const config = pricedConfig(`  - id: free
     type: text-generation
     providers: [{ model: sim, type: simulator }]
-`;
+`);
 
 let redis: RunningRedis;
 let closed: TestGateway;
