@@ -12,13 +12,14 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import { UpstreamHttp } from '../providers/upstream-http.ts';
 import type { RoutingState } from '../routing/routing-state.ts';
 import { MemoryStore } from '../store/memory/memory-store.ts';
-import { RedisStore } from '../store/redis/redis-store.ts';
+import type { RedisStore } from '../store/redis/redis-store.ts';
 
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
   const retentionMs = settings.usageRetentionDays * 86_400_000;
-  return settings.redisUrl
-    ? RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests })
-    : new MemoryStore({ usageRetentionMs: retentionMs });
+  if (!settings.redisUrl) return new MemoryStore({ usageRetentionMs: retentionMs });
+  // Loaded only with --redis-url: a gateway with an in-memory store does not pay for ioredis.
+  const { RedisStore } = await import('../store/redis/redis-store.ts');
+  return RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests });
 }
 
 /** Makes the bootstrap admin's key (from --admin-key or --admin-key-file) work, if one is given. */
