@@ -63,6 +63,7 @@ interface Summary {
   readonly ttftP99Ms: number | null;
   readonly durationP50Ms: number | null;
   readonly durationP99Ms: number | null;
+  readonly seconds: number;
 }
 
 interface LlmMeasurement {
@@ -302,15 +303,16 @@ function section(info: SectionInfo, measurements: readonly LlmMeasurement[]): st
     '- Figures: the median over the rounds of each; *added TTFT* is the contender\'s time to first token minus the upstream\'s called directly in the same round; *CPU* is the process under test\'s CPU time over the measured window in % of one core; *peak RSS* is its VmHWM',
     ...info.notes.map((note) => `- Note: ${note}`),
     '',
-    '| Contender | streams completed / failed | CPU | CPU per round | peak RSS | TTFT p50 | TTFT p99 | added TTFT p50 | added TTFT p99 | duration p50 | duration p99 | other load | steal |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Contender | streams completed / failed | streams started per s | CPU | CPU per round | peak RSS | TTFT p50 | TTFT p99 | added TTFT p50 | added TTFT p99 | duration p50 | duration p99 | other load | steal |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const c of contenders) {
     const runs = runsOf(c);
     const completed = runs.reduce((s, m) => s + m.summary.completed, 0);
     const failed = runs.reduce((s, m) => s + m.summary.failed + m.summary.unfinished, 0);
     const dagger = runs.some((m) => m.disturbed) ? ' †' : '';
-    lines.push(`| ${runs[0]!.label}${dagger} | ${completed} / ${failed} | ${pct(med(runs, (m) => m.cpu.serverPercent))} | ${runs.map((m) => pct(m.cpu.serverPercent)).join(' · ')} | ${mib(med(runs, (m) => m.peakRssKiB))} | ${msText(med(runs, (m) => m.summary.ttftP50Ms))} | ${msText(med(runs, (m) => m.summary.ttftP99Ms))} | ${c === 'direct' ? '—' : msText(med(runs, (m) => addedTtft(m, 'ttftP50Ms')))} | ${c === 'direct' ? '—' : msText(med(runs, (m) => addedTtft(m, 'ttftP99Ms')))} | ${msText(med(runs, (m) => m.summary.durationP50Ms))} | ${msText(med(runs, (m) => m.summary.durationP99Ms))} | ${pct(med(runs, (m) => m.cpu.otherPercent))} | ${pct(med(runs, (m) => m.cpu.stealPercent))} |`);
+    const rate = med(runs, (m) => m.summary.started / m.summary.seconds);
+    lines.push(`| ${runs[0]!.label}${dagger} | ${completed} / ${failed} | ${rate === undefined ? 'n/a' : Math.round(rate)} | ${pct(med(runs, (m) => m.cpu.serverPercent))} | ${runs.map((m) => pct(m.cpu.serverPercent)).join(' · ')} | ${mib(med(runs, (m) => m.peakRssKiB))} | ${msText(med(runs, (m) => m.summary.ttftP50Ms))} | ${msText(med(runs, (m) => m.summary.ttftP99Ms))} | ${c === 'direct' ? '—' : msText(med(runs, (m) => addedTtft(m, 'ttftP50Ms')))} | ${c === 'direct' ? '—' : msText(med(runs, (m) => addedTtft(m, 'ttftP99Ms')))} | ${msText(med(runs, (m) => m.summary.durationP50Ms))} | ${msText(med(runs, (m) => m.summary.durationP99Ms))} | ${pct(med(runs, (m) => m.cpu.otherPercent))} | ${pct(med(runs, (m) => m.cpu.stealPercent))} |`);
   }
   const failures = measurements.filter((m) => m.summary.failed > 0).map((m) => `${m.label} round ${m.round}: ${Object.entries(m.summary.failures).map(([k, v]) => `${v}× ${k}`).join(', ')}`);
   if (failures.length > 0) lines.push('', ...failures.map((f) => `- Failed streams: ${f}`));

@@ -65,9 +65,13 @@ function stream(): void {
         fail(reason);
       }
     }
-    stream();
+    // A stream that failed at once (refused, reset) is followed on the next turn of the loop,
+    // not in this one: failures must not keep the loop from its timers.
+    if (reason === undefined) stream();
+    else setImmediate(stream);
   };
   pool.dispatch({ path: target.pathname, method: 'POST', headers, body }, {
+    onRequestStart() {},
     onResponseStart(_controller, statusCode) {
       status = statusCode;
     },

@@ -16,6 +16,7 @@ const agent = new Agent({ keepAliveTimeout: 30_000 });
 
 function forward(body: Buffer, path: string, response: ServerResponse): void {
   agent.dispatch({ origin, path, method: 'POST', headers: { 'content-type': 'application/json' }, body }, {
+    onRequestStart() {},
     onResponseStart(controller, status, headers) {
       response.writeHead(status, { 'content-type': String(headers['content-type'] ?? 'application/octet-stream') });
       response.once('close', () => {
