@@ -70,6 +70,12 @@ const percent = (value: number | undefined) => (value === undefined ? 'n/a' : `$
 
 async function main(): Promise<void> {
   installCleanup();
+  if (process.argv.includes('--llm')) {
+    // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
+    const { runLlm } = await import('./llm/run-llm.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runLlm({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   const started = new Date();
   const tools = ensureTools();
   const machine = await describeMachine(tools);

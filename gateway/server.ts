@@ -7,13 +7,13 @@ import type { GatewaySettings } from './config/settings.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { RoutingState } from './routing/routing-state.ts';
 import type { Store } from './store/store.ts';
-import { RedisStore } from './store/redis/redis-store.ts';
+import type { RedisStore } from './store/redis/redis-store.ts';
 import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts';
 import { fileSource } from './startup/file-source.ts';
-import { kubernetesSource } from './startup/kubernetes-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
 import { listenProblem, StartupError } from './startup/startup-error.ts';
+import { loadEncoding } from './usage/o200k.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
@@ -35,8 +35,11 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     await ensureAdminKey(settings, store);
     if (settings.kubernetes) {
       // The settings require Redis in Kubernetes mode: the operator reads the reports there.
-      if (!(store instanceof RedisStore)) throw new StartupError('Kubernetes mode needs --redis-url');
-      source = kubernetesSource(settings, store, env);
+      if (!settings.redisUrl) throw new StartupError('Kubernetes mode needs --redis-url');
+      // Loaded only here: the Kubernetes client (@kubernetes/client-node and what it pulls in,
+      // tens of MB of heap) is not needed, nor paid for, by a gateway run from a file.
+      const { kubernetesSource } = await import('./startup/kubernetes-source.ts');
+      source = kubernetesSource(settings, store as RedisStore, env);
     } else {
       source = await fileSource(settings, store, env);
     }
@@ -57,6 +60,8 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     await source.reseed();
   }, app.log);
   app.addHook('onClose', async () => stopReseeding());
+  // Before listening: loading the tokenizer's tables holds the process for about 0.4 s.
+  loadEncoding();
   let address: string;
   try {
     address = await app.listen({ host: settings.host, port: settings.port });

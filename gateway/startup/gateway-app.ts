@@ -12,7 +12,7 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import { UpstreamHttp } from '../providers/upstream-http.ts';
 import type { RoutingState } from '../routing/routing-state.ts';
 import { MemoryStore } from '../store/memory/memory-store.ts';
-import { RedisStore } from '../store/redis/redis-store.ts';
+import type { RedisStore } from '../store/redis/redis-store.ts';
 import { KEY_PREFIX } from '../accounts/api-keys.ts';
 import { redactedUrl, StartupError } from './startup-error.ts';
 
@@ -20,6 +20,8 @@ import { redactedUrl, StartupError } from './startup-error.ts';
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
   const retentionMs = settings.usageRetentionDays * 86_400_000;
   if (!settings.redisUrl) return new MemoryStore({ usageRetentionMs: retentionMs });
+  // Loaded only with --redis-url: a gateway with an in-memory store does not pay for ioredis.
+  const { RedisStore } = await import('../store/redis/redis-store.ts');
   let lastError: Error | undefined;
   try {
     return await RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests, commandTimeoutMs: settings.redisCommandTimeoutMs, onConnectionError: (error) => (lastError = error) });

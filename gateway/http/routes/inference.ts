@@ -173,12 +173,13 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
     choices: [],
     usage: usage.block,
   };
-  res.write(`data: ${JSON.stringify(usageChunk)}\n\n`);
+  // One write for the usage chunk and the end: one system call instead of two.
+  const usageEvent = `data: ${JSON.stringify(usageChunk)}\n\n`;
   if (failure) {
     const error = { error: { message: `The provider broke off the answer: ${failure.message}`, type: 'upstream_error', param: null, code: 'upstream_interrupted' } };
-    res.end(`data: ${JSON.stringify(error)}\n\n`);
+    res.end(`${usageEvent}data: ${JSON.stringify(error)}\n\n`);
   } else {
-    res.end('data: [DONE]\n\n');
+    res.end(`${usageEvent}data: [DONE]\n\n`);
   }
 }
 
