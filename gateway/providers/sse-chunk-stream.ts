@@ -16,6 +16,9 @@ export interface StreamControl {
   abort(reason: Error): void;
 }
 
+/** Reads held before the sink is attached beyond which the request is paused: the relay starts in the next turns, so this is a bound, not a buffer. */
+const EARLY_READS = 16;
+
 export class SseChunkStream implements ChunkStream {
   readonly #decoder = new StringDecoder('utf8');
   readonly #parser: EventSourceParser;
@@ -23,8 +26,9 @@ export class SseChunkStream implements ChunkStream {
   readonly #secrets: Secrets;
   #control: StreamControl | undefined;
   #sink: ChunkSink | undefined;
-  /** Text that arrived before the sink was attached. */
+  /** Text that arrived before the sink was attached (reading pauses at EARLY_READS of it). */
   #early: string[] | undefined = [];
+  #pausedEarly = false;
   #ended = false;
   /** `data: [DONE]` came: the rest of the body is read (so the connection can be used again) and ignored. */
   #done = false;
@@ -57,6 +61,7 @@ export class SseChunkStream implements ChunkStream {
     for (const text of early) this.#read(text);
     if (this.#failure) this.#fail(this.#failure);
     else if (this.#ended) this.#end();
+    else if (this.#pausedEarly) this.resume();
   }
 
   pause(): void {
@@ -71,8 +76,12 @@ export class SseChunkStream implements ChunkStream {
   push(bytes: Buffer): void {
     const text = this.#decoder.write(bytes);
     if (text === '') return;
-    if (this.#early) this.#early.push(text);
-    else this.#read(text);
+    if (!this.#early) return this.#read(text);
+    this.#early.push(text);
+    if (this.#early.length === EARLY_READS) {
+      this.#pausedEarly = true;
+      this.pause();
+    }
   }
 
   /** The body is complete. */

@@ -93,3 +93,16 @@ describe('SseChunkStream', () => {
     assert.deepEqual(second.calls, [`abort: ${message}`, `fail: ${message}`]);
   });
 });
+
+describe('SseChunkStream before its sink', () => {
+  test('reads held before the sink is attached are bounded: the request pauses, and resumes once it is', () => {
+    const stream = new SseChunkStream(1024, SECRETS);
+    const { sink, control, calls } = recorder();
+    stream.attach(control);
+    for (let i = 0; i < 20; i++) stream.push(Buffer.from(event(String(i))));
+    assert.deepEqual(calls, ['pause']);
+    stream.start(sink);
+    assert.equal(calls.filter((call) => call.startsWith('chunk')).length, 20);
+    assert.equal(calls.at(-1), 'resume');
+  });
+});
