@@ -5,6 +5,7 @@ import type { Endpoint, ProviderType } from '../resources/kinds.ts';
 import type { ProviderSpecOf } from '../resources/provider.ts';
 import type { JsonObject } from './openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
+import type { ChunkStream } from './chunk-stream.ts';
 
 export interface ForwardRequest {
   readonly endpoint: Endpoint;
@@ -18,8 +19,8 @@ export interface ForwardRequest {
 export type ForwardResult =
   /** A whole OpenAI-format response; its `usage` may be missing when the backend gives none. */
   | { readonly kind: 'body'; readonly body: JsonObject }
-  /** OpenAI-format stream chunks, ending when the answer is complete; throws if the backend breaks off. */
-  | { readonly kind: 'stream'; readonly chunks: AsyncIterable<JsonObject> };
+  /** OpenAI-format stream chunks, pushed to a sink; it fails if the backend breaks off (chunk-stream.ts). */
+  | { readonly kind: 'stream'; readonly chunks: ChunkStream };
 
 export interface ProviderAdapter<T extends ProviderType = ProviderType> {
   /** The gateway endpoints this backend kind can serve. */

@@ -6,6 +6,7 @@ import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.t
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
+import { chunkStreamOf } from './chunk-stream.ts';
 
 type Ollama = ProviderSpecOf<'ollama'>;
 
@@ -77,7 +78,7 @@ async function generate(dialect: Dialect, provider: Ollama, request: ForwardRequ
     return { kind: 'body', body: toCompletion(dialect, answer, model) };
   }
   const lines = await http.postLines(provider.url, dialect.path, payload, postOptions(provider, request));
-  return { kind: 'stream', chunks: toChunks(dialect, lines, model) };
+  return { kind: 'stream', chunks: chunkStreamOf(toChunks(dialect, lines, model), request.signal) };
 }
 
 function postOptions(provider: Ollama, request: ForwardRequest): PostOptions {

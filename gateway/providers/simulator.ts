@@ -7,6 +7,7 @@ import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.t
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import { countChatPromptTokens, countInputTokens } from '../usage/tokens.ts';
 import { UpstreamError } from './upstream-error.ts';
+import { chunkStreamOf } from './chunk-stream.ts';
 
 type Simulator = ProviderSpecOf<'simulator'>;
 
@@ -75,7 +76,7 @@ function generate(provider: Simulator, request: ForwardRequest): ForwardResult {
     yield { ...base, object, choices: [last] };
     yield { ...base, object, choices: [], usage };
   }
-  return { kind: 'stream', chunks: chunks() };
+  return { kind: 'stream', chunks: chunkStreamOf(chunks(), request.signal) };
 }
 
 /** `count` words, each one token, chosen by a hash of the prompt so answers are repeatable. */

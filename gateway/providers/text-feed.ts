@@ -1,5 +1,6 @@
 // The body of a streamed answer as text, in the order it arrives: undici's handler API pushes
-// the bytes in, the relay pulls text out with for-await. There is no stream object per request,
+// the bytes in, the reader pulls text out with for-await. Used for Ollama's NDJSON lines; the
+// OpenAI-style event streams take the push path (sse-chunk-stream.ts). There is no stream object per request,
 // and what one read from the backend carries (several events, often the end of the body too)
 // reaches the relay in the same turn of the event loop, so it leaves for the client in one write.
 import { StringDecoder } from 'node:string_decoder';

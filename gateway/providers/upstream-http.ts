@@ -3,10 +3,12 @@
 // held of an answer is bounded (UpstreamLimits), and text a backend sends back in an error has
 // the request's secrets masked before it goes anywhere (secrets.ts).
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
-import { createParser } from 'eventsource-parser';
 import { UpstreamError } from './upstream-error.ts';
 import type { JsonObject } from './openai-wire.ts';
 import { TextFeed } from './text-feed.ts';
+import { SseChunkStream } from './sse-chunk-stream.ts';
+import type { ChunkStream } from './chunk-stream.ts';
+import { describeError, eventTooLarge, parseChunk, type Secrets } from './stream-event.ts';
 import { requestSecrets, scrubSecrets } from './secrets.ts';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits.ts';
 
@@ -28,8 +30,13 @@ interface Target {
   readonly prefix: string;
 }
 
-/** The request's secrets, worked out only when an error is described (secrets.ts). */
-type Secrets = () => readonly string[];
+/** What reads a streamed answer's body: bytes in as they come, then its end or its failure. */
+interface BodyReader {
+  attach(control: { pause(): void; resume(): void; abort(reason: Error): void }): void;
+  push(bytes: Buffer): void;
+  end(): void;
+  fail(error: UpstreamError): void;
+}
 
 export class UpstreamHttp {
   readonly #agent: Agent;
@@ -106,32 +113,31 @@ export class UpstreamHttp {
 
   /**
    * POSTs a streamed request and reads its answer as server-sent events whose data are JSON
-   * objects (OpenAI's streaming format). A 2xx answer that is not an event stream (a JSON
-   * answer to `stream: true`) fails here, before anything reached the client.
+   * objects (OpenAI's streaming format), pushed to the stream's sink as they arrive. A 2xx answer
+   * that is not an event stream (a JSON answer to `stream: true`) fails here, before anything
+   * reached the client.
    */
-  async postEvents(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<JsonObject>> {
-    const text = await this.#postText(baseUrl, path, payload, options, 'text/event-stream');
-    return sseJson(text, options.signal, this.#limits.maxEventBytes, secretsOf(baseUrl, options));
+  postEvents(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<ChunkStream> {
+    const stream = new SseChunkStream(this.#limits.maxEventBytes, secretsOf(baseUrl, options));
+    return this.#postBody(baseUrl, path, payload, options, 'text/event-stream', stream);
   }
 
   /** POSTs a streamed request and reads its answer as newline-delimited JSON objects (Ollama's format). */
   async postLines(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<JsonObject>> {
-    const text = await this.#postText(baseUrl, path, payload, options, undefined);
+    const text = await this.#postBody(baseUrl, path, payload, options, undefined, new TextFeed());
     return ndjson(text, options.signal, this.#limits.maxEventBytes, secretsOf(baseUrl, options));
   }
 
   /**
-   * POSTs JSON and, once a 2xx status came, gives the answer's body as text, piece by piece as
-   * it arrives: the hot path of every streamed request. Handler API, as postJson: no stream
-   * object per request, and a read that carries events and the body's end is relayed in one go.
-   * With `mediaType`, a 2xx answer of another declared type is refused before it is read.
+   * POSTs JSON and, once a 2xx status came, gives the answer's body to `reader` as it arrives:
+   * the hot path of every streamed request. Handler API, as postJson: no stream object per
+   * request. With `mediaType`, a 2xx answer of another declared type is refused before it is read.
    */
-  #postText(baseUrl: string, path: string, payload: unknown, options: PostOptions, mediaType: string | undefined): Promise<TextFeed> {
+  #postBody<Reader extends BodyReader>(baseUrl: string, path: string, payload: unknown, options: PostOptions, mediaType: string | undefined, reader: Reader): Promise<Reader> {
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(cancelled());
-      const feed = new TextFeed();
       const errorBody: Buffer[] = [];
       let received = 0;
       let status = 0;
@@ -141,7 +147,7 @@ export class UpstreamHttp {
         this.#request(baseUrl, path, payload, options, STREAM_OR_JSON),
         {
           onRequestStart(controller) {
-            feed.attach(controller);
+            reader.attach(controller);
             stopCancelling = cancelOn(signal, controller);
           },
           onResponseStart(controller, statusCode, headers) {
@@ -156,10 +162,10 @@ export class UpstreamHttp {
               return;
             }
             started = true;
-            resolve(feed);
+            resolve(reader);
           },
           onResponseData(controller, chunk) {
-            if (started) return feed.push(chunk);
+            if (started) return reader.push(chunk);
             received += chunk.length;
             if (received > maxBytes) {
               errorBody.length = 0;
@@ -170,13 +176,13 @@ export class UpstreamHttp {
           },
           onResponseEnd() {
             stopCancelling();
-            if (started) feed.end();
+            if (started) reader.end();
             else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options)));
           },
           onResponseError(_controller, error) {
             stopCancelling();
             const failure = toUpstreamError(error, signal);
-            if (started) feed.fail(failure);
+            if (started) reader.fail(failure);
             else reject(failure);
           },
         },
@@ -229,42 +235,6 @@ export function bearer(key: string | undefined): Record<string, string> | undefi
 }
 
 /**
- * Server-sent events whose data are JSON objects, ending at `data: [DONE]`. A stream that ends
- * before [DONE], that carries an error object, or whose event grows past `maxEventChars` (the
- * parser's own bound on what it holds of an incomplete event) throws UpstreamError.
- */
-export async function* sseJson(body: AsyncIterable<string>, signal: AbortSignal, maxEventChars: number, secrets: Secrets): AsyncGenerator<JsonObject> {
-  const pending: string[] = [];
-  let overflow = false;
-  const parser = createParser({
-    maxBufferSize: maxEventChars,
-    onEvent: (event) => pending.push(event.data),
-    onError: (error) => {
-      if (error.type === 'max-buffer-size-exceeded') overflow = true;
-    },
-  });
-  let done = false;
-  try {
-    // Read to the end of the body even after [DONE]: leaving the loop early aborts the request,
-    // which closes a connection that could be used again.
-    for await (const text of body) {
-      if (done) continue;
-      parser.feed(text);
-      for (let i = 0; i < pending.length && !done; i++) {
-        const data = pending[i]!;
-        if (data === '[DONE]') done = true;
-        else yield parseChunk(data, secrets);
-      }
-      pending.length = 0;
-      if (overflow && !done) throw eventTooLarge('event', maxEventChars);
-    }
-  } catch (error) {
-    throw toUpstreamError(error, signal);
-  }
-  if (!done) throw new UpstreamError('protocol', 'the backend ended the stream before the answer was complete');
-}
-
-/**
  * Newline-delimited JSON objects (Ollama's streaming format). Split here rather than by
  * readline, which holds a line of any length: a line past `maxLineChars` throws UpstreamError.
  * Leaving early (the reader stops) returns the body, which aborts the request.
@@ -289,23 +259,6 @@ export async function* ndjson(body: AsyncIterable<string>, signal: AbortSignal, 
   }
 }
 
-function parseChunk(data: string, secrets: Secrets): JsonObject {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch {
-    throw new UpstreamError('protocol', 'the backend sent a stream event that is not JSON');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UpstreamError('protocol', 'the backend sent a stream event that is not a JSON object');
-  }
-  const error = (value as JsonObject).error;
-  if (error !== undefined && error !== null) {
-    throw new UpstreamError('status', `the backend reported an error mid-stream: ${describeError(error, secrets)}`, 502);
-  }
-  return value as JsonObject;
-}
-
 export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted) return cancelled();
@@ -327,10 +280,6 @@ const isOk = (status: number) => status >= 200 && status < 300;
 
 function answerTooLarge(maxBytes: number): UpstreamError {
   return new UpstreamError('protocol', `the backend's answer is larger than ${maxBytes} bytes (--max-upstream-body-bytes)`);
-}
-
-function eventTooLarge(what: 'event' | 'line', maxChars: number): UpstreamError {
-  return new UpstreamError('protocol', `the backend sent a stream ${what} larger than ${maxChars} characters (--max-upstream-event-bytes)`);
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -359,15 +308,4 @@ function statusError(status: number, body: string, secrets: Secrets): UpstreamEr
   }
   const described = describeError(detail, secrets);
   return new UpstreamError('status', `the backend answered ${status}${described ? `: ${described}` : ''}`, status);
-}
-
-/** An error's message (or the error itself) as text of at most 500 characters, secrets masked. */
-function describeError(error: unknown, secrets: Secrets): string {
-  let text = '';
-  if (typeof error === 'string') text = error;
-  else if (error && typeof error === 'object') {
-    const message = (error as JsonObject).message;
-    text = typeof message === 'string' ? message : JSON.stringify(error);
-  }
-  return scrubSecrets(text, secrets()).slice(0, 500);
 }

@@ -5,7 +5,7 @@ import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
 import { costMicros, microsToNumber } from './cost.ts';
 import { maxCompletionTokens, plausiblePromptTokens } from '../billing/worst-case.ts';
-import { chatPromptTokens, countTextTokens, inputTokens, TokenCount, type TokenSink } from './tokens.ts';
+import { chatPromptTokens, inputTokens, TokenCount, type TokenSink } from './tokens.ts';
 
 export interface UsageBlock {
   prompt_tokens: number;
@@ -51,7 +51,8 @@ export function usageFor(
   reported: TokenUsage | undefined,
   request: JsonObject,
   counts: PromptCounts,
-  completionText: () => string,
+  /** The completion's tokens as the gateway counts them (countTextTokens of its text), asked for only when needed. */
+  completionTokens: () => number,
   latencySeconds: number,
 ): Usage {
   const anomalies: string[] = [];
@@ -79,7 +80,7 @@ export function usageFor(
     fromReport = false;
   }
   if (fromReport) completion = reported!.completion_tokens as number;
-  else completion = generates(endpoint) ? countTextTokens(completionText()) : 0;
+  else completion = generates(endpoint) ? completionTokens() : 0;
   if (completion > completionLimit) {
     anomalies.push(fromReport ? 'completion_over_limit' : 'completion_count_over_limit');
     completion = completionLimit;

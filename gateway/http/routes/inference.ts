@@ -4,11 +4,13 @@
 // router's name as `model` and a `usage` block with cost and carbon. However the request ends,
 // it is settled and recorded exactly once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { ENDPOINT_PATHS, ENDPOINT_ROUTER_TYPES, type Endpoint } from '../../resources/kinds.ts';
 import { formatPath } from '../../resources/consistency.ts';
-import { choiceText, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../../providers/openai-wire.ts';
+import { choiceText, newId, readUsage, unixSeconds, type JsonObject } from '../../providers/openai-wire.ts';
+import type { ChunkStream } from '../../providers/chunk-stream.ts';
+import { countTextTokens } from '../../usage/tokens.ts';
+import { relayChunks } from './stream-relay.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import type { RouterRoute } from '../../routing/routing-table.ts';
@@ -104,7 +106,7 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRo
 /** A whole answer: the router's name as `model`, usage with cost and carbon added. */
 function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): string {
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, call.admitted, () => choiceText(body), upstreamSeconds);
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, call.admitted, () => countTextTokens(choiceText(body)), upstreamSeconds);
   body.model = call.router.spec.name;
   body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
   finish(forwarded.provider, undefined, deps.forwarder, call.router);
@@ -120,7 +122,7 @@ function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: Fasti
  * SSE error event, after the usage of what was produced. A client that goes away is billed for
  * what was produced up to then.
  */
-async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<JsonObject>, reply: FastifyReply, deps: InferenceDeps): Promise<void> {
+async function relay(call: Call, forwarded: Forwarded, chunks: ChunkStream, reply: FastifyReply, deps: InferenceDeps): Promise<void> {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -129,35 +131,10 @@ async function relay(call: Call, forwarded: Forwarded, chunks: AsyncIterable<Jso
     'x-accel-buffering': 'no',
     ...rateLimitHeaders(call.admitted.rate),
   });
-  const produced: string[] = [];
-  let reported: TokenUsage | undefined;
-  let first: JsonObject | undefined;
-  let ttftMs: number | null = null;
-  let failure: UpstreamError | undefined;
-  try {
-    for await (const chunk of chunks) {
-      if (chunk.usage !== undefined && chunk.usage !== null) {
-        reported = readUsage(chunk.usage) ?? reported;
-        if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) continue;
-        delete chunk.usage;
-      }
-      first ??= chunk;
-      const text = choiceText(chunk);
-      if (text !== '') {
-        produced.push(text);
-        ttftMs ??= performance.now() - call.startedAt;
-      }
-      chunk.model = call.router.spec.name;
-      if (!res.write(`data: ${JSON.stringify(chunk)}\n\n`)) await once(res, 'drain', { signal: call.abort.signal });
-    }
-  } catch (error) {
-    failure = error instanceof UpstreamError ? error : call.abort.signal.aborted
-      ? new UpstreamError('aborted', 'the client went away')
-      : new UpstreamError('protocol', 'the stream failed');
-  }
+  const { failure, reported, first, produced, ttftMs } = await relayChunks(chunks, res, call.router.spec.name, call.startedAt);
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   // A stream cut short has no usage from the backend: what reached the client is counted.
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, call.admitted, () => produced.join(''), upstreamSeconds);
+  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, call.admitted, () => produced.tokens(), upstreamSeconds);
   finish(forwarded.provider, failure, deps.forwarder, call.router);
   if (!res.destroyed) endStream(res, call, first, usage, failure);
   const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;

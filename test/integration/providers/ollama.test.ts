@@ -12,6 +12,7 @@ import { ProviderSpec, type ProviderSpecOf } from '../../../gateway/resources/pr
 import { startFakeServer, type FakeBackend } from '../../support/fake-server.ts';
 import { waitUntil } from '../http/helpers.ts';
 import { CREATED_AT, DEFAULT_TEXT, EMBED_TOKENS, PROMPT_TOKENS, startFakeOllama } from '../../support/fake-ollama.ts';
+import { readChunks } from '../../support/read-chunks.ts';
 
 const MODEL = 'llama3.2';
 const CREATED = Math.floor(Date.parse(CREATED_AT) / 1000);
@@ -54,9 +55,7 @@ async function answer(endpoint: Endpoint, body: JsonObject, call: Call = {}): Pr
 async function chunks(endpoint: Endpoint, body: JsonObject, call: Call = {}): Promise<JsonObject[]> {
   const result = await forward(endpoint, body, { ...call, stream: true });
   assert.equal(result.kind, 'stream');
-  const all: JsonObject[] = [];
-  for await (const chunk of result.chunks) all.push(chunk);
-  return all;
+  return readChunks(result.chunks);
 }
 
 function received() {
@@ -221,9 +220,7 @@ describe('ollama chat streaming', () => {
     assert.equal(result.kind, 'stream');
     const seen: JsonObject[] = [];
     await assert.rejects(
-      (async () => {
-        for await (const chunk of result.chunks) seen.push(chunk);
-      })(),
+      readChunks(result.chunks, seen),
       upstreamError((error) => {
         assert.ok(error.failure === 'protocol' || error.failure === 'connect', `failure was ${error.failure}`);
         assert.equal(error.retryable, true);
@@ -296,9 +293,7 @@ describe('ollama stream lines past the bound', () => {
     const result = await ollama.forward(spec({ url: endless.url }), request, bounded);
     assert.equal(result.kind, 'stream');
     const seen: JsonObject[] = [];
-    await assert.rejects(async () => {
-      for await (const chunk of result.chunks) seen.push(chunk);
-    }, upstreamError((error) => {
+    await assert.rejects(readChunks(result.chunks, seen), upstreamError((error) => {
       assert.equal(error.failure, 'protocol');
       assert.equal(error.retryable, true);
       assert.equal(error.message, 'the backend sent a stream line larger than 1048576 characters (--max-upstream-event-bytes)');
@@ -442,9 +437,7 @@ describe('ollama failures and authentication', () => {
     const result = await forward('chat', { messages: USER }, { stream: true });
     assert.equal(result.kind, 'stream');
     const received: JsonObject[] = [];
-    await assert.rejects(async () => {
-      for await (const chunk of result.chunks) received.push(chunk);
-    }, upstreamError((error) => assert.notEqual(error.failure, 'aborted')));
+    await assert.rejects(readChunks(result.chunks, received), upstreamError((error) => assert.notEqual(error.failure, 'aborted')));
     const text = received.map((chunk) => ((chunk.choices as JsonObject[])[0]?.delta as JsonObject | undefined)?.content ?? '').join('');
     assert.equal(text, 'one two', 'the two lines Ollama sent before it broke off');
   });
@@ -456,11 +449,9 @@ describe('ollama failures and authentication', () => {
     const result = await ollama.forward(spec(), { endpoint: 'chat', body: { model: MODEL, messages: USER }, stream: true, signal: controller.signal }, http);
     assert.equal(result.kind, 'stream');
     let received = 0;
-    await assert.rejects(async () => {
-      for await (const _chunk of result.chunks) {
-        if (++received === 2) controller.abort(); // the opening chunk, then the first word
-      }
-    }, upstreamError((error) => assert.equal(error.failure, 'aborted')));
+    await assert.rejects(readChunks(result.chunks, [], () => {
+      if (++received === 2) controller.abort(); // the opening chunk, then the first word
+    }), upstreamError((error) => assert.equal(error.failure, 'aborted')));
     assert.ok(received < 50, `${received} chunks: the stream stopped early`);
     const deadline = Date.now() + 5000;
     while (fake.abortedRequests === abortedBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
