@@ -31,7 +31,8 @@ const FREE = 'tg-bench-free-0123456789abcdef0123456789';
  * usage for the model "reports-usage": the control, which the gateway does not count at all).
  */
 function startBackend(): Promise<Server> {
-  const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+  const chunk = (content: string) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
@@ -97,14 +98,53 @@ interface Scenario {
 
 const tiny = (prefix: string) => Array.from({ length: 200_000 }, (_, i) => `${prefix}${i}`);
 const SCENARIOS: Scenario[] = [
-  { name: 'chat, 150,000 unspaced letters, user with budget 0.01', path: '/v1/chat/completions', key: BROKE, body: () => ({ model: 'chat', messages: [{ role: 'user', content: 'c'.repeat(150_000) }] }) },
-  { name: 'chat, 1 MB of unspaced letters, user with room', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'chat', max_tokens: 8, messages: [{ role: 'user', content: 'd'.repeat(1_000_000) }] }) },
+  {
+    name: 'chat, 150,000 unspaced letters, user with budget 0.01',
+    path: '/v1/chat/completions',
+    key: BROKE,
+    body: () => ({ model: 'chat', messages: [{ role: 'user', content: 'c'.repeat(150_000) }] }),
+  },
+  {
+    name: 'chat, 1 MB of unspaced letters, user with room',
+    path: '/v1/chat/completions',
+    key: RICH,
+    body: () => ({ model: 'chat', max_tokens: 8, messages: [{ role: 'user', content: 'd'.repeat(1_000_000) }] }),
+  },
   { name: 'embeddings, 200,000 tiny inputs', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'vectors', input: tiny('a') }) },
-  { name: 'embeddings, 200,000 other tiny inputs', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'vectors', input: tiny('b') }) },
-  { name: 'control: embeddings, 200,000 tiny inputs, user without budget, backend reports usage (nothing counted)', path: '/v1/embeddings', key: FREE, body: () => ({ model: 'vectors-with-usage', input: tiny('f') }) },
-  { name: 'chat, 30,000 short messages (after the above)', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'chat', max_tokens: 8, messages: Array.from({ length: 30_000 }, (_, i) => ({ role: 'user', content: `message number ${i}` })) }) },
-  { name: 'stream, 150 unspaced chunks of 500, no usage', path: '/v1/chat/completions', key: RICH, body: () => ({ model: 'unspaced-stream', stream: true, max_tokens: 100_000, messages: [{ role: 'user', content: 'go' }] }) },
-  { name: 'simulator embeddings, 2,000 inputs × 65,536 dimensions', path: '/v1/embeddings', key: RICH, body: () => ({ model: 'sim-vectors', dimensions: 65_536, input: Array.from({ length: 2_000 }, (_, i) => `text ${i}`) }) },
+  {
+    name: 'embeddings, 200,000 other tiny inputs',
+    path: '/v1/embeddings',
+    key: RICH,
+    body: () => ({ model: 'vectors', input: tiny('b') }),
+  },
+  {
+    name: 'control: embeddings, 200,000 tiny inputs, user without budget, backend reports usage (nothing counted)',
+    path: '/v1/embeddings',
+    key: FREE,
+    body: () => ({ model: 'vectors-with-usage', input: tiny('f') }),
+  },
+  {
+    name: 'chat, 30,000 short messages (after the above)',
+    path: '/v1/chat/completions',
+    key: RICH,
+    body: () => ({
+      model: 'chat',
+      max_tokens: 8,
+      messages: Array.from({ length: 30_000 }, (_, i) => ({ role: 'user', content: `message number ${i}` })),
+    }),
+  },
+  {
+    name: 'stream, 150 unspaced chunks of 500, no usage',
+    path: '/v1/chat/completions',
+    key: RICH,
+    body: () => ({ model: 'unspaced-stream', stream: true, max_tokens: 100_000, messages: [{ role: 'user', content: 'go' }] }),
+  },
+  {
+    name: 'simulator embeddings, 2,000 inputs × 65,536 dimensions',
+    path: '/v1/embeddings',
+    key: RICH,
+    body: () => ({ model: 'sim-vectors', dimensions: 65_536, input: Array.from({ length: 2_000 }, (_, i) => `text ${i}`) }),
+  },
 ];
 
 async function freePort(): Promise<number> {
@@ -130,21 +170,53 @@ async function main(): Promise<void> {
     return performance.now() - started;
   };
   const start = async () => {
-    const child = spawn(process.execPath, [join(root, 'gateway/cli.ts'), 'gateway', '--config', configPath, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', '--playground', 'false'], {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    for (let i = 0; !(await healthMs().then(() => true, () => false)); i++) {
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, 'gateway/cli.ts'),
+        'gateway',
+        '--config',
+        configPath,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--log-level',
+        'warn',
+        '--playground',
+        'false',
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    for (
+      let i = 0;
+      !(await healthMs().then(
+        () => true,
+        () => false,
+      ));
+      i++
+    ) {
       if (i > 300) throw new Error('the gateway did not start');
       await sleep(100);
     }
     // Warm-up with ordinary requests, so that the first scenario does not pay for compilation.
     for (let i = 0; i < 50; i++) {
       for (const [path, body] of [
-        ['/v1/chat/completions', { model: 'chat', max_tokens: 8, messages: [{ role: 'user', content: `Hello number ${i}, how are you today?` }] }],
+        [
+          '/v1/chat/completions',
+          { model: 'chat', max_tokens: 8, messages: [{ role: 'user', content: `Hello number ${i}, how are you today?` }] },
+        ],
         ['/v1/embeddings', { model: 'vectors', input: [`warm ${i}`, 'up'] }],
       ] as const) {
-        const answer = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${RICH}`, 'content-type': 'application/json' }, body: JSON.stringify(body), dispatcher: requests });
+        const answer = await fetch(`${url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${RICH}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          dispatcher: requests,
+        });
         if (answer.status !== 200) throw new Error(`warm-up ${path}: ${answer.status} ${await answer.text()}`);
         await answer.arrayBuffer();
       }
@@ -153,7 +225,11 @@ async function main(): Promise<void> {
   };
   let gateway = await start();
   try {
-    console.log(`gateway: ${root}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `gateway: ${root}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('| Request | Status | Took (s) | Longest /healthz meanwhile (s) |\n|---|---|---|---|');
     for (const scenario of SCENARIOS) {
       const body = JSON.stringify(scenario.body());
@@ -185,7 +261,10 @@ async function main(): Promise<void> {
       await sampler;
       const stalled = longest >= timeoutMs ? `≥ ${timeoutMs / 1000}` : (longest / 1000).toFixed(3);
       // A gateway still busy with a request given up on is replaced (a fresh process, warmed up).
-      const busy = await healthMs().then((ms) => ms > 1000, () => true);
+      const busy = await healthMs().then(
+        (ms) => ms > 1000,
+        () => true,
+      );
       console.log(`| ${scenario.name} | ${status} | ${took.toFixed(2)} | ${stalled}${busy ? ' (still busy: gateway restarted)' : ''} |`);
       if (busy) {
         gateway.kill('SIGKILL');

@@ -47,9 +47,19 @@ function bigSnapshot(): Snapshot {
   const providers = [];
   for (let r = 0; r < ROUTERS; r++) {
     const name = `org-${r % 50}/model-${r}`;
-    routers.push(RouterSpec.parse({ name, type: 'text-generation', aliases: [`m${r}`], costs: { prompt_tokens: '0.10', completion_tokens: '0.30' } }));
+    routers.push(
+      RouterSpec.parse({ name, type: 'text-generation', aliases: [`m${r}`], costs: { prompt_tokens: '0.10', completion_tokens: '0.30' } }),
+    );
     for (let p = 0; p < PROVIDERS_PER_ROUTER; p++) {
-      providers.push(ProviderSpec.parse({ router: name, id: `ns-${r % 50}-model-${r}-p${p}`, type: 'vllm', model_name: `model-${r}`, url: `http://vllm-${r}-${p}.inference.svc.cluster.local:8000` }));
+      providers.push(
+        ProviderSpec.parse({
+          router: name,
+          id: `ns-${r % 50}-model-${r}-p${p}`,
+          type: 'vllm',
+          model_name: `model-${r}`,
+          url: `http://vllm-${r}-${p}.inference.svc.cluster.local:8000`,
+        }),
+      );
     }
   }
   const content = { routers, providers };
@@ -59,15 +69,31 @@ function bigSnapshot(): Snapshot {
 async function propagation(system: System): Promise<number[][]> {
   const inTeam = (args: string[], input?: string) => system.kubectl(['-n', TEAM, ...args], input);
   await system.kubectl(['create', 'namespace', TEAM]);
-  const router = (alias: string) => ({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelRouter', metadata: { name: 'bench', namespace: TEAM }, spec: { name: 'bench', type: 'text-generation', aliases: [alias] } });
-  await inTeam(['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1', kind: 'List', items: [
-      router('bench-v0'),
-      { apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name: 'bench-sim', namespace: TEAM }, spec: { routerRef: { name: 'bench' }, type: 'simulator', model: 'sim' } },
-    ],
-  }));
+  const router = (alias: string) => ({
+    apiVersion: 'tollgate.dev/v1alpha1',
+    kind: 'ModelRouter',
+    metadata: { name: 'bench', namespace: TEAM },
+    spec: { name: 'bench', type: 'text-generation', aliases: [alias] },
+  });
+  await inTeam(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        router('bench-v0'),
+        {
+          apiVersion: 'tollgate.dev/v1alpha1',
+          kind: 'ModelProvider',
+          metadata: { name: 'bench-sim', namespace: TEAM },
+          spec: { routerRef: { name: 'bench' }, type: 'simulator', model: 'sim' },
+        },
+      ],
+    }),
+  );
   for (const gateway of system.gateways) {
-    if ((await timeToFirst200(gateway.url, system.adminKey, 'bench-v0', performance.now(), 50, 30_000)) === undefined) throw new Error('the first router never reached a gateway');
+    if ((await timeToFirst200(gateway.url, system.adminKey, 'bench-v0', performance.now(), 50, 30_000)) === undefined)
+      throw new Error('the first router never reached a gateway');
   }
   const perGateway: number[][] = system.gateways.map(() => []);
   for (let i = 1; i <= CHANGES; i++) {
@@ -93,7 +119,9 @@ async function bigReload(system: System) {
   const content = encodeSnapshot(snapshot);
   const encodeMs = performance.now() - built;
   const json = Buffer.byteLength(JSON.stringify(snapshot));
-  const stored = content.binaryData ? Buffer.byteLength(Object.values(content.binaryData)[0]!) : Buffer.byteLength(Object.values(content.data!)[0]!);
+  const stored = content.binaryData
+    ? Buffer.byteLength(Object.values(content.binaryData)[0]!)
+    : Buffer.byteLength(Object.values(content.data!)[0]!);
   const object = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -105,27 +133,48 @@ async function bigReload(system: System) {
   const start = performance.now();
   await applyObject(system.admin, { group: '', version: 'v1', plural: 'configmaps' }, object, { force: true });
   const written = performance.now();
-  const reload = await Promise.all(system.gateways.map(async (gateway) => {
-    while (performance.now() - written < 120_000) {
-      if ((await readyVersion(gateway.url)) === snapshot.version) return performance.now();
-      await sleep(PROBE_MS);
-    }
-    throw new Error(`gateway ${gateway.url} did not load the large snapshot within 120 s`);
-  }));
+  const reload = await Promise.all(
+    system.gateways.map(async (gateway) => {
+      while (performance.now() - written < 120_000) {
+        if ((await readyVersion(gateway.url)) === snapshot.version) return performance.now();
+        await sleep(PROBE_MS);
+      }
+      throw new Error(`gateway ${gateway.url} did not load the large snapshot within 120 s`);
+    }),
+  );
   // The last of the 5,000 routers is found by its alias on each gateway (its vLLM backends do not exist: no chat request).
-  const probe = await Promise.all(system.gateways.map(async (g) => (await fetch(`${g.url}/v1/models/m4999`, { headers: { authorization: `Bearer ${system.adminKey}` } })).status));
-  return { json, stored, compressed: content.binaryData !== undefined, objectBytes, encodeMs, writeMs: written - start, reloadMs: reload.map((t) => t - written), probe };
+  const probe = await Promise.all(
+    system.gateways.map(
+      async (g) => (await fetch(`${g.url}/v1/models/m4999`, { headers: { authorization: `Bearer ${system.adminKey}` } })).status,
+    ),
+  );
+  return {
+    json,
+    stored,
+    compressed: content.binaryData !== undefined,
+    objectBytes,
+    encodeMs,
+    writeMs: written - start,
+    reloadMs: reload.map((t) => t - written),
+    probe,
+  };
 }
 
 async function machine(): Promise<string> {
-  const nproc = await run('nproc').then((r) => r.stdout.trim(), () => String(cpus().length));
+  const nproc = await run('nproc').then(
+    (r) => r.stdout.trim(),
+    () => String(cpus().length),
+  );
   let cpu = cpus()[0]?.model ?? 'unknown';
   try {
     cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpu;
   } catch {
     // Keep os.cpus()'s name.
   }
-  const kernel = await run('uname', ['-sr']).then((r) => r.stdout.trim(), () => 'unknown');
+  const kernel = await run('uname', ['-sr']).then(
+    (r) => r.stdout.trim(),
+    () => 'unknown',
+  );
   return `${nproc} cores (\`nproc\`), ${cpu}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${kernel}`;
 }
 
@@ -140,7 +189,10 @@ async function main() {
   } finally {
     await system.stop();
   }
-  const redisVersion = await run('redis-server', ['--version']).then((r) => /\bv=(\S+)/.exec(r.stdout)?.[1] ?? 'unknown', () => 'unknown');
+  const redisVersion = await run('redis-server', ['--version']).then(
+    (r) => /\bv=(\S+)/.exec(r.stdout)?.[1] ?? 'unknown',
+    () => 'unknown',
+  );
   const all = changes.flat();
   const lines = [
     `## ${started.toISOString().replace('T', ' ').slice(0, 19)} UTC: Kubernetes mode`,
@@ -156,12 +208,14 @@ async function main() {
     '',
     '| Gateway | median | max | min |',
     '|---|---:|---:|---:|',
-    ...changes.map((times, g) => `| tollgate-gateway-${g} | ${ms(median(times))} | ${ms(Math.max(...times))} | ${ms(Math.min(...times))} |`),
+    ...changes.map(
+      (times, g) => `| tollgate-gateway-${g} | ${ms(median(times))} | ${ms(Math.max(...times))} | ${ms(Math.min(...times))} |`,
+    ),
     `| both | ${ms(median(all))} | ${ms(Math.max(...all))} | ${ms(Math.min(...all))} |`,
     '',
     `### ${ROUTERS.toLocaleString('en')} routers with ${PROVIDERS_PER_ROUTER} providers each`,
     '',
-    'Encoded with `encodeSnapshot` (gateway/kubernetes/snapshot-configmap.ts) and written as admin by server-side apply to the routing ConfigMap, with the operators stopped; reload = from the write returning to each gateway\'s `/readyz` showing the new version (probed every 10 ms).',
+    "Encoded with `encodeSnapshot` (gateway/kubernetes/snapshot-configmap.ts) and written as admin by server-side apply to the routing ConfigMap, with the operators stopped; reload = from the write returning to each gateway's `/readyz` showing the new version (probed every 10 ms).",
     '',
     `- Snapshot JSON: ${kib(big.json)}; stored ${big.compressed ? 'gzipped, base64 in `binaryData`' : 'in `data`'}: ${kib(big.stored)}; ConfigMap object as sent: ${kib(big.objectBytes)} (limit 1 MiB)`,
     `- Build and encode: ${ms(big.encodeMs)}; API write (server-side apply): ${ms(big.writeMs)}`,

@@ -42,7 +42,14 @@ export interface NginxInstance {
   readonly ports: Record<Mode, number>;
 }
 
-async function start(name: string, nginx: string, dir: string, core: number, http: string, ports: Record<Mode, number>): Promise<NginxInstance> {
+async function start(
+  name: string,
+  nginx: string,
+  dir: string,
+  core: number,
+  http: string,
+  ports: Record<Mode, number>,
+): Promise<NginxInstance> {
   await mkdir(dir, { recursive: true });
   const conf = join(dir, 'nginx.conf');
   await writeFile(conf, mainConfig(dir, http));
@@ -75,7 +82,13 @@ export function startNginxUpstream(nginx: string, dir: string, core: number, por
 }
 
 /** nginx proxy_pass to the upstream, with a keep-alive pool; the streamed port does not buffer. */
-export function startNginxProxy(nginx: string, dir: string, core: number, ports: Record<Mode, number>, upstream: Record<Mode, number>): Promise<NginxInstance> {
+export function startNginxProxy(
+  nginx: string,
+  dir: string,
+  core: number,
+  ports: Record<Mode, number>,
+  upstream: Record<Mode, number>,
+): Promise<NginxInstance> {
   const server = (mode: Mode) => `
   upstream up_${mode} {
     server 127.0.0.1:${upstream[mode]};

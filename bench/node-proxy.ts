@@ -18,7 +18,12 @@ const upstream = new Pool(origin);
 async function forward(text: string): Promise<string> {
   const body = JSON.parse(text) as Record<string, unknown>;
   body.model = 'bench-upstream-model';
-  const answered = await upstream.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answered = await upstream.request({
+    path: '/v1/chat/completions',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const answer = (await answered.body.json()) as { model: string; usage: { cost?: number } };
   answer.model = MODEL.json;
   answer.usage.cost = 0.00011;

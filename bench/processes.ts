@@ -17,7 +17,14 @@ export interface Child {
 const children = new Set<Child>();
 
 /** Starts `command args` pinned to `core` with taskset; output goes to `logFile`. */
-export function startPinned(name: string, core: number, command: string, args: readonly string[], logFile: string, env: NodeJS.ProcessEnv = process.env): Child {
+export function startPinned(
+  name: string,
+  core: number,
+  command: string,
+  args: readonly string[],
+  logFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Child {
   const log = createWriteStream(logFile, { flags: 'a' });
   const proc = spawn('taskset', ['-c', String(core), command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   proc.stdout!.pipe(log, { end: false });

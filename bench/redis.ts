@@ -26,9 +26,13 @@ export async function startRedis(redis: string, core: number, logFile: string): 
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
   process.once('exit', removeDir);
   // --logfile '' logs to stdout, which startPinned writes to logFile.
-  const child = startPinned('redis-server', core, redis,
+  const child = startPinned(
+    'redis-server',
+    core,
+    redis,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', '', '--daemonize', 'no'],
-    logFile);
+    logFile,
+  );
   const deadline = Date.now() + 10_000;
   let dead: string | undefined;
   void child.exited.then((code) => (dead = code));

@@ -96,7 +96,9 @@ export function table(measurements: readonly Measurement[], mode: Mode): string 
     const baseline = direct && m !== direct ? direct.result : undefined;
     const disturbed = runs.some((run) => run.disturbed);
     const errors = runs.reduce((sum, run) => [sum[0]! + run.result.statusErrors, sum[1]! + run.result.socketErrors], [0, 0]);
-    lines.push(`| ${m.label}${disturbed ? ' †' : ''}${runs.some((run) => run.problem) ? ' ⚠' : ''} | ${rps(r.rps)} | ${runs.map((run) => rps(run.result.rps)).join(' · ')} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${errors[0]} / ${errors[1]} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${perRequest(m)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`);
+    lines.push(
+      `| ${m.label}${disturbed ? ' †' : ''}${runs.some((run) => run.problem) ? ' ⚠' : ''} | ${rps(r.rps)} | ${runs.map((run) => rps(run.result.rps)).join(' · ')} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${baseline ? added(r.p50Us - baseline.p50Us) : '—'} | ${baseline ? added(r.p99Us - baseline.p99Us) : '—'} | ${errors[0]} / ${errors[1]} | ${mib(m.peakRssKiB)} | ${pct(m.cpu.serverPercent)} | ${perRequest(m)} | ${pct(m.cpu.otherPercent)} | ${pct(m.cpu.stealPercent)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -113,7 +115,12 @@ export interface Ratio {
  * each round, whose runs are minutes apart at most, then the median of the rounds: the host's
  * speed drifts over a run more than the code's cost differs. Undefined without both.
  */
-export function ratio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId, base: ContenderId = 'nginx'): Ratio | undefined {
+export function ratio(
+  measurements: readonly Measurement[],
+  mode: Mode,
+  contender: ContenderId,
+  base: ContenderId = 'nginx',
+): Ratio | undefined {
   const rounds: number[] = [];
   for (const measured of measurements.filter((m) => m.mode === mode && m.contender === contender)) {
     const reference = measurements.find((m) => m.mode === mode && m.contender === base && m.round === measured.round);
@@ -122,7 +129,8 @@ export function ratio(measurements: readonly Measurement[], mode: Mode, contende
   return rounds.length === 0 ? undefined : { median: median(rounds)!, rounds };
 }
 
-const percentOf = (r: Ratio) => `${r.median.toFixed(1)}%${r.rounds.length > 1 ? ` (rounds: ${r.rounds.map((x) => `${x.toFixed(1)}%`).join(', ')})` : ''}`;
+const percentOf = (r: Ratio) =>
+  `${r.median.toFixed(1)}%${r.rounds.length > 1 ? ` (rounds: ${r.rounds.map((x) => `${x.toFixed(1)}%`).join(', ')})` : ''}`;
 
 export const GOAL_PERCENT = 30;
 /** The full path (budget, rate limits, ...) must keep this share of the pass-through throughput. */
@@ -141,37 +149,50 @@ const FULL_PATHS = [
 export function ratioLines(measurements: readonly Measurement[], markdown: boolean): string[] {
   const lines: string[] = [];
   const bold = (text: string) => (markdown ? `**${text}**` : text);
-  const disturbed = (mode: Mode, ids: readonly ContenderId[]) => measurements.some((m) => m.mode === mode && ids.includes(m.contender) && m.disturbed);
+  const disturbed = (mode: Mode, ids: readonly ContenderId[]) =>
+    measurements.some((m) => m.mode === mode && ids.includes(m.contender) && m.disturbed);
   for (const contender of GATEWAY_CONTENDERS) {
     const json = ratio(measurements, 'json', contender);
     if (json === undefined) continue;
     const label = measurements.find((m) => m.contender === contender)!.label;
     const sse = ratio(measurements, 'sse', contender);
     const unreliable = disturbed('json', [contender, 'nginx']);
-    lines.push(`${bold(`${label}: throughput ${json.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (median of the rounds' ratios; goal ≥ ${GOAL_PERCENT}%: ${json.median >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''}; ${percentOf(json)})${sse === undefined ? '' : `; streamed chat ${percentOf(sse)}`}.`);
+    lines.push(
+      `${bold(`${label}: throughput ${json.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (median of the rounds' ratios; goal ≥ ${GOAL_PERCENT}%: ${json.median >= GOAL_PERCENT ? 'met' : 'not met'}${unreliable ? '; unreliable: a run it uses was disturbed †' : ''}; ${percentOf(json)})${sse === undefined ? '' : `; streamed chat ${percentOf(sse)}`}.`,
+    );
   }
   if (lines.length === 0) lines.push('Gateway throughput as % of nginx proxy_pass throughput: n/a (nginx or the gateway not measured).');
   const floor = ratio(measurements, 'json', 'node');
   const nearFloor = ratio(measurements, 'json', 'gateway-plain', 'node');
   if (floor !== undefined) {
-    lines.push(`${bold(`The floor, a bare Node proxy (node:http + undici, no framework or feature): ${floor.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (${percentOf(floor)})${nearFloor === undefined ? '' : `; the pass-through reaches ${percentOf(nearFloor)} of it`}.`);
+    lines.push(
+      `${bold(`The floor, a bare Node proxy (node:http + undici, no framework or feature): ${floor.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (${percentOf(floor)})${nearFloor === undefined ? '' : `; the pass-through reaches ${percentOf(nearFloor)} of it`}.`,
+    );
   }
   for (const { contender, name } of FULL_PATHS) {
-    const verdict = (mode: Mode, value: Ratio) => `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value.median >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
+    const verdict = (mode: Mode, value: Ratio) =>
+      `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value.median >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
     const json = ratio(measurements, 'json', contender, 'gateway-plain');
     const sse = ratio(measurements, 'sse', contender, 'gateway-plain');
     if (json === undefined && sse === undefined) continue;
     const jsonText = json === undefined ? 'n/a, non-streamed chat' : `${json.median.toFixed(1)}%, non-streamed chat`;
-    lines.push(`${bold(`${name} as % of pass-through: ${jsonText}`)}${json === undefined ? '' : ` (${verdict('json', json)}; ${percentOf(json)})`}; streamed chat ${sse === undefined ? 'n/a' : `${percentOf(sse)} (${verdict('sse', sse)})`}.`);
+    lines.push(
+      `${bold(`${name} as % of pass-through: ${jsonText}`)}${json === undefined ? '' : ` (${verdict('json', json)}; ${percentOf(json)})`}; streamed chat ${sse === undefined ? 'n/a' : `${percentOf(sse)} (${verdict('sse', sse)})`}.`,
+    );
   }
   return lines;
 }
 
 export function section(info: RunInfo, measurements: readonly Measurement[]): string {
   const m = info.machine;
-  const problems = measurements.filter((x) => x.problem).map((x) => `${x.label}, ${x.mode === 'json' ? 'non-streamed' : 'streamed'}: ${x.problem}`);
+  const problems = measurements
+    .filter((x) => x.problem)
+    .map((x) => `${x.label}, ${x.mode === 'json' ? 'non-streamed' : 'streamed'}: ${x.problem}`);
   const out = [
-    `## ${info.date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`,
+    `## ${info.date
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, ' UTC')}`,
     '',
     `- Command: \`${info.command}\``,
     `- Revision: ${info.revision}`,

@@ -89,7 +89,9 @@ async function main(): Promise<void> {
   const scratch = join(BENCH, 'out', started.toISOString().replace(/[:.]/g, '-'));
   await mkdir(scratch, { recursive: true });
   log(`Tollgate benchmark: scratch output in ${scratch}`);
-  log(`Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}; Node ${machine.node}, nginx ${machine.nginx}, ${machine.wrk}, Redis ${machine.redis}`);
+  log(
+    `Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}; Node ${machine.node}, nginx ${machine.nginx}, ${machine.wrk}, Redis ${machine.redis}`,
+  );
 
   // The upstream: on the load generator's core, so the server under test has core 0 to itself.
   const upstreamPorts = { json: await freePort(), sse: await freePort() };
@@ -99,7 +101,13 @@ async function main(): Promise<void> {
     upstream = (await startNginxUpstream(tools.nginx, join(scratch, 'nginx-upstream'), loadCore, upstreamPorts)).child;
     upstreamText = 'nginx `return 200` with fixed bodies (zero latency), 1 worker; one port answers JSON, the other SSE';
   } else {
-    upstream = startPinned('node upstream', loadCore, process.execPath, [join(BENCH, 'upstream-node.ts'), String(upstreamPorts.json), String(upstreamPorts.sse)], join(scratch, 'upstream-node.log'));
+    upstream = startPinned(
+      'node upstream',
+      loadCore,
+      process.execPath,
+      [join(BENCH, 'upstream-node.ts'), String(upstreamPorts.json), String(upstreamPorts.sse)],
+      join(scratch, 'upstream-node.log'),
+    );
     await waitForPort(upstreamPorts.json, upstream);
     await waitForPort(upstreamPorts.sse, upstream);
     upstreamText = 'node:http fallback with fixed bodies (zero latency; nginx was not available), one port answers JSON, the other SSE';
@@ -130,11 +138,28 @@ async function main(): Promise<void> {
    * runs on the load core (Redis), gets its CPU use during the measured run returned.
    */
   let round = 0;
-  const measure = async (contender: ContenderId, label: string, mode: Mode, url: string, pid: number, headers: Record<string, string>, sidecarPid?: number): Promise<CpuUse | undefined> => {
+  const measure = async (
+    contender: ContenderId,
+    label: string,
+    mode: Mode,
+    url: string,
+    pid: number,
+    headers: Record<string, string>,
+    sidecarPid?: number,
+  ): Promise<CpuUse | undefined> => {
     await waitForQuiet();
     const problem = await check(contender, mode, url, headers);
     if (problem) log(`  ⚠ ${label} ${mode}: ${problem}`);
-    const common = { wrk: tools.wrk, core: loadCore, url, body: requestBody(mode), headers, connections: SETTINGS.connections, threads: SETTINGS.threads, scratchDir: scratch };
+    const common = {
+      wrk: tools.wrk,
+      core: loadCore,
+      url,
+      body: requestBody(mode),
+      headers,
+      connections: SETTINGS.connections,
+      threads: SETTINGS.threads,
+      scratchDir: scratch,
+    };
     // The warm-up doubles as a probe: when other processes took the CPU during it, wait for
     // quiet and warm up again; a measured run they disturbed is done again. Both come out of
     // the run's waiting budget; once it is spent, what was measured stands and is marked.
@@ -163,7 +188,9 @@ async function main(): Promise<void> {
       }
       const rss = await peakRssKiB(pid);
       measurements.push({ round, contender, label, mode, result, peakRssKiB: rss, problem, cpu, disturbed });
-      log(`  ${label.padEnd(32)} ${mode.padEnd(4)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${(result.p50Us / 1000).toFixed(2)} ms  p99 ${(result.p99Us / 1000).toFixed(2)} ms  errors ${result.statusErrors}/${result.socketErrors}  server CPU ${percent(cpu.serverPercent)}  other load ${percent(cpu.otherPercent)}  steal ${percent(cpu.stealPercent)}${disturbed ? '  (disturbed)' : ''}`);
+      log(
+        `  ${label.padEnd(32)} ${mode.padEnd(4)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${(result.p50Us / 1000).toFixed(2)} ms  p99 ${(result.p99Us / 1000).toFixed(2)} ms  errors ${result.statusErrors}/${result.socketErrors}  server CPU ${percent(cpu.serverPercent)}  other load ${percent(cpu.otherPercent)}  steal ${percent(cpu.stealPercent)}${disturbed ? '  (disturbed)' : ''}`,
+      );
       return sidecarPid === undefined ? undefined : cpuUse(before, after, sidecarPid);
     }
   };
@@ -181,18 +208,43 @@ async function main(): Promise<void> {
   // once runs the code it will run for hours, and each round then measures the contenders one
   // right after the other, seconds apart instead of minutes, so that the host's drift touches
   // the two sides of a ratio alike.
-  const servers: Server[] = [{ contender: 'direct', label: 'upstream direct', url: upstreamUrl, pid: upstream.pid, user: 'plain', modes: MODES, jit: false }];
+  const servers: Server[] = [
+    { contender: 'direct', label: 'upstream direct', url: upstreamUrl, pid: upstream.pid, user: 'plain', modes: MODES, jit: false },
+  ];
   if (tools.nginx) {
     const ports = { json: await freePort(), sse: await freePort() };
     const proxy = await startNginxProxy(tools.nginx, join(scratch, 'nginx-proxy'), serverCore, ports, upstreamPorts);
-    servers.push({ contender: 'nginx', label: 'nginx proxy_pass', url: (mode) => `http://127.0.0.1:${ports[mode]}`, pid: proxy.child.pid, user: 'plain', modes: MODES, jit: false });
+    servers.push({
+      contender: 'nginx',
+      label: 'nginx proxy_pass',
+      url: (mode) => `http://127.0.0.1:${ports[mode]}`,
+      pid: proxy.child.pid,
+      user: 'plain',
+      modes: MODES,
+      jit: false,
+    });
   }
   // The floor under the gateway (node-proxy.ts), non-streamed only: what node:http and undici
   // reach on this machine with no framework and no feature, doing the least a gateway does.
   const floorPort = await freePort();
-  const floor = startPinned('bare Node proxy', serverCore, node, [join(BENCH, 'node-proxy.ts'), String(floorPort), upstreamUrl('json')], join(scratch, 'node-proxy.log'), gatewayEnv);
+  const floor = startPinned(
+    'bare Node proxy',
+    serverCore,
+    node,
+    [join(BENCH, 'node-proxy.ts'), String(floorPort), upstreamUrl('json')],
+    join(scratch, 'node-proxy.log'),
+    gatewayEnv,
+  );
   await waitForPort(floorPort, floor);
-  servers.push({ contender: 'node', label: 'bare Node proxy (reference)', url: () => `http://127.0.0.1:${floorPort}`, pid: floor.pid, user: 'plain', modes: ['json'], jit: true });
+  servers.push({
+    contender: 'node',
+    label: 'bare Node proxy (reference)',
+    url: () => `http://127.0.0.1:${floorPort}`,
+    pid: floor.pid,
+    user: 'plain',
+    modes: ['json'],
+    jit: true,
+  });
   let redis: RedisInstance | undefined;
   const gatewayLogs: string[] = [];
   for (const { contender, label, user, store } of GATEWAY_VARIANTS) {
@@ -204,20 +256,57 @@ async function main(): Promise<void> {
     const port = await freePort();
     const logFile = join(scratch, `${contender}.log`);
     gatewayLogs.push(logFile);
-    const gateway = startPinned('gateway', serverCore, node,
-      [join(ROOT, 'gateway/cli.ts'), 'gateway', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...(store === 'redis' && redis ? ['--redis-url', redis.url] : [])],
-      logFile, gatewayEnv);
+    const gateway = startPinned(
+      'gateway',
+      serverCore,
+      node,
+      [
+        join(ROOT, 'gateway/cli.ts'),
+        'gateway',
+        '--config',
+        config,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--log-level',
+        'warn',
+        ...(store === 'redis' && redis ? ['--redis-url', redis.url] : []),
+      ],
+      logFile,
+      gatewayEnv,
+    );
     await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
       const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
       throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
     });
-    servers.push({ contender, label, url: () => `http://127.0.0.1:${port}`, pid: gateway.pid, user, modes: MODES, jit: true, sidecar: store === 'redis' ? redis : undefined });
+    servers.push({
+      contender,
+      label,
+      url: () => `http://127.0.0.1:${port}`,
+      pid: gateway.pid,
+      user,
+      modes: MODES,
+      jit: true,
+      sidecar: store === 'redis' ? redis : undefined,
+    });
   }
 
   log(`Warming up each Node process (${SETTINGS.gatewayWarmupSeconds} s per mode, discarded)`);
   for (const server of servers.filter((s) => s.jit)) {
     for (const mode of server.modes) {
-      await runWrk({ wrk: tools.wrk, core: loadCore, url: server.url(mode) + CHAT_PATH, body: requestBody(mode), headers: auth(server.user), connections: SETTINGS.connections, threads: SETTINGS.threads, seconds: SETTINGS.gatewayWarmupSeconds, scratchDir: scratch, name: `${server.contender}-${mode}-first-warmup` });
+      await runWrk({
+        wrk: tools.wrk,
+        core: loadCore,
+        url: server.url(mode) + CHAT_PATH,
+        body: requestBody(mode),
+        headers: auth(server.user),
+        connections: SETTINGS.connections,
+        threads: SETTINGS.threads,
+        seconds: SETTINGS.gatewayWarmupSeconds,
+        scratchDir: scratch,
+        name: `${server.contender}-${mode}-first-warmup`,
+      });
     }
   }
 
@@ -229,7 +318,15 @@ async function main(): Promise<void> {
     for (const mode of MODES) {
       for (const server of order) {
         if (!server.modes.includes(mode)) continue;
-        const sidecar = await measure(server.contender, server.label, mode, server.url(mode) + CHAT_PATH, server.pid, auth(server.user), server.sidecar?.child.pid);
+        const sidecar = await measure(
+          server.contender,
+          server.label,
+          mode,
+          server.url(mode) + CHAT_PATH,
+          server.pid,
+          auth(server.user),
+          server.sidecar?.child.pid,
+        );
         if (server.sidecar) {
           if (sidecar?.serverPercent !== undefined) redisUse[mode].push(sidecar.serverPercent);
           log(`  ${''.padEnd(32)} ${mode.padEnd(4)} redis-server CPU ${percent(sidecar?.serverPercent)} (core ${loadCore})`);
@@ -247,10 +344,13 @@ async function main(): Promise<void> {
     gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
   }
   if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
-  if ((await gitRevision()) !== revision) notes.push('the gateway\'s sources changed while it was being measured: its processes may not all have run the same code');
+  if ((await gitRevision()) !== revision)
+    notes.push("the gateway's sources changed while it was being measured: its processes may not all have run the same code");
   const disturbed = measurements.filter((m) => m.disturbed);
   if (disturbed.length > 0) {
-    notes.push(`${disturbed.length} measurement(s) marked † ran while other processes used ≥ ${QUIET_THRESHOLD_PERCENT}% of a core ("other load" column) or the hypervisor stole ≥ ${STEAL_THRESHOLD_PERCENT}% ("steal"), after the waiting budget was spent: their figures, and ratios using them, are not comparable; rerun on a quiet machine`);
+    notes.push(
+      `${disturbed.length} measurement(s) marked † ran while other processes used ≥ ${QUIET_THRESHOLD_PERCENT}% of a core ("other load" column) or the hypervisor stole ≥ ${STEAL_THRESHOLD_PERCENT}% ("steal"), after the waiting budget was spent: their figures, and ratios using them, are not comparable; rerun on a quiet machine`,
+    );
   }
 
   const info = {
@@ -259,17 +359,22 @@ async function main(): Promise<void> {
     machine,
     revision,
     upstream: upstreamText,
-    gateway: 'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and configuration with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback; one process per variant for the whole run, serving both modes',
+    gateway:
+      'log level warn, one router per mode (priced, carbon inputs) with one `vllm` provider; *pass-through* = in-memory store, a user without budget or rate limit (auth, usage block with cost and carbon, usage record, metrics); *all features (memory)* = in-memory store, a user with a daily budget and request and token rate limits far above reach (adds the budget hold and settlement, the limiters and prompt-token counting); *all features (Redis)* = the same user and configuration with `--redis-url`: users, keys, budget, rate limits and usage records in Redis on loopback; one process per variant for the whole run, serving both modes',
     load: `wrk, closed loop, ${SETTINGS.connections} connections, ${SETTINGS.threads} thread; each Node process (gateways, bare Node proxy) first warmed up ${SETTINGS.gatewayWarmupSeconds} s per mode (its JIT takes that long to settle); then ${SETTINGS.rounds} rounds, each measuring every contender back to back per mode (${SETTINGS.warmupSeconds} s warm-up, discarded, then ${SETTINGS.seconds} s measured), in reverse order every other round; tables show each contender's median round, ratios are the median of the rounds' ratios`,
     pinning: `server under test on core ${serverCore} (\`taskset -c ${serverCore}\`); upstream and wrk on core ${loadCore}${tools.redis ? `, and Redis too for the Redis contender` : ''}`,
-    redis: tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
-      ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; empty when its gateway starts, kept for the run; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
-      : undefined,
+    redis:
+      tools.redis && measurements.some((m) => m.contender === 'gateway-redis')
+        ? `own \`redis-server\` ${machine.redis} on 127.0.0.1 (\`--save '' --appendonly no\`, temporary directory), core ${loadCore}; empty when its gateway starts, kept for the run; CPU during the measured runs ${percent(median(redisUse.json))} of a core non-streamed, ${percent(median(redisUse.sse))} streamed (medians) (not in the *server CPU* column, which is the gateway's); peak RSS ${redisPeakKiB === undefined ? 'n/a' : `${(redisPeakKiB / 1024).toFixed(1)} MiB`}`
+        : undefined,
     notes,
   };
   const text = section(info, measurements);
   await prependSection(join(BENCH, 'RESULTS.md'), text);
-  await writeFile(join(scratch, 'measurements.json'), JSON.stringify({ info, measurements: measurements.map((m) => ({ ...m, result: { ...m.result, raw: undefined } })) }, null, 2));
+  await writeFile(
+    join(scratch, 'measurements.json'),
+    JSON.stringify({ info, measurements: measurements.map((m) => ({ ...m, result: { ...m.result, raw: undefined } })) }, null, 2),
+  );
 
   log('');
   for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
@@ -336,7 +441,8 @@ users:
       - name: bench
         key: \${TOLLGATE_BENCH_FULL_KEY}
 models:
-${MODES.map((mode) => `  - id: ${MODEL[mode]}
+${MODES.map(
+  (mode) => `  - id: ${MODEL[mode]}
     type: text-generation
     costs: { prompt_tokens: 2.50, completion_tokens: 10.00 }
     providers:
@@ -346,7 +452,8 @@ ${MODES.map((mode) => `  - id: ${MODEL[mode]}
           api_url: ${upstreamUrl(mode)}
           timeout: 30
         carbon: { params_total_b: 8, zone: FRA }
-`).join('')}`;
+`,
+).join('')}`;
 }
 
 async function waitReady(url: string, child: Child, timeoutMs = 20_000): Promise<void> {
@@ -369,21 +476,34 @@ async function waitReady(url: string, child: Child, timeoutMs = 20_000): Promise
 /** One request before the load: the answer must be what a client expects, or the run says so. */
 async function check(contender: ContenderId, mode: Mode, url: string, headers: Record<string, string>): Promise<string | undefined> {
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: requestBody(mode), signal: AbortSignal.timeout(5000) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: requestBody(mode),
+      signal: AbortSignal.timeout(5000),
+    });
     const text = await response.text();
     if (response.status !== 200) return `status ${response.status}: ${text.slice(0, 200)}`;
     const gateway = contender.startsWith('gateway');
     if (mode === 'json') {
-      const body = JSON.parse(text) as { model?: string; choices?: { message?: { content?: string } }[]; usage?: { total_tokens?: number; cost?: number } };
+      const body = JSON.parse(text) as {
+        model?: string;
+        choices?: { message?: { content?: string } }[];
+        usage?: { total_tokens?: number; cost?: number };
+      };
       if (!body.choices?.[0]?.message?.content) return 'no choices[0].message.content';
       if (!body.usage?.total_tokens) return 'no usage';
       if (gateway && body.model !== MODEL.json) return `model is ${body.model}, not the router's name`;
       if (gateway && !(typeof body.usage.cost === 'number' && body.usage.cost > 0)) return 'no cost in usage';
       return undefined;
     }
-    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return `content-type ${response.headers.get('content-type')}`;
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+      return `content-type ${response.headers.get('content-type')}`;
     if (!text.endsWith('data: [DONE]\n\n')) return 'the stream does not end with data: [DONE]';
-    const events = text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)) as { usage?: { total_tokens?: number; cost?: number } });
+    const events = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)) as { usage?: { total_tokens?: number; cost?: number } });
     const usage = events.find((e) => e.usage)?.usage;
     if (!usage?.total_tokens) return 'no usage chunk';
     if (gateway && !(typeof usage.cost === 'number' && usage.cost > 0)) return 'no cost in the usage chunk';
@@ -404,11 +524,16 @@ async function gitRevision(): Promise<string> {
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
-  for (const file of files) digest.update(`${relative(ROOT, file)}\0`).update(await readFile(file)).update('\0');
+  for (const file of files)
+    digest
+      .update(`${relative(ROOT, file)}\0`)
+      .update(await readFile(file))
+      .update('\0');
   const sources = `gateway/ sources sha256 \`${digest.digest('hex').slice(0, 12)}\``;
   try {
     const head = (await git('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'])).stdout.trim();
-    const dirty = (await git('git', ['--no-optional-locks', '-C', ROOT, 'status', '--porcelain', '--untracked-files=all'])).stdout.trim() !== '';
+    const dirty =
+      (await git('git', ['--no-optional-locks', '-C', ROOT, 'status', '--porcelain', '--untracked-files=all'])).stdout.trim() !== '';
     return `\`${head}\`${dirty ? ' + local changes' : ''}; ${sources}`;
   } catch {
     return `not a git checkout; ${sources}`;
@@ -417,7 +542,7 @@ async function gitRevision(): Promise<string> {
 
 main().catch(async (error: unknown) => {
   if (wasInterrupted()) return; // the signal handler stops the children and exits
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   await stopAll();
   process.exit(1);
 });

@@ -45,7 +45,9 @@ export function ensureTools(): Tools {
   if (missing.length > 0) {
     const root = process.getuid?.() === 0;
     if (root && which('apt-get')) {
-      process.stdout.write(`Installing ${missing.join(' and ')} from Debian's packages: apt-get update, then apt-get install -y ${missing.join(' ')}\n`);
+      process.stdout.write(
+        `Installing ${missing.join(' and ')} from Debian's packages: apt-get update, then apt-get install -y ${missing.join(' ')}\n`,
+      );
       const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
       const update = spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
       if (update.status !== 0) notes.push('apt-get update failed');
@@ -76,18 +78,27 @@ export interface Machine {
 }
 
 export async function describeMachine(tools: Tools): Promise<Machine> {
-  const nproc = await run('nproc').then((r) => Number(r.stdout.trim()), () => cpus().length);
+  const nproc = await run('nproc').then(
+    (r) => Number(r.stdout.trim()),
+    () => cpus().length,
+  );
   let cpu = cpus()[0]?.model ?? 'unknown';
   try {
     cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpu;
   } catch {
     // Keep os.cpus()'s name.
   }
-  const kernel = await run('uname', ['-sr']).then((r) => r.stdout.trim(), () => 'unknown');
+  const kernel = await run('uname', ['-sr']).then(
+    (r) => r.stdout.trim(),
+    () => 'unknown',
+  );
   // nginx -v and wrk -v print to stderr; wrk -v exits 1.
   const version = async (cmd: string | undefined, args: string[], pattern: RegExp) => {
     if (!cmd) return 'not installed';
-    const out = await run(cmd, args).then((r) => r.stdout + r.stderr, (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`);
+    const out = await run(cmd, args).then(
+      (r) => r.stdout + r.stderr,
+      (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`,
+    );
     return pattern.exec(out)?.[1] ?? (out.trim().split('\n')[0] || 'unknown');
   };
   return {

@@ -15,14 +15,17 @@ const gateway = program
   .command('gateway')
   .description(
     'Serve the OpenAI-compatible API: routers from a configuration file and the catalog (in memory, or in Redis with --redis-url), ' +
-    'or with --kubernetes from the routing ConfigMap and provider keys Secret the operator writes.',
+      'or with --kubernetes from the routing ConfigMap and provider keys Secret the operator writes.',
   )
-  .addHelpText('after', [
-    '',
-    'Kubernetes mode: tollgate gateway --kubernetes --namespace tollgate --redis-url redis://redis:6379',
-    '',
-    'Signals: SIGHUP reloads the configuration file (an invalid file keeps the current one); SIGTERM and SIGINT drain and stop.',
-  ].join('\n'));
+  .addHelpText(
+    'after',
+    [
+      '',
+      'Kubernetes mode: tollgate gateway --kubernetes --namespace tollgate --redis-url redis://redis:6379',
+      '',
+      'Signals: SIGHUP reloads the configuration file (an invalid file keeps the current one); SIGTERM and SIGINT drain and stop.',
+    ].join('\n'),
+  );
 for (const option of GATEWAY_OPTIONS) {
   gateway.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
 }
@@ -48,7 +51,9 @@ gateway.action(async (flags: Record<string, unknown>) => {
 
 const operator = program
   .command('operator')
-  .description('Reconcile ModelRouter, ModelProvider and GatewayUser resources into the routing ConfigMap, the provider keys Secret and Redis.')
+  .description(
+    'Reconcile ModelRouter, ModelProvider and GatewayUser resources into the routing ConfigMap, the provider keys Secret and Redis.',
+  )
   .addHelpText('after', '\nSignals: SIGTERM and SIGINT stop, releasing the leader-election Lease for the other replica.');
 for (const option of OPERATOR_OPTIONS) {
   operator.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));

@@ -55,10 +55,14 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
   source.start({ routing, metrics, log: app.log });
-  const stopReseeding = reseedOnDataLoss(store, async () => {
-    await ensureAdminKey(settings, store);
-    await source.reseed();
-  }, app.log);
+  const stopReseeding = reseedOnDataLoss(
+    store,
+    async () => {
+      await ensureAdminKey(settings, store);
+      await source.reseed();
+    },
+    app.log,
+  );
   app.addHook('onClose', async () => stopReseeding());
   // Before listening: loading the tokenizer's tables holds the process for about 0.4 s.
   loadEncoding();
@@ -70,7 +74,12 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     throw listenProblem(error as NodeJS.ErrnoException, settings.host, settings.port) ?? error;
   }
   app.log.info(
-    { routers: routing.table.routers.length, snapshot: routing.table.version, store: settings.redisUrl ? 'redis' : 'memory', mode: settings.kubernetes ? 'kubernetes' : 'file' },
+    {
+      routers: routing.table.routers.length,
+      snapshot: routing.table.version,
+      store: settings.redisUrl ? 'redis' : 'memory',
+      mode: settings.kubernetes ? 'kubernetes' : 'file',
+    },
     `Tollgate gateway listening on ${address}`,
   );
   return {

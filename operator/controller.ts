@@ -55,11 +55,15 @@ export class Controller {
     const timer = setInterval(everything, this.#options.statusPeriodMs);
     this.#queue = queue;
     everything();
-    signal.addEventListener('abort', () => {
-      clearInterval(timer);
-      if (this.#queue === queue) this.#queue = undefined;
-      this.#lastTermStopped = queue.stop();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(timer);
+        if (this.#queue === queue) this.#queue = undefined;
+        this.#lastTermStopped = queue.stop();
+      },
+      { once: true },
+    );
   }
 
   /** Resolves once the last term's running reconciles have ended. */
@@ -80,7 +84,8 @@ export class Controller {
 
   #process(key: string, signal: AbortSignal): Promise<void> {
     if (key === ROUTING_KEY) return this.#measured('routing', () => reconcileRouting(this.#options.routing, signal));
-    if (key.startsWith(USER_KEY_PREFIX)) return this.#measured('user', () => reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal));
+    if (key.startsWith(USER_KEY_PREFIX))
+      return this.#measured('user', () => reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal));
     return Promise.reject(new Error(`unknown work-queue key ${key}`));
   }
 

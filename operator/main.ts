@@ -1,7 +1,13 @@
 // `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser and Secret, a Lease
 // for leader election, and the controller that reconciles them while this replica leads.
 import { Informer, type InformerEvent } from '../gateway/kubernetes/informer.ts';
-import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../gateway/kubernetes/kube-client.ts';
+import {
+  createKubeClient,
+  loadKubeConfig,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from '../gateway/kubernetes/kube-client.ts';
 import type { Log } from '../gateway/kubernetes/log.ts';
 import { RedisStore } from '../gateway/store/redis/redis-store.ts';
 import { DAILY_TOTALS_DAYS } from '../gateway/store/usage-days.ts';
@@ -38,7 +44,13 @@ export async function startOperator(settings: OperatorSettings, log: Log = creat
     log,
   });
   try {
-    const running = await startLoops(settings, log, metrics, (reason) => (notReady = reason), (started) => (elector = started));
+    const running = await startLoops(
+      settings,
+      log,
+      metrics,
+      (reason) => (notReady = reason),
+      (started) => (elector = started),
+    );
     return {
       healthPort: health.port,
       async stop() {
@@ -77,7 +89,17 @@ async function startLoops(
   const events = new EventRecorder(client, settings.identity, log);
   const target = { namespace: settings.namespace, configMap: settings.routingConfigMap, secret: settings.providerKeysSecret };
   controller = new Controller({
-    routing: { client, routers, providers, secrets, gateways: store, events, target, log, snapshotWritten: () => metrics.snapshotWrites.inc() },
+    routing: {
+      client,
+      routers,
+      providers,
+      secrets,
+      gateways: store,
+      events,
+      target,
+      log,
+      snapshotWritten: () => metrics.snapshotWrites.inc(),
+    },
     users: { client, users, secrets, store, events, log },
     statusPeriodMs: settings.statusPeriodSeconds * 1000,
     log,
@@ -85,7 +107,7 @@ async function startLoops(
   });
 
   const informers = [routers, providers, users, secrets];
-  setNotReady('waiting for the informers\' caches to sync');
+  setNotReady("waiting for the informers' caches to sync");
   for (const informer of informers) informer.start();
   await Promise.all(informers.map((informer) => informer.synced));
   log.info({ watchNamespace: settings.watchNamespace ?? '(all)', identity: settings.identity }, 'caches synced; competing for leadership');

@@ -9,7 +9,10 @@ import type { KubeConnectionSettings } from '../gateway/kubernetes/kube-client.t
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const Namespace = z.string().max(63).regex(NAMESPACE, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');
-const ObjectName = z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name (lower-case letters, digits, - and .)');
+const ObjectName = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name (lower-case letters, digits, - and .)');
 
 const Fields = z.strictObject({
   namespace: Namespace,
@@ -30,20 +33,85 @@ const Fields = z.strictObject({
 
 /** Flag name, environment variable and help of each setting, for the CLI and its --help. */
 export const OPERATOR_OPTIONS = [
-  { key: 'namespace', flag: '--namespace <name>', env: 'TOLLGATE_NAMESPACE', help: 'namespace of the routing ConfigMap and the provider keys Secret the operator writes (required)' },
-  { key: 'watchNamespace', flag: '--watch-namespace <name>', env: 'TOLLGATE_WATCH_NAMESPACE', help: 'watch ModelRouters, ModelProviders, GatewayUsers and Secrets in this namespace only (default: all namespaces)' },
-  { key: 'routingConfigMap', flag: '--routing-config-map <name>', env: 'TOLLGATE_ROUTING_CONFIG_MAP', help: 'the ConfigMap the routing snapshot is written to (default tollgate-routing)' },
-  { key: 'providerKeysSecret', flag: '--provider-keys-secret <name>', env: 'TOLLGATE_PROVIDER_KEYS_SECRET', help: 'the Secret the provider keys are written to, by provider id (default tollgate-provider-keys)' },
-  { key: 'leaseNamespace', flag: '--lease-namespace <name>', env: 'TOLLGATE_LEASE_NAMESPACE', help: 'namespace of the leader-election Lease (default: --namespace)' },
-  { key: 'leaseName', flag: '--lease-name <name>', env: 'TOLLGATE_LEASE_NAME', help: 'name of the leader-election Lease (default tollgate-operator)' },
-  { key: 'leaseDurationSeconds', flag: '--lease-duration-seconds <s>', env: 'TOLLGATE_LEASE_DURATION_SECONDS', help: 'how long a leader that stopped renewing keeps the Lease (default 15)' },
-  { key: 'podName', flag: '--pod-name <name>', env: 'TOLLGATE_POD_NAME', help: 'identity in the leader election (default: host name and process id)' },
-  { key: 'kubeconfig', flag: '--kubeconfig <file>', env: 'TOLLGATE_KUBECONFIG', help: 'kubeconfig file to use; without it, KUBECONFIG, then the pod\'s service account' },
-  { key: 'redisUrl', flag: '--redis-url <url>', env: 'TOLLGATE_REDIS_URL', help: 'Redis the gateways share: users, key hashes, budgets, usage (required)' },
-  { key: 'statusPeriodSeconds', flag: '--status-period-seconds <s>', env: 'TOLLGATE_STATUS_PERIOD_SECONDS', help: 'how often usage (spent, remaining, requests) and Programmed are brought into status (default 15)' },
+  {
+    key: 'namespace',
+    flag: '--namespace <name>',
+    env: 'TOLLGATE_NAMESPACE',
+    help: 'namespace of the routing ConfigMap and the provider keys Secret the operator writes (required)',
+  },
+  {
+    key: 'watchNamespace',
+    flag: '--watch-namespace <name>',
+    env: 'TOLLGATE_WATCH_NAMESPACE',
+    help: 'watch ModelRouters, ModelProviders, GatewayUsers and Secrets in this namespace only (default: all namespaces)',
+  },
+  {
+    key: 'routingConfigMap',
+    flag: '--routing-config-map <name>',
+    env: 'TOLLGATE_ROUTING_CONFIG_MAP',
+    help: 'the ConfigMap the routing snapshot is written to (default tollgate-routing)',
+  },
+  {
+    key: 'providerKeysSecret',
+    flag: '--provider-keys-secret <name>',
+    env: 'TOLLGATE_PROVIDER_KEYS_SECRET',
+    help: 'the Secret the provider keys are written to, by provider id (default tollgate-provider-keys)',
+  },
+  {
+    key: 'leaseNamespace',
+    flag: '--lease-namespace <name>',
+    env: 'TOLLGATE_LEASE_NAMESPACE',
+    help: 'namespace of the leader-election Lease (default: --namespace)',
+  },
+  {
+    key: 'leaseName',
+    flag: '--lease-name <name>',
+    env: 'TOLLGATE_LEASE_NAME',
+    help: 'name of the leader-election Lease (default tollgate-operator)',
+  },
+  {
+    key: 'leaseDurationSeconds',
+    flag: '--lease-duration-seconds <s>',
+    env: 'TOLLGATE_LEASE_DURATION_SECONDS',
+    help: 'how long a leader that stopped renewing keeps the Lease (default 15)',
+  },
+  {
+    key: 'podName',
+    flag: '--pod-name <name>',
+    env: 'TOLLGATE_POD_NAME',
+    help: 'identity in the leader election (default: host name and process id)',
+  },
+  {
+    key: 'kubeconfig',
+    flag: '--kubeconfig <file>',
+    env: 'TOLLGATE_KUBECONFIG',
+    help: "kubeconfig file to use; without it, KUBECONFIG, then the pod's service account",
+  },
+  {
+    key: 'redisUrl',
+    flag: '--redis-url <url>',
+    env: 'TOLLGATE_REDIS_URL',
+    help: 'Redis the gateways share: users, key hashes, budgets, usage (required)',
+  },
+  {
+    key: 'statusPeriodSeconds',
+    flag: '--status-period-seconds <s>',
+    env: 'TOLLGATE_STATUS_PERIOD_SECONDS',
+    help: 'how often usage (spent, remaining, requests) and Programmed are brought into status (default 15)',
+  },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TOLLGATE_LOG_LEVEL', help: `log level: ${LOG_LEVELS.join(', ')} (default info)` },
-  { key: 'healthPort', flag: '--health-port <port>', env: 'TOLLGATE_HEALTH_PORT', help: 'port of /healthz, /readyz and /metrics (default 8081; 0: any free port, logged)' },
-  { key: 'healthHost', flag: '--health-host <address>', env: 'TOLLGATE_HEALTH_HOST', help: 'address the health port listens on (default 0.0.0.0; :: for IPv6)' },
+  {
+    key: 'healthPort',
+    flag: '--health-port <port>',
+    env: 'TOLLGATE_HEALTH_PORT',
+    help: 'port of /healthz, /readyz and /metrics (default 8081; 0: any free port, logged)',
+  },
+  {
+    key: 'healthHost',
+    flag: '--health-host <address>',
+    env: 'TOLLGATE_HEALTH_HOST',
+    help: 'address the health port listens on (default 0.0.0.0; :: for IPv6)',
+  },
 ] as const satisfies readonly { key: keyof z.input<typeof Fields>; flag: string; env: string; help: string }[];
 
 export type OperatorSettings = Readonly<
@@ -78,7 +146,8 @@ export function readOperatorSettings(
     if (value !== undefined && value !== '') raw[option.key] = value;
   }
   const parsed = Fields.safeParse(raw);
-  if (!parsed.success) throw new OperatorSettingsError(`Invalid settings:\n${parsed.error.issues.map((issue) => describeIssue(issue, raw)).join('\n')}`);
+  if (!parsed.success)
+    throw new OperatorSettingsError(`Invalid settings:\n${parsed.error.issues.map((issue) => describeIssue(issue, raw)).join('\n')}`);
   const { podName, leaseNamespace, kubeconfig, ...rest } = parsed.data;
   return Object.freeze({
     ...rest,

@@ -15,7 +15,8 @@ export const userKey = (user: NamespacedObject) => `${USER_KEY_PREFIX}${objectKe
 export function keysForSecret(secret: SecretObject, providers: readonly ProviderObject[], users: readonly UserObject[]): string[] {
   const { name, namespace } = secret.metadata;
   const keys: string[] = [];
-  const named = (provider: ProviderObject) => (provider.spec as { apiKeySecretRef?: { name?: unknown } } | undefined)?.apiKeySecretRef?.name === name;
+  const named = (provider: ProviderObject) =>
+    (provider.spec as { apiKeySecretRef?: { name?: unknown } } | undefined)?.apiKeySecretRef?.name === name;
   if (providers.some((provider) => provider.metadata.namespace === namespace && named(provider))) keys.push(ROUTING_KEY);
   for (const user of users) {
     if (user.metadata.namespace === namespace && keySecretName(user) === name) keys.push(userKey(user));
@@ -38,5 +39,9 @@ export function keysForUser(user: UserObject, users: readonly UserObject[]): str
 export function worthReconciling(event: InformerEvent<NamespacedObject>): boolean {
   if (event.type !== 'update') return true;
   const [before, after] = [event.previous.metadata, event.object.metadata];
-  return before.generation !== after.generation || before.deletionTimestamp !== after.deletionTimestamp || !isDeepStrictEqual(before.finalizers, after.finalizers);
+  return (
+    before.generation !== after.generation ||
+    before.deletionTimestamp !== after.deletionTimestamp ||
+    !isDeepStrictEqual(before.finalizers, after.finalizers)
+  );
 }

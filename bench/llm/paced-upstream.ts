@@ -18,7 +18,16 @@ const WORDS = ['The', ' quick', ' brown', ' fox', ' jumps', ' over', ' the', ' l
 
 /** The events of one stream, built once: every stream sends the same bytes. */
 function events(): Buffer[] {
-  const chunk = (choice: object, usage: object | null = null) => ({ id: 'chatcmpl-Bench0123456789abcdefghij', object: 'chat.completion.chunk', created: 1700000000, model: MODEL, service_tier: 'default', system_fingerprint: 'fp_bench0001', choices: [choice], usage });
+  const chunk = (choice: object, usage: object | null = null) => ({
+    id: 'chatcmpl-Bench0123456789abcdefghij',
+    object: 'chat.completion.chunk',
+    created: 1700000000,
+    model: MODEL,
+    service_tier: 'default',
+    system_fingerprint: 'fp_bench0001',
+    choices: [choice],
+    usage,
+  });
   const event = (value: object) => Buffer.from(`data: ${JSON.stringify(value)}\n\n`);
   const out: Buffer[] = [];
   for (let i = 0; i < chunks!; i++) {
@@ -26,7 +35,17 @@ function events(): Buffer[] {
     out.push(event(chunk({ index: 0, delta, logprobs: null, finish_reason: null })));
   }
   const finish = chunk({ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' });
-  const usage = { ...chunk({}), choices: [], usage: { prompt_tokens: 24, completion_tokens: chunks, total_tokens: 24 + chunks!, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } } };
+  const usage = {
+    ...chunk({}),
+    choices: [],
+    usage: {
+      prompt_tokens: 24,
+      completion_tokens: chunks,
+      total_tokens: 24 + chunks!,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    },
+  };
   // The last token, the finish chunk, the usage chunk and [DONE] leave together, as a server
   // flushing at the end of generation sends them.
   out[out.length - 1] = Buffer.concat([out.at(-1)!, event(finish), event(usage), Buffer.from('data: [DONE]\n\n')]);

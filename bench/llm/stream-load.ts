@@ -15,7 +15,9 @@ const concurrency = Number(concurrencyText);
 const warmupMs = Number(warmupText) * 1000;
 const measuredMs = Number(secondsText) * 1000;
 if (!url || !(concurrency > 0) || !(warmupMs >= 0) || !(measuredMs > 0) || !bodyFile) {
-  process.stderr.write('usage: node bench/llm/stream-load.ts <url> <concurrency> <warm-up s> <measured s> <body file> [header: value]...\n');
+  process.stderr.write(
+    'usage: node bench/llm/stream-load.ts <url> <concurrency> <warm-up s> <measured s> <body file> [header: value]...\n',
+  );
   process.exit(2);
 }
 const target = new URL(url);
@@ -25,7 +27,13 @@ for (const header of headerArgs) {
   const colon = header.indexOf(':');
   headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
 }
-const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000, keepAliveTimeout: 60_000 });
+const pool = new Pool(target.origin, {
+  connections: concurrency,
+  pipelining: 1,
+  headersTimeout: 60_000,
+  bodyTimeout: 60_000,
+  keepAliveTimeout: 60_000,
+});
 const DONE = Buffer.from('data: [DONE]\n\n');
 
 const begun = performance.now();
@@ -70,25 +78,28 @@ function stream(): void {
     if (reason === undefined) stream();
     else setImmediate(stream);
   };
-  pool.dispatch({ path: target.pathname, method: 'POST', headers, body }, {
-    onRequestStart() {},
-    onResponseStart(_controller, statusCode) {
-      status = statusCode;
+  pool.dispatch(
+    { path: target.pathname, method: 'POST', headers, body },
+    {
+      onRequestStart() {},
+      onResponseStart(_controller, statusCode) {
+        status = statusCode;
+      },
+      onResponseData(_controller, chunk) {
+        if (first === 0) first = performance.now();
+        // Only the end matters: whether the stream ends with [DONE].
+        tail = chunk.length >= DONE.length ? chunk : Buffer.concat([tail, chunk]).subarray(-DONE.length);
+      },
+      onResponseEnd() {
+        if (status !== 200) over(`status ${status}`);
+        else if (first === 0 || !tail.subarray(-DONE.length).equals(DONE)) over('ended without data: [DONE]');
+        else over(undefined);
+      },
+      onResponseError(_controller, error) {
+        over(`error ${(error as { code?: string }).code ?? error.message}`);
+      },
     },
-    onResponseData(_controller, chunk) {
-      if (first === 0) first = performance.now();
-      // Only the end matters: whether the stream ends with [DONE].
-      tail = chunk.length >= DONE.length ? chunk : Buffer.concat([tail, chunk]).subarray(-DONE.length);
-    },
-    onResponseEnd() {
-      if (status !== 200) over(`status ${status}`);
-      else if (first === 0 || !tail.subarray(-DONE.length).equals(DONE)) over('ended without data: [DONE]');
-      else over(undefined);
-    },
-    onResponseError(_controller, error) {
-      over(`error ${(error as { code?: string }).code ?? error.message}`);
-    },
-  });
+  );
 }
 
 function percentile(values: number[], p: number): number | null {

@@ -15,28 +15,31 @@ if (!port || !origin) {
 const agent = new Agent({ keepAliveTimeout: 30_000 });
 
 function forward(body: Buffer, path: string, response: ServerResponse): void {
-  agent.dispatch({ origin, path, method: 'POST', headers: { 'content-type': 'application/json' }, body }, {
-    onRequestStart() {},
-    onResponseStart(controller, status, headers) {
-      response.writeHead(status, { 'content-type': String(headers['content-type'] ?? 'application/octet-stream') });
-      response.once('close', () => {
-        if (!response.writableFinished) controller.abort(new Error('the client went away'));
-      });
+  agent.dispatch(
+    { origin, path, method: 'POST', headers: { 'content-type': 'application/json' }, body },
+    {
+      onRequestStart() {},
+      onResponseStart(controller, status, headers) {
+        response.writeHead(status, { 'content-type': String(headers['content-type'] ?? 'application/octet-stream') });
+        response.once('close', () => {
+          if (!response.writableFinished) controller.abort(new Error('the client went away'));
+        });
+      },
+      onResponseData(controller, chunk) {
+        if (!response.write(chunk)) {
+          controller.pause();
+          response.once('drain', () => controller.resume());
+        }
+      },
+      onResponseEnd() {
+        response.end();
+      },
+      onResponseError(_controller, error) {
+        if (!response.headersSent) response.writeHead(502, { 'content-type': 'text/plain' });
+        response.end(String(error));
+      },
     },
-    onResponseData(controller, chunk) {
-      if (!response.write(chunk)) {
-        controller.pause();
-        response.once('drain', () => controller.resume());
-      }
-    },
-    onResponseEnd() {
-      response.end();
-    },
-    onResponseError(_controller, error) {
-      if (!response.headersSent) response.writeHead(502, { 'content-type': 'text/plain' });
-      response.end(String(error));
-    },
-  });
+  );
 }
 
 createServer({ keepAliveTimeout: 75_000 }, (request: IncomingMessage, response: ServerResponse) => {

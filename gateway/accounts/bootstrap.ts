@@ -16,14 +16,34 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
   if ((await accounts.findKey(hash))?.user.role === 'admin') return;
   if (!(await accounts.getUser(BOOTSTRAP_USER))) {
     try {
-      await accounts.createUser({ id: BOOTSTRAP_USER, name: 'Administrator', role: 'admin', budget: null, budget_period: null, allowed_routers: null, rate_limits: null }, now);
+      await accounts.createUser(
+        {
+          id: BOOTSTRAP_USER,
+          name: 'Administrator',
+          role: 'admin',
+          budget: null,
+          budget_period: null,
+          allowed_routers: null,
+          rate_limits: null,
+        },
+        now,
+      );
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error; // another gateway created it first
     }
   }
   const keyId = `${BOOTSTRAP_KEY}-${hash.slice(0, 8)}`;
   try {
-    await accounts.addKey({ id: keyId, user_id: BOOTSTRAP_USER, name: 'bootstrap admin key', hash, hint: hintOf(secret), created_at: now.toISOString(), expires_at: null, revoked_at: null });
+    await accounts.addKey({
+      id: keyId,
+      user_id: BOOTSTRAP_USER,
+      name: 'bootstrap admin key',
+      hash,
+      hint: hintOf(secret),
+      created_at: now.toISOString(),
+      expires_at: null,
+      revoked_at: null,
+    });
   } catch (error) {
     // Gateways starting together race to add the same key: the loser finds it there, and is done.
     if (!(error instanceof ConflictError) || (await accounts.findKey(hash))?.user.id !== BOOTSTRAP_USER) throw error;
@@ -41,9 +61,19 @@ export async function seedUsers(accounts: AccountStore, users: readonly FileUser
     for (const key of keys) {
       const hash = hashKey(key.secret);
       const existing = await accounts.findKey(hash);
-      if (existing && existing.user.id !== spec.id) throw new Error(`the key "${key.name}" of user ${spec.id} in the config file belongs to user ${existing.user.id}`);
+      if (existing && existing.user.id !== spec.id)
+        throw new Error(`the key "${key.name}" of user ${spec.id} in the config file belongs to user ${existing.user.id}`);
       if (existing) continue;
-      await accounts.addKey({ id: `file-${hash.slice(0, 12)}`, user_id: spec.id, name: key.name, hash, hint: hintOf(key.secret), created_at: now.toISOString(), expires_at: null, revoked_at: null });
+      await accounts.addKey({
+        id: `file-${hash.slice(0, 12)}`,
+        user_id: spec.id,
+        name: key.name,
+        hash,
+        hint: hintOf(key.secret),
+        created_at: now.toISOString(),
+        expires_at: null,
+        revoked_at: null,
+      });
     }
   }
 }

@@ -37,7 +37,14 @@ export const billingErrors = {
       endpoint === 'chat' ? 'messages' : 'prompt',
     ),
   storeUnavailable: () =>
-    new ApiError(503, 'server_error', 'store_unavailable', 'Budgets cannot be checked right now (the store is unavailable); try again shortly', null, { 'retry-after': '1' }),
+    new ApiError(
+      503,
+      'server_error',
+      'store_unavailable',
+      'Budgets cannot be checked right now (the store is unavailable); try again shortly',
+      null,
+      { 'retry-after': '1' },
+    ),
   unknownUser: () => new ApiError(401, 'authentication_error', 'invalid_api_key', 'The user of this API key no longer exists'),
   modelNotAllowed: () => new ApiError(403, 'permission_error', 'model_not_allowed', 'Your API key may not use this model', 'model'),
 } as const;

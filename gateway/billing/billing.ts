@@ -25,7 +25,6 @@ export interface BillingMetrics {
   usageAnomaly(router: string, provider: string, kinds: string): void;
 }
 
-
 export interface BillingDeps {
   readonly ledger: Ledger;
   readonly usage: UsageLog;
@@ -73,7 +72,15 @@ export interface Settled {
  */
 export const CHECK_BEFORE_COUNTING_CHARS = 16 * 1024;
 
-const NOTHING: Admitted = { reservation: undefined, ratePolicy: undefined, rate: {}, promptTokens: undefined, fewestPrompt: undefined, promptBase: undefined, heldPrompt: undefined };
+const NOTHING: Admitted = {
+  reservation: undefined,
+  ratePolicy: undefined,
+  rate: {},
+  promptTokens: undefined,
+  fewestPrompt: undefined,
+  promptBase: undefined,
+  heldPrompt: undefined,
+};
 
 export class Billing {
   readonly #deps: BillingDeps;
@@ -100,7 +107,8 @@ export class Billing {
     if (count !== undefined) {
       // Refused only when sure not to fit: against the count's lower bound.
       const overflow = contextOverflow(router, endpoint, body, count.fewest);
-      if (overflow) throw billingErrors.contextLengthExceeded(endpoint, router.spec.max_context_length, overflow.prompt, overflow.completion);
+      if (overflow)
+        throw billingErrors.contextLengthExceeded(endpoint, router.spec.max_context_length, overflow.prompt, overflow.completion);
       base = promptBase(endpoint, body, count.tokens);
       heldPrompt = heldPromptTokens(base, this.#deps.ratios.ratio(router.spec.name));
     }
@@ -109,7 +117,9 @@ export class Billing {
       : undefined;
     const counts = { promptTokens, fewestPrompt: count?.fewest, promptBase: base, heldPrompt };
     if (!priced && !ratePolicy) return { ...NOTHING, ...counts };
-    const rate: RateCharge | undefined = ratePolicy ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
+    const rate: RateCharge | undefined = ratePolicy
+      ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 }
+      : undefined;
     let result;
     try {
       result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate });
@@ -160,7 +170,14 @@ export class Billing {
    * Settles and records the request; never throws, never delays the caller. `admitted` is
    * undefined for requests refused before admission (they are only recorded).
    */
-  settle(caller: Caller, router: RouterRoute | undefined, calledName: string, endpoint: Endpoint, admitted: Admitted | undefined, settled: Settled): void {
+  settle(
+    caller: Caller,
+    router: RouterRoute | undefined,
+    calledName: string,
+    endpoint: Endpoint,
+    admitted: Admitted | undefined,
+    settled: Settled,
+  ): void {
     const now = this.#deps.now();
     const charge = async (): Promise<bigint> => {
       // Without a hold or limits to settle, only a real cost needs writing (spent is kept for
@@ -170,14 +187,18 @@ export class Billing {
         now,
         reservation: admitted?.reservation,
         actualMicros: settled.costMicros,
-        rate: admitted?.ratePolicy && router ? { scope: router.spec.name, policy: admitted.ratePolicy, tokens: settled.completionTokens } : undefined,
+        rate:
+          admitted?.ratePolicy && router
+            ? { scope: router.spec.name, policy: admitted.ratePolicy, tokens: settled.completionTokens }
+            : undefined,
       });
       return result.chargedMicros;
     };
     const routerName = router?.spec.name ?? calledName;
     if (settled.usageAnomaly !== null) this.#anomaly(routerName, settled);
     const base = admitted?.promptBase;
-    if (router && settled.reportedPrompt !== undefined && base !== undefined && learnable(settled.reportedPrompt, base)) this.#deps.ratios.observe(routerName, settled.reportedPrompt, base);
+    if (router && settled.reportedPrompt !== undefined && base !== undefined && learnable(settled.reportedPrompt, base))
+      this.#deps.ratios.observe(routerName, settled.reportedPrompt, base);
     charge()
       .catch((error: unknown) => {
         // The hold expires by itself (reservation TTL); the record still says what was owed.
@@ -210,13 +231,17 @@ export class Billing {
           incomplete: settled.incomplete,
         });
       })
-      .catch((error: unknown) => this.#deps.log.error('usage not recorded', `could not record usage of user ${caller.user.id}: ${(error as Error).message}`));
+      .catch((error: unknown) =>
+        this.#deps.log.error('usage not recorded', `could not record usage of user ${caller.user.id}: ${(error as Error).message}`),
+      );
   }
 
   /** Counts a usage report that was not believed, and logs it (collapsed per router, log-throttle.ts). */
   #anomaly(router: string, settled: Settled): void {
     this.#deps.metrics.usageAnomaly(router, settled.provider ?? '', settled.usageAnomaly!);
-    this.#deps.log.warn(`usage not believed: ${router}`, `usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`);
+    this.#deps.log.warn(
+      `usage not believed: ${router}`,
+      `usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`,
+    );
   }
-
 }

@@ -83,7 +83,12 @@ export function maxCompletionTokens(router: RouterRoute, endpoint: Endpoint, bod
  * when set, is more than `max_context_length`); undefined when it fits. `promptTokens` is a lower
  * bound of the prompt's count (the count itself when exact): only a request sure not to fit is refused.
  */
-export function contextOverflow(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number): { prompt: number; completion: number } | undefined {
+export function contextOverflow(
+  router: RouterRoute,
+  endpoint: Endpoint,
+  body: JsonObject,
+  promptTokens: number,
+): { prompt: number; completion: number } | undefined {
   // A completions request with several prompts runs each in its own context: not summed here.
   if (endpoint !== 'chat' && !(endpoint === 'completions' && typeof body.prompt === 'string')) return undefined;
   const completion = askedCompletionTokens(body) ?? 0;
@@ -96,7 +101,13 @@ export function contextOverflow(router: RouterRoute, endpoint: Endpoint, body: J
  * exact): a prompt counted high must not shrink the completion's room below what the backend may
  * really produce.
  */
-export function worstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, heldPrompt: number, fewestPrompt = heldPrompt): bigint {
+export function worstCaseMicros(
+  router: RouterRoute,
+  endpoint: Endpoint,
+  body: JsonObject,
+  heldPrompt: number,
+  fewestPrompt = heldPrompt,
+): bigint {
   return costMicros(router.prices, heldPrompt, maxCompletionTokens(router, endpoint, body, fewestPrompt));
 }
 

@@ -69,10 +69,7 @@ export class CatalogService implements RoutingCatalog {
     const providerIds = new Set(file.providers.map((p) => p.id));
     return this.change((current) => ({
       routers: [...current.routers.filter((r) => !routerNames.has(r.name)), ...file.routers],
-      providers: [
-        ...current.providers.filter((p) => !providerIds.has(p.id) && !routerNames.has(p.router)),
-        ...file.providers,
-      ],
+      providers: [...current.providers.filter((p) => !providerIds.has(p.id) && !routerNames.has(p.router)), ...file.providers],
     }));
   }
 

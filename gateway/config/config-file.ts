@@ -37,7 +37,10 @@ export interface ConfigFile {
 
 const FileKey = z.strictObject({
   name: z.string().min(1).max(200),
-  key: z.string().startsWith(KEY_PREFIX, `must start with "${KEY_PREFIX}"`).min(KEY_PREFIX.length + 32, `must have at least 32 characters after "${KEY_PREFIX}"`),
+  key: z
+    .string()
+    .startsWith(KEY_PREFIX, `must start with "${KEY_PREFIX}"`)
+    .min(KEY_PREFIX.length + 32, `must have at least 32 characters after "${KEY_PREFIX}"`),
 });
 
 const FileShape = z.strictObject({
@@ -158,7 +161,13 @@ function providerInput(entry: Record<string, unknown>, router: string, defaultId
 
 /** Provider ids default to `<router>-<index>`, lowercased into an id-safe form. */
 function defaultIdFor(candidate: string): string {
-  return candidate.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'provider';
+  return (
+    candidate
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63) || 'provider'
+  );
 }
 
 /** Maps a provider resource's error path back to the file's field names. */
@@ -205,7 +214,8 @@ function issuesToLines(
 
 /** Zod's message, made to say what the valid values are when the problem is an unknown one. */
 export function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   if (issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator) {
     const options = (issue as { options?: unknown[] }).options;
     return `unknown ${issue.discriminator}${options ? `; valid ${issue.discriminator}s are ${options.join(', ')}` : ''}`;

@@ -77,12 +77,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
     // Requests no route can be found for, answered in the API's envelope rather than Fastify's.
-    frameworkErrors: (error, _request, reply) => sendError(reply, error.code === 'FST_ERR_BAD_URL' ? errors.badUrl() : errors.invalidRequest(error.message)),
+    frameworkErrors: (error, _request, reply) =>
+      sendError(reply, error.code === 'FST_ERR_BAD_URL' ? errors.badUrl() : errors.invalidRequest(error.message)),
     clientErrorHandler,
   });
   deps.metrics.trackInFlight(function* () {
     for (const router of deps.routing.table.routers) {
-      for (const provider of router.providers) yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
+      for (const provider of router.providers)
+        yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
     }
   });
   // Repeated warnings (the store down, a provider failing) are collapsed: one line a request would flood the log.
@@ -92,8 +94,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   ratios.start(deps.promptRatioSyncMs ?? PROMPT_RATIO_SYNC_MS);
   app.addHook('onClose', () => ratios.stop());
   const billing = new Billing({
-    ledger: deps.store, usage: deps.store, now: deps.now, failOpen: deps.failOpen, reservationTtlMs: deps.reservationTtlMs,
-    log: throttle.kindLog(app.log), ratios, metrics: billingMetrics(deps.metrics),
+    ledger: deps.store,
+    usage: deps.store,
+    now: deps.now,
+    failOpen: deps.failOpen,
+    reservationTtlMs: deps.reservationTtlMs,
+    log: throttle.kindLog(app.log),
+    ratios,
+    metrics: billingMetrics(deps.metrics),
   });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');

@@ -13,14 +13,19 @@ export function errorHandler(bodyLimit: number, throttle: LogThrottle) {
     const apiError = toApiError(error, request, bodyLimit);
     if (error instanceof StoreUnavailableError) throttle.write('store unavailable', 'warn', request.log, {}, error.message);
     else if (apiError.status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'unhandled error');
-    else if (apiError.status >= 500) throttle.write(`answered ${apiError.code}`, 'warn', request.log, { code: apiError.code }, apiError.message);
+    else if (apiError.status >= 500)
+      throttle.write(`answered ${apiError.code}`, 'warn', request.log, { code: apiError.code }, apiError.message);
     sendError(reply, apiError);
   };
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): void {
   if (reply.sent || reply.raw.destroyed) return;
-  reply.code(error.status).headers(error.headers ?? {}).type('application/json; charset=utf-8').send(JSON.stringify(error));
+  reply
+    .code(error.status)
+    .headers(error.headers ?? {})
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(error));
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError {

@@ -24,7 +24,12 @@ export function registerJsonBody(app: FastifyInstance): void {
     try {
       done(null, secureJson.parse(text, undefined, OPTIONS));
     } catch (error) {
-      done(error instanceof SyntaxError && error.message === FORBIDDEN ? errors.reservedJsonKey() : errors.invalidJson((error as Error).message), undefined);
+      done(
+        error instanceof SyntaxError && error.message === FORBIDDEN
+          ? errors.reservedJsonKey()
+          : errors.invalidJson((error as Error).message),
+        undefined,
+      );
     }
   });
 }

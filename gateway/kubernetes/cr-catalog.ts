@@ -27,7 +27,16 @@ import {
 import type { Snapshot } from '../resources/snapshot.ts';
 import type { UserSpec } from '../resources/user.ts';
 import { ConflictError } from '../store/store-errors.ts';
-import { applyObject, GATEWAY_FIELD_MANAGER, isStatus, KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceType } from './kube-client.ts';
+import {
+  applyObject,
+  GATEWAY_FIELD_MANAGER,
+  isStatus,
+  KubeApiError,
+  resourcePath,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from './kube-client.ts';
 
 export const MODEL_ROUTERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelrouters' };
 export const MODEL_PROVIDERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelproviders' };
@@ -103,16 +112,20 @@ export class CrCatalog implements RoutingCatalog, UserResources {
     const nextProviders = new Set(next.providers.map((p) => p.id));
 
     // What is deleted, found before anything is written.
-    const providersGone = [...servedProviders.keys()].filter((id) => !nextProviders.has(id)).map((id) => {
-      const existing = providerObject(id);
-      if (!existing) throw notHere(`Provider "${id}"`);
-      return existing.metadata.name;
-    });
-    const routersGone = [...servedRouters.keys()].filter((name) => !nextRouters.has(name)).map((name) => {
-      const existing = routerObject(name);
-      if (!existing) throw notHere(`Router "${name}"`);
-      return existing.metadata.name;
-    });
+    const providersGone = [...servedProviders.keys()]
+      .filter((id) => !nextProviders.has(id))
+      .map((id) => {
+        const existing = providerObject(id);
+        if (!existing) throw notHere(`Provider "${id}"`);
+        return existing.metadata.name;
+      });
+    const routersGone = [...servedRouters.keys()]
+      .filter((name) => !nextRouters.has(name))
+      .map((name) => {
+        const existing = routerObject(name);
+        if (!existing) throw notHere(`Router "${name}"`);
+        return existing.metadata.name;
+      });
 
     // Where each router of the result lives (existing object, or the name a new one gets).
     const routerNames = new Map<string, string>();
@@ -141,13 +154,15 @@ export class CrCatalog implements RoutingCatalog, UserResources {
       if (before && isDeepStrictEqual(before, provider)) continue;
       const existing = providerObject(provider.id);
       if (before && !existing) throw notHere(`Provider "${provider.id}"`);
-      if (!before && existing) throw new ConflictError(`A provider with id "${provider.id}" already exists in namespace "${this.#namespace}" (not served yet)`);
+      if (!before && existing)
+        throw new ConflictError(`A provider with id "${provider.id}" already exists in namespace "${this.#namespace}" (not served yet)`);
       const routerName = routerNames.get(provider.router) ?? routerObject(provider.router)?.metadata.name;
       if (routerName === undefined) throw notHere(`Router "${provider.router}"`);
       let name = existing?.metadata.name;
       if (name === undefined) {
         name = providerObjectName(this.#namespace, provider.id);
-        if (providerId(this.#namespace, name) !== provider.id) throw errors.invalidRequest(`id: "${provider.id}" cannot be the id of a ModelProvider in namespace "${this.#namespace}"`, 'id');
+        if (providerId(this.#namespace, name) !== provider.id)
+          throw errors.invalidRequest(`id: "${provider.id}" cannot be the id of a ModelProvider in namespace "${this.#namespace}"`, 'id');
         if (providerObjects.some((cr) => cr.metadata.name === name)) {
           throw new ConflictError(`ModelProvider "${name}" already exists in namespace "${this.#namespace}" (not served yet)`);
         }
@@ -155,7 +170,7 @@ export class CrCatalog implements RoutingCatalog, UserResources {
       // The key: a new or changed one goes to the gateway's Secret; an unchanged one stays where it is.
       const keptRef = before && before.key === provider.key ? existing?.spec?.apiKeySecretRef : undefined;
       const newKey = provider.key !== undefined && !keptRef ? provider.key : undefined;
-      const keyRef = provider.key === undefined ? undefined : keptRef ?? { name: providerKeySecretName(name), key: PROVIDER_KEY_FIELD };
+      const keyRef = provider.key === undefined ? undefined : (keptRef ?? { name: providerKeySecretName(name), key: PROVIDER_KEY_FIELD });
       // The Secret is written before the resource names it, and without force: if the name is a
       // Secret someone else wrote (a GatewayUser's `<name>-api-key`, say), the API server answers
       // 409 and nothing is written. Once the ModelProvider exists it becomes the Secret's owner.
@@ -171,20 +186,25 @@ export class CrCatalog implements RoutingCatalog, UserResources {
 
   /** The Secret with a provider's key, owned by its ModelProvider (deleted with it). */
   async #writeKey(name: string, key: string, owner?: CR): Promise<void> {
-    await applyObject(this.#client, SECRETS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name,
-        namespace: this.#namespace,
-        labels: { 'app.kubernetes.io/managed-by': GATEWAY_FIELD_MANAGER },
-        ...(owner?.metadata.uid
-          ? { ownerReferences: [{ apiVersion: API_VERSION, kind: 'ModelProvider', name: owner.metadata.name, uid: owner.metadata.uid }] }
-          : {}),
+    await applyObject(
+      this.#client,
+      SECRETS,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name,
+          namespace: this.#namespace,
+          labels: { 'app.kubernetes.io/managed-by': GATEWAY_FIELD_MANAGER },
+          ...(owner?.metadata.uid
+            ? { ownerReferences: [{ apiVersion: API_VERSION, kind: 'ModelProvider', name: owner.metadata.name, uid: owner.metadata.uid }] }
+            : {}),
+        },
+        type: 'Opaque',
+        data: { [PROVIDER_KEY_FIELD]: Buffer.from(key).toString('base64') },
       },
-      type: 'Opaque',
-      data: { [PROVIDER_KEY_FIELD]: Buffer.from(key).toString('base64') },
-    }, { force: false, fieldManager: GATEWAY_FIELD_MANAGER });
+      { force: false, fieldManager: GATEWAY_FIELD_MANAGER },
+    );
   }
 
   // -------------------------------------------------------------------------------------------
@@ -210,10 +230,15 @@ export class CrCatalog implements RoutingCatalog, UserResources {
 
   #apply<T = unknown>(type: ResourceType, kind: string, name: string, spec: object): Promise<T> {
     // force: an admin's edit through the API wins over a value last set with kubectl.
-    return applyObject<T>(this.#client, type, { apiVersion: API_VERSION, kind, metadata: { name, namespace: this.#namespace }, spec }, {
-      force: true,
-      fieldManager: GATEWAY_FIELD_MANAGER,
-    });
+    return applyObject<T>(
+      this.#client,
+      type,
+      { apiVersion: API_VERSION, kind, metadata: { name, namespace: this.#namespace }, spec },
+      {
+        force: true,
+        fieldManager: GATEWAY_FIELD_MANAGER,
+      },
+    );
   }
 
   async #list(type: ResourceType): Promise<CR[]> {
@@ -253,4 +278,3 @@ async function kubeErrors<T>(write: () => Promise<T>): Promise<T> {
     throw new ApiError(502, 'server_error', 'kubernetes_error', `The Kubernetes API refused the write: ${error.message}`);
   }
 }
-

@@ -180,7 +180,11 @@ export class Informer<T extends KubeObject> {
   #eventsFor(object: T): InformerEvent<T>[] {
     const previous = this.#cache.get(objectKey(object));
     if (!previous) return [{ type: 'add', object }];
-    if (previous.metadata?.uid !== object.metadata?.uid) return [{ type: 'delete', object: previous }, { type: 'add', object }];
+    if (previous.metadata?.uid !== object.metadata?.uid)
+      return [
+        { type: 'delete', object: previous },
+        { type: 'add', object },
+      ];
     return [{ type: 'update', object, previous }];
   }
 
@@ -191,7 +195,12 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.#options.client.request<ListPage<T>>({
         path: this.#path,
-        query: { limit: this.#options.pageSize ?? 500, continue: token, labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector },
+        query: {
+          limit: this.#options.pageSize ?? 500,
+          continue: token,
+          labelSelector: this.#options.labelSelector,
+          fieldSelector: this.#options.fieldSelector,
+        },
         signal,
       });
       // Items of a list carry no apiVersion or kind of their own; watch events' objects do.

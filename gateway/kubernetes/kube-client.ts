@@ -276,7 +276,13 @@ export function applyObject<T>(
 }
 
 /** A merge patch of `status` through the status subresource (which ignores everything else). */
-export function patchStatus<T>(client: KubeClient, type: ResourceType, where: { namespace?: string; name: string }, status: unknown, signal?: AbortSignal): Promise<T> {
+export function patchStatus<T>(
+  client: KubeClient,
+  type: ResourceType,
+  where: { namespace?: string; name: string },
+  status: unknown,
+  signal?: AbortSignal,
+): Promise<T> {
   return client.request<T>({
     method: HttpMethod.PATCH,
     path: resourcePath(type, { ...where, subresource: 'status' }),

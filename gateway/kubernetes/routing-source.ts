@@ -24,7 +24,8 @@ export function readRoutingConfigMap(configMap: ConfigMap): DecodeResult {
   const decoded = decodeSnapshot({ annotations: configMap.metadata?.annotations, data: configMap.data, binaryData: configMap.binaryData });
   if (!decoded.ok) return decoded;
   const keyed = decoded.snapshot.providers.find((provider) => provider.key !== undefined);
-  if (keyed) return { ok: false, reason: `provider ${keyed.id} carries a key: keys belong in the provider keys Secret, never in the ConfigMap` };
+  if (keyed)
+    return { ok: false, reason: `provider ${keyed.id} carries a key: keys belong in the provider keys Secret, never in the ConfigMap` };
   return decoded;
 }
 
@@ -116,10 +117,13 @@ export class RoutingSource {
     this.#waitFor(`reading ConfigMap ${this.#configMapName} and Secret ${this.#secretName}`);
     this.#configMaps.start();
     this.#secrets.start();
-    Promise.all([this.#configMaps.synced, this.#secrets.synced]).then(() => {
-      this.#synced = true;
-      this.#rebuild();
-    }, () => {});
+    Promise.all([this.#configMaps.synced, this.#secrets.synced]).then(
+      () => {
+        this.#synced = true;
+        this.#rebuild();
+      },
+      () => {},
+    );
   }
 
   async stop(): Promise<void> {
@@ -176,7 +180,12 @@ export class RoutingSource {
     this.#options.load(served);
     this.#loadedOnce = true;
     this.#options.log.info(
-      { snapshot: snapshot.version, routers: snapshot.routers.length, providers: snapshot.providers.length, keyed: served.providers.filter((p) => p.key !== undefined).length },
+      {
+        snapshot: snapshot.version,
+        routers: snapshot.routers.length,
+        providers: snapshot.providers.length,
+        keyed: served.providers.filter((p) => p.key !== undefined).length,
+      },
       'routing snapshot loaded',
     );
   }

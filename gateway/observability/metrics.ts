@@ -49,7 +49,7 @@ export class GatewayMetrics {
   });
   readonly uncoveredCost = new Counter({
     name: 'tollgate_uncovered_cost_total',
-    help: "Cost that budgets had no room left for (the request cost more than its hold), in the money of router prices: recorded, not charged.",
+    help: 'Cost that budgets had no room left for (the request cost more than its hold), in the money of router prices: recorded, not charged.',
     labelNames: ['router'] as const,
     registers: [this.registry],
   });

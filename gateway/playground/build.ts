@@ -52,7 +52,9 @@ async function compressAll(outDir: string): Promise<BuiltFile[]> {
   for (const path of await listFiles(outDir)) {
     const body = await readFile(path);
     const gzip = gzipSync(body, { level: 9 });
-    const brotli = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    const brotli = brotliCompressSync(body, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    });
     await writeFile(`${path}.gz`, gzip);
     await writeFile(`${path}.br`, brotli);
     files.push({ path: relative(outDir, path).split('\\').join('/'), raw: body.length, gzip: gzip.length, brotli: brotli.length });
@@ -62,7 +64,10 @@ async function compressAll(outDir: string): Promise<BuiltFile[]> {
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
 }
 
 /**
@@ -70,16 +75,27 @@ async function listFiles(dir: string): Promise<string[]> {
  * (`node --test file`) serves what the sources say without rebuilding every time.
  */
 export async function ensurePlaygroundBuilt(): Promise<void> {
-  const built = await stat(join(PLAYGROUND_DIST, 'index.html')).then((s) => s.mtimeMs, () => 0);
+  const built = await stat(join(PLAYGROUND_DIST, 'index.html')).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
   const sources = [...(await listFiles(SOURCE)), fileURLToPath(import.meta.url)];
   const newest = Math.max(...(await Promise.all(sources.map(async (p) => (await stat(p)).mtimeMs))));
   if (built < newest) await buildPlayground();
 }
 
 function sizeTable(files: readonly BuiltFile[]): string {
-  const total = files.reduce((t, f) => ({ ...t, raw: t.raw + f.raw, gzip: t.gzip + f.gzip, brotli: t.brotli + f.brotli }), { path: 'total', raw: 0, gzip: 0, brotli: 0 });
-  const row = (cells: readonly (string | number)[]) => cells.map((c, i) => (i === 0 ? String(c).padEnd(28) : String(c).padStart(8))).join(' ');
-  return [['file (bytes)', 'raw', 'gzip', 'brotli'], ...[...files, total].map((f) => [f.path, f.raw, f.gzip, f.brotli])].map(row).join('\n');
+  const total = files.reduce((t, f) => ({ ...t, raw: t.raw + f.raw, gzip: t.gzip + f.gzip, brotli: t.brotli + f.brotli }), {
+    path: 'total',
+    raw: 0,
+    gzip: 0,
+    brotli: 0,
+  });
+  const row = (cells: readonly (string | number)[]) =>
+    cells.map((c, i) => (i === 0 ? String(c).padEnd(28) : String(c).padStart(8))).join(' ');
+  return [['file (bytes)', 'raw', 'gzip', 'brotli'], ...[...files, total].map((f) => [f.path, f.raw, f.gzip, f.brotli])]
+    .map(row)
+    .join('\n');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

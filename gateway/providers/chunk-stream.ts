@@ -32,9 +32,10 @@ export interface ChunkStream {
 export function chunkStreamOf(chunks: AsyncIterable<JsonObject>, signal: AbortSignal): ChunkStream {
   let paused = false;
   let wake: (() => void) | undefined;
-  const resumed = () => new Promise<void>((resolve) => {
-    wake = resolve;
-  });
+  const resumed = () =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+    });
   return {
     start(sink) {
       const onAbort = () => wake?.();

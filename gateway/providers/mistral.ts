@@ -4,7 +4,18 @@ import type { JsonObject } from './openai-wire.ts';
 import { openAICompatible } from './openai-compatible.ts';
 
 /** OpenAI request fields Mistral rejects, dropped rather than failing the request. */
-const UNSUPPORTED = ['stream_options', 'user', 'logit_bias', 'logprobs', 'top_logprobs', 'store', 'metadata', 'service_tier', 'modalities', 'audio'];
+const UNSUPPORTED = [
+  'stream_options',
+  'user',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'store',
+  'metadata',
+  'service_tier',
+  'modalities',
+  'audio',
+];
 
 export const mistral = openAICompatible<'mistral'>({
   endpoints: ['chat', 'embeddings'],

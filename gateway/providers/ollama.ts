@@ -141,7 +141,11 @@ function imageData(imageUrl: unknown): string {
   const url = typeof imageUrl === 'string' ? imageUrl : String((imageUrl as JsonObject | undefined)?.url ?? '');
   const match = BASE64_DATA_URL.exec(url);
   if (!match) {
-    throw new UpstreamError('status', 'Ollama accepts only data: image URLs with base64 content (data:image/png;base64,...), not links', 400);
+    throw new UpstreamError(
+      'status',
+      'Ollama accepts only data: image URLs with base64 content (data:image/png;base64,...), not links',
+      400,
+    );
   }
   return match[1]!;
 }
@@ -223,7 +227,10 @@ async function embed(provider: Ollama, request: ForwardRequest, http: UpstreamHt
   }
   const prompt = answer.prompt_eval_count;
   const usage = Number.isInteger(prompt) ? { prompt_tokens: prompt as number, total_tokens: prompt as number } : undefined;
-  return { kind: 'body', body: embeddingList(vectors as number[][], stringOr(answer.model, String(body.model)), body.encoding_format, usage) };
+  return {
+    kind: 'body',
+    body: embeddingList(vectors as number[][], stringOr(answer.model, String(body.model)), body.encoding_format, usage),
+  };
 }
 
 function embeddingInput(input: unknown): string | string[] {

@@ -66,9 +66,10 @@ function generate(provider: Simulator, request: ForwardRequest): ForwardResult {
   async function* chunks(): AsyncGenerator<JsonObject> {
     if (chat) yield { ...base, object, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
     for (const word of words) {
-      if (delayMs > 0) await sleep(delayMs, undefined, { signal: request.signal }).catch(() => {
-        throw new UpstreamError('aborted', 'the request was cancelled');
-      });
+      if (delayMs > 0)
+        await sleep(delayMs, undefined, { signal: request.signal }).catch(() => {
+          throw new UpstreamError('aborted', 'the request was cancelled');
+        });
       const choice = chat ? { index: 0, delta: { content: word }, finish_reason: null } : { index: 0, text: word, finish_reason: null };
       yield { ...base, object, choices: [choice] };
     }
@@ -95,7 +96,11 @@ function embed(body: JsonObject): JsonObject {
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 16;
   if (inputs.length * dimensions > SIMULATOR_LIMITS.embeddingValues) {
     // As a backend refuses what it will not do: 400, which the gateway passes on to the caller.
-    throw new UpstreamError('status', `the simulator makes at most ${SIMULATOR_LIMITS.embeddingValues} embedding values per request (inputs × dimensions), and this asks for ${inputs.length} × ${dimensions}`, 400);
+    throw new UpstreamError(
+      'status',
+      `the simulator makes at most ${SIMULATOR_LIMITS.embeddingValues} embedding values per request (inputs × dimensions), and this asks for ${inputs.length} × ${dimensions}`,
+      400,
+    );
   }
   const vectors = inputs.map((input) => unitVector(JSON.stringify(input), dimensions));
   const tokens = countInputTokens(body.input);

@@ -43,7 +43,10 @@ export class UpstreamHttp {
   readonly #limits: UpstreamLimits;
   readonly #targets = new Map<string, Target>();
 
-  constructor(limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS, agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } })) {
+  constructor(
+    limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
+    agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } }),
+  ) {
     this.#limits = limits;
     this.#agent = agent;
   }
@@ -70,44 +73,41 @@ export class UpstreamHttp {
           reject(error);
         }
       };
-      this.#agent.dispatch(
-        this.#request(baseUrl, path, payload, options, 'application/json'),
-        {
-          onRequestStart(controller) {
-            stopCancelling = cancelOn(signal, controller);
-          },
-          onResponseStart(controller, statusCode, headers) {
-            status = statusCode;
-            if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
-          },
-          onResponseData(controller, chunk) {
-            received += chunk.length;
-            if (received > maxBytes) {
-              // Stop holding anything at once: the bytes gathered so far go with the request.
-              chunks.length = 0;
-              controller.abort(answerTooLarge(maxBytes));
-            } else if (isOk(status) || received - chunk.length < ERROR_TEXT_BYTES) {
-              chunks.push(chunk);
-            }
-          },
-          onResponseEnd() {
-            settle(() => {
-              const text = Buffer.concat(chunks).toString('utf8');
-              if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options));
-              try {
-                return JSON.parse(text);
-              } catch {
-                throw new UpstreamError('protocol', 'the backend answered with a body that is not JSON');
-              }
-            });
-          },
-          onResponseError(_controller, error) {
-            settle(() => {
-              throw toUpstreamError(error, signal);
-            });
-          },
+      this.#agent.dispatch(this.#request(baseUrl, path, payload, options, 'application/json'), {
+        onRequestStart(controller) {
+          stopCancelling = cancelOn(signal, controller);
         },
-      );
+        onResponseStart(controller, statusCode, headers) {
+          status = statusCode;
+          if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
+        },
+        onResponseData(controller, chunk) {
+          received += chunk.length;
+          if (received > maxBytes) {
+            // Stop holding anything at once: the bytes gathered so far go with the request.
+            chunks.length = 0;
+            controller.abort(answerTooLarge(maxBytes));
+          } else if (isOk(status) || received - chunk.length < ERROR_TEXT_BYTES) {
+            chunks.push(chunk);
+          }
+        },
+        onResponseEnd() {
+          settle(() => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options));
+            try {
+              return JSON.parse(text);
+            } catch {
+              throw new UpstreamError('protocol', 'the backend answered with a body that is not JSON');
+            }
+          });
+        },
+        onResponseError(_controller, error) {
+          settle(() => {
+            throw toUpstreamError(error, signal);
+          });
+        },
+      });
     });
   }
 
@@ -133,7 +133,14 @@ export class UpstreamHttp {
    * the hot path of every streamed request. Handler API, as postJson: no stream object per
    * request. With `mediaType`, a 2xx answer of another declared type is refused before it is read.
    */
-  #postBody<Reader extends BodyReader>(baseUrl: string, path: string, payload: unknown, options: PostOptions, mediaType: string | undefined, reader: Reader): Promise<Reader> {
+  #postBody<Reader extends BodyReader>(
+    baseUrl: string,
+    path: string,
+    payload: unknown,
+    options: PostOptions,
+    mediaType: string | undefined,
+    reader: Reader,
+  ): Promise<Reader> {
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {
@@ -143,50 +150,49 @@ export class UpstreamHttp {
       let status = 0;
       let started = false;
       let stopCancelling = () => {};
-      this.#agent.dispatch(
-        this.#request(baseUrl, path, payload, options, STREAM_OR_JSON),
-        {
-          onRequestStart(controller) {
-            reader.attach(controller);
-            stopCancelling = cancelOn(signal, controller);
-          },
-          onResponseStart(controller, statusCode, headers) {
-            status = statusCode;
-            if (!isOk(statusCode)) {
-              if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
-              return;
-            }
-            const type = headerText(headers['content-type']);
-            if (mediaType !== undefined && type !== undefined && !type.toLowerCase().startsWith(mediaType)) {
-              controller.abort(new UpstreamError('protocol', `the backend answered a streamed request with ${type.split(';')[0]} instead of ${mediaType}`));
-              return;
-            }
-            started = true;
-            resolve(reader);
-          },
-          onResponseData(controller, chunk) {
-            if (started) return reader.push(chunk);
-            received += chunk.length;
-            if (received > maxBytes) {
-              errorBody.length = 0;
-              controller.abort(answerTooLarge(maxBytes));
-            } else if (received - chunk.length < ERROR_TEXT_BYTES) {
-              errorBody.push(chunk);
-            }
-          },
-          onResponseEnd() {
-            stopCancelling();
-            if (started) reader.end();
-            else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options)));
-          },
-          onResponseError(_controller, error) {
-            stopCancelling();
-            const failure = toUpstreamError(error, signal);
-            if (started) reader.fail(failure);
-            else reject(failure);
-          },
+      this.#agent.dispatch(this.#request(baseUrl, path, payload, options, STREAM_OR_JSON), {
+        onRequestStart(controller) {
+          reader.attach(controller);
+          stopCancelling = cancelOn(signal, controller);
         },
-      );
+        onResponseStart(controller, statusCode, headers) {
+          status = statusCode;
+          if (!isOk(statusCode)) {
+            if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
+            return;
+          }
+          const type = headerText(headers['content-type']);
+          if (mediaType !== undefined && type !== undefined && !type.toLowerCase().startsWith(mediaType)) {
+            controller.abort(
+              new UpstreamError('protocol', `the backend answered a streamed request with ${type.split(';')[0]} instead of ${mediaType}`),
+            );
+            return;
+          }
+          started = true;
+          resolve(reader);
+        },
+        onResponseData(controller, chunk) {
+          if (started) return reader.push(chunk);
+          received += chunk.length;
+          if (received > maxBytes) {
+            errorBody.length = 0;
+            controller.abort(answerTooLarge(maxBytes));
+          } else if (received - chunk.length < ERROR_TEXT_BYTES) {
+            errorBody.push(chunk);
+          }
+        },
+        onResponseEnd() {
+          stopCancelling();
+          if (started) reader.end();
+          else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options)));
+        },
+        onResponseError(_controller, error) {
+          stopCancelling();
+          const failure = toUpstreamError(error, signal);
+          if (started) reader.fail(failure);
+          else reject(failure);
+        },
+      });
     });
   }
 
@@ -239,7 +245,12 @@ export function bearer(key: string | undefined): Record<string, string> | undefi
  * readline, which holds a line of any length: a line past `maxLineChars` throws UpstreamError.
  * Leaving early (the reader stops) returns the body, which aborts the request.
  */
-export async function* ndjson(body: AsyncIterable<string>, signal: AbortSignal, maxLineChars: number, secrets: Secrets): AsyncGenerator<JsonObject> {
+export async function* ndjson(
+  body: AsyncIterable<string>,
+  signal: AbortSignal,
+  maxLineChars: number,
+  secrets: Secrets,
+): AsyncGenerator<JsonObject> {
   let partial = '';
   try {
     for await (const text of body) {
@@ -262,8 +273,11 @@ export async function* ndjson(body: AsyncIterable<string>, signal: AbortSignal, 
 export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted) return cancelled();
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError ||
-      error instanceof undiciErrors.ConnectTimeoutError) {
+  if (
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.ConnectTimeoutError
+  ) {
     return new UpstreamError('timeout', 'the backend did not answer within its timeout');
   }
   const code = (error as { code?: unknown } | null)?.code;

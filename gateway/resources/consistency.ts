@@ -26,7 +26,8 @@ export function findConflicts(routers: readonly RouterSpec[], providers: readonl
   });
   const providerIds = new Set<string>();
   providers.forEach((provider, i) => {
-    if (providerIds.has(provider.id)) conflicts.push({ path: ['providers', i, 'id'], message: `provider id "${provider.id}" is used twice` });
+    if (providerIds.has(provider.id))
+      conflicts.push({ path: ['providers', i, 'id'], message: `provider id "${provider.id}" is used twice` });
     providerIds.add(provider.id);
     if (!routers.some((r) => r.name === provider.router)) {
       conflicts.push({ path: ['providers', i, 'router'], message: `router "${provider.router}" does not exist` });

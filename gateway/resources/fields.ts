@@ -21,21 +21,19 @@ export const ResourceId = z
  * carry money as strings); kept as the exact decimal string so no float residue enters the
  * cost formula.
  */
-export const PricePerMillion = z
-  .union([z.number(), z.string()])
-  .transform((value, ctx) => {
-    const text = typeof value === 'number' ? String(value) : value.trim();
-    const parsed = parseDecimal(text, 9);
-    if (!parsed.ok) {
-      ctx.addIssue({ code: 'custom', message: `price per million tokens ${parsed.reason}` });
-      return z.NEVER;
-    }
-    if (parsed.value < 0n) {
-      ctx.addIssue({ code: 'custom', message: 'price per million tokens must not be negative' });
-      return z.NEVER;
-    }
-    return parsed.canonical;
-  });
+export const PricePerMillion = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  const parsed = parseDecimal(text, 9);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: 'custom', message: `price per million tokens ${parsed.reason}` });
+    return z.NEVER;
+  }
+  if (parsed.value < 0n) {
+    ctx.addIssue({ code: 'custom', message: 'price per million tokens must not be negative' });
+    return z.NEVER;
+  }
+  return parsed.canonical;
+});
 
 /** Base address of a backend: http(s), no path ending in /v1 (the adapter adds its own paths). */
 export const BaseUrl = z

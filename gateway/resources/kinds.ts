@@ -2,12 +2,7 @@
 // the CRD generator and the docs all derive from these tuples.
 
 /** Router (model) types, as the spec names them. */
-export const ROUTER_TYPES = [
-  'text-generation',
-  'image-text-to-text',
-  'text-embeddings-inference',
-  'text-classification',
-] as const;
+export const ROUTER_TYPES = ['text-generation', 'image-text-to-text', 'text-embeddings-inference', 'text-classification'] as const;
 export type RouterType = (typeof ROUTER_TYPES)[number];
 
 /** Backend API kinds. Adding one means one adapter file and one registry line. */

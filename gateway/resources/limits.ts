@@ -7,7 +7,9 @@ export const RateLimitPolicy = z
   .strictObject({
     requests_per_minute: PerWindow.optional().describe('Requests a user may make to the router in any 60-second window.'),
     requests_per_day: PerWindow.optional().describe('Requests a user may make to the router in any 24-hour window.'),
-    tokens_per_minute: PerWindow.optional().describe('Tokens (prompt at admission, completion at settlement) per user in any 60-second window.'),
+    tokens_per_minute: PerWindow.optional().describe(
+      'Tokens (prompt at admission, completion at settlement) per user in any 60-second window.',
+    ),
     tokens_per_day: PerWindow.optional().describe('Tokens per user in any 24-hour window.'),
   })
   .describe('Rate limits; an absent field means no limit of that kind.');

@@ -7,7 +7,11 @@ import { BaseUrl, ModelName, ResourceId, TimeoutSeconds } from './fields.ts';
 const common = {
   id: ResourceId.describe('Provider id, unique across the gateway.'),
   router: ModelName.describe('Name of the router this provider serves.'),
-  model_name: z.string().min(1, 'must not be empty').max(256).describe('Model name on the backend, sent upstream in place of the router name.'),
+  model_name: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(256)
+    .describe('Model name on the backend, sent upstream in place of the router name.'),
   key: z.string().min(1, 'must not be empty').optional().describe('API key for the backend. Write-only: never returned.'),
   timeout: TimeoutSeconds.default(60).describe('Seconds to wait for the response headers, and at most between two streamed bytes.'),
   carbon: CarbonInputs.optional().describe('Inputs of the carbon estimate; without a parameter count it reports 0.'),
@@ -33,7 +37,11 @@ export const ProviderSpec = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('mistral'), ...common, ...urlDefaultingTo('https://api.mistral.ai') }),
   z.strictObject({ type: z.literal('ollama'), ...common, ...urlDefaultingTo('http://localhost:11434') }),
   z.strictObject({ type: z.literal('tei'), ...common, ...requiredUrl() }),
-  z.strictObject({ type: z.literal('simulator'), ...common, simulator: SimulatorOptions.default({ latency_ms: 0, tokens_per_second: 0, completion_tokens: 32 }) }),
+  z.strictObject({
+    type: z.literal('simulator'),
+    ...common,
+    simulator: SimulatorOptions.default({ latency_ms: 0, tokens_per_second: 0, completion_tokens: 32 }),
+  }),
 ]);
 export type ProviderSpec = z.output<typeof ProviderSpec>;
 export type ProviderSpecInput = z.input<typeof ProviderSpec>;

@@ -26,10 +26,18 @@ export const UserSpec = z.strictObject({
   id: ResourceId.describe('User id.'),
   name: z.string().min(1, 'must not be empty').max(200).describe('Display name.'),
   role: z.enum(ROLES).default('user').describe('`admin` may use the admin API; `user` may not.'),
-  budget: Money.nullable().default(null).describe('Most the user may spend (per period when one is set), in the money of router prices; null is unlimited.'),
-  budget_period: z.enum(BUDGET_PERIODS).nullable().default(null).describe('When spending resets, on UTC calendar boundaries (weeks start on Monday); null never resets.'),
+  budget: Money.nullable()
+    .default(null)
+    .describe('Most the user may spend (per period when one is set), in the money of router prices; null is unlimited.'),
+  budget_period: z
+    .enum(BUDGET_PERIODS)
+    .nullable()
+    .default(null)
+    .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday); null never resets.'),
   allowed_routers: z.array(ModelName).nullable().default(null).describe('Routers (names) the user may call; null allows all.'),
-  rate_limits: RateLimitPolicy.nullable().default(null).describe("Replaces the routers' rate limits for this user; null keeps the routers' own."),
+  rate_limits: RateLimitPolicy.nullable()
+    .default(null)
+    .describe("Replaces the routers' rate limits for this user; null keeps the routers' own."),
 });
 export type UserSpec = z.output<typeof UserSpec>;
 export type UserSpecInput = z.input<typeof UserSpec>;

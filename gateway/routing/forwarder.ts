@@ -56,7 +56,11 @@ export async function forward(
     provider.state.inFlight++;
     const sentAt = performance.now();
     try {
-      const result = await provider.adapter.forward(provider.spec, { endpoint, body: { ...body, model: provider.spec.model_name }, stream, signal }, deps.http);
+      const result = await provider.adapter.forward(
+        provider.spec,
+        { endpoint, body: { ...body, model: provider.spec.model_name }, stream, signal },
+        deps.http,
+      );
       provider.state.recordSuccess();
       return { provider, result, attempts: tried.size, sentAt };
     } catch (error) {
@@ -82,7 +86,12 @@ export function finish(provider: ProviderRoute, failure: UpstreamError | undefin
 }
 
 /** Healthy untried providers first; cooling ones only when nothing else is left. */
-function choose(router: RouterRoute, candidates: readonly ProviderRoute[], tried: ReadonlySet<ProviderRoute>, deps: ForwarderDeps): ProviderRoute {
+function choose(
+  router: RouterRoute,
+  candidates: readonly ProviderRoute[],
+  tried: ReadonlySet<ProviderRoute>,
+  deps: ForwarderDeps,
+): ProviderRoute {
   const now = deps.now();
   let untried = candidates;
   if (tried.size > 0) untried = candidates.filter((p) => !tried.has(p));

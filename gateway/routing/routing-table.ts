@@ -85,12 +85,14 @@ export class RoutingTable {
 }
 
 function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: ProviderStates): RouterRoute {
-  const providers = providerSpecs.map((p): ProviderRoute => ({
-    spec: p,
-    adapter: adapterFor(p.type) as ProviderAdapter,
-    carbon: carbonModel(p.carbon),
-    state: states.get(p.id),
-  }));
+  const providers = providerSpecs.map(
+    (p): ProviderRoute => ({
+      spec: p,
+      adapter: adapterFor(p.type) as ProviderAdapter,
+      carbon: carbonModel(p.carbon),
+      state: states.get(p.id),
+    }),
+  );
   const byEndpoint = new Map<Endpoint, ProviderRoute[]>();
   for (const provider of providers) {
     for (const endpoint of provider.adapter.endpoints) {

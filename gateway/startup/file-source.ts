@@ -8,7 +8,11 @@ import { CatalogService } from '../catalog/catalog-service.ts';
 import type { Store } from '../store/store.ts';
 import type { SnapshotSource, SourceContext } from './snapshot-source.ts';
 
-export async function fileSource(settings: GatewaySettings, store: Store, env: Readonly<Record<string, string | undefined>>): Promise<SnapshotSource> {
+export async function fileSource(
+  settings: GatewaySettings,
+  store: Store,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<SnapshotSource> {
   let file = settings.config ? await loadConfigFile(settings.config, env) : undefined;
   if (file) await seedUsers(store, file.users, new Date());
   const catalog = new CatalogService(store);

@@ -24,7 +24,12 @@ export async function openStore(settings: GatewaySettings): Promise<RedisStore |
   const { RedisStore } = await import('../store/redis/redis-store.ts');
   let lastError: Error | undefined;
   try {
-    return await RedisStore.connect(settings.redisUrl, { usageRetentionMs: retentionMs, leaseRequests: settings.leaseRequests, commandTimeoutMs: settings.redisCommandTimeoutMs, onConnectionError: (error) => (lastError = error) });
+    return await RedisStore.connect(settings.redisUrl, {
+      usageRetentionMs: retentionMs,
+      leaseRequests: settings.leaseRequests,
+      commandTimeoutMs: settings.redisCommandTimeoutMs,
+      onConnectionError: (error) => (lastError = error),
+    });
   } catch (error) {
     const why = lastError?.message ?? (error as Error).message;
     throw new StartupError(`cannot reach Redis at ${redactedUrl(settings.redisUrl)}: ${why}`);
@@ -38,7 +43,9 @@ export async function ensureAdminKey(settings: GatewaySettings, store: RedisStor
   // Checked here too (ensureBootstrapAdmin refuses it as well) so the message names the setting.
   if (!adminKey.startsWith(KEY_PREFIX) || adminKey.length < KEY_PREFIX.length + 32) {
     const from = settings.adminKey ? '--admin-key (TOLLGATE_ADMIN_KEY)' : `the key in --admin-key-file ${settings.adminKeyFile}`;
-    throw new StartupError(`${from} must start with "${KEY_PREFIX}" and have at least 32 characters after it (got ${adminKey.length} characters in all)`);
+    throw new StartupError(
+      `${from} must start with "${KEY_PREFIX}" and have at least 32 characters after it (got ${adminKey.length} characters in all)`,
+    );
   }
   await ensureBootstrapAdmin(store, adminKey, new Date());
 }
@@ -89,7 +96,10 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
         metrics.upstreamFailures.inc({ router: router.spec.name, provider: provider.spec.id, failure: error.failure });
         if (coolingDown) {
           metrics.cooldowns.inc({ router: router.spec.name, provider: provider.spec.id });
-          app.log.warn({ router: router.spec.name, provider: provider.spec.id }, `provider sits out for ${settings.cooldownSeconds}s after repeated failures: ${error.message}`);
+          app.log.warn(
+            { router: router.spec.name, provider: provider.spec.id },
+            `provider sits out for ${settings.cooldownSeconds}s after repeated failures: ${error.message}`,
+          );
         }
       },
     },

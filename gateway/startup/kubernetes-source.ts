@@ -11,7 +11,11 @@ import { ServingReport, type ServingReports } from '../kubernetes/serving-report
 import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
 import type { SnapshotSource } from './snapshot-source.ts';
 
-export function kubernetesSource(settings: GatewaySettings, store: ServingReports, env: Readonly<Record<string, string | undefined>>): SnapshotSource {
+export function kubernetesSource(
+  settings: GatewaySettings,
+  store: ServingReports,
+  env: Readonly<Record<string, string | undefined>>,
+): SnapshotSource {
   const namespace = settings.namespace;
   const pod = settings.podName;
   if (!namespace || !pod) throw new SettingsError('Kubernetes mode needs a namespace and a pod name');
@@ -63,12 +67,14 @@ export function kubernetesSource(settings: GatewaySettings, store: ServingReport
 /** --kubeconfig, then $KUBECONFIG, then the pod's service account. */
 function connect(settings: GatewaySettings, env: Readonly<Record<string, string | undefined>>): KubeClient {
   try {
-    return createKubeClient(loadKubeConfig({
-      kubeconfigPath: settings.kubeconfig,
-      kubeconfigEnv: env.KUBECONFIG,
-      serviceHost: env.KUBERNETES_SERVICE_HOST,
-      servicePort: env.KUBERNETES_SERVICE_PORT,
-    }));
+    return createKubeClient(
+      loadKubeConfig({
+        kubeconfigPath: settings.kubeconfig,
+        kubeconfigEnv: env.KUBECONFIG,
+        serviceHost: env.KUBERNETES_SERVICE_HOST,
+        servicePort: env.KUBERNETES_SERVICE_PORT,
+      }),
+    );
   } catch (error) {
     throw new SettingsError(`Kubernetes mode: ${(error as Error).message}`);
   }

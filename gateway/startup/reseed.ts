@@ -10,7 +10,10 @@ export function reseedOnDataLoss(store: Store, seed: () => Promise<void>, log: L
   return store.onDataLost(() => {
     if (running) return;
     running = true;
-    log.warn({}, 'the store lost its data (Redis restarted empty, or flushed): seeding the admin key and the configuration file\'s users and routers again');
+    log.warn(
+      {},
+      "the store lost its data (Redis restarted empty, or flushed): seeding the admin key and the configuration file's users and routers again",
+    );
     seed()
       .then(() => store.markSeeded())
       .then(

@@ -42,7 +42,13 @@ export type RateStatuses = Partial<Record<RateLimitName, RateStatus>>;
 export type AdmissionResult =
   | { readonly ok: true; readonly rate: RateStatuses }
   | { readonly ok: false; readonly reason: 'budget'; readonly remainingMicros: bigint }
-  | { readonly ok: false; readonly reason: 'rate'; readonly limit: RateLimitName; readonly retryAfterMs: number; readonly rate: RateStatuses }
+  | {
+      readonly ok: false;
+      readonly reason: 'rate';
+      readonly limit: RateLimitName;
+      readonly retryAfterMs: number;
+      readonly rate: RateStatuses;
+    }
   | { readonly ok: false; readonly reason: 'unknown_user' };
 
 export interface Settlement {

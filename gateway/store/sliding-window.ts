@@ -40,7 +40,8 @@ export function check(name: RateLimitName, limit: number, stored: WindowCounter,
   let retryMs = 0;
   if (used + cost > limit) {
     if (cost > limit) retryMs = windowMs;
-    else if (counter.cur + cost <= limit) retryMs = Math.ceil(windowMs - elapsed - ((limit - counter.cur - cost) * windowMs) / counter.prev);
+    else if (counter.cur + cost <= limit)
+      retryMs = Math.ceil(windowMs - elapsed - ((limit - counter.cur - cost) * windowMs) / counter.prev);
     else retryMs = Math.ceil(windowMs - elapsed + windowMs * (1 - (limit - cost) / counter.cur));
     retryMs = Math.max(1, retryMs);
   }

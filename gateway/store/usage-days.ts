@@ -23,7 +23,8 @@ let lastLabel = '';
 export function daysBetween(fromDay: string, toDay: string): string[] {
   const from = dayStart(fromDay);
   const to = dayStart(toDay);
-  if (to - from >= DAILY_TOTALS_DAYS * DAY_MS) throw new RangeError(`daily totals span at most ${DAILY_TOTALS_DAYS} days, asked ${fromDay} to ${toDay}`);
+  if (to - from >= DAILY_TOTALS_DAYS * DAY_MS)
+    throw new RangeError(`daily totals span at most ${DAILY_TOTALS_DAYS} days, asked ${fromDay} to ${toDay}`);
   const days: string[] = [];
   for (let time = from; time <= to; time += DAY_MS) days.push(utcDay(time));
   return days;

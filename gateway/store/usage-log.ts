@@ -68,7 +68,15 @@ export interface UsageLog {
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>>;
 }
 
-export const EMPTY_TOTALS: UsageTotals = Object.freeze({ requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0n, uncovered_micros: 0n, kwh: 0, kgco2eq: 0 });
+export const EMPTY_TOTALS: UsageTotals = Object.freeze({
+  requests: 0,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  cost_micros: 0n,
+  uncovered_micros: 0n,
+  kwh: 0,
+  kgco2eq: 0,
+});
 
 export function addToTotals(totals: UsageTotals, record: UsageRecord): UsageTotals {
   return {

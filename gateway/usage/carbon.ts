@@ -16,10 +16,24 @@ export type Zone = keyof typeof GRID_FACTORS;
 export const CarbonInputs = z
   .strictObject({
     params_total_b: z.number().positive().max(100_000).optional().describe('Total parameters of the served model, in billions.'),
-    params_active_b: z.number().positive().max(100_000).optional().describe('Active parameters per token (mixture of experts), in billions; equal to the total for dense models.'),
-    zone: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 3166-1 alpha-3 code such as FRA').default('WOR').describe('ISO 3166-1 alpha-3 code of the electricity mix where the backend runs.'),
+    params_active_b: z
+      .number()
+      .positive()
+      .max(100_000)
+      .optional()
+      .describe('Active parameters per token (mixture of experts), in billions; equal to the total for dense models.'),
+    zone: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 3166-1 alpha-3 code such as FRA')
+      .default('WOR')
+      .describe('ISO 3166-1 alpha-3 code of the electricity mix where the backend runs.'),
     pue: z.number().min(1).max(3).default(1.2).describe('Power usage effectiveness of the data centre.'),
-    gwp_kg_per_kwh: z.number().nonnegative().max(2).optional().describe('Emission factor of the electricity in kgCO2eq/kWh; overrides the zone table.'),
+    gwp_kg_per_kwh: z
+      .number()
+      .nonnegative()
+      .max(2)
+      .optional()
+      .describe('Emission factor of the electricity in kgCO2eq/kWh; overrides the zone table.'),
   })
   .superRefine((value, ctx) => {
     if (value.gwp_kg_per_kwh === undefined && !(value.zone in GRID_FACTORS)) {

@@ -1,9 +1,7 @@
 // Exact decimal <-> scaled integer conversion. Money never passes through float arithmetic:
 // prices are parsed from their decimal text into integers of 10^-scale units.
 
-export type DecimalParse =
-  | { ok: true; value: bigint; canonical: string }
-  | { ok: false; reason: string };
+export type DecimalParse = { ok: true; value: bigint; canonical: string } | { ok: false; reason: string };
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 

@@ -50,7 +50,8 @@ function load(): CountTokens {
   const core = (o200k.default as unknown as { bytePairEncodingCoreProcessor: BpeCore }).bytePairEncodingCoreProcessor;
   const rankOf = core?.getBpeRankFromBytes.bind(core);
   const naiveMerge = core?.bytePairMerge.bind(core);
-  if (typeof rankOf !== 'function' || typeof naiveMerge !== 'function') throw new Error('gpt-tokenizer changed: its BPE core is not the one o200k.ts expects');
+  if (typeof rankOf !== 'function' || typeof naiveMerge !== 'function')
+    throw new Error('gpt-tokenizer changed: its BPE core is not the one o200k.ts expects');
   const meteredRankOf = (bytes: Uint8Array): number | undefined => {
     if (++lookupsMade > lookupLimit) throw new OutOfLookups();
     return rankOf(bytes);

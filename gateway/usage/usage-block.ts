@@ -89,7 +89,13 @@ export function usageFor(
   // Embeddings and reranking are not modelled by the carbon method: they report 0.
   const carbon = generates(endpoint) ? estimateCarbon(provider.carbon, completion, latencySeconds) : NO_CARBON;
   return {
-    block: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: microsToNumber(micros), carbon },
+    block: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      cost: microsToNumber(micros),
+      carbon,
+    },
     costMicros: micros,
     anomaly: anomalies.length === 0 ? null : anomalies.join(','),
     reportedPrompt,
@@ -120,6 +126,9 @@ export function promptTokenCount<Sink extends TokenSink>(endpoint: Endpoint, req
       return inputTokens(request.input, count);
     case 'rerank':
       count.addText(String(request.query));
-      return inputTokens((request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)), count);
+      return inputTokens(
+        (request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)),
+        count,
+      );
   }
 }

@@ -69,7 +69,8 @@ export class LeaderElector {
     this.#durationMs = (options.leaseDurationSeconds ?? 15) * 1000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? Math.floor((this.#durationMs * 2) / 3);
     this.#retryIntervalMs = options.retryIntervalMs ?? 2000;
-    if (!Number.isInteger(options.leaseDurationSeconds ?? 15) || this.#durationMs < 1000) throw new Error('leaseDurationSeconds must be a whole number of seconds, at least 1');
+    if (!Number.isInteger(options.leaseDurationSeconds ?? 15) || this.#durationMs < 1000)
+      throw new Error('leaseDurationSeconds must be a whole number of seconds, at least 1');
     if (this.#renewDeadlineMs >= this.#durationMs) throw new Error('renewDeadlineMs must be shorter than the lease duration');
     if ((options.renewIntervalMs ?? 5000) >= this.#renewDeadlineMs) throw new Error('renewIntervalMs must be shorter than renewDeadlineMs');
     this.#now = options.now ?? Date.now;
@@ -92,7 +93,9 @@ export class LeaderElector {
     await this.#running;
     if (!this.#leadership) return;
     this.#stopLeading();
-    await this.#release().catch((error) => this.#log.warn({ err: error, lease: this.#options.name }, 'leader election: could not release the lease'));
+    await this.#release().catch((error) =>
+      this.#log.warn({ err: error, lease: this.#options.name }, 'leader election: could not release the lease'),
+    );
   }
 
   async #run(): Promise<void> {
@@ -117,7 +120,10 @@ export class LeaderElector {
       const renewal = await this.#renew(renewedAt);
       if (renewal.outcome === 'stopped') return;
       if (renewal.outcome !== 'leading') {
-        this.#log.warn({ lease: this.#options.name, identity: this.#options.identity, outcome: renewal.outcome }, 'leader election: leadership lost');
+        this.#log.warn(
+          { lease: this.#options.name, identity: this.#options.identity, outcome: renewal.outcome },
+          'leader election: leadership lost',
+        );
         this.#stopLeading();
         return;
       }
@@ -141,7 +147,10 @@ export class LeaderElector {
 
   /** Sleeps unless stopped; false when stopped. */
   #pause(ms: number): Promise<boolean> {
-    return this.#sleep(ms, this.#stopping.signal).then(() => true, () => false);
+    return this.#sleep(ms, this.#stopping.signal).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** One acquire-or-renew, bounded in time; undefined when the API could not be reached. */
@@ -150,7 +159,8 @@ export class LeaderElector {
     try {
       return await this.#tryAcquireOrRenew(signal);
     } catch (error) {
-      if (!this.#stopping.signal.aborted) this.#log.warn({ err: error, lease: this.#options.name }, 'leader election: lease request failed');
+      if (!this.#stopping.signal.aborted)
+        this.#log.warn({ err: error, lease: this.#options.name }, 'leader election: lease request failed');
       return undefined;
     }
   }
@@ -177,7 +187,13 @@ export class LeaderElector {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: this.#options.name, namespace: this.#options.namespace },
-      spec: { holderIdentity: this.#options.identity, leaseDurationSeconds: this.#durationMs / 1000, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+      spec: {
+        holderIdentity: this.#options.identity,
+        leaseDurationSeconds: this.#durationMs / 1000,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: 0,
+      },
     };
   }
 
@@ -192,7 +208,7 @@ export class LeaderElector {
         ...lease.spec,
         holderIdentity: this.#options.identity,
         leaseDurationSeconds: this.#durationMs / 1000,
-        acquireTime: ours ? lease.spec?.acquireTime ?? now : now,
+        acquireTime: ours ? (lease.spec?.acquireTime ?? now) : now,
         renewTime: now,
         leaseTransitions: ours ? transitions : transitions + 1,
       },
@@ -227,7 +243,10 @@ export class LeaderElector {
     const lease = await this.#read(signal);
     if (!lease || lease.spec?.holderIdentity !== this.#options.identity) return;
     const now = microTime(this.#now());
-    const released: Lease = { ...lease, spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: now, renewTime: now } };
+    const released: Lease = {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
+    };
     await this.#write('PUT', released, signal);
   }
 

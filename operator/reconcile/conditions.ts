@@ -16,11 +16,23 @@ export function condition(type: ConditionType, ok: boolean, reason: string, mess
 }
 
 /** The conditions to write: the desired ones, keeping the transition time of those unchanged. */
-export function mergeConditions(current: readonly Condition[] | undefined, desired: readonly DesiredCondition[], generation: number, now: Date): Condition[] {
+export function mergeConditions(
+  current: readonly Condition[] | undefined,
+  desired: readonly DesiredCondition[],
+  generation: number,
+  now: Date,
+): Condition[] {
   return desired.map((want) => {
     const had = current?.find((c) => c.type === want.type);
     const lastTransitionTime = had && had.status === want.status ? had.lastTransitionTime : now.toISOString();
-    return { type: want.type, status: want.status, reason: want.reason, message: want.message, observedGeneration: generation, lastTransitionTime };
+    return {
+      type: want.type,
+      status: want.status,
+      reason: want.reason,
+      message: want.message,
+      observedGeneration: generation,
+      lastTransitionTime,
+    };
   });
 }
 
@@ -29,6 +41,12 @@ export function sameConditions(a: readonly Condition[] | undefined, b: readonly 
   if (!a || a.length !== b.length) return false;
   return b.every((want) => {
     const had = a.find((c) => c.type === want.type);
-    return had !== undefined && had.status === want.status && had.reason === want.reason && had.message === want.message && had.observedGeneration === want.observedGeneration;
+    return (
+      had !== undefined &&
+      had.status === want.status &&
+      had.reason === want.reason &&
+      had.message === want.message &&
+      had.observedGeneration === want.observedGeneration
+    );
   });
 }

@@ -43,7 +43,10 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
     const key = keyOf(cr.metadata);
     const translated = routerFromCR(cr);
     if (!translated.ok) {
-      routerOutcomes.set(key, { conditions: [condition('Accepted', false, 'InvalidSpec', describeProblems(translated.problems))], publicName: undefined });
+      routerOutcomes.set(key, {
+        conditions: [condition('Accepted', false, 'InvalidSpec', describeProblems(translated.problems))],
+        publicName: undefined,
+      });
       continue;
     }
     const spec = translated.value;
@@ -72,13 +75,24 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
     const router = acceptedRouters.get(routerKey);
     const translated = providerFromCR(cr, router?.name ?? spec.routerRef?.name ?? '');
     if (!translated.ok) {
-      providerOutcomes.set(key, { conditions: [condition('Accepted', false, 'InvalidSpec', describeProblems(translated.problems)), condition('Ready', false, 'InvalidSpec', 'The provider is not served')] });
+      providerOutcomes.set(key, {
+        conditions: [
+          condition('Accepted', false, 'InvalidSpec', describeProblems(translated.problems)),
+          condition('Ready', false, 'InvalidSpec', 'The provider is not served'),
+        ],
+      });
       continue;
     }
     const accepted = condition('Accepted', true, 'Accepted', 'The provider is valid');
     if (!router) {
       const why = routerOutcomes.has(routerKey) ? `ModelRouter ${routerKey} is not accepted` : `ModelRouter ${routerKey} does not exist`;
-      providerOutcomes.set(key, { conditions: [accepted, condition('ResolvedRefs', false, 'RouterNotFound', why), condition('Ready', false, 'RouterNotFound', 'The provider is not served')] });
+      providerOutcomes.set(key, {
+        conditions: [
+          accepted,
+          condition('ResolvedRefs', false, 'RouterNotFound', why),
+          condition('Ready', false, 'RouterNotFound', 'The provider is not served'),
+        ],
+      });
       continue;
     }
     let apiKey: string | undefined;
@@ -86,15 +100,29 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
     if (ref?.name) {
       apiKey = secrets.get(`${cr.metadata.namespace}/${ref.name}`)?.[ref.key ?? ''];
       if (apiKey === undefined) {
-        const why = secrets.has(`${cr.metadata.namespace}/${ref.name}`) ? `Secret ${ref.name} has no key "${ref.key}"` : `Secret ${ref.name} does not exist`;
-        providerOutcomes.set(key, { conditions: [accepted, condition('ResolvedRefs', false, 'SecretNotFound', why), condition('Ready', false, 'SecretNotFound', 'The provider is not served')] });
+        const why = secrets.has(`${cr.metadata.namespace}/${ref.name}`)
+          ? `Secret ${ref.name} has no key "${ref.key}"`
+          : `Secret ${ref.name} does not exist`;
+        providerOutcomes.set(key, {
+          conditions: [
+            accepted,
+            condition('ResolvedRefs', false, 'SecretNotFound', why),
+            condition('Ready', false, 'SecretNotFound', 'The provider is not served'),
+          ],
+        });
         continue;
       }
     }
     servedProviders.push(translated.value);
     if (apiKey !== undefined) keys[translated.value.id] = apiKey;
     count.ready++;
-    providerOutcomes.set(key, { conditions: [accepted, condition('ResolvedRefs', true, 'ResolvedRefs', 'The router and the key Secret exist'), condition('Ready', true, 'Ready', 'The provider is served')] });
+    providerOutcomes.set(key, {
+      conditions: [
+        accepted,
+        condition('ResolvedRefs', true, 'ResolvedRefs', 'The router and the key Secret exist'),
+        condition('Ready', true, 'Ready', 'The provider is served'),
+      ],
+    });
   }
 
   const routerResults = new Map<string, RouterOutcome>();
@@ -106,7 +134,14 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
     if (spec) {
       servedRouters.push(spec);
       const ready = providerCount.ready > 0;
-      conditions.push(condition('Ready', ready, ready ? 'Ready' : 'NoReadyProviders', ready ? `${providerCount.ready} of ${providerCount.total} providers are served` : 'No provider of this router is served'));
+      conditions.push(
+        condition(
+          'Ready',
+          ready,
+          ready ? 'Ready' : 'NoReadyProviders',
+          ready ? `${providerCount.ready} of ${providerCount.total} providers are served` : 'No provider of this router is served',
+        ),
+      );
     } else {
       conditions.push(condition('Ready', false, outcome.conditions[0]!.reason, 'The router is not served'));
     }
@@ -123,7 +158,9 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
 
 /** Oldest first, so the oldest wins a conflict; ties by namespace/name, so the order is stable. */
 function oldestFirst(resources: readonly Resource[]): Resource[] {
-  return [...resources].sort((a, b) =>
-    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || keyOf(a.metadata).localeCompare(keyOf(b.metadata)),
+  return [...resources].sort(
+    (a, b) =>
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+      keyOf(a.metadata).localeCompare(keyOf(b.metadata)),
   );
 }

@@ -17,10 +17,18 @@ export interface GatewayReport {
  * version), but it needs no history of which version held which generation.
  */
 export function programmedCondition(reports: readonly GatewayReport[] | undefined, version: string): DesiredCondition {
-  if (reports === undefined) return { type: 'Programmed', status: 'Unknown', reason: 'ReportsUnavailable', message: 'The gateways\' reports cannot be read from Redis' };
-  if (reports.length === 0) return { type: 'Programmed', status: 'Unknown', reason: 'NoGateways', message: 'No gateway reports the routing snapshot it serves' };
+  if (reports === undefined)
+    return {
+      type: 'Programmed',
+      status: 'Unknown',
+      reason: 'ReportsUnavailable',
+      message: "The gateways' reports cannot be read from Redis",
+    };
+  if (reports.length === 0)
+    return { type: 'Programmed', status: 'Unknown', reason: 'NoGateways', message: 'No gateway reports the routing snapshot it serves' };
   const current = reports.filter((report) => report.version === version).length;
-  if (current === reports.length) return condition('Programmed', true, 'Programmed', `Every gateway (${current}) serves routing snapshot ${version}`);
+  if (current === reports.length)
+    return condition('Programmed', true, 'Programmed', `Every gateway (${current}) serves routing snapshot ${version}`);
   return condition('Programmed', false, 'Pending', `${current} of ${reports.length} gateways serve routing snapshot ${version}`);
 }
 

@@ -6,7 +6,16 @@ import type { Log } from '../../gateway/kubernetes/log.ts';
 import type { ModelProviderStatus, ModelRouterStatus } from '../../gateway/resources/kubernetes/crd-schemas.ts';
 import type { Snapshot } from '../../gateway/resources/snapshot.ts';
 import type { EventRecorder } from '../kube/events.ts';
-import { CONFIGMAPS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type Cache, type ConfigMapObject, type CustomObject, type SecretObject } from '../kube/resources.ts';
+import {
+  CONFIGMAPS,
+  MODEL_PROVIDERS,
+  MODEL_ROUTERS,
+  SECRETS,
+  type Cache,
+  type ConfigMapObject,
+  type CustomObject,
+  type SecretObject,
+} from '../kube/resources.ts';
 import { computeRouting, keyOf, type Secrets } from './routing-state.ts';
 import { programmedCondition, providerStatus, routerStatus, type GatewayReport } from './routing-status.ts';
 import { configMapUpToDate, keysSecretUpToDate, providerKeysSecret, routingConfigMap, type RoutingTarget } from './routing-writes.ts';
@@ -88,10 +97,19 @@ async function writeSnapshot(deps: RoutingDeps, snapshot: Snapshot, signal?: Abo
   if (configMapUpToDate(current, desired)) return;
   await applyObject(deps.client, CONFIGMAPS, desired, { force: true, signal });
   deps.snapshotWritten?.();
-  deps.log.info({ configMap: deps.target.configMap, version: snapshot.version, routers: snapshot.routers.length, providers: snapshot.providers.length }, 'routing snapshot written');
+  deps.log.info(
+    { configMap: deps.target.configMap, version: snapshot.version, routers: snapshot.routers.length, providers: snapshot.providers.length },
+    'routing snapshot written',
+  );
 }
 
-async function read<T>(client: KubeClient, type: ResourceType, namespace: string, name: string, signal?: AbortSignal): Promise<T | undefined> {
+async function read<T>(
+  client: KubeClient,
+  type: ResourceType,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<T | undefined> {
   try {
     return await client.request<T>({ path: resourcePath(type, { namespace, name }), signal });
   } catch (error) {
@@ -105,7 +123,7 @@ async function readReports(deps: RoutingDeps): Promise<readonly GatewayReport[] 
   try {
     return await deps.gateways.servingGateways();
   } catch (error) {
-    deps.log.warn({ err: error }, 'cannot read the gateways\' reports');
+    deps.log.warn({ err: error }, "cannot read the gateways' reports");
     return undefined;
   }
 }

@@ -22,7 +22,7 @@ export interface KeyDeps {
 /** Makes the key Secret exist and its key be the user's; returns the ResolvedRefs condition. */
 export async function ensureApiKey(deps: KeyDeps, user: UserObject, now: Date, signal?: AbortSignal): Promise<DesiredCondition> {
   const name = keySecretName(user);
-  const secret = await findSecret(deps, user.metadata.namespace, name, signal) ?? (await createKeySecret(deps, user, name, now, signal));
+  const secret = (await findSecret(deps, user.metadata.namespace, name, signal)) ?? (await createKeySecret(deps, user, name, now, signal));
   const content = readKeySecret(secret);
   if (!content.ok) return content.condition;
   const registered = await registerKey(deps.store, user.metadata.name, secret, content.secret, now);
@@ -67,8 +67,15 @@ async function registerKey(store: KeyStore, userId: string, secret: SecretObject
   const where = `${secret.metadata.namespace}/${secret.metadata.name}`;
   const hash = hashKey(value);
   const found = await store.findKey(hash);
-  if (found && found.user.id !== userId) return condition('ResolvedRefs', false, 'KeyInUse', `The key in Secret ${secret.metadata.name} belongs to another user`);
-  if (found?.key.revoked_at) return condition('ResolvedRefs', false, 'KeyRevoked', `The key in Secret ${secret.metadata.name} was revoked; delete the Secret to get a new one`);
+  if (found && found.user.id !== userId)
+    return condition('ResolvedRefs', false, 'KeyInUse', `The key in Secret ${secret.metadata.name} belongs to another user`);
+  if (found?.key.revoked_at)
+    return condition(
+      'ResolvedRefs',
+      false,
+      'KeyRevoked',
+      `The key in Secret ${secret.metadata.name} was revoked; delete the Secret to get a new one`,
+    );
   if (!found) {
     try {
       await store.addKey(keyRecord(userId, where, hash, hintOf(value), now));
@@ -87,5 +94,14 @@ async function revokeOthers(store: KeyStore, userId: string, currentHash: string
 }
 
 function keyRecord(userId: string, secret: string, hash: string, hint: string, now: Date) {
-  return { id: `${KEY_ID_PREFIX}${hash.slice(0, 16)}`, user_id: userId, name: `Secret ${secret}`, hash, hint, created_at: now.toISOString(), expires_at: null, revoked_at: null };
+  return {
+    id: `${KEY_ID_PREFIX}${hash.slice(0, 16)}`,
+    user_id: userId,
+    name: `Secret ${secret}`,
+    hash,
+    hint,
+    created_at: now.toISOString(),
+    expires_at: null,
+    revoked_at: null,
+  };
 }

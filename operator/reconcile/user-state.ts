@@ -31,11 +31,23 @@ export function keySecretName(user: UserObject): string {
  */
 export function idOwner(users: readonly UserObject[], id: string): string | undefined {
   const candidates = users.filter((user) => user.metadata.name === id);
-  candidates.sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || keyOf(a.metadata).localeCompare(keyOf(b.metadata)));
+  candidates.sort(
+    (a, b) =>
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+      keyOf(a.metadata).localeCompare(keyOf(b.metadata)),
+  );
   return candidates[0] && keyOf(candidates[0].metadata);
 }
 
-const SPEC_FIELDS = ['id', 'name', 'role', 'budget', 'budget_period', 'allowed_routers', 'rate_limits'] as const satisfies readonly (keyof UserSpec)[];
+const SPEC_FIELDS = [
+  'id',
+  'name',
+  'role',
+  'budget',
+  'budget_period',
+  'allowed_routers',
+  'rate_limits',
+] as const satisfies readonly (keyof UserSpec)[];
 
 /** True when the store's record already says what the spec says (so no write, no cache flush on every gateway). */
 export function sameUserSpec(stored: UserSpec, wanted: UserSpec): boolean {
@@ -47,7 +59,11 @@ export type KeySecretContent = { ok: true; secret: string } | { ok: false; condi
 export function readKeySecret(secret: SecretObject): KeySecretContent {
   const encoded = secret.data?.[API_KEY_FIELD];
   const value = encoded === undefined ? '' : Buffer.from(encoded, 'base64').toString('utf8');
-  if (!value) return { ok: false, condition: condition('ResolvedRefs', false, 'KeySecretInvalid', `Secret ${secret.metadata.name} has no "${API_KEY_FIELD}" entry`) };
+  if (!value)
+    return {
+      ok: false,
+      condition: condition('ResolvedRefs', false, 'KeySecretInvalid', `Secret ${secret.metadata.name} has no "${API_KEY_FIELD}" entry`),
+    };
   return { ok: true, secret: value };
 }
 
@@ -88,7 +104,12 @@ export function usageStatus(usage: Usage) {
   };
 }
 
-export function userStatus(user: UserObject, desired: readonly DesiredCondition[], fields: Record<string, unknown>, now: Date): StatusPatch {
+export function userStatus(
+  user: UserObject,
+  desired: readonly DesiredCondition[],
+  fields: Record<string, unknown>,
+  now: Date,
+): StatusPatch {
   const generation = user.metadata.generation ?? 0;
   return { ...fields, observedGeneration: generation, conditions: mergeConditions(user.status?.conditions, desired, generation, now) };
 }

@@ -21,7 +21,8 @@ const DAY_MS = 24 * HOUR_MS;
 export async function readUsage(store: UsageReader, userId: string, now: Date, shown: ShownUsage = {}): Promise<Usage> {
   const balance = await store.balance(userId, now.getTime());
   const lastRequestTime = await lastRequest(store, userId, now, shown.lastRequestTime);
-  const unchanged = shown.requests !== undefined && lastRequestTime === shown.lastRequestTime && balance.periodStart?.toISOString() === shown.periodStart;
+  const unchanged =
+    shown.requests !== undefined && lastRequestTime === shown.lastRequestTime && balance.periodStart?.toISOString() === shown.periodStart;
   const requests = unchanged ? shown.requests! : await countRequests(store, userId, now, balance.periodStart);
   return { balance, requests, lastRequestTime };
 }

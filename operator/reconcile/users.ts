@@ -54,12 +54,19 @@ export async function reconcileUser(deps: UserDeps, key: string, signal?: AbortS
   const keyCondition = await ensureApiKey(deps, user, now, signal);
   const usage = usageStatus(await readUsage(deps.store, user.metadata.name, now, user.status));
   const conditions = [condition('Accepted', true, 'Accepted', 'The user is valid'), keyCondition, ready(keyCondition)];
-  await writeStatus(deps, GATEWAY_USERS, user, userStatus(user, conditions, { ...usage, apiKeySecretName: keySecretName(user) }, now), signal);
+  await writeStatus(
+    deps,
+    GATEWAY_USERS,
+    user,
+    userStatus(user, conditions, { ...usage, apiKeySecretName: keySecretName(user) }, now),
+    signal,
+  );
 }
 
 function ready(keyCondition: DesiredCondition): DesiredCondition {
-  if (keyCondition.status !== 'True') return condition('Ready', false, keyCondition.reason, 'The user exists in the gateways\' store, but has no usable API key');
-  return condition('Ready', true, 'Ready', 'The user and its API key are in the gateways\' store');
+  if (keyCondition.status !== 'True')
+    return condition('Ready', false, keyCondition.reason, "The user exists in the gateways' store, but has no usable API key");
+  return condition('Ready', true, 'Ready', "The user and its API key are in the gateways' store");
 }
 
 /** Invalid or in conflict: the store is not touched (a valid earlier spec stays in force there). */
@@ -109,5 +116,9 @@ async function finalize(deps: UserDeps, user: UserObject, signal?: AbortSignal):
  */
 function userMetadata(user: UserObject, finalizers: string[]) {
   const { name, namespace, uid } = user.metadata;
-  return { apiVersion: API_VERSION, kind: 'GatewayUser', metadata: { name, namespace, uid, ...(finalizers.length > 0 ? { finalizers } : {}) } };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'GatewayUser',
+    metadata: { name, namespace, uid, ...(finalizers.length > 0 ? { finalizers } : {}) },
+  };
 }

@@ -14,7 +14,13 @@ export interface StatusWriter {
 type WithConditions = Readonly<Record<string, unknown>> & { conditions?: readonly Condition[] };
 
 /** Writes `next` if it changes the object's status; false when it did not need to, or the object is gone. */
-export async function writeStatus(writer: StatusWriter, type: ResourceType, object: CustomObject<WithConditions>, next: StatusPatch, signal?: AbortSignal): Promise<boolean> {
+export async function writeStatus(
+  writer: StatusWriter,
+  type: ResourceType,
+  object: CustomObject<WithConditions>,
+  next: StatusPatch,
+  signal?: AbortSignal,
+): Promise<boolean> {
   if (!statusChanged(object.status, next)) return false;
   const { name, namespace } = object.metadata;
   try {

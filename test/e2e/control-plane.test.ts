@@ -32,14 +32,11 @@ describe('e2e control plane', () => {
   });
 
   it('refuses a token identity that no RBAC rule grants anything', async () => {
-    await assert.rejects(
-      asOperator(['-n', NAMESPACE, 'get', 'configmaps']),
-      (error: Error) => {
-        assert.match(error.message, /Forbidden/);
-        assert.match(error.message, new RegExp(OPERATOR));
-        return true;
-      },
-    );
+    await assert.rejects(asOperator(['-n', NAMESPACE, 'get', 'configmaps']), (error: Error) => {
+      assert.match(error.message, /Forbidden/);
+      assert.match(error.message, new RegExp(OPERATOR));
+      return true;
+    });
   });
 
   it('lets that identity read ConfigMaps once a Role and RoleBinding grant it', async () => {
@@ -80,32 +77,42 @@ describe('e2e control plane', () => {
           group: 'smoke.tollgate.dev',
           names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
           scope: 'Namespaced',
-          versions: [{
-            name: 'v1alpha1',
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: {
-                  spec: {
-                    type: 'object',
-                    required: ['size'],
-                    properties: { size: { type: 'integer', minimum: 1 }, color: { type: 'string', enum: ['red', 'blue'], default: 'red' } },
+          versions: [
+            {
+              name: 'v1alpha1',
+              served: true,
+              storage: true,
+              subresources: { status: {} },
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: {
+                      type: 'object',
+                      required: ['size'],
+                      properties: {
+                        size: { type: 'integer', minimum: 1 },
+                        color: { type: 'string', enum: ['red', 'blue'], default: 'red' },
+                      },
+                    },
+                    status: { type: 'object', properties: { ready: { type: 'boolean' } } },
                   },
-                  status: { type: 'object', properties: { ready: { type: 'boolean' } } },
                 },
               },
             },
-          }],
+          ],
         },
       }),
     });
     await plane.kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/widgets.smoke.tollgate.dev']);
 
     await plane.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({ apiVersion: 'smoke.tollgate.dev/v1alpha1', kind: 'Widget', metadata: { name: 'first', namespace: NAMESPACE }, spec: { size: 3 } }),
+      input: JSON.stringify({
+        apiVersion: 'smoke.tollgate.dev/v1alpha1',
+        kind: 'Widget',
+        metadata: { name: 'first', namespace: NAMESPACE },
+        spec: { size: 3 },
+      }),
     });
     const widget = JSON.parse(await plane.kubectl(['-n', NAMESPACE, 'get', 'widget', 'first', '-o', 'json']));
     assert.deepEqual(widget.spec, { size: 3, color: 'red' }, 'the schema default applies');
@@ -120,14 +127,29 @@ describe('e2e control plane', () => {
       assert.equal(response.status, 200, response.body);
     } else {
       // An external cluster whose kubeconfig authenticates otherwise than by token (kubectl 1.24+).
-      await plane.kubectl(['-n', NAMESPACE, 'patch', 'widget', 'first', '--subresource=status', '--type=merge', '-p', '{"status":{"ready":true}}']);
+      await plane.kubectl([
+        '-n',
+        NAMESPACE,
+        'patch',
+        'widget',
+        'first',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"ready":true}}',
+      ]);
     }
     assert.equal(await plane.kubectl(['-n', NAMESPACE, 'get', 'widget', 'first', '-o', 'jsonpath={.status.ready}']), 'true');
 
     // The structural schema is enforced.
     await assert.rejects(
       plane.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({ apiVersion: 'smoke.tollgate.dev/v1alpha1', kind: 'Widget', metadata: { name: 'bad', namespace: NAMESPACE }, spec: { size: 0 } }),
+        input: JSON.stringify({
+          apiVersion: 'smoke.tollgate.dev/v1alpha1',
+          kind: 'Widget',
+          metadata: { name: 'bad', namespace: NAMESPACE },
+          spec: { size: 0 },
+        }),
       }),
       /spec\.size/,
     );
@@ -137,16 +159,20 @@ describe('e2e control plane', () => {
 /** One request with the admin token, verifying the server with plane.caFile. */
 function apiRequest(plane: ControlPlane, method: string, path: string, body: unknown): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, plane.url), {
-      method,
-      headers: { authorization: `Bearer ${plane.adminToken}`, 'content-type': 'application/merge-patch+json' },
-      ...(plane.insecureSkipTlsVerify ? { rejectUnauthorized: false } : { ca: plane.caFile ? readFileSync(plane.caFile) : undefined }),
-    }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      new URL(path, plane.url),
+      {
+        method,
+        headers: { authorization: `Bearer ${plane.adminToken}`, 'content-type': 'application/merge-patch+json' },
+        ...(plane.insecureSkipTlsVerify ? { rejectUnauthorized: false } : { ca: plane.caFile ? readFileSync(plane.caFile) : undefined }),
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });

@@ -23,7 +23,12 @@ describe('CRDs on a real API server', () => {
   before(async () => {
     plane = await startControlPlane();
     await kubectl(['apply', '-f', path('crds/')]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crdFiles().map((f) => `crd/${f.path.replace(/^crds\/|\.yaml$/g, '')}`)]);
+    await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      ...crdFiles().map((f) => `crd/${f.path.replace(/^crds\/|\.yaml$/g, '')}`),
+    ]);
     await kubectl(['create', 'namespace', NAMESPACE]);
   });
   after(async () => {
@@ -44,7 +49,7 @@ describe('CRDs on a real API server', () => {
     ]);
   });
 
-  it('applies the examples, and the server fills in the schema\'s defaults', async () => {
+  it("applies the examples, and the server fills in the schema's defaults", async () => {
     const examples = readdirSync(path('examples/kubernetes/')).filter((name) => name.endsWith('.yaml'));
     assert.deepEqual(examples.sort(), ['gatewayuser.yaml', 'modelproviders.yaml', 'modelrouter.yaml', 'vllm-api-key.yaml']);
     await inNamespace(['apply', '-f', path('examples/kubernetes/')]);
@@ -60,7 +65,12 @@ describe('CRDs on a real API server', () => {
     const vllm = JSON.parse(await inNamespace(['get', 'mp', 'llama-vllm', '-o', 'json']));
     assert.deepEqual(vllm.spec.carbon, { paramsTotalB: 8, zone: 'FRA', pue: 1.2 });
 
-    await create({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelRouter', metadata: { name: 'bare' }, spec: { type: 'text-embeddings-inference' } });
+    await create({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'ModelRouter',
+      metadata: { name: 'bare' },
+      spec: { type: 'text-embeddings-inference' },
+    });
     const bare = JSON.parse(await inNamespace(['get', 'mr', 'bare', '-o', 'json']));
     assert.deepEqual(bare.spec, {
       type: 'text-embeddings-inference',
@@ -79,21 +89,47 @@ describe('CRDs on a real API server', () => {
 
   it('takes status through the status subresource only, checked by the status schema, and prints it', async () => {
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const condition = (status: string, reason: string, message: string) => ({ type: 'Ready', status, observedGeneration: 1, lastTransitionTime: now, reason, message });
+    const condition = (status: string, reason: string, message: string) => ({
+      type: 'Ready',
+      status,
+      observedGeneration: 1,
+      lastTransitionTime: now,
+      reason,
+      message,
+    });
     const ready = condition('True', 'Serving', 'Serving requests.');
     const patchStatus = (resource: string, status: unknown) =>
       inNamespace(['patch', resource, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
 
-    await patchStatus('modelrouter/llama-3-1-8b', { observedGeneration: 1, conditions: [ready], providers: { ready: 1, total: 2 }, publicName: 'meta-llama/Llama-3.1-8B-Instruct' });
+    await patchStatus('modelrouter/llama-3-1-8b', {
+      observedGeneration: 1,
+      conditions: [ready],
+      providers: { ready: 1, total: 2 },
+      publicName: 'meta-llama/Llama-3.1-8B-Instruct',
+    });
     await patchStatus('modelprovider/llama-simulator', { observedGeneration: 1, conditions: [ready] });
-    await patchStatus('modelprovider/llama-vllm', { observedGeneration: 1, conditions: [condition('False', 'Unreachable', 'GET /v1/models: connection refused.')] });
-    await patchStatus('gatewayuser/alice', { observedGeneration: 1, conditions: [ready], spent: '1.25', remaining: '23.75', requests: 7, lastRequestTime: now, apiKeySecretName: 'alice-api-key' });
+    await patchStatus('modelprovider/llama-vllm', {
+      observedGeneration: 1,
+      conditions: [condition('False', 'Unreachable', 'GET /v1/models: connection refused.')],
+    });
+    await patchStatus('gatewayuser/alice', {
+      observedGeneration: 1,
+      conditions: [ready],
+      spent: '1.25',
+      remaining: '23.75',
+      requests: 7,
+      lastRequestTime: now,
+      apiKeySecretName: 'alice-api-key',
+    });
 
     assert.deepEqual(table(await inNamespace(['get', 'modelrouters', 'llama-3-1-8b'])), [
       ['NAME', 'TYPE', 'STRATEGY', 'PROVIDERS-READY', 'PROVIDERS-TOTAL', 'READY', 'AGE'],
       ['llama-3-1-8b', 'text-generation', 'least_busy', '1', '2', 'True', AGE],
     ]);
-    assert.deepEqual(table(await inNamespace(['get', 'mr', 'llama-3-1-8b', '-o', 'wide'])).map((row) => row.at(-1)), ['MODEL', 'meta-llama/Llama-3.1-8B-Instruct']);
+    assert.deepEqual(
+      table(await inNamespace(['get', 'mr', 'llama-3-1-8b', '-o', 'wide'])).map((row) => row.at(-1)),
+      ['MODEL', 'meta-llama/Llama-3.1-8B-Instruct'],
+    );
     assert.deepEqual(table(await inNamespace(['get', 'mp', '--sort-by=.metadata.name'])), [
       ['NAME', 'ROUTER', 'TYPE', 'UPSTREAM-MODEL', 'READY', 'AGE'],
       ['llama-simulator', 'llama-3-1-8b', 'simulator', 'simulated-llama', 'True', AGE],
@@ -118,7 +154,12 @@ describe('CRDs on a real API server', () => {
     await inNamespace(['patch', 'gatewayuser/alice', '--type=merge', '-p', JSON.stringify({ status: { spent: '99' } })]);
     assert.equal(await inNamespace(['get', 'gu', 'alice', '-o', 'jsonpath={.status.spent}']), '1.25');
     await assert.rejects(patchStatus('gatewayuser/alice', { spent: '-1' }), (error: Error) => {
-      assert.ok(error.message.includes(String.raw`status.spent: Invalid value: "-1": status.spent in body should match '^(0|[1-9][0-9]{0,14})(\.[0-9]{1,6})?$'`), error.message);
+      assert.ok(
+        error.message.includes(
+          String.raw`status.spent: Invalid value: "-1": status.spent in body should match '^(0|[1-9][0-9]{0,14})(\.[0-9]{1,6})?$'`,
+        ),
+        error.message,
+      );
       return true;
     });
   });
@@ -157,12 +198,22 @@ describe('CRDs on a real API server', () => {
     },
     {
       name: 'a key Secret without its key',
-      object: provider('half-key', { routerRef: { name: 'llama-3-1-8b' }, type: 'openai', model: 'gpt-4o', apiKeySecretRef: { name: 'openai' } }),
+      object: provider('half-key', {
+        routerRef: { name: 'llama-3-1-8b' },
+        type: 'openai',
+        model: 'gpt-4o',
+        apiKeySecretRef: { name: 'openai' },
+      }),
       messages: ['spec.apiKeySecretRef.key: Required value'],
     },
     {
       name: 'a price with ten decimals, an unknown strategy and a context length of 0',
-      object: router('bad-router', { type: 'text-generation', costs: { promptTokens: '0.0000000001' }, loadBalancingStrategy: 'random', maxContextLength: 0 }),
+      object: router('bad-router', {
+        type: 'text-generation',
+        costs: { promptTokens: '0.0000000001' },
+        loadBalancingStrategy: 'random',
+        maxContextLength: 0,
+      }),
       messages: [
         String.raw`spec.costs.promptTokens: Invalid value: "0.0000000001": spec.costs.promptTokens in body should match '^(0|[1-9][0-9]{0,14})(\.[0-9]{1,9})?$'`,
         'spec.loadBalancingStrategy: Unsupported value: "random": supported values: "shuffle", "round_robin", "least_busy"',
@@ -177,7 +228,9 @@ describe('CRDs on a real API server', () => {
     {
       name: 'a user whose name cannot be a user id',
       object: user('alice.martin', {}),
-      messages: [String.raw`metadata.name: Invalid value: "alice.martin": metadata.name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`],
+      messages: [
+        String.raw`metadata.name: Invalid value: "alice.martin": metadata.name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`,
+      ],
     },
   ];
   for (const { name, object, messages } of refused) {
@@ -193,11 +246,29 @@ describe('CRDs on a real API server', () => {
     // kubectl wraps descriptions at 80 columns: compare with the whitespace folded.
     const explain = async (field: string) => (await kubectl(['explain', field])).replace(/\s+/g, ' ');
     const costs = await explain('modelrouter.spec.costs');
-    assert.ok(costs.includes('DESCRIPTION: Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).'), costs);
-    assert.ok(costs.includes('promptTokens <string> Price per one million prompt (input) tokens, as a decimal string with at most 9 decimal places, e.g. "0.15".'), costs);
-    assert.ok(costs.includes('completionTokens <string> Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".'), costs);
+    assert.ok(
+      costs.includes('DESCRIPTION: Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).'),
+      costs,
+    );
+    assert.ok(
+      costs.includes(
+        'promptTokens <string> Price per one million prompt (input) tokens, as a decimal string with at most 9 decimal places, e.g. "0.15".',
+      ),
+      costs,
+    );
+    assert.ok(
+      costs.includes(
+        'completionTokens <string> Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".',
+      ),
+      costs,
+    );
     const ref = await explain('mp.spec.apiKeySecretRef');
-    assert.ok(ref.includes("DESCRIPTION: Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key."), ref);
+    assert.ok(
+      ref.includes(
+        "DESCRIPTION: Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key.",
+      ),
+      ref,
+    );
     assert.ok(ref.includes("key <string> -required- Key of the API key in the Secret's data."), ref);
     const budget = await explain('gatewayuser.spec.budget');
     assert.ok(budget.includes('as a decimal string with at most 6 decimal places, e.g. "25.50". Absent: unlimited.'), budget);
@@ -221,6 +292,10 @@ function table(text: string): string[][] {
   return text
     .trim()
     .split('\n')
-    .map((line) => line.trim().split(/\s{2,}/).map((cell) => (/^(\d+[smh])+$/.test(cell) ? AGE : cell)));
+    .map((line) =>
+      line
+        .trim()
+        .split(/\s{2,}/)
+        .map((cell) => (/^(\d+[smh])+$/.test(cell) ? AGE : cell)),
+    );
 }
-

@@ -12,7 +12,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generateKey } from '../../gateway/accounts/api-keys.ts';
 import { snapshotVersion } from '../../gateway/config/snapshot-version.ts';
 import { fileURLToPath } from 'node:url';
-import { applyObject, createKubeClient, GATEWAY_FIELD_MANAGER, isStatus, loadKubeConfig, resourcePath, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
+import {
+  applyObject,
+  createKubeClient,
+  GATEWAY_FIELD_MANAGER,
+  isStatus,
+  loadKubeConfig,
+  resourcePath,
+  type KubeClient,
+} from '../../gateway/kubernetes/kube-client.ts';
 import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS } from '../../gateway/kubernetes/cr-catalog.ts';
 import { routerObjectName } from '../../gateway/resources/kubernetes/translate.ts';
 import { ANNOTATIONS, encodeSnapshot } from '../../gateway/kubernetes/snapshot-configmap.ts';
@@ -65,26 +73,44 @@ describe('gateway pods in Kubernetes mode', () => {
   /** kubectl as the gateway's identity; against an external cluster (no tokens), admin impersonating it. */
   const asGateway = (args: string[]) =>
     plane.external
-      ? plane.kubectl(['--as', GATEWAY_USER, '--as-group', 'system:serviceaccounts', '--as-group', `system:serviceaccounts:${NAMESPACE}`, ...args])
+      ? plane.kubectl([
+          '--as',
+          GATEWAY_USER,
+          '--as-group',
+          'system:serviceaccounts',
+          '--as-group',
+          `system:serviceaccounts:${NAMESPACE}`,
+          ...args,
+        ])
       : plane.kubectl(args, { as: 'gateway' });
 
   const writeConfigMap = (content: ReturnType<typeof encodeSnapshot>) =>
-    applyObject(kube, CONFIGMAPS, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: CONFIG_MAP, namespace: NAMESPACE, annotations: content.annotations },
-      // Server-side apply: a field left out is removed, so the snapshot is in data or binaryData only.
-      ...(content.data ? { data: content.data } : {}),
-      ...(content.binaryData ? { binaryData: content.binaryData } : {}),
-    }, { force: true });
+    applyObject(
+      kube,
+      CONFIGMAPS,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: CONFIG_MAP, namespace: NAMESPACE, annotations: content.annotations },
+        // Server-side apply: a field left out is removed, so the snapshot is in data or binaryData only.
+        ...(content.data ? { data: content.data } : {}),
+        ...(content.binaryData ? { binaryData: content.binaryData } : {}),
+      },
+      { force: true },
+    );
   const writeKeys = (keys: Record<string, string>) =>
-    applyObject(kube, SECRETS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: SECRET, namespace: NAMESPACE },
-      type: 'Opaque',
-      data: Object.fromEntries(Object.entries(keys).map(([id, key]) => [id, Buffer.from(key).toString('base64')])),
-    }, { force: true });
+    applyObject(
+      kube,
+      SECRETS,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: SECRET, namespace: NAMESPACE },
+        type: 'Opaque',
+        data: Object.fromEntries(Object.entries(keys).map(([id, key]) => [id, Buffer.from(key).toString('base64')])),
+      },
+      { force: true },
+    );
 
   const get = async (path: string) => {
     const response = await fetch(gateway!.url + path);
@@ -97,7 +123,7 @@ describe('gateway pods in Kubernetes mode', () => {
       headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello' }] }),
     });
-    return { status: response.status, body: await response.json() as any };
+    return { status: response.status, body: (await response.json()) as any };
   };
   const readyVersion = async () => {
     const ready = await get('/readyz');
@@ -110,7 +136,14 @@ describe('gateway pods in Kubernetes mode', () => {
     fake = await startFakeOpenAI();
     kube = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
     await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../crds/', import.meta.url))]);
-    await plane.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
+    await plane.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/modelrouters.tollgate.dev',
+      'crd/modelproviders.tollgate.dev',
+      'crd/gatewayusers.tollgate.dev',
+    ]);
     await applyChartRbac(plane, [GATEWAY_USER]);
     // Another ConfigMap and Secret in the namespace, which the gateway must not be able to read.
     await plane.kubectl(['-n', NAMESPACE, 'create', 'configmap', 'unrelated', '--from-literal=a=b']);
@@ -120,8 +153,20 @@ describe('gateway pods in Kubernetes mode', () => {
     const key = generateKey();
     userKey = key.secret;
     const now = new Date();
-    await store.createUser({ id: 'alice', name: 'Alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, rate_limits: null }, now);
-    await store.addKey({ id: 'k1', user_id: 'alice', name: 'e2e', hash: key.hash, hint: key.hint, created_at: now.toISOString(), expires_at: null, revoked_at: null });
+    await store.createUser(
+      { id: 'alice', name: 'Alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, rate_limits: null },
+      now,
+    );
+    await store.addKey({
+      id: 'k1',
+      user_id: 'alice',
+      name: 'e2e',
+      hash: key.hash,
+      hint: key.hint,
+      created_at: now.toISOString(),
+      expires_at: null,
+      revoked_at: null,
+    });
   });
 
   after(async () => {
@@ -137,11 +182,19 @@ describe('gateway pods in Kubernetes mode', () => {
     await writeKeys({});
     const selector = (name: string) => `fieldSelector=metadata.name%3D${name}`;
     const path = (plural: string) => `/api/v1/namespaces/${NAMESPACE}/${plural}`;
-    for (const [plural, name] of [['configmaps', CONFIG_MAP], ['secrets', SECRET]] as const) {
+    for (const [plural, name] of [
+      ['configmaps', CONFIG_MAP],
+      ['secrets', SECRET],
+    ] as const) {
       // get by name, list with the name's field selector, and a watch with it (which ends after 1 s).
       await asGateway(['-n', NAMESPACE, 'get', plural, name, '-o', 'name']);
-      const listed = JSON.parse(await asGateway(['get', '--raw', `${path(plural)}?${selector(name)}`])) as { items: { metadata: { name: string } }[] };
-      assert.deepEqual(listed.items.map((item) => item.metadata.name), [name]);
+      const listed = JSON.parse(await asGateway(['get', '--raw', `${path(plural)}?${selector(name)}`])) as {
+        items: { metadata: { name: string } }[];
+      };
+      assert.deepEqual(
+        listed.items.map((item) => item.metadata.name),
+        [name],
+      );
       const watched = await asGateway(['get', '--raw', `${path(plural)}?watch=true&${selector(name)}&timeoutSeconds=1`]);
       assert.match(watched, new RegExp(`"type":"ADDED".*"name":"${name}"`));
       // Not: a list of everything, a watch of everything, another object by name or by selector.
@@ -163,10 +216,14 @@ describe('gateway pods in Kubernetes mode', () => {
   it('before the routing ConfigMap exists the gateway listens, and /readyz answers 503 saying what it waits for', async () => {
     gateway = await startGatewayProcess([
       '--kubernetes',
-      '--namespace', NAMESPACE,
-      '--redis-url', redis.url,
-      '--kubeconfig', plane.external ? plane.kubeconfig() : plane.kubeconfig('gateway'),
-      '--pod-name', POD,
+      '--namespace',
+      NAMESPACE,
+      '--redis-url',
+      redis.url,
+      '--kubeconfig',
+      plane.external ? plane.kubeconfig() : plane.kubeconfig('gateway'),
+      '--pod-name',
+      POD,
     ]);
     assert.equal((await get('/healthz')).status, 200);
     // At first it is still reading; once its first lists are in, it names what is missing.
@@ -174,7 +231,10 @@ describe('gateway pods in Kubernetes mode', () => {
     await eventually(async () => /not found/.test((ready = await get('/readyz')).body.reason ?? ''), '/readyz names what is missing');
     assert.equal(ready.status, 503);
     assert.equal(ready.body.status, 'not ready');
-    assert.equal(ready.body.reason, `ConfigMap ${NAMESPACE}/${CONFIG_MAP} not found; Secret ${NAMESPACE}/${SECRET} (provider keys) not found`);
+    assert.equal(
+      ready.body.reason,
+      `ConfigMap ${NAMESPACE}/${CONFIG_MAP} not found; Secret ${NAMESPACE}/${SECRET} (provider keys) not found`,
+    );
     assert.deepEqual(await store.servingGateways(), [], 'nothing served, nothing reported');
   });
 
@@ -190,11 +250,17 @@ describe('gateway pods in Kubernetes mode', () => {
     const answer = await chat('chat-a');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.object, 'chat.completion');
-    await eventually(async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === first.version), 'the version reported to Redis');
+    await eventually(
+      async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === first.version),
+      'the version reported to Redis',
+    );
   });
 
   it('a new snapshot in the ConfigMap is served without a restart', async () => {
-    const second = snapshotOf([simulated('chat-a'), { name: 'chat-b', providers: [{ id: 'upstream-b', type: 'vllm', model_name: 'backend-b', url: fake.url }] }]);
+    const second = snapshotOf([
+      simulated('chat-a'),
+      { name: 'chat-b', providers: [{ id: 'upstream-b', type: 'vllm', model_name: 'backend-b', url: fake.url }] },
+    ]);
     served.push(second);
     await writeConfigMap(encodeSnapshot(second));
     await eventually(async () => (await readyVersion()) === second.version, 'the gateway serves the second snapshot');
@@ -203,7 +269,10 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(fake.requests.at(-1)?.body.model, 'backend-b');
     assert.equal(fake.requests.at(-1)?.headers.authorization, undefined, 'no key in the Secret yet: none sent');
-    await eventually(async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === second.version), 'the new version reported');
+    await eventually(
+      async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === second.version),
+      'the new version reported',
+    );
   });
 
   it('a ConfigMap with a bad checksum is refused, and the previous snapshot keeps serving', async () => {
@@ -230,29 +299,52 @@ describe('gateway pods in Kubernetes mode', () => {
     }
     assert.equal(await readyVersion(), version, 'keys do not change the snapshot version');
     const metrics = (await get('/metrics')).body as string;
-    assert.ok(!metrics.includes('sk-rotated') && !JSON.stringify((await get('/readyz')).body).includes('sk-rotated'), 'the key shows nowhere');
+    assert.ok(
+      !metrics.includes('sk-rotated') && !JSON.stringify((await get('/readyz')).body).includes('sk-rotated'),
+      'the key shows nowhere',
+    );
   });
 
   it('the admin API shows what is served, and writes routers and providers as resources', async () => {
     // The bootstrap admin is made by the gateway from --admin-key; here the user is promoted instead.
     const adminKey = generateKey();
     const now = new Date();
-    await store.createUser({ id: 'root', name: 'Root', role: 'admin', budget: null, budget_period: null, allowed_routers: null, rate_limits: null }, now);
-    await store.addKey({ id: 'k1', user_id: 'root', name: 'e2e', hash: adminKey.hash, hint: adminKey.hint, created_at: now.toISOString(), expires_at: null, revoked_at: null });
+    await store.createUser(
+      { id: 'root', name: 'Root', role: 'admin', budget: null, budget_period: null, allowed_routers: null, rate_limits: null },
+      now,
+    );
+    await store.addKey({
+      id: 'k1',
+      user_id: 'root',
+      name: 'e2e',
+      hash: adminKey.hash,
+      hint: adminKey.hint,
+      created_at: now.toISOString(),
+      expires_at: null,
+      revoked_at: null,
+    });
     const admin = async (method: string, path: string, body?: object) => {
       const response = await fetch(`${gateway!.url}${path}`, {
         method,
         headers: { authorization: `Bearer ${adminKey.secret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body && JSON.stringify(body),
       });
-      return { status: response.status, body: await response.json() as any };
+      return { status: response.status, body: (await response.json()) as any };
     };
     const routers = await admin('GET', '/v1/admin/routers');
-    assert.deepEqual(routers.body.data.map((r: { name: string }) => r.name), ['chat-a', 'chat-b']);
+    assert.deepEqual(
+      routers.body.data.map((r: { name: string }) => r.name),
+      ['chat-a', 'chat-b'],
+    );
     assert.equal((await admin('GET', '/v1/admin/providers/upstream-b')).body.has_key, true);
 
     // A router: a ModelRouter, named after it (its name is no Kubernetes name, so spec.name holds it).
-    const llama = { name: 'meta-llama/Llama-3.1-8B', type: 'text-generation', aliases: ['llama'], costs: { prompt_tokens: 0.15, completion_tokens: 0.6 } };
+    const llama = {
+      name: 'meta-llama/Llama-3.1-8B',
+      type: 'text-generation',
+      aliases: ['llama'],
+      costs: { prompt_tokens: 0.15, completion_tokens: 0.6 },
+    };
     const created = await admin('POST', '/v1/admin/routers', llama);
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.name, llama.name);
@@ -263,7 +355,10 @@ describe('gateway pods in Kubernetes mode', () => {
       { name: router?.spec.name, type: router?.spec.type, aliases: router?.spec.aliases, costs: router?.spec.costs },
       { name: llama.name, type: 'text-generation', aliases: ['llama'], costs: { promptTokens: '0.15', completionTokens: '0.6' } },
     );
-    assert.ok(router?.metadata.managedFields.some((f: { manager: string }) => f.manager === GATEWAY_FIELD_MANAGER), 'applied as tollgate-gateway');
+    assert.ok(
+      router?.metadata.managedFields.some((f: { manager: string }) => f.manager === GATEWAY_FIELD_MANAGER),
+      'applied as tollgate-gateway',
+    );
     // Same validation and conflict checks as in file mode, against what is served.
     assert.equal((await admin('POST', '/v1/admin/routers', { name: 'chat-b', type: 'text-generation' })).status, 409);
     assert.equal((await admin('POST', '/v1/admin/routers', { name: 'chat-c', type: 'nope' })).status, 400);
@@ -275,7 +370,14 @@ describe('gateway pods in Kubernetes mode', () => {
     await eventually(async () => (await readyVersion()) === withRouter.version, 'the gateway serves the new router');
 
     // A provider: a ModelProvider naming the router's object, its key in a Secret of its own.
-    const provider = { id: 'llama-1', router: llama.name, type: 'vllm', model_name: 'llama-backend', url: fake.url, key: 'sk-from-admin-api' };
+    const provider = {
+      id: 'llama-1',
+      router: llama.name,
+      type: 'vllm',
+      model_name: 'llama-backend',
+      url: fake.url,
+      key: 'sk-from-admin-api',
+    };
     const added = await admin('POST', '/v1/admin/providers', provider);
     assert.equal(added.status, 201, JSON.stringify(added.body));
     assert.equal(added.body.id, `${NAMESPACE}-llama-1`, 'served as <namespace>-<name>');
@@ -292,7 +394,10 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.ok(!JSON.stringify(object).includes('sk-from-admin-api'), 'the key is not in the resource');
     const secret = await getObject(SECRETS, 'llama-1-api-key');
     assert.equal(Buffer.from(secret?.data['api-key'], 'base64').toString(), 'sk-from-admin-api');
-    assert.deepEqual(secret?.metadata.ownerReferences.map((o: { kind: string; name: string; uid: string }) => [o.kind, o.name, o.uid]), [['ModelProvider', 'llama-1', object?.metadata.uid]]);
+    assert.deepEqual(
+      secret?.metadata.ownerReferences.map((o: { kind: string; name: string; uid: string }) => [o.kind, o.name, o.uid]),
+      [['ModelProvider', 'llama-1', object?.metadata.uid]],
+    );
     const { key: _key, ...keyless } = provider;
     // A key Secret that someone else wrote (a GatewayUser's, say) is not taken over: 409, nothing written.
     await plane.kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', 'clash-api-key', '--from-literal=api-key=a-user-key']);
@@ -326,11 +431,19 @@ describe('gateway pods in Kubernetes mode', () => {
     // Users: GatewayUser resources, the budget as a decimal string.
     const user = await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol', budget: 12.5, budget_period: 'monthly' });
     assert.equal(user.status, 201, JSON.stringify(user.body));
-    assert.deepEqual((await getObject(GATEWAY_USERS, 'carol'))?.spec, { displayName: 'Carol', role: 'user', budget: '12.5', budgetPeriod: 'monthly' });
+    assert.deepEqual((await getObject(GATEWAY_USERS, 'carol'))?.spec, {
+      displayName: 'Carol',
+      role: 'user',
+      budget: '12.5',
+      budgetPeriod: 'monthly',
+    });
     assert.equal((await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol' })).status, 409, 'the resource exists');
-    assert.equal(await store.getUser('carol'), undefined, 'Redis is the operator\'s to write');
+    assert.equal(await store.getUser('carol'), undefined, "Redis is the operator's to write");
     // Once the operator has put the user into Redis (played here), PATCH changes the resource.
-    await store.createUser({ id: 'carol', name: 'Carol', role: 'user', budget: '12.5', budget_period: 'monthly', allowed_routers: null, rate_limits: null }, new Date());
+    await store.createUser(
+      { id: 'carol', name: 'Carol', role: 'user', budget: '12.5', budget_period: 'monthly', allowed_routers: null, rate_limits: null },
+      new Date(),
+    );
     const raised = await admin('PATCH', '/v1/admin/users/carol', { budget: '20' });
     assert.equal(raised.status, 200, JSON.stringify(raised.body));
     assert.equal((await getObject(GATEWAY_USERS, 'carol'))?.spec.budget, '20');
@@ -341,7 +454,10 @@ describe('gateway pods in Kubernetes mode', () => {
   it('a gateway that stops removes its report', async () => {
     await gateway!.stop();
     gateway = undefined;
-    assert.deepEqual((await store.servingGateways()).filter((g) => g.pod === POD), []);
+    assert.deepEqual(
+      (await store.servingGateways()).filter((g) => g.pod === POD),
+      [],
+    );
   });
 
   /** An object as the admin identity reads it; undefined if there is none. */

@@ -11,8 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { Informer, type InformerEvent } from '../../gateway/kubernetes/informer.ts';
 import {
-  applyObject, createKubeClient, isStatus, loadKubeConfig, patchStatus, resourcePath,
-  type KubeClient, type KubeObject, type KubeRequest,
+  applyObject,
+  createKubeClient,
+  isStatus,
+  loadKubeConfig,
+  patchStatus,
+  resourcePath,
+  type KubeClient,
+  type KubeObject,
+  type KubeRequest,
 } from '../../gateway/kubernetes/kube-client.ts';
 import { LeaderElector } from '../../operator/kube/leader-election.ts';
 import { silentLog } from '../../gateway/kubernetes/log.ts';
@@ -30,14 +37,20 @@ describe('operator plumbing against a real API server', () => {
   before(async () => {
     plane = await startControlPlane();
     client = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
-    for (const namespace of ['informer', 'resync', 'silent', 'leases', 'apply']) await plane.kubectl(['create', 'namespace', `plumbing-${namespace}`]);
+    for (const namespace of ['informer', 'resync', 'silent', 'leases', 'apply'])
+      await plane.kubectl(['create', 'namespace', `plumbing-${namespace}`]);
   });
   after(async () => {
     await plane?.stop();
   });
 
   const putConfigMap = (namespace: string, name: string, value: string) =>
-    applyObject(client, CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { value } }, { force: true });
+    applyObject(
+      client,
+      CONFIGMAPS,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { value } },
+      { force: true },
+    );
   const deleteConfigMap = (namespace: string, name: string) =>
     client.request({ method: 'DELETE', path: resourcePath(CONFIGMAPS, { namespace, name }) });
   /** name@resourceVersion of every ConfigMap, as the server has them. */
@@ -57,7 +70,10 @@ describe('operator plumbing against a real API server', () => {
     await putConfigMap(namespace, 'two', '1');
     await deleteConfigMap(namespace, 'one');
     await eventually(() => events.length === 5, 'five events');
-    assert.deepEqual(events.map((event) => `${event.type} ${event.object.metadata?.name}`), ['add before', 'add one', 'update one', 'add two', 'delete one']);
+    assert.deepEqual(
+      events.map((event) => `${event.type} ${event.object.metadata?.name}`),
+      ['add before', 'add one', 'update one', 'add two', 'delete one'],
+    );
     const update = events[2] as Extract<InformerEvent<ConfigMap>, { type: 'update' }>;
     assert.deepEqual([update.previous.data, update.object.data], [{ value: '1' }, { value: '2' }]);
     assert.deepEqual(informer.list().map(versioned).sort(), await serverState(namespace));
@@ -101,7 +117,13 @@ describe('operator plumbing against a real API server', () => {
     const cutOff = new WatchCutter(client);
     const restarts: string[] = [];
     const log = { ...silentLog, debug: (details: { why?: string }) => void restarts.push(details.why ?? '') };
-    const { informer, events } = recordingInformer(t, cutOff, { namespace, resyncIntervalMs: 0, watchTimeoutSeconds: 2, silentWatchTimeoutMs: 4000, log });
+    const { informer, events } = recordingInformer(t, cutOff, {
+      namespace,
+      resyncIntervalMs: 0,
+      watchTimeoutSeconds: 2,
+      silentWatchTimeoutMs: 4000,
+      log,
+    });
     informer.start();
     await informer.synced;
     await eventually(() => cutOff.liveWatches > 0, 'a watch to silence');
@@ -118,14 +140,21 @@ describe('operator plumbing against a real API server', () => {
     let mostAtOnce = 0;
     const signals = new Map<string, AbortSignal>();
     // A 60 s lease: a takeover within the polling bound below can only come from the release.
-    const candidate = (identity: string) => new LeaderElector({
-      client, namespace, name: 'released', identity, leaseDurationSeconds: 60, renewIntervalMs: 500, retryIntervalMs: 250,
-      onStartedLeading: (signal) => {
-        signals.set(identity, signal);
-        mostAtOnce = Math.max(mostAtOnce, ++leading);
-      },
-      onStoppedLeading: () => void leading--,
-    });
+    const candidate = (identity: string) =>
+      new LeaderElector({
+        client,
+        namespace,
+        name: 'released',
+        identity,
+        leaseDurationSeconds: 60,
+        renewIntervalMs: 500,
+        retryIntervalMs: 250,
+        onStartedLeading: (signal) => {
+          signals.set(identity, signal);
+          mostAtOnce = Math.max(mostAtOnce, ++leading);
+        },
+        onStoppedLeading: () => void leading--,
+      });
     const [a, b] = [candidate('a'), candidate('b')];
     t.after(() => Promise.all([a.stop(), b.stop()]));
     a.start();
@@ -149,12 +178,23 @@ describe('operator plumbing against a real API server', () => {
 
   it('a leader killed without releasing is replaced once its lease expires', async (t) => {
     const namespace = 'plumbing-leases';
-    const child = spawn(process.execPath, [CANDIDATE, plane.kubeconfig(), namespace, 'killed', 'doomed', '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [CANDIDATE, plane.kubeconfig(), namespace, 'killed', 'doomed', '3'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       let output = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
       await eventually(() => output.includes('leading'), 'the child process leads');
-      const survivor = new LeaderElector({ client, namespace, name: 'killed', identity: 'survivor', leaseDurationSeconds: 3, renewIntervalMs: 500, retryIntervalMs: 250, onStartedLeading: () => {} });
+      const survivor = new LeaderElector({
+        client,
+        namespace,
+        name: 'killed',
+        identity: 'survivor',
+        leaseDurationSeconds: 3,
+        renewIntervalMs: 500,
+        retryIntervalMs: 250,
+        onStartedLeading: () => {},
+      });
       survivor.start();
       t.after(() => survivor.stop());
       await sleep(6000); // twice the lease duration: the child's renewals keep the lease held
@@ -176,18 +216,35 @@ describe('operator plumbing against a real API server', () => {
     const namespace = 'plumbing-apply';
     await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(gadgetCrd()) });
     await plane.kubectl(['wait', '--for=condition=Established', '--timeout=30s', `crd/${GADGETS.plural}.${GADGETS.group}`]);
-    const gadget = (size: number) => ({ apiVersion: `${GADGETS.group}/${GADGETS.version}`, kind: 'Gadget', metadata: { name: 'g1', namespace }, spec: { size } });
+    const gadget = (size: number) => ({
+      apiVersion: `${GADGETS.group}/${GADGETS.version}`,
+      kind: 'Gadget',
+      metadata: { name: 'g1', namespace },
+      spec: { size },
+    });
 
-    const created = await applyObject<KubeObject & { metadata: { managedFields: { manager: string; operation: string }[] } }>(client, GADGETS, gadget(2), { force: false });
+    const created = await applyObject<KubeObject & { metadata: { managedFields: { manager: string; operation: string }[] } }>(
+      client,
+      GADGETS,
+      gadget(2),
+      { force: false },
+    );
     assert.ok(created.metadata.managedFields.some((entry) => entry.manager === 'tollgate-operator' && entry.operation === 'Apply'));
 
     // A person takes spec.size over; the operator's unforced apply must not silently take it back.
-    await plane.kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=platform-team', '-f', '-'], { input: JSON.stringify(gadget(5)) });
+    await plane.kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=platform-team', '-f', '-'], {
+      input: JSON.stringify(gadget(5)),
+    });
     await assert.rejects(applyObject(client, GADGETS, gadget(2), { force: false }), (error) => isStatus(error, 409));
     const forced = await applyObject<{ spec: { size: number } }>(client, GADGETS, gadget(2), { force: true });
     assert.equal(forced.spec.size, 2);
 
-    const patched = await patchStatus<{ status: { ready: boolean }; spec: { size: number } }>(client, GADGETS, { namespace, name: 'g1' }, { ready: true });
+    const patched = await patchStatus<{ status: { ready: boolean }; spec: { size: number } }>(
+      client,
+      GADGETS,
+      { namespace, name: 'g1' },
+      { ready: true },
+    );
     assert.deepEqual([patched.status.ready, patched.spec.size], [true, 2]);
   });
 });
@@ -235,7 +292,17 @@ class WatchCutter implements KubeClient {
   }
 }
 
-function recordingInformer(t: TestContext, client: KubeClient, options: { namespace: string; resyncIntervalMs?: number; watchTimeoutSeconds?: number; silentWatchTimeoutMs?: number; log?: typeof silentLog }) {
+function recordingInformer(
+  t: TestContext,
+  client: KubeClient,
+  options: {
+    namespace: string;
+    resyncIntervalMs?: number;
+    watchTimeoutSeconds?: number;
+    silentWatchTimeoutMs?: number;
+    log?: typeof silentLog;
+  },
+) {
   const events: InformerEvent<ConfigMap>[] = [];
   const informer = new Informer<ConfigMap>({
     client,
@@ -256,7 +323,9 @@ const versioned = (object: KubeObject) => `${object.metadata?.name}@${object.met
 const same = (a: string[], b: string[]) => JSON.stringify(a) === JSON.stringify(b);
 
 async function readLease(client: KubeClient, namespace: string, name: string) {
-  return client.request<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>({ path: resourcePath(LEASES, { namespace, name }) });
+  return client.request<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>({
+    path: resourcePath(LEASES, { namespace, name }),
+  });
 }
 
 /** A bounded polling loop: fails with `what` rather than hanging. */
@@ -278,18 +347,23 @@ function gadgetCrd() {
       group: GADGETS.group,
       names: { kind: 'Gadget', plural: GADGETS.plural, singular: 'gadget', listKind: 'GadgetList' },
       scope: 'Namespaced',
-      versions: [{
-        name: GADGETS.version, served: true, storage: true, subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { size: { type: 'integer' } } },
-              status: { type: 'object', properties: { ready: { type: 'boolean' } } },
+      versions: [
+        {
+          name: GADGETS.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: { size: { type: 'integer' } } },
+                status: { type: 'object', properties: { ready: { type: 'boolean' } } },
+              },
             },
           },
         },
-      }],
+      ],
     },
   };
 }

@@ -69,16 +69,26 @@ describe('tollgate operator against a real API server and Redis', () => {
     return operator;
   };
   const snapshot = async () => {
-    const configMap = await get<{ metadata: { annotations?: Record<string, string> }; data?: Record<string, string>; binaryData?: Record<string, string> }>('configmaps', 'tollgate-routing', 'tollgate');
+    const configMap = await get<{
+      metadata: { annotations?: Record<string, string> };
+      data?: Record<string, string>;
+      binaryData?: Record<string, string>;
+    }>('configmaps', 'tollgate-routing', 'tollgate');
     if (!configMap) return undefined;
-    const decoded = decodeSnapshot({ annotations: configMap.metadata.annotations ?? {}, data: configMap.data, binaryData: configMap.binaryData });
+    const decoded = decodeSnapshot({
+      annotations: configMap.metadata.annotations ?? {},
+      data: configMap.data,
+      binaryData: configMap.binaryData,
+    });
     assert.ok(decoded.ok, decoded.ok ? '' : decoded.reason);
     return decoded.snapshot;
   };
   const providerIds = async () => (await snapshot())?.providers.map((p) => p.id).sort();
   const providerKeys = async () => {
     const secret = await get<{ data?: Record<string, string> }>('secrets', 'tollgate-provider-keys', 'tollgate');
-    return secret && Object.fromEntries(Object.entries(secret.data ?? {}).map(([id, value]) => [id, Buffer.from(value, 'base64').toString()]));
+    return (
+      secret && Object.fromEntries(Object.entries(secret.data ?? {}).map(([id, value]) => [id, Buffer.from(value, 'base64').toString()]))
+    );
   };
   const condition = (object: Conditioned | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type);
 
@@ -87,7 +97,14 @@ describe('tollgate operator against a real API server and Redis', () => {
     redis = await startRedis();
     admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
     await kubectl(['apply', '-f', path('crds/')]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
+    await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/modelrouters.tollgate.dev',
+      'crd/modelproviders.tollgate.dev',
+      'crd/gatewayusers.tollgate.dev',
+    ]);
     await applyChartRbac(plane, [OPERATOR_USER]);
     await kubectl(['create', 'namespace', TEAM]);
     await inTeam(['apply', '-f', path('examples/kubernetes/')]);
@@ -106,7 +123,10 @@ describe('tollgate operator against a real API server and Redis', () => {
   it('writes the examples into the routing ConfigMap, without keys, and the vLLM key into the keys Secret', async () => {
     await until(async () => (await providerIds())?.length === 2, 'a snapshot with both example providers', operators);
     const served = (await snapshot())!;
-    assert.deepEqual(served.routers.map((r) => [r.name, r.aliases]), [[ROUTER, ['llama-8b']]]);
+    assert.deepEqual(
+      served.routers.map((r) => [r.name, r.aliases]),
+      [[ROUTER, ['llama-8b']]],
+    );
     assert.deepEqual(await providerIds(), ['team-a-llama-simulator', 'team-a-llama-vllm']);
     assert.ok(served.providers.every((p) => p.key === undefined));
     const configMap = await get<{ metadata: { labels: Record<string, string> } }>('configmaps', 'tollgate-routing', 'tollgate');
@@ -115,11 +135,15 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.deepEqual(Object.keys((await providerKeys())!), ['team-a-llama-vllm']);
   });
 
-  it('reports Accepted, ResolvedRefs and Ready with observedGeneration, and Programmed from the gateways\' reports', async () => {
-    const router = await until(async () => {
-      const found = await get<Conditioned>('modelrouters', 'llama-3-1-8b');
-      return condition(found, 'Ready')?.status === 'True' ? found : undefined;
-    }, 'the router Ready', operators);
+  it("reports Accepted, ResolvedRefs and Ready with observedGeneration, and Programmed from the gateways' reports", async () => {
+    const router = await until(
+      async () => {
+        const found = await get<Conditioned>('modelrouters', 'llama-3-1-8b');
+        return condition(found, 'Ready')?.status === 'True' ? found : undefined;
+      },
+      'the router Ready',
+      operators,
+    );
     const generation = router.metadata.generation;
     assert.equal(router.status?.observedGeneration, generation);
     assert.deepEqual(router.status?.providers, { ready: 2, total: 2 });
@@ -128,47 +152,93 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.ok(router.status?.conditions?.every((c) => c.observedGeneration === generation));
     assert.deepEqual([condition(router, 'Programmed')?.status, condition(router, 'Programmed')?.reason], ['Unknown', 'NoGateways']);
     for (const name of ['llama-vllm', 'llama-simulator']) {
-      const provider = await until(async () => {
-        const found = await get<Conditioned>('modelproviders', name);
-        return condition(found, 'Ready')?.status === 'True' ? found : undefined;
-      }, `provider ${name} Ready`, operators);
-      assert.deepEqual(['Accepted', 'ResolvedRefs', 'Ready'].map((type) => condition(provider, type)?.status), ['True', 'True', 'True']);
+      const provider = await until(
+        async () => {
+          const found = await get<Conditioned>('modelproviders', name);
+          return condition(found, 'Ready')?.status === 'True' ? found : undefined;
+        },
+        `provider ${name} Ready`,
+        operators,
+      );
+      assert.deepEqual(
+        ['Accepted', 'ResolvedRefs', 'Ready'].map((type) => condition(provider, type)?.status),
+        ['True', 'True', 'True'],
+      );
       assert.equal(provider.status?.observedGeneration, provider.metadata.generation);
     }
 
     const version = (await snapshot())!.version;
-    const report = (pod: string, served: string) => raw.set(`tg:gateways:${pod}`, JSON.stringify({ version: served, at: new Date().toISOString() }), 'PX', 60_000);
+    const report = (pod: string, served: string) =>
+      raw.set(`tg:gateways:${pod}`, JSON.stringify({ version: served, at: new Date().toISOString() }), 'PX', 60_000);
     await report('gw-1', version);
-    await until(async () => condition(await get<Conditioned>('modelrouters', 'llama-3-1-8b'), 'Programmed')?.status === 'True', 'Programmed=True once the one gateway serves the version', operators);
+    await until(
+      async () => condition(await get<Conditioned>('modelrouters', 'llama-3-1-8b'), 'Programmed')?.status === 'True',
+      'Programmed=True once the one gateway serves the version',
+      operators,
+    );
     await report('gw-2', 'an-older-version');
-    const pending = await until(async () => {
-      const programmed = condition(await get<Conditioned>('modelrouters', 'llama-3-1-8b'), 'Programmed');
-      return programmed?.status === 'False' ? programmed : undefined;
-    }, 'Programmed=False while a gateway serves an older version', operators);
+    const pending = await until(
+      async () => {
+        const programmed = condition(await get<Conditioned>('modelrouters', 'llama-3-1-8b'), 'Programmed');
+        return programmed?.status === 'False' ? programmed : undefined;
+      },
+      'Programmed=False while a gateway serves an older version',
+      operators,
+    );
     assert.equal(pending.reason, 'Pending');
     assert.match(pending.message, /1 of 2 gateways/);
     await raw.del('tg:gateways:gw-1', 'tg:gateways:gw-2');
   });
 
   it('carries a rotated provider key into the keys Secret', async () => {
-    await inTeam(['create', 'secret', 'generic', 'vllm-api-key', '--from-literal=api-key=rotated-key', '--dry-run=client', '-o', 'yaml'])
-      .then((manifest) => inTeam(['apply', '-f', '-'], manifest));
-    await until(async () => (await providerKeys())?.['team-a-llama-vllm'] === 'rotated-key', 'the rotated key in the keys Secret', operators);
+    await inTeam([
+      'create',
+      'secret',
+      'generic',
+      'vllm-api-key',
+      '--from-literal=api-key=rotated-key',
+      '--dry-run=client',
+      '-o',
+      'yaml',
+    ]).then((manifest) => inTeam(['apply', '-f', '-'], manifest));
+    await until(
+      async () => (await providerKeys())?.['team-a-llama-vllm'] === 'rotated-key',
+      'the rotated key in the keys Secret',
+      operators,
+    );
   });
 
   it('gives the GatewayUser an API key Secret whose hash is in Redis, a finalizer, and its usage in status', async () => {
-    const secret = await until(() => get<{ data?: Record<string, string>; metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] } }>('secrets', 'alice-api-key'), 'the key Secret', operators);
+    const secret = await until(
+      () =>
+        get<{ data?: Record<string, string>; metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] } }>(
+          'secrets',
+          'alice-api-key',
+        ),
+      'the key Secret',
+      operators,
+    );
     aliceKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
     assert.match(aliceKey, /^tg-/);
     const user = (await get<Conditioned & { metadata: { uid: string } }>('gatewayusers', 'alice'))!;
-    assert.deepEqual(secret.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['GatewayUser', 'alice', user.metadata.uid]]);
+    assert.deepEqual(
+      secret.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]),
+      [['GatewayUser', 'alice', user.metadata.uid]],
+    );
     const found = await until(() => store.findKey(hashKey(aliceKey)), 'the key hash in Redis', operators);
-    assert.deepEqual([found.user.id, found.user.name, found.user.budget, found.user.budget_period], ['alice', 'Alice Martin', '25', 'monthly']);
+    assert.deepEqual(
+      [found.user.id, found.user.name, found.user.budget, found.user.budget_period],
+      ['alice', 'Alice Martin', '25', 'monthly'],
+    );
 
-    const ready = await until(async () => {
-      const current = await get<Conditioned>('gatewayusers', 'alice');
-      return condition(current, 'Ready')?.status === 'True' ? current : undefined;
-    }, 'the user Ready', operators);
+    const ready = await until(
+      async () => {
+        const current = await get<Conditioned>('gatewayusers', 'alice');
+        return condition(current, 'Ready')?.status === 'True' ? current : undefined;
+      },
+      'the user Ready',
+      operators,
+    );
     assert.ok(ready.metadata.finalizers?.includes(FINALIZER));
     assert.equal(ready.status?.apiKeySecretName, 'alice-api-key');
     assert.deepEqual([ready.status?.spent, ready.status?.remaining, ready.status?.requests], ['0', '25', 0]);
@@ -179,44 +249,82 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.equal((await store.admit('alice', { now, reservation: { id: 'r1', micros: 2_000_000n, ttlMs: 60_000 } })).ok, true);
     await store.settle('alice', { now, reservation: { id: 'r1', micros: 2_000_000n }, actualMicros: 1_500_000n });
     await store.append(usageRecord('alice', now, 1_500_000n));
-    const used = await until(async () => {
-      const current = await get<Conditioned>('gatewayusers', 'alice');
-      return current?.status?.requests === 1 ? current : undefined;
-    }, 'the usage in status', operators);
-    assert.deepEqual([used.status?.spent, used.status?.remaining, used.status?.lastRequestTime], ['1.5', '23.5', new Date(now).toISOString()]);
+    const used = await until(
+      async () => {
+        const current = await get<Conditioned>('gatewayusers', 'alice');
+        return current?.status?.requests === 1 ? current : undefined;
+      },
+      'the usage in status',
+      operators,
+    );
+    assert.deepEqual(
+      [used.status?.spent, used.status?.remaining, used.status?.lastRequestTime],
+      ['1.5', '23.5', new Date(now).toISOString()],
+    );
   });
 
   it('registers the key again after Redis lost its data, from the Secret that holds it', async () => {
     await redis.restart();
-    await until(async () => (await store.findKey(hashKey(aliceKey)).catch(() => undefined))?.user.id === 'alice', 'the key hash back in Redis', operators);
+    await until(
+      async () => (await store.findKey(hashKey(aliceKey)).catch(() => undefined))?.user.id === 'alice',
+      'the key hash back in Redis',
+      operators,
+    );
   });
 
   it('leaves out an invalid provider and one naming a missing router, with reasons, while the others serve', async () => {
-    const provider = (name: string, spec: object) => ({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name }, spec });
+    const provider = (name: string, spec: object) => ({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'ModelProvider',
+      metadata: { name },
+      spec,
+    });
     await apply(provider('bad-vllm', { routerRef: { name: 'llama-3-1-8b' }, type: 'vllm', model: 'm' }));
     await apply(provider('orphan', { routerRef: { name: 'no-such-router' }, type: 'simulator', model: 'm' }));
-    const bad = await until(async () => condition(await get<Conditioned>('modelproviders', 'bad-vllm'), 'Accepted'), 'bad-vllm judged', operators);
+    const bad = await until(
+      async () => condition(await get<Conditioned>('modelproviders', 'bad-vllm'), 'Accepted'),
+      'bad-vllm judged',
+      operators,
+    );
     assert.deepEqual([bad.status, bad.reason], ['False', 'InvalidSpec']);
     assert.match(bad.message, /spec\.url: is required for type "vllm"/);
-    const orphan = await until(async () => condition(await get<Conditioned>('modelproviders', 'orphan'), 'ResolvedRefs'), 'orphan judged', operators);
+    const orphan = await until(
+      async () => condition(await get<Conditioned>('modelproviders', 'orphan'), 'ResolvedRefs'),
+      'orphan judged',
+      operators,
+    );
     assert.deepEqual([orphan.status, orphan.reason], ['False', 'RouterNotFound']);
     assert.deepEqual(await providerIds(), ['team-a-llama-simulator', 'team-a-llama-vllm']);
-    await until(async () => (await get<Conditioned>('modelrouters', 'llama-3-1-8b'))?.status?.providers?.total === 3, 'the router counts bad-vllm', operators);
-    const events = await until(async () => {
-      const list = await admin.request<{ items: { reason: string; type: string; involvedObject: { name: string } }[] }>({ path: `/api/v1/namespaces/${TEAM}/events` });
-      return list.items.find((event) => event.involvedObject.name === 'bad-vllm' && event.reason === 'InvalidSpec');
-    }, 'a Warning event for bad-vllm', operators);
+    await until(
+      async () => (await get<Conditioned>('modelrouters', 'llama-3-1-8b'))?.status?.providers?.total === 3,
+      'the router counts bad-vllm',
+      operators,
+    );
+    const events = await until(
+      async () => {
+        const list = await admin.request<{ items: { reason: string; type: string; involvedObject: { name: string } }[] }>({
+          path: `/api/v1/namespaces/${TEAM}/events`,
+        });
+        return list.items.find((event) => event.involvedObject.name === 'bad-vllm' && event.reason === 'InvalidSpec');
+      },
+      'a Warning event for bad-vllm',
+      operators,
+    );
     assert.equal(events.type, 'Warning');
   });
 
   it('drops a deleted provider from the snapshot', async () => {
     await inTeam(['delete', 'modelprovider', 'llama-simulator']);
-    await until(async () => JSON.stringify(await providerIds()) === JSON.stringify(['team-a-llama-vllm']), 'the snapshot without the simulator', operators);
+    await until(
+      async () => JSON.stringify(await providerIds()) === JSON.stringify(['team-a-llama-vllm']),
+      'the snapshot without the simulator',
+      operators,
+    );
   });
 
-  it('removes a deleted GatewayUser\'s Redis state, then lets the object go', async () => {
+  it("removes a deleted GatewayUser's Redis state, then lets the object go", async () => {
     await inTeam(['delete', 'gatewayuser', 'alice', '--wait=false']);
-    await until(async () => (await get('gatewayusers', 'alice')) === undefined ? true : undefined, 'the GatewayUser gone', operators);
+    await until(async () => ((await get('gatewayusers', 'alice')) === undefined ? true : undefined), 'the GatewayUser gone', operators);
     assert.equal(await store.getUser('alice'), undefined);
     assert.equal(await store.findKey(hashKey(aliceKey)), undefined);
   });
@@ -225,10 +333,14 @@ describe('tollgate operator against a real API server and Redis', () => {
     const [leader] = operators;
     await until(async () => leader!.healthUrl(), 'the health port in the log', operators);
     assert.deepEqual(await health(leader!, '/healthz'), { status: 200, body: { status: 'ok' }, text: '{"status":"ok"}' });
-    const ready = await until(async () => {
-      const answer = await health(leader!, '/readyz');
-      return answer.status === 200 && answer.body.leader === true ? answer : undefined;
-    }, 'op-a ready and leading', operators);
+    const ready = await until(
+      async () => {
+        const answer = await health(leader!, '/readyz');
+        return answer.status === 200 && answer.body.leader === true ? answer : undefined;
+      },
+      'op-a ready and leading',
+      operators,
+    );
     assert.deepEqual(ready.body, { status: 'ready', leader: true, identity: 'op-a' });
 
     const metrics = async () => (await health(leader!, '/metrics')).text;
@@ -244,14 +356,31 @@ describe('tollgate operator against a real API server and Redis', () => {
     const reconciles = sample(before, ROUTING_OK)!;
 
     // A new router changes the snapshot: one more routing reconcile and one more ConfigMap write.
-    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelRouter', metadata: { name: 'metrics-probe' }, spec: { name: 'metrics-probe', type: 'text-generation' } });
-    await until(async () => (await snapshot())?.routers.some((r) => r.name === 'metrics-probe'), 'the new router in the snapshot', operators);
-    await until(async () => {
-      const after = await metrics();
-      return sample(after, 'tollgate_operator_snapshot_writes_total')! > writes && sample(after, ROUTING_OK)! > reconciles;
-    }, 'the write and the reconcile counted', operators);
+    await apply({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'ModelRouter',
+      metadata: { name: 'metrics-probe' },
+      spec: { name: 'metrics-probe', type: 'text-generation' },
+    });
+    await until(
+      async () => (await snapshot())?.routers.some((r) => r.name === 'metrics-probe'),
+      'the new router in the snapshot',
+      operators,
+    );
+    await until(
+      async () => {
+        const after = await metrics();
+        return sample(after, 'tollgate_operator_snapshot_writes_total')! > writes && sample(after, ROUTING_OK)! > reconciles;
+      },
+      'the write and the reconcile counted',
+      operators,
+    );
     await inTeam(['delete', 'modelrouter', 'metrics-probe']);
-    await until(async () => !(await snapshot())?.routers.some((r) => r.name === 'metrics-probe'), 'the router gone from the snapshot', operators);
+    await until(
+      async () => !(await snapshot())?.routers.some((r) => r.name === 'metrics-probe'),
+      'the router gone from the snapshot',
+      operators,
+    );
 
     assert.deepEqual(await health(leader!, '/no-such-path'), { status: 404, body: { error: 'not found' }, text: '{"error":"not found"}' });
   });
@@ -260,11 +389,15 @@ describe('tollgate operator against a real API server and Redis', () => {
     if (plane.external) return t.skip('a cluster we did not start has no identity without rights');
     const stuck = startOperator('op-nobody', 'nobody');
     try {
-      const waiting = await until(async () => {
-        const answer = await health(stuck, '/readyz');
-        return answer.status === 503 && /caches to sync/.test(answer.body.reason) ? answer : undefined;
-      }, 'op-nobody not ready for want of synced caches', [stuck]);
-      assert.deepEqual(waiting.body, { status: 'not ready', reason: 'waiting for the informers\' caches to sync' });
+      const waiting = await until(
+        async () => {
+          const answer = await health(stuck, '/readyz');
+          return answer.status === 503 && /caches to sync/.test(answer.body.reason) ? answer : undefined;
+        },
+        'op-nobody not ready for want of synced caches',
+        [stuck],
+      );
+      assert.deepEqual(waiting.body, { status: 'not ready', reason: "waiting for the informers' caches to sync" });
       // The 403 is retried with backoff, never leading to readiness: still 503 after a failed list.
       await until(async () => stuck.output().includes('informer: list or watch failed'), 'a refused list', [stuck]);
       assert.equal((await health(stuck, '/readyz')).status, 503);
@@ -278,33 +411,74 @@ describe('tollgate operator against a real API server and Redis', () => {
   it('runs two replicas with one leader; when the leader is killed, the other takes over and reconciles', async () => {
     const [first] = operators;
     const second = startOperator('op-b');
-    await until(async () => (second.output().includes('competing for leadership') ? true : undefined), 'the second replica synced', operators);
+    await until(
+      async () => (second.output().includes('competing for leadership') ? true : undefined),
+      'the second replica synced',
+      operators,
+    );
     await sleep(3000); // several renewals and acquisition attempts
     const lease = await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate');
     assert.equal(lease?.spec.holderIdentity, 'op-a');
     assert.ok(first!.output().includes('started leading'));
     assert.ok(!second.output().includes('started leading'), 'the second replica waits');
     // The standby is ready all the same: it must not be restarted for not leading.
-    await until(async () => second.healthUrl(), 'the second replica\'s health port', operators);
-    assert.deepEqual(await health(second, '/readyz'), { status: 200, body: { status: 'ready', leader: false, identity: 'op-b' }, text: '{"status":"ready","leader":false,"identity":"op-b"}' });
+    await until(async () => second.healthUrl(), "the second replica's health port", operators);
+    assert.deepEqual(await health(second, '/readyz'), {
+      status: 200,
+      body: { status: 'ready', leader: false, identity: 'op-b' },
+      text: '{"status":"ready","leader":false,"identity":"op-b"}',
+    });
     assert.equal(sample((await health(second, '/metrics')).text, 'tollgate_operator_leader'), 0);
 
     await first!.kill();
-    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name: 'llama-extra' }, spec: { routerRef: { name: 'llama-3-1-8b' }, type: 'simulator', model: 'sim' } });
-    await until(async () => (await providerIds())?.includes('team-a-llama-extra') || undefined, 'the change made after the kill in the snapshot', operators);
-    assert.equal((await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate'))?.spec.holderIdentity, 'op-b');
-    await until(async () => (await health(second, '/readyz')).body.leader === true, 'op-b\'s /readyz saying it leads', operators);
+    await apply({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'ModelProvider',
+      metadata: { name: 'llama-extra' },
+      spec: { routerRef: { name: 'llama-3-1-8b' }, type: 'simulator', model: 'sim' },
+    });
+    await until(
+      async () => (await providerIds())?.includes('team-a-llama-extra') || undefined,
+      'the change made after the kill in the snapshot',
+      operators,
+    );
+    assert.equal(
+      (await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate'))?.spec.holderIdentity,
+      'op-b',
+    );
+    await until(async () => (await health(second, '/readyz')).body.leader === true, "op-b's /readyz saying it leads", operators);
     assert.equal(sample((await health(second, '/metrics')).text, 'tollgate_operator_leader'), 1);
     await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'GatewayUser', metadata: { name: 'bob' }, spec: {} });
-    const secret = await until(() => get<{ data?: Record<string, string> }>('secrets', 'bob-api-key'), 'bob\'s key Secret from the new leader', operators);
+    const secret = await until(
+      () => get<{ data?: Record<string, string> }>('secrets', 'bob-api-key'),
+      "bob's key Secret from the new leader",
+      operators,
+    );
     const bobKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
-    assert.equal((await until(() => store.findKey(hashKey(bobKey)), 'bob\'s key in Redis', operators)).user.id, 'bob');
+    assert.equal((await until(() => store.findKey(hashKey(bobKey)), "bob's key in Redis", operators)).user.id, 'bob');
   });
 });
 
 function usageRecord(userId: string, time: number, costMicros: bigint) {
   return {
-    id: `u-${time}`, time, user_id: userId, key_id: null, router: ROUTER, provider: 'team-a-llama-vllm', endpoint: 'chat' as const, status: 200,
-    prompt_tokens: 10, completion_tokens: 20, cost_micros: costMicros, charged_micros: costMicros, uncovered_micros: 0n, usage_anomaly: null, kwh: 0, kgco2eq: 0, latency_ms: 5, ttft_ms: null, incomplete: false,
+    id: `u-${time}`,
+    time,
+    user_id: userId,
+    key_id: null,
+    router: ROUTER,
+    provider: 'team-a-llama-vllm',
+    endpoint: 'chat' as const,
+    status: 200,
+    prompt_tokens: 10,
+    completion_tokens: 20,
+    cost_micros: costMicros,
+    charged_micros: costMicros,
+    uncovered_micros: 0n,
+    usage_anomaly: null,
+    kwh: 0,
+    kgco2eq: 0,
+    latency_ms: 5,
+    ttft_ms: null,
+    incomplete: false,
   };
 }

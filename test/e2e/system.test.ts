@@ -16,7 +16,12 @@ import { chat, readyVersion, repoPath, startSystem, timeToFirst200, type System 
 const TEAM = 'team-a';
 const ROUTER = 'meta-llama/Llama-3.1-8B-Instruct';
 const ALIAS = 'llama-8b';
-const MODELPROVIDER = (name: string, spec: object) => ({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelProvider', metadata: { name, namespace: TEAM }, spec });
+const MODELPROVIDER = (name: string, spec: object) => ({
+  apiVersion: 'tollgate.dev/v1alpha1',
+  kind: 'ModelProvider',
+  metadata: { name, namespace: TEAM },
+  spec,
+});
 
 describe('the whole system: operators, gateways, kube-apiserver and Redis', () => {
   let system: System;
@@ -30,18 +35,28 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
   const operators = () => system.operators;
   /** Every gateway serves the ConfigMap's current snapshot, and it satisfies `check`. */
   const gatewaysServe = (check: (providerIds: string[]) => boolean, what: string) =>
-    until(async () => {
-      const snapshot = await system.snapshot();
-      if (!snapshot || !check(snapshot.providers.map((p) => p.id))) return undefined;
-      const versions = await Promise.all(system.gateways.map((g) => readyVersion(g.url)));
-      return versions.every((v) => v === snapshot.version) ? snapshot : undefined;
-    }, what, operators(), 30_000);
+    until(
+      async () => {
+        const snapshot = await system.snapshot();
+        if (!snapshot || !check(snapshot.providers.map((p) => p.id))) return undefined;
+        const versions = await Promise.all(system.gateways.map((g) => readyVersion(g.url)));
+        return versions.every((v) => v === snapshot.version) ? snapshot : undefined;
+      },
+      what,
+      operators(),
+      30_000,
+    );
   /** A chat request through `gateway` until it answers 200 (a provider may be briefly unreachable). */
   const chatOk = (url: string, key: string, model: string) =>
-    until(async () => {
-      const answer = await chat(url, key, model);
-      return answer.status === 200 ? answer : undefined;
-    }, `a 200 from ${url} for ${model}`, operators(), 15_000);
+    until(
+      async () => {
+        const answer = await chat(url, key, model);
+        return answer.status === 200 ? answer : undefined;
+      },
+      `a 200 from ${url} for ${model}`,
+      operators(),
+      15_000,
+    );
 
   before(async () => {
     fake = await startFakeOpenAI();
@@ -78,19 +93,31 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
     // Point the example vLLM provider at the fake backend, so every request answers.
     await inTeam(['patch', 'modelprovider', 'llama-vllm', '--type', 'merge', '-p', JSON.stringify({ spec: { url: fake.url } })]);
     await gatewaysServe((ids) => ids.includes('team-a-llama-vllm'), 'the patched provider served');
-    await until(async () => {
-      const snapshot = await system.snapshot();
-      return snapshot?.providers.find((p) => p.id === 'team-a-llama-vllm')?.type === 'vllm' && (snapshot.providers.find((p) => p.id === 'team-a-llama-vllm') as { url?: string }).url === fake.url;
-    }, 'the snapshot with the fake URL', operators());
+    await until(
+      async () => {
+        const snapshot = await system.snapshot();
+        return (
+          snapshot?.providers.find((p) => p.id === 'team-a-llama-vllm')?.type === 'vllm' &&
+          (snapshot.providers.find((p) => p.id === 'team-a-llama-vllm') as { url?: string }).url === fake.url
+        );
+      },
+      'the snapshot with the fake URL',
+      operators(),
+    );
 
     const answers = [];
     for (const gateway of system.gateways) answers.push(await chatOk(gateway.url, aliceKey, ROUTER));
     assert.ok(answers.every((a) => a.body.object === 'chat.completion'));
 
-    const user = await until(async () => {
-      const found = await get<Conditioned>('gatewayusers', 'alice');
-      return found?.status?.requests === answers.length && Number(found.status.spent) > 0 ? found : undefined;
-    }, 'the requests and spent amount in status', operators(), 30_000);
+    const user = await until(
+      async () => {
+        const found = await get<Conditioned>('gatewayusers', 'alice');
+        return found?.status?.requests === answers.length && Number(found.status.spent) > 0 ? found : undefined;
+      },
+      'the requests and spent amount in status',
+      operators(),
+      30_000,
+    );
     const spent = user.status!.spent!;
     assert.equal(Number(user.status!.remaining), 25 - Number(spent));
     const table = await inTeam(['get', 'gatewayusers']);
@@ -102,13 +129,21 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
   it('sends nothing more to a deleted provider', async () => {
     // The fake gets requests while the provider exists.
     const before = fake.requests.length;
-    await until(async () => {
-      for (const gateway of system.gateways) assert.equal((await chat(gateway.url, aliceKey, ROUTER)).status, 200);
-      return fake.requests.length > before;
-    }, 'a request reaching the fake backend', operators(), 15_000);
+    await until(
+      async () => {
+        for (const gateway of system.gateways) assert.equal((await chat(gateway.url, aliceKey, ROUTER)).status, 200);
+        return fake.requests.length > before;
+      },
+      'a request reaching the fake backend',
+      operators(),
+      15_000,
+    );
 
     await inTeam(['delete', 'modelprovider', 'llama-vllm']);
-    await gatewaysServe((ids) => !ids.includes('team-a-llama-vllm') && ids.includes('team-a-llama-simulator'), 'both gateways serving the snapshot without llama-vllm');
+    await gatewaysServe(
+      (ids) => !ids.includes('team-a-llama-vllm') && ids.includes('team-a-llama-simulator'),
+      'both gateways serving the snapshot without llama-vllm',
+    );
     const count = fake.requests.length;
     for (let i = 0; i < 10; i++) {
       for (const gateway of system.gateways) {
@@ -121,10 +156,14 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
 
   it('refuses an invalid provider with Accepted=False and a reason while the others keep serving', async () => {
     await apply(MODELPROVIDER('bad-vllm', { routerRef: { name: 'llama-3-1-8b' }, type: 'vllm', model: 'm' }));
-    const accepted = await until(async () => {
-      const found = condition(await get<Conditioned>('modelproviders', 'bad-vllm'), 'Accepted');
-      return found?.status === 'False' ? found : undefined;
-    }, 'bad-vllm judged', operators());
+    const accepted = await until(
+      async () => {
+        const found = condition(await get<Conditioned>('modelproviders', 'bad-vllm'), 'Accepted');
+        return found?.status === 'False' ? found : undefined;
+      },
+      'bad-vllm judged',
+      operators(),
+    );
     assert.equal(accepted.reason, 'InvalidSpec');
     assert.match(accepted.message, /spec\.url: is required for type "vllm"/);
     const snapshot = await gatewaysServe((ids) => ids.includes('team-a-llama-simulator'), 'the gateways serving the current snapshot');
@@ -143,29 +182,61 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
     assert.ok(leading && other, `the Lease is held by ${leader}`);
     await leading.kill();
 
-    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'ModelRouter', metadata: { name: 'after-kill', namespace: TEAM }, spec: { name: 'after-kill', type: 'text-generation' } });
+    await apply({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'ModelRouter',
+      metadata: { name: 'after-kill', namespace: TEAM },
+      spec: { name: 'after-kill', type: 'text-generation' },
+    });
     await apply(MODELPROVIDER('after-kill-sim', { routerRef: { name: 'after-kill' }, type: 'simulator', model: 'sim' }));
     for (const gateway of system.gateways) await chatOk(gateway.url, system.adminKey, 'after-kill');
     assert.equal(await system.leaseHolder(), other.identity);
     // Nothing lost: the example router and the example user still work on both gateways.
     for (const gateway of system.gateways) {
       assert.equal((await chat(gateway.url, aliceKey, ROUTER)).status, 200);
-      assert.equal((await chat(gateway.url, aliceKey, 'after-kill')).body.error?.code, 'model_not_allowed', 'alice is still limited to her router');
+      assert.equal(
+        (await chat(gateway.url, aliceKey, 'after-kill')).body.error?.code,
+        'model_not_allowed',
+        'alice is still limited to her router',
+      );
     }
   });
 
   it('uses a rotated provider key Secret for the next requests', async () => {
     // The example vLLM provider again, at the fake backend, alone on its router, so every request reaches it.
     await inTeam(['delete', 'modelprovider', 'llama-simulator', 'bad-vllm']);
-    await apply(MODELPROVIDER('llama-vllm', { routerRef: { name: 'llama-3-1-8b' }, type: 'vllm', model: 'meta-llama/Llama-3.1-8B-Instruct', url: fake.url, apiKeySecretRef: { name: 'vllm-api-key', key: 'api-key' } }));
-    await gatewaysServe((ids) => JSON.stringify(ids.filter((id) => id.startsWith('team-a-llama'))) === '["team-a-llama-vllm"]', 'only llama-vllm on the router');
+    await apply(
+      MODELPROVIDER('llama-vllm', {
+        routerRef: { name: 'llama-3-1-8b' },
+        type: 'vllm',
+        model: 'meta-llama/Llama-3.1-8B-Instruct',
+        url: fake.url,
+        apiKeySecretRef: { name: 'vllm-api-key', key: 'api-key' },
+      }),
+    );
+    await gatewaysServe(
+      (ids) => JSON.stringify(ids.filter((id) => id.startsWith('team-a-llama'))) === '["team-a-llama-vllm"]',
+      'only llama-vllm on the router',
+    );
     for (const key of ['replace-me', 'rotated-1', 'rotated-2']) {
-      if (key !== 'replace-me') await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'vllm-api-key', namespace: TEAM }, type: 'Opaque', stringData: { 'api-key': key } });
+      if (key !== 'replace-me')
+        await apply({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'vllm-api-key', namespace: TEAM },
+          type: 'Opaque',
+          stringData: { 'api-key': key },
+        });
       for (const gateway of system.gateways) {
-        await until(async () => {
-          assert.equal((await chat(gateway.url, aliceKey, ROUTER)).status, 200);
-          return fake.requests.at(-1)?.headers.authorization === `Bearer ${key}`;
-        }, `${gateway.url} sending the key ${key}`, operators(), 15_000);
+        await until(
+          async () => {
+            assert.equal((await chat(gateway.url, aliceKey, ROUTER)).status, 200);
+            return fake.requests.at(-1)?.headers.authorization === `Bearer ${key}`;
+          },
+          `${gateway.url} sending the key ${key}`,
+          operators(),
+          15_000,
+        );
         // And the next requests too.
         for (let i = 0; i < 3; i++) {
           assert.equal((await chat(gateway.url, aliceKey, ROUTER)).status, 200);

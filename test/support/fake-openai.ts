@@ -8,7 +8,9 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
   return startFakeServer(async (request, behaviour, response) => {
     if (behaviour.echoAuthorization) {
       const echoed = `invalid credentials: ${String(request.headers.authorization)}`;
-      return response.json(behaviour.echoAuthorization, { error: { message: echoed, type: 'invalid_request_error', param: null, code: null } });
+      return response.json(behaviour.echoAuthorization, {
+        error: { message: echoed, type: 'invalid_request_error', param: null, code: null },
+      });
     }
     if (behaviour.status && behaviour.hugeBodyBytes) {
       // An error body that never seems to end (a proxy's HTML page, a runaway log).
@@ -17,7 +19,9 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
       return;
     }
     if (behaviour.status) {
-      return response.json(behaviour.status, { error: { message: `fake failure ${behaviour.status}`, type: 'server_error', param: null, code: null } });
+      return response.json(behaviour.status, {
+        error: { message: `fake failure ${behaviour.status}`, type: 'server_error', param: null, code: null },
+      });
     }
     const body = request.body ?? {};
     const model = body.model;
@@ -40,20 +44,29 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
           const choice = chat
             ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }
             : { index: 0, text, finish_reason: 'stop', logprobs: null };
-          return response.json(200, { ...base, object: chat ? 'chat.completion' : 'text_completion', choices: [choice], ...(behaviour.omitUsage ? {} : { usage }) });
+          return response.json(200, {
+            ...base,
+            object: chat ? 'chat.completion' : 'text_completion',
+            choices: [choice],
+            ...(behaviour.omitUsage ? {} : { usage }),
+          });
         }
         const object = chat ? 'chat.completion.chunk' : 'text_completion';
         response.startStream('text/event-stream');
         const send = (data: unknown) => response.chunk(`data: ${JSON.stringify(data)}\n\n`);
         if (behaviour.hugeEventBytes) {
-          const choice = chat ? { index: 0, delta: { content: pieces[0] }, finish_reason: null } : { index: 0, text: pieces[0], finish_reason: null };
+          const choice = chat
+            ? { index: 0, delta: { content: pieces[0] }, finish_reason: null }
+            : { index: 0, text: pieces[0], finish_reason: null };
           if (!(await send({ ...base, object, choices: [choice] }))) return;
           await response.chunk('data: {"pad":"');
           if (!(await response.filler(behaviour.hugeEventBytes))) return;
           return response.end();
         }
         for (const piece of pieces) {
-          const choice = chat ? { index: 0, delta: { content: piece }, finish_reason: null } : { index: 0, text: piece, finish_reason: null };
+          const choice = chat
+            ? { index: 0, delta: { content: piece }, finish_reason: null }
+            : { index: 0, text: piece, finish_reason: null };
           if (!(await send({ ...base, object, choices: [choice] }))) return;
         }
         const last = chat ? { index: 0, delta: {}, finish_reason: 'stop' } : { index: 0, text: '', finish_reason: 'stop' };
@@ -67,7 +80,12 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
       case '/v1/embeddings': {
         const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
         const data = inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] }));
-        return response.json(200, { object: 'list', data, model, ...(behaviour.omitUsage ? {} : { usage: { prompt_tokens: 7, total_tokens: 7 } }) });
+        return response.json(200, {
+          object: 'list',
+          data,
+          model,
+          ...(behaviour.omitUsage ? {} : { usage: { prompt_tokens: 7, total_tokens: 7 } }),
+        });
       }
       case '/v1/rerank': {
         const documents: unknown[] = body.documents ?? [];

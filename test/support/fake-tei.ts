@@ -20,7 +20,10 @@ export function startFakeTei(): Promise<FakeBackend> {
       case '/embed': {
         if (body.inputs === undefined) return response.json(422, { error: 'missing field `inputs`', error_type: 'Validation' });
         const inputs: unknown[] = isBatch(body.inputs) ? body.inputs : [body.inputs];
-        return sendArray(response, inputs.map((_, index) => fakeVector(index)));
+        return sendArray(
+          response,
+          inputs.map((_, index) => fakeVector(index)),
+        );
       }
       case '/rerank': {
         if (typeof body.query !== 'string' || !Array.isArray(body.texts)) {
@@ -56,7 +59,10 @@ function wordsOf(text: string): string[] {
 
 async function sendArray(response: StreamingResponse, items: unknown[]): Promise<void> {
   response.startStream('application/json');
-  const pieces = items.length === 0 ? ['[]'] : items.map((item, i) => `${i === 0 ? '[' : ','}${JSON.stringify(item)}${i === items.length - 1 ? ']' : ''}`);
+  const pieces =
+    items.length === 0
+      ? ['[]']
+      : items.map((item, i) => `${i === 0 ? '[' : ','}${JSON.stringify(item)}${i === items.length - 1 ? ']' : ''}`);
   for (const piece of pieces) {
     if (!(await response.chunk(piece))) return;
   }

@@ -76,7 +76,13 @@ export async function startTestGateway(yaml: string, options: TestGatewayOptions
 export function sseEvents(text: string): any[] {
   return text
     .split('\n\n')
-    .map((block) => block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'))
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n'),
+    )
     .filter((data) => data !== '')
     .map((data) => {
       try {

@@ -83,7 +83,9 @@ function helmTemplate(): string {
   const cacheHome = process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir(), '.cache');
   const binary = join(cacheHome, 'tollgate-tools', 'helm-template');
   if (!isExecutable(binary)) {
-    throw new Error(`neither helm nor ${binary} is installed: run \`bash ${BUILD_SCRIPT}\` (or \`bash test/support/install-system-deps.sh\`)`);
+    throw new Error(
+      `neither helm nor ${binary} is installed: run \`bash ${BUILD_SCRIPT}\` (or \`bash test/support/install-system-deps.sh\`)`,
+    );
   }
   return binary;
 }

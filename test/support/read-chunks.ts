@@ -4,7 +4,11 @@
 import type { ChunkStream } from '../../gateway/providers/chunk-stream.ts';
 import type { JsonObject } from '../../gateway/providers/openai-wire.ts';
 
-export function readChunks(stream: ChunkStream, seen: JsonObject[] = [], onChunk: (chunk: JsonObject) => void = () => {}): Promise<JsonObject[]> {
+export function readChunks(
+  stream: ChunkStream,
+  seen: JsonObject[] = [],
+  onChunk: (chunk: JsonObject) => void = () => {},
+): Promise<JsonObject[]> {
   return new Promise((resolve, reject) => {
     stream.start({
       chunk(chunk) {

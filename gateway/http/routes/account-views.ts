@@ -97,7 +97,13 @@ export const NewKeyBody = z.strictObject({
  * Makes a key for `userId` from a request body, unless the user already has `maxActive` active
  * keys (409); the answer carries the secret as `key`, once.
  */
-export async function createKey(accounts: AccountStore, userId: string, body: unknown, now: number, maxActive: number): Promise<KeyView & { key: string }> {
+export async function createKey(
+  accounts: AccountStore,
+  userId: string,
+  body: unknown,
+  now: number,
+  maxActive: number,
+): Promise<KeyView & { key: string }> {
   const input = parseWith(NewKeyBody, body);
   const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
   if (expiresAt !== null && expiresAt.getTime() <= now) {

@@ -43,7 +43,9 @@ export function registerAdminProviders(app: FastifyInstance, deps: CatalogEditDe
       return { object: 'list', data: listed.map(providerView) };
     });
 
-    admin.get<IdParams>('/v1/admin/providers/:id', async (request) => providerView(providerOr404(await deps.catalog.current(), request.params.id)));
+    admin.get<IdParams>('/v1/admin/providers/:id', async (request) =>
+      providerView(providerOr404(await deps.catalog.current(), request.params.id)),
+    );
 
     admin.patch<IdParams>('/v1/admin/providers/:id', async (request) => {
       const { id } = request.params;
@@ -89,6 +91,13 @@ function providerView(spec: ProviderSpec) {
  * invalid router is left for the schema to report.
  */
 function newProviderId(router: unknown): string {
-  const base = typeof router === 'string' ? router.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 48).replace(/^-+|-+$/g, '') : '';
+  const base =
+    typeof router === 'string'
+      ? router
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .slice(0, 48)
+          .replace(/^-+|-+$/g, '')
+      : '';
   return `${base || 'provider'}-${randomBytes(3).toString('hex')}`;
 }

@@ -80,7 +80,8 @@ function assertNamesFree(routers: readonly RouterSpec[], spec: RouterSpec, repla
     if (called.indexOf(name) !== i) throw errors.invalidRequest(`${param}: "${name}" is listed twice for this router`, param);
     const owner = routers.find((r) => r.name !== replacing && (r.name === name || r.aliases.includes(name)));
     if (!owner) return;
-    const message = i === 0 && owner.name === name ? `Router "${name}" already exists` : `"${name}" is already used by router "${owner.name}"`;
+    const message =
+      i === 0 && owner.name === name ? `Router "${name}" already exists` : `"${name}" is already used by router "${owner.name}"`;
     throw errors.conflict(message, param);
   });
 }

@@ -67,18 +67,23 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.store, now))), next: page.next };
     });
 
-    admin.get<IdParams>('/v1/admin/users/:id', async (request) => userView(await userOr404(deps.store, request.params.id), deps.store, deps.now()));
+    admin.get<IdParams>('/v1/admin/users/:id', async (request) =>
+      userView(await userOr404(deps.store, request.params.id), deps.store, deps.now()),
+    );
 
     admin.patch('/v1/admin/users', async (request) => {
       const patch = bodyObject(request.body);
       return update(deps, requireAdmin(request).user.id, identityIn(patch, 'id'), patch);
     });
 
-    admin.patch<IdParams>('/v1/admin/users/:id', async (request) => update(deps, requireAdmin(request).user.id, request.params.id, bodyObject(request.body)));
+    admin.patch<IdParams>('/v1/admin/users/:id', async (request) =>
+      update(deps, requireAdmin(request).user.id, request.params.id, bodyObject(request.body)),
+    );
 
     admin.delete<IdParams>('/v1/admin/users/:id', async (request) => {
       const { id } = request.params;
-      if (id === requireAdmin(request).user.id) throw errors.invalidRequest('You cannot delete your own user; use another admin\'s key', 'id');
+      if (id === requireAdmin(request).user.id)
+        throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
       // A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode.
       const deleted = (deps.resources && (await deps.resources.delete(id))) || (await deps.store.deleteUser(id));
       if (!deleted) throw userNotFound(id);
@@ -86,7 +91,13 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     });
 
     admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
-      const created = await createKey(deps.store, (await userOr404(deps.store, request.params.id)).id, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
+      const created = await createKey(
+        deps.store,
+        (await userOr404(deps.store, request.params.id)).id,
+        request.body ?? {},
+        deps.now(),
+        deps.maxKeysPerUser,
+      );
       reply.code(201);
       return created;
     });
@@ -112,7 +123,8 @@ async function update(deps: AdminUsersDeps, callerId: string, id: string, patch:
   const { created_at: _createdAt, ...spec } = current;
   const next = parseWith(UserSpec, mergePatch(spec, patch));
   // An admin who demoted themselves could lock the gateway out of its own admin API.
-  if (id === callerId && next.role !== 'admin') throw errors.invalidRequest('role: you cannot remove your own admin role; use another admin\'s key', 'role');
+  if (id === callerId && next.role !== 'admin')
+    throw errors.invalidRequest("role: you cannot remove your own admin role; use another admin's key", 'role');
   if (deps.resources) {
     await deps.resources.update(next);
     return userView({ ...next, created_at: current.created_at }, deps.store, deps.now());

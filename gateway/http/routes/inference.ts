@@ -65,7 +65,8 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
   let call: Call | undefined;
   try {
     router = route(endpoint, request.body, deps);
-    if (caller.user.allowed_routers !== null && !caller.user.allowed_routers.includes(router.spec.name)) throw billingErrors.modelNotAllowed();
+    if (caller.user.allowed_routers !== null && !caller.user.allowed_routers.includes(router.spec.name))
+      throw billingErrors.modelNotAllowed();
     const body = request.body as JsonObject;
     const admitted = await deps.billing.admit(caller, router, endpoint, body);
     call = { endpoint, body, caller, router, admitted, startedAt, abort: new AbortController() };
@@ -88,9 +89,11 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
 
 /** Steps 1 and 2 of the spec's flow, then the body's own shape. */
 function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRoute {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw errors.invalidRequest('The request body must be a JSON object');
   const model = (body as JsonObject).model;
-  if (typeof model !== 'string' || model === '') throw errors.invalidRequest('You must provide a model parameter (a router name or alias)', 'model');
+  if (typeof model !== 'string' || model === '')
+    throw errors.invalidRequest('You must provide a model parameter (a router name or alias)', 'model');
   const router = deps.routing.table.lookup(model);
   if (!router) throw errors.modelNotFound();
   if (!(ENDPOINT_ROUTER_TYPES[endpoint] as readonly string[]).includes(router.spec.type)) throw errors.wrongModelType();
@@ -106,7 +109,16 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRo
 /** A whole answer: the router's name as `model`, usage with cost and carbon added. */
 function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): string {
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, readUsage(body.usage), call.body, call.admitted, () => countTextTokens(choiceText(body)), upstreamSeconds);
+  const usage = usageFor(
+    call.router,
+    forwarded.provider,
+    call.endpoint,
+    readUsage(body.usage),
+    call.body,
+    call.admitted,
+    () => countTextTokens(choiceText(body)),
+    upstreamSeconds,
+  );
   body.model = call.router.spec.name;
   body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
   finish(forwarded.provider, undefined, deps.forwarder, call.router);
@@ -134,7 +146,16 @@ async function relay(call: Call, forwarded: Forwarded, chunks: ChunkStream, repl
   const { failure, reported, first, produced, ttftMs } = await relayChunks(chunks, res, call.router.spec.name, call.startedAt);
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   // A stream cut short has no usage from the backend: what reached the client is counted.
-  const usage = usageFor(call.router, forwarded.provider, call.endpoint, failure ? undefined : reported, call.body, call.admitted, () => produced.tokens(), upstreamSeconds);
+  const usage = usageFor(
+    call.router,
+    forwarded.provider,
+    call.endpoint,
+    failure ? undefined : reported,
+    call.body,
+    call.admitted,
+    () => produced.tokens(),
+    upstreamSeconds,
+  );
   finish(forwarded.provider, failure, deps.forwarder, call.router);
   if (!res.destroyed) endStream(res, call, first, usage, failure);
   const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;
@@ -153,7 +174,14 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
   // One write for the usage chunk and the end: one system call instead of two.
   const usageEvent = `data: ${JSON.stringify(usageChunk)}\n\n`;
   if (failure) {
-    const error = { error: { message: `The provider broke off the answer: ${failure.message}`, type: 'upstream_error', param: null, code: 'upstream_interrupted' } };
+    const error = {
+      error: {
+        message: `The provider broke off the answer: ${failure.message}`,
+        type: 'upstream_error',
+        param: null,
+        code: 'upstream_interrupted',
+      },
+    };
     res.end(`${usageEvent}data: ${JSON.stringify(error)}\n\n`);
   } else {
     res.end(`${usageEvent}data: [DONE]\n\n`);
@@ -190,7 +218,16 @@ function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
 }
 
 /** A request that ended without an answer: recorded, and its hold (if any) released. */
-function refused(endpoint: Endpoint, request: FastifyRequest, caller: Caller, router: RouterRoute | undefined, admitted: Admitted | undefined, status: number, startedAt: number, deps: InferenceDeps): void {
+function refused(
+  endpoint: Endpoint,
+  request: FastifyRequest,
+  caller: Caller,
+  router: RouterRoute | undefined,
+  admitted: Admitted | undefined,
+  status: number,
+  startedAt: number,
+  deps: InferenceDeps,
+): void {
   const totalSeconds = (performance.now() - startedAt) / 1000;
   deps.outcomes.record({ endpoint, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
   const called = (request.body as JsonObject | null)?.model;

@@ -71,7 +71,10 @@ export interface PlaygroundOptions {
 export function registerPlayground(app: FastifyInstance, options: PlaygroundOptions = {}): void {
   const dir = options.dir ?? PLAYGROUND_DIST;
   const assets = loadAssets(dir);
-  if (!assets) app.log.warn(`The Playground is not built (${dir} has no index.html): /playground answers 503 until \`npm run build\` is run and the gateway restarted`);
+  if (!assets)
+    app.log.warn(
+      `The Playground is not built (${dir} has no index.html): /playground answers 503 until \`npm run build\` is run and the gateway restarted`,
+    );
 
   const serve = (path: string, request: FastifyRequest, reply: FastifyReply) => {
     reply.headers(SECURITY_HEADERS);
@@ -91,7 +94,12 @@ export function registerPlayground(app: FastifyInstance, options: PlaygroundOpti
 }
 
 const notBuilt = () =>
-  new ApiError(503, 'server_error', 'playground_not_built', 'The Playground is not built: run `npm run build` (it writes dist/playground), then restart the gateway');
+  new ApiError(
+    503,
+    'server_error',
+    'playground_not_built',
+    'The Playground is not built: run `npm run build` (it writes dist/playground), then restart the gateway',
+  );
 
 /** Every built file by its path under /playground/, or null when there is no build. */
 function loadAssets(dir: string): Map<string, Asset> | null {
@@ -103,7 +111,10 @@ function loadAssets(dir: string): Map<string, Asset> | null {
     const path = relative(dir, file).split('\\').join('/');
     const identity = readFileSync(file);
     const encoded: Partial<Record<Encoding, Buffer>> = {};
-    for (const [encoding, suffix] of [['br', '.br'], ['gzip', '.gz']] as const) {
+    for (const [encoding, suffix] of [
+      ['br', '.br'],
+      ['gzip', '.gz'],
+    ] as const) {
       if (existsSync(file + suffix)) encoded[encoding] = readFileSync(file + suffix);
     }
     assets.set(path, {

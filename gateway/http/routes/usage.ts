@@ -46,7 +46,10 @@ const UsageQuery = z
     model: z.string().min(1).max(128).optional(),
     user: ResourceId.optional(),
     limit: PageLimit,
-    after: z.string().regex(/^\d{1,15}-\d{1,15}$/, 'must be the `next` of a previous page').optional(),
+    after: z
+      .string()
+      .regex(/^\d{1,15}-\d{1,15}$/, 'must be the `next` of a previous page')
+      .optional(),
   })
   .refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, { message: 'must not be before from', path: ['to'] });
 
@@ -73,7 +76,8 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
 
   app.get('/v1/usage/daily', async (request) => {
     const query = parseWith(DailyQuery, request.query);
-    if (query.user !== undefined && query.router !== undefined) throw errors.invalidRequest('router: give user or router, not both', 'router');
+    if (query.user !== undefined && query.router !== undefined)
+      throw errors.invalidRequest('router: give user or router, not both', 'router');
     const { from, to } = dayRange(query.from, query.to, deps.now());
     let subject: { user: string } | { router: string };
     if (query.router !== undefined) {
@@ -85,7 +89,15 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
     const byDay = await deps.store.dailyTotals(subject, from, to);
     const data = daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) }));
     const sum = Object.values(byDay).reduce(addTotals, EMPTY_TOTALS);
-    return { object: 'list', user: 'user' in subject ? subject.user : null, router: 'router' in subject ? subject.router : null, from, to, data, totals: totalsView(sum) };
+    return {
+      object: 'list',
+      user: 'user' in subject ? subject.user : null,
+      router: 'router' in subject ? subject.router : null,
+      from,
+      to,
+      data,
+      totals: totalsView(sum),
+    };
   });
 }
 

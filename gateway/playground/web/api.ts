@@ -168,7 +168,13 @@ export function headers(key: string, json = false): Record<string, string> {
 export async function call<T>(key: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, { method, headers: headers(key, body !== undefined), body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+    response = await fetch(path, {
+      method,
+      headers: headers(key, body !== undefined),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      cache: 'no-store',
+    });
   } catch (error) {
     if (signal?.aborted) throw error;
     throw new ApiFailure(0, { message: 'the gateway could not be reached', type: 'network_error', param: null, code: 'network_error' });
@@ -188,5 +194,9 @@ export async function failureOf(response: Response): Promise<ApiFailure> {
   } catch {
     // Not the gateway's envelope.
   }
-  return new ApiFailure(response.status, { message: `HTTP ${response.status} ${response.statusText}`.trim(), type: 'unknown', param: null, code: null }, retryAfter);
+  return new ApiFailure(
+    response.status,
+    { message: `HTTP ${response.status} ${response.statusText}`.trim(), type: 'unknown', param: null, code: null },
+    retryAfter,
+  );
 }

@@ -55,7 +55,15 @@ export function App() {
 
   if (checking) return <p class="loading">Checking your API key…</p>;
   if (!signedIn) return <SignInPage notice={notice} onSignIn={signIn} />;
-  return <SignedIn key={signedIn.key} apiKey={signedIn.key} me={signedIn.me} onMe={(me) => setSignedIn({ key: signedIn.key, me })} onSignOut={signOut} />;
+  return (
+    <SignedIn
+      key={signedIn.key}
+      apiKey={signedIn.key}
+      me={signedIn.me}
+      onMe={(me) => setSignedIn({ key: signedIn.key, me })}
+      onSignOut={signOut}
+    />
+  );
 }
 
 function SignedIn(props: { apiKey: string; me: Me; onMe: (me: Me) => void; onSignOut: (reason: string | null) => void }) {

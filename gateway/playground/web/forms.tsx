@@ -23,7 +23,11 @@ export interface Form<F extends string> {
    * Validates, then sends. `params` maps the server's field paths (`costs.prompt_tokens`,
    * `aliases[0]`) to form fields; an error naming none of them is shown for the whole form.
    */
-  submit(validate: (values: Values<F>) => Problems<F>, send: (values: Values<F>) => Promise<void>, params: Readonly<Record<string, F>>): Promise<void>;
+  submit(
+    validate: (values: Values<F>) => Problems<F>,
+    send: (values: Values<F>) => Promise<void>,
+    params: Readonly<Record<string, F>>,
+  ): Promise<void>;
 }
 
 export function useForm<F extends string>(idPrefix: string, initial: Values<F>): Form<F> {
@@ -86,7 +90,14 @@ function withoutParam(message: string, param: string | null): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-export function FormShell<F extends string>(props: { form: Form<F>; label: string; onSubmit: () => void; children: ComponentChildren; submitLabel: string; extra?: ComponentChildren }) {
+export function FormShell<F extends string>(props: {
+  form: Form<F>;
+  label: string;
+  onSubmit: () => void;
+  children: ComponentChildren;
+  submitLabel: string;
+  extra?: ComponentChildren;
+}) {
   const ref = useRef<HTMLFormElement>(null);
   const { form } = props;
   useEffect(() => {
@@ -178,7 +189,13 @@ function Field<F extends string>(props: FieldProps<F> & { children: (aria: Recor
         {props.label}
         {props.required && <span aria-hidden="true"> *</span>}
       </label>
-      {props.children({ id, name: props.name, 'aria-invalid': problem ? 'true' : undefined, 'aria-describedby': described || undefined, 'aria-required': props.required ? 'true' : undefined })}
+      {props.children({
+        id,
+        name: props.name,
+        'aria-invalid': problem ? 'true' : undefined,
+        'aria-describedby': described || undefined,
+        'aria-required': props.required ? 'true' : undefined,
+      })}
       {props.hint && (
         <p class="hint" id={`${id}-hint`}>
           {props.hint}
@@ -193,7 +210,15 @@ function Field<F extends string>(props: FieldProps<F> & { children: (aria: Recor
   );
 }
 
-export function TextField<F extends string>(props: FieldProps<F> & { type?: HTMLInputTypeAttribute; placeholder?: string; disabled?: boolean; autocomplete?: string; inputMode?: string }) {
+export function TextField<F extends string>(
+  props: FieldProps<F> & {
+    type?: HTMLInputTypeAttribute;
+    placeholder?: string;
+    disabled?: boolean;
+    autocomplete?: string;
+    inputMode?: string;
+  },
+) {
   return (
     <Field {...props}>
       {(aria) => {
@@ -215,11 +240,18 @@ export function TextField<F extends string>(props: FieldProps<F> & { type?: HTML
   );
 }
 
-export function SelectField<F extends string>(props: FieldProps<F> & { options: readonly (readonly [string, string])[]; disabled?: boolean }) {
+export function SelectField<F extends string>(
+  props: FieldProps<F> & { options: readonly (readonly [string, string])[]; disabled?: boolean },
+) {
   return (
     <Field {...props}>
       {(aria) => (
-        <select {...aria} value={props.form.values[props.name]} disabled={props.disabled} onChange={(e) => props.form.set(props.name, e.currentTarget.value)}>
+        <select
+          {...aria}
+          value={props.form.values[props.name]}
+          disabled={props.disabled}
+          onChange={(e) => props.form.set(props.name, e.currentTarget.value)}
+        >
           {props.options.map(([value, label]) => (
             <option key={value} value={value}>
               {label}
@@ -235,7 +267,12 @@ export function CheckboxField<F extends string>(props: { form: Form<F>; name: F;
   const id = `${props.form.idPrefix}-${props.name}`;
   return (
     <div class="field checkbox">
-      <input id={id} type="checkbox" checked={props.form.values[props.name] === 'true'} onChange={(e) => props.form.set(props.name, String(e.currentTarget.checked))} />
+      <input
+        id={id}
+        type="checkbox"
+        checked={props.form.values[props.name] === 'true'}
+        onChange={(e) => props.form.set(props.name, String(e.currentTarget.checked))}
+      />
       <label for={id}>{props.label}</label>
     </div>
   );

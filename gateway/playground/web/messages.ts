@@ -3,7 +3,8 @@
 import { ApiFailure } from './api.ts';
 
 export function readable(error: unknown): string {
-  if (!(error instanceof ApiFailure)) return `Something went wrong in the Playground: ${error instanceof Error ? error.message : String(error)}`;
+  if (!(error instanceof ApiFailure))
+    return `Something went wrong in the Playground: ${error instanceof Error ? error.message : String(error)}`;
   const message = sentence(error.message);
   switch (error.code) {
     case 'insufficient_budget':

@@ -18,7 +18,12 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
  * whatever the gateway serves (an edit that changed nothing never differs). Only if a second read
  * is needed does the status add that it is waiting, so standalone mode says nothing more.
  */
-export async function readAfterWrite<T>(session: Pick<Session, 'announce'>, done: string, before: unknown, read: () => Promise<T>): Promise<T> {
+export async function readAfterWrite<T>(
+  session: Pick<Session, 'announce'>,
+  done: string,
+  before: unknown,
+  read: () => Promise<T>,
+): Promise<T> {
   const page = location.hash;
   const shown = JSON.stringify(before);
   session.announce(done);

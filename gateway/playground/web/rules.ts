@@ -15,7 +15,9 @@ export const modelName: Rule = (v) => {
 /** User and provider ids (ResourceId): they also name Kubernetes objects. */
 export const resourceId: Rule = (v) => {
   if (v.length > 63) return 'At most 63 characters.';
-  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(v) ? null : 'Use lowercase letters, digits and -, starting and ending with a letter or digit.';
+  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(v)
+    ? null
+    : 'Use lowercase letters, digits and -, starting and ending with a letter or digit.';
 };
 
 /** A decimal amount ≥ 0 with at most `places` decimals (money: 6, prices: 9). */

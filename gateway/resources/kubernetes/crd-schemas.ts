@@ -74,7 +74,9 @@ export const Condition = z
       .min(1)
       .max(316)
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/)
-      .describe('Type of condition in CamelCase: Accepted (the spec is valid), ResolvedRefs (the objects it names exist), Ready (the gateway serves it).'),
+      .describe(
+        'Type of condition in CamelCase: Accepted (the spec is valid), ResolvedRefs (the objects it names exist), Ready (the gateway serves it).',
+      ),
     status: z.enum(CONDITION_STATUSES).describe('Status of the condition: True, False or Unknown.'),
     observedGeneration: Generation.optional().describe('metadata.generation of the object the condition was set from.'),
     lastTransitionTime: z.iso.datetime().describe('When the condition last changed from one status to another (RFC 3339).'),
@@ -86,7 +88,7 @@ export const Condition = z
       .describe('Why the condition has its status, in CamelCase (for example InvalidSpec, RouterNotFound).'),
     message: z.string().max(32768).describe('What happened, for humans; may be empty.'),
   })
-  .describe('One aspect of the object\'s state, in the shape of Kubernetes metav1.Condition.');
+  .describe("One aspect of the object's state, in the shape of Kubernetes metav1.Condition.");
 export type Condition = z.output<typeof Condition>;
 
 const statusCommon = {
@@ -150,8 +152,12 @@ const providerCommon = ProviderSpec.options[0].shape;
 
 export const RouterCostsSpec = z
   .strictObject({
-    promptTokens: PriceString.default('0').describe('Price per one million prompt (input) tokens, as a decimal string with at most 9 decimal places, e.g. "0.15".'),
-    completionTokens: PriceString.default('0').describe('Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".'),
+    promptTokens: PriceString.default('0').describe(
+      'Price per one million prompt (input) tokens, as a decimal string with at most 9 decimal places, e.g. "0.15".',
+    ),
+    completionTokens: PriceString.default('0').describe(
+      'Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".',
+    ),
   })
   .describe('Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).');
 
@@ -166,7 +172,9 @@ export const ModelRouterSpec = z
     costs: RouterCostsSpec.default({ promptTokens: '0', completionTokens: '0' }),
     maxContextLength: RouterSpec.shape.max_context_length,
     maxCompletionTokens: RouterSpec.shape.max_completion_tokens,
-    rateLimits: RateLimits.optional().describe('Rate limits applied to each user of this router; a GatewayUser\'s own rateLimits replace them.'),
+    rateLimits: RateLimits.optional().describe(
+      "Rate limits applied to each user of this router; a GatewayUser's own rateLimits replace them.",
+    ),
   })
   .describe('A model name clients call, its prices and limits. ModelProviders in the same namespace serve it.');
 export type ModelRouterSpec = z.output<typeof ModelRouterSpec>;
@@ -175,14 +183,16 @@ export type ModelRouterSpecInput = z.input<typeof ModelRouterSpec>;
 export const ModelRouterStatus = z
   .strictObject({
     ...statusCommon,
-    publicName: ModelName.optional().describe('The model name clients call, once accepted: spec.name, or metadata.name when spec.name is absent.'),
+    publicName: ModelName.optional().describe(
+      'The model name clients call, once accepted: spec.name, or metadata.name when spec.name is absent.',
+    ),
     providers: z
       .strictObject({
         ready: Count.describe('ModelProviders of this router that the gateway serves.'),
         total: Count.describe('ModelProviders that name this router in spec.routerRef.'),
       })
       .optional()
-      .describe('How many of this router\'s providers are ready.'),
+      .describe("How many of this router's providers are ready."),
   })
   .describe('State of the router, written by the operator.');
 export type ModelRouterStatus = z.output<typeof ModelRouterStatus>;
@@ -209,10 +219,10 @@ export const ModelProviderSpec = z
     apiKeySecretRef: z
       .strictObject({
         name: ObjectName.describe('Name of the Secret, in the same namespace.'),
-        key: SecretKey.describe('Key of the API key in the Secret\'s data.'),
+        key: SecretKey.describe("Key of the API key in the Secret's data."),
       })
       .optional()
-      .describe('Where the backend\'s API key is: a key of a Secret in the same namespace. Absent: requests go without a key.'),
+      .describe("Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key."),
     timeoutSeconds: providerCommon.timeout,
     carbon: Carbon.optional(),
     simulator: Simulator.optional(),
@@ -221,9 +231,7 @@ export const ModelProviderSpec = z
 export type ModelProviderSpec = z.output<typeof ModelProviderSpec>;
 export type ModelProviderSpecInput = z.input<typeof ModelProviderSpec>;
 
-export const ModelProviderStatus = z
-  .strictObject({ ...statusCommon })
-  .describe('State of the provider, written by the operator.');
+export const ModelProviderStatus = z.strictObject({ ...statusCommon }).describe('State of the provider, written by the operator.');
 export type ModelProviderStatus = z.output<typeof ModelProviderStatus>;
 
 // ---------------------------------------------------------------------------------------------
@@ -244,12 +252,14 @@ export const GatewayUserSpec = z
       .array(ModelName)
       .max(256)
       .optional()
-      .describe('Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.'),
-    rateLimits: RateLimits.optional().describe('Replaces the routers\' rate limits for this user. Absent: each router\'s own apply.'),
+      .describe(
+        'Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.',
+      ),
+    rateLimits: RateLimits.optional().describe("Replaces the routers' rate limits for this user. Absent: each router's own apply."),
     apiKeySecret: z
       .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })
       .optional()
-      .describe('The Secret the operator writes the user\'s API key to. Absent: <metadata.name>-api-key.'),
+      .describe("The Secret the operator writes the user's API key to. Absent: <metadata.name>-api-key."),
   })
   .describe('A caller of the gateway: role, budget, allowed routers and rate limits. The operator writes its API key to a Secret.');
 export type GatewayUserSpec = z.output<typeof GatewayUserSpec>;
@@ -258,12 +268,17 @@ export type GatewayUserSpecInput = z.input<typeof GatewayUserSpec>;
 export const GatewayUserStatus = z
   .strictObject({
     ...statusCommon,
-    spent: MoneyString.optional().describe('Amount spent in the current budget period (in all, without budgetPeriod), as a decimal string.'),
+    spent: MoneyString.optional().describe(
+      'Amount spent in the current budget period (in all, without budgetPeriod), as a decimal string.',
+    ),
     remaining: MoneyString.optional().describe('budget minus spent, at least 0, as a decimal string. Absent when the budget is unlimited.'),
-    periodStart: z.iso.datetime().optional().describe('Start of the budget period that spent counts (RFC 3339). Absent without budgetPeriod.'),
+    periodStart: z.iso
+      .datetime()
+      .optional()
+      .describe('Start of the budget period that spent counts (RFC 3339). Absent without budgetPeriod.'),
     requests: z.number().int().min(0).meta({ format: 'int64' }).optional().describe('Requests the user made in the current budget period.'),
     lastRequestTime: z.iso.datetime().optional().describe('When the user last made a request (RFC 3339).'),
-    apiKeySecretName: ObjectName.optional().describe('Name of the Secret that holds the user\'s API key, in the same namespace.'),
+    apiKeySecretName: ObjectName.optional().describe("Name of the Secret that holds the user's API key, in the same namespace."),
   })
   .describe('State of the user and its spending, written by the operator.');
 export type GatewayUserStatus = z.output<typeof GatewayUserStatus>;

@@ -60,9 +60,32 @@ const BOOKKEEPING = new Set(['$schema', '$id', 'id', '$defs', 'definitions', 'ti
 
 /** Formats the API server knows (it ignores others; int32/int64 document integers). */
 const FORMATS = new Set([
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4', 'uuid5',
-  'isbn', 'isbn10', 'isbn13', 'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password', 'date', 'duration',
-  'date-time', 'int32', 'int64',
+  'bsonobjectid',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+  'uuid3',
+  'uuid4',
+  'uuid5',
+  'isbn',
+  'isbn10',
+  'isbn13',
+  'creditcard',
+  'ssn',
+  'hexcolor',
+  'rgbcolor',
+  'byte',
+  'password',
+  'date',
+  'duration',
+  'date-time',
+  'int32',
+  'int64',
 ]);
 /** Formats the API server checks itself: the regex zod writes beside them is redundant and JS-flavoured. */
 const CHECKED_FORMATS = new Set(['date', 'date-time', 'duration']);
@@ -95,7 +118,8 @@ function toStructural(input: JsonObject, walk: Walk): JsonObject {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(flat)) {
     if (BOOKKEEPING.has(key)) continue;
-    if (key === 'x-kubernetes-validations') fail('CEL rules (x-kubernetes-validations) need Kubernetes 1.25; the API server we support (1.20) refuses them');
+    if (key === 'x-kubernetes-validations')
+      fail('CEL rules (x-kubernetes-validations) need Kubernetes 1.25; the API server we support (1.20) refuses them');
     if (key === 'const') {
       out.enum = [value];
       continue;
@@ -107,7 +131,8 @@ function toStructural(input: JsonObject, walk: Walk): JsonObject {
   normaliseType(out, fail);
   normaliseBounds(out);
   if (out.format !== undefined) {
-    if (typeof out.format !== 'string' || !FORMATS.has(out.format)) fail(`format ${JSON.stringify(out.format)} is not one Kubernetes knows`);
+    if (typeof out.format !== 'string' || !FORMATS.has(out.format))
+      fail(`format ${JSON.stringify(out.format)} is not one Kubernetes knows`);
     if (CHECKED_FORMATS.has(out.format as string)) delete out.pattern;
   }
   if (out.type === undefined) fail('every node of a structural schema needs a type');
@@ -142,7 +167,10 @@ function expandRefs(node: JsonObject, walk: Walk, fail: (message: string) => nev
     if (refs.includes(ref)) fail(`the schema refers to itself (${ref}); a recursive type has no structural form`);
     if (!ref.startsWith('#/')) fail(`only local references can be inlined, not ${ref}`);
     let target: Json = walk.root;
-    for (const part of ref.slice(2).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))) {
+    for (const part of ref
+      .slice(2)
+      .split('/')
+      .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))) {
       target = target !== null && typeof target === 'object' && !Array.isArray(target) ? (target[part] ?? null) : null;
     }
     const { $ref: _ref, ...siblings } = current;
@@ -161,7 +189,8 @@ function collapseUnions(node: JsonObject, walk: Walk, fail: (message: string) =>
   if (node.allOf !== undefined) {
     // zod wraps a reference in a one-branch allOf to give it its own description.
     const { allOf, ...rest } = node;
-    if (!Array.isArray(allOf) || allOf.length !== 1) fail('allOf (an intersection) has no structural form; declare one object with all the fields');
+    if (!Array.isArray(allOf) || allOf.length !== 1)
+      fail('allOf (an intersection) has no structural form; declare one object with all the fields');
     const [only] = allOf as Json[];
     return collapseUnions({ ...expandRefs(asObject(only, fail), walk, fail).node, ...rest }, walk, fail);
   }
@@ -197,7 +226,10 @@ function normaliseType(node: JsonObject, fail: (message: string) => never): void
 
 /** JSON Schema 2019+ numeric exclusive bounds become OpenAPI 3.0's boolean form. */
 function normaliseBounds(node: JsonObject): void {
-  for (const [exclusive, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+  for (const [exclusive, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
     if (typeof node[exclusive] === 'number') {
       node[bound] = node[exclusive];
       node[exclusive] = true;
@@ -255,7 +287,8 @@ export const KINDS = [
     plural: 'modelrouters',
     singular: 'modelrouter',
     shortNames: ['mr'],
-    description: 'ModelRouter is a model name that clients of the Tollgate gateway call, with its prices and limits; ModelProviders serve it.',
+    description:
+      'ModelRouter is a model name that clients of the Tollgate gateway call, with its prices and limits; ModelProviders serve it.',
     spec: ModelRouterSpec,
     status: ModelRouterStatus,
     printerColumns: [
@@ -273,7 +306,8 @@ export const KINDS = [
     plural: 'modelproviders',
     singular: 'modelprovider',
     shortNames: ['mp'],
-    description: 'ModelProvider is one backend (an OpenAI-compatible server, vLLM, Ollama, TEI, ...) that serves a ModelRouter in the same namespace.',
+    description:
+      'ModelProvider is one backend (an OpenAI-compatible server, vLLM, Ollama, TEI, ...) that serves a ModelRouter in the same namespace.',
     spec: ModelProviderSpec,
     status: ModelProviderStatus,
     printerColumns: [
@@ -290,7 +324,8 @@ export const KINDS = [
     plural: 'gatewayusers',
     singular: 'gatewayuser',
     shortNames: ['gu'],
-    description: 'GatewayUser is a caller of the Tollgate gateway: its role, budget, allowed routers and rate limits. The operator writes its API key to a Secret.',
+    description:
+      'GatewayUser is a caller of the Tollgate gateway: its role, budget, allowed routers and rate limits. The operator writes its API key to a Secret.',
     spec: GatewayUserSpec,
     status: GatewayUserStatus,
     metadataName: UserObjectName,
@@ -353,7 +388,8 @@ export function customResourceDefinition(definition: KindDefinition): JsonObject
   };
 }
 
-export const CRD_HEADER = '# Generated by operator/generate-crds.ts from the zod schemas; do not edit.\n# Regenerate with `npm run generate:crds`.\n';
+export const CRD_HEADER =
+  '# Generated by operator/generate-crds.ts from the zod schemas; do not edit.\n# Regenerate with `npm run generate:crds`.\n';
 
 /** Each CRD file, by its path from the repository root, with its YAML text. */
 export function crdFiles(): { path: string; text: string }[] {

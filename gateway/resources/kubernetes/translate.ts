@@ -86,7 +86,8 @@ export function providerFromCR(cr: CustomResource, routerName: string): Translat
   if (!parsed.success) return specProblems(parsed.error, cr.spec);
   const spec = parsed.data;
   const { namespace } = cr.metadata;
-  if (!namespace) return { ok: false, problems: [{ path: ['metadata', 'namespace'], message: 'is required: a ModelProvider lives in a namespace' }] };
+  if (!namespace)
+    return { ok: false, problems: [{ path: ['metadata', 'namespace'], message: 'is required: a ModelProvider lives in a namespace' }] };
   const input = defined({
     type: spec.type,
     id: providerId(namespace, cr.metadata.name),
@@ -94,13 +95,15 @@ export function providerFromCR(cr: CustomResource, routerName: string): Translat
     model_name: spec.model,
     url: spec.url,
     timeout: spec.timeoutSeconds,
-    carbon: spec.carbon && defined({
-      params_total_b: spec.carbon.paramsTotalB,
-      params_active_b: spec.carbon.paramsActiveB,
-      zone: spec.carbon.zone,
-      pue: spec.carbon.pue,
-      gwp_kg_per_kwh: spec.carbon.gwpKgPerKwh,
-    }),
+    carbon:
+      spec.carbon &&
+      defined({
+        params_total_b: spec.carbon.paramsTotalB,
+        params_active_b: spec.carbon.paramsActiveB,
+        zone: spec.carbon.zone,
+        pue: spec.carbon.pue,
+        gwp_kg_per_kwh: spec.carbon.gwpKgPerKwh,
+      }),
     simulator: spec.simulator && {
       latency_ms: spec.simulator.latencyMs,
       tokens_per_second: spec.simulator.tokensPerSecond,
@@ -172,7 +175,8 @@ function rateLimitsFromCR(limits: z.output<typeof RateLimits>): RateLimitPolicy 
 function specProblems(error: z.ZodError, spec: unknown): { ok: false; problems: Problem[] } {
   const problems = error.issues.flatMap((issue): Problem[] => {
     const path = ['spec', ...(issue.path as Path)];
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], message: 'is not a field of this resource' }));
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => ({ path: [...path, key], message: 'is not a field of this resource' }));
     if (isMissing(issue, spec)) return [{ path, message: 'is required' }];
     return [{ path, message: issue.message }];
   });
@@ -193,12 +197,16 @@ function build<S extends z.ZodType>(schema: S, input: Record<string, unknown>, m
   const forType = mapping.forType ?? '';
   const toCR = (path: Path): Path => {
     const [first, ...rest] = path;
-    const head = typeof first === 'string' && mapping.renames[first] ? mapping.renames[first] : ['spec', ...(first === undefined ? [] : [camelCase(first)])];
+    const head =
+      typeof first === 'string' && mapping.renames[first]
+        ? mapping.renames[first]
+        : ['spec', ...(first === undefined ? [] : [camelCase(first)])];
     return [...head, ...rest.map(camelCase)];
   };
   const problems = parsed.error.issues.flatMap((issue): Problem[] => {
     const path = issue.path as Path;
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: toCR([...path, key]), message: `is not used${forType}` }));
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => ({ path: toCR([...path, key]), message: `is not used${forType}` }));
     if (isMissing(issue, input)) return [{ path: toCR(path), message: `is required${forType}` }];
     return [{ path: toCR(path), message: issue.message }];
   });
@@ -207,7 +215,11 @@ function build<S extends z.ZodType>(schema: S, input: Record<string, unknown>, m
 
 /** A required field that is absent (zod reports it as a wrong type or a wrong enum value). */
 function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
-  return (issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.path.length > 0 && valueAt(input, issue.path as Path) === undefined;
+  return (
+    (issue.code === 'invalid_type' || issue.code === 'invalid_value') &&
+    issue.path.length > 0 &&
+    valueAt(input, issue.path as Path) === undefined
+  );
 }
 
 function camelCase<T extends string | number>(segment: T): T {
@@ -260,7 +272,13 @@ export function providerObjectName(namespace: string, requested: string): string
   const base = requested.startsWith(`${namespace}-`) ? requested.slice(namespace.length + 1) : requested;
   const room = 63 - namespace.length - 1;
   const name = base.slice(0, Math.max(room, 1)).replace(/^-+|-+$/g, '');
-  return name || createHash('sha256').update(requested).digest('hex').slice(0, Math.max(1, Math.min(8, room)));
+  return (
+    name ||
+    createHash('sha256')
+      .update(requested)
+      .digest('hex')
+      .slice(0, Math.max(1, Math.min(8, room)))
+  );
 }
 
 /** The Secret the gateway writes a provider's API key to, given through the admin API. */
@@ -284,7 +302,11 @@ export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpe
 }
 
 /** The key is not in the spec: `apiKeySecretRef` names where it is. */
-export function providerToCR(spec: ProviderSpec, routerObject: string, apiKeySecretRef?: { name: string; key: string }): ModelProviderSpecInput {
+export function providerToCR(
+  spec: ProviderSpec,
+  routerObject: string,
+  apiKeySecretRef?: { name: string; key: string },
+): ModelProviderSpecInput {
   return defined({
     routerRef: { name: routerObject },
     type: spec.type,
@@ -292,18 +314,23 @@ export function providerToCR(spec: ProviderSpec, routerObject: string, apiKeySec
     url: 'url' in spec ? spec.url : undefined,
     apiKeySecretRef,
     timeoutSeconds: spec.timeout,
-    carbon: spec.carbon && defined({
-      paramsTotalB: spec.carbon.params_total_b,
-      paramsActiveB: spec.carbon.params_active_b,
-      zone: spec.carbon.zone,
-      pue: spec.carbon.pue,
-      gwpKgPerKwh: spec.carbon.gwp_kg_per_kwh,
-    }),
-    simulator: 'simulator' in spec ? {
-      latencyMs: spec.simulator.latency_ms,
-      tokensPerSecond: spec.simulator.tokens_per_second,
-      completionTokens: spec.simulator.completion_tokens,
-    } : undefined,
+    carbon:
+      spec.carbon &&
+      defined({
+        paramsTotalB: spec.carbon.params_total_b,
+        paramsActiveB: spec.carbon.params_active_b,
+        zone: spec.carbon.zone,
+        pue: spec.carbon.pue,
+        gwpKgPerKwh: spec.carbon.gwp_kg_per_kwh,
+      }),
+    simulator:
+      'simulator' in spec
+        ? {
+            latencyMs: spec.simulator.latency_ms,
+            tokensPerSecond: spec.simulator.tokens_per_second,
+            completionTokens: spec.simulator.completion_tokens,
+          }
+        : undefined,
   });
 }
 

@@ -106,7 +106,6 @@ export class MemoryAccounts implements AccountStore {
   }
 }
 
-
 /** Stored users are frozen all the way down, so they can be handed out without copying. */
 function frozen(user: UserRecord): UserRecord {
   for (const value of Object.values(user)) if (value !== null && typeof value === 'object') Object.freeze(value);

@@ -38,7 +38,8 @@ export class MemoryLedger implements Ledger {
     const counters = rate ? this.#counters(ledger, rate.scope) : undefined;
     const checks: WindowCheck[] = rate
       ? limitsOf(rate.policy).map(([name, limit]) =>
-          check(name, limit, counters!.get(name) ?? FRESH, admission.now, RATE_WINDOWS[name].unit === 'requests' ? 1 : rate.tokens))
+          check(name, limit, counters!.get(name) ?? FRESH, admission.now, RATE_WINDOWS[name].unit === 'requests' ? 1 : rate.tokens),
+        )
       : [];
     let worst: WindowCheck | undefined;
     for (const c of checks) if (c.retryMs > 0 && (!worst || c.retryMs > worst.retryMs)) worst = c;
@@ -123,7 +124,16 @@ export class MemoryLedger implements Ledger {
   #prepare(userId: string, user: UserRecord, now: number): UserLedger {
     let ledger = this.#ledgers.get(userId);
     if (!ledger) {
-      ledger = { ptype: null, pidx: 0, spent: 0n, reserved: 0n, holds: new Map(), nextExpiry: Infinity, history: new Map(), windows: new Map() };
+      ledger = {
+        ptype: null,
+        pidx: 0,
+        spent: 0n,
+        reserved: 0n,
+        holds: new Map(),
+        nextExpiry: Infinity,
+        history: new Map(),
+        windows: new Map(),
+      };
       this.#ledgers.set(userId, ledger);
     }
     const ptype = user.budget_period;

@@ -30,7 +30,11 @@ export class MemoryStore implements Store {
   readonly #usage: MemoryUsageLog;
 
   constructor(options: MemoryStoreOptions) {
-    this.#usage = new MemoryUsageLog({ retentionMs: options.usageRetentionMs, maxRecordsPerUser: options.maxUsageRecordsPerUser, now: options.now });
+    this.#usage = new MemoryUsageLog({
+      retentionMs: options.usageRetentionMs,
+      maxRecordsPerUser: options.maxUsageRecordsPerUser,
+      now: options.now,
+    });
   }
 
   createUser(user: UserSpec, now: Date): Promise<UserRecord> {

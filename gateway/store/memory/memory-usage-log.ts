@@ -1,7 +1,15 @@
 // Usage records of a single process, bounded in time (`retentionMs`) and in count per user
 // (`maxRecordsPerUser`, oldest dropped first), with daily totals per user and per router kept
 // apart from the records, as long as the Redis log keeps them.
-import { addToTotals, EMPTY_TOTALS, type UsageLog, type UsagePage, type UsageQuery, type UsageRecord, type UsageTotals } from '../usage-log.ts';
+import {
+  addToTotals,
+  EMPTY_TOTALS,
+  type UsageLog,
+  type UsagePage,
+  type UsageQuery,
+  type UsageRecord,
+  type UsageTotals,
+} from '../usage-log.ts';
 import { checkLimit, comparePositions, formatPosition, matches, parsePosition, type Position } from '../paging.ts';
 import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 

@@ -41,7 +41,14 @@ export class RedisAccounts implements AccountStore {
 
   async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
     const created_at = now.toISOString();
-    const created = await this.#createUser.run(keys.user(user.id), keys.users, user.id, JSON.stringify(user), created_at, ...budgetFields(user));
+    const created = await this.#createUser.run(
+      keys.user(user.id),
+      keys.users,
+      user.id,
+      JSON.stringify(user),
+      created_at,
+      ...budgetFields(user),
+    );
     if (created !== 1) throw new ConflictError(`user "${user.id}" already exists`);
     return { ...user, created_at };
   }
@@ -92,10 +99,20 @@ export class RedisAccounts implements AccountStore {
   async addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
     const reference = JSON.stringify({ user_id: key.user_id, key_id: key.id });
     const most = maxActive === undefined ? '' : String(maxActive);
-    const outcome = await this.#addKey.run(keys.user(key.user_id), keys.userKeys(key.user_id), keys.apiKey(key.hash), key.id, JSON.stringify(key), reference, most, key.created_at);
+    const outcome = await this.#addKey.run(
+      keys.user(key.user_id),
+      keys.userKeys(key.user_id),
+      keys.apiKey(key.hash),
+      key.id,
+      JSON.stringify(key),
+      reference,
+      most,
+      key.created_at,
+    );
     if (outcome === 'not_found') throw new NotFoundError(`user "${key.user_id}" does not exist`);
     if (outcome === 'limit') throw new KeyLimitError(key.user_id, maxActive!);
-    if (outcome === 'conflict') throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}", or a key with this secret exists`);
+    if (outcome === 'conflict')
+      throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}", or a key with this secret exists`);
   }
 
   async listKeys(userId: string): Promise<ApiKeyRecord[]> {

@@ -22,7 +22,10 @@ export class RedisChannels {
     if (!listeners) {
       listeners = new Set();
       this.#listeners.set(channel, listeners);
-      subscriber.subscribe(channel).then(() => this.#tell(channel, null), () => {}); // fails only when closed first
+      subscriber.subscribe(channel).then(
+        () => this.#tell(channel, null),
+        () => {},
+      ); // fails only when closed first
     } else {
       const current = listeners;
       queueMicrotask(() => current.has(listener) && listener(null)); // unless unsubscribed at once
@@ -43,7 +46,12 @@ export class RedisChannels {
     if (this.#subscriber) return this.#subscriber;
     // No command timeout: a subscription waits for Redis however long it takes, and a timed-out
     // SUBSCRIBE would leave the channel unheard.
-    const subscriber = this.#redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: false, commandTimeout: undefined });
+    const subscriber = this.#redis.duplicate({
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+      lazyConnect: false,
+      commandTimeout: undefined,
+    });
     this.#subscriber = subscriber;
     subscriber.on('error', () => {}); // the shared client reports outages; this one reconnects quietly
     subscriber.on('message', (channel: string, message: string) => this.#tell(channel, message));

@@ -76,7 +76,16 @@ function readAdmission(reply: (string | number)[]): AdmitReply {
     case 'budget':
       return { result: { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) }, leased: 0 };
     case 'rate':
-      return { result: { ok: false, reason: 'rate', limit: reply[1] as RateLimitName, retryAfterMs: Number(reply[2]), rate: readStatuses(reply, 3) }, leased: 0 };
+      return {
+        result: {
+          ok: false,
+          reason: 'rate',
+          limit: reply[1] as RateLimitName,
+          retryAfterMs: Number(reply[2]),
+          rate: readStatuses(reply, 3),
+        },
+        leased: 0,
+      };
     case 'busy':
       return { busyUntil: Number(reply[1]) };
     default:
@@ -194,8 +203,19 @@ export class RedisLedger implements Ledger {
         userId,
         scope: rate?.scope ?? '-',
         args: [
-          'a', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', String(hold?.ttlMs ?? 0), String(rate?.tokens ?? 0), ...limitArgs(rate?.policy),
-          leaseId, String(this.#options.leaseRequests), String(LEASES.headroom), String(LEASES.openMs + LEASES.graceMs), mayWait ? '1' : '',
+          'a',
+          String(now),
+          ...indices(now),
+          hold?.id ?? '',
+          hold ? hold.micros.toString() : '0',
+          String(hold?.ttlMs ?? 0),
+          String(rate?.tokens ?? 0),
+          ...limitArgs(rate?.policy),
+          leaseId,
+          String(this.#options.leaseRequests),
+          String(LEASES.headroom),
+          String(LEASES.openMs + LEASES.graceMs),
+          mayWait ? '1' : '',
         ],
         resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
         reject,
@@ -230,7 +250,11 @@ export class RedisLedger implements Ledger {
     if (hold.before === hold.after && unused.every((n) => n === 0)) return Promise.resolve();
     // On the lease's clock (admissions carry their own `now`), never past its end.
     const now = Math.min(Math.max(Date.now(), lease.grantedAt), lease.grantedAt + LEASES.openMs);
-    return this.#settleStep(lease.userId, lease.scope, settleArgs(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused })).catch(() => {
+    return this.#settleStep(
+      lease.userId,
+      lease.scope,
+      settleArgs(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused }),
+    ).catch(() => {
       // Redis is unreachable: the hold expires by itself, and the rate-limit room with its window.
     });
   }
@@ -274,7 +298,10 @@ export class RedisLedger implements Ledger {
       .hgetall(keys.history(userId))
       .exec();
     const [[budget, periodText], [ptype, pidx, spent], live, historyRaw] = (replies ?? []).map(([, value]) => value) as [
-      (string | null)[], (string | null)[], string[], Record<string, string>,
+      (string | null)[],
+      (string | null)[],
+      string[],
+      Record<string, string>,
     ];
     const period = (periodText || null) as BudgetPeriod | null;
     const index = period ? periodIndex(period, now) : 0;
@@ -311,9 +338,26 @@ function leaseHold(lease: Lease, change: HoldChange): HoldStep {
 }
 
 /** The arguments of one settle.lua step, in its order (see its header); `giveBack` when a lease closes. */
-function settleArgs(now: number, hold: HoldStep | undefined, actualMicros: bigint, tokens: number, policy: RateLimitPolicy | undefined, giveBack?: { grantedAt: number; unused: readonly number[] }): string[] {
+function settleArgs(
+  now: number,
+  hold: HoldStep | undefined,
+  actualMicros: bigint,
+  tokens: number,
+  policy: RateLimitPolicy | undefined,
+  giveBack?: { grantedAt: number; unused: readonly number[] },
+): string[] {
   const [, , tokensPerMinute, tokensPerDay] = limitArgs(policy);
-  const args = ['s', String(now), ...indices(now), hold?.id ?? '', hold ? hold.micros.toString() : '0', actualMicros.toString(), String(tokens), tokensPerMinute!, tokensPerDay!];
+  const args = [
+    's',
+    String(now),
+    ...indices(now),
+    hold?.id ?? '',
+    hold ? hold.micros.toString() : '0',
+    actualMicros.toString(),
+    String(tokens),
+    tokensPerMinute!,
+    tokensPerDay!,
+  ];
   if (hold?.after !== undefined) args.push(hold.after.toString(), String(hold.ttlMs ?? 0));
   if (giveBack) args.push(String(giveBack.grantedAt), ...giveBack.unused.map(String));
   return args;

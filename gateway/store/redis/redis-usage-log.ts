@@ -5,7 +5,15 @@
 import type { Redis } from 'ioredis';
 import { checkLimit, comparePositions, matches, parsePosition } from '../paging.ts';
 import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
-import { addToTotals, EMPTY_TOTALS, type UsageLog, type UsagePage, type UsageQuery, type UsageRecord, type UsageTotals } from '../usage-log.ts';
+import {
+  addToTotals,
+  EMPTY_TOTALS,
+  type UsageLog,
+  type UsagePage,
+  type UsageQuery,
+  type UsageRecord,
+  type UsageTotals,
+} from '../usage-log.ts';
 import { keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 
@@ -63,8 +71,24 @@ export class RedisUsageLog implements UsageLog {
       addToDaily(daily, keys.userDaily(record.user_id, day), record);
       addToDaily(daily, keys.routerDaily(record.router, day), record);
     }
-    const increments = [...daily].map(([key, sums]) => [key, String(sums.requests), String(sums.prompt), String(sums.completion), sums.cost.toString(), String(sums.kwh), String(sums.kg), sums.uncovered.toString()]);
-    const header = { oldest: String(this.#oldestKept()), retention: String(this.#retentionMs), ttl: String(DAILY_TTL_SECONDS), streams, times, daily: increments };
+    const increments = [...daily].map(([key, sums]) => [
+      key,
+      String(sums.requests),
+      String(sums.prompt),
+      String(sums.completion),
+      sums.cost.toString(),
+      String(sums.kwh),
+      String(sums.kg),
+      sums.uncovered.toString(),
+    ]);
+    const header = {
+      oldest: String(this.#oldestKept()),
+      retention: String(this.#retentionMs),
+      ttl: String(DAILY_TTL_SECONDS),
+      streams,
+      times,
+      daily: increments,
+    };
     // A record's JSON holds no raw line break (JSON.stringify escapes them): one per line.
     this.#append.run(JSON.stringify(header), records.join('\n')).then(
       () => batch.forEach((entry) => entry.resolve()),
@@ -138,7 +162,15 @@ interface DailyIncrement {
 function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: UsageRecord): void {
   const sums = daily.get(key);
   if (sums === undefined) {
-    daily.set(key, { requests: 1, prompt: record.prompt_tokens, completion: record.completion_tokens, cost: record.cost_micros, uncovered: record.uncovered_micros, kwh: record.kwh, kg: record.kgco2eq });
+    daily.set(key, {
+      requests: 1,
+      prompt: record.prompt_tokens,
+      completion: record.completion_tokens,
+      cost: record.cost_micros,
+      uncovered: record.uncovered_micros,
+      kwh: record.kwh,
+      kg: record.kgco2eq,
+    });
     return;
   }
   sums.requests += 1;
@@ -160,8 +192,12 @@ function toEntry(r: UsageRecord): string {
   return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"router":${text(r.router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
 }
 
-type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly'> &
-  { cost_micros: string; charged_micros?: string; uncovered_micros?: string; usage_anomaly?: string | null };
+type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly'> & {
+  cost_micros: string;
+  charged_micros?: string;
+  uncovered_micros?: string;
+  usage_anomaly?: string | null;
+};
 
 /**
  * The record of a stream entry (`r`, its JSON), as toEntry wrote it. Records written before

@@ -23,8 +23,12 @@ function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string }).code;
   return (
     // AbortError: a pipeline cut in the middle by a dropped connection.
-    error.name === 'MaxRetriesPerRequestError' || error.name === 'AbortError' ||
-    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT' ||
+    error.name === 'MaxRetriesPerRequestError' ||
+    error.name === 'AbortError' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    code === 'ETIMEDOUT' ||
     /Stream isn't writeable|Connection is closed|enableOfflineQueue|Command timed out|Socket timeout/i.test(error.message)
   );
 }

@@ -19,7 +19,14 @@ const SERVICE_MONITOR_CRD = {
     group: 'monitoring.coreos.com',
     scope: 'Namespaced',
     names: { plural: 'servicemonitors', singular: 'servicemonitor', kind: 'ServiceMonitor', listKind: 'ServiceMonitorList' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
   },
 };
 
@@ -31,7 +38,15 @@ describe('charts/tollgate on a real API server (kubectl apply --dry-run=server)'
     plane = await startControlPlane();
     await kubectl(['apply', '-f', join(CHART, 'crds')]);
     await kubectl(['apply', '-f', '-'], JSON.stringify(SERVICE_MONITOR_CRD));
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev', 'crd/servicemonitors.monitoring.coreos.com']);
+    await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/modelrouters.tollgate.dev',
+      'crd/modelproviders.tollgate.dev',
+      'crd/gatewayusers.tollgate.dev',
+      'crd/servicemonitors.monitoring.coreos.com',
+    ]);
     await kubectl(['create', 'namespace', NAMESPACE]);
     await kubectl(['create', 'namespace', WATCHED_NAMESPACE]);
   });
@@ -52,12 +67,18 @@ describe('charts/tollgate on a real API server (kubectl apply --dry-run=server)'
   it('stores nothing: the dry runs left the release namespace empty', async () => {
     const left = await kubectl(['-n', NAMESPACE, 'get', 'deployments,statefulsets,services,configmaps,secrets,roles', '-o', 'name']);
     // The API server's own: the namespace's root CA ConfigMap and default token Secret (when its controllers run).
-    assert.deepEqual(left.split('\n').filter((line) => line && !/^(configmap\/kube-root-ca\.crt|secret\/default-token-)/.test(line)), []);
+    assert.deepEqual(
+      left.split('\n').filter((line) => line && !/^(configmap\/kube-root-ca\.crt|secret\/default-token-)/.test(line)),
+      [],
+    );
   });
 
-  it('refuses a rendering Kubernetes cannot accept, with the API server\'s message (the check is real)', async () => {
+  it("refuses a rendering Kubernetes cannot accept, with the API server's message (the check is real)", async () => {
     const rendered = await renderChart(renderOptions({ name: 'broken', values: {} }));
     const broken = rendered.replace('containerPort: 8080', 'containerPort: 80800');
-    await assert.rejects(kubectl(['apply', '--dry-run=server', '-f', '-'], broken), /containerPort: Invalid value: 80800: must be between 1 and 65535/);
+    await assert.rejects(
+      kubectl(['apply', '--dry-run=server', '-f', '-'], broken),
+      /containerPort: Invalid value: 80800: must be between 1 and 65535/,
+    );
   });
 });

@@ -28,7 +28,10 @@ function find(objects: KubeObject[], kind: string, name: string): KubeObject {
 }
 const kinds = (objects: KubeObject[]) => objects.map((o) => o.kind);
 const container = (workload: KubeObject) => workload.spec.template.spec.containers[0];
-const env = (workload: KubeObject) => Object.fromEntries(container(workload).env.map((e: { name: string; value?: string; valueFrom?: object }) => [e.name, e.value ?? e.valueFrom]));
+const env = (workload: KubeObject) =>
+  Object.fromEntries(
+    container(workload).env.map((e: { name: string; value?: string; valueFrom?: object }) => [e.name, e.value ?? e.valueFrom]),
+  );
 
 /** The rendering fails; resolves to helm's message. */
 async function renderError(options: RenderOptions): Promise<string> {
@@ -41,7 +44,7 @@ async function renderError(options: RenderOptions): Promise<string> {
 }
 
 describe('charts/tollgate', () => {
-  it("ships in crds/ byte for byte the top-level crds/ (npm run generate:crds writes both)", async () => {
+  it('ships in crds/ byte for byte the top-level crds/ (npm run generate:crds writes both)', async () => {
     const top = (await readdir(join(ROOT, 'crds'))).sort();
     assert.deepEqual((await readdir(join(CHART, 'crds'))).sort(), top);
     for (const name of top) {
@@ -84,7 +87,13 @@ describe('charts/tollgate', () => {
     const main = container(gateway);
     assert.deepEqual(main.args, ['gateway', '--kubernetes']);
     assert.equal(main.image, 'ghcr.io/tollgate-dev/tollgate:0.1.0');
-    assert.deepEqual([main.livenessProbe.httpGet, main.readinessProbe.httpGet], [{ path: '/healthz', port: 'http' }, { path: '/readyz', port: 'http' }]);
+    assert.deepEqual(
+      [main.livenessProbe.httpGet, main.readinessProbe.httpGet],
+      [
+        { path: '/healthz', port: 'http' },
+        { path: '/readyz', port: 'http' },
+      ],
+    );
     assert.deepEqual(main.ports, [{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
     assert.deepEqual(main.envFrom, [{ configMapRef: { name: 'tollgate' } }]);
     assert.deepEqual(find(objects, 'ConfigMap', 'tollgate').data, {
@@ -113,7 +122,10 @@ describe('charts/tollgate', () => {
       TOLLGATE_MAX_KEYS_PER_USER: '100',
       TOLLGATE_PLAYGROUND: 'true',
     });
-    assert.deepEqual(gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'admin-key'), { name: 'admin-key', secret: { secretName: 'tollgate-admin-key' } });
+    assert.deepEqual(
+      gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'admin-key'),
+      { name: 'admin-key', secret: { secretName: 'tollgate-admin-key' } },
+    );
     assert.equal(gateway.spec.template.spec.serviceAccountName, 'tollgate-gateway');
     const service = find(objects, 'Service', 'tollgate-gateway');
     assert.deepEqual(service.spec.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);
@@ -135,7 +147,13 @@ describe('charts/tollgate', () => {
       TOLLGATE_HEALTH_PORT: '8081',
     });
     assert.deepEqual(container(operator).ports, [{ name: 'health', containerPort: 8081, protocol: 'TCP' }]);
-    assert.deepEqual([container(operator).livenessProbe.httpGet, container(operator).readinessProbe.httpGet], [{ path: '/healthz', port: 'health' }, { path: '/readyz', port: 'health' }]);
+    assert.deepEqual(
+      [container(operator).livenessProbe.httpGet, container(operator).readinessProbe.httpGet],
+      [
+        { path: '/healthz', port: 'health' },
+        { path: '/readyz', port: 'health' },
+      ],
+    );
     assert.equal(operator.spec.template.spec.serviceAccountName, 'tollgate-operator');
     // Both deployments restart when the wiring changes.
     const checksum = operator.spec.template.metadata.annotations['checksum/config'];
@@ -146,7 +164,11 @@ describe('charts/tollgate', () => {
 
     const moved = find(await render({ operator: { healthPort: 9464 } }), 'Deployment', 'tollgate-operator');
     assert.deepEqual(
-      [env(moved).TOLLGATE_HEALTH_PORT, container(moved).ports[0].containerPort, moved.spec.template.metadata.annotations['prometheus.io/port']],
+      [
+        env(moved).TOLLGATE_HEALTH_PORT,
+        container(moved).ports[0].containerPort,
+        moved.spec.template.metadata.annotations['prometheus.io/port'],
+      ],
       ['9464', 9464, '9464'],
     );
   });
@@ -156,11 +178,21 @@ describe('charts/tollgate', () => {
     assert.deepEqual(find(objects, 'Role', 'tollgate-gateway').rules, [
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['tollgate.dev'], resources: ['modelrouters', 'modelproviders', 'gatewayusers'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
+      {
+        apiGroups: ['tollgate.dev'],
+        resources: ['modelrouters', 'modelproviders', 'gatewayusers'],
+        verbs: ['get', 'list', 'create', 'patch', 'delete'],
+      },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
     ]);
-    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-gateway').subjects, [{ kind: 'ServiceAccount', name: 'tollgate-gateway', namespace: NAMESPACE }]);
-    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-gateway').roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tollgate-gateway' });
+    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-gateway').subjects, [
+      { kind: 'ServiceAccount', name: 'tollgate-gateway', namespace: NAMESPACE },
+    ]);
+    assert.deepEqual(find(objects, 'RoleBinding', 'tollgate-gateway').roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'tollgate-gateway',
+    });
   });
 
   it('grants least privilege: the operator watches the three kinds and Secrets everywhere, and writes by name in its namespace', async () => {
@@ -219,43 +251,79 @@ describe('charts/tollgate', () => {
     assert.equal(redis.spec.replicas, 1);
     assert.deepEqual(container(redis).args, ['redis-server', '--appendonly', 'yes', '--dir', '/data', '--protected-mode', 'no']);
     assert.equal(container(redis).image, 'docker.io/library/redis:7.4-alpine');
-    assert.deepEqual(redis.spec.volumeClaimTemplates.map((claim: KubeObject) => [claim.metadata.name, claim.spec.accessModes, claim.spec.resources.requests.storage]), [['data', ['ReadWriteOnce'], '8Gi']]);
-    assert.deepEqual(redis.spec.template.spec.securityContext, { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } });
-    assert.deepEqual(find(objects, 'Service', 'tollgate-redis').spec.ports, [{ name: 'redis', port: 6379, targetPort: 'redis', protocol: 'TCP' }]);
+    assert.deepEqual(
+      redis.spec.volumeClaimTemplates.map((claim: KubeObject) => [
+        claim.metadata.name,
+        claim.spec.accessModes,
+        claim.spec.resources.requests.storage,
+      ]),
+      [['data', ['ReadWriteOnce'], '8Gi']],
+    );
+    assert.deepEqual(redis.spec.template.spec.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 999,
+      runAsGroup: 999,
+      fsGroup: 999,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    assert.deepEqual(find(objects, 'Service', 'tollgate-redis').spec.ports, [
+      { name: 'redis', port: 6379, targetPort: 'redis', protocol: 'TCP' },
+    ]);
     assert.deepEqual(find(objects, 'Secret', 'tollgate-redis-url').stringData, { 'redis-url': 'redis://tollgate-redis:6379' });
 
-    const sized = find(await render({ redis: { bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } }), 'StatefulSet', 'tollgate-redis');
-    assert.deepEqual([sized.spec.volumeClaimTemplates[0].spec.storageClassName, sized.spec.volumeClaimTemplates[0].spec.resources.requests.storage], ['fast-ssd', '20Gi']);
+    const sized = find(
+      await render({ redis: { bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } }),
+      'StatefulSet',
+      'tollgate-redis',
+    );
+    assert.deepEqual(
+      [sized.spec.volumeClaimTemplates[0].spec.storageClassName, sized.spec.volumeClaimTemplates[0].spec.resources.requests.storage],
+      ['fast-ssd', '20Gi'],
+    );
     const ephemeral = find(await render({ redis: { bundled: { persistence: { enabled: false } } } }), 'StatefulSet', 'tollgate-redis');
     assert.equal(ephemeral.spec.volumeClaimTemplates, undefined);
-    assert.deepEqual(ephemeral.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'data'), { name: 'data', emptyDir: {} });
+    assert.deepEqual(
+      ephemeral.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'data'),
+      { name: 'data', emptyDir: {} },
+    );
   });
 
-  it('uses an external Redis instead: its URL in a Secret of the chart, or the user\'s own Secret, and no bundled Redis', async () => {
+  it("uses an external Redis instead: its URL in a Secret of the chart, or the user's own Secret, and no bundled Redis", async () => {
     const withUrl = await render({ redis: { mode: 'external', external: { url: 'rediss://:pw@redis.example.com:6380' } } });
     assert.ok(!kinds(withUrl).includes('StatefulSet'));
     assert.ok(!withUrl.some((o) => o.metadata.name === 'tollgate-redis'));
     assert.deepEqual(find(withUrl, 'Secret', 'tollgate-redis-url').stringData, { 'redis-url': 'rediss://:pw@redis.example.com:6380' });
 
-    const withSecret = await render({ redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } } });
+    const withSecret = await render({
+      redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } },
+    });
     assert.ok(!withSecret.some((o) => o.metadata.name === 'tollgate-redis-url'));
     for (const name of ['tollgate-gateway', 'tollgate-operator']) {
-      assert.deepEqual(env(find(withSecret, 'Deployment', name)).TOLLGATE_REDIS_URL, { secretKeyRef: { name: 'company-redis', key: 'url' } });
+      assert.deepEqual(env(find(withSecret, 'Deployment', name)).TOLLGATE_REDIS_URL, {
+        secretKeyRef: { name: 'company-redis', key: 'url' },
+      });
     }
   });
 
   it('refuses an external Redis with no URL, or with both a URL and a Secret, saying what to set', async () => {
-    assert.match(await renderError({ values: { redis: { mode: 'external' } } }),
-      /redis\.mode is external: set redis\.external\.url \(redis:\/\/ or rediss:\/\/\) or redis\.external\.existingSecret, the Secret holding the URL/);
-    assert.match(await renderError({ values: { redis: { mode: 'external', external: { url: 'redis://r:6379', existingSecret: 's' } } } }),
-      /redis\.external: set url or existingSecret, not both/);
+    assert.match(
+      await renderError({ values: { redis: { mode: 'external' } } }),
+      /redis\.mode is external: set redis\.external\.url \(redis:\/\/ or rediss:\/\/\) or redis\.external\.existingSecret, the Secret holding the URL/,
+    );
+    assert.match(
+      await renderError({ values: { redis: { mode: 'external', external: { url: 'redis://r:6379', existingSecret: 's' } } } }),
+      /redis\.external: set url or existingSecret, not both/,
+    );
   });
 
   it('scales the gateway with a HorizontalPodAutoscaler, or with autoscaling off runs gateway.replicaCount and renders no HPA', async () => {
     const on = await render();
     assert.equal(find(on, 'Deployment', 'tollgate-gateway').spec.replicas, undefined, 'the HPA owns the replica count');
     const hpa = find(on, 'HorizontalPodAutoscaler', 'tollgate-gateway');
-    assert.deepEqual([hpa.spec.minReplicas, hpa.spec.maxReplicas, hpa.spec.metrics[0].resource.target], [2, 10, { type: 'Utilization', averageUtilization: 70 }]);
+    assert.deepEqual(
+      [hpa.spec.minReplicas, hpa.spec.maxReplicas, hpa.spec.metrics[0].resource.target],
+      [2, 10, { type: 'Utilization', averageUtilization: 70 }],
+    );
     assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'tollgate-gateway' });
 
     const off = await render({ gateway: { replicaCount: 3, autoscaling: { enabled: false } } });
@@ -264,7 +332,10 @@ describe('charts/tollgate', () => {
   });
 
   it('uses autoscaling/v2 and policy/v1 on current clusters, and their betas on the 1.20 of the test harness', async () => {
-    const apiVersions = (objects: KubeObject[]) => [find(objects, 'HorizontalPodAutoscaler', 'tollgate-gateway').apiVersion, find(objects, 'PodDisruptionBudget', 'tollgate-gateway').apiVersion];
+    const apiVersions = (objects: KubeObject[]) => [
+      find(objects, 'HorizontalPodAutoscaler', 'tollgate-gateway').apiVersion,
+      find(objects, 'PodDisruptionBudget', 'tollgate-gateway').apiVersion,
+    ];
     assert.deepEqual(apiVersions(await render({}, { kubeVersion: 'v1.30.0' })), ['autoscaling/v2', 'policy/v1']);
     assert.deepEqual(apiVersions(await render({}, { kubeVersion: 'v1.22.17' })), ['autoscaling/v2beta2', 'policy/v1']);
     assert.deepEqual(apiVersions(await render({}, { kubeVersion: 'v1.20.2' })), ['autoscaling/v2beta2', 'policy/v1beta1']);
@@ -274,18 +345,49 @@ describe('charts/tollgate', () => {
     const objects = await render();
     for (const name of ['tollgate-gateway', 'tollgate-operator']) {
       const pod = find(objects, 'Deployment', name).spec.template.spec;
-      assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } }, name);
-      assert.deepEqual(pod.containers[0].securityContext, { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, name);
+      assert.deepEqual(
+        pod.securityContext,
+        { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+        name,
+      );
+      assert.deepEqual(
+        pod.containers[0].securityContext,
+        { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+        name,
+      );
       // Read-only root: /tmp is the one writable place.
-      assert.deepEqual(pod.volumes.find((v: { name: string }) => v.name === 'tmp'), { name: 'tmp', emptyDir: {} }, name);
+      assert.deepEqual(
+        pod.volumes.find((v: { name: string }) => v.name === 'tmp'),
+        { name: 'tmp', emptyDir: {} },
+        name,
+      );
     }
     const redis = find(objects, 'StatefulSet', 'tollgate-redis').spec.template.spec.containers[0];
-    assert.deepEqual(redis.securityContext, { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    assert.deepEqual(redis.securityContext, {
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
 
     const custom = VALUE_SETS.find((set) => set.name === 'custom security context')!;
     const gateway = find(await render(custom.values), 'Deployment', 'tollgate-gateway').spec.template.spec;
-    assert.deepEqual(gateway.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, fsGroupChangePolicy: 'OnRootMismatch', seccompProfile: { type: 'RuntimeDefault' } });
-    assert.deepEqual(gateway.containers[0].securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    assert.deepEqual(gateway.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      fsGroup: 10001,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    assert.deepEqual(gateway.containers[0].securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
   });
 
   it('exposes the gateway (API and Playground) through an Ingress with hosts and TLS when asked', async () => {
@@ -293,31 +395,52 @@ describe('charts/tollgate', () => {
     const ingress = find(await render(VALUE_SETS.find((set) => set.name === 'ingress with hosts and TLS')!.values), 'Ingress', 'tollgate');
     assert.equal(ingress.spec.ingressClassName, 'nginx');
     assert.deepEqual(ingress.spec.tls, [{ secretName: 'tollgate-tls', hosts: ['llm.example.com', 'playground.example.com'] }]);
-    assert.deepEqual(ingress.spec.rules.map((rule: { host: string }) => rule.host), ['llm.example.com', 'playground.example.com']);
-    assert.deepEqual(ingress.spec.rules[0].http.paths, [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'tollgate-gateway', port: { name: 'http' } } } }]);
+    assert.deepEqual(
+      ingress.spec.rules.map((rule: { host: string }) => rule.host),
+      ['llm.example.com', 'playground.example.com'],
+    );
+    assert.deepEqual(ingress.spec.rules[0].http.paths, [
+      { path: '/', pathType: 'Prefix', backend: { service: { name: 'tollgate-gateway', port: { name: 'http' } } } },
+    ]);
   });
 
   it('limits who reaches the gateway, the operator and the bundled Redis with NetworkPolicies when asked', async () => {
     assert.ok(!kinds(await render()).includes('NetworkPolicy'));
     const from = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } } }];
     const objects = await render({ networkPolicy: { enabled: true, gatewayFrom: from } });
-    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-gateway').spec.ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from }]);
+    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-gateway').spec.ingress, [
+      { ports: [{ port: 'http', protocol: 'TCP' }], from },
+    ]);
     // The operator's health port only: probes and /metrics (the kubelet and Prometheus vary per cluster).
     assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-operator').spec.ingress, [{ ports: [{ port: 'health', protocol: 'TCP' }] }]);
     const redisFrom = find(objects, 'NetworkPolicy', 'tollgate-redis').spec.ingress[0].from;
-    assert.deepEqual(redisFrom.map((peer: { podSelector: { matchLabels: Record<string, string> } }) => peer.podSelector.matchLabels['app.kubernetes.io/component']), ['gateway', 'operator']);
+    assert.deepEqual(
+      redisFrom.map(
+        (peer: { podSelector: { matchLabels: Record<string, string> } }) => peer.podSelector.matchLabels['app.kubernetes.io/component'],
+      ),
+      ['gateway', 'operator'],
+    );
     const external = await render({ networkPolicy: { enabled: true }, redis: { mode: 'external', external: { url: 'redis://r:6379' } } });
     assert.ok(!external.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'tollgate-redis'));
   });
 
-  it('adds scrape annotations for metrics, and ServiceMonitors (gateway, operator) when asked and the Prometheus Operator\'s API is served', async () => {
+  it("adds scrape annotations for metrics, and ServiceMonitors (gateway, operator) when asked and the Prometheus Operator's API is served", async () => {
     const defaults = await render();
     assert.deepEqual(find(defaults, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['prometheus.io/path'], '/metrics');
     const operatorAnnotations = find(defaults, 'Deployment', 'tollgate-operator').spec.template.metadata.annotations;
-    assert.deepEqual([operatorAnnotations['prometheus.io/scrape'], operatorAnnotations['prometheus.io/port'], operatorAnnotations['prometheus.io/path']], ['true', '8081', '/metrics']);
+    assert.deepEqual(
+      [operatorAnnotations['prometheus.io/scrape'], operatorAnnotations['prometheus.io/port'], operatorAnnotations['prometheus.io/path']],
+      ['true', '8081', '/metrics'],
+    );
     assert.ok(!kinds(defaults).includes('ServiceMonitor'));
-    assert.ok(!defaults.some((o) => o.kind === 'Service' && o.metadata.name === 'tollgate-operator'), 'no operator Service without a ServiceMonitor');
-    const objects = await render({ metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } } }, { apiVersions: [SERVICE_MONITOR_API] });
+    assert.ok(
+      !defaults.some((o) => o.kind === 'Service' && o.metadata.name === 'tollgate-operator'),
+      'no operator Service without a ServiceMonitor',
+    );
+    const objects = await render(
+      { metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } } },
+      { apiVersions: [SERVICE_MONITOR_API] },
+    );
     const monitor = find(objects, 'ServiceMonitor', 'tollgate-gateway');
     assert.equal(monitor.metadata.labels?.release, 'prometheus');
     assert.deepEqual(monitor.spec.endpoints, [{ port: 'http', path: '/metrics', interval: '30s' }]);
@@ -340,13 +463,25 @@ describe('charts/tollgate', () => {
       const objects = parseObjects(await renderChart(renderOptions(set)));
       const shared = find(objects, 'ConfigMap', 'tollgate').data as Record<string, string>;
       const programs = [
-        { name: 'tollgate-gateway', known: GATEWAY_OPTIONS.map((o) => o.env), read: (e: Record<string, string>) => readSettings({ kubernetes: true }, e) },
-        { name: 'tollgate-operator', known: OPERATOR_OPTIONS.map((o) => o.env), read: (e: Record<string, string>) => readOperatorSettings({}, e) },
+        {
+          name: 'tollgate-gateway',
+          known: GATEWAY_OPTIONS.map((o) => o.env),
+          read: (e: Record<string, string>) => readSettings({ kubernetes: true }, e),
+        },
+        {
+          name: 'tollgate-operator',
+          known: OPERATOR_OPTIONS.map((o) => o.env),
+          read: (e: Record<string, string>) => readOperatorSettings({}, e),
+        },
       ];
       for (const { name, known, read } of programs) {
         const environment = { ...shared, ...resolvedEnv(find(objects, 'Deployment', name)) };
         const tollgate = Object.keys(environment).filter((variable) => variable.startsWith('TOLLGATE_'));
-        assert.deepEqual(tollgate.filter((variable) => !(known as string[]).includes(variable)), [], `${name} is given variables it does not read`);
+        assert.deepEqual(
+          tollgate.filter((variable) => !(known as string[]).includes(variable)),
+          [],
+          `${name} is given variables it does not read`,
+        );
         assert.doesNotThrow(() => read(environment), name);
       }
     });
@@ -358,7 +493,13 @@ describe('charts/tollgate', () => {
       assert.ok(objects.length > 0);
       for (const object of objects) {
         const where = `${object.kind}/${object.metadata.name}`;
-        assert.deepEqual(['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by'].filter((label) => !object.metadata.labels?.[label]), [], where);
+        assert.deepEqual(
+          ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by'].filter(
+            (label) => !object.metadata.labels?.[label],
+          ),
+          [],
+          where,
+        );
         assert.deepEqual(emptyStrings(object, where), []);
       }
     });
@@ -367,14 +508,54 @@ describe('charts/tollgate', () => {
   // helm <= 3.17 (and helm-template) validate with gojsonschema; helm 3.18+ with jsonschema/v6,
   // whose lines read "at '/gateway/replicaCount': ...". Both start with the same sentence.
   const SCHEMA_CASES: { what: string; set: Record<string, string | number | boolean>; gojsonschema: string; v6: string }[] = [
-    { what: 'a wrong type', set: { 'gateway.replicaCount': 'two' }, gojsonschema: 'gateway.replicaCount: Invalid type. Expected: integer, given: string', v6: "at '/gateway/replicaCount'" },
-    { what: 'an unknown key', set: { 'gateway.replicas': 3 }, gojsonschema: 'gateway: Additional property replicas is not allowed', v6: "'replicas'" },
-    { what: 'an unknown top-level key', set: { tolerations: 'x' }, gojsonschema: '(root): Additional property tolerations is not allowed', v6: "'tolerations'" },
-    { what: 'a log level outside the enum', set: { logLevel: 'loud' }, gojsonschema: 'logLevel: logLevel must be one of the following: "fatal", "error", "warn", "info", "debug", "trace", "silent"', v6: "at '/logLevel'" },
-    { what: 'an unknown Redis mode', set: { 'redis.mode': 'cluster' }, gojsonschema: 'redis.mode: redis.mode must be one of the following: "bundled", "external"', v6: "at '/redis/mode'" },
-    { what: 'a Redis URL that is not redis:// or rediss://', set: { 'redis.mode': 'external', 'redis.external.url': 'http://redis:6379' }, gojsonschema: "redis.external.url: Does not match pattern '^(rediss?://.+)?$'", v6: "at '/redis/external/url'" },
-    { what: 'an operator health port out of range', set: { 'operator.healthPort': 70000 }, gojsonschema: 'operator.healthPort: Must be less than or equal to 65535', v6: "at '/operator/healthPort'" },
-    { what: 'a security context field Kubernetes does not have', set: { 'securityContext.runAsRoot': true }, gojsonschema: 'securityContext: Additional property runAsRoot is not allowed', v6: "'runAsRoot'" },
+    {
+      what: 'a wrong type',
+      set: { 'gateway.replicaCount': 'two' },
+      gojsonschema: 'gateway.replicaCount: Invalid type. Expected: integer, given: string',
+      v6: "at '/gateway/replicaCount'",
+    },
+    {
+      what: 'an unknown key',
+      set: { 'gateway.replicas': 3 },
+      gojsonschema: 'gateway: Additional property replicas is not allowed',
+      v6: "'replicas'",
+    },
+    {
+      what: 'an unknown top-level key',
+      set: { tolerations: 'x' },
+      gojsonschema: '(root): Additional property tolerations is not allowed',
+      v6: "'tolerations'",
+    },
+    {
+      what: 'a log level outside the enum',
+      set: { logLevel: 'loud' },
+      gojsonschema: 'logLevel: logLevel must be one of the following: "fatal", "error", "warn", "info", "debug", "trace", "silent"',
+      v6: "at '/logLevel'",
+    },
+    {
+      what: 'an unknown Redis mode',
+      set: { 'redis.mode': 'cluster' },
+      gojsonschema: 'redis.mode: redis.mode must be one of the following: "bundled", "external"',
+      v6: "at '/redis/mode'",
+    },
+    {
+      what: 'a Redis URL that is not redis:// or rediss://',
+      set: { 'redis.mode': 'external', 'redis.external.url': 'http://redis:6379' },
+      gojsonschema: "redis.external.url: Does not match pattern '^(rediss?://.+)?$'",
+      v6: "at '/redis/external/url'",
+    },
+    {
+      what: 'an operator health port out of range',
+      set: { 'operator.healthPort': 70000 },
+      gojsonschema: 'operator.healthPort: Must be less than or equal to 65535',
+      v6: "at '/operator/healthPort'",
+    },
+    {
+      what: 'a security context field Kubernetes does not have',
+      set: { 'securityContext.runAsRoot': true },
+      gojsonschema: 'securityContext: Additional property runAsRoot is not allowed',
+      v6: "'runAsRoot'",
+    },
   ];
   for (const { what, set, gojsonschema, v6 } of SCHEMA_CASES) {
     it(`refuses ${what} with helm's schema message`, async () => {
@@ -407,7 +588,13 @@ describe('charts/tollgate', () => {
   });
 
   it('prints NOTES.txt telling how to reach the gateway, get the admin key, create a first router and call it', async () => {
-    const notes = await renderNotes({ ingress: { enabled: true, hosts: [{ host: 'llm.example.com', paths: [{ path: '/', pathType: 'Prefix' }] }], tls: [{ secretName: 't', hosts: ['llm.example.com'] }] } });
+    const notes = await renderNotes({
+      ingress: {
+        enabled: true,
+        hosts: [{ host: 'llm.example.com', paths: [{ path: '/', pathType: 'Prefix' }] }],
+        tls: [{ secretName: 't', hosts: ['llm.example.com'] }],
+      },
+    });
     for (const expected of [
       'kubectl -n tollgate port-forward service/tollgate-gateway 8080:80',
       'export TOLLGATE_URL=https://llm.example.com',
@@ -428,7 +615,8 @@ describe('charts/tollgate', () => {
 /** A container's variables as the kubelet would set them: Secret and downward-API values by stand-ins. */
 function resolvedEnv(workload: KubeObject): Record<string, string> {
   const stand = (variable: { name: string; value?: string; valueFrom?: { secretKeyRef?: object; fieldRef?: object } }) =>
-    variable.value ?? (variable.name === 'TOLLGATE_REDIS_URL' ? 'redis://redis.example.com:6379' : variable.valueFrom?.fieldRef ? 'pod-0' : 'from-elsewhere');
+    variable.value ??
+    (variable.name === 'TOLLGATE_REDIS_URL' ? 'redis://redis.example.com:6379' : variable.valueFrom?.fieldRef ? 'pod-0' : 'from-elsewhere');
   return Object.fromEntries(container(workload).env.map((variable: { name: string }) => [variable.name, stand(variable)]));
 }
 
@@ -445,7 +633,9 @@ function leafKeys(values: Record<string, unknown>, prefix: string): string[] {
   return Object.entries(values).flatMap(([key, value]) => {
     const path = prefix ? `${prefix}.${key}` : key;
     const isMap = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0;
-    return isMap && !['resources', 'podSecurityContext', 'securityContext'].includes(key) ? leafKeys(value as Record<string, unknown>, path) : [path];
+    return isMap && !['resources', 'podSecurityContext', 'securityContext'].includes(key)
+      ? leafKeys(value as Record<string, unknown>, path)
+      : [path];
   });
 }
 
@@ -460,7 +650,10 @@ async function renderNotes(values: object): Promise<string> {
     await cp(CHART, chart, { recursive: true });
     const notes = await readFile(join(chart, 'templates', 'NOTES.txt'), 'utf8');
     await writeFile(join(chart, 'templates', '_notes.tpl'), `{{- define "test.notes" -}}\n${notes}\n{{- end -}}\n`);
-    await writeFile(join(chart, 'templates', 'notes.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n');
+    await writeFile(
+      join(chart, 'templates', 'notes.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n',
+    );
     const objects = parseObjects(await renderChart({ release: RELEASE, namespace: NAMESPACE, values, chart }));
     return objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'notes')!.data.notes;
   } finally {

@@ -36,14 +36,28 @@ const ingress = {
 
 export const VALUE_SETS: readonly ValueSet[] = [
   { name: 'defaults', values: {} },
-  { name: 'external Redis, URL given', values: { redis: { mode: 'external', external: { url: 'rediss://:s3cret@redis.example.com:6380/0' } } } },
-  { name: 'external Redis, existing Secret', values: { redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } } } },
-  { name: 'bundled Redis on a storage class', values: { redis: { mode: 'bundled', bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } } },
+  {
+    name: 'external Redis, URL given',
+    values: { redis: { mode: 'external', external: { url: 'rediss://:s3cret@redis.example.com:6380/0' } } },
+  },
+  {
+    name: 'external Redis, existing Secret',
+    values: { redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } } },
+  },
+  {
+    name: 'bundled Redis on a storage class',
+    values: { redis: { mode: 'bundled', bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } },
+  },
   { name: 'bundled Redis without persistence', values: { redis: { bundled: { persistence: { enabled: false } } } } },
   { name: 'ingress with hosts and TLS', values: { ingress } },
   { name: 'autoscaling off', values: { gateway: { replicaCount: 3, autoscaling: { enabled: false } } } },
   { name: 'custom security context', values: customSecurity },
-  { name: 'network policies', values: { networkPolicy: { enabled: true, gatewayFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } } }] } } },
+  {
+    name: 'network policies',
+    values: {
+      networkPolicy: { enabled: true, gatewayFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } } }] },
+    },
+  },
   {
     name: 'everything on',
     apiVersions: [SERVICE_MONITOR_API],
@@ -64,8 +78,21 @@ export const VALUE_SETS: readonly ValueSet[] = [
         podLabels: { 'example.com/cost-centre': 'ml' },
         nodeSelector: { 'kubernetes.io/os': 'linux' },
         tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'llm', effect: 'NoSchedule' }],
-        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] }] }] } } },
-        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } } }],
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] }] }],
+            },
+          },
+        },
+        topologySpreadConstraints: [
+          {
+            maxSkew: 1,
+            topologyKey: 'topology.kubernetes.io/zone',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } },
+          },
+        ],
         extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }],
       },
       operator: {
@@ -74,7 +101,13 @@ export const VALUE_SETS: readonly ValueSet[] = [
         nodeSelector: { 'kubernetes.io/os': 'linux' },
         extraEnv: [{ name: 'EXTRA', valueFrom: { configMapKeyRef: { name: 'extra', key: 'value' } } }],
       },
-      redis: { mode: 'bundled', bundled: { image: { repository: 'docker.io/library/redis', tag: '8', pullPolicy: 'IfNotPresent' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }] } },
+      redis: {
+        mode: 'bundled',
+        bundled: {
+          image: { repository: 'docker.io/library/redis', tag: '8', pullPolicy: 'IfNotPresent' },
+          tolerations: [{ key: 'dedicated', operator: 'Exists' }],
+        },
+      },
       metrics: { enabled: true, serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prometheus' } } },
       ingress,
       networkPolicy: { enabled: true },

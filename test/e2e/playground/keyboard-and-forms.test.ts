@@ -49,11 +49,20 @@ async function visit(page: Page, hash: string): Promise<void> {
   await page.locator('h1').first().waitFor();
 }
 
-const focused = (page: Page) => page.evaluate(() => ({ id: document.activeElement?.id ?? '', text: document.activeElement?.textContent?.trim() ?? '', tag: document.activeElement?.tagName ?? '' }));
+const focused = (page: Page) =>
+  page.evaluate(() => ({
+    id: document.activeElement?.id ?? '',
+    text: document.activeElement?.textContent?.trim() ?? '',
+    tag: document.activeElement?.tagName ?? '',
+  }));
 
 /** Waits for focus to land on the element with this text (focus moves after a render). */
 async function focusOn(page: Page, text: string): Promise<void> {
-  await eventually(async () => (await focused(page)).text, (t) => t === text, `focus on "${text}"`);
+  await eventually(
+    async () => (await focused(page)).text,
+    (t) => t === text,
+    `focus on "${text}"`,
+  );
 }
 
 /** The problem shown for a field, found the way assistive technology finds it: aria-describedby. */
@@ -62,7 +71,12 @@ async function problemOf(page: Page, fieldId: string): Promise<string> {
     const field = document.getElementById(id);
     if (field?.getAttribute('aria-invalid') !== 'true') return '(not marked invalid)';
     const ids = field.getAttribute('aria-describedby')?.split(' ') ?? [];
-    return ids.map((d: string) => document.getElementById(d)).find((e: { classList: { contains(c: string): boolean } } | null) => e?.classList.contains('problem'))?.textContent ?? '(no problem described)';
+    return (
+      ids
+        .map((d: string) => document.getElementById(d))
+        .find((e: { classList: { contains(c: string): boolean } } | null) => e?.classList.contains('problem'))?.textContent ??
+      '(no problem described)'
+    );
   }, fieldId);
 }
 
@@ -105,11 +119,24 @@ describe('with the keyboard alone', () => {
       const value = typing[id];
       if (value) await page.keyboard.type(value);
     }
-    assert.deepEqual(formOrder, ['router-name', 'router-type', 'router-strategy', 'router-aliases', 'router-prompt', 'router-completion', 'router-maxContext', 'router-maxCompletion', 'Create router']);
+    assert.deepEqual(formOrder, [
+      'router-name',
+      'router-type',
+      'router-strategy',
+      'router-aliases',
+      'router-prompt',
+      'router-completion',
+      'router-maxContext',
+      'router-maxCompletion',
+      'Create router',
+    ]);
     await page.keyboard.press('Enter');
     await page.getByRole('rowheader', { name: 'kb-typed' }).waitFor();
     const router = (await gw.get('/v1/admin/routers/kb-typed')).body;
-    assert.deepEqual({ aliases: router.aliases, costs: router.costs }, { aliases: ['typed-alias'], costs: { prompt_tokens: 0.5, completion_tokens: 1.5 } });
+    assert.deepEqual(
+      { aliases: router.aliases, costs: router.costs },
+      { aliases: ['typed-alias'], costs: { prompt_tokens: 0.5, completion_tokens: 1.5 } },
+    );
   });
 
   test('a delete asks for confirmation inline; Escape cancels and Enter confirms', async () => {
@@ -134,8 +161,12 @@ describe('forms', () => {
       await visit(page, hash);
       await page.locator('form').first().waitFor();
       const unlabelled = await page.evaluate(() => {
-        const controls: { labels: unknown[] | null; outerHTML: string; getAttribute(name: string): string | null }[] = [...document.querySelectorAll('input, select, textarea')];
-        return controls.filter((control) => (control.labels?.length ?? 0) === 0 && !control.getAttribute('aria-label')).map((control) => control.outerHTML);
+        const controls: { labels: unknown[] | null; outerHTML: string; getAttribute(name: string): string | null }[] = [
+          ...document.querySelectorAll('input, select, textarea'),
+        ];
+        return controls
+          .filter((control) => (control.labels?.length ?? 0) === 0 && !control.getAttribute('aria-label'))
+          .map((control) => control.outerHTML);
       });
       assert.deepEqual(unlabelled, [], `unlabelled controls on ${hash}`);
     }
@@ -153,9 +184,16 @@ describe('forms', () => {
     await page.getByLabel('Prompt token cost (per 1M tokens)').fill('-1');
     await page.getByLabel('Completion token cost (per 1M tokens)').fill('0.1234567891');
     await page.getByRole('button', { name: 'Create router' }).click();
-    await eventually(() => focused(page), (f) => f.id === 'router-name', 'focus on the first problem');
+    await eventually(
+      () => focused(page),
+      (f) => f.id === 'router-name',
+      'focus on the first problem',
+    );
     assert.equal(await problemOf(page, 'router-name'), 'Required.');
-    assert.equal(await problemOf(page, 'router-aliases'), 'Each alias: Start with a letter or digit; use only letters, digits and . _ : / @ + -');
+    assert.equal(
+      await problemOf(page, 'router-aliases'),
+      'Each alias: Start with a letter or digit; use only letters, digits and . _ : / @ + -',
+    );
     assert.equal(await problemOf(page, 'router-prompt'), 'A number of 0 or more, with at most 9 decimals.');
     assert.equal(await problemOf(page, 'router-completion'), 'A number of 0 or more, with at most 9 decimals.');
     assert.deepEqual(posts, [], 'nothing was sent');
@@ -168,9 +206,17 @@ describe('forms', () => {
     await page.getByLabel('Name').fill('kb-other');
     await page.getByLabel('Aliases').fill('kb-alias');
     await page.getByRole('button', { name: 'Create router' }).click();
-    await eventually(() => problemOf(page, 'router-aliases'), (p) => !p.startsWith('('), 'the 409 shown at Aliases');
+    await eventually(
+      () => problemOf(page, 'router-aliases'),
+      (p) => !p.startsWith('('),
+      'the 409 shown at Aliases',
+    );
     assert.equal(await problemOf(page, 'router-aliases'), '"kb-alias" is already used by router "kb-chat"');
-    await eventually(async () => (await focused(page)).id, (id) => id === 'router-aliases', 'focus on Aliases');
+    await eventually(
+      async () => (await focused(page)).id,
+      (id) => id === 'router-aliases',
+      'focus on Aliases',
+    );
 
     await visit(page, '#/users');
     await page.getByLabel('Id (optional)').fill('bo');
@@ -180,7 +226,11 @@ describe('forms', () => {
     assert.equal(await problemOf(page, 'user-budget'), 'A number of 0 or more, with at most 6 decimals.');
     await page.getByRole('textbox', { name: 'Budget' }).fill('3');
     await page.getByRole('button', { name: 'Create user' }).click();
-    await eventually(() => problemOf(page, 'user-id'), (p) => !p.startsWith('('), 'the 409 shown at Id');
+    await eventually(
+      () => problemOf(page, 'user-id'),
+      (p) => !p.startsWith('('),
+      'the 409 shown at Id',
+    );
     assert.equal(await problemOf(page, 'user-id'), 'A user with id "bo" already exists');
     await screenshot(page, 'form-server-error');
   });
@@ -212,7 +262,10 @@ describe('forms', () => {
     await page.getByRole('button', { name: 'Save provider' }).click();
     await page.getByRole('status').filter({ hasText: 'Provider "kb-vllm" saved' }).waitFor();
     const saved = (await gw.get('/v1/admin/providers/kb-vllm')).body;
-    assert.deepEqual({ timeout: saved.timeout, has_key: saved.has_key, url: saved.url }, { timeout: 15, has_key: true, url: 'http://vllm:8000' });
+    assert.deepEqual(
+      { timeout: saved.timeout, has_key: saved.has_key, url: saved.url },
+      { timeout: 15, has_key: true, url: 'http://vllm:8000' },
+    );
   });
 });
 
@@ -237,7 +290,10 @@ describe('a user without the admin role', () => {
     await sendChatMessage(page, 'kb-limited', 'second');
     const limited = page.getByRole('alert').first();
     await limited.waitFor();
-    assert.match((await limited.textContent()) ?? '', /^Too many requests\. Rate limit reached: 1 requests per minute on this model; retry in \d+s\.$/);
+    assert.match(
+      (await limited.textContent()) ?? '',
+      /^Too many requests\. Rate limit reached: 1 requests per minute on this model; retry in \d+s\.$/,
+    );
     await screenshot(page, 'error-rate-limit');
 
     assert.equal((await gw.delete('/v1/admin/routers/kb-gone')).status, 200);
@@ -251,7 +307,11 @@ describe('a user without the admin role', () => {
     const { page } = admin;
     await visit(page, '#/user/bo');
     await page.getByRole('heading', { name: 'Bo', level: 1 }).waitFor();
-    await eventually(() => applyUsageFilter(page), (rows) => rows === 3, "Bo's usage rows (one answered, two refused)");
+    await eventually(
+      () => applyUsageFilter(page),
+      (rows) => rows === 3,
+      "Bo's usage rows (one answered, two refused)",
+    );
     const statuses = await page.locator('table.records tbody tr td:nth-child(7)').allTextContents();
     assert.deepEqual(statuses, ['404', '429', '200']);
     await page.getByRole('textbox', { name: 'Budget' }).fill('2.5');

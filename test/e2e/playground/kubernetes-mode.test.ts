@@ -102,16 +102,21 @@ function writtenByGateway(resource: Resource): boolean {
  * (it reads once, when opened). Fails with the operator's log.
  */
 async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Locator, what: string): Promise<void> {
-  await until(async () => {
-    await page.goto(`/playground/${hash}`);
-    await page.reload();
-    try {
-      await shown(page).first().waitFor({ state: 'attached', timeout: 5_000 });
-      return true;
-    } catch {
-      return false;
-    }
-  }, what, system.operators, 90_000);
+  await until(
+    async () => {
+      await page.goto(`/playground/${hash}`);
+      await page.reload();
+      try {
+        await shown(page).first().waitFor({ state: 'attached', timeout: 5_000 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    what,
+    system.operators,
+    90_000,
+  );
 }
 
 describe('in Kubernetes mode, an admin sets up a model and a user through the Playground', () => {
@@ -132,18 +137,37 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       completionPrice: COMPLETION_PRICE,
       maxCompletionTokens: '20',
     });
-    await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" created.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Router "${ROUTER}" created.` })
+      .waitFor();
 
     // Written as a resource by the time the form says so: no waiting on the operator here.
     const router = await kubectlGet('modelrouter', ROUTER);
     assert.ok(writtenByGateway(router), 'the ModelRouter was written by the gateway (field manager tollgate-gateway)');
     assert.deepEqual(
-      { type: router.spec.type, aliases: router.spec.aliases, strategy: router.spec.loadBalancingStrategy, costs: router.spec.costs, max: router.spec.maxCompletionTokens },
-      { type: 'text-generation', aliases: ['team', 'team-gpt'], strategy: 'round_robin', costs: { promptTokens: PROMPT_PRICE_AT_CREATION, completionTokens: COMPLETION_PRICE }, max: 20 },
+      {
+        type: router.spec.type,
+        aliases: router.spec.aliases,
+        strategy: router.spec.loadBalancingStrategy,
+        costs: router.spec.costs,
+        max: router.spec.maxCompletionTokens,
+      },
+      {
+        type: 'text-generation',
+        aliases: ['team', 'team-gpt'],
+        strategy: 'round_robin',
+        costs: { promptTokens: PROMPT_PRICE_AT_CREATION, completionTokens: COMPLETION_PRICE },
+        max: 20,
+      },
     );
 
     await shownWithoutReload(page, page.getByRole('rowheader', { name: ROUTER }));
-    const cells = await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).getByRole('cell').allTextContents();
+    const cells = await page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
+      .getByRole('cell')
+      .allTextContents();
     assert.deepEqual(cells.slice(0, 5), ['text-generation', 'team, team-gpt', 'round_robin', PROMPT_PRICE_AT_CREATION, COMPLETION_PRICE]);
     await screenshot(page, 'routers', 'kubernetes');
   });
@@ -164,7 +188,10 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       tokensPerSecond: '25',
       completionTokens: '20',
     });
-    await page.getByRole('status').filter({ hasText: `Provider "${PROVIDER_ID}" created; prices of router "${ROUTER}" updated.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Provider "${PROVIDER_ID}" created; prices of router "${ROUTER}" updated.` })
+      .waitFor();
 
     const provider = await kubectlGet('modelprovider', PROVIDER);
     assert.ok(writtenByGateway(provider), 'the ModelProvider was written by the gateway');
@@ -176,7 +203,11 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       carbon: { paramsTotalB: 8, zone: 'FRA', pue: 1.2 },
       simulator: { latencyMs: 0, tokensPerSecond: 25, completionTokens: 20 },
     });
-    assert.deepEqual((await kubectlGet('modelrouter', ROUTER)).spec.costs, { promptTokens: PROMPT_PRICE, completionTokens: COMPLETION_PRICE }, 'the new prompt price is on the ModelRouter');
+    assert.deepEqual(
+      (await kubectlGet('modelrouter', ROUTER)).spec.costs,
+      { promptTokens: PROMPT_PRICE, completionTokens: COMPLETION_PRICE },
+      'the new prompt price is on the ModelRouter',
+    );
 
     await shownWithoutReload(page, page.getByRole('rowheader', { name: PROVIDER_ID }));
     await screenshot(page, 'providers', 'kubernetes');
@@ -186,10 +217,16 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     const { page } = admin;
     await goTo(page, 'Users');
     await createUserThroughForm(page, { id: USER, name: 'Ann', budget: BUDGET, period: 'monthly' });
-    await page.getByRole('status').filter({ hasText: `User "Ann" created with id ${USER}.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `User "Ann" created with id ${USER}.` })
+      .waitFor();
     // Followed at once, before the operator has put the user into Redis (which the user's page
     // reads): the page reads again on 404 until the user is there.
-    await page.getByText(/^Created /).getByRole('link', { name: 'Ann' }).click();
+    await page
+      .getByText(/^Created /)
+      .getByRole('link', { name: 'Ann' })
+      .click();
 
     const gatewayUser = await kubectlGet('gatewayuser', USER);
     assert.ok(writtenByGateway(gatewayUser), 'the GatewayUser was written by the gateway');
@@ -217,7 +254,10 @@ describe('in Kubernetes mode, the user chats with the router the operator publis
     assert.equal(tokens.completion, 20);
     chatCost = cost;
     assert.equal(chatCost, String(tokens.total / 1000), "cost = tokens × 0.001: the ModelRouter's prices, as the provider form set them");
-    await page.getByRole('status').filter({ hasText: `cost ${chatCost}` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `cost ${chatCost}` })
+      .waitFor();
     await screenshot(page, 'chat', 'kubernetes');
   });
 
@@ -229,10 +269,14 @@ describe('in Kubernetes mode, the user chats with the router the operator publis
     assert.deepEqual(await firstUsageRecord(page), { model: ROUTER, cost: chatCost, status: '200' });
     await screenshot(page, 'usage', 'kubernetes');
 
-    const status = await until(async () => {
-      const found = (await kubectlGet('gatewayuser', USER)).status;
-      return found?.requests === 1 ? found : undefined;
-    }, "the request in the GatewayUser's status", system.operators);
+    const status = await until(
+      async () => {
+        const found = (await kubectlGet('gatewayuser', USER)).status;
+        return found?.requests === 1 ? found : undefined;
+      },
+      "the request in the GatewayUser's status",
+      system.operators,
+    );
     assert.equal(Number(status.spent), Number(chatCost));
     assert.equal(Number(status.remaining), Math.round((Number(BUDGET) - Number(chatCost)) * 1e6) / 1e6);
   });
@@ -247,7 +291,10 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
     await page.getByLabel('Aliases').fill('team, team-gpt, team-next');
     await page.getByLabel('Completion token cost (per 1M tokens)').fill(NEW_COMPLETION_PRICE);
     await page.getByRole('button', { name: 'Save router' }).click();
-    await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" saved.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Router "${ROUTER}" saved.` })
+      .waitFor();
 
     const router = await kubectlGet('modelrouter', ROUTER);
     assert.deepEqual(
@@ -257,14 +304,26 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
 
     await shownWithoutReload(
       page,
-      page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).filter({ has: page.getByRole('cell', { name: NEW_COMPLETION_PRICE, exact: true }) }),
+      page
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
+        .filter({ has: page.getByRole('cell', { name: NEW_COMPLETION_PRICE, exact: true }) }),
     );
-    const cells = await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ROUTER }) }).getByRole('cell').allTextContents();
+    const cells = await page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
+      .getByRole('cell')
+      .allTextContents();
     assert.deepEqual(cells.slice(1, 5), ['team, team-gpt, team-next', 'round_robin', PROMPT_PRICE, NEW_COMPLETION_PRICE]);
     await screenshot(page, 'routers-edited', 'kubernetes');
 
     // The user's Chat page offers the new alias once the gateway serves it.
-    await reloadUntil(user.page, '#/chat', (p) => p.getByLabel('Model').locator('option[value="team-next"]'), 'the new alias in the Chat model list');
+    await reloadUntil(
+      user.page,
+      '#/chat',
+      (p) => p.getByLabel('Model').locator('option[value="team-next"]'),
+      'the new alias in the Chat model list',
+    );
   });
 
   test('no key appeared in a URL, and no page logged an error', async () => {

@@ -87,11 +87,26 @@ describe('an admin sets up a model and a user through the Playground', () => {
       maxCompletionTokens: '20',
     });
     await page.getByRole('rowheader', { name: ROUTER }).waitFor();
-    await page.getByRole('status').filter({ hasText: `Router "${ROUTER}" created.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Router "${ROUTER}" created.` })
+      .waitFor();
     const router = (await gw.get(`/v1/admin/routers/${ROUTER}`)).body;
     assert.deepEqual(
-      { type: router.type, aliases: router.aliases, strategy: router.load_balancing_strategy, costs: router.costs, max: router.max_completion_tokens },
-      { type: 'text-generation', aliases: ['team', 'team-gpt'], strategy: 'round_robin', costs: { prompt_tokens: 500, completion_tokens: 1000 }, max: 20 },
+      {
+        type: router.type,
+        aliases: router.aliases,
+        strategy: router.load_balancing_strategy,
+        costs: router.costs,
+        max: router.max_completion_tokens,
+      },
+      {
+        type: 'text-generation',
+        aliases: ['team', 'team-gpt'],
+        strategy: 'round_robin',
+        costs: { prompt_tokens: 500, completion_tokens: 1000 },
+        max: 20,
+      },
     );
     await screenshot(page, 'routers');
   });
@@ -115,11 +130,31 @@ describe('an admin sets up a model and a user through the Playground', () => {
     await page.getByRole('rowheader', { name: 'team-sim' }).waitFor();
     const provider = (await gw.get('/v1/admin/providers/team-sim')).body;
     assert.deepEqual(
-      { router: provider.router, type: provider.type, model: provider.model_name, timeout: provider.timeout, carbon: provider.carbon, simulator: provider.simulator, has_key: provider.has_key },
-      { router: ROUTER, type: 'simulator', model: 'simulated-llama-8b', timeout: 30, carbon: { params_total_b: 8, zone: 'FRA', pue: 1.2 }, simulator: { latency_ms: 0, tokens_per_second: 25, completion_tokens: 20 }, has_key: false },
+      {
+        router: provider.router,
+        type: provider.type,
+        model: provider.model_name,
+        timeout: provider.timeout,
+        carbon: provider.carbon,
+        simulator: provider.simulator,
+        has_key: provider.has_key,
+      },
+      {
+        router: ROUTER,
+        type: 'simulator',
+        model: 'simulated-llama-8b',
+        timeout: 30,
+        carbon: { params_total_b: 8, zone: 'FRA', pue: 1.2 },
+        simulator: { latency_ms: 0, tokens_per_second: 25, completion_tokens: 20 },
+        has_key: false,
+      },
     );
     const router = (await gw.get(`/v1/admin/routers/${ROUTER}`)).body;
-    assert.deepEqual(router.costs, { prompt_tokens: 1000, completion_tokens: 1000 }, 'the provider form saved the new prompt price on the router');
+    assert.deepEqual(
+      router.costs,
+      { prompt_tokens: 1000, completion_tokens: 1000 },
+      'the provider form saved the new prompt price on the router',
+    );
     assert.deepEqual(router.providers, ['team-sim']);
     await screenshot(page, 'providers');
   });
@@ -135,7 +170,10 @@ describe('an admin sets up a model and a user through the Playground', () => {
     userKey = await createKeyAndReadSecret(page, 'playground');
     assert.match(userKey, /^tg-/);
     const stored = (await gw.get('/v1/admin/users/ann')).body;
-    assert.deepEqual({ budget: stored.budget, period: stored.budget_period, role: stored.role }, { budget: 0.05, period: 'monthly', role: 'user' });
+    assert.deepEqual(
+      { budget: stored.budget, period: stored.budget_period, role: stored.role },
+      { budget: 0.05, period: 'monthly', role: 'user' },
+    );
     await screenshot(page, 'user');
     await hideSecret(page);
   });
@@ -169,10 +207,17 @@ describe('the user chats within their budget', () => {
     chatCost = cost;
     assert.equal(chatCost, String(tokens.total / 1000), 'cost = tokens × 0.001 (1000 per million for both)');
     const energy = (await answer.getByRole('definition').filter({ hasText: /kWh$/ }).textContent()) ?? '';
-    const emissions = (await answer.getByRole('definition').filter({ hasText: /kgCO2eq$/ }).textContent()) ?? '';
+    const emissions =
+      (await answer
+        .getByRole('definition')
+        .filter({ hasText: /kgCO2eq$/ })
+        .textContent()) ?? '';
     assert.match(energy, /^\d\.\d+e-\d+ kWh$/, 'an 8B model in FRA uses a little energy');
     assert.match(emissions, /^\d\.\d+e-\d+ kgCO2eq$/);
-    await page.getByRole('status').filter({ hasText: `cost ${chatCost}` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `cost ${chatCost}` })
+      .waitFor();
     await screenshot(page, 'chat');
   });
 
@@ -180,9 +225,13 @@ describe('the user chats within their budget', () => {
     const { page } = user;
     await goTo(page, 'Usage');
     // The record is written just after the answer is sent: reload the page until it is there.
-    await eventually(() => applyUsageFilter(page), (rows) => rows === 1, 'usage rows');
+    await eventually(
+      () => applyUsageFilter(page),
+      (rows) => rows === 1,
+      'usage rows',
+    );
     assert.deepEqual(await firstUsageRecord(page), { model: ROUTER, cost: chatCost, status: '200' });
-    assert.equal(await page.getByRole('definition').filter({ hasText: chatCost }).count() >= 1, true, 'the totals show the same cost');
+    assert.equal((await page.getByRole('definition').filter({ hasText: chatCost }).count()) >= 1, true, 'the totals show the same cost');
     const chart = page.getByRole('img', { name: /^Spend per day from/ });
     assert.match((await chart.getAttribute('aria-label')) ?? '', new RegExp(`${chatCost.replace('.', '\\.')} in total`));
     await page.getByLabel('Model').selectOption(ROUTER);
@@ -215,7 +264,10 @@ describe('the user chats within their budget', () => {
     const refusal = page.getByRole('alert');
     await refusal.waitFor();
     const text = (await refusal.textContent()) ?? '';
-    assert.match(text, /^Your budget is spent: Insufficient budget: 0\.0\d+ remaining, and this request may cost up to 0\.0\d+ \(set a lower max_tokens to reserve less\)\. Ask an admin to raise it, or wait for the next period\.$/);
+    assert.match(
+      text,
+      /^Your budget is spent: Insufficient budget: 0\.0\d+ remaining, and this request may cost up to 0\.0\d+ \(set a lower max_tokens to reserve less\)\. Ask an admin to raise it, or wait for the next period\.$/,
+    );
     assert.doesNotMatch(text, /[{}]|insufficient_quota/);
     await screenshot(page, 'error-budget');
   });

@@ -51,9 +51,17 @@ export async function createRouterThroughForm(page: Page, router: RouterFormInpu
  * On the Providers page: picks the router a new provider serves, and checks that the form's
  * price fields then show that router's prices (`shown`, as the gateway serves them).
  */
-export async function chooseRouterForProvider(page: Page, router: string, shown: { readonly prompt: string; readonly completion: string }): Promise<void> {
+export async function chooseRouterForProvider(
+  page: Page,
+  router: string,
+  shown: { readonly prompt: string; readonly completion: string },
+): Promise<void> {
   await page.getByLabel('Router').selectOption(router);
-  await eventually(() => page.getByLabel('Prompt token cost').inputValue(), (v) => v === shown.prompt, 'prompt price shown');
+  await eventually(
+    () => page.getByLabel('Prompt token cost').inputValue(),
+    (v) => v === shown.prompt,
+    'prompt price shown',
+  );
   assert.equal(await page.getByLabel('Completion token cost').inputValue(), shown.completion);
 }
 

@@ -22,9 +22,12 @@ export async function chartRbac(): Promise<KubeObject[]> {
  */
 export async function applyChartRbac(plane: ControlPlane, users: readonly string[]): Promise<void> {
   const objects = await chartRbac();
-  const bound = new Set(objects.flatMap((object) => (object.subjects ?? []) as { kind: string; name: string; namespace: string }[])
-    .filter((subject) => subject.kind === 'ServiceAccount')
-    .map((subject) => `system:serviceaccount:${subject.namespace}:${subject.name}`));
+  const bound = new Set(
+    objects
+      .flatMap((object) => (object.subjects ?? []) as { kind: string; name: string; namespace: string }[])
+      .filter((subject) => subject.kind === 'ServiceAccount')
+      .map((subject) => `system:serviceaccount:${subject.namespace}:${subject.name}`),
+  );
   const unbound = users.filter((user) => !bound.has(user));
   if (unbound.length > 0) throw new Error(`charts/tollgate binds no rules to ${unbound.join(', ')} (it binds ${[...bound].join(', ')})`);
   const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: RELEASE_NAMESPACE } };

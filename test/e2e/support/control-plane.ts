@@ -85,7 +85,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
   const kubeApiserver = await findKubeApiserver();
   const etcdBinary = findOnPath('etcd');
-  if (!etcdBinary) throw new Error('etcd is not installed: run `apt-get install etcd-server` (or `bash test/support/install-system-deps.sh`)');
+  if (!etcdBinary)
+    throw new Error('etcd is not installed: run `apt-get install etcd-server` (or `bash test/support/install-system-deps.sh`)');
   if (!findOnPath('openssl')) throw new Error('openssl is not installed: run `apt-get install openssl`');
   const identities = tokenIdentities(options.tokens ?? {});
 
@@ -114,14 +115,26 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // etcd
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const etcd = supervise('etcd', etcdBinary, [
-      '--name', 'tollgate-e2e',
-      '--data-dir', join(dir, 'etcd'),
-      '--listen-client-urls', etcdUrl,
-      '--advertise-client-urls', etcdUrl,
-      '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
-      '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
-      '--initial-cluster', `tollgate-e2e=http://127.0.0.1:${etcdPeerPort}`,
-      '--logger', 'zap', '--log-outputs', 'stderr', '--log-level', 'warn',
+      '--name',
+      'tollgate-e2e',
+      '--data-dir',
+      join(dir, 'etcd'),
+      '--listen-client-urls',
+      etcdUrl,
+      '--advertise-client-urls',
+      etcdUrl,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${etcdPeerPort}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${etcdPeerPort}`,
+      '--initial-cluster',
+      `tollgate-e2e=http://127.0.0.1:${etcdPeerPort}`,
+      '--logger',
+      'zap',
+      '--log-outputs',
+      'stderr',
+      '--log-level',
+      'warn',
     ]);
     processes.push(etcd);
 
@@ -182,7 +195,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       tokens,
       external: false,
       kubeconfig: (name = ADMIN) => lookUp(kubeconfigs, name),
-      kubectl: (args, kubectlOptions = {}) => kubectl(lookUp(kubeconfigs, kubectlOptions.as ?? ADMIN), cacheDir, args, kubectlOptions.input),
+      kubectl: (args, kubectlOptions = {}) =>
+        kubectl(lookUp(kubeconfigs, kubectlOptions.as ?? ADMIN), cacheDir, args, kubectlOptions.input),
       stop,
     };
   } catch (error) {
@@ -237,7 +251,9 @@ async function findKubeApiserver(): Promise<string> {
   const cached = join(cacheHome, 'tollgate', `kube-apiserver-${KUBE_APISERVER_VERSION}`);
   if (isExecutable(cached)) return cached;
   // `npm test` builds it in its pretest step; a direct `node --test` on a fresh machine pays here.
-  process.stderr.write(`kube-apiserver ${KUBE_APISERVER_VERSION} is not built yet: running ${BUILD_SCRIPT} (a few minutes, once per machine)\n`);
+  process.stderr.write(
+    `kube-apiserver ${KUBE_APISERVER_VERSION} is not built yet: running ${BUILD_SCRIPT} (a few minutes, once per machine)\n`,
+  );
   await new Promise<void>((resolve, reject) => {
     const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit'] });
     child.on('error', reject);
@@ -286,7 +302,9 @@ function supervise(name: string, binary: string, args: string[]): Supervised {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
         if (!running()) {
-          throw new Error(`${name} exited (${spawnError?.message ?? child.exitCode ?? child.signalCode}) before ${what} answered:\n${tail()}`);
+          throw new Error(
+            `${name} exited (${spawnError?.message ?? child.exitCode ?? child.signalCode}) before ${what} answered:\n${tail()}`,
+          );
         }
         if (await ready()) return;
         await sleep(200);
@@ -379,7 +397,8 @@ function tokenIdentities(tokens: Record<string, string | TokenIdentity>): Record
   const identities: Record<string, TokenIdentity> = {};
   for (const [name, value] of Object.entries(tokens)) {
     if (name === ADMIN) throw new Error(`the token name "${ADMIN}" is reserved for the admin identity`);
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`token name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-'`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name))
+      throw new Error(`token name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-'`);
     const identity = typeof value === 'string' ? { user: value } : value;
     const serviceAccount = /^system:serviceaccount:([^:]+):[^:]+$/.exec(identity.user);
     identities[name] = {
@@ -403,21 +422,27 @@ function randomToken(): string {
 
 function kubeconfigFor(name: string, server: string, caFile: string, token: string): string {
   const context = `tollgate-e2e-${name}`;
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'tollgate-e2e', cluster: { server, 'certificate-authority': caFile } }],
-    users: [{ name, user: { token } }],
-    contexts: [{ name: context, context: { cluster: 'tollgate-e2e', user: name, namespace: 'default' } }],
-    'current-context': context,
-  }, null, 2);
+  return JSON.stringify(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'tollgate-e2e', cluster: { server, 'certificate-authority': caFile } }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name: context, context: { cluster: 'tollgate-e2e', user: name, namespace: 'default' } }],
+      'current-context': context,
+    },
+    null,
+    2,
+  );
 }
 
 function lookUp(kubeconfigs: Record<string, string>, name: string): string {
   const path = kubeconfigs[name];
   if (!path) {
-    throw new Error(`no identity named ${JSON.stringify(name)}; known: ${Object.keys(kubeconfigs).join(', ')}` +
-      (Object.keys(kubeconfigs).length === 1 ? ' (against TOLLGATE_E2E_KUBECONFIG only admin exists)' : ''));
+    throw new Error(
+      `no identity named ${JSON.stringify(name)}; known: ${Object.keys(kubeconfigs).join(', ')}` +
+        (Object.keys(kubeconfigs).length === 1 ? ' (against TOLLGATE_E2E_KUBECONFIG only admin exists)' : ''),
+    );
   }
   return path;
 }
@@ -445,11 +470,13 @@ function run(command: string, args: readonly string[], input?: string, descripti
 
 async function freePorts(count: number): Promise<number[]> {
   // Held open together, so the ports differ from each other.
-  const servers = await Promise.all(Array.from({ length: count }, async () => {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return server;
-  }));
+  const servers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return server;
+    }),
+  );
   const ports = servers.map((server) => (server.address() as AddressInfo).port);
   await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   return ports;
@@ -477,4 +504,3 @@ function httpsOk(url: string, token: string): Promise<boolean> {
     req.end();
   });
 }
-

@@ -26,17 +26,27 @@ export interface OperatorProcessOptions {
 
 export function startOperatorProcess(options: OperatorProcessOptions): OperatorProcess {
   const args = [
-    CLI, 'operator',
-    '--namespace', 'tollgate',
-    '--kubeconfig', options.kubeconfig,
-    '--redis-url', options.redisUrl,
-    '--pod-name', options.identity,
-    '--lease-duration-seconds', String(options.leaseDurationSeconds ?? 4),
-    '--status-period-seconds', '1',
-    '--log-level', 'info',
+    CLI,
+    'operator',
+    '--namespace',
+    'tollgate',
+    '--kubeconfig',
+    options.kubeconfig,
+    '--redis-url',
+    options.redisUrl,
+    '--pod-name',
+    options.identity,
+    '--lease-duration-seconds',
+    String(options.leaseDurationSeconds ?? 4),
+    '--status-period-seconds',
+    '1',
+    '--log-level',
+    'info',
     // Replicas share this machine: each takes a free port and logs it (see healthUrl).
-    '--health-port', '0',
-    '--health-host', '127.0.0.1',
+    '--health-port',
+    '0',
+    '--health-host',
+    '127.0.0.1',
   ];
   // No TOLLGATE_* or KUBECONFIG of the test's environment may steer the operator.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TOLLGATE_') && name !== 'KUBECONFIG'));

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isStatus, resourcePath, type KubeClient } from '../../../gateway/kubernetes/kube-client.ts';
 
-export async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, processes: readonly { output(): string }[] = [], timeoutMs = 60_000): Promise<T> {
+export async function until<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  processes: readonly { output(): string }[] = [],
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

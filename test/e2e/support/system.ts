@@ -70,13 +70,24 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     redis = await startRedis();
     const kubectl = (args: string[], input?: string) => plane.kubectl(args, input === undefined ? {} : { input });
     await kubectl(['apply', '-f', repoPath('crds/')]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modelrouters.tollgate.dev', 'crd/modelproviders.tollgate.dev', 'crd/gatewayusers.tollgate.dev']);
+    await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/modelrouters.tollgate.dev',
+      'crd/modelproviders.tollgate.dev',
+      'crd/gatewayusers.tollgate.dev',
+    ]);
     await applyChartRbac(plane, [OPERATOR_USER, GATEWAY_USER]);
     const admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
 
     for (let i = 0; i < (options.operators ?? 2); i++) {
       const identity = `tollgate-operator-${i}`;
-      const process = startOperatorProcess({ identity, kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig('operator'), redisUrl: redis.url });
+      const process = startOperatorProcess({
+        identity,
+        kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig('operator'),
+        redisUrl: redis.url,
+      });
       let killed = false;
       operators.push({
         identity,
@@ -95,23 +106,41 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     // Started one after the other only to keep their logs apart; starting together with the same
     // admin key is safe (test/integration/accounts/bootstrap.test.ts).
     for (let i = 0; i < (options.gateways ?? 2); i++) {
-      gateways.push(await startGatewayProcess([
-        '--kubernetes',
-        '--namespace', NAMESPACE,
-        '--redis-url', redis.url,
-        '--kubeconfig', plane.external ? plane.kubeconfig() : plane.kubeconfig('gateway'),
-        '--pod-name', `tollgate-gateway-${i}`,
-      ], { TOLLGATE_ADMIN_KEY: adminKey }));
+      gateways.push(
+        await startGatewayProcess(
+          [
+            '--kubernetes',
+            '--namespace',
+            NAMESPACE,
+            '--redis-url',
+            redis.url,
+            '--kubeconfig',
+            plane.external ? plane.kubeconfig() : plane.kubeconfig('gateway'),
+            '--pod-name',
+            `tollgate-gateway-${i}`,
+          ],
+          { TOLLGATE_ADMIN_KEY: adminKey },
+        ),
+      );
     }
 
     const snapshot = async () => {
-      const configMap = await getObject<{ metadata: { annotations?: Record<string, string> }; data?: Record<string, string>; binaryData?: Record<string, string> }>(admin, 'configmaps', NAMESPACE, 'tollgate-routing');
+      const configMap = await getObject<{
+        metadata: { annotations?: Record<string, string> };
+        data?: Record<string, string>;
+        binaryData?: Record<string, string>;
+      }>(admin, 'configmaps', NAMESPACE, 'tollgate-routing');
       if (!configMap) return undefined;
-      const decoded = decodeSnapshot({ annotations: configMap.metadata.annotations ?? {}, data: configMap.data, binaryData: configMap.binaryData });
+      const decoded = decodeSnapshot({
+        annotations: configMap.metadata.annotations ?? {},
+        data: configMap.data,
+        binaryData: configMap.binaryData,
+      });
       if (!decoded.ok) throw new Error(`the routing ConfigMap is refused: ${decoded.reason}`);
       return decoded.snapshot;
     };
-    const leaseHolder = async () => (await getObject<{ spec: { holderIdentity?: string } }>(admin, 'leases', NAMESPACE, 'tollgate-operator'))?.spec.holderIdentity;
+    const leaseHolder = async () =>
+      (await getObject<{ spec: { holderIdentity?: string } }>(admin, 'leases', NAMESPACE, 'tollgate-operator'))?.spec.holderIdentity;
 
     // Settled: one operator leads and has written the (empty) routing state, and every gateway
     // serves it, so what follows measures changes, not start-up.
@@ -121,7 +150,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       const served = version === undefined ? [] : await Promise.all(gateways.map((gateway) => readyVersion(gateway.url)));
       if ((await leaseHolder().catch(() => undefined)) && version !== undefined && served.every((v) => v === version)) break;
       if (Date.now() > deadline) {
-        throw new Error(`the system did not settle within 60 s (ConfigMap version ${version}, gateways ${JSON.stringify(served)}):\n${operators.map((o) => o.output().slice(-3000)).join('\n---\n')}`);
+        throw new Error(
+          `the system did not settle within 60 s (ConfigMap version ${version}, gateways ${JSON.stringify(served)}):\n${operators.map((o) => o.output().slice(-3000)).join('\n---\n')}`,
+        );
       }
       await sleep(200);
     }
@@ -173,7 +204,14 @@ export async function chat(url: string, key: string, model: string, maxTokens = 
  * Milliseconds from `since` (a performance.now() value) until `model` first answers 200 through
  * the gateway at `url`, trying every `intervalMs`; undefined after `timeoutMs`.
  */
-export async function timeToFirst200(url: string, key: string, model: string, since: number, intervalMs: number, timeoutMs: number): Promise<number | undefined> {
+export async function timeToFirst200(
+  url: string,
+  key: string,
+  model: string,
+  since: number,
+  intervalMs: number,
+  timeoutMs: number,
+): Promise<number | undefined> {
   while (performance.now() - since < timeoutMs) {
     const tried = performance.now();
     if ((await chat(url, key, model)).status === 200) return performance.now() - since;

@@ -17,7 +17,9 @@ let user: TestUser;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(yamlConfig([{ id: 'from-file', type: 'text-generation', aliases: ['file-alias'], providers: [{ model: 'sim', type: 'simulator' }] }]));
+  gw = await startTestGateway(
+    yamlConfig([{ id: 'from-file', type: 'text-generation', aliases: ['file-alias'], providers: [{ model: 'sim', type: 'simulator' }] }]),
+  );
   user = await createUser(gw, { name: 'Caller' });
 });
 
@@ -27,11 +29,19 @@ after(async () => {
 });
 
 const router = (name: string, extra: Record<string, unknown> = {}) => ({ name, type: 'text-generation', ...extra });
-const simulator = (routerName: string, extra: Record<string, unknown> = {}) => ({ router: routerName, type: 'simulator', model_name: 'sim-model', ...extra });
+const simulator = (routerName: string, extra: Record<string, unknown> = {}) => ({
+  router: routerName,
+  type: 'simulator',
+  model_name: 'sim-model',
+  ...extra,
+});
 
 describe('routers', () => {
   test('POST creates a router with its defaults, prices per million tokens as numbers', async () => {
-    const answer = await gw.post('/v1/admin/routers', router('r-basic', { aliases: ['r-basic-alias'], costs: { prompt_tokens: '0.15', completion_tokens: 0.6 } }));
+    const answer = await gw.post(
+      '/v1/admin/routers',
+      router('r-basic', { aliases: ['r-basic-alias'], costs: { prompt_tokens: '0.15', completion_tokens: 0.6 } }),
+    );
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
     assert.deepEqual(answer.body, {
       object: 'router',
@@ -47,7 +57,10 @@ describe('routers', () => {
       providers: [],
     });
     const models = await gw.get('/v1/models');
-    assert.ok(models.body.data.some((m: any) => m.id === 'r-basic'), 'listed by /v1/models at once');
+    assert.ok(
+      models.body.data.some((m: any) => m.id === 'r-basic'),
+      'listed by /v1/models at once',
+    );
   });
 
   test('GET lists every router (those of the config file too) and reads one by name, slashes included', async () => {
@@ -72,10 +85,19 @@ describe('routers', () => {
 
   test('a name or alias already used by a router is a 409 naming the field', async () => {
     assertError(await gw.post('/v1/admin/routers', router('from-file')), conflict('name', 'Router "from-file" already exists'));
-    assertError(await gw.post('/v1/admin/routers', router('file-alias')), conflict('name', '"file-alias" is already used by router "from-file"'));
-    assertError(await gw.post('/v1/admin/routers', router('r-new', { aliases: ['ok', 'from-file'] })), conflict('aliases[1]', '"from-file" is already used by router "from-file"'));
+    assertError(
+      await gw.post('/v1/admin/routers', router('file-alias')),
+      conflict('name', '"file-alias" is already used by router "from-file"'),
+    );
+    assertError(
+      await gw.post('/v1/admin/routers', router('r-new', { aliases: ['ok', 'from-file'] })),
+      conflict('aliases[1]', '"from-file" is already used by router "from-file"'),
+    );
     assertError(await gw.patch('/v1/admin/routers/r-basic', { aliases: ['file-alias'] }), conflict('aliases[0]'));
-    assertError(await gw.post('/v1/admin/routers', router('r-twice', { aliases: ['r-twice'] })), invalid('aliases[0]', 'aliases[0]: "r-twice" is listed twice for this router'));
+    assertError(
+      await gw.post('/v1/admin/routers', router('r-twice', { aliases: ['r-twice'] })),
+      invalid('aliases[0]', 'aliases[0]: "r-twice" is listed twice for this router'),
+    );
     assert.equal((await gw.get('/v1/admin/routers/r-new')).status, 404, 'nothing was created');
   });
 
@@ -83,11 +105,26 @@ describe('routers', () => {
     ['a missing type', { name: 'x' }, 'type', /^type: is required \(Invalid option: expected one of "text-generation"\|/],
     ['an unknown type', { name: 'x', type: 'text-to-speech' }, 'type', /^type: /],
     ['an unknown strategy', router('x', { load_balancing_strategy: 'fastest' }), 'load_balancing_strategy', /^load_balancing_strategy: /],
-    ['a negative price', router('x', { costs: { prompt_tokens: -1 } }), 'costs.prompt_tokens', 'costs.prompt_tokens: price per million tokens must not be negative'],
-    ['a price that is not a number', router('x', { costs: { completion_tokens: 'cheap' } }), 'costs.completion_tokens', /^costs\.completion_tokens: price per million tokens must be a decimal number/],
+    [
+      'a negative price',
+      router('x', { costs: { prompt_tokens: -1 } }),
+      'costs.prompt_tokens',
+      'costs.prompt_tokens: price per million tokens must not be negative',
+    ],
+    [
+      'a price that is not a number',
+      router('x', { costs: { completion_tokens: 'cheap' } }),
+      'costs.completion_tokens',
+      /^costs\.completion_tokens: price per million tokens must be a decimal number/,
+    ],
     ['an invalid name', router('bad name'), 'name', /^name: must start with a letter or digit/],
     ['an unknown field', router('x', { owner: 'me' }), 'owner', 'owner: unknown field'],
-    ['a bad rate limit', router('x', { rate_limits: { requests_per_hour: 5 } }), 'rate_limits.requests_per_hour', 'rate_limits.requests_per_hour: unknown field'],
+    [
+      'a bad rate limit',
+      router('x', { rate_limits: { requests_per_hour: 5 } }),
+      'rate_limits.requests_per_hour',
+      'rate_limits.requests_per_hour: unknown field',
+    ],
     ['a zero context length', router('x', { max_context_length: 0 }), 'max_context_length', /^max_context_length: /],
   ];
   for (const [what, body, param, message] of invalidCases) {
@@ -97,19 +134,32 @@ describe('routers', () => {
   }
 
   test('PATCH merges onto the router (costs key by key, null removes), validated whole', async () => {
-    await gw.post('/v1/admin/routers', router('r-patch', { costs: { prompt_tokens: 1, completion_tokens: 2 }, max_completion_tokens: 100 }));
-    const answer = await gw.patch('/v1/admin/routers/r-patch', { costs: { prompt_tokens: 3 }, max_completion_tokens: null, rate_limits: { requests_per_minute: 5 } });
+    await gw.post(
+      '/v1/admin/routers',
+      router('r-patch', { costs: { prompt_tokens: 1, completion_tokens: 2 }, max_completion_tokens: 100 }),
+    );
+    const answer = await gw.patch('/v1/admin/routers/r-patch', {
+      costs: { prompt_tokens: 3 },
+      max_completion_tokens: null,
+      rate_limits: { requests_per_minute: 5 },
+    });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.deepEqual(answer.body.costs, { prompt_tokens: 3, completion_tokens: 2 });
     assert.equal(answer.body.max_completion_tokens, null);
     assert.deepEqual(answer.body.rate_limits, { requests_per_minute: 5 });
     assert.deepEqual((await gw.get('/v1/admin/routers/r-patch')).body, answer.body, 'stored');
-    assertError(await gw.patch('/v1/admin/routers/r-patch', { costs: { prompt_tokens: '0.0000000001' } }), invalid('costs.prompt_tokens', /at most 9 decimal places/));
+    assertError(
+      await gw.patch('/v1/admin/routers/r-patch', { costs: { prompt_tokens: '0.0000000001' } }),
+      invalid('costs.prompt_tokens', /at most 9 decimal places/),
+    );
     assertError(await gw.patch('/v1/admin/routers/nope', { aliases: [] }), notFound('Router "nope" not found'));
   });
 
   test('PATCH cannot rename; PATCH /v1/admin/routers takes the name in the body', async () => {
-    assertError(await gw.patch('/v1/admin/routers/r-patch', { name: 'renamed' }), invalid('name', /^name: a router's name cannot be changed/));
+    assertError(
+      await gw.patch('/v1/admin/routers/r-patch', { name: 'renamed' }),
+      invalid('name', /^name: a router's name cannot be changed/),
+    );
     const answer = await gw.patch('/v1/admin/routers', { name: 'r-patch', aliases: ['r-patch-alias'] });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.deepEqual(answer.body.aliases, ['r-patch-alias']);
@@ -160,7 +210,14 @@ describe('providers', () => {
   });
 
   test('POST creates a provider with a generated id; the key is write-only', async () => {
-    const answer = await gw.post('/v1/admin/providers', { router: 'p-router', type: 'openai', model_name: 'gpt-x', url: fake.url, key: PROVIDER_SECRET, timeout: 5 });
+    const answer = await gw.post('/v1/admin/providers', {
+      router: 'p-router',
+      type: 'openai',
+      model_name: 'gpt-x',
+      url: fake.url,
+      key: PROVIDER_SECRET,
+      timeout: 5,
+    });
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
     assert.match(answer.body.id, /^p-router-[0-9a-f]{6}$/);
     assert.deepEqual(answer.body, {
@@ -178,7 +235,14 @@ describe('providers', () => {
   });
 
   test('the key is used upstream and never appears in any answer; PATCH keeps it when absent and clears it with null', async () => {
-    const created = await gw.post('/v1/admin/providers', { id: 'keyed', router: 'p-other', type: 'vllm', model_name: 'm', url: fake.url, key: PROVIDER_SECRET });
+    const created = await gw.post('/v1/admin/providers', {
+      id: 'keyed',
+      router: 'p-other',
+      type: 'vllm',
+      model_name: 'm',
+      url: fake.url,
+      key: PROVIDER_SECRET,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const sentKey = async () => {
       const before = fake.requests.length;
@@ -194,7 +258,14 @@ describe('providers', () => {
     assert.equal(kept.body.timeout, 7);
     assert.equal(await sentKey(), `Bearer ${PROVIDER_SECRET}`, 'absent key: kept');
 
-    const answers = [created, kept, await gw.get('/v1/admin/providers/keyed'), await gw.get('/v1/admin/providers'), await gw.get('/v1/admin/routers'), await gw.get('/v1/admin/routers/p-other')];
+    const answers = [
+      created,
+      kept,
+      await gw.get('/v1/admin/providers/keyed'),
+      await gw.get('/v1/admin/providers'),
+      await gw.get('/v1/admin/routers'),
+      await gw.get('/v1/admin/routers/p-other'),
+    ];
     for (const answer of answers) {
       assert.equal(answer.status, 200 + (answer === created ? 1 : 0));
       assert.ok(!JSON.stringify(answer.body).includes(PROVIDER_SECRET), 'provider key shown');
@@ -217,7 +288,11 @@ describe('providers', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const shown = 'http://***@vllm.internal:8000/base?api_key=***&api-version=2';
     const listed = await gw.get('/v1/admin/providers?router=p-other');
-    const views = [created.body, (await gw.get('/v1/admin/providers/url-secrets')).body, listed.body.data.find((p: any) => p.id === 'url-secrets')];
+    const views = [
+      created.body,
+      (await gw.get('/v1/admin/providers/url-secrets')).body,
+      listed.body.data.find((p: any) => p.id === 'url-secrets'),
+    ];
     for (const view of views) assert.equal(view.url, shown);
     for (const secret of ['ssw0rd', 'p@ss', 'qk-7f3e']) assert.ok(!JSON.stringify(listed.body).includes(secret), `${secret} shown`);
     assert.equal((await gw.delete('/v1/admin/providers/url-secrets')).status, 200);
@@ -229,7 +304,10 @@ describe('providers', () => {
     assert.equal(all.body.object, 'list');
     assert.ok(all.body.data.some((p: any) => p.router === 'from-file'));
     const filtered = await gw.get('/v1/admin/providers?router=p-other');
-    assert.deepEqual(filtered.body.data.map((p: any) => p.id), ['keyed']);
+    assert.deepEqual(
+      filtered.body.data.map((p: any) => p.id),
+      ['keyed'],
+    );
     const one = await gw.get('/v1/admin/providers/keyed');
     assert.equal(one.status, 200);
     assert.equal(one.body.router, 'p-other');
@@ -244,16 +322,29 @@ describe('providers', () => {
   });
 
   test('an id already taken is a 409', async () => {
-    assertError(await gw.post('/v1/admin/providers', simulator('p-router', { id: 'keyed' })), conflict('id', 'A provider with id "keyed" already exists'));
+    assertError(
+      await gw.post('/v1/admin/providers', simulator('p-router', { id: 'keyed' })),
+      conflict('id', 'A provider with id "keyed" already exists'),
+    );
   });
 
   const invalidCases: [string, unknown, string | null, string | RegExp][] = [
     ['an unknown type', { router: 'p-router', type: 'bedrock', model_name: 'm' }, 'type', /^type: Invalid discriminator value/],
     ['a missing url where the type needs one', { router: 'p-router', type: 'vllm', model_name: 'm' }, 'url', 'url: is required'],
-    ['a url ending in /v1', { router: 'p-router', type: 'vllm', model_name: 'm', url: 'http://backend:8000/v1' }, 'url', /^url: must be the base address without \/v1/],
+    [
+      'a url ending in /v1',
+      { router: 'p-router', type: 'vllm', model_name: 'm', url: 'http://backend:8000/v1' },
+      'url',
+      /^url: must be the base address without \/v1/,
+    ],
     ['a missing model_name', { router: 'p-router', type: 'simulator' }, 'model_name', 'model_name: is required'],
     ['a zero timeout', simulator('p-router', { timeout: 0 }), 'timeout', 'timeout: must be more than 0 seconds'],
-    ['a simulator option out of range', simulator('p-router', { simulator: { completion_tokens: 0 } }), 'simulator.completion_tokens', /^simulator\.completion_tokens: /],
+    [
+      'a simulator option out of range',
+      simulator('p-router', { simulator: { completion_tokens: 0 } }),
+      'simulator.completion_tokens',
+      /^simulator\.completion_tokens: /,
+    ],
     ['a url on a simulator', simulator('p-router', { url: 'http://x' }), 'url', 'url: unknown field'],
     ['an invalid id', simulator('p-router', { id: 'Bad_Id' }), 'id', /^id: must be lowercase/],
   ];
@@ -311,7 +402,11 @@ describe('permission', () => {
     test(`${method} ${path}: 403 for a non-admin key, 401 without one`, async () => {
       const headers = body === undefined ? user.auth : { ...user.auth, 'content-type': 'application/json' };
       const send = (h: Record<string, string>) =>
-        fetch(gw.url + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }));
+        fetch(gw.url + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({
+          status: r.status,
+          headers: r.headers,
+          body: await r.json(),
+        }));
       assertError(await send(headers), ADMIN_REQUIRED);
       const { authorization: _, ...anonymous } = headers;
       assertError(await send(anonymous), { status: 401, code: 'invalid_api_key' });

@@ -78,7 +78,12 @@ export const conflict = (param: string | null, message?: string | RegExp): Expec
   ...(message === undefined ? {} : { message }),
 });
 
-export const ADMIN_REQUIRED: ExpectedError = { status: 403, code: 'admin_required', type: 'permission_error', message: 'This route needs an admin API key' };
+export const ADMIN_REQUIRED: ExpectedError = {
+  status: 403,
+  code: 'admin_required',
+  type: 'permission_error',
+  message: 'This route needs an admin API key',
+};
 
 /** A chat request as `auth`. */
 export function chat(gw: TestGateway, model: string, auth: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Answer> {

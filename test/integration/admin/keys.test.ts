@@ -11,12 +11,20 @@ const MAX_KEYS = 3;
 let gw: TestGateway;
 
 before(async () => {
-  gw = await startTestGateway(yamlConfig([{ id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }]), { settings: { maxKeysPerUser: MAX_KEYS } });
+  gw = await startTestGateway(yamlConfig([{ id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }]), {
+    settings: { maxKeysPerUser: MAX_KEYS },
+  });
 });
 
 after(() => gw.close());
 
-const tooMany = { status: 409, code: 'key_limit_reached', type: 'invalid_request_error', param: null, message: `The user already has ${MAX_KEYS} active API keys, the most allowed; revoke one first (or let one expire)` };
+const tooMany = {
+  status: 409,
+  code: 'key_limit_reached',
+  type: 'invalid_request_error',
+  param: null,
+  message: `The user already has ${MAX_KEYS} active API keys, the most allowed; revoke one first (or let one expire)`,
+};
 
 describe('the most active keys a user holds', () => {
   test('a user makes keys up to the most, one more is 409; revoking one makes room', async () => {
@@ -61,7 +69,10 @@ describe('key lists come in pages', () => {
         after = page.body.next;
         if (after) assert.equal(after, page.body.data.at(-1).id);
       } while (after);
-      assert.deepEqual(seen, all.data.map((k: { id: string }) => k.id));
+      assert.deepEqual(
+        seen,
+        all.data.map((k: { id: string }) => k.id),
+      );
     });
   }
 

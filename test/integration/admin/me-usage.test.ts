@@ -12,7 +12,13 @@ let gw: TestGateway;
 before(async () => {
   gw = await startTestGateway(
     yamlConfig([
-      { id: 'priced', type: 'text-generation', aliases: ['priced-alias'], costs: { prompt_tokens: '1', completion_tokens: '2' }, providers: [{ model: 'sim', type: 'simulator' }] },
+      {
+        id: 'priced',
+        type: 'text-generation',
+        aliases: ['priced-alias'],
+        costs: { prompt_tokens: '1', completion_tokens: '2' },
+        providers: [{ model: 'sim', type: 'simulator' }],
+      },
       { id: 'free', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
     ]),
   );
@@ -52,7 +58,10 @@ describe('GET /v1/me', () => {
 
     const answer = await chat(gw, 'priced', me.auth);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    const after = await waitUntil(() => gw.get('/v1/me', me.auth), (a) => a.body.spent > 0);
+    const after = await waitUntil(
+      () => gw.get('/v1/me', me.auth),
+      (a) => a.body.spent > 0,
+    );
     assert.equal(after.body.spent, answer.body.usage.cost);
     assert.equal(after.body.reserved, 0);
     assert.equal(micros(after.body.remaining), micros(2) - micros(answer.body.usage.cost));
@@ -91,7 +100,11 @@ describe('/v1/me/keys', () => {
     const revoked = await gw.delete(`/v1/me/keys/${created.body.id}`, me.auth);
     assert.equal(revoked.status, 200);
     assert.ok(revoked.body.revoked_at);
-    assertError(await gw.get('/v1/me', bearer(created.body.key)), { status: 401, code: 'invalid_api_key', message: 'This API key has been revoked' });
+    assertError(await gw.get('/v1/me', bearer(created.body.key)), {
+      status: 401,
+      code: 'invalid_api_key',
+      message: 'This API key has been revoked',
+    });
     assert.equal((await gw.get('/v1/me', me.auth)).status, 200, 'the other key still works');
   });
 
@@ -137,11 +150,32 @@ describe('GET /v1/usage', () => {
     const records = answer.body.data;
     assert.equal(records.length, 4);
     const times = records.map((r: any) => Date.parse(r.time));
-    assert.deepEqual(times, [...times].sort((a, b) => b - a));
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => b - a),
+    );
     const newestPriced = records.find((r: any) => r.model === 'priced');
     assert.deepEqual(Object.keys(newestPriced).sort(), [
-      'charged', 'completion_tokens', 'cost', 'endpoint', 'id', 'incomplete', 'key_id', 'kgco2eq', 'kwh', 'latency_ms', 'model',
-      'prompt_tokens', 'provider', 'status', 'time', 'total_tokens', 'ttft_ms', 'uncovered', 'usage_anomaly', 'user',
+      'charged',
+      'completion_tokens',
+      'cost',
+      'endpoint',
+      'id',
+      'incomplete',
+      'key_id',
+      'kgco2eq',
+      'kwh',
+      'latency_ms',
+      'model',
+      'prompt_tokens',
+      'provider',
+      'status',
+      'time',
+      'total_tokens',
+      'ttft_ms',
+      'uncovered',
+      'usage_anomaly',
+      'user',
     ]);
     assert.equal(newestPriced.user, alice.id);
     assert.equal(newestPriced.key_id, alice.keyId);
@@ -153,7 +187,10 @@ describe('GET /v1/usage', () => {
     assert.equal(newestPriced.cost, costs[2]);
     assert.deepEqual([newestPriced.charged, newestPriced.uncovered, newestPriced.usage_anomaly], [costs[2], 0, null]);
     assert.equal(newestPriced.incomplete, false);
-    assert.ok(records.every((r: any) => r.user === alice.id), 'only her own');
+    assert.ok(
+      records.every((r: any) => r.user === alice.id),
+      'only her own',
+    );
   });
 
   test('totals cover every page; pages walk all records once', async () => {
@@ -169,12 +206,21 @@ describe('GET /v1/usage', () => {
       after = page.body.next;
       if (after === null) break;
     }
-    assert.deepEqual(seen, whole.body.data.map((r: any) => r.id));
+    assert.deepEqual(
+      seen,
+      whole.body.data.map((r: any) => r.id),
+    );
     const totals = whole.body.totals;
     assert.equal(totals.requests, 4);
-    assert.equal(micros(totals.cost), costs.reduce((sum, c) => sum + micros(c), 0));
+    assert.equal(
+      micros(totals.cost),
+      costs.reduce((sum, c) => sum + micros(c), 0),
+    );
     assert.equal(totals.total_tokens, totals.prompt_tokens + totals.completion_tokens);
-    assert.equal(totals.completion_tokens, whole.body.data.reduce((sum: number, r: any) => sum + r.completion_tokens, 0));
+    assert.equal(
+      totals.completion_tokens,
+      whole.body.data.reduce((sum: number, r: any) => sum + r.completion_tokens, 0),
+    );
   });
 
   test('model filters by router, an alias resolving to its router', async () => {
@@ -200,7 +246,10 @@ describe('GET /v1/usage', () => {
   });
 
   test('bad parameters are a 400 naming them', async () => {
-    assertError(await gw.get('/v1/usage?from=yesterday', alice.auth), invalid('from', /^from: must be epoch milliseconds or an ISO 8601 date-time/));
+    assertError(
+      await gw.get('/v1/usage?from=yesterday', alice.auth),
+      invalid('from', /^from: must be epoch milliseconds or an ISO 8601 date-time/),
+    );
     assertError(await gw.get('/v1/usage?from=2000&to=1000', alice.auth), invalid('to', 'to: must not be before from'));
     assertError(await gw.get('/v1/usage?limit=501', alice.auth), invalid('limit'));
     assertError(await gw.get('/v1/usage?after=page-2', alice.auth), invalid('after'));
@@ -208,7 +257,12 @@ describe('GET /v1/usage', () => {
   });
 
   test("a non-admin cannot read another user's usage; their own id is fine", async () => {
-    assertError(await gw.get(`/v1/usage?user=${bob.id}`, alice.auth), { status: 403, code: 'forbidden', type: 'permission_error', param: 'user' });
+    assertError(await gw.get(`/v1/usage?user=${bob.id}`, alice.auth), {
+      status: 403,
+      code: 'forbidden',
+      type: 'permission_error',
+      param: 'user',
+    });
     assertError(await gw.get(`/v1/usage/daily?user=${bob.id}`, alice.auth), { status: 403, code: 'forbidden', param: 'user' });
     assertError(await gw.get('/v1/usage/daily?router=priced', alice.auth), { status: 403, code: 'forbidden', param: 'router' });
     assert.equal((await gw.get(`/v1/usage?user=${alice.id}`, alice.auth)).body.totals.requests, 4);
@@ -224,7 +278,10 @@ describe('GET /v1/usage', () => {
 
   test('daily totals per UTC day, every day of the range listed', async () => {
     const today = new Date().toISOString().slice(0, 10);
-    const answer = await waitUntil(() => gw.get(`/v1/usage/daily?to=${today}`, alice.auth), (a) => a.body.totals?.requests >= 4);
+    const answer = await waitUntil(
+      () => gw.get(`/v1/usage/daily?to=${today}`, alice.auth),
+      (a) => a.body.totals?.requests >= 4,
+    );
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.user, alice.id);
     assert.equal(answer.body.router, null);
@@ -234,10 +291,16 @@ describe('GET /v1/usage', () => {
     const whole = (await gw.get('/v1/usage', alice.auth)).body.totals;
     assert.deepEqual(answer.body.totals, whole);
     // Records made around midnight UTC may fall on two days; all of them are in the range.
-    assert.equal(answer.body.data.reduce((sum: number, d: any) => sum + d.requests, 0), 4);
+    assert.equal(
+      answer.body.data.reduce((sum: number, d: any) => sum + d.requests, 0),
+      4,
+    );
 
     const range = await gw.get('/v1/usage/daily?from=2020-02-27&to=2020-03-01', alice.auth);
-    assert.deepEqual(range.body.data.map((d: any) => d.date), ['2020-02-27', '2020-02-28', '2020-02-29', '2020-03-01']);
+    assert.deepEqual(
+      range.body.data.map((d: any) => d.date),
+      ['2020-02-27', '2020-02-28', '2020-02-29', '2020-03-01'],
+    );
     assert.ok(range.body.data.every((d: any) => d.requests === 0 && d.cost === 0));
   });
 
@@ -259,7 +322,10 @@ describe('GET /v1/usage', () => {
 
   test('daily range checks', async () => {
     assertError(await gw.get('/v1/usage/daily?from=2024-01-10&to=2024-01-01', alice.auth), invalid('to', 'to: must not be before from'));
-    assertError(await gw.get('/v1/usage/daily?from=2020-01-01&to=2024-01-01', alice.auth), invalid('from', 'from: the range may span at most 366 days'));
+    assertError(
+      await gw.get('/v1/usage/daily?from=2020-01-01&to=2024-01-01', alice.auth),
+      invalid('from', 'from: the range may span at most 366 days'),
+    );
     assertError(await gw.get('/v1/usage/daily?from=01/02/2024', alice.auth), invalid('from', 'from: must be a date like 2030-01-31'));
   });
 });

@@ -13,7 +13,12 @@ let user: TestUser;
 
 before(async () => {
   const config = yamlConfig([
-    { id: 'priced', type: 'text-generation', costs: { prompt_tokens: '1', completion_tokens: '2' }, providers: [{ model: 'sim', type: 'simulator' }] },
+    {
+      id: 'priced',
+      type: 'text-generation',
+      costs: { prompt_tokens: '1', completion_tokens: '2' },
+      providers: [{ model: 'sim', type: 'simulator' }],
+    },
   ]);
   gw = await startTestGateway(config);
   user = await createUser(gw, { name: 'Plain user' });
@@ -53,7 +58,12 @@ describe('POST /v1/admin/users', () => {
   });
 
   test('keeps a given id, and an unlimited user has remaining null and no period', async () => {
-    const answer = await gw.post('/v1/admin/users', { id: 'team-a', name: 'Team A', allowed_routers: ['priced'], rate_limits: { requests_per_minute: 10 } });
+    const answer = await gw.post('/v1/admin/users', {
+      id: 'team-a',
+      name: 'Team A',
+      allowed_routers: ['priced'],
+      rate_limits: { requests_per_minute: 10 },
+    });
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
     assert.equal(answer.body.id, 'team-a');
     assert.equal(answer.body.budget, null);
@@ -64,7 +74,10 @@ describe('POST /v1/admin/users', () => {
   });
 
   test('an id already taken is a 409', async () => {
-    assertError(await gw.post('/v1/admin/users', { id: user.id, name: 'Again' }), conflict('id', `A user with id "${user.id}" already exists`));
+    assertError(
+      await gw.post('/v1/admin/users', { id: user.id, name: 'Again' }),
+      conflict('id', `A user with id "${user.id}" already exists`),
+    );
   });
 
   const cases: [string, unknown, string | null, string | RegExp][] = [
@@ -75,7 +88,12 @@ describe('POST /v1/admin/users', () => {
     ['an unknown period', { name: 'x', budget_period: 'hourly' }, 'budget_period', /^budget_period: /],
     ['an id that is not a ResourceId', { id: 'Not Valid', name: 'x' }, 'id', /^id: must be lowercase/],
     ['an unknown field', { name: 'x', credits: 3 }, 'credits', 'credits: unknown field'],
-    ['a rate limit of 0', { name: 'x', rate_limits: { requests_per_minute: 0 } }, 'rate_limits.requests_per_minute', /^rate_limits\.requests_per_minute: /],
+    [
+      'a rate limit of 0',
+      { name: 'x', rate_limits: { requests_per_minute: 0 } },
+      'rate_limits.requests_per_minute',
+      /^rate_limits\.requests_per_minute: /,
+    ],
     ['an invalid router name', { name: 'x', allowed_routers: ['-bad'] }, 'allowed_routers[0]', /^allowed_routers\[0\]: must start with/],
     ['a body that is not an object', [1, 2], null, 'The request body must be a JSON object'],
   ];
@@ -133,7 +151,12 @@ describe('GET /v1/admin/users/:id', () => {
 
 describe('PATCH /v1/admin/users', () => {
   test('merges onto the stored user: absent fields are kept, null resets to unlimited', async () => {
-    const created = await gw.post('/v1/admin/users', { name: 'Patchy', budget: 5, budget_period: 'daily', rate_limits: { requests_per_minute: 3 } });
+    const created = await gw.post('/v1/admin/users', {
+      name: 'Patchy',
+      budget: 5,
+      budget_period: 'daily',
+      rate_limits: { requests_per_minute: 3 },
+    });
     const id = created.body.id;
     const renamed = await gw.patch(`/v1/admin/users/${id}`, { name: 'Patched', rate_limits: { tokens_per_day: 1000 } });
     assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
@@ -150,7 +173,7 @@ describe('PATCH /v1/admin/users', () => {
     assert.equal((await gw.get(`/v1/admin/users/${id}`)).body.budget, null, 'stored');
   });
 
-  test('PATCH /v1/admin/users takes the id in the body (the spec\'s path has none)', async () => {
+  test("PATCH /v1/admin/users takes the id in the body (the spec's path has none)", async () => {
     const created = await gw.post('/v1/admin/users', { name: 'Body id' });
     const answer = await gw.patch('/v1/admin/users', { id: created.body.id, budget: '0.25' });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
@@ -160,7 +183,10 @@ describe('PATCH /v1/admin/users', () => {
   });
 
   test('the merged user is validated whole; the id cannot change', async () => {
-    assertError(await gw.patch(`/v1/admin/users/${user.id}`, { budget: '1.0000001' }), invalid('budget', /^budget: amount must have at most 6 decimal places/));
+    assertError(
+      await gw.patch(`/v1/admin/users/${user.id}`, { budget: '1.0000001' }),
+      invalid('budget', /^budget: amount must have at most 6 decimal places/),
+    );
     assertError(await gw.patch(`/v1/admin/users/${user.id}`, { name: '' }), invalid('name', 'name: must not be empty'));
     assertError(await gw.patch(`/v1/admin/users/${user.id}`, { created_at: 'now' }), invalid('created_at', 'created_at: unknown field'));
     assertError(await gw.patch(`/v1/admin/users/${user.id}`, { id: 'other' }), invalid('id', /^id: a user's id cannot be changed/));
@@ -182,7 +208,10 @@ describe('budgets apply to the next request', () => {
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.ok(answer.body.usage.cost > 0);
     // Settlement is written just after the answer.
-    const spent = await waitUntil(() => gw.get(`/v1/admin/users/${poor.id}`), (a) => a.body.spent > 0);
+    const spent = await waitUntil(
+      () => gw.get(`/v1/admin/users/${poor.id}`),
+      (a) => a.body.spent > 0,
+    );
     assert.equal(spent.body.spent, answer.body.usage.cost);
     assert.equal(spent.body.remaining, Number((1 - answer.body.usage.cost).toFixed(6)));
   });
@@ -216,7 +245,11 @@ describe('API keys of a user', () => {
     assert.equal(record.user_id, user.id);
     assert.equal((await gw.get('/v1/me', bearer(secret))).body.id, user.id, 'the new key works');
 
-    for (const answer of [await gw.get(`/v1/admin/users/${user.id}/keys`), await gw.get('/v1/me/keys', user.auth), await gw.get('/v1/me', bearer(secret))]) {
+    for (const answer of [
+      await gw.get(`/v1/admin/users/${user.id}/keys`),
+      await gw.get('/v1/me/keys', user.auth),
+      await gw.get('/v1/me', bearer(secret)),
+    ]) {
       assert.equal(answer.status, 200);
       const text = JSON.stringify(answer.body);
       assert.ok(!text.includes(secret), 'secret shown again');
@@ -224,7 +257,10 @@ describe('API keys of a user', () => {
       assert.ok(!/[0-9a-f]{64}/.test(text), 'something like a hash shown');
     }
     const listed = (await gw.get(`/v1/admin/users/${user.id}/keys`)).body.data;
-    assert.deepEqual(listed.find((k: any) => k.id === record.id), record);
+    assert.deepEqual(
+      listed.find((k: any) => k.id === record.id),
+      record,
+    );
   });
 
   test('a revoked key gets 401, and revoking an unknown key is a 404', async () => {
@@ -233,7 +269,11 @@ describe('API keys of a user', () => {
     assert.equal(revoked.status, 200);
     assert.ok(!Number.isNaN(Date.parse(revoked.body.revoked_at)));
     assert.equal(revoked.body.key, undefined);
-    assertError(await gw.get('/v1/me', bearer(created.body.key)), { status: 401, code: 'invalid_api_key', message: 'This API key has been revoked' });
+    assertError(await gw.get('/v1/me', bearer(created.body.key)), {
+      status: 401,
+      code: 'invalid_api_key',
+      message: 'This API key has been revoked',
+    });
     assertError(await gw.delete(`/v1/admin/users/${user.id}/keys/k-000000000000`), notFound());
     assertError(await gw.delete(`/v1/admin/users/nobody/keys/${created.body.id}`), notFound('User "nobody" not found'));
   });
@@ -253,8 +293,14 @@ describe('API keys of a user', () => {
 
   test('a key needs a name and an expiry in the future; the user must exist', async () => {
     assertError(await gw.post(`/v1/admin/users/${user.id}/keys`, {}), invalid('name', 'name: is required'));
-    assertError(await gw.post(`/v1/admin/users/${user.id}/keys`, { name: 'x', expires_at: '2000-01-01T00:00:00Z' }), invalid('expires_at', 'expires_at: must be in the future'));
-    assertError(await gw.post(`/v1/admin/users/${user.id}/keys`, { name: 'x', expires_at: 'tomorrow' }), invalid('expires_at', /^expires_at: must be an ISO 8601 date-time/));
+    assertError(
+      await gw.post(`/v1/admin/users/${user.id}/keys`, { name: 'x', expires_at: '2000-01-01T00:00:00Z' }),
+      invalid('expires_at', 'expires_at: must be in the future'),
+    );
+    assertError(
+      await gw.post(`/v1/admin/users/${user.id}/keys`, { name: 'x', expires_at: 'tomorrow' }),
+      invalid('expires_at', /^expires_at: must be an ISO 8601 date-time/),
+    );
     assertError(await gw.post('/v1/admin/users/nobody/keys', { name: 'x' }), notFound('User "nobody" not found'));
     assertError(await gw.get('/v1/admin/users/nobody/keys'), notFound());
   });
@@ -283,7 +329,11 @@ describe('authentication and permission', () => {
         }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }));
       assertError(await send(user.auth), ADMIN_REQUIRED);
       assertError(await send({}), { status: 401, code: 'invalid_api_key', type: 'authentication_error', message: /^Missing API key/ });
-      assertError(await send(bearer('tg-not-a-real-key-000000000000000000000000')), { status: 401, code: 'invalid_api_key', message: 'Invalid API key' });
+      assertError(await send(bearer('tg-not-a-real-key-000000000000000000000000')), {
+        status: 401,
+        code: 'invalid_api_key',
+        message: 'Invalid API key',
+      });
     });
   }
 

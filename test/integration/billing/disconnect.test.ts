@@ -53,7 +53,9 @@ test('a client that disconnects mid-stream is billed for what it received, and t
   let text = '';
   while (sseEvents(text).length < 5) text += decoder.decode((await reader.read()).value, { stream: true });
   abort.abort();
-  const received = sseEvents(text).flatMap((event) => event.choices?.map((c: any) => c.delta?.content ?? '') ?? []).join('');
+  const received = sseEvents(text)
+    .flatMap((event) => event.choices?.map((c: any) => c.delta?.content ?? '') ?? [])
+    .join('');
   assert.ok(received.length > 0);
 
   // The backend sees its request cut off.
@@ -69,7 +71,10 @@ test('a client that disconnects mid-stream is billed for what it received, and t
   assert.equal(record.status, 499);
   assert.equal(record.incomplete, true);
   // The gateway may have relayed a chunk or two more than this client had read when it left.
-  assert.ok(record.completion_tokens >= countTextTokens(received), `${record.completion_tokens} tokens billed, ${countTextTokens(received)} received`);
+  assert.ok(
+    record.completion_tokens >= countTextTokens(received),
+    `${record.completion_tokens} tokens billed, ${countTextTokens(received)} received`,
+  );
   assert.ok(record.completion_tokens < countTextTokens(WORDS.join(' ')), 'not the whole answer');
   assert.equal(record.cost, record.completion_tokens / 1000); // 1000 per million tokens
 

@@ -44,12 +44,19 @@ for (const store of ['memory', 'redis'] as const) {
     let gw: TestGateway;
     before(async () => {
       // Without leases on Redis: an open lease counts as reserved until it is given back.
-      gw = await startTestGateway(CONFIG, { env: { BROKE: broke, ABLE: able }, settings: store === 'redis' ? { redisUrl: redis.url, leaseRequests: 0 } : {} });
+      gw = await startTestGateway(CONFIG, {
+        env: { BROKE: broke, ABLE: able },
+        settings: store === 'redis' ? { redisUrl: redis.url, leaseRequests: 0 } : {},
+      });
     });
     after(() => gw.close());
 
     const chat = (key: string, content: string) =>
-      gw.post('/v1/chat/completions', { model: 'priced', messages: [{ role: 'user', content }], max_tokens: 10 }, { authorization: `Bearer ${key}` });
+      gw.post(
+        '/v1/chat/completions',
+        { model: 'priced', messages: [{ role: 'user', content }], max_tokens: 10 },
+        { authorization: `Bearer ${key}` },
+      );
 
     test('a user without room for a long prompt gets 402 from the check made before counting it', async () => {
       const refused = await chat(broke, RUN);
@@ -73,10 +80,17 @@ for (const store of ['memory', 'redis'] as const) {
     });
 
     test('the simulator refuses embeddings past its bound with a 400, not a 500', async () => {
-      const answer = await gw.post('/v1/embeddings', { model: 'vectors', input: Array.from({ length: 17 }, (_, i) => `text ${i}`), dimensions: 65_536 });
+      const answer = await gw.post('/v1/embeddings', {
+        model: 'vectors',
+        input: Array.from({ length: 17 }, (_, i) => `text ${i}`),
+        dimensions: 65_536,
+      });
       assert.equal(answer.status, 400, JSON.stringify(answer.body).slice(0, 300));
       assert.equal(answer.body.error.code, 'upstream_rejected');
-      assert.match(answer.body.error.message, /at most 1048576 embedding values per request \(inputs × dimensions\), and this asks for 17 × 65536/);
+      assert.match(
+        answer.body.error.message,
+        /at most 1048576 embedding values per request \(inputs × dimensions\), and this asks for 17 × 65536/,
+      );
     });
   });
 }

@@ -48,7 +48,7 @@ test('answers say how many requests and tokens remain', async () => {
   assert.ok(Number(first.headers.get('x-ratelimit-remaining-tokens')) < 100000, 'the prompt tokens were taken');
 });
 
-test('past the limit: 429 with Retry-After, in OpenAI\'s envelope, and the limit of another router is separate', async () => {
+test("past the limit: 429 with Retry-After, in OpenAI's envelope, and the limit of another router is separate", async () => {
   assert.equal((await chat(alice)).status, 200);
   const refused = await chat(alice);
   assert.equal(refused.status, 429);

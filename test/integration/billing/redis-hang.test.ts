@@ -62,7 +62,11 @@ test('with Redis not answering: 503 store_unavailable instead of a hang, and not
 
     // Failing open serves without accounting, and stays ready (it serves without the store).
     assert.equal((await chat(open)).status, 200);
-    const ready = await waitUntil(() => open.get('/readyz'), (answer) => answer.body.store === 'unavailable', 10_000);
+    const ready = await waitUntil(
+      () => open.get('/readyz'),
+      (answer) => answer.body.store === 'unavailable',
+      10_000,
+    );
     assert.equal(ready.status, 200);
     assert.equal(ready.body.store, 'unavailable');
   } finally {
@@ -72,9 +76,31 @@ test('with Redis not answering: 503 store_unavailable instead of a hang, and not
 
 test('once Redis answers again, the gateways serve and are ready by themselves', { timeout: TEST_TIMEOUT_MS }, async () => {
   redis.resume();
-  const ready = await waitUntil(() => closed.get('/readyz'), (answer) => answer.status === 200, 10_000);
+  const ready = await waitUntil(
+    () => closed.get('/readyz'),
+    (answer) => answer.status === 200,
+    10_000,
+  );
   assert.deepEqual(ready.body.status, 'ready');
-  assert.equal((await waitUntil(() => chat(closed), (answer) => answer.status === 200, 10_000)).status, 200);
+  assert.equal(
+    (
+      await waitUntil(
+        () => chat(closed),
+        (answer) => answer.status === 200,
+        10_000,
+      )
+    ).status,
+    200,
+  );
   assert.equal((await closed.get('/v1/me', dana)).status, 200);
-  assert.equal((await waitUntil(() => open.get('/readyz'), (answer) => answer.body.store === undefined, 10_000)).status, 200);
+  assert.equal(
+    (
+      await waitUntil(
+        () => open.get('/readyz'),
+        (answer) => answer.body.store === undefined,
+        10_000,
+      )
+    ).status,
+    200,
+  );
 });

@@ -28,7 +28,11 @@ after(async () => {
 });
 
 const chat = (gw: TestGateway, model: string) =>
-  gw.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, { authorization: `Bearer ${key}` });
+  gw.post(
+    '/v1/chat/completions',
+    { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 },
+    { authorization: `Bearer ${key}` },
+  );
 
 test('with Redis up, both gateways serve both routers', async () => {
   for (const gw of [closed, open]) for (const model of ['priced', 'free']) assert.equal((await chat(gw, model)).status, 200);
@@ -43,7 +47,11 @@ test('with Redis down: priced routers fail closed with 503, unpriced ones serve,
   assert.equal((await chat(closed, 'free')).status, 200);
   assert.equal((await chat(open, 'priced')).status, 200);
   // A key the gateway has never seen cannot be checked either: 503, not 401 and not a 500.
-  const unknown = await closed.post('/v1/chat/completions', { model: 'free', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${generateKey().secret}` });
+  const unknown = await closed.post(
+    '/v1/chat/completions',
+    { model: 'free', messages: [{ role: 'user', content: 'hi' }] },
+    { authorization: `Bearer ${generateKey().secret}` },
+  );
   assert.equal(unknown.status, 503);
   assert.equal((await closed.get('/healthz')).status, 200, 'the process stays up');
   // Not ready while priced requests and new keys get 503; the gateway failing open serves on, so stays ready.

@@ -107,7 +107,10 @@ test(`${REQUESTS} concurrent one-word chats through two gateways on a budget of 
     const ok = page.records.filter((r) => r.status === 200);
     assert.equal(ok.length, SERVED);
     for (const record of ok) {
-      assert.deepEqual([record.prompt_tokens, record.completion_tokens, record.cost_micros, record.charged_micros, record.uncovered_micros], [12, 9, COST_MICROS, COST_MICROS, 0n]);
+      assert.deepEqual(
+        [record.prompt_tokens, record.completion_tokens, record.cost_micros, record.charged_micros, record.uncovered_micros],
+        [12, 9, COST_MICROS, COST_MICROS, 0n],
+      );
     }
     assert.equal(page.totals.cost_micros, BigInt(SERVED) * COST_MICROS);
     assert.equal(page.totals.uncovered_micros, 0n);

@@ -80,7 +80,10 @@ async function streamedUsage(key: string, model: string, fields: Record<string, 
 
 /** The newest usage record of a user, once it has been written after the answer. */
 async function newestRecord(key: string, count: number) {
-  const page = await waitUntil(() => gw.get('/v1/usage', as(key)).then((r) => r.body), (body) => body.data.length >= count);
+  const page = await waitUntil(
+    () => gw.get('/v1/usage', as(key)).then((r) => r.body),
+    (body) => body.data.length >= count,
+  );
   assert.equal(page.data.length, count);
   return page;
 }
@@ -97,7 +100,10 @@ test('absurd and malformed usage from a backend is replaced by what the request 
   backend.once({ usage: { prompt_tokens: 1e15, completion_tokens: 1e15, total_tokens: 2e15 } });
   const absurd = await chat(rich, 'chat', { max_tokens: 20 });
   assert.equal(absurd.status, 200);
-  assert.deepEqual([absurd.body.usage.prompt_tokens, absurd.body.usage.completion_tokens, absurd.body.usage.cost], [PLAUSIBLE, 20, (PLAUSIBLE + 20) / 1000]);
+  assert.deepEqual(
+    [absurd.body.usage.prompt_tokens, absurd.body.usage.completion_tokens, absurd.body.usage.cost],
+    [PLAUSIBLE, 20, (PLAUSIBLE + 20) / 1000],
+  );
   let page = await newestRecord(rich, ++records);
   assert.equal(page.data[0].usage_anomaly, 'prompt_over_limit,completion_over_limit');
   assert.equal(page.data[0].cost, absurd.body.usage.cost);
@@ -134,17 +140,25 @@ test('absurd and malformed usage from a backend is replaced by what the request 
   assert.equal(page.data[0].usage_anomaly, 'completion_count_over_limit');
 
   // What the callers were told, what was charged and what the records say agree.
-  const costs = [absurd.body.usage, negative.body.usage, fraction.body.usage, streamed, streamedNegative, counted].map((u) => Math.round(u.cost * 1e6));
+  const costs = [absurd.body.usage, negative.body.usage, fraction.body.usage, streamed, streamedNegative, counted].map((u) =>
+    Math.round(u.cost * 1e6),
+  );
   const me = (await gw.get('/v1/me', as(rich))).body;
-  assert.equal(Math.round((me.spent - spentBefore) * 1e6), costs.reduce((a, b) => a + b, 0));
-  assert.equal(Math.round(page.totals.cost * 1e6), costs.reduce((a, b) => a + b, 0));
+  assert.equal(
+    Math.round((me.spent - spentBefore) * 1e6),
+    costs.reduce((a, b) => a + b, 0),
+  );
+  assert.equal(
+    Math.round(page.totals.cost * 1e6),
+    costs.reduce((a, b) => a + b, 0),
+  );
   assert.equal(page.totals.uncovered, 0);
   assert.equal(await metric('tollgate_usage_anomalies_total', { router: 'chat', kind: 'completion_over_limit' }), 2);
   assert.equal(await metric('tollgate_usage_anomalies_total', { router: 'chat', kind: 'prompt_invalid' }), 3);
   assert.equal(await metric('tollgate_usage_anomalies_total', { router: 'chat', kind: 'completion_count_over_limit' }), 1);
 });
 
-test('a request that cannot fit the model\'s context is refused with 400 context_length_exceeded, and never forwarded', async () => {
+test("a request that cannot fit the model's context is refused with 400 context_length_exceeded, and never forwarded", async () => {
   const asRich = (body: unknown) => send(gw, 'POST', '/v1/chat/completions', JSON.stringify(body), { ...JSON_HEADERS, ...as(rich) });
   const forwarded = backend.requests.length;
   const withMax = await asRich({ model: 'small', messages: MESSAGES, max_tokens: 50 });
@@ -177,7 +191,10 @@ test('a cost beyond the room left in the budget is charged as far as it goes, an
   assert.equal(answer.body.usage.cost, 0.06);
   const page = await newestRecord(tight, 1);
   const record = page.data[0];
-  assert.deepEqual([record.prompt_tokens, record.cost, record.charged, record.uncovered, record.usage_anomaly], [60, 0.06, 0.02, 0.04, null]);
+  assert.deepEqual(
+    [record.prompt_tokens, record.cost, record.charged, record.uncovered, record.usage_anomaly],
+    [60, 0.06, 0.02, 0.04, null],
+  );
   assert.deepEqual([page.totals.cost, page.totals.charged, page.totals.uncovered], [0.06, 0.02, 0.04]);
   const me = (await gw.get('/v1/me', as(tight))).body;
   assert.deepEqual([me.spent, me.reserved], [0.02, 0]);

@@ -37,7 +37,11 @@ describe('/v1/models spelled another way still needs a key', () => {
       const keyed = await rawRequest(gw.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${gw.adminKey}`);
       assert.equal(keyed.status, 200, keyed.body);
       const body = JSON.parse(keyed.body);
-      if (form.listed) assert.deepEqual(body.data.map((m: { id: string }) => m.id), ['chat']);
+      if (form.listed)
+        assert.deepEqual(
+          body.data.map((m: { id: string }) => m.id),
+          ['chat'],
+        );
       else assert.equal(body.id, 'chat');
     });
   }
@@ -63,7 +67,15 @@ describe('every route needs a key unless it is public', () => {
 
   test('the route table holds the API (a check on the reading below)', () => {
     const all = routes();
-    for (const route of ['GET /v1/models', 'GET /v1/models/*', 'POST /v1/chat/completions', 'GET /v1/me/keys', 'DELETE /v1/admin/users/:id/keys/:keyId', 'GET /healthz', 'GET /playground/*']) {
+    for (const route of [
+      'GET /v1/models',
+      'GET /v1/models/*',
+      'POST /v1/chat/completions',
+      'GET /v1/me/keys',
+      'DELETE /v1/admin/users/:id/keys/:keyId',
+      'GET /healthz',
+      'GET /playground/*',
+    ]) {
       assert.ok(all.includes(route), `${route} in ${all.join(', ')}`);
     }
   });

@@ -35,9 +35,24 @@ before(async () => {
       costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
       providers: [{ model, type, args }],
     })),
-    { id: 'priced-3-10', type: 'text-generation', costs: { prompt_tokens: '3', completion_tokens: '10' }, providers: [{ model: 'm', type: 'vllm', args }] },
-    { id: 'priced-0.15-0.45', type: 'text-generation', costs: { prompt_tokens: '0.15', completion_tokens: '0.45' }, providers: [{ model: 'm', type: 'vllm', args }] },
-    { id: 'priced-2.5-10', type: 'text-generation', costs: { prompt_tokens: '2.5', completion_tokens: '10' }, providers: [{ model: 'm', type: 'openai', args }] },
+    {
+      id: 'priced-3-10',
+      type: 'text-generation',
+      costs: { prompt_tokens: '3', completion_tokens: '10' },
+      providers: [{ model: 'm', type: 'vllm', args }],
+    },
+    {
+      id: 'priced-0.15-0.45',
+      type: 'text-generation',
+      costs: { prompt_tokens: '0.15', completion_tokens: '0.45' },
+      providers: [{ model: 'm', type: 'vllm', args }],
+    },
+    {
+      id: 'priced-2.5-10',
+      type: 'text-generation',
+      costs: { prompt_tokens: '2.5', completion_tokens: '10' },
+      providers: [{ model: 'm', type: 'openai', args }],
+    },
     { id: 'free', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args }] },
     {
       id: 'green',
@@ -82,8 +97,13 @@ describe('chat through each OpenAI-format provider type', () => {
       assert.equal(answer.status, 200);
       assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
       const { id, object, created, model: answered, choices, usage } = answer.body;
-      assert.deepEqual({ id, object, created, model: answered }, { id: 'fake-1', object: 'chat.completion', created: 1700000000, model: router });
-      assert.deepEqual(choices, [{ index: 0, message: { role: 'assistant', content: DEFAULT_TEXT }, finish_reason: 'stop', logprobs: null }]);
+      assert.deepEqual(
+        { id, object, created, model: answered },
+        { id: 'fake-1', object: 'chat.completion', created: 1700000000, model: router },
+      );
+      assert.deepEqual(choices, [
+        { index: 0, message: { role: 'assistant', content: DEFAULT_TEXT }, finish_reason: 'stop', logprobs: null },
+      ]);
       const completion = wordsOf(DEFAULT_TEXT);
       assert.deepEqual(usage, {
         prompt_tokens: FAKE_PROMPT_TOKENS,
@@ -109,7 +129,13 @@ describe('chat through each OpenAI-format provider type', () => {
 });
 
 describe('request fields per provider type', () => {
-  const extras = { seed: 42, user: 'user-7', stream_options: { include_usage: true }, top_p: 0.5, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] };
+  const extras = {
+    seed: 42,
+    user: 'user-7',
+    stream_options: { include_usage: true },
+    top_p: 0.5,
+    tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
+  };
 
   test('mistral: seed arrives as random_seed, stream_options and user are dropped, the rest passes', async () => {
     const answer = await gw.post('/v1/chat/completions', { model: 'mistral-chat', messages: USER, ...extras });
@@ -136,10 +162,31 @@ describe('request fields per provider type', () => {
 
 describe('spec 8: usage.cost is the exact formula rounded to 6 decimals', () => {
   /** `naive` is what float arithmetic gives for the same numbers, where it differs from the exact value. */
-  const naiveSum = (completion: number, [p, c]: [string, string]) => (FAKE_PROMPT_TOKENS / 1e6) * Number(p) + (completion / 1e6) * Number(c);
-  const cases: { name: string; router: string; prices: [string, string]; text: string; printed: string; naive?: (completion: number) => string }[] = [
-    { name: '0.15/0.6 per million, 11 + 5 tokens: 4.65e-6 rounds half up', router: 'openai-chat', prices: ['0.15', '0.6'], text: DEFAULT_TEXT, printed: '0.000005' },
-    { name: '3/10 per million, 11 + 5 tokens: naive floats print 0.00008300000000000001', router: 'priced-3-10', prices: ['3', '10'], text: DEFAULT_TEXT, printed: '0.000083', naive: (n) => String(naiveSum(n, ['3', '10'])) },
+  const naiveSum = (completion: number, [p, c]: [string, string]) =>
+    (FAKE_PROMPT_TOKENS / 1e6) * Number(p) + (completion / 1e6) * Number(c);
+  const cases: {
+    name: string;
+    router: string;
+    prices: [string, string];
+    text: string;
+    printed: string;
+    naive?: (completion: number) => string;
+  }[] = [
+    {
+      name: '0.15/0.6 per million, 11 + 5 tokens: 4.65e-6 rounds half up',
+      router: 'openai-chat',
+      prices: ['0.15', '0.6'],
+      text: DEFAULT_TEXT,
+      printed: '0.000005',
+    },
+    {
+      name: '3/10 per million, 11 + 5 tokens: naive floats print 0.00008300000000000001',
+      router: 'priced-3-10',
+      prices: ['3', '10'],
+      text: DEFAULT_TEXT,
+      printed: '0.000083',
+      naive: (n) => String(naiveSum(n, ['3', '10'])),
+    },
     {
       name: '0.15/0.45 per million, 11 + 13 tokens: exactly 7.5e-6, which naive float rounding takes down',
       router: 'priced-0.15-0.45',
@@ -171,7 +218,6 @@ describe('spec 8: usage.cost is the exact formula rounded to 6 decimals', () => 
       assert.equal(usage.cost, Number(c.printed));
     });
   }
-
 });
 
 describe('usage.carbon', () => {
@@ -221,7 +267,10 @@ describe('a backend that reports no usage', () => {
     fake.once({ omitUsage: true, text: TEXT });
     const longMessages = [{ role: 'system', content: 'You are a helpful assistant who answers briefly.' }, ...USER];
     const long = await gw.post('/v1/chat/completions', { model: 'vllm-chat', messages: longMessages });
-    assert.ok(long.body.usage.prompt_tokens > short.body.usage.prompt_tokens + 5, `${long.body.usage.prompt_tokens} vs ${short.body.usage.prompt_tokens}`);
+    assert.ok(
+      long.body.usage.prompt_tokens > short.body.usage.prompt_tokens + 5,
+      `${long.body.usage.prompt_tokens} vs ${short.body.usage.prompt_tokens}`,
+    );
     assert.equal(long.body.usage.completion_tokens, short.body.usage.completion_tokens);
   });
 });

@@ -21,16 +21,62 @@ before(async () => {
   tei = await startFakeTei();
   const args = { api_url: fake.url, api_key: '${KEY}' };
   const config = yamlConfig([
-    { id: 'gpt-instruct', type: 'text-generation', costs: { prompt_tokens: '1.5', completion_tokens: '2' }, providers: [{ model: 'gpt-3.5-turbo-instruct', type: 'openai', args }] },
-    { id: 'openai-embed', type: 'text-embeddings-inference', costs: { prompt_tokens: '2', completion_tokens: '0' }, providers: [{ model: 'text-embedding-3-small', type: 'openai', args }] },
-    { id: 'vllm-embed', type: 'text-embeddings-inference', costs: { prompt_tokens: '0.13', completion_tokens: '0' }, providers: [{ model: 'BAAI/bge-m3', type: 'vllm', args }] },
-    { id: 'vllm-rerank', type: 'text-classification', aliases: ['reranker'], costs: { prompt_tokens: '5', completion_tokens: '0' }, providers: [{ model: 'BAAI/bge-reranker-v2-m3', type: 'vllm', args }] },
+    {
+      id: 'gpt-instruct',
+      type: 'text-generation',
+      costs: { prompt_tokens: '1.5', completion_tokens: '2' },
+      providers: [{ model: 'gpt-3.5-turbo-instruct', type: 'openai', args }],
+    },
+    {
+      id: 'openai-embed',
+      type: 'text-embeddings-inference',
+      costs: { prompt_tokens: '2', completion_tokens: '0' },
+      providers: [{ model: 'text-embedding-3-small', type: 'openai', args }],
+    },
+    {
+      id: 'vllm-embed',
+      type: 'text-embeddings-inference',
+      costs: { prompt_tokens: '0.13', completion_tokens: '0' },
+      providers: [{ model: 'BAAI/bge-m3', type: 'vllm', args }],
+    },
+    {
+      id: 'vllm-rerank',
+      type: 'text-classification',
+      aliases: ['reranker'],
+      costs: { prompt_tokens: '5', completion_tokens: '0' },
+      providers: [{ model: 'BAAI/bge-reranker-v2-m3', type: 'vllm', args }],
+    },
     { id: 'mistral-only', type: 'text-generation', providers: [{ model: 'mistral-small', type: 'mistral', args }] },
-    { id: 'tei-embed', type: 'text-embeddings-inference', costs: { prompt_tokens: '1', completion_tokens: '0' }, providers: [{ model: 'bge-small', type: 'tei', args: { api_url: tei.url } }] },
-    { id: 'tei-rerank', type: 'text-classification', costs: { prompt_tokens: '1', completion_tokens: '0' }, providers: [{ model: 'bge-reranker', type: 'tei', args: { api_url: tei.url } }] },
-    { id: 'sim-chat', type: 'text-generation', costs: { prompt_tokens: '0.15', completion_tokens: '0.6' }, providers: [{ model: 'sim-llm', type: 'simulator' }] },
-    { id: 'sim-embed', type: 'text-embeddings-inference', costs: { prompt_tokens: '0.02', completion_tokens: '0' }, providers: [{ model: 'sim-embed', type: 'simulator' }] },
-    { id: 'sim-rerank', type: 'text-classification', costs: { prompt_tokens: '0.02', completion_tokens: '0' }, providers: [{ model: 'sim-rerank', type: 'simulator' }] },
+    {
+      id: 'tei-embed',
+      type: 'text-embeddings-inference',
+      costs: { prompt_tokens: '1', completion_tokens: '0' },
+      providers: [{ model: 'bge-small', type: 'tei', args: { api_url: tei.url } }],
+    },
+    {
+      id: 'tei-rerank',
+      type: 'text-classification',
+      costs: { prompt_tokens: '1', completion_tokens: '0' },
+      providers: [{ model: 'bge-reranker', type: 'tei', args: { api_url: tei.url } }],
+    },
+    {
+      id: 'sim-chat',
+      type: 'text-generation',
+      costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+      providers: [{ model: 'sim-llm', type: 'simulator' }],
+    },
+    {
+      id: 'sim-embed',
+      type: 'text-embeddings-inference',
+      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+      providers: [{ model: 'sim-embed', type: 'simulator' }],
+    },
+    {
+      id: 'sim-rerank',
+      type: 'text-classification',
+      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+      providers: [{ model: 'sim-rerank', type: 'simulator' }],
+    },
   ]);
   gw = await startTestGateway(config, { env: { KEY: API_KEY } });
 });
@@ -60,7 +106,12 @@ function assertPricedUsage(text: string, prices: [string, string]): { prompt_tok
 
 describe('POST /v1/completions', () => {
   test('through an openai backend: prompt and provider model go upstream, the text and priced usage come back', async () => {
-    const answer = await postJson(gw, '/v1/completions', { model: 'gpt-instruct', prompt: 'Once upon a time', max_tokens: 16, temperature: 0 });
+    const answer = await postJson(gw, '/v1/completions', {
+      model: 'gpt-instruct',
+      prompt: 'Once upon a time',
+      max_tokens: 16,
+      temperature: 0,
+    });
     assert.equal(answer.status, 200, answer.text);
     const request = lastRequest(fake);
     assert.equal(request.path, '/v1/completions');
@@ -70,7 +121,13 @@ describe('POST /v1/completions', () => {
     assert.equal(body.object, 'text_completion');
     assert.equal(body.model, 'gpt-instruct');
     assert.deepEqual(body.choices, [{ index: 0, text: DEFAULT_TEXT, finish_reason: 'stop', logprobs: null }]);
-    assert.deepEqual(body.usage, { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, cost: Number(exactCost(11, 5, '1.5', '2')), carbon: NO_CARBON });
+    assert.deepEqual(body.usage, {
+      prompt_tokens: 11,
+      completion_tokens: 5,
+      total_tokens: 16,
+      cost: Number(exactCost(11, 5, '1.5', '2')),
+      carbon: NO_CARBON,
+    });
     assert.deepEqual(printedCosts(answer.text), ['0.000027']);
   });
 
@@ -98,7 +155,11 @@ describe('POST /v1/completions', () => {
 
 describe('POST /v1/embeddings', () => {
   test('through an openai backend: vectors pass through, usage has the prompt tokens, a cost and zero carbon', async () => {
-    const answer = await postJson(gw, '/v1/embeddings', { model: 'openai-embed', input: ['first text', 'second text'], encoding_format: 'float' });
+    const answer = await postJson(gw, '/v1/embeddings', {
+      model: 'openai-embed',
+      input: ['first text', 'second text'],
+      encoding_format: 'float',
+    });
     assert.equal(answer.status, 200, answer.text);
     const request = lastRequest(fake);
     assert.equal(request.path, '/v1/embeddings');
@@ -137,7 +198,13 @@ describe('POST /v1/embeddings', () => {
     assert.equal(lastRequest(tei).path, '/embed');
     const body = JSON.parse(answer.text);
     assert.equal(body.model, 'tei-embed');
-    assert.deepEqual(body.data.map((d: { index: number; embedding: number[] }) => [d.index, d.embedding]), [[0, fakeVector(0)], [1, fakeVector(1)]]);
+    assert.deepEqual(
+      body.data.map((d: { index: number; embedding: number[] }) => [d.index, d.embedding]),
+      [
+        [0, fakeVector(0)],
+        [1, fakeVector(1)],
+      ],
+    );
     const usage = assertPricedUsage(answer.text, ['1', '0']);
     assert.ok(usage.prompt_tokens > 0);
     assert.deepEqual(body.usage.carbon, NO_CARBON);
@@ -150,7 +217,10 @@ describe('POST /v1/embeddings', () => {
     const body = JSON.parse(first.text);
     assert.equal(body.object, 'list');
     assert.equal(body.model, 'sim-embed');
-    assert.deepEqual(body.data.map((d: { index: number }) => d.index), [0, 1]);
+    assert.deepEqual(
+      body.data.map((d: { index: number }) => d.index),
+      [0, 1],
+    );
     for (const { embedding } of body.data) {
       assert.equal(embedding.length, 8);
       assert.ok(Math.abs(Math.hypot(...embedding) - 1) < 1e-9, 'unit length');
@@ -178,9 +248,18 @@ describe('POST /v1/rerank', () => {
     assert.equal(body.model, 'vllm-rerank');
     assert.equal(body.id, 'rerank-1');
     // What the fake backend answered, untouched.
-    assert.deepEqual(body.results, documents.map((document, index) => ({ index, relevance_score: 1 / (index + 1), document: { text: document } })));
+    assert.deepEqual(
+      body.results,
+      documents.map((document, index) => ({ index, relevance_score: 1 / (index + 1), document: { text: document } })),
+    );
     // The backend reports total_tokens only (9): all of it is input.
-    assert.deepEqual(body.usage, { total_tokens: 9, prompt_tokens: 9, completion_tokens: 0, cost: Number(exactCost(9, 0, '5', '0')), carbon: NO_CARBON });
+    assert.deepEqual(body.usage, {
+      total_tokens: 9,
+      prompt_tokens: 9,
+      completion_tokens: 0,
+      cost: Number(exactCost(9, 0, '5', '0')),
+      carbon: NO_CARBON,
+    });
     assert.deepEqual(printedCosts(answer.text), ['0.000045']);
   });
 
@@ -190,7 +269,10 @@ describe('POST /v1/rerank', () => {
     assert.equal(lastRequest(tei).path, '/rerank');
     const body = JSON.parse(answer.text);
     assert.equal(body.model, 'tei-rerank');
-    assert.deepEqual(body.results.map((r: { index: number }) => r.index), [0, 2]);
+    assert.deepEqual(
+      body.results.map((r: { index: number }) => r.index),
+      [0, 2],
+    );
     assert.deepEqual(body.results[0].document, { text: documents[0] });
     const usage = assertPricedUsage(answer.text, ['1', '0']);
     assert.ok(usage.prompt_tokens > 0);

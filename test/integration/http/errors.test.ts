@@ -10,7 +10,12 @@ import { rawRequest } from './raw-http.ts';
 const CONFIG = yamlConfig([
   { id: 'chat-router', type: 'text-generation', aliases: ['chat-alias'], providers: [{ model: 'sim-llm', type: 'simulator' }] },
   { id: 'vision-router', type: 'image-text-to-text', aliases: ['vision-alias'], providers: [{ model: 'sim-vlm', type: 'simulator' }] },
-  { id: 'embed-router', type: 'text-embeddings-inference', aliases: ['embed-alias'], providers: [{ model: 'sim-embed', type: 'simulator' }] },
+  {
+    id: 'embed-router',
+    type: 'text-embeddings-inference',
+    aliases: ['embed-alias'],
+    providers: [{ model: 'sim-embed', type: 'simulator' }],
+  },
   { id: 'rerank-router', type: 'text-classification', aliases: ['rerank-alias'], providers: [{ model: 'sim-rerank', type: 'simulator' }] },
 ]);
 
@@ -92,10 +97,34 @@ describe('a router is called by its id or any alias, and answers as its id', () 
 describe('malformed requests are 4xx errors in the envelope, with a message that says what is wrong', () => {
   const chat = (extra: Record<string, unknown>) => JSON.stringify({ model: 'chat-router', messages: USER, ...extra });
   const cases: { name: string; path?: Path; body: string; status?: number; code?: string; message: RegExp; param: string | null }[] = [
-    { name: 'malformed JSON', body: '{"model": "chat-router", "messages": [', code: 'invalid_json', message: /not valid JSON/, param: null },
-    { name: 'JSON with a trailing comma', body: chat({}).replace(/}$/, ',}'), code: 'invalid_json', message: /not valid JSON: .*position \d+/, param: null },
-    { name: 'valid JSON with a __proto__ key', body: '{"model": "chat-router", "__proto__": {"admin": true}, "messages": []}', code: 'invalid_json', message: /key that is refused: "__proto__"/, param: null },
-    { name: 'valid JSON with constructor.prototype', body: '{"model": "chat-router", "constructor": {"prototype": {"admin": true}}, "messages": []}', code: 'invalid_json', message: /key that is refused/, param: null },
+    {
+      name: 'malformed JSON',
+      body: '{"model": "chat-router", "messages": [',
+      code: 'invalid_json',
+      message: /not valid JSON/,
+      param: null,
+    },
+    {
+      name: 'JSON with a trailing comma',
+      body: chat({}).replace(/}$/, ',}'),
+      code: 'invalid_json',
+      message: /not valid JSON: .*position \d+/,
+      param: null,
+    },
+    {
+      name: 'valid JSON with a __proto__ key',
+      body: '{"model": "chat-router", "__proto__": {"admin": true}, "messages": []}',
+      code: 'invalid_json',
+      message: /key that is refused: "__proto__"/,
+      param: null,
+    },
+    {
+      name: 'valid JSON with constructor.prototype',
+      body: '{"model": "chat-router", "constructor": {"prototype": {"admin": true}}, "messages": []}',
+      code: 'invalid_json',
+      message: /key that is refused/,
+      param: null,
+    },
     { name: 'an empty body', body: '', code: 'invalid_request', message: /body is empty/, param: null },
     { name: 'a JSON array', body: '[{"model": "chat-router"}]', code: 'invalid_request', message: /must be a JSON object/, param: null },
     { name: 'a JSON string', body: '"hello"', code: 'invalid_request', message: /must be a JSON object/, param: null },
@@ -104,25 +133,146 @@ describe('malformed requests are 4xx errors in the envelope, with a message that
     { name: 'no model', body: JSON.stringify({ messages: USER }), code: 'invalid_request', message: /model/, param: 'model' },
     { name: 'a model that is a number', body: chat({ model: 42 }), code: 'invalid_request', message: /model/, param: 'model' },
     { name: 'a model that is an empty string', body: chat({ model: '' }), code: 'invalid_request', message: /model/, param: 'model' },
-    { name: 'no messages', body: JSON.stringify({ model: 'chat-router' }), code: 'invalid_request', message: /messages/, param: 'messages' },
-    { name: 'messages that are an object', body: chat({ messages: { role: 'user', content: 'Hello' } }), code: 'invalid_request', message: /messages: .*expected array/, param: 'messages' },
-    { name: 'an empty messages array', body: chat({ messages: [] }), code: 'invalid_request', message: /messages: must hold at least one message/, param: 'messages' },
-    { name: 'a message that is null', body: chat({ messages: [null] }), code: 'invalid_request', message: /messages\[0\]/, param: 'messages[0]' },
-    { name: 'a message with an unknown role', body: chat({ messages: [{ role: 'robot', content: 'Hi' }] }), code: 'invalid_request', message: /messages\[0\]\.role: .*"user"/, param: 'messages[0].role' },
-    { name: 'a second message without a role', body: chat({ messages: [...USER, { content: 'Hi' }] }), code: 'invalid_request', message: /messages\[1\]\.role/, param: 'messages[1].role' },
-    { name: 'message content that is a number', body: chat({ messages: [{ role: 'user', content: 5 }] }), code: 'invalid_request', message: /messages\[0\]\.content/, param: 'messages[0].content' },
-    { name: 'a negative max_tokens', body: chat({ max_tokens: -1 }), code: 'invalid_request', message: /max_tokens: .*>=1/, param: 'max_tokens' },
-    { name: 'max_tokens as a string', body: chat({ max_tokens: '10' }), code: 'invalid_request', message: /max_tokens: .*expected number/, param: 'max_tokens' },
-    { name: 'a fractional max_tokens', body: chat({ max_tokens: 1.5 }), code: 'invalid_request', message: /max_tokens: .*int/, param: 'max_tokens' },
-    { name: 'stream that is not a boolean', body: chat({ stream: 'yes' }), code: 'invalid_request', message: /stream: .*expected boolean/, param: 'stream' },
-    { name: 'stream_options.include_usage that is not a boolean', body: chat({ stream_options: { include_usage: 'yes' } }), code: 'invalid_request', message: /stream_options\.include_usage/, param: 'stream_options.include_usage' },
-    { name: 'completions without a prompt', path: '/v1/completions', body: JSON.stringify({ model: 'chat-router' }), code: 'invalid_request', message: /prompt/, param: 'prompt' },
-    { name: 'completions with an empty prompt list', path: '/v1/completions', body: JSON.stringify({ model: 'chat-router', prompt: [] }), code: 'invalid_request', message: /prompt/, param: 'prompt' },
-    { name: 'embeddings with a number as input', path: '/v1/embeddings', body: JSON.stringify({ model: 'embed-router', input: 5 }), code: 'invalid_request', message: /input/, param: 'input' },
-    { name: 'embeddings with zero dimensions', path: '/v1/embeddings', body: JSON.stringify({ model: 'embed-router', input: 'x', dimensions: 0 }), code: 'invalid_request', message: /dimensions: .*>=1/, param: 'dimensions' },
-    { name: 'rerank with an empty query', path: '/v1/rerank', body: JSON.stringify({ model: 'rerank-router', query: '', documents: ['a'] }), code: 'invalid_request', message: /query: must not be empty/, param: 'query' },
-    { name: 'rerank without documents', path: '/v1/rerank', body: JSON.stringify({ model: 'rerank-router', query: 'q', documents: [] }), code: 'invalid_request', message: /documents: must hold at least one document/, param: 'documents' },
-    { name: 'rerank with a document that is a number', path: '/v1/rerank', body: JSON.stringify({ model: 'rerank-router', query: 'q', documents: ['a', 5] }), code: 'invalid_request', message: /documents\[1\]/, param: 'documents[1]' },
+    {
+      name: 'no messages',
+      body: JSON.stringify({ model: 'chat-router' }),
+      code: 'invalid_request',
+      message: /messages/,
+      param: 'messages',
+    },
+    {
+      name: 'messages that are an object',
+      body: chat({ messages: { role: 'user', content: 'Hello' } }),
+      code: 'invalid_request',
+      message: /messages: .*expected array/,
+      param: 'messages',
+    },
+    {
+      name: 'an empty messages array',
+      body: chat({ messages: [] }),
+      code: 'invalid_request',
+      message: /messages: must hold at least one message/,
+      param: 'messages',
+    },
+    {
+      name: 'a message that is null',
+      body: chat({ messages: [null] }),
+      code: 'invalid_request',
+      message: /messages\[0\]/,
+      param: 'messages[0]',
+    },
+    {
+      name: 'a message with an unknown role',
+      body: chat({ messages: [{ role: 'robot', content: 'Hi' }] }),
+      code: 'invalid_request',
+      message: /messages\[0\]\.role: .*"user"/,
+      param: 'messages[0].role',
+    },
+    {
+      name: 'a second message without a role',
+      body: chat({ messages: [...USER, { content: 'Hi' }] }),
+      code: 'invalid_request',
+      message: /messages\[1\]\.role/,
+      param: 'messages[1].role',
+    },
+    {
+      name: 'message content that is a number',
+      body: chat({ messages: [{ role: 'user', content: 5 }] }),
+      code: 'invalid_request',
+      message: /messages\[0\]\.content/,
+      param: 'messages[0].content',
+    },
+    {
+      name: 'a negative max_tokens',
+      body: chat({ max_tokens: -1 }),
+      code: 'invalid_request',
+      message: /max_tokens: .*>=1/,
+      param: 'max_tokens',
+    },
+    {
+      name: 'max_tokens as a string',
+      body: chat({ max_tokens: '10' }),
+      code: 'invalid_request',
+      message: /max_tokens: .*expected number/,
+      param: 'max_tokens',
+    },
+    {
+      name: 'a fractional max_tokens',
+      body: chat({ max_tokens: 1.5 }),
+      code: 'invalid_request',
+      message: /max_tokens: .*int/,
+      param: 'max_tokens',
+    },
+    {
+      name: 'stream that is not a boolean',
+      body: chat({ stream: 'yes' }),
+      code: 'invalid_request',
+      message: /stream: .*expected boolean/,
+      param: 'stream',
+    },
+    {
+      name: 'stream_options.include_usage that is not a boolean',
+      body: chat({ stream_options: { include_usage: 'yes' } }),
+      code: 'invalid_request',
+      message: /stream_options\.include_usage/,
+      param: 'stream_options.include_usage',
+    },
+    {
+      name: 'completions without a prompt',
+      path: '/v1/completions',
+      body: JSON.stringify({ model: 'chat-router' }),
+      code: 'invalid_request',
+      message: /prompt/,
+      param: 'prompt',
+    },
+    {
+      name: 'completions with an empty prompt list',
+      path: '/v1/completions',
+      body: JSON.stringify({ model: 'chat-router', prompt: [] }),
+      code: 'invalid_request',
+      message: /prompt/,
+      param: 'prompt',
+    },
+    {
+      name: 'embeddings with a number as input',
+      path: '/v1/embeddings',
+      body: JSON.stringify({ model: 'embed-router', input: 5 }),
+      code: 'invalid_request',
+      message: /input/,
+      param: 'input',
+    },
+    {
+      name: 'embeddings with zero dimensions',
+      path: '/v1/embeddings',
+      body: JSON.stringify({ model: 'embed-router', input: 'x', dimensions: 0 }),
+      code: 'invalid_request',
+      message: /dimensions: .*>=1/,
+      param: 'dimensions',
+    },
+    {
+      name: 'rerank with an empty query',
+      path: '/v1/rerank',
+      body: JSON.stringify({ model: 'rerank-router', query: '', documents: ['a'] }),
+      code: 'invalid_request',
+      message: /query: must not be empty/,
+      param: 'query',
+    },
+    {
+      name: 'rerank without documents',
+      path: '/v1/rerank',
+      body: JSON.stringify({ model: 'rerank-router', query: 'q', documents: [] }),
+      code: 'invalid_request',
+      message: /documents: must hold at least one document/,
+      param: 'documents',
+    },
+    {
+      name: 'rerank with a document that is a number',
+      path: '/v1/rerank',
+      body: JSON.stringify({ model: 'rerank-router', query: 'q', documents: ['a', 5] }),
+      code: 'invalid_request',
+      message: /documents\[1\]/,
+      param: 'documents[1]',
+    },
   ];
   for (const c of cases) {
     test(`${c.name} -> ${c.status ?? 400}${c.param ? `, param ${c.param}` : ''}`, async () => {
@@ -137,14 +287,24 @@ describe('the Content-Type must be JSON: anything else is 415', () => {
   for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
     test(`Content-Type ${contentType} -> 415 naming the type received`, async () => {
       const answer = await send(gw, 'POST', CHAT, body, { 'content-type': contentType });
-      assertErrorEnvelope(answer, { status: 415, code: 'unsupported_media_type', message: /Content-Type must be application\/json/, param: null });
+      assertErrorEnvelope(answer, {
+        status: 415,
+        code: 'unsupported_media_type',
+        message: /Content-Type must be application\/json/,
+        param: null,
+      });
       assert.match(JSON.parse(answer.text).error.message, new RegExp(`got ${contentType.split(';')[0]!.replace('+', '\\+')}`));
     });
   }
 
   test('a body sent without any Content-Type -> 415', async () => {
     const answer = await send(gw, 'POST', CHAT, new TextEncoder().encode(body));
-    assertErrorEnvelope(answer, { status: 415, code: 'unsupported_media_type', message: /Content-Type must be application\/json/, param: null });
+    assertErrorEnvelope(answer, {
+      status: 415,
+      code: 'unsupported_media_type',
+      message: /Content-Type must be application\/json/,
+      param: null,
+    });
   });
 
   test('application/json with a charset parameter is accepted', async () => {
@@ -220,12 +380,18 @@ describe("what Fastify or Node answer before any route runs is in the API's enve
   test('headers larger than the server accepts -> 431 headers_too_large', async () => {
     const host = new URL(gw.url).host;
     const answer = await rawRequest(gw.url, `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Padding: ${'a'.repeat(20 * 1024)}`);
-    assertErrorEnvelope({ status: answer.status, headers: new Headers(answer.headers), text: answer.body }, { status: 431, code: 'headers_too_large', message: /headers are larger/, param: null });
+    assertErrorEnvelope(
+      { status: answer.status, headers: new Headers(answer.headers), text: answer.body },
+      { status: 431, code: 'headers_too_large', message: /headers are larger/, param: null },
+    );
   });
 
   test('bytes that are not HTTP -> 400 malformed_request', async () => {
     const answer = await rawRequest(gw.url, 'NOT HTTP AT ALL');
-    assertErrorEnvelope({ status: answer.status, headers: new Headers(answer.headers), text: answer.body }, { status: 400, code: 'malformed_request', message: /not valid HTTP/, param: null });
+    assertErrorEnvelope(
+      { status: answer.status, headers: new Headers(answer.headers), text: answer.body },
+      { status: 400, code: 'malformed_request', message: /not valid HTTP/, param: null },
+    );
   });
 });
 
@@ -238,7 +404,11 @@ describe('the body size limit', () => {
 
   const bodyOfSize = (bytes: number) => {
     const skeleton = JSON.stringify({ model: 'chat-router', messages: [{ role: 'user', content: '' }], max_tokens: 4 });
-    const text = JSON.stringify({ model: 'chat-router', messages: [{ role: 'user', content: 'x'.repeat(bytes - skeleton.length) }], max_tokens: 4 });
+    const text = JSON.stringify({
+      model: 'chat-router',
+      messages: [{ role: 'user', content: 'x'.repeat(bytes - skeleton.length) }],
+      max_tokens: 4,
+    });
     assert.equal(Buffer.byteLength(text), bytes);
     return text;
   };

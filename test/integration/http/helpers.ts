@@ -18,7 +18,11 @@ export interface RawAnswer {
  * Every raw request of these tests goes through here. It authenticates as the test gateway's
  * admin unless the request brings its own Authorization header.
  */
-export function gatewayFetch(gw: TestGateway, path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+export function gatewayFetch(
+  gw: TestGateway,
+  path: string,
+  init: RequestInit & { headers?: Record<string, string> } = {},
+): Promise<Response> {
   return fetch(gw.url + path, { ...init, headers: { ...gw.auth, ...init.headers } });
 }
 
@@ -38,7 +42,13 @@ export function ownClient(gw: TestGateway) {
 }
 
 /** Sends a request and returns the body as the exact text the gateway wrote. */
-export async function send(gw: TestGateway, method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<RawAnswer> {
+export async function send(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  body?: string | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<RawAnswer> {
   const response = await gatewayFetch(gw, path, { method, headers, body });
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
@@ -147,7 +157,12 @@ export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) 
 }
 
 /** A YAML block for one provider entry (indentation of a `providers:` list item under a model). */
-export function yamlProvider(fields: { model: string; type: string; args?: Record<string, unknown>; carbon?: Record<string, unknown> }): string {
+export function yamlProvider(fields: {
+  model: string;
+  type: string;
+  args?: Record<string, unknown>;
+  carbon?: Record<string, unknown>;
+}): string {
   const lines = [`      - model: ${JSON.stringify(fields.model)}`, `        type: ${fields.type}`];
   if (fields.args) lines.push(`        args: ${JSON.stringify(fields.args)}`);
   if (fields.carbon) lines.push(`        carbon: ${JSON.stringify(fields.carbon)}`);
@@ -170,7 +185,8 @@ export function yamlConfig(models: readonly YamlModel[]): string {
     out.push(`  - id: ${JSON.stringify(model.id)}`, `    type: ${model.type}`);
     if (model.aliases) out.push(`    aliases: ${JSON.stringify(model.aliases)}`);
     if (model.max_context_length !== undefined) out.push(`    max_context_length: ${model.max_context_length}`);
-    if (model.costs) out.push(`    costs: { prompt_tokens: ${model.costs.prompt_tokens}, completion_tokens: ${model.costs.completion_tokens} }`);
+    if (model.costs)
+      out.push(`    costs: { prompt_tokens: ${model.costs.prompt_tokens}, completion_tokens: ${model.costs.completion_tokens} }`);
     out.push('    providers:', ...model.providers.map(yamlProvider));
   }
   return `${out.join('\n')}\n`;

@@ -18,7 +18,12 @@ function config(fakeUrl: string, extraRouter = false): string {
       costs: { prompt_tokens: '3', completion_tokens: '10' },
       providers: [{ model: 'llama-8b', type: 'vllm', args: { api_url: fakeUrl, api_key: '${UPSTREAM_KEY}', timeout: 30 } }],
     },
-    { id: 'sim-embed', type: 'text-embeddings-inference', costs: { prompt_tokens: '0.02', completion_tokens: '0' }, providers: [{ model: 'bge', type: 'simulator' }] },
+    {
+      id: 'sim-embed',
+      type: 'text-embeddings-inference',
+      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+      providers: [{ model: 'bge', type: 'simulator' }],
+    },
     ...(extraRouter ? [{ id: 'added-later', type: 'text-generation', providers: [{ model: 'x', type: 'simulator' }] }] : []),
   ]);
 }
@@ -44,7 +49,13 @@ describe('after some traffic', () => {
       assert.equal(answer.status, 200);
       costs.push(answer.body.usage.cost);
     }
-    const streamed = await send(gw, 'POST', '/v1/chat/completions', JSON.stringify({ model: 'metered', messages: USER, stream: true }), JSON_HEADERS);
+    const streamed = await send(
+      gw,
+      'POST',
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'metered', messages: USER, stream: true }),
+      JSON_HEADERS,
+    );
     assert.equal(streamed.status, 200);
     costs.push(Number(/"cost":([0-9.]+)/.exec(streamed.text)![1]));
     assert.equal((await gw.post('/v1/embeddings', { model: 'sim-embed', input: 'hello world' })).status, 200);
@@ -92,9 +103,15 @@ describe('after some traffic', () => {
 
   test('tollgate_request_duration_seconds times every answered request, failures included', () => {
     assert.equal(sampleValue(metrics.samples, 'tollgate_request_duration_seconds_count', { router: 'metered', endpoint: 'chat' }), 4);
-    assert.equal(sampleValue(metrics.samples, 'tollgate_request_duration_seconds_count', { router: 'sim-embed', endpoint: 'embeddings' }), 1);
+    assert.equal(
+      sampleValue(metrics.samples, 'tollgate_request_duration_seconds_count', { router: 'sim-embed', endpoint: 'embeddings' }),
+      1,
+    );
     assert.ok(sampleValue(metrics.samples, 'tollgate_request_duration_seconds_sum', { router: 'metered', endpoint: 'chat' })! > 0);
-    assert.equal(sampleValue(metrics.samples, 'tollgate_request_duration_seconds_bucket', { router: 'metered', endpoint: 'chat', le: '+Inf' }), 4);
+    assert.equal(
+      sampleValue(metrics.samples, 'tollgate_request_duration_seconds_bucket', { router: 'metered', endpoint: 'chat', le: '+Inf' }),
+      4,
+    );
   });
 
   test('tollgate_upstream_duration_seconds times the successful provider attempts', () => {
@@ -111,13 +128,19 @@ describe('after some traffic', () => {
   test('tollgate_tokens_total adds up the prompt and completion tokens of each router and provider', () => {
     // The fake reports 11 prompt and 5 completion tokens per answer.
     assert.equal(sampleValue(metrics.samples, 'tollgate_tokens_total', { router: 'metered', provider: 'metered-0', kind: 'prompt' }), 33);
-    assert.equal(sampleValue(metrics.samples, 'tollgate_tokens_total', { router: 'metered', provider: 'metered-0', kind: 'completion' }), 15);
+    assert.equal(
+      sampleValue(metrics.samples, 'tollgate_tokens_total', { router: 'metered', provider: 'metered-0', kind: 'completion' }),
+      15,
+    );
     assert.ok(sampleValue(metrics.samples, 'tollgate_tokens_total', { router: 'sim-embed', provider: 'sim-embed-0', kind: 'prompt' })! > 0);
   });
 
   test('tollgate_cost_total is the sum of the costs returned to clients', () => {
     assert.deepEqual(costs, [0.000083, 0.000083, 0.000083]);
-    assert.equal(sampleValue(metrics.samples, 'tollgate_cost_total', { router: 'metered' }), costs.reduce((sum, cost) => sum + cost, 0));
+    assert.equal(
+      sampleValue(metrics.samples, 'tollgate_cost_total', { router: 'metered' }),
+      costs.reduce((sum, cost) => sum + cost, 0),
+    );
   });
 
   test('tollgate_provider_in_flight_requests is 0 for every provider once all answers are done', () => {
@@ -126,7 +149,10 @@ describe('after some traffic', () => {
   });
 
   test('a failed provider attempt is counted by kind of failure', () => {
-    assert.equal(sampleValue(metrics.samples, 'tollgate_upstream_failures_total', { router: 'metered', provider: 'metered-0', failure: 'status' }), 1);
+    assert.equal(
+      sampleValue(metrics.samples, 'tollgate_upstream_failures_total', { router: 'metered', provider: 'metered-0', failure: 'status' }),
+      1,
+    );
   });
 
   test("the provider's API key appears nowhere on /metrics, /v1/models, /readyz or /healthz", async () => {
@@ -162,7 +188,8 @@ describe('in-flight requests, health and readiness', () => {
   });
 
   test('tollgate_provider_in_flight_requests shows a stream while it is relayed, and 0 once its client has gone', async (t) => {
-    const inFlight = async () => sampleValue((await scrape(gw)).samples, 'tollgate_provider_in_flight_requests', { router: 'metered', provider: 'metered-0' });
+    const inFlight = async () =>
+      sampleValue((await scrape(gw)).samples, 'tollgate_provider_in_flight_requests', { router: 'metered', provider: 'metered-0' });
     assert.equal(await inFlight(), 0);
     // Twenty words, one every 200 ms: the stream is still being relayed long after its first chunk.
     fake.once({ chunkDelayMs: 200, text: Array.from({ length: 20 }, (_, i) => `w${i}`).join(' ') });
@@ -208,6 +235,10 @@ describe('in-flight requests, health and readiness', () => {
     assert.equal(after.routers, 3);
     const { samples } = await scrape(gw);
     assert.equal(sampleValue(samples, 'tollgate_routing_snapshot_info', { version: after.snapshot }), 1);
-    assert.equal(sampleValue(samples, 'tollgate_routing_snapshot_info', { version: before.snapshot }), undefined, 'only the served snapshot is shown');
+    assert.equal(
+      sampleValue(samples, 'tollgate_routing_snapshot_info', { version: before.snapshot }),
+      undefined,
+      'only the served snapshot is shown',
+    );
   });
 });

@@ -14,7 +14,13 @@ const CONFIG = yamlConfig([
     providers: [{ model: 'simulated-llama', type: 'simulator' }],
   },
   { id: 'meta-llama/Llama-3.1-8B', type: 'image-text-to-text', aliases: ['llama:8b'], providers: [{ model: 'llama', type: 'simulator' }] },
-  { id: 'tollgate-embed', type: 'text-embeddings-inference', aliases: ['embed'], max_context_length: 512, providers: [{ model: 'bge', type: 'simulator' }] },
+  {
+    id: 'tollgate-embed',
+    type: 'text-embeddings-inference',
+    aliases: ['embed'],
+    max_context_length: 512,
+    providers: [{ model: 'bge', type: 'simulator' }],
+  },
   { id: 'tollgate-rerank', type: 'text-classification', providers: [{ model: 'bge-reranker', type: 'simulator' }] },
 ]);
 
@@ -49,7 +55,7 @@ describe('GET /v1/models', () => {
     assert.deepEqual(answer.body.data.map(specFields), EXPECTED);
   });
 
-  test("each entry is also an OpenAI model object (object, created, owned_by)", async () => {
+  test('each entry is also an OpenAI model object (object, created, owned_by)', async () => {
     const { body } = await gw.get('/v1/models');
     for (const model of body.data) {
       assert.equal(model.object, 'model');
@@ -66,7 +72,8 @@ describe('GET /v1/models', () => {
 
   test('reveals nothing about providers (no backend model names, URLs or prices)', async () => {
     const answer = await send(gw, 'GET', '/v1/models');
-    for (const secret of ['simulated-llama', 'bge-reranker', 'simulator', 'costs', 'providers']) assert.doesNotMatch(answer.text, new RegExp(secret));
+    for (const secret of ['simulated-llama', 'bge-reranker', 'simulator', 'costs', 'providers'])
+      assert.doesNotMatch(answer.text, new RegExp(secret));
   });
 });
 
@@ -75,7 +82,11 @@ describe('GET /v1/models/{model}', () => {
     { name: 'by id', path: 'tollgate-chat', id: 'tollgate-chat' },
     { name: 'by alias', path: 'gpt-4o-mini', id: 'tollgate-chat' },
     { name: 'by an id containing a slash', path: 'meta-llama/Llama-3.1-8B', id: 'meta-llama/Llama-3.1-8B' },
-    { name: 'by an id containing a percent-encoded slash (as SDKs send it)', path: 'meta-llama%2FLlama-3.1-8B', id: 'meta-llama/Llama-3.1-8B' },
+    {
+      name: 'by an id containing a percent-encoded slash (as SDKs send it)',
+      path: 'meta-llama%2FLlama-3.1-8B',
+      id: 'meta-llama/Llama-3.1-8B',
+    },
     { name: 'by an alias containing a colon', path: 'llama:8b', id: 'meta-llama/Llama-3.1-8B' },
     { name: 'by the id of an embeddings router', path: 'tollgate-embed', id: 'tollgate-embed' },
   ];
@@ -84,7 +95,10 @@ describe('GET /v1/models/{model}', () => {
       const answer = await gw.get(`/v1/models/${path}`);
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       assert.equal(answer.body.object, 'model');
-      assert.deepEqual(specFields(answer.body), EXPECTED.find((m) => m.id === id));
+      assert.deepEqual(
+        specFields(answer.body),
+        EXPECTED.find((m) => m.id === id),
+      );
     });
   }
 

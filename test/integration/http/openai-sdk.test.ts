@@ -23,10 +23,18 @@ const CONFIG = yamlConfig([
     aliases: ['gpt-4o-mini'],
     max_context_length: 8192,
     costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
-    providers: [{ model: 'simulated-llama-3.1-8b', type: 'simulator', args: { completion_tokens: 12 }, carbon: { params_total_b: 8, zone: 'FRA' } }],
+    providers: [
+      { model: 'simulated-llama-3.1-8b', type: 'simulator', args: { completion_tokens: 12 }, carbon: { params_total_b: 8, zone: 'FRA' } },
+    ],
   },
   { id: 'meta-llama/Llama-3.1-8B', type: 'text-generation', providers: [{ model: 'llama', type: 'simulator' }] },
-  { id: 'tollgate-embed', type: 'text-embeddings-inference', aliases: ['text-embedding-3-small'], costs: { prompt_tokens: '0.02', completion_tokens: '0' }, providers: [{ model: 'bge', type: 'simulator' }] },
+  {
+    id: 'tollgate-embed',
+    type: 'text-embeddings-inference',
+    aliases: ['text-embedding-3-small'],
+    costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+    providers: [{ model: 'bge', type: 'simulator' }],
+  },
 ]);
 
 let gw: TestGateway;
@@ -53,14 +61,20 @@ describe('the openai SDK, pointed at the gateway', () => {
   test('models.list() returns the routers, with the spec 2.4 fields', async () => {
     const models = [];
     for await (const model of client.models.list()) models.push(model);
-    assert.deepEqual(models.map((m) => m.id), ['tollgate-chat', 'meta-llama/Llama-3.1-8B', 'tollgate-embed']);
+    assert.deepEqual(
+      models.map((m) => m.id),
+      ['tollgate-chat', 'meta-llama/Llama-3.1-8B', 'tollgate-embed'],
+    );
     const chat = models[0] as unknown as { type: string; aliases: string[]; max_context_length: number; object: string };
-    assert.deepEqual({ object: chat.object, type: chat.type, aliases: chat.aliases, max_context_length: chat.max_context_length }, {
-      object: 'model',
-      type: 'text-generation',
-      aliases: ['gpt-4o-mini'],
-      max_context_length: 8192,
-    });
+    assert.deepEqual(
+      { object: chat.object, type: chat.type, aliases: chat.aliases, max_context_length: chat.max_context_length },
+      {
+        object: 'model',
+        type: 'text-generation',
+        aliases: ['gpt-4o-mini'],
+        max_context_length: 8192,
+      },
+    );
   });
 
   test('models.retrieve() finds a model by alias and by a name with a slash', async () => {
@@ -158,13 +172,10 @@ describe('the openai SDK, pointed at the gateway', () => {
   });
 
   test('an invalid request raises OpenAI.BadRequestError naming the field', async () => {
-    await assert.rejects(
-      client.chat.completions.create({ model: 'tollgate-chat', messages: [] }),
-      (error: unknown) => {
-        assert.ok(error instanceof OpenAI.BadRequestError);
-        assert.equal(error.param, 'messages');
-        return true;
-      },
-    );
+    await assert.rejects(client.chat.completions.create({ model: 'tollgate-chat', messages: [] }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError);
+      assert.equal(error.param, 'messages');
+      return true;
+    });
   });
 });

@@ -58,7 +58,15 @@ describe('the page', () => {
   }
 
   test('the CSP allows only same-origin scripts, styles and connections, and no framing', () => {
-    for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+    ]) {
       assert.ok(CONTENT_SECURITY_POLICY.split('; ').includes(directive), directive);
     }
     assert.doesNotMatch(CONTENT_SECURITY_POLICY, /unsafe-inline|unsafe-eval/);
@@ -74,7 +82,10 @@ describe('the page', () => {
 
 describe('the hashed assets', () => {
   test('the script and the stylesheet are cached for a year, with their types', async () => {
-    for (const [path, type] of [[script, 'text/javascript; charset=utf-8'], [style, 'text/css; charset=utf-8']] as const) {
+    for (const [path, type] of [
+      [script, 'text/javascript; charset=utf-8'],
+      [style, 'text/css; charset=utf-8'],
+    ] as const) {
       const answer = await anonymous(path);
       assert.equal(answer.status, 200, path);
       assert.equal(answer.headers.get('content-type'), type);
@@ -127,7 +138,12 @@ describe('without a build', () => {
         const answer = await app.inject({ method: 'GET', url });
         assertErrorEnvelope(
           { status: answer.statusCode, headers: new Headers(answer.headers as Record<string, string>), text: answer.body },
-          { status: 503, code: 'playground_not_built', type: 'server_error', message: 'The Playground is not built: run `npm run build` (it writes dist/playground), then restart the gateway' },
+          {
+            status: 503,
+            code: 'playground_not_built',
+            type: 'server_error',
+            message: 'The Playground is not built: run `npm run build` (it writes dist/playground), then restart the gateway',
+          },
         );
         assert.equal(answer.headers['content-security-policy'], CONTENT_SECURITY_POLICY);
       }
@@ -142,7 +158,11 @@ describe('--playground false', () => {
   test('turns the Playground off: /playground is an unknown URL', async () => {
     const off = await startTestGateway('models: []\n', { settings: { playground: false } });
     try {
-      assertErrorEnvelope(await send(off, 'GET', '/playground/'), { status: 404, code: 'unknown_url', message: 'Unknown request URL: GET /playground/' });
+      assertErrorEnvelope(await send(off, 'GET', '/playground/'), {
+        status: 404,
+        code: 'unknown_url',
+        message: 'Unknown request URL: GET /playground/',
+      });
     } finally {
       await off.close();
     }
@@ -155,7 +175,9 @@ async function rawGet(path: string, acceptEncoding: string): Promise<{ encoding:
     const req = request(gw.url + path, { headers: { 'accept-encoding': acceptEncoding } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ encoding: (res.headers['content-encoding'] as string | undefined) ?? null, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ encoding: (res.headers['content-encoding'] as string | undefined) ?? null, body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

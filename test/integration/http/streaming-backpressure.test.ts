@@ -74,14 +74,23 @@ async function startPushingBackend(): Promise<PushingBackend> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get written() { return state.written; },
-    get blockedSince() { return state.blockedSince; },
-    get finished() { return state.finished; },
-    get closed() { return state.closed; },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    get written() {
+      return state.written;
+    },
+    get blockedSince() {
+      return state.blockedSince;
+    },
+    get finished() {
+      return state.finished;
+    },
+    get closed() {
+      return state.closed;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -90,9 +99,11 @@ let gw: TestGateway;
 
 before(async () => {
   backend = await startPushingBackend();
-  gw = await startTestGateway(yamlConfig([
-    { id: 'pushing', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: backend.url, timeout: 30 } }] },
-  ]));
+  gw = await startTestGateway(
+    yamlConfig([
+      { id: 'pushing', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: backend.url, timeout: 30 } }] },
+    ]),
+  );
 });
 
 after(async () => {
@@ -110,28 +121,50 @@ describe('a client that stops reading a stream', () => {
     let read = 0;
     response.on('data', (chunk: Buffer) => (read += chunk.length));
     // The first bytes arrive, then the client stops reading.
-    await waitUntil(() => read, (n) => n > 0);
+    await waitUntil(
+      () => read,
+      (n) => n > 0,
+    );
     response.pause();
 
     // Either the backend gets stuck behind full buffers (a gateway that waits for its client),
     // or it races ahead of the client (a gateway that buffers the answer) and soon passes the bound.
     const ahead = () => backend.written - read;
     const blocked = () => backend.blockedSince !== undefined && Date.now() - backend.blockedSince >= BLOCKED_MS;
-    await waitUntil(() => ahead(), (n) => n > BOUND_BYTES || backend.finished || blocked(), 30_000);
-    assert.ok(blocked(), `the backend is blocked, waiting for the gateway to read (it wrote ${backend.written} bytes, the client read ${read})`);
+    await waitUntil(
+      () => ahead(),
+      (n) => n > BOUND_BYTES || backend.finished || blocked(),
+      30_000,
+    );
+    assert.ok(
+      blocked(),
+      `the backend is blocked, waiting for the gateway to read (it wrote ${backend.written} bytes, the client read ${read})`,
+    );
     assert.ok(ahead() <= BOUND_BYTES, `at most ${BOUND_BYTES} bytes are on the way while the client does not read; there are ${ahead()}`);
     assert.equal(backend.finished, false);
 
     // The client reads again: the backend carries on, and stays within the bound of the client.
     const writtenWhilePaused = backend.written;
     response.resume();
-    await waitUntil(() => backend.written, (n) => n > writtenWhilePaused + RESUMED_BYTES, 30_000);
+    await waitUntil(
+      () => backend.written,
+      (n) => n > writtenWhilePaused + RESUMED_BYTES,
+      30_000,
+    );
     assert.ok(backend.written > writtenWhilePaused + RESUMED_BYTES, 'the backend writes again once the client reads');
     assert.ok(ahead() <= BOUND_BYTES, `still at most ${BOUND_BYTES} bytes on the way; there are ${ahead()}`);
 
     // The client goes away: the backend's request ends.
     response.destroy();
     request.destroy();
-    assert.equal(await waitUntil(() => backend.closed, (closed) => closed, 10_000), true, 'the backend saw its request end');
+    assert.equal(
+      await waitUntil(
+        () => backend.closed,
+        (closed) => closed,
+        10_000,
+      ),
+      true,
+      'the backend saw its request end',
+    );
   });
 });

@@ -19,14 +19,28 @@ before(async () => {
   fake = await startFakeOpenAI();
   const args = { api_url: fake.url, api_key: 'sk-stream-key', timeout: 10 };
   const costs = { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] };
-  gw = await startTestGateway(yamlConfig([
-    { id: 'stream-openai', type: 'text-generation', aliases: ['so'], costs, providers: [{ model: 'gpt-4o-mini', type: 'openai', args, carbon: { params_total_b: 8, zone: 'FRA' } }] },
-    // A context large enough for the 40,000-token answer of 'a client that reads slowly' (the
-    // gateway believes no more completion tokens than the context leaves room for).
-    { id: 'stream-vllm', type: 'text-generation', max_context_length: 65_536, costs, providers: [{ model: 'meta-llama/Llama-3.1-8B-Instruct', type: 'vllm', args }] },
-    { id: 'stream-mistral', type: 'text-generation', costs, providers: [{ model: 'mistral-small-latest', type: 'mistral', args }] },
-    { id: 'stream-sim', type: 'text-generation', costs, providers: [{ model: 'sim-llm', type: 'simulator' }] },
-  ]));
+  gw = await startTestGateway(
+    yamlConfig([
+      {
+        id: 'stream-openai',
+        type: 'text-generation',
+        aliases: ['so'],
+        costs,
+        providers: [{ model: 'gpt-4o-mini', type: 'openai', args, carbon: { params_total_b: 8, zone: 'FRA' } }],
+      },
+      // A context large enough for the 40,000-token answer of 'a client that reads slowly' (the
+      // gateway believes no more completion tokens than the context leaves room for).
+      {
+        id: 'stream-vllm',
+        type: 'text-generation',
+        max_context_length: 65_536,
+        costs,
+        providers: [{ model: 'meta-llama/Llama-3.1-8B-Instruct', type: 'vllm', args }],
+      },
+      { id: 'stream-mistral', type: 'text-generation', costs, providers: [{ model: 'mistral-small-latest', type: 'mistral', args }] },
+      { id: 'stream-sim', type: 'text-generation', costs, providers: [{ model: 'sim-llm', type: 'simulator' }] },
+    ]),
+  );
 });
 
 after(async () => {
@@ -115,7 +129,11 @@ describe('streamed chat through OpenAI-format backends', () => {
   }
 
   test("a client's own stream_options are kept, with include_usage forced on", async () => {
-    await stream('/v1/chat/completions', { model: 'stream-vllm', messages: USER, stream_options: { include_usage: false, continuous_usage_stats: false } });
+    await stream('/v1/chat/completions', {
+      model: 'stream-vllm',
+      messages: USER,
+      stream_options: { include_usage: false, continuous_usage_stats: false },
+    });
     assert.deepEqual(lastRequest().body.stream_options, { include_usage: true, continuous_usage_stats: false });
   });
 
@@ -137,7 +155,11 @@ describe('streamed chat through OpenAI-format backends', () => {
   });
 
   test('mistral: no stream_options is sent, and the gateway counts the usage it then lacks', async () => {
-    const streamed = await stream('/v1/chat/completions', { model: 'stream-mistral', messages: USER, stream_options: { include_usage: true } });
+    const streamed = await stream('/v1/chat/completions', {
+      model: 'stream-mistral',
+      messages: USER,
+      stream_options: { include_usage: true },
+    });
     assert.equal('stream_options' in lastRequest().body, false);
     const { chunks, usage } = assertCompleteStream(streamed, 'stream-mistral', 'chat.completion.chunk');
     assert.equal(joinedText(chunks), DEFAULT_TEXT);
@@ -150,7 +172,10 @@ describe('streamed completions', () => {
     const streamed = await stream('/v1/completions', { model: 'stream-vllm', prompt: 'Once upon a time' });
     const { chunks, usage } = assertCompleteStream(streamed, 'stream-vllm', 'text_completion');
     assert.equal(joinedText(chunks), DEFAULT_TEXT);
-    assert.deepEqual({ prompt: usage.prompt_tokens, completion: usage.completion_tokens }, { prompt: 11, completion: words(DEFAULT_TEXT).length });
+    assert.deepEqual(
+      { prompt: usage.prompt_tokens, completion: usage.completion_tokens },
+      { prompt: 11, completion: words(DEFAULT_TEXT).length },
+    );
     const request = lastRequest();
     assert.equal(request.path, '/v1/completions');
     assert.deepEqual(request.body.stream_options, { include_usage: true });
@@ -167,7 +192,12 @@ describe('streamed completions', () => {
 
 describe('streamed chat through the simulator', () => {
   test('role chunk, max_tokens content chunks, finish chunk, usage chunk, [DONE]', async () => {
-    const streamed = await stream('/v1/chat/completions', { model: 'stream-sim', messages: USER, max_tokens: 5, stream_options: { include_usage: true } });
+    const streamed = await stream('/v1/chat/completions', {
+      model: 'stream-sim',
+      messages: USER,
+      max_tokens: 5,
+      stream_options: { include_usage: true },
+    });
     const { chunks, usage } = assertCompleteStream(streamed, 'stream-sim', 'chat.completion.chunk');
     assert.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content: '' });
     assert.equal(joinedText(chunks).split(' ').length, 5);
@@ -208,7 +238,9 @@ describe('a backend that breaks off mid-stream', () => {
       for (const chunk of content) assert.equal(chunk.model, body.model);
       // The backend sent no usage: the gateway counts what was produced (one token per word here).
       assert.equal(usageChunk.usage.completion_tokens, content.length);
-      assert.deepEqual(printedCosts(streamed.text), [exactCost(usageChunk.usage.prompt_tokens, usageChunk.usage.completion_tokens, ...PRICES)]);
+      assert.deepEqual(printedCosts(streamed.text), [
+        exactCost(usageChunk.usage.prompt_tokens, usageChunk.usage.completion_tokens, ...PRICES),
+      ]);
     });
   }
 });
@@ -243,7 +275,12 @@ describe('a client that reads slowly', () => {
       if (done) break;
       received += decoder.decode(value, { stream: true });
     }
-    const streamed = { status: response.status, contentType: response.headers.get('content-type') ?? '', text: received, events: sseEvents(received) };
+    const streamed = {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? '',
+      text: received,
+      events: sseEvents(received),
+    };
     const { chunks, usage } = assertCompleteStream(streamed, 'stream-vllm', 'chat.completion.chunk');
     assert.equal(joinedText(chunks), text);
     assert.equal(usage.completion_tokens, 40_000);
@@ -266,9 +303,18 @@ describe('a client that goes away', () => {
     controller.abort();
     await reader.read().catch(() => undefined);
 
-    const aborted = await waitUntil(() => fake.abortedRequests, (n) => n > abortedBefore);
+    const aborted = await waitUntil(
+      () => fake.abortedRequests,
+      (n) => n > abortedBefore,
+    );
     assert.equal(aborted, abortedBefore + 1, 'the backend saw its request aborted');
-    assert.equal(await waitUntil(() => fake.openRequests, (n) => n === 0), 0);
+    assert.equal(
+      await waitUntil(
+        () => fake.openRequests,
+        (n) => n === 0,
+      ),
+      0,
+    );
   });
 
   test('while a non-streamed answer is pending: the request to the backend is cancelled', async (t) => {
@@ -278,16 +324,32 @@ describe('a client that goes away', () => {
     const controller = new AbortController();
     const client = ownClient(gw);
     t.after(() => client.close());
-    const pending = client.fetch('/v1/chat/completions', {
-      method: 'POST',
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ model: 'stream-vllm', messages: USER }),
-      signal: controller.signal,
-    }).catch((error: Error) => error);
-    assert.equal(await waitUntil(() => fake.requests.length, (n) => n > sentBefore), sentBefore + 1, 'the request reached the backend');
+    const pending = client
+      .fetch('/v1/chat/completions', {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ model: 'stream-vllm', messages: USER }),
+        signal: controller.signal,
+      })
+      .catch((error: Error) => error);
+    assert.equal(
+      await waitUntil(
+        () => fake.requests.length,
+        (n) => n > sentBefore,
+      ),
+      sentBefore + 1,
+      'the request reached the backend',
+    );
     controller.abort();
-    assert.equal((await pending as Error).name, 'AbortError');
-    assert.equal(await waitUntil(() => fake.abortedRequests, (n) => n > abortedBefore), abortedBefore + 1, 'the backend saw its request aborted');
+    assert.equal(((await pending) as Error).name, 'AbortError');
+    assert.equal(
+      await waitUntil(
+        () => fake.abortedRequests,
+        (n) => n > abortedBefore,
+      ),
+      abortedBefore + 1,
+      'the backend saw its request aborted',
+    );
   });
 });
 
@@ -296,7 +358,14 @@ describe('a backend whose stream the gateway does not relay whole', () => {
   async function boundedGateway(t: TestContext, url: string): Promise<TestGateway> {
     const args = { api_url: url, api_key: 'sk-bounded-key', timeout: 10 };
     const bounded = await startTestGateway(
-      yamlConfig([{ id: 'bounded', type: 'text-generation', costs: { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] }, providers: [{ model: 'gpt-4o-mini', type: 'openai', args }] }]),
+      yamlConfig([
+        {
+          id: 'bounded',
+          type: 'text-generation',
+          costs: { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] },
+          providers: [{ model: 'gpt-4o-mini', type: 'openai', args }],
+        },
+      ]),
       { settings: { maxUpstreamEventBytes: 1024 * 1024 } },
     );
     t.after(() => bounded.close());
@@ -304,7 +373,11 @@ describe('a backend whose stream the gateway does not relay whole', () => {
   }
 
   async function streamFrom(target: TestGateway): Promise<Streamed> {
-    const response = await gatewayFetch(target, '/v1/chat/completions', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: 'bounded', messages: USER, stream: true }) });
+    const response = await gatewayFetch(target, '/v1/chat/completions', {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ model: 'bounded', messages: USER, stream: true }),
+    });
     const text = await response.text();
     return { status: response.status, contentType: response.headers.get('content-type') ?? '', text, events: sseEvents(text) };
   }
@@ -327,19 +400,29 @@ describe('a backend whose stream the gateway does not relay whole', () => {
     assert.equal(events[1].usage.completion_tokens, 1, 'the usage counts what reached the client');
     assert.deepEqual(events[2], {
       error: {
-        message: 'The provider broke off the answer: the backend sent a stream event larger than 1048576 characters (--max-upstream-event-bytes)',
+        message:
+          'The provider broke off the answer: the backend sent a stream event larger than 1048576 characters (--max-upstream-event-bytes)',
         type: 'upstream_error',
         param: null,
         code: 'upstream_interrupted',
       },
     });
-    assert.equal(await waitUntil(() => huge.abortedRequests, (n) => n === 1), 1, 'the gateway stopped reading the backend');
+    assert.equal(
+      await waitUntil(
+        () => huge.abortedRequests,
+        (n) => n === 1,
+      ),
+      1,
+      'the gateway stopped reading the backend',
+    );
   });
 
   test('an error event that echoes the provider key reaches the client with the key masked', async (t) => {
     const echoing = await startFakeServer(async (request, _behaviour, response) => {
       response.startStream('text/event-stream');
-      await response.chunk(`data: ${JSON.stringify({ error: { message: `bad credentials ${String(request.headers.authorization)}` } })}\n\n`);
+      await response.chunk(
+        `data: ${JSON.stringify({ error: { message: `bad credentials ${String(request.headers.authorization)}` } })}\n\n`,
+      );
       response.end();
     });
     t.after(() => echoing.close());
@@ -349,6 +432,9 @@ describe('a backend whose stream the gateway does not relay whole', () => {
 
     assert.equal(echoing.requests[0]?.headers.authorization, 'Bearer sk-bounded-key');
     assert.ok(!streamed.text.includes('sk-bounded-key'), streamed.text);
-    assert.equal(streamed.events.at(-1).error.message, 'The provider broke off the answer: the backend reported an error mid-stream: bad credentials Bearer ***');
+    assert.equal(
+      streamed.events.at(-1).error.message,
+      'The provider broke off the answer: the backend reported an error mid-stream: bad credentials Bearer ***',
+    );
   });
 });

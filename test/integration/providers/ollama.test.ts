@@ -79,14 +79,17 @@ describe('ollama chat', () => {
   test('a non-streamed answer becomes a chat.completion with usage', async () => {
     const body = await answer('chat', { messages: USER });
     assert.match(String(body.id), /^chatcmpl-/);
-    assert.deepEqual({ ...body, id: 'x' }, {
-      id: 'x',
-      object: 'chat.completion',
-      created: CREATED,
-      model: MODEL,
-      choices: [{ index: 0, message: { role: 'assistant', content: DEFAULT_TEXT }, finish_reason: 'stop', logprobs: null }],
-      usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: WORD_COUNT, total_tokens: PROMPT_TOKENS + WORD_COUNT },
-    });
+    assert.deepEqual(
+      { ...body, id: 'x' },
+      {
+        id: 'x',
+        object: 'chat.completion',
+        created: CREATED,
+        model: MODEL,
+        choices: [{ index: 0, message: { role: 'assistant', content: DEFAULT_TEXT }, finish_reason: 'stop', logprobs: null }],
+        usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: WORD_COUNT, total_tokens: PROMPT_TOKENS + WORD_COUNT },
+      },
+    );
     const request = received();
     assert.equal(request.path, '/api/chat');
     assert.deepEqual(request.body, { model: MODEL, messages: USER, stream: false, options: {} });
@@ -120,7 +123,12 @@ describe('ollama chat', () => {
     { name: 'json_object', body: { response_format: { type: 'json_object' } }, options: {}, format: 'json' },
     {
       name: 'json_schema',
-      body: { response_format: { type: 'json_schema', json_schema: { name: 'city', schema: { type: 'object', properties: { name: { type: 'string' } } } } } },
+      body: {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'city', schema: { type: 'object', properties: { name: { type: 'string' } } } },
+        },
+      },
       options: {},
       format: { type: 'object', properties: { name: { type: 'string' } } },
     },
@@ -159,20 +167,35 @@ describe('ollama chat', () => {
   });
 
   const refusals: { name: string; part: JsonObject; message: RegExp }[] = [
-    { name: 'an https image link', part: { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }, message: /Ollama accepts only data: image URLs/ },
-    { name: 'a data URL that is not base64', part: { type: 'image_url', image_url: { url: 'data:image/svg+xml,<svg/>' } }, message: /Ollama accepts only data: image URLs/ },
-    { name: 'an audio part', part: { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, message: /only text and image parts/ },
+    {
+      name: 'an https image link',
+      part: { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+      message: /Ollama accepts only data: image URLs/,
+    },
+    {
+      name: 'a data URL that is not base64',
+      part: { type: 'image_url', image_url: { url: 'data:image/svg+xml,<svg/>' } },
+      message: /Ollama accepts only data: image URLs/,
+    },
+    {
+      name: 'an audio part',
+      part: { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+      message: /only text and image parts/,
+    },
   ];
   for (const refusal of refusals) {
     test(`refuses ${refusal.name} with a 400 before calling Ollama`, async () => {
       const sent = fake.requests.length;
       const messages = [{ role: 'user', content: [{ type: 'text', text: 'Look' }, refusal.part] }];
-      await assert.rejects(answer('chat', { messages }), upstreamError((error) => {
-        assert.equal(error.failure, 'status');
-        assert.equal(error.status, 400);
-        assert.equal(error.retryable, false);
-        assert.match(error.message, refusal.message);
-      }));
+      await assert.rejects(
+        answer('chat', { messages }),
+        upstreamError((error) => {
+          assert.equal(error.failure, 'status');
+          assert.equal(error.status, 400);
+          assert.equal(error.retryable, false);
+          assert.match(error.message, refusal.message);
+        }),
+      );
       assert.equal(fake.requests.length, sent);
     });
   }
@@ -190,13 +213,20 @@ describe('ollama chat streaming', () => {
       assert.equal(chunk.created, CREATED);
       assert.equal(chunk.model, MODEL);
     }
-    assert.deepEqual(all.map((chunk) => chunk.choices), [
-      [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null }],
-      ...DEFAULT_TEXT.split(/(?= )/).map((piece) => [{ index: 0, delta: { content: piece }, finish_reason: null, logprobs: null }]),
-      [{ index: 0, delta: {}, finish_reason: 'stop', logprobs: null }],
-      [],
-    ]);
-    assert.deepEqual(all.at(-1)?.usage, { prompt_tokens: PROMPT_TOKENS, completion_tokens: WORD_COUNT, total_tokens: PROMPT_TOKENS + WORD_COUNT });
+    assert.deepEqual(
+      all.map((chunk) => chunk.choices),
+      [
+        [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null }],
+        ...DEFAULT_TEXT.split(/(?= )/).map((piece) => [{ index: 0, delta: { content: piece }, finish_reason: null, logprobs: null }]),
+        [{ index: 0, delta: {}, finish_reason: 'stop', logprobs: null }],
+        [],
+      ],
+    );
+    assert.deepEqual(all.at(-1)?.usage, {
+      prompt_tokens: PROMPT_TOKENS,
+      completion_tokens: WORD_COUNT,
+      total_tokens: PROMPT_TOKENS + WORD_COUNT,
+    });
   });
 
   test('a stream without token counts ends at the finish chunk', async () => {
@@ -204,7 +234,10 @@ describe('ollama chat streaming', () => {
     const all = await chunks('chat', { messages: USER });
     assert.equal(all.length, 4);
     assert.deepEqual((all.at(-1)?.choices as JsonObject[])[0]?.finish_reason, 'stop');
-    assert.equal(all.some((chunk) => 'usage' in chunk), false);
+    assert.equal(
+      all.some((chunk) => 'usage' in chunk),
+      false,
+    );
   });
 
   test('a stream cut by max_tokens finishes with length', async () => {
@@ -259,7 +292,10 @@ describe('ollama streams that end badly', () => {
     { name: 'an empty stream', lines: [], failure: 'protocol' },
     {
       name: 'an error line mid-stream',
-      lines: [{ model: MODEL, created_at: CREATED_AT, message: { role: 'assistant', content: 'Hel' }, done: false }, { error: 'model runner crashed' }],
+      lines: [
+        { model: MODEL, created_at: CREATED_AT, message: { role: 'assistant', content: 'Hel' }, done: false },
+        { error: 'model runner crashed' },
+      ],
       failure: 'status',
       status: 502,
     },
@@ -267,11 +303,14 @@ describe('ollama streams that end badly', () => {
   for (const item of cases) {
     test(`${item.name} throws a retryable ${item.failure} error`, async () => {
       lines = item.lines;
-      await assert.rejects(chunks('chat', { messages: USER }, { provider: spec({ url: odd.url }) }), upstreamError((error) => {
-        assert.equal(error.failure, item.failure);
-        assert.equal(error.status, item.status);
-        assert.equal(error.retryable, true);
-      }));
+      await assert.rejects(
+        chunks('chat', { messages: USER }, { provider: spec({ url: odd.url }) }),
+        upstreamError((error) => {
+          assert.equal(error.failure, item.failure);
+          assert.equal(error.status, item.status);
+          assert.equal(error.retryable, true);
+        }),
+      );
     });
   }
 });
@@ -281,7 +320,9 @@ describe('ollama stream lines past the bound', () => {
     // 4 MiB without a newline against a 1 MiB bound: the fake writes it in pieces.
     const endless = await startFakeServer(async (_request, _behaviour, response) => {
       response.startStream('application/x-ndjson');
-      await response.chunk(`${JSON.stringify({ model: MODEL, created_at: CREATED_AT, message: { role: 'assistant', content: 'Hel' }, done: false })}\n{"pad":"`);
+      await response.chunk(
+        `${JSON.stringify({ model: MODEL, created_at: CREATED_AT, message: { role: 'assistant', content: 'Hel' }, done: false })}\n{"pad":"`,
+      );
       if (await response.filler(4 * 1024 * 1024)) response.end();
     });
     const bounded = new UpstreamHttp({ maxBodyBytes: 64 * 1024 * 1024, maxEventBytes: 1024 * 1024 });
@@ -289,17 +330,35 @@ describe('ollama stream lines past the bound', () => {
       await bounded.close();
       await endless.close();
     });
-    const request = { endpoint: 'chat' as const, body: { model: MODEL, messages: USER }, stream: true, signal: new AbortController().signal };
+    const request = {
+      endpoint: 'chat' as const,
+      body: { model: MODEL, messages: USER },
+      stream: true,
+      signal: new AbortController().signal,
+    };
     const result = await ollama.forward(spec({ url: endless.url }), request, bounded);
     assert.equal(result.kind, 'stream');
     const seen: JsonObject[] = [];
-    await assert.rejects(readChunks(result.chunks, seen), upstreamError((error) => {
-      assert.equal(error.failure, 'protocol');
-      assert.equal(error.retryable, true);
-      assert.equal(error.message, 'the backend sent a stream line larger than 1048576 characters (--max-upstream-event-bytes)');
-    }));
-    assert.deepEqual(seen.map((chunk) => (chunk.choices as JsonObject[])[0]?.delta), [{ role: 'assistant', content: '' }, { content: 'Hel' }]);
-    assert.equal(await waitUntil(() => endless.abortedRequests, (n) => n === 1), 1, 'the request to the backend was aborted');
+    await assert.rejects(
+      readChunks(result.chunks, seen),
+      upstreamError((error) => {
+        assert.equal(error.failure, 'protocol');
+        assert.equal(error.retryable, true);
+        assert.equal(error.message, 'the backend sent a stream line larger than 1048576 characters (--max-upstream-event-bytes)');
+      }),
+    );
+    assert.deepEqual(
+      seen.map((chunk) => (chunk.choices as JsonObject[])[0]?.delta),
+      [{ role: 'assistant', content: '' }, { content: 'Hel' }],
+    );
+    assert.equal(
+      await waitUntil(
+        () => endless.abortedRequests,
+        (n) => n === 1,
+      ),
+      1,
+      'the request to the backend was aborted',
+    );
   });
 });
 
@@ -307,14 +366,17 @@ describe('ollama completions', () => {
   test('a prompt goes to /api/generate and comes back as a text_completion', async () => {
     const body = await answer('completions', { prompt: 'Once upon a time', max_tokens: 50, temperature: 0, suffix: 'The end.' });
     assert.match(String(body.id), /^cmpl-/);
-    assert.deepEqual({ ...body, id: 'x' }, {
-      id: 'x',
-      object: 'text_completion',
-      created: CREATED,
-      model: MODEL,
-      choices: [{ index: 0, text: DEFAULT_TEXT, finish_reason: 'stop', logprobs: null }],
-      usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: WORD_COUNT, total_tokens: PROMPT_TOKENS + WORD_COUNT },
-    });
+    assert.deepEqual(
+      { ...body, id: 'x' },
+      {
+        id: 'x',
+        object: 'text_completion',
+        created: CREATED,
+        model: MODEL,
+        choices: [{ index: 0, text: DEFAULT_TEXT, finish_reason: 'stop', logprobs: null }],
+        usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: WORD_COUNT, total_tokens: PROMPT_TOKENS + WORD_COUNT },
+      },
+    );
     const request = received();
     assert.equal(request.path, '/api/generate');
     assert.deepEqual(request.body, {
@@ -336,12 +398,15 @@ describe('ollama completions', () => {
     const all = await chunks('completions', { prompt: 'Say two words' });
     assert.equal(received().body.stream, true);
     assert.ok(all.every((chunk) => chunk.object === 'text_completion' && chunk.id === all[0]?.id));
-    assert.deepEqual(all.map((chunk) => chunk.choices), [
-      [{ index: 0, text: 'Two', finish_reason: null, logprobs: null }],
-      [{ index: 0, text: ' words', finish_reason: null, logprobs: null }],
-      [{ index: 0, text: '', finish_reason: 'stop', logprobs: null }],
-      [],
-    ]);
+    assert.deepEqual(
+      all.map((chunk) => chunk.choices),
+      [
+        [{ index: 0, text: 'Two', finish_reason: null, logprobs: null }],
+        [{ index: 0, text: ' words', finish_reason: null, logprobs: null }],
+        [{ index: 0, text: '', finish_reason: 'stop', logprobs: null }],
+        [],
+      ],
+    );
     assert.deepEqual(all.at(-1)?.usage, { prompt_tokens: PROMPT_TOKENS, completion_tokens: 2, total_tokens: PROMPT_TOKENS + 2 });
   });
 
@@ -352,11 +417,14 @@ describe('ollama completions', () => {
   for (const refusal of refusals) {
     test(`refuses ${refusal.name} with a 400 before calling Ollama`, async () => {
       const sent = fake.requests.length;
-      await assert.rejects(answer('completions', { prompt: refusal.prompt }), upstreamError((error) => {
-        assert.equal(error.status, 400);
-        assert.equal(error.retryable, false);
-        assert.match(error.message, refusal.message);
-      }));
+      await assert.rejects(
+        answer('completions', { prompt: refusal.prompt }),
+        upstreamError((error) => {
+          assert.equal(error.status, 400);
+          assert.equal(error.retryable, false);
+          assert.match(error.message, refusal.message);
+        }),
+      );
       assert.equal(fake.requests.length, sent);
     });
   }
@@ -396,7 +464,10 @@ describe('ollama embeddings', () => {
 
   test('refuses token ids with a 400 before calling Ollama', async () => {
     const sent = fake.requests.length;
-    await assert.rejects(answer('embeddings', { input: [[1, 2, 3]] }), upstreamError((error) => assert.equal(error.status, 400)));
+    await assert.rejects(
+      answer('embeddings', { input: [[1, 2, 3]] }),
+      upstreamError((error) => assert.equal(error.status, 400)),
+    );
     assert.equal(fake.requests.length, sent);
   });
 });
@@ -414,22 +485,28 @@ describe('ollama failures and authentication', () => {
       test(`an HTTP ${status} ${stream ? 'before a stream' : 'answer'} is ${retryable ? '' : 'not '}retryable`, async () => {
         fake.once({ status });
         const call = stream ? chunks('chat', { messages: USER }) : answer('chat', { messages: USER });
-        await assert.rejects(call, upstreamError((error) => {
-          assert.equal(error.failure, 'status');
-          assert.equal(error.status, status);
-          assert.equal(error.retryable, retryable);
-          assert.match(error.message, new RegExp(`fake failure ${status}`));
-        }));
+        await assert.rejects(
+          call,
+          upstreamError((error) => {
+            assert.equal(error.failure, 'status');
+            assert.equal(error.status, status);
+            assert.equal(error.retryable, retryable);
+            assert.match(error.message, new RegExp(`fake failure ${status}`));
+          }),
+        );
       });
     }
   }
 
   test('a backend slower than the provider timeout gives a timeout', async () => {
     fake.once({ delayMs: 1000 });
-    await assert.rejects(answer('chat', { messages: USER }, { provider: spec({ timeout: 0.2 }) }), upstreamError((error) => {
-      assert.equal(error.failure, 'timeout');
-      assert.equal(error.retryable, true);
-    }));
+    await assert.rejects(
+      answer('chat', { messages: USER }, { provider: spec({ timeout: 0.2 }) }),
+      upstreamError((error) => {
+        assert.equal(error.failure, 'timeout');
+        assert.equal(error.retryable, true);
+      }),
+    );
   });
 
   test('a stream that Ollama breaks off gives the lines before it, then a failure', async () => {
@@ -437,7 +514,10 @@ describe('ollama failures and authentication', () => {
     const result = await forward('chat', { messages: USER }, { stream: true });
     assert.equal(result.kind, 'stream');
     const received: JsonObject[] = [];
-    await assert.rejects(readChunks(result.chunks, received), upstreamError((error) => assert.notEqual(error.failure, 'aborted')));
+    await assert.rejects(
+      readChunks(result.chunks, received),
+      upstreamError((error) => assert.notEqual(error.failure, 'aborted')),
+    );
     const text = received.map((chunk) => ((chunk.choices as JsonObject[])[0]?.delta as JsonObject | undefined)?.content ?? '').join('');
     assert.equal(text, 'one two', 'the two lines Ollama sent before it broke off');
   });
@@ -446,12 +526,19 @@ describe('ollama failures and authentication', () => {
     fake.once({ chunkDelayMs: 100, text: Array.from({ length: 50 }, (_, i) => `word${i}`).join(' ') });
     const abortedBefore = fake.abortedRequests;
     const controller = new AbortController();
-    const result = await ollama.forward(spec(), { endpoint: 'chat', body: { model: MODEL, messages: USER }, stream: true, signal: controller.signal }, http);
+    const result = await ollama.forward(
+      spec(),
+      { endpoint: 'chat', body: { model: MODEL, messages: USER }, stream: true, signal: controller.signal },
+      http,
+    );
     assert.equal(result.kind, 'stream');
     let received = 0;
-    await assert.rejects(readChunks(result.chunks, [], () => {
-      if (++received === 2) controller.abort(); // the opening chunk, then the first word
-    }), upstreamError((error) => assert.equal(error.failure, 'aborted')));
+    await assert.rejects(
+      readChunks(result.chunks, [], () => {
+        if (++received === 2) controller.abort(); // the opening chunk, then the first word
+      }),
+      upstreamError((error) => assert.equal(error.failure, 'aborted')),
+    );
     assert.ok(received < 50, `${received} chunks: the stream stopped early`);
     const deadline = Date.now() + 5000;
     while (fake.abortedRequests === abortedBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -461,10 +548,13 @@ describe('ollama failures and authentication', () => {
   test('a backend that is not listening gives a connect failure', async () => {
     const gone = await startFakeOllama();
     await gone.close();
-    await assert.rejects(answer('chat', { messages: USER }, { provider: spec({ url: gone.url }) }), upstreamError((error) => {
-      assert.equal(error.failure, 'connect');
-      assert.equal(error.retryable, true);
-    }));
+    await assert.rejects(
+      answer('chat', { messages: USER }, { provider: spec({ url: gone.url }) }),
+      upstreamError((error) => {
+        assert.equal(error.failure, 'connect');
+        assert.equal(error.retryable, true);
+      }),
+    );
   });
 
   const calls: { endpoint: Endpoint; body: JsonObject }[] = [

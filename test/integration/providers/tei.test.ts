@@ -61,7 +61,14 @@ describe('tei embeddings', () => {
     { name: 'a string', input: 'hello world', count: 1 },
     { name: 'several strings', input: ['first', 'second', 'third'], count: 3 },
     { name: 'token ids', input: [101, 7592, 102], count: 1 },
-    { name: 'several token id arrays', input: [[101, 102], [101, 7592, 102]], count: 2 },
+    {
+      name: 'several token id arrays',
+      input: [
+        [101, 102],
+        [101, 7592, 102],
+      ],
+      count: 2,
+    },
   ];
   for (const { name, input, count } of cases) {
     test(`${name} goes to /embed and comes back as an OpenAI list without usage`, async () => {
@@ -84,12 +91,15 @@ describe('tei embeddings', () => {
 
   test('refuses dimensions with a 400 before calling TEI', async () => {
     const sent = fake.requests.length;
-    await assert.rejects(answer('embeddings', { input: 'hello', dimensions: 128 }), upstreamError((error) => {
-      assert.equal(error.failure, 'status');
-      assert.equal(error.status, 400);
-      assert.equal(error.retryable, false);
-      assert.match(error.message, /dimensions/);
-    }));
+    await assert.rejects(
+      answer('embeddings', { input: 'hello', dimensions: 128 }),
+      upstreamError((error) => {
+        assert.equal(error.failure, 'status');
+        assert.equal(error.status, 400);
+        assert.equal(error.retryable, false);
+        assert.match(error.message, /dimensions/);
+      }),
+    );
     assert.equal(fake.requests.length, sent);
   });
 });
@@ -107,8 +117,18 @@ describe('tei rerank', () => {
   const cases: { name: string; options: JsonObject; returnText: boolean; results: object[] }[] = [
     { name: 'all documents, best first, with their text', options: {}, returnText: true, results: [best, second, last] },
     { name: 'top_n keeps the best ones', options: { top_n: 2 }, returnText: true, results: [best, second] },
-    { name: 'return_documents false leaves the text out', options: { return_documents: false }, returnText: false, results: [best, second, last].map(bare) },
-    { name: 'top_n and return_documents together', options: { top_n: 1, return_documents: false }, returnText: false, results: [bare(best)] },
+    {
+      name: 'return_documents false leaves the text out',
+      options: { return_documents: false },
+      returnText: false,
+      results: [best, second, last].map(bare),
+    },
+    {
+      name: 'top_n and return_documents together',
+      options: { top_n: 1, return_documents: false },
+      returnText: false,
+      results: [bare(best)],
+    },
   ];
   for (const item of cases) {
     test(`${item.name}`, async () => {
@@ -134,29 +154,38 @@ describe('tei failures and authentication', () => {
   for (const { status, retryable } of statuses) {
     test(`an HTTP ${status} is ${retryable ? '' : 'not '}retryable and carries TEI's message`, async () => {
       fake.once({ status });
-      await assert.rejects(answer('embeddings', { input: 'hello' }), upstreamError((error) => {
-        assert.equal(error.failure, 'status');
-        assert.equal(error.status, status);
-        assert.equal(error.retryable, retryable);
-        assert.match(error.message, new RegExp(`fake failure ${status}`));
-      }));
+      await assert.rejects(
+        answer('embeddings', { input: 'hello' }),
+        upstreamError((error) => {
+          assert.equal(error.failure, 'status');
+          assert.equal(error.status, status);
+          assert.equal(error.retryable, retryable);
+          assert.match(error.message, new RegExp(`fake failure ${status}`));
+        }),
+      );
     });
   }
 
   test('a backend slower than the provider timeout gives a timeout', async () => {
     fake.once({ delayMs: 1000 });
-    await assert.rejects(answer('rerank', { query: 'q', documents: ['d'] }, spec({ timeout: 0.2 })), upstreamError((error) => {
-      assert.equal(error.failure, 'timeout');
-      assert.equal(error.retryable, true);
-    }));
+    await assert.rejects(
+      answer('rerank', { query: 'q', documents: ['d'] }, spec({ timeout: 0.2 })),
+      upstreamError((error) => {
+        assert.equal(error.failure, 'timeout');
+        assert.equal(error.retryable, true);
+      }),
+    );
   });
 
   test('an answer cut off mid-body gives a retryable connect or protocol failure', async () => {
     fake.once({ breakAfterChunks: 1 });
-    await assert.rejects(answer('embeddings', { input: ['a', 'b', 'c'] }), upstreamError((error) => {
-      assert.ok(error.failure === 'connect' || error.failure === 'protocol', `failure was ${error.failure}`);
-      assert.equal(error.retryable, true);
-    }));
+    await assert.rejects(
+      answer('embeddings', { input: ['a', 'b', 'c'] }),
+      upstreamError((error) => {
+        assert.ok(error.failure === 'connect' || error.failure === 'protocol', `failure was ${error.failure}`);
+        assert.equal(error.retryable, true);
+      }),
+    );
   });
 
   const calls: { endpoint: Endpoint; body: JsonObject }[] = [

@@ -19,10 +19,15 @@ async function setup(t: TestContext, settings: Record<string, unknown>): Promise
   const failing = await startFakeOpenAI();
   failing.behave({ status: 500 });
   const healthy = await startFakeOpenAI();
-  const gw = await startTestGateway(configYaml(modelEntry('chat', 'round_robin', [
-    { model: 'failing-backend', url: failing.url },
-    { model: 'healthy-backend', url: healthy.url },
-  ])), { settings });
+  const gw = await startTestGateway(
+    configYaml(
+      modelEntry('chat', 'round_robin', [
+        { model: 'failing-backend', url: failing.url },
+        { model: 'healthy-backend', url: healthy.url },
+      ]),
+    ),
+    { settings },
+  );
   t.after(async () => {
     await gw.close();
     await failing.close();

@@ -31,17 +31,44 @@ async function gateway(t: TestContext, id: string, providers: ProviderEntry[], o
 
 describe('failover to the next provider', () => {
   const failures: { name: string; broken: (t: TestContext) => Promise<{ url: string; fake?: FakeBackend }> }[] = [
-    { name: 'answers 500', broken: async (t) => { const fake = await fakeBackend(t, { status: 500 }); return { url: fake.url, fake }; } },
-    { name: 'answers 503', broken: async (t) => { const fake = await fakeBackend(t, { status: 503 }); return { url: fake.url, fake }; } },
-    { name: 'answers 429', broken: async (t) => { const fake = await fakeBackend(t, { status: 429 }); return { url: fake.url, fake }; } },
-    { name: 'answers 502', broken: async (t) => { const fake = await fakeBackend(t, { status: 502 }); return { url: fake.url, fake }; } },
+    {
+      name: 'answers 500',
+      broken: async (t) => {
+        const fake = await fakeBackend(t, { status: 500 });
+        return { url: fake.url, fake };
+      },
+    },
+    {
+      name: 'answers 503',
+      broken: async (t) => {
+        const fake = await fakeBackend(t, { status: 503 });
+        return { url: fake.url, fake };
+      },
+    },
+    {
+      name: 'answers 429',
+      broken: async (t) => {
+        const fake = await fakeBackend(t, { status: 429 });
+        return { url: fake.url, fake };
+      },
+    },
+    {
+      name: 'answers 502',
+      broken: async (t) => {
+        const fake = await fakeBackend(t, { status: 502 });
+        return { url: fake.url, fake };
+      },
+    },
     { name: 'refuses the connection (closed port)', broken: async () => ({ url: await closedPortUrl() }) },
   ];
   for (const { name, broken } of failures) {
     test(`when the first provider ${name}, the client gets 200 from the second`, async (t) => {
       const first = await broken(t);
       const second = await fakeBackend(t);
-      const gw = await gateway(t, 'chat', [{ model: 'first-backend', url: first.url }, { model: 'second-backend', url: second.url }]);
+      const gw = await gateway(t, 'chat', [
+        { model: 'first-backend', url: first.url },
+        { model: 'second-backend', url: second.url },
+      ]);
 
       const answer = await chat(gw, 'chat');
 
@@ -56,7 +83,10 @@ describe('failover to the next provider', () => {
   test('a provider that times out is replaced too', async (t) => {
     const slow = await fakeBackend(t, { delayMs: 1000 });
     const healthy = await fakeBackend(t);
-    const gw = await gateway(t, 'chat', [{ model: 'slow-backend', url: slow.url, timeout: 0.2 }, { model: 'healthy-backend', url: healthy.url }]);
+    const gw = await gateway(t, 'chat', [
+      { model: 'slow-backend', url: slow.url, timeout: 0.2 },
+      { model: 'healthy-backend', url: healthy.url },
+    ]);
 
     const answer = await chat(gw, 'chat');
 
@@ -70,7 +100,10 @@ describe('no failover when the backend refuses the request itself', () => {
     test(`a ${status} from the backend reaches the client as a 400 envelope, and no other provider is tried`, async (t) => {
       const refusing = await fakeBackend(t, { status });
       const other = await fakeBackend(t);
-      const gw = await gateway(t, 'chat', [{ model: 'refusing-backend', url: refusing.url }, { model: 'other-backend', url: other.url }]);
+      const gw = await gateway(t, 'chat', [
+        { model: 'refusing-backend', url: refusing.url },
+        { model: 'other-backend', url: other.url },
+      ]);
 
       const answer = await chat(gw, 'chat');
 
@@ -93,7 +126,10 @@ describe('when every provider fails', () => {
   test('the client gets 502 saying all providers of the model failed', async (t) => {
     const a = await fakeBackend(t, { status: 500 });
     const b = await fakeBackend(t, { status: 503 });
-    const gw = await gateway(t, 'flaky', [{ model: 'backend-a', url: a.url }, { model: 'backend-b', url: b.url }]);
+    const gw = await gateway(t, 'flaky', [
+      { model: 'backend-a', url: a.url },
+      { model: 'backend-b', url: b.url },
+    ]);
 
     const answer = await chat(gw, 'flaky');
 
@@ -132,7 +168,12 @@ describe('when every provider fails', () => {
 
   test('attempts are bounded by maxAttempts: 2 of 3 failing providers are tried', async (t) => {
     const failing = await fakeBackend(t, { status: 500 });
-    const gw = await gateway(t, 'flaky', ['backend-a', 'backend-b', 'backend-c'].map((model) => ({ model, url: failing.url })), { settings: { maxAttempts: 2 } });
+    const gw = await gateway(
+      t,
+      'flaky',
+      ['backend-a', 'backend-b', 'backend-c'].map((model) => ({ model, url: failing.url })),
+      { settings: { maxAttempts: 2 } },
+    );
 
     const answer = await chat(gw, 'flaky');
 
@@ -143,7 +184,12 @@ describe('when every provider fails', () => {
 
   test('each provider is tried at most once per request', async (t) => {
     const failing = await fakeBackend(t, { status: 500 });
-    const gw = await gateway(t, 'flaky', ['backend-a', 'backend-b'].map((model) => ({ model, url: failing.url })), { settings: { maxAttempts: 5 } });
+    const gw = await gateway(
+      t,
+      'flaky',
+      ['backend-a', 'backend-b'].map((model) => ({ model, url: failing.url })),
+      { settings: { maxAttempts: 5 } },
+    );
 
     const answer = await chat(gw, 'flaky');
 
@@ -188,7 +234,15 @@ describe('answers the gateway does not relay', () => {
   test('an answer larger than --max-upstream-body-bytes is dropped unread and the next provider answers', async (t) => {
     const huge = await fakeBackend(t, { hugeBodyBytes: HUGE });
     const healthy = await fakeBackend(t);
-    const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }, { model: 'healthy-backend', url: healthy.url }], { settings: BOUND });
+    const gw = await gateway(
+      t,
+      'chat',
+      [
+        { model: 'huge-backend', url: huge.url },
+        { model: 'healthy-backend', url: healthy.url },
+      ],
+      { settings: BOUND },
+    );
 
     const answer = await chat(gw, 'chat');
 
@@ -202,13 +256,28 @@ describe('answers the gateway does not relay', () => {
   test('an error body larger than the bound is not read to its end either: the next provider answers', async (t) => {
     const huge = await fakeBackend(t, { status: 500, hugeBodyBytes: HUGE });
     const healthy = await fakeBackend(t);
-    const gw = await gateway(t, 'chat', [{ model: 'huge-backend', url: huge.url }, { model: 'healthy-backend', url: healthy.url }], { settings: BOUND });
+    const gw = await gateway(
+      t,
+      'chat',
+      [
+        { model: 'huge-backend', url: huge.url },
+        { model: 'healthy-backend', url: healthy.url },
+      ],
+      { settings: BOUND },
+    );
 
     const answer = await chat(gw, 'chat');
 
     assert.equal(answer.status, 200);
     assert.deepEqual(countByModel(huge, healthy), { 'huge-backend': 1, 'healthy-backend': 1 });
-    assert.equal(await waitUntil(() => huge.abortedRequests, (n) => n === 1), 1, 'the gateway stopped reading the error body');
+    assert.equal(
+      await waitUntil(
+        () => huge.abortedRequests,
+        (n) => n === 1,
+      ),
+      1,
+      'the gateway stopped reading the error body',
+    );
   });
 
   test('when every answer is too large the client gets 502 saying so', async (t) => {
@@ -219,7 +288,8 @@ describe('answers the gateway does not relay', () => {
 
     assert.equal(answer.status, 502);
     assert.deepEqual(answer.body.error, {
-      message: 'All providers of model "chat" failed (1 attempt); last error: the backend\'s answer is larger than 1048576 bytes (--max-upstream-body-bytes)',
+      message:
+        'All providers of model "chat" failed (1 attempt); last error: the backend\'s answer is larger than 1048576 bytes (--max-upstream-body-bytes)',
       type: 'upstream_error',
       param: null,
       code: 'upstream_failed',
@@ -236,7 +306,10 @@ describe('answers the gateway does not relay', () => {
   test('a JSON answer to a streamed request fails over before anything reached the client', async (t) => {
     const plain = await fakeBackend(t, { jsonForStream: true });
     const streaming = await fakeBackend(t);
-    const gw = await gateway(t, 'chat', [{ model: 'plain-backend', url: plain.url }, { model: 'streaming-backend', url: streaming.url }]);
+    const gw = await gateway(t, 'chat', [
+      { model: 'plain-backend', url: plain.url },
+      { model: 'streaming-backend', url: streaming.url },
+    ]);
 
     const response = await streamChat(gw);
     const text = await response.text();
@@ -253,22 +326,30 @@ describe('answers the gateway does not relay', () => {
     const gw = await gateway(t, 'chat', [{ model: 'plain-backend', url: plain.url }]);
 
     const response = await streamChat(gw);
-    const body = await response.json() as any;
+    const body = (await response.json()) as any;
 
     assert.equal(response.status, 502);
     assert.equal(body.error.code, 'upstream_failed');
     assert.match(body.error.message, /the backend answered a streamed request with application\/json instead of text\/event-stream$/);
     // The request is recorded as refused: no provider, no tokens (the stream of the old code
     // was recorded with the prompt's tokens, as produced).
-    const usage = await waitUntil(() => gw.get('/v1/usage'), (u) => u.body.data?.length === 1);
+    const usage = await waitUntil(
+      () => gw.get('/v1/usage'),
+      (u) => u.body.data?.length === 1,
+    );
     assert.deepEqual(
-      usage.body.data.map((r: any) => ({ status: r.status, provider: r.provider, prompt_tokens: r.prompt_tokens, completion_tokens: r.completion_tokens })),
+      usage.body.data.map((r: any) => ({
+        status: r.status,
+        provider: r.provider,
+        prompt_tokens: r.prompt_tokens,
+        completion_tokens: r.completion_tokens,
+      })),
       [{ status: 502, provider: null, prompt_tokens: 0, completion_tokens: 0 }],
     );
   });
 });
 
-describe('the gateway\'s secrets in what backends send back', () => {
+describe("the gateway's secrets in what backends send back", () => {
   const KEY = 'sk-provider-secret-4f9a2c';
 
   test('a backend that echoes the Authorization header in a 500: the 502 the client gets does not hold the key', async (t) => {
@@ -279,7 +360,10 @@ describe('the gateway\'s secrets in what backends send back', () => {
 
     assert.equal(echoing.requests[0]?.headers.authorization, `Bearer ${KEY}`, 'the backend was sent the key');
     assert.equal(answer.status, 502);
-    assert.equal(answer.body.error.message, 'All providers of model "chat" failed (1 attempt); last error: the backend answered 500: invalid credentials: Bearer ***');
+    assert.equal(
+      answer.body.error.message,
+      'All providers of model "chat" failed (1 attempt); last error: the backend answered 500: invalid credentials: Bearer ***',
+    );
   });
 
   test('in a 400 relayed to the client as upstream_rejected, the key is masked too', async (t) => {
@@ -291,7 +375,7 @@ describe('the gateway\'s secrets in what backends send back', () => {
     assert.equal(answer.status, 400);
     assert.equal(answer.body.error.message, 'The provider rejected the request: the backend answered 400: invalid credentials: Bearer ***');
   });
-  test('the gateway\'s log of that failure does not hold the key either', async (t) => {
+  test("the gateway's log of that failure does not hold the key either", async (t) => {
     const echoing = await fakeBackend(t, { echoAuthorization: 500 });
     const dir = await mkdtemp(join(tmpdir(), 'tollgate-secrets-'));
     const config = join(dir, 'config.yaml');
@@ -313,11 +397,20 @@ describe('the gateway\'s secrets in what backends send back', () => {
     assert.equal(echoing.requests[0]?.headers.authorization, `Bearer ${KEY}`);
 
     const logged = (text: string) => gw.output.filter((line) => line.includes(text));
-    await waitUntil(() => logged('invalid credentials').length, (n) => n >= 2);
+    await waitUntil(
+      () => logged('invalid credentials').length,
+      (n) => n >= 2,
+    );
     assert.deepEqual(logged(KEY), []);
     const failures = logged('invalid credentials');
-    assert.ok(failures.some((line) => line.includes('sits out')), failures.join('\n'));
-    assert.ok(failures.some((line) => line.includes('All providers of model')), failures.join('\n'));
+    assert.ok(
+      failures.some((line) => line.includes('sits out')),
+      failures.join('\n'),
+    );
+    assert.ok(
+      failures.some((line) => line.includes('All providers of model')),
+      failures.join('\n'),
+    );
     for (const line of failures) assert.match(line, /invalid credentials: Bearer \*\*\*/);
   });
 });

@@ -61,13 +61,22 @@ describe('hot reload', () => {
 
     assert.notEqual(versionOf(second), versionOf(first));
     assert.deepEqual((await gw.get('/readyz')).body, { status: 'ready', snapshot: versionOf(second), routers: 2 });
-    assert.deepEqual((await gw.get('/v1/models')).body.data.map((m: { id: string }) => m.id), ['kept', 'added']);
+    assert.deepEqual(
+      (await gw.get('/v1/models')).body.data.map((m: { id: string }) => m.id),
+      ['kept', 'added'],
+    );
   });
 
   const invalid: { name: string; yaml: string }[] = [
     { name: 'a file that is not YAML', yaml: 'models: [\n' },
-    { name: 'a file with an unknown router type', yaml: 'models:\n  - id: broken\n    type: chat\n    providers: [{ model: m, type: simulator }]\n' },
-    { name: 'a file with an unset variable', yaml: 'models:\n  - id: broken\n    type: text-generation\n    providers: [{ model: m, type: openai, args: { api_key: "${NO_SUCH_KEY}" } }]\n' },
+    {
+      name: 'a file with an unknown router type',
+      yaml: 'models:\n  - id: broken\n    type: chat\n    providers: [{ model: m, type: simulator }]\n',
+    },
+    {
+      name: 'a file with an unset variable',
+      yaml: 'models:\n  - id: broken\n    type: text-generation\n    providers: [{ model: m, type: openai, args: { api_key: "${NO_SUCH_KEY}" } }]\n',
+    },
     { name: 'a file whose YAML alias refers to itself', yaml: 'models: &m [*m]\n' },
     { name: 'an alias bomb (10^9 values in 363 bytes)', yaml: aliasBomb() },
   ];
@@ -94,6 +103,11 @@ describe('hot reload', () => {
 function aliasBomb(): string {
   const name = (level: number) => String.fromCharCode(97 + level);
   const levels = [`${name(0)}: &${name(0)} [${Array(10).fill('"x"').join(',')}]`];
-  for (let level = 1; level < 9; level++) levels.push(`${name(level)}: &${name(level)} [${Array(10).fill(`*${name(level - 1)}`).join(',')}]`);
+  for (let level = 1; level < 9; level++)
+    levels.push(
+      `${name(level)}: &${name(level)} [${Array(10)
+        .fill(`*${name(level - 1)}`)
+        .join(',')}]`,
+    );
   return `${levels.join('\n')}\nmodels: *${name(8)}\n`;
 }

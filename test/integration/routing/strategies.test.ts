@@ -39,7 +39,10 @@ describe('shuffle', () => {
     const counts = countByModel(fake);
     assert.deepEqual(Object.keys(counts).sort(), ['backend-a', 'backend-b', 'backend-c']);
     for (const [model, count] of Object.entries(counts)) {
-      assert.ok(Math.abs(count - EXPECTED) <= TOLERANCE, `${model} received ${count} requests, expected ${EXPECTED} +- ${TOLERANCE}: ${JSON.stringify(counts)}`);
+      assert.ok(
+        Math.abs(count - EXPECTED) <= TOLERANCE,
+        `${model} received ${count} requests, expected ${EXPECTED} +- ${TOLERANCE}: ${JSON.stringify(counts)}`,
+      );
     }
   });
 });
@@ -62,9 +65,15 @@ describe('round_robin', () => {
   test('takes the providers in turn, in declaration order', async () => {
     for (let i = 0; i < 9; i++) assert.equal((await chat(gw, 'in-turn')).status, 200);
     assert.deepEqual(receivedModels(fake), [
-      'backend-a', 'backend-b', 'backend-c',
-      'backend-a', 'backend-b', 'backend-c',
-      'backend-a', 'backend-b', 'backend-c',
+      'backend-a',
+      'backend-b',
+      'backend-c',
+      'backend-a',
+      'backend-b',
+      'backend-c',
+      'backend-a',
+      'backend-b',
+      'backend-c',
     ]);
   });
 });
@@ -78,10 +87,14 @@ describe('least_busy', () => {
     fast = await startFakeOpenAI();
     slow = await startFakeOpenAI();
     slow.behave({ delayMs: 300 });
-    gw = await startTestGateway(configYaml(modelEntry('least-busy', 'least_busy', [
-      { model: 'slow-backend', url: slow.url },
-      { model: 'fast-backend', url: fast.url },
-    ])));
+    gw = await startTestGateway(
+      configYaml(
+        modelEntry('least-busy', 'least_busy', [
+          { model: 'slow-backend', url: slow.url },
+          { model: 'fast-backend', url: fast.url },
+        ]),
+      ),
+    );
   });
 
   after(async () => {
@@ -104,16 +117,21 @@ describe('least_busy', () => {
     const CLIENTS = 4;
     let remaining = REQUESTS;
     const statuses: number[] = [];
-    await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (remaining > 0) {
-        remaining--;
-        statuses.push((await chat(gw, 'least-busy')).status);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (remaining > 0) {
+          remaining--;
+          statuses.push((await chat(gw, 'least-busy')).status);
+        }
+      }),
+    );
     assert.deepEqual(statuses, Array(REQUESTS).fill(200));
     const counts = countByModel(fast, slow);
     const toFast = counts['fast-backend'] ?? 0;
     assert.equal(toFast + (counts['slow-backend'] ?? 0), REQUESTS);
-    assert.ok(toFast >= (REQUESTS * 2) / 3, `the fast provider should receive at least two thirds of ${REQUESTS}: ${JSON.stringify(counts)}`);
+    assert.ok(
+      toFast >= (REQUESTS * 2) / 3,
+      `the fast provider should receive at least two thirds of ${REQUESTS}: ${JSON.stringify(counts)}`,
+    );
   });
 });

@@ -15,7 +15,10 @@ const CLI = new URL('../../../gateway/cli.ts', import.meta.url).pathname;
 
 /** Runs the gateway until it exits (it must, here) and returns its exit code and stderr. */
 async function failedStart(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'gateway', '--log-level', 'silent', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH } });
+  const child = spawn(process.execPath, [CLI, 'gateway', '--log-level', 'silent', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH },
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -48,21 +51,30 @@ async function closedPort(): Promise<number> {
 }
 
 test('an admin key too short', async () => {
-  assertOneLine(await failedStart(['--port', '0', '--admin-key', 'tg-short']), /^tollgate gateway: --admin-key \(TOLLGATE_ADMIN_KEY\) must start with "tg-" and have at least 32 characters after it/);
+  assertOneLine(
+    await failedStart(['--port', '0', '--admin-key', 'tg-short']),
+    /^tollgate gateway: --admin-key \(TOLLGATE_ADMIN_KEY\) must start with "tg-" and have at least 32 characters after it/,
+  );
 });
 
 test('a port in use', async () => {
   const server = await listening();
   const { port } = server.address() as { port: number };
   try {
-    assertOneLine(await failedStart(['--host', '127.0.0.1', '--port', String(port)]), new RegExp(`^tollgate gateway: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`));
+    assertOneLine(
+      await failedStart(['--host', '127.0.0.1', '--port', String(port)]),
+      new RegExp(`^tollgate gateway: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`),
+    );
   } finally {
     server.close();
   }
 });
 
 test('a --host that does not resolve', async () => {
-  assertOneLine(await failedStart(['--host', 'no-such-host.invalid', '--port', '0']), /^tollgate gateway: cannot listen on no-such-host\.invalid:0: the host name "no-such-host\.invalid" does not resolve/);
+  assertOneLine(
+    await failedStart(['--host', 'no-such-host.invalid', '--port', '0']),
+    /^tollgate gateway: cannot listen on no-such-host\.invalid:0: the host name "no-such-host\.invalid" does not resolve/,
+  );
 });
 
 test('Redis out of reach at start-up, without printing its password', async () => {

@@ -33,10 +33,20 @@ const CREATED = new Date(Date.UTC(2026, 0, 15, 9, 30));
 export const userSpec = (id: string, spec: Partial<UserSpecInput> = {}) => UserSpec.parse({ id, name: `User ${id}`, ...spec });
 
 export function apiKey(userId: string, id: string, secret = `tg-secret-of-${userId}-${id}`, created = CREATED): ApiKeyRecord {
-  return { id, user_id: userId, name: `key ${id}`, hash: hashKey(secret), hint: hintOf(secret), created_at: created.toISOString(), expires_at: null, revoked_at: null };
+  return {
+    id,
+    user_id: userId,
+    name: `key ${id}`,
+    hash: hashKey(secret),
+    hint: hintOf(secret),
+    created_at: created.toISOString(),
+    expires_at: null,
+    revoked_at: null,
+  };
 }
 
-const router = (name: string) => RouterSpec.parse({ name, type: 'text-generation', aliases: [], costs: { prompt_tokens: '0.15', completion_tokens: '0.6' } });
+const router = (name: string) =>
+  RouterSpec.parse({ name, type: 'text-generation', aliases: [], costs: { prompt_tokens: '0.15', completion_tokens: '0.6' } });
 const provider = (id: string, routerName: string) => ProviderSpec.parse({ type: 'simulator', id, router: routerName, model_name: 'sim' });
 
 let records = 0;
@@ -111,17 +121,55 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
     test('observations of every gateway add up per router, and a high quantile reads back from them', async () => {
       const other = await peer();
       // 98 requests at a ratio of 0.8, two at 2.5 on one router; one at 1.2 on another.
-      await current().addPromptRatios(new Map([['chat', new Map([[ratioBucket(0.8), 60], [ratioBucket(2.5), 1]])]]));
-      await other.addPromptRatios(new Map([['chat', new Map([[ratioBucket(0.8), 38], [ratioBucket(2.5), 1]])], ['other', new Map([[ratioBucket(1.2), 1]])]]));
+      await current().addPromptRatios(
+        new Map([
+          [
+            'chat',
+            new Map([
+              [ratioBucket(0.8), 60],
+              [ratioBucket(2.5), 1],
+            ]),
+          ],
+        ]),
+      );
+      await other.addPromptRatios(
+        new Map([
+          [
+            'chat',
+            new Map([
+              [ratioBucket(0.8), 38],
+              [ratioBucket(2.5), 1],
+            ]),
+          ],
+          ['other', new Map([[ratioBucket(1.2), 1]])],
+        ]),
+      );
       const counts = await current().promptRatios();
-      assert.deepEqual(counts.get('chat'), new Map([[ratioBucket(0.8), 98], [ratioBucket(2.5), 2]]));
+      assert.deepEqual(
+        counts.get('chat'),
+        new Map([
+          [ratioBucket(0.8), 98],
+          [ratioBucket(2.5), 2],
+        ]),
+      );
       assert.equal(ratioQuantile(counts.get('chat')!, 0.99), 2.5);
       assert.equal(ratioQuantile(counts.get('chat')!, 0.98), 0.8125); // 0.8 rounded up to a 1/16
       assert.equal(ratioQuantile(counts.get('other')!, 0.99), 1.25);
     });
 
     test('once a router has more observations than kept, its counts are halved: old ones fade', async () => {
-      await current().addPromptRatios(new Map([['chat', new Map([[ratioBucket(3), 1], [ratioBucket(1), RATIO_HALVING_TOTAL]])], ['other', new Map([[16, 5]])]]));
+      await current().addPromptRatios(
+        new Map([
+          [
+            'chat',
+            new Map([
+              [ratioBucket(3), 1],
+              [ratioBucket(1), RATIO_HALVING_TOTAL],
+            ]),
+          ],
+          ['other', new Map([[16, 5]])],
+        ]),
+      );
       const counts = await current().promptRatios();
       assert.deepEqual(counts.get('chat'), new Map([[ratioBucket(1), RATIO_HALVING_TOTAL / 2]]));
       assert.deepEqual(counts.get('other'), new Map([[16, 5]]));
@@ -132,7 +180,12 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
 function describeAccounts(current: () => Store, peer: () => Promise<Store>): void {
   describe('accounts', () => {
     test('a created user is returned with its creation time, and read back the same', async () => {
-      const spec = userSpec('alice', { budget: '12.345678', budget_period: 'monthly', allowed_routers: ['chat'], rate_limits: { requests_per_minute: 5 } });
+      const spec = userSpec('alice', {
+        budget: '12.345678',
+        budget_period: 'monthly',
+        allowed_routers: ['chat'],
+        rate_limits: { requests_per_minute: 5 },
+      });
       const created = await current().createUser(spec, CREATED);
       assert.deepEqual(created, { ...spec, created_at: CREATED.toISOString() });
       assert.deepEqual(await current().getUser('alice'), created);
@@ -176,9 +229,15 @@ function describeAccounts(current: () => Store, peer: () => Promise<Store>): voi
     test('a last page that is exactly full has no next page', async () => {
       for (const id of ['a1', 'a2', 'a3', 'a4']) await current().createUser(userSpec(id), CREATED);
       const second = await current().listUsers('a2', 2);
-      assert.deepEqual(second.items.map((u) => u.id), ['a3', 'a4']);
+      assert.deepEqual(
+        second.items.map((u) => u.id),
+        ['a3', 'a4'],
+      );
       assert.equal(second.next, null);
-      assert.deepEqual(await current().listUsers(null, 10), { items: (await Promise.all(['a1', 'a2', 'a3', 'a4'].map((id) => current().getUser(id)))), next: null });
+      assert.deepEqual(await current().listUsers(null, 10), {
+        items: await Promise.all(['a1', 'a2', 'a3', 'a4'].map((id) => current().getUser(id))),
+        next: null,
+      });
     });
 
     test('updating replaces the spec and keeps the creation time', async () => {
@@ -204,7 +263,10 @@ function describeAccounts(current: () => Store, peer: () => Promise<Store>): voi
       assert.equal(await current().getUser('alice'), undefined);
       assert.equal(await current().findKey(key.hash), undefined);
       assert.deepEqual(await current().listKeys('alice'), []);
-      assert.deepEqual((await current().listUsers(null, 10)).items.map((u) => u.id), ['bob']);
+      assert.deepEqual(
+        (await current().listUsers(null, 10)).items.map((u) => u.id),
+        ['bob'],
+      );
       assert.deepEqual((await current().query('alice', { limit: 10 })).records, []);
       assert.equal(await current().deleteUser('alice'), false);
     });
@@ -261,7 +323,10 @@ function describeAccounts(current: () => Store, peer: () => Promise<Store>): voi
       // At CREATED + 1 h, k2 has expired: room for one again.
       await current().addKey(apiKey('alice', 'k5', undefined, later(HOUR)), 2);
       await assert.rejects(current().addKey(apiKey('alice', 'k6', undefined, later(HOUR)), 2), KeyLimitError);
-      assert.deepEqual((await current().listKeys('alice')).map((k) => k.id), ['k1', 'k2', 'k3', 'k4', 'k5']);
+      assert.deepEqual(
+        (await current().listKeys('alice')).map((k) => k.id),
+        ['k1', 'k2', 'k3', 'k4', 'k5'],
+      );
     });
 
     test('keys added at once, through two gateways, never pass the most together', async () => {
@@ -380,7 +445,15 @@ function describeUsageLog(current: () => Store): void {
     test('records come back newest first, every field as appended', async () => {
       const list = await appendAll([
         usageRecord('alice', base),
-        usageRecord('alice', base + 1000, { key_id: null, provider: null, ttft_ms: null, incomplete: true, status: 429, cost_micros: 0n, endpoint: 'embeddings' }),
+        usageRecord('alice', base + 1000, {
+          key_id: null,
+          provider: null,
+          ttft_ms: null,
+          incomplete: true,
+          status: 429,
+          cost_micros: 0n,
+          endpoint: 'embeddings',
+        }),
         usageRecord('alice', base + 2000, { cost_micros: 123_456_789_012n, kwh: 1.0e-7, kgco2eq: 3.5e-8 }),
       ]);
       const page = await current().query('alice', { limit: 10 });
@@ -390,7 +463,10 @@ function describeUsageLog(current: () => Store): void {
 
     test("a user's query sees only that user's records", async () => {
       await appendAll([usageRecord('alice', base), usageRecord('bob', base + 1000)]);
-      assert.deepEqual((await current().query('alice', { limit: 10 })).records.map((r) => r.user_id), ['alice']);
+      assert.deepEqual(
+        (await current().query('alice', { limit: 10 })).records.map((r) => r.user_id),
+        ['alice'],
+      );
       assert.deepEqual(await current().query('carol', { limit: 10 }), { records: [], next: null, totals: EMPTY_TOTALS });
     });
 
@@ -455,7 +531,12 @@ function describeUsageLog(current: () => Store): void {
 
     test('a record keeps its real cost apart from what was charged and what was not covered, in records and totals', async () => {
       const now = Date.now();
-      const over = usageRecord('alice', now, { cost_micros: 5_000n, charged_micros: 2_000n, uncovered_micros: 3_000n, usage_anomaly: 'prompt_over_limit' });
+      const over = usageRecord('alice', now, {
+        cost_micros: 5_000n,
+        charged_micros: 2_000n,
+        uncovered_micros: 3_000n,
+        usage_anomaly: 'prompt_over_limit',
+      });
       const plain = usageRecord('alice', now + 1, { cost_micros: 700n, charged_micros: 700n });
       await appendAll([over, plain]);
       const page = await current().query('alice', { limit: 10 });
@@ -463,8 +544,14 @@ function describeUsageLog(current: () => Store): void {
       assert.equal(page.totals.cost_micros, 5_700n);
       assert.equal(page.totals.uncovered_micros, 3_000n);
       const days = await current().dailyTotals({ user: 'alice' }, day(now), day(now + 1));
-      assert.equal(Object.values(days).reduce((sum, t) => sum + t.uncovered_micros, 0n), 3_000n);
-      assert.equal(Object.values(days).reduce((sum, t) => sum + t.cost_micros, 0n), 5_700n);
+      assert.equal(
+        Object.values(days).reduce((sum, t) => sum + t.uncovered_micros, 0n),
+        3_000n,
+      );
+      assert.equal(
+        Object.values(days).reduce((sum, t) => sum + t.cost_micros, 0n),
+        5_700n,
+      );
     });
 
     test('daily totals add up each UTC day, per user and per router', async () => {

@@ -39,7 +39,11 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
       test('a hold that fits is admitted, and one that does not is refused with what remains', async () => {
         const id = await user({ budget: '1' });
         assert.deepEqual(await store.admit(id, { now: T0, reservation: hold(600_000n) }), { ok: true, rate: {} });
-        assert.deepEqual(await store.admit(id, { now: T0, reservation: hold(400_001n) }), { ok: false, reason: 'budget', remainingMicros: 400_000n });
+        assert.deepEqual(await store.admit(id, { now: T0, reservation: hold(400_001n) }), {
+          ok: false,
+          reason: 'budget',
+          remainingMicros: 400_000n,
+        });
         assert.deepEqual(await store.admit(id, { now: T0, reservation: hold(400_000n) }), { ok: true, rate: {} });
       });
 
@@ -300,8 +304,13 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
         const taken = Array.from({ length: 8 }, () => hold(100_000n));
         const admitted = await Promise.all(taken.map((h) => store.admit(id, { now: T0, reservation: h })));
         assert.ok(admitted.every((r) => r.ok));
-        const charged = await Promise.all(taken.map((h, i) => store.settle(id, { now: T0, reservation: h, actualMicros: BigInt(10_000 * (i + 1)) })));
-        assert.deepEqual(charged.map((c) => c.chargedMicros), taken.map((_, i) => BigInt(10_000 * (i + 1))));
+        const charged = await Promise.all(
+          taken.map((h, i) => store.settle(id, { now: T0, reservation: h, actualMicros: BigInt(10_000 * (i + 1)) })),
+        );
+        assert.deepEqual(
+          charged.map((c) => c.chargedMicros),
+          taken.map((_, i) => BigInt(10_000 * (i + 1))),
+        );
         const balance = await store.balance(id, T0);
         assert.equal(balance.spentMicros, 360_000n);
         assert.equal(balance.reservedMicros, 0n);
@@ -311,7 +320,10 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
       test('settlements together never charge past the budget: the room left is shared in order', async () => {
         const id = await user({ budget: '0.25' });
         const charged = await Promise.all(Array.from({ length: 3 }, () => store.settle(id, { now: T0, actualMicros: 100_000n })));
-        assert.deepEqual(charged.map((c) => c.chargedMicros), [100_000n, 100_000n, 50_000n]);
+        assert.deepEqual(
+          charged.map((c) => c.chargedMicros),
+          [100_000n, 100_000n, 50_000n],
+        );
         assert.equal((await store.balance(id, T0)).spentMicros, 250_000n);
       });
 

@@ -71,14 +71,15 @@ describe('redis store: leases', () => {
     const policy = { requests_per_minute: 100_000, tokens_per_minute: 10_000_000 };
     const admitted = [admission(policy, 7), admission(policy, 7), admission(policy, 7)];
     for (const a of admitted) assert.equal((await store.admit('alice', a)).ok, true);
-    for (const a of admitted) await store.settle('alice', { now: Date.now(), reservation: a.reservation, actualMicros: 4_000n, rate: { ...a.rate!, tokens: 5 } });
+    for (const a of admitted)
+      await store.settle('alice', { now: Date.now(), reservation: a.reservation, actualMicros: 4_000n, rate: { ...a.rate!, tokens: 5 } });
     await store.close(); // gives its leases back
     const balance = await (await connect()).balance('alice', Date.now());
     assert.equal(balance.spentMicros, 12_000n);
     assert.equal(balance.reservedMicros, 0n);
     assert.equal(await holdsInRedis(), 0);
     const windows = await admin.hgetall(keys.rate('alice', 'chat'));
-    assert.equal(windows['rpm.c'], '3', 'three requests counted, the lease\'s unused ones given back');
+    assert.equal(windows['rpm.c'], '3', "three requests counted, the lease's unused ones given back");
     assert.equal(windows['tpm.c'], String(3 * 7 + 3 * 5), 'prompt and completion tokens of the three');
   });
 
@@ -106,7 +107,7 @@ describe('redis store: leases', () => {
     assert.equal(await admin.hget(keys.rate('bob', 'chat'), 'rpm.c'), '1');
   });
 
-  test('two gateways with leases admit exactly what the budget covers: a refusal waits for the other\'s lease to come back', async () => {
+  test("two gateways with leases admit exactly what the budget covers: a refusal waits for the other's lease to come back", async () => {
     const [first, second] = [await connect(), await connect()];
     const covered = 300;
     await first.createUser(userSpec('alice', { budget: String((covered * Number(HOLD)) / 1e6) }), new Date());
@@ -151,7 +152,9 @@ describe('redis store: leases', () => {
 
   // A stopped Redis keeps its connections open: only the command timeout tells. The test has a
   // timeout of its own, so a store that waits for Redis fails it instead of hanging.
-  test('once Redis stops answering, commands fail within the command timeout and requests on a lease are refused', { timeout: 10_000 }, async () => {
+  test('once Redis stops answering, commands fail within the command timeout and requests on a lease are refused', {
+    timeout: 10_000,
+  }, async () => {
     const store = await connect(undefined, { commandTimeoutMs: 100, probeIntervalMs: 20 });
     await store.createUser(userSpec('alice', { budget: '100' }), new Date());
     assert.equal((await store.admit('alice', admission())).ok, true);

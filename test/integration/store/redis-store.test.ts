@@ -67,8 +67,16 @@ describe('redis store: Redis specifics', () => {
     const now = Date.now();
     const policy = { requests_per_minute: 10 };
     const [alice, bob] = await Promise.allSettled([
-      store.admit('alice', { now, reservation: { id: 'hold-a', micros: 300_000n, ttlMs: 60_000 }, rate: { scope: 'chat', policy, tokens: 0 } }),
-      store.admit('bob', { now, reservation: { id: 'hold-b', micros: 300_000n, ttlMs: 60_000 }, rate: { scope: 'chat', policy, tokens: 0 } }),
+      store.admit('alice', {
+        now,
+        reservation: { id: 'hold-a', micros: 300_000n, ttlMs: 60_000 },
+        rate: { scope: 'chat', policy, tokens: 0 },
+      }),
+      store.admit('bob', {
+        now,
+        reservation: { id: 'hold-b', micros: 300_000n, ttlMs: 60_000 },
+        rate: { scope: 'chat', policy, tokens: 0 },
+      }),
     ]);
     assert.equal(alice.status, 'rejected', 'one script call: the batch fails as a whole');
     assert.equal(bob.status, 'rejected');
@@ -115,7 +123,13 @@ describe('redis store: Redis specifics', () => {
     assert.equal((await store.query('alice', { limit: 10 })).records.length, 3);
     assert.deepEqual(await admin.hmget(keys.userDaily('alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
     assert.deepEqual(await admin.hmget(keys.routerDaily('chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
-    for (const key of [keys.usage('alice'), keys.usage('bob'), keys.userDaily('alice', day), keys.routerDaily('chat', day), keys.routerDaily('embed', day)]) {
+    for (const key of [
+      keys.usage('alice'),
+      keys.usage('bob'),
+      keys.userDaily('alice', day),
+      keys.routerDaily('chat', day),
+      keys.routerDaily('embed', day),
+    ]) {
       assert.ok((await admin.pttl(key)) > 0, `${key} has a lifetime`);
     }
   });
@@ -158,14 +172,20 @@ describe('redis store: Redis specifics', () => {
       { pod: 'gw-b', version: 'v1', at: at.toISOString() },
     ]);
     await store.forgetServing('gw-b');
-    assert.deepEqual((await store.servingGateways()).map((g) => g.pod), ['gw-a']);
+    assert.deepEqual(
+      (await store.servingGateways()).map((g) => g.pod),
+      ['gw-a'],
+    );
   });
 
   test('the listing walks the whole key space, however many pods report', async () => {
     const pods = Array.from({ length: 1200 }, (_, i) => `gw-${String(i).padStart(4, '0')}`);
     await Promise.all(pods.map((pod) => store.reportServing(pod, 'v1', 30_000)));
     const listed = await store.servingGateways();
-    assert.deepEqual(listed.map((g) => g.pod), pods);
+    assert.deepEqual(
+      listed.map((g) => g.pod),
+      pods,
+    );
   });
 
   describe('when Redis goes away', () => {
@@ -175,7 +195,9 @@ describe('redis store: Redis specifics', () => {
       await eventually('the admin client reconnected', async () => admin.status === 'ready');
     });
 
-    test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', { timeout: 20_000 }, async () => {
+    test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', {
+      timeout: 20_000,
+    }, async () => {
       await store.createUser(userSpec('alice'), new Date());
       await redis.stop();
       await eventually('the store noticed', async () => !store.healthy);
@@ -214,7 +236,10 @@ describe('redis store: Redis specifics', () => {
       try {
         let revision = 0;
         store.onCatalogChange(() => {
-          store.readCatalog().then((c) => (revision = c.revision), () => {});
+          store.readCatalog().then(
+            (c) => (revision = c.revision),
+            () => {},
+          );
         });
         await redis.kill();
         await redis.restart();

@@ -1,7 +1,14 @@
 // The hold and the bounds of believed usage: template overhead, the context, plausible prompts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { contextOverflow, heldPromptTokens, maxCompletionTokens, plausiblePromptTokens, promptBase, worstCaseMicros } from '../../../gateway/billing/worst-case.ts';
+import {
+  contextOverflow,
+  heldPromptTokens,
+  maxCompletionTokens,
+  plausiblePromptTokens,
+  promptBase,
+  worstCaseMicros,
+} from '../../../gateway/billing/worst-case.ts';
 import type { RouterRoute } from '../../../gateway/routing/routing-table.ts';
 import { pricesFrom } from '../../../gateway/usage/cost.ts';
 

@@ -29,7 +29,8 @@ function problemLines(yaml: string, env: Record<string, string> = {}): string[] 
 }
 
 /** A model entry with one simulator provider, to build files from. */
-const simulated = (id: string, extra = '') => `  - id: ${id}\n    type: text-generation\n${extra}    providers:\n      - model: m\n        type: simulator\n`;
+const simulated = (id: string, extra = '') =>
+  `  - id: ${id}\n    type: text-generation\n${extra}    providers:\n      - model: m\n        type: simulator\n`;
 
 describe('a valid file', () => {
   const yaml = `
@@ -91,7 +92,14 @@ models:
         timeout: 120,
         carbon: { params_total_b: 8, zone: 'FRA', pue: 1.2 },
       },
-      { type: 'ollama', id: 'llama-3-1-8b-1', router: 'Llama-3.1-8B', model_name: 'llama3.1:8b', url: 'http://localhost:11434', timeout: 60 },
+      {
+        type: 'ollama',
+        id: 'llama-3-1-8b-1',
+        router: 'Llama-3.1-8B',
+        model_name: 'llama3.1:8b',
+        url: 'http://localhost:11434',
+        timeout: 60,
+      },
       { type: 'tei', id: 'embed-0', router: 'embed', model_name: 'BAAI/bge-small-en-v1.5', url: 'http://tei.inference', timeout: 60 },
     ]);
   });
@@ -111,16 +119,27 @@ models:
 
   test('provider ids default to <router>-<index>, made id-safe', () => {
     const { snapshot } = parseConfig(FILE, `models:\n${simulated('GPT_4o.mini', '')}${simulated('b')}`, {});
-    assert.deepEqual(snapshot.providers.map((p) => p.id), ['gpt-4o-mini-0', 'b-0']);
+    assert.deepEqual(
+      snapshot.providers.map((p) => p.id),
+      ['gpt-4o-mini-0', 'b-0'],
+    );
   });
 
   test('a provider may set its own id', () => {
-    const { snapshot } = parseConfig(FILE, 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - { id: gpu-node-7, model: m, type: simulator }\n', {});
+    const { snapshot } = parseConfig(
+      FILE,
+      'models:\n  - id: a\n    type: text-generation\n    providers:\n      - { id: gpu-node-7, model: m, type: simulator }\n',
+      {},
+    );
     assert.equal(snapshot.providers[0]?.id, 'gpu-node-7');
   });
 
   test('simulator args become the simulator settings', () => {
-    const { snapshot } = parseConfig(FILE, 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - model: m\n        type: simulator\n        args: { latency_ms: 50, timeout: 5 }\n', {});
+    const { snapshot } = parseConfig(
+      FILE,
+      'models:\n  - id: a\n    type: text-generation\n    providers:\n      - model: m\n        type: simulator\n        args: { latency_ms: 50, timeout: 5 }\n',
+      {},
+    );
     assert.deepEqual(snapshot.providers[0], {
       type: 'simulator',
       id: 'a-0',
@@ -145,7 +164,8 @@ models:
           api_key: \${VLLM_KEY}
           timeout: \${VLLM_TIMEOUT:-30}
 `;
-  const provider = (env: Record<string, string>) => parseConfig(FILE, yaml, env).snapshot.providers[0] as { url: string; key: string; timeout: number };
+  const provider = (env: Record<string, string>) =>
+    parseConfig(FILE, yaml, env).snapshot.providers[0] as { url: string; key: string; timeout: number };
 
   test('a variable fills in a whole value or a part of one', () => {
     const p = provider({ VLLM_HOST: 'gpu-1', VLLM_KEY: 'sk-123' });
@@ -188,7 +208,9 @@ describe('configuration errors', () => {
     {
       name: 'an unknown router type lists the valid ones',
       yaml: 'models:\n  - id: a\n    type: chat\n    providers: [{ model: m, type: simulator }]\n',
-      lines: ['models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"'],
+      lines: [
+        'models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"',
+      ],
     },
     {
       name: 'an unknown provider type lists the valid ones',
@@ -203,7 +225,9 @@ describe('configuration errors', () => {
     {
       name: 'a model without its type',
       yaml: 'models:\n  - id: a\n    providers: [{ model: m, type: simulator }]\n',
-      lines: ['models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"'],
+      lines: [
+        'models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"',
+      ],
     },
     {
       name: 'a provider without its model',
@@ -248,7 +272,10 @@ describe('configuration errors', () => {
     {
       name: 'a zero or negative timeout',
       yaml: 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - { model: m, type: simulator, args: { timeout: 0 } }\n      - { model: m, type: simulator, args: { timeout: -5 } }\n',
-      lines: ['models[0].providers[0].args.timeout: must be more than 0 seconds', 'models[0].providers[1].args.timeout: must be more than 0 seconds'],
+      lines: [
+        'models[0].providers[0].args.timeout: must be more than 0 seconds',
+        'models[0].providers[1].args.timeout: must be more than 0 seconds',
+      ],
     },
     {
       name: 'a timeout over an hour',
@@ -271,7 +298,7 @@ describe('configuration errors', () => {
       lines: ['models[0].providers[0]: unknown field "weight"'],
     },
     {
-      name: 'an unknown field in a provider\'s args',
+      name: "an unknown field in a provider's args",
       yaml: 'models:\n  - id: a\n    type: text-generation\n    providers:\n      - { model: m, type: vllm, args: { api_url: "http://vllm", retries: 2 } }\n',
       lines: ['models[0].providers[0]: unknown field "args.retries"'],
     },
@@ -281,22 +308,22 @@ describe('configuration errors', () => {
       lines: ['(top level): unknown field "modles"'],
     },
     {
-      name: 'an alias equal to another router\'s id',
+      name: "an alias equal to another router's id",
       yaml: `models:\n${simulated('a')}${simulated('b', '    aliases: [a]\n')}`,
       lines: ['models[1].aliases[0]: "a" is already used by router "a"'],
     },
     {
-      name: 'an alias equal to another router\'s alias',
+      name: "an alias equal to another router's alias",
       yaml: `models:\n${simulated('a', '    aliases: [chat]\n')}${simulated('b', '    aliases: [embed, chat]\n')}`,
       lines: ['models[1].aliases[1]: "chat" is already used by router "a"'],
     },
     {
-      name: 'an id equal to an earlier router\'s alias',
+      name: "an id equal to an earlier router's alias",
       yaml: `models:\n${simulated('a', '    aliases: [chat]\n')}${simulated('chat')}`,
       lines: ['models[1].id: "chat" is already used by router "a"'],
     },
     {
-      name: 'an alias equal to its own router\'s id',
+      name: "an alias equal to its own router's id",
       yaml: `models:\n${simulated('a', '    aliases: [a]\n')}`,
       lines: ['models[0].aliases[0]: "a" is listed twice for this router'],
     },
@@ -353,7 +380,10 @@ describe('configuration errors', () => {
   ];
   for (const { name, yaml, lines } of cases) {
     test(name, () => {
-      assert.deepEqual(problemLines(yaml), lines.map((line) => `${FILE}: ${line}`));
+      assert.deepEqual(
+        problemLines(yaml),
+        lines.map((line) => `${FILE}: ${line}`),
+      );
     });
   }
 
@@ -376,7 +406,12 @@ describe('configuration errors', () => {
 
   test('an alias bomb (aliases of aliases, 10^9 values in a few hundred bytes): one line, at once', () => {
     const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
     const yaml = `${levels.join('\n')}\nmodels: *i\n`;
     assert.ok(yaml.length < 500, `a small file: ${yaml.length} bytes`);
     assert.deepEqual(problemLines(yaml), [`${FILE}: stands for more than 100000 values once its aliases (*name) are expanded`]);
@@ -384,7 +419,10 @@ describe('configuration errors', () => {
 
   test('aliases that expand to a reasonable size are fine', () => {
     const yaml = `models:\n  - id: a\n    type: text-generation\n    providers: &p [{model: m, type: simulator}]\n  - id: b\n    type: text-generation\n    providers: *p\n`;
-    assert.deepEqual(parseConfig(FILE, yaml, {}).snapshot.routers.map((r) => r.name), ['a', 'b']);
+    assert.deepEqual(
+      parseConfig(FILE, yaml, {}).snapshot.routers.map((r) => r.name),
+      ['a', 'b'],
+    );
   });
 
   test('several problems in one file are all reported at once, one line each, in file order', () => {
@@ -421,7 +459,10 @@ describe('loadConfigFile', () => {
       const file = join(dir, 'config.yaml');
       await writeFile(file, `models:\n${simulated('\${ROUTER_NAME:-fallback}')}`);
       const { snapshot } = await loadConfigFile(file, { ROUTER_NAME: 'from-env' });
-      assert.deepEqual(snapshot.routers.map((r) => r.name), ['from-env']);
+      assert.deepEqual(
+        snapshot.routers.map((r) => r.name),
+        ['from-env'],
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -86,14 +86,23 @@ describe('readSettings', () => {
         return;
       }
       assert.equal(readSettings(CONFIG, { [option.env]: text })[option.key], option.key === 'config' ? 'tollgate.yaml' : parsed);
-      assert.equal(readSettings({}, { ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key], parsed);
+      assert.equal(
+        readSettings({}, { ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key],
+        parsed,
+      );
     });
   }
 
   test('a flag wins over its environment variable', () => {
     const settings = readSettings(
       { config: 'flag.yaml', port: '9000', maxAttempts: 2, logLevel: 'warn' },
-      { TOLLGATE_CONFIG: 'env.yaml', TOLLGATE_PORT: '8000', TOLLGATE_MAX_ATTEMPTS: '5', TOLLGATE_LOG_LEVEL: 'debug', TOLLGATE_HOST: '10.0.0.1' },
+      {
+        TOLLGATE_CONFIG: 'env.yaml',
+        TOLLGATE_PORT: '8000',
+        TOLLGATE_MAX_ATTEMPTS: '5',
+        TOLLGATE_LOG_LEVEL: 'debug',
+        TOLLGATE_HOST: '10.0.0.1',
+      },
     );
     assert.equal(settings.config, 'flag.yaml');
     assert.equal(settings.port, 9000);
@@ -121,10 +130,30 @@ describe('readSettings', () => {
 
 describe('invalid settings', () => {
   const cases: { name: string; flags: Record<string, unknown>; env: Record<string, string>; lines: string[] }[] = [
-    { name: 'a port above 65535 from the flag', flags: { ...CONFIG, port: '70000' }, env: {}, lines: ['--port (TOLLGATE_PORT): Too big: expected number to be <=65535'] },
-    { name: 'a port that is not a number from the variable', flags: CONFIG, env: { TOLLGATE_PORT: 'http' }, lines: ['--port (TOLLGATE_PORT): Invalid input: expected number, received NaN'] },
-    { name: 'a negative port', flags: { ...CONFIG, port: '-1' }, env: {}, lines: ['--port (TOLLGATE_PORT): Too small: expected number to be >=0'] },
-    { name: 'a fractional port', flags: { ...CONFIG, port: '80.5' }, env: {}, lines: ['--port (TOLLGATE_PORT): Invalid input: expected int, received number'] },
+    {
+      name: 'a port above 65535 from the flag',
+      flags: { ...CONFIG, port: '70000' },
+      env: {},
+      lines: ['--port (TOLLGATE_PORT): Too big: expected number to be <=65535'],
+    },
+    {
+      name: 'a port that is not a number from the variable',
+      flags: CONFIG,
+      env: { TOLLGATE_PORT: 'http' },
+      lines: ['--port (TOLLGATE_PORT): Invalid input: expected number, received NaN'],
+    },
+    {
+      name: 'a negative port',
+      flags: { ...CONFIG, port: '-1' },
+      env: {},
+      lines: ['--port (TOLLGATE_PORT): Too small: expected number to be >=0'],
+    },
+    {
+      name: 'a fractional port',
+      flags: { ...CONFIG, port: '80.5' },
+      env: {},
+      lines: ['--port (TOLLGATE_PORT): Invalid input: expected int, received number'],
+    },
     {
       name: 'several bad values, one line each',
       flags: { ...CONFIG, logLevel: 'loud', maxAttempts: '0' },
@@ -135,7 +164,12 @@ describe('invalid settings', () => {
         '--cooldown-seconds (TOLLGATE_COOLDOWN_SECONDS): Too small: expected number to be >=0',
       ],
     },
-    { name: 'a body limit under 1 KiB', flags: CONFIG, env: { TOLLGATE_BODY_LIMIT: '10' }, lines: ['--body-limit (TOLLGATE_BODY_LIMIT): Too small: expected number to be >=1024'] },
+    {
+      name: 'a body limit under 1 KiB',
+      flags: CONFIG,
+      env: { TOLLGATE_BODY_LIMIT: '10' },
+      lines: ['--body-limit (TOLLGATE_BODY_LIMIT): Too small: expected number to be >=1024'],
+    },
   ];
   for (const { name, flags, env, lines } of cases) {
     test(`${name} is a SettingsError naming the flag and the variable`, () => {
@@ -148,7 +182,10 @@ describe('invalid settings', () => {
   });
 
   test('a Redis URL must be one', () => {
-    assert.equal(settingsError({}, { TOLLGATE_REDIS_URL: 'localhost:6379' }), 'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis:// or rediss:// URL');
+    assert.equal(
+      settingsError({}, { TOLLGATE_REDIS_URL: 'localhost:6379' }),
+      'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis:// or rediss:// URL',
+    );
   });
 
   test('fail-open is true or false', () => {
@@ -196,8 +233,14 @@ describe('Kubernetes mode settings', () => {
   });
 
   test('names that Kubernetes would refuse are refused here', () => {
-    assert.match(settingsError({ kubernetes: true, ...KUBERNETES_NEEDS, namespace: 'Tollgate' }, {}), /--namespace \(TOLLGATE_NAMESPACE\): must be a Kubernetes namespace name/);
-    assert.match(settingsError({ kubernetes: true, ...KUBERNETES_NEEDS }, { TOLLGATE_ROUTING_CONFIG_MAP: 'routing_v2' }), /--routing-config-map \(TOLLGATE_ROUTING_CONFIG_MAP\): must be a Kubernetes object name/);
+    assert.match(
+      settingsError({ kubernetes: true, ...KUBERNETES_NEEDS, namespace: 'Tollgate' }, {}),
+      /--namespace \(TOLLGATE_NAMESPACE\): must be a Kubernetes namespace name/,
+    );
+    assert.match(
+      settingsError({ kubernetes: true, ...KUBERNETES_NEEDS }, { TOLLGATE_ROUTING_CONFIG_MAP: 'routing_v2' }),
+      /--routing-config-map \(TOLLGATE_ROUTING_CONFIG_MAP\): must be a Kubernetes object name/,
+    );
   });
 
   test('outside Kubernetes mode the Kubernetes settings are read but ask for nothing', () => {

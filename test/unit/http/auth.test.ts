@@ -11,10 +11,24 @@ import { errorHandler } from '../../../gateway/http/error-handler.ts';
 import type { ApiKeyRecord, UserRecord } from '../../../gateway/store/accounts.ts';
 
 const user = (id: string, role: 'admin' | 'user'): UserRecord => ({
-  id, name: id, role, budget: null, budget_period: null, allowed_routers: null, rate_limits: null, created_at: '2030-01-01T00:00:00.000Z',
+  id,
+  name: id,
+  role,
+  budget: null,
+  budget_period: null,
+  allowed_routers: null,
+  rate_limits: null,
+  created_at: '2030-01-01T00:00:00.000Z',
 });
 const key = (userId: string, secret: string): ApiKeyRecord => ({
-  id: `k-${userId}`, user_id: userId, name: 'k', hash: hashKey(secret), hint: 'tg-…', created_at: '2030-01-01T00:00:00.000Z', expires_at: null, revoked_at: null,
+  id: `k-${userId}`,
+  user_id: userId,
+  name: 'k',
+  hash: hashKey(secret),
+  hint: 'tg-…',
+  created_at: '2030-01-01T00:00:00.000Z',
+  expires_at: null,
+  revoked_at: null,
 });
 const KEYS = new Map([
   [hashKey('tg-user'), { key: key('ann', 'tg-user'), user: user('ann', 'user') }],

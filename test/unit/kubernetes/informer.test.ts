@@ -40,8 +40,9 @@ async function* lines(events: object[], then: 'close' | 'hang', signal: AbortSig
   if (then === 'hang') await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 }
 
-const configMap = (name: string, resourceVersion: string, uid = `uid-${name}`): KubeObject =>
-  ({ metadata: { name, namespace: 'ns', uid, resourceVersion } });
+const configMap = (name: string, resourceVersion: string, uid = `uid-${name}`): KubeObject => ({
+  metadata: { name, namespace: 'ns', uid, resourceVersion },
+});
 
 const describeEvent = (event: InformerEvent<KubeObject>) =>
   `${event.type} ${event.object.metadata?.name}@${event.object.metadata?.resourceVersion}`;
@@ -76,7 +77,11 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   assert.fail(`never happened: ${what}`);
 }
 
-const names = (informer: Informer<KubeObject>) => informer.list().map((object) => `${object.metadata?.name}@${object.metadata?.resourceVersion}`).sort();
+const names = (informer: Informer<KubeObject>) =>
+  informer
+    .list()
+    .map((object) => `${object.metadata?.name}@${object.metadata?.resourceVersion}`)
+    .sort();
 
 describe('Informer', () => {
   test('lists, then watches from the list resourceVersion, emitting events in order', async () => {
@@ -114,7 +119,11 @@ describe('Informer', () => {
 
     assert.deepEqual(events.slice(3), ['update a@5', 'delete b@6', 'add b@25', 'add d@26', 'delete c@7']);
     assert.deepEqual(names(informer), ['a@5', 'b@25', 'd@26']);
-    assert.deepEqual([informer.get('ns/a')?.apiVersion, informer.get('ns/a')?.kind], ['v1', 'ConfigMap'], 'list items get what the list leaves out');
+    assert.deepEqual(
+      [informer.get('ns/a')?.apiVersion, informer.get('ns/a')?.kind],
+      ['v1', 'ConfigMap'],
+      'list items get what the list leaves out',
+    );
     assert.deepEqual(api.watchVersions(), ['10', '30']);
     assert.deepEqual(sleeps, [], 'a 410 is not an error to back off from');
   });
@@ -181,10 +190,13 @@ describe('Informer', () => {
     informer.start();
     await until(() => api.watchVersions().length === 1, 'the watch');
     await informer.stop();
-    assert.deepEqual(api.requests.map((request) => [request.path, request.query?.fieldSelector, Boolean(request.query?.watch)]), [
-      ['/api/v1/namespaces/ns/configmaps', 'metadata.name=only', false],
-      ['/api/v1/namespaces/ns/configmaps', 'metadata.name=only', true],
-    ]);
+    assert.deepEqual(
+      api.requests.map((request) => [request.path, request.query?.fieldSelector, Boolean(request.query?.watch)]),
+      [
+        ['/api/v1/namespaces/ns/configmaps', 'metadata.name=only', false],
+        ['/api/v1/namespaces/ns/configmaps', 'metadata.name=only', true],
+      ],
+    );
   });
 
   test('synced rejects when the informer stops before its first list', async () => {
@@ -198,7 +210,14 @@ describe('Informer', () => {
 
   test('refuses a silent-watch timeout that a healthy watch would hit', () => {
     assert.throws(
-      () => new Informer({ client: new ScriptedApi(), resource: { group: '', version: 'v1', plural: 'configmaps' }, handler: async () => {}, watchTimeoutSeconds: 60, silentWatchTimeoutMs: 60_000 }),
+      () =>
+        new Informer({
+          client: new ScriptedApi(),
+          resource: { group: '', version: 'v1', plural: 'configmaps' },
+          handler: async () => {},
+          watchTimeoutSeconds: 60,
+          silentWatchTimeoutMs: 60_000,
+        }),
       /silentWatchTimeoutMs must be longer than watchTimeoutSeconds/,
     );
   });

@@ -12,14 +12,17 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 function kubeconfig(name: string, server: string, currentContext = name): string {
   const path = join(dir, name);
-  writeFileSync(path, JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name, cluster: { server } }],
-    users: [{ name, user: { token: `token-${name}` } }],
-    contexts: [{ name, context: { cluster: name, user: name } }],
-    ...(currentContext ? { 'current-context': currentContext } : {}),
-  }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name, cluster: { server } }],
+      users: [{ name, user: { token: `token-${name}` } }],
+      contexts: [{ name, context: { cluster: name, user: name } }],
+      ...(currentContext ? { 'current-context': currentContext } : {}),
+    }),
+  );
   return path;
 }
 
@@ -31,11 +34,31 @@ describe('loadKubeConfig', () => {
   writeFileSync(join(dir, 'token'), 'in-cluster-token');
 
   const cases: { name: string; settings: Parameters<typeof loadKubeConfig>[0]; server: string }[] = [
-    { name: 'an explicit path wins over KUBECONFIG and the pod', settings: { kubeconfigPath: explicit, kubeconfigEnv: fromEnv, serviceHost: '10.0.0.1', servicePort: '443' }, server: 'https://explicit.example:6443' },
-    { name: 'KUBECONFIG wins over the pod', settings: { kubeconfigEnv: fromEnv, serviceHost: '10.0.0.1', servicePort: '443' }, server: 'https://env.example:6443' },
-    { name: 'a KUBECONFIG list: the first file sets the current context', settings: { kubeconfigEnv: [fromEnv, second].join(delimiter) }, server: 'https://env.example:6443' },
-    { name: 'in a pod: the service host and port', settings: { serviceHost: '10.0.0.1', servicePort: '443', serviceAccountDir: dir }, server: 'https://10.0.0.1:443' },
-    { name: 'in a pod with an IPv6 service address', settings: { serviceHost: 'fd00::1', servicePort: '443', serviceAccountDir: dir }, server: 'https://[fd00::1]:443' },
+    {
+      name: 'an explicit path wins over KUBECONFIG and the pod',
+      settings: { kubeconfigPath: explicit, kubeconfigEnv: fromEnv, serviceHost: '10.0.0.1', servicePort: '443' },
+      server: 'https://explicit.example:6443',
+    },
+    {
+      name: 'KUBECONFIG wins over the pod',
+      settings: { kubeconfigEnv: fromEnv, serviceHost: '10.0.0.1', servicePort: '443' },
+      server: 'https://env.example:6443',
+    },
+    {
+      name: 'a KUBECONFIG list: the first file sets the current context',
+      settings: { kubeconfigEnv: [fromEnv, second].join(delimiter) },
+      server: 'https://env.example:6443',
+    },
+    {
+      name: 'in a pod: the service host and port',
+      settings: { serviceHost: '10.0.0.1', servicePort: '443', serviceAccountDir: dir },
+      server: 'https://10.0.0.1:443',
+    },
+    {
+      name: 'in a pod with an IPv6 service address',
+      settings: { serviceHost: 'fd00::1', servicePort: '443', serviceAccountDir: dir },
+      server: 'https://[fd00::1]:443',
+    },
   ];
   for (const { name, settings, server } of cases) {
     test(name, () => {
@@ -60,9 +83,17 @@ describe('resourcePath', () => {
   const cases: { type: typeof configMaps; where: Parameters<typeof resourcePath>[1]; path: string }[] = [
     { type: configMaps, where: {}, path: '/api/v1/configmaps' },
     { type: configMaps, where: { namespace: 'tollgate' }, path: '/api/v1/namespaces/tollgate/configmaps' },
-    { type: configMaps, where: { namespace: 'tollgate', name: 'tollgate-routing' }, path: '/api/v1/namespaces/tollgate/configmaps/tollgate-routing' },
+    {
+      type: configMaps,
+      where: { namespace: 'tollgate', name: 'tollgate-routing' },
+      path: '/api/v1/namespaces/tollgate/configmaps/tollgate-routing',
+    },
     { type: routers, where: {}, path: '/apis/tollgate.dev/v1alpha1/modelrouters' },
-    { type: routers, where: { namespace: 'team-a', name: 'chat', subresource: 'status' }, path: '/apis/tollgate.dev/v1alpha1/namespaces/team-a/modelrouters/chat/status' },
+    {
+      type: routers,
+      where: { namespace: 'team-a', name: 'chat', subresource: 'status' },
+      path: '/apis/tollgate.dev/v1alpha1/namespaces/team-a/modelrouters/chat/status',
+    },
   ];
   for (const { type, where, path } of cases) {
     test(path, () => assert.equal(resourcePath(type, where), path));
@@ -71,7 +102,12 @@ describe('resourcePath', () => {
 
 describe('KubeApiError', () => {
   test("carries the status, the Status object's reason and a Retry-After in seconds", () => {
-    const error = new KubeApiError({ path: '/api/v1/configmaps' }, 429, '{"kind":"Status","reason":"TooManyRequests","message":"slow down"}', '3');
+    const error = new KubeApiError(
+      { path: '/api/v1/configmaps' },
+      429,
+      '{"kind":"Status","reason":"TooManyRequests","message":"slow down"}',
+      '3',
+    );
     assert.deepEqual([error.status, error.reason, error.retryAfterSeconds], [429, 'TooManyRequests', 3]);
     assert.equal(error.message, 'GET /api/v1/configmaps: 429 TooManyRequests: slow down');
   });

@@ -8,7 +8,14 @@ import { describe, test, type TestContext } from 'node:test';
 import { snapshotVersion } from '../../../gateway/config/snapshot-version.ts';
 import type { KubeClient, KubeObject, KubeRequest } from '../../../gateway/kubernetes/kube-client.ts';
 import { silentLog } from '../../../gateway/kubernetes/log.ts';
-import { providerKeys, readRoutingConfigMap, RoutingSource, withKeys, type ConfigMap, type Secret } from '../../../gateway/kubernetes/routing-source.ts';
+import {
+  providerKeys,
+  readRoutingConfigMap,
+  RoutingSource,
+  withKeys,
+  type ConfigMap,
+  type Secret,
+} from '../../../gateway/kubernetes/routing-source.ts';
 import { ANNOTATIONS, encodeSnapshot, SNAPSHOT_KEY } from '../../../gateway/kubernetes/snapshot-configmap.ts';
 import { ProviderSpec } from '../../../gateway/resources/provider.ts';
 import { RouterSpec } from '../../../gateway/resources/router.ts';
@@ -17,7 +24,9 @@ import { RoutingState } from '../../../gateway/routing/routing-state.ts';
 
 function snapshot(routerNames: string[]): Snapshot {
   const routers = routerNames.map((name) => RouterSpec.parse({ name, type: 'text-generation' }));
-  const providers = routerNames.map((name) => ProviderSpec.parse({ id: `${name}-p`, router: name, type: 'vllm', model_name: name, url: 'http://vllm:8000' }));
+  const providers = routerNames.map((name) =>
+    ProviderSpec.parse({ id: `${name}-p`, router: name, type: 'vllm', model_name: name, url: 'http://vllm:8000' }),
+  );
   const content = { routers, providers };
   return { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content };
 }
@@ -40,14 +49,32 @@ const secret = (keys: Record<string, string>, name = 'tollgate-provider-keys'): 
 describe('provider keys and the snapshot', () => {
   test('the Secret data is base64 by provider id; a trailing newline is dropped, an empty key is no key', () => {
     const keys = providerKeys(secret({ 'a-p': 'sk-a\n', 'b-p': '', 'c-p': '  sk-c ' }));
-    assert.deepEqual([...keys], [['a-p', 'sk-a'], ['c-p', 'sk-c']]);
+    assert.deepEqual(
+      [...keys],
+      [
+        ['a-p', 'sk-a'],
+        ['c-p', 'sk-c'],
+      ],
+    );
     assert.deepEqual([...providerKeys({ metadata: { name: 'empty' } })], []);
   });
 
   test('each provider gets its key by id; a provider without one has none; keys for unknown ids are ignored', () => {
     const plain = snapshot(['a', 'b']);
-    const keyed = withKeys(plain, new Map([['a-p', 'sk-a'], ['gone-p', 'sk-gone']]));
-    assert.deepEqual(keyed.providers.map((p) => [p.id, p.key]), [['a-p', 'sk-a'], ['b-p', undefined]]);
+    const keyed = withKeys(
+      plain,
+      new Map([
+        ['a-p', 'sk-a'],
+        ['gone-p', 'sk-gone'],
+      ]),
+    );
+    assert.deepEqual(
+      keyed.providers.map((p) => [p.id, p.key]),
+      [
+        ['a-p', 'sk-a'],
+        ['b-p', undefined],
+      ],
+    );
     assert.ok(!('key' in keyed.providers[1]!), 'no key property at all');
     assert.equal(keyed.version, plain.version, 'keys do not change the version');
     assert.equal(plain.providers[0]!.key, undefined, 'the snapshot given is not changed');
@@ -76,10 +103,17 @@ describe('reading the routing ConfigMap', () => {
     keyed.providers = keyed.providers.map((p) => ({ ...p, key: 'sk-leaked' }));
     const json = JSON.stringify(keyed);
     const leaked = configMap({
-      annotations: { [ANNOTATIONS.format]: String(SNAPSHOT_FORMAT), [ANNOTATIONS.version]: keyed.version, [ANNOTATIONS.sha256]: createHash('sha256').update(json).digest('hex') },
+      annotations: {
+        [ANNOTATIONS.format]: String(SNAPSHOT_FORMAT),
+        [ANNOTATIONS.version]: keyed.version,
+        [ANNOTATIONS.sha256]: createHash('sha256').update(json).digest('hex'),
+      },
       data: { [SNAPSHOT_KEY]: json },
     });
-    assert.deepEqual(readRoutingConfigMap(leaked), { ok: false, reason: 'provider a-p carries a key: keys belong in the provider keys Secret, never in the ConfigMap' });
+    assert.deepEqual(readRoutingConfigMap(leaked), {
+      ok: false,
+      reason: 'provider a-p carries a key: keys belong in the provider keys Secret, never in the ConfigMap',
+    });
   });
 });
 
@@ -101,7 +135,10 @@ class MemoryApi implements KubeClient {
     const path = `/api/v1/namespaces/ns/${plural}`;
     const key = `${path}/${object.metadata!.name}`;
     const existed = this.objects.has(key);
-    const stored = { ...object, metadata: { ...object.metadata, uid: `uid-${object.metadata!.name}`, resourceVersion: String(++this.#version) } };
+    const stored = {
+      ...object,
+      metadata: { ...object.metadata, uid: `uid-${object.metadata!.name}`, resourceVersion: String(++this.#version) },
+    };
     this.objects.set(key, stored);
     this.#tell(path, existed ? 'MODIFIED' : 'ADDED', stored);
   }
@@ -193,7 +230,10 @@ describe('RoutingSource', () => {
     await until(() => loads.length === 1, 'a load');
     assert.equal(routing.waiting, undefined);
     assert.equal(routing.table.version, first.version);
-    assert.deepEqual(loads[0]!.providers.map((p) => p.key), ['sk-a', undefined]);
+    assert.deepEqual(
+      loads[0]!.providers.map((p) => p.key),
+      ['sk-a', undefined],
+    );
   });
 
   test('objects of other names are not asked for', async (t) => {
@@ -201,7 +241,10 @@ describe('RoutingSource', () => {
     api.put('configmaps', configMap(encodeSnapshot(snapshot(['a'])), 'someone-else'));
     const { routing } = startSource(t, api);
     await until(() => /ConfigMap ns\/tollgate-routing not found/.test(routing.waiting ?? ''), 'the ConfigMap said missing');
-    assert.deepEqual(api.lists.map((request) => request.query?.fieldSelector).sort(), ['metadata.name=tollgate-provider-keys', 'metadata.name=tollgate-routing']);
+    assert.deepEqual(api.lists.map((request) => request.query?.fieldSelector).sort(), [
+      'metadata.name=tollgate-provider-keys',
+      'metadata.name=tollgate-routing',
+    ]);
   });
 
   test('a new snapshot swaps the table; a rotated key alone rebuilds it, same version', async (t) => {

@@ -55,7 +55,11 @@ describe('ServingReport', () => {
     const store = new RecordingStore();
     const warnings: string[] = [];
     const infos: string[] = [];
-    const log = { ...silentLog, warn: (_: object, message: string) => void warnings.push(message), info: (_: object, message: string) => void infos.push(message) };
+    const log = {
+      ...silentLog,
+      warn: (_: object, message: string) => void warnings.push(message),
+      info: (_: object, message: string) => void infos.push(message),
+    };
     const report = new ServingReport({ store, pod: 'gw-0', version: () => 'v1', log, intervalMs: 10 });
     store.down = true;
     report.start();

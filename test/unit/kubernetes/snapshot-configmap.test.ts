@@ -3,7 +3,14 @@
 // catalog we promise (5,000 routers with 4 providers each) fits in one Kubernetes object.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ANNOTATIONS, COMPRESS_ABOVE, SNAPSHOT_GZIP_KEY, SNAPSHOT_KEY, decodeSnapshot, encodeSnapshot } from '../../../gateway/kubernetes/snapshot-configmap.ts';
+import {
+  ANNOTATIONS,
+  COMPRESS_ABOVE,
+  SNAPSHOT_GZIP_KEY,
+  SNAPSHOT_KEY,
+  decodeSnapshot,
+  encodeSnapshot,
+} from '../../../gateway/kubernetes/snapshot-configmap.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../../gateway/resources/snapshot.ts';
 import { RouterSpec } from '../../../gateway/resources/router.ts';
 import { ProviderSpec } from '../../../gateway/resources/provider.ts';
@@ -14,11 +21,25 @@ const OBJECT_LIMIT = 1024 * 1024;
 
 function catalog(routers: number, providersEach: number): Snapshot {
   const routerSpecs = Array.from({ length: routers }, (_, i) =>
-    RouterSpec.parse({ name: `team-${i % 97}/model-${i}`, type: 'text-generation', aliases: [`m${i}`], costs: { prompt_tokens: 0.15, completion_tokens: 0.6 }, max_context_length: 131072 }),
+    RouterSpec.parse({
+      name: `team-${i % 97}/model-${i}`,
+      type: 'text-generation',
+      aliases: [`m${i}`],
+      costs: { prompt_tokens: 0.15, completion_tokens: 0.6 },
+      max_context_length: 131072,
+    }),
   );
   const providers = routerSpecs.flatMap((router, i) =>
     Array.from({ length: providersEach }, (_, j) =>
-      ProviderSpec.parse({ id: `ns-${i}-p${j}`, router: router.name, type: 'vllm', model_name: `meta-llama/Llama-3.1-8B-Instruct`, url: `http://vllm-${i % 50}-${j}.inference.svc.cluster.local:8000`, timeout: 60, carbon: { params_total_b: 8, zone: 'FRA' } }),
+      ProviderSpec.parse({
+        id: `ns-${i}-p${j}`,
+        router: router.name,
+        type: 'vllm',
+        model_name: `meta-llama/Llama-3.1-8B-Instruct`,
+        url: `http://vllm-${i % 50}-${j}.inference.svc.cluster.local:8000`,
+        timeout: 60,
+        carbon: { params_total_b: 8, zone: 'FRA' },
+      }),
     ),
   );
   const content = { routers: routerSpecs, providers };
@@ -49,11 +70,15 @@ describe('snapshot ConfigMap', () => {
   });
 
   const refusals: [string, (c: ReturnType<typeof encodeSnapshot>) => void, RegExp][] = [
-    ['a snapshot edited after it was written', (c) => (c.data![SNAPSHOT_KEY] = c.data![SNAPSHOT_KEY]!.replace('team-0', 'team-X')), /checksum/],
+    [
+      'a snapshot edited after it was written',
+      (c) => (c.data![SNAPSHOT_KEY] = c.data![SNAPSHOT_KEY]!.replace('team-0', 'team-X')),
+      /checksum/,
+    ],
     ['a snapshot cut short', (c) => (c.data![SNAPSHOT_KEY] = c.data![SNAPSHOT_KEY]!.slice(0, 100)), /checksum/],
     ['another format', (c) => (c.annotations[ANNOTATIONS.format] = '2'), /format 2/],
     ['no snapshot at all', (c) => delete c.data, /holds no snapshot/],
-    ['a version that is not the content\'s', (c) => (c.annotations[ANNOTATIONS.version] = 'other'), /version/],
+    ["a version that is not the content's", (c) => (c.annotations[ANNOTATIONS.version] = 'other'), /version/],
   ];
   for (const [what, spoil, reason] of refusals) {
     test(`refused: ${what}`, () => {

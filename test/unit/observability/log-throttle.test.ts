@@ -43,16 +43,23 @@ test('100 refusals during an outage write the first line and one that counts the
     kinds.error('usage not recorded', `could not record usage of user u${i}: the store (Redis) is unavailable`);
     advance(50);
   }
-  assert.deepEqual(lines.map((l) => l.message), [
-    'Budgets cannot be checked right now',
-    'could not record usage of user u0: the store (Redis) is unavailable',
-  ]);
+  assert.deepEqual(
+    lines.map((l) => l.message),
+    ['Budgets cannot be checked right now', 'could not record usage of user u0: the store (Redis) is unavailable'],
+  );
   advance(10_000);
   assert.equal(lines.length, 4);
-  assert.deepEqual(lines.slice(2).map((l) => [l.level, l.details, l.message]), [
-    ['warn', { kind: 'store unavailable', repeated: 99 }, '99 more like this in the last 10 s: Budgets cannot be checked right now'],
-    ['error', { kind: 'usage not recorded', repeated: 99 }, '99 more like this in the last 10 s: could not record usage of user u0: the store (Redis) is unavailable'],
-  ]);
+  assert.deepEqual(
+    lines.slice(2).map((l) => [l.level, l.details, l.message]),
+    [
+      ['warn', { kind: 'store unavailable', repeated: 99 }, '99 more like this in the last 10 s: Budgets cannot be checked right now'],
+      [
+        'error',
+        { kind: 'usage not recorded', repeated: 99 },
+        '99 more like this in the last 10 s: could not record usage of user u0: the store (Redis) is unavailable',
+      ],
+    ],
+  );
 });
 
 test('a line after the interval goes through again; a single line needs no count', () => {
@@ -61,12 +68,18 @@ test('a line after the interval goes through again; a single line needs no count
   advance(10_000);
   throttle.write('settle failed', 'error', log, {}, 'second');
   advance(30_000);
-  assert.deepEqual(lines.map((l) => l.message), ['first', 'second']);
+  assert.deepEqual(
+    lines.map((l) => l.message),
+    ['first', 'second'],
+  );
 });
 
 test('close() writes the counts not written yet', () => {
   const { throttle, log, lines } = setup();
   for (let i = 0; i < 3; i++) throttle.write('fail open', 'warn', log, {}, 'serving without accounting');
   throttle.close();
-  assert.deepEqual(lines.map((l) => l.message), ['serving without accounting', '2 more like this in the last 10 s: serving without accounting']);
+  assert.deepEqual(
+    lines.map((l) => l.message),
+    ['serving without accounting', '2 more like this in the last 10 s: serving without accounting'],
+  );
 });

@@ -6,7 +6,14 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { SeriesCounter, SeriesHistogram } from '../../../gateway/observability/series-metrics.ts';
 
 const BUCKETS = [0.01, 0.1, 1, 10];
-const OBSERVED: [string, number][] = [['chat', 0.005], ['chat', 0.05], ['chat', 0.1], ['chat', 42], ['embeddings', 0.5], ['chat', 1]];
+const OBSERVED: [string, number][] = [
+  ['chat', 0.005],
+  ['chat', 0.05],
+  ['chat', 0.1],
+  ['chat', 42],
+  ['embeddings', 0.5],
+  ['chat', 1],
+];
 
 function histograms() {
   const expected = new Registry();

@@ -8,7 +8,7 @@ import { startHealthServer, type RunningHealthServer } from '../../../operator/h
 import { OperatorMetrics } from '../../../operator/health/metrics.ts';
 
 describe('operator health server', () => {
-  let notReady: string | undefined = 'waiting for the informers\' caches to sync';
+  let notReady: string | undefined = "waiting for the informers' caches to sync";
   let leader = false;
   const metrics = new OperatorMetrics({ isLeader: () => leader, processMetrics: false });
   let server: RunningHealthServer;
@@ -33,10 +33,14 @@ describe('operator health server', () => {
   });
 
   test('/readyz: 503 with the reason, then ready whether leading or not', async () => {
-    assert.deepEqual(JSON.parse((await get('/readyz')).text), { status: 'not ready', reason: 'waiting for the informers\' caches to sync' });
+    assert.deepEqual(JSON.parse((await get('/readyz')).text), { status: 'not ready', reason: "waiting for the informers' caches to sync" });
     assert.equal((await get('/readyz')).status, 503);
     notReady = undefined;
-    assert.deepEqual(await get('/readyz'), { status: 200, type: 'application/json; charset=utf-8', text: '{"status":"ready","leader":false,"identity":"operator-0"}' });
+    assert.deepEqual(await get('/readyz'), {
+      status: 200,
+      type: 'application/json; charset=utf-8',
+      text: '{"status":"ready","leader":false,"identity":"operator-0"}',
+    });
     leader = true;
     assert.equal(JSON.parse((await get('/readyz')).text).leader, true);
   });
@@ -46,7 +50,12 @@ describe('operator health server', () => {
     assert.match((await get('/metrics')).text, /^tollgate_operator_leader 0$/m);
     leader = true;
     await metrics.reconcile('routing', async () => {});
-    await assert.rejects(metrics.reconcile('user', async () => { throw new Error('conflict'); }), /conflict/);
+    await assert.rejects(
+      metrics.reconcile('user', async () => {
+        throw new Error('conflict');
+      }),
+      /conflict/,
+    );
     metrics.snapshotWrites.inc();
     const text = (await get('/metrics')).text;
     for (const line of [
@@ -55,12 +64,21 @@ describe('operator health server', () => {
       'tollgate_operator_reconciles_total{kind="user",result="error"} 1',
       'tollgate_operator_reconcile_duration_seconds_count{kind="user"} 1',
       'tollgate_operator_snapshot_writes_total 1',
-    ]) assert.ok(text.split('\n').includes(line), `${line} in:\n${text}`);
+    ])
+      assert.ok(text.split('\n').includes(line), `${line} in:\n${text}`);
   });
 
   test('anything else is a 404 in JSON', async () => {
-    for (const [path, method] of [['/', 'GET'], ['/metrics/extra', 'GET'], ['/healthz', 'POST']] as const) {
-      assert.deepEqual(await get(path, method), { status: 404, type: 'application/json; charset=utf-8', text: '{"error":"not found"}' }, `${method} ${path}`);
+    for (const [path, method] of [
+      ['/', 'GET'],
+      ['/metrics/extra', 'GET'],
+      ['/healthz', 'POST'],
+    ] as const) {
+      assert.deepEqual(
+        await get(path, method),
+        { status: 404, type: 'application/json; charset=utf-8', text: '{"error":"not found"}' },
+        `${method} ${path}`,
+      );
     }
   });
 

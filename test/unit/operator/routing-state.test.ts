@@ -14,13 +14,20 @@ const provider = (name: string, routerName: string, spec: Record<string, unknown
   spec: { routerRef: { name: routerName }, type: 'simulator', model: 'sim', ...spec },
 });
 const noSecrets = new Map<string, Record<string, string>>();
-const conditionOf = (conditions: { type: string; status: string; reason: string; message: string }[], type: string) => conditions.find((c) => c.type === type);
+const conditionOf = (conditions: { type: string; status: string; reason: string; message: string }[], type: string) =>
+  conditions.find((c) => c.type === type);
 
 describe('computeRouting', () => {
   test('valid routers and providers are served, with their counts and Ready conditions', () => {
     const outcome = computeRouting([router('chat', { aliases: ['c'] })], [provider('a', 'chat'), provider('b', 'chat')], noSecrets);
-    assert.deepEqual(outcome.snapshot.routers.map((r) => [r.name, r.aliases]), [['chat', ['c']]]);
-    assert.deepEqual(outcome.snapshot.providers.map((p) => p.id), ['team-a', 'team-b']);
+    assert.deepEqual(
+      outcome.snapshot.routers.map((r) => [r.name, r.aliases]),
+      [['chat', ['c']]],
+    );
+    assert.deepEqual(
+      outcome.snapshot.providers.map((p) => p.id),
+      ['team-a', 'team-b'],
+    );
     const chat = outcome.routers.get('team/chat')!;
     assert.deepEqual(chat.providers, { ready: 2, total: 2 });
     assert.equal(conditionOf(chat.conditions, 'Ready')?.status, 'True');
@@ -29,7 +36,10 @@ describe('computeRouting', () => {
 
   test('an invalid provider is left out with Accepted=False and the reason, and the others keep serving', () => {
     const outcome = computeRouting([router('chat')], [provider('good', 'chat'), provider('bad', 'chat', { type: 'vllm' })], noSecrets);
-    assert.deepEqual(outcome.snapshot.providers.map((p) => p.id), ['team-good']);
+    assert.deepEqual(
+      outcome.snapshot.providers.map((p) => p.id),
+      ['team-good'],
+    );
     const accepted = conditionOf(outcome.providers.get('team/bad')!.conditions, 'Accepted')!;
     assert.equal(accepted.status, 'False');
     assert.equal(accepted.reason, 'InvalidSpec');
@@ -41,7 +51,10 @@ describe('computeRouting', () => {
     const outcome = computeRouting([router('chat')], [provider('lost', 'nope')], noSecrets);
     assert.equal(outcome.snapshot.providers.length, 0);
     const resolved = conditionOf(outcome.providers.get('team/lost')!.conditions, 'ResolvedRefs')!;
-    assert.deepEqual([resolved.status, resolved.reason, resolved.message], ['False', 'RouterNotFound', 'ModelRouter team/nope does not exist']);
+    assert.deepEqual(
+      [resolved.status, resolved.reason, resolved.message],
+      ['False', 'RouterNotFound', 'ModelRouter team/nope does not exist'],
+    );
     assert.equal(conditionOf(outcome.routers.get('team/chat')!.conditions, 'Ready')?.reason, 'NoReadyProviders');
   });
 
@@ -56,11 +69,17 @@ describe('computeRouting', () => {
       [provider('a', 'older'), provider('b', 'newer')],
       noSecrets,
     );
-    assert.deepEqual(outcome.snapshot.routers.map((r) => r.name), ['older']);
+    assert.deepEqual(
+      outcome.snapshot.routers.map((r) => r.name),
+      ['older'],
+    );
     const accepted = conditionOf(outcome.routers.get('team/newer')!.conditions, 'Accepted')!;
     assert.deepEqual([accepted.status, accepted.reason], ['False', 'NameConflict']);
     assert.match(accepted.message, /"shared" is already used by ModelRouter team\/older/);
-    assert.equal(conditionOf(outcome.providers.get('team/b')!.conditions, 'ResolvedRefs')?.message, 'ModelRouter team/newer is not accepted');
+    assert.equal(
+      conditionOf(outcome.providers.get('team/b')!.conditions, 'ResolvedRefs')?.message,
+      'ModelRouter team/newer is not accepted',
+    );
   });
 
   test('a router name clients call may differ from its Kubernetes name', () => {
@@ -71,14 +90,22 @@ describe('computeRouting', () => {
 
   test('keys come from the Secrets the providers name, and never enter the snapshot', () => {
     const secrets = new Map([['team/vllm-key', { token: 'sk-rotating' }]]);
-    const outcome = computeRouting([router('chat')], [provider('v', 'chat', { type: 'vllm', url: 'http://vllm:8000', apiKeySecretRef: { name: 'vllm-key', key: 'token' } })], secrets);
+    const outcome = computeRouting(
+      [router('chat')],
+      [provider('v', 'chat', { type: 'vllm', url: 'http://vllm:8000', apiKeySecretRef: { name: 'vllm-key', key: 'token' } })],
+      secrets,
+    );
     assert.deepEqual(outcome.keys, { 'team-v': 'sk-rotating' });
     assert.ok(!JSON.stringify(outcome.snapshot).includes('sk-rotating'));
   });
 
   test('a missing Secret, or a missing key in it, leaves the provider out with the reason', () => {
     const ref = (name: string) => ({ type: 'vllm', url: 'http://vllm:8000', apiKeySecretRef: { name, key: 'token' } });
-    const outcome = computeRouting([router('chat')], [provider('a', 'chat', ref('absent')), provider('b', 'chat', ref('wrong-key'))], new Map([['team/wrong-key', { other: 'x' }]]));
+    const outcome = computeRouting(
+      [router('chat')],
+      [provider('a', 'chat', ref('absent')), provider('b', 'chat', ref('wrong-key'))],
+      new Map([['team/wrong-key', { other: 'x' }]]),
+    );
     assert.equal(outcome.snapshot.providers.length, 0);
     assert.equal(conditionOf(outcome.providers.get('team/a')!.conditions, 'ResolvedRefs')?.message, 'Secret absent does not exist');
     assert.equal(conditionOf(outcome.providers.get('team/b')!.conditions, 'ResolvedRefs')?.message, 'Secret wrong-key has no key "token"');

@@ -16,7 +16,8 @@ const snapshot = (version: string, routers = 1): Snapshot => ({
   providers: [],
 });
 /** The object as the server returns it after an apply of `desired`. */
-const onServer = (desired: ReturnType<typeof routingConfigMap>): ConfigMapObject => JSON.parse(JSON.stringify({ ...desired, metadata: { ...desired.metadata, resourceVersion: '7' } }));
+const onServer = (desired: ReturnType<typeof routingConfigMap>): ConfigMapObject =>
+  JSON.parse(JSON.stringify({ ...desired, metadata: { ...desired.metadata, resourceVersion: '7' } }));
 
 describe('the routing ConfigMap', () => {
   test('holds the snapshot, its annotations and the managed-by label', () => {
@@ -55,7 +56,10 @@ describe('the routing ConfigMap', () => {
 });
 
 describe('the provider keys Secret', () => {
-  const secretOnServer = (data: Record<string, string>, labels: Record<string, string> = { 'app.kubernetes.io/managed-by': 'tollgate-operator' }): SecretObject => ({
+  const secretOnServer = (
+    data: Record<string, string>,
+    labels: Record<string, string> = { 'app.kubernetes.io/managed-by': 'tollgate-operator' },
+  ): SecretObject => ({
     metadata: { name: TARGET.secret, namespace: TARGET.namespace, labels },
     data: Object.fromEntries(Object.entries(data).map(([id, key]) => [id, Buffer.from(key).toString('base64')])),
   });

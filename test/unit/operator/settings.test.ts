@@ -43,7 +43,14 @@ describe('readOperatorSettings', () => {
       HOST,
     );
     assert.deepEqual(
-      [settings.namespace, settings.watchNamespace, settings.identity, settings.statusPeriodSeconds, settings.leaseNamespace, settings.kube.kubeconfigPath],
+      [
+        settings.namespace,
+        settings.watchNamespace,
+        settings.identity,
+        settings.statusPeriodSeconds,
+        settings.leaseNamespace,
+        settings.kube.kubeconfigPath,
+      ],
       ['ops', 'team-a', 'operator-0', 5, 'leases', '/flag/config'],
     );
   });
@@ -55,8 +62,14 @@ describe('readOperatorSettings', () => {
   });
 
   test('bad values name the flag and the variable', () => {
-    assert.match(settingsError({}, { ...NEEDS, TOLLGATE_REDIS_URL: 'http://redis' }), /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/ or rediss:\/\/ URL/);
-    assert.match(settingsError({ watchNamespace: 'Team_A' }, NEEDS), /--watch-namespace \(TOLLGATE_WATCH_NAMESPACE\): must be a Kubernetes namespace name/);
+    assert.match(
+      settingsError({}, { ...NEEDS, TOLLGATE_REDIS_URL: 'http://redis' }),
+      /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/ or rediss:\/\/ URL/,
+    );
+    assert.match(
+      settingsError({ watchNamespace: 'Team_A' }, NEEDS),
+      /--watch-namespace \(TOLLGATE_WATCH_NAMESPACE\): must be a Kubernetes namespace name/,
+    );
     assert.match(settingsError({ leaseDurationSeconds: '1' }, NEEDS), /--lease-duration-seconds/);
   });
 

@@ -5,15 +5,31 @@ import { describe, test } from 'node:test';
 import type { UserSpec } from '../../../gateway/resources/user.ts';
 import type { Balance } from '../../../gateway/store/ledger.ts';
 import type { SecretObject } from '../../../operator/kube/resources.ts';
-import { idOwner, keySecretName, keySecretObject, readKeySecret, sameUserSpec, usageStatus, type UserObject } from '../../../operator/reconcile/user-state.ts';
+import {
+  idOwner,
+  keySecretName,
+  keySecretObject,
+  readKeySecret,
+  sameUserSpec,
+  usageStatus,
+  type UserObject,
+} from '../../../operator/reconcile/user-state.ts';
 
 const user = (name: string, namespace = 'team', created = '2026-11-01T00:00:00Z', spec: object = {}): UserObject => ({
-  apiVersion: 'tollgate.dev/v1alpha1', kind: 'GatewayUser', metadata: { name, namespace, uid: `uid-${namespace}-${name}`, creationTimestamp: created }, spec,
+  apiVersion: 'tollgate.dev/v1alpha1',
+  kind: 'GatewayUser',
+  metadata: { name, namespace, uid: `uid-${namespace}-${name}`, creationTimestamp: created },
+  spec,
 });
 
 describe('idOwner', () => {
   test('the oldest GatewayUser of a name owns the user id; a tie goes to namespace/name order', () => {
-    const users = [user('alice', 'b', '2026-11-02T00:00:00Z'), user('alice', 'z', '2026-11-01T00:00:00Z'), user('alice', 'a', '2026-11-02T00:00:00Z'), user('bob')];
+    const users = [
+      user('alice', 'b', '2026-11-02T00:00:00Z'),
+      user('alice', 'z', '2026-11-01T00:00:00Z'),
+      user('alice', 'a', '2026-11-02T00:00:00Z'),
+      user('bob'),
+    ];
     assert.equal(idOwner(users, 'alice'), 'z/alice');
     assert.equal(idOwner(users.slice(0, 1).concat(users.slice(2)), 'alice'), 'a/alice');
     assert.equal(idOwner(users, 'carol'), undefined);
@@ -21,11 +37,25 @@ describe('idOwner', () => {
 });
 
 describe('sameUserSpec', () => {
-  const spec: UserSpec = { id: 'alice', name: 'Alice', role: 'user', budget: '25', budget_period: 'monthly', allowed_routers: ['chat'], rate_limits: null };
+  const spec: UserSpec = {
+    id: 'alice',
+    name: 'Alice',
+    role: 'user',
+    budget: '25',
+    budget_period: 'monthly',
+    allowed_routers: ['chat'],
+    rate_limits: null,
+  };
   test('a stored record with its created_at is the same spec', () => {
     assert.equal(sameUserSpec({ ...spec, created_at: '2026-11-01T00:00:00Z' } as UserSpec, spec), true);
   });
-  for (const [field, value] of [['budget', '30'], ['budget_period', null], ['allowed_routers', ['chat', 'embed']], ['rate_limits', { requests_per_minute: 10 }], ['role', 'admin']] as const) {
+  for (const [field, value] of [
+    ['budget', '30'],
+    ['budget_period', null],
+    ['allowed_routers', ['chat', 'embed']],
+    ['rate_limits', { requests_per_minute: 10 }],
+    ['role', 'admin'],
+  ] as const) {
     test(`another ${field} is not`, () => {
       assert.equal(sameUserSpec(spec, { ...spec, [field]: value }), false);
     });
@@ -38,9 +68,18 @@ describe('the key Secret', () => {
     assert.equal(keySecretName(user('alice', 'team', undefined, { apiKeySecret: { name: 'keys' } })), 'keys');
   });
 
-  test('is the user\'s: owner reference with the uid, the key in base64 under api-key', () => {
+  test("is the user's: owner reference with the uid, the key in base64 under api-key", () => {
     const secret = keySecretObject(user('alice'), 'alice-api-key', 'tg-secret');
-    assert.deepEqual(secret.metadata.ownerReferences, [{ apiVersion: 'tollgate.dev/v1alpha1', kind: 'GatewayUser', name: 'alice', uid: 'uid-team-alice', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(secret.metadata.ownerReferences, [
+      {
+        apiVersion: 'tollgate.dev/v1alpha1',
+        kind: 'GatewayUser',
+        name: 'alice',
+        uid: 'uid-team-alice',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
     assert.equal(Buffer.from(secret.data['api-key']!, 'base64').toString(), 'tg-secret');
     assert.equal(secret.metadata.namespace, 'team');
   });
@@ -57,11 +96,27 @@ describe('the key Secret', () => {
 
 describe('usageStatus', () => {
   const balance = (budgetMicros: bigint | null, spentMicros: bigint, periodStart: Date | null = null): Balance => ({
-    budgetMicros, spentMicros, reservedMicros: 0n, period: periodStart ? 'monthly' : null, periodStart, periodEnd: null, history: {},
+    budgetMicros,
+    spentMicros,
+    reservedMicros: 0n,
+    period: periodStart ? 'monthly' : null,
+    periodStart,
+    periodEnd: null,
+    history: {},
   });
   test('money as decimal strings, remaining what is left of the budget', () => {
-    const status = usageStatus({ balance: balance(25_000_000n, 1_500_000n, new Date('2026-11-01T00:00:00Z')), requests: 3, lastRequestTime: '2026-11-10T10:00:00.000Z' });
-    assert.deepEqual(status, { spent: '1.5', remaining: '23.5', periodStart: '2026-11-01T00:00:00.000Z', requests: 3, lastRequestTime: '2026-11-10T10:00:00.000Z' });
+    const status = usageStatus({
+      balance: balance(25_000_000n, 1_500_000n, new Date('2026-11-01T00:00:00Z')),
+      requests: 3,
+      lastRequestTime: '2026-11-10T10:00:00.000Z',
+    });
+    assert.deepEqual(status, {
+      spent: '1.5',
+      remaining: '23.5',
+      periodStart: '2026-11-01T00:00:00.000Z',
+      requests: 3,
+      lastRequestTime: '2026-11-10T10:00:00.000Z',
+    });
   });
   test('remaining is 0, never negative, when spending went past the budget', () => {
     assert.equal(usageStatus({ balance: balance(1_000_000n, 1_200_000n), requests: 1, lastRequestTime: undefined }).remaining, '0');

@@ -13,7 +13,15 @@ const HOUR = 3_600_000;
 function fakeStore(lastRequest: number | undefined, periodStart: Date | null) {
   const queries: (number | undefined)[] = [];
   const dayRanges: string[] = [];
-  const balance: Balance = { budgetMicros: null, spentMicros: 0n, reservedMicros: 0n, period: periodStart ? 'monthly' : null, periodStart, periodEnd: null, history: {} };
+  const balance: Balance = {
+    budgetMicros: null,
+    spentMicros: 0n,
+    reservedMicros: 0n,
+    period: periodStart ? 'monthly' : null,
+    periodStart,
+    periodEnd: null,
+    history: {},
+  };
   const store: UsageReader = {
     balance: async () => balance,
     dailyTotals: async (_subject, from, to) => {
@@ -44,7 +52,10 @@ test('without a period, as far back as daily totals are kept', async () => {
 test('the last request: since the time already known, when there is one', async () => {
   const { store, queries } = fakeStore(NOW.getTime() - 10_000, null);
   const known = new Date(NOW.getTime() - 60_000).toISOString();
-  assert.equal((await readUsage(store, 'alice', NOW, { lastRequestTime: known })).lastRequestTime, new Date(NOW.getTime() - 10_000).toISOString());
+  assert.equal(
+    (await readUsage(store, 'alice', NOW, { lastRequestTime: known })).lastRequestTime,
+    new Date(NOW.getTime() - 10_000).toISOString(),
+  );
   assert.deepEqual(queries, [NOW.getTime() - 60_000]);
 });
 

@@ -47,7 +47,12 @@ class MapCache<T extends { metadata: { name: string; namespace: string } }> impl
   }
 }
 
-const gatewayUser = (name: string, spec: object = { budget: '25.00', budgetPeriod: 'monthly' }, extra: Partial<UserObject['metadata']> = {}, namespace = 'team'): UserObject => ({
+const gatewayUser = (
+  name: string,
+  spec: object = { budget: '25.00', budgetPeriod: 'monthly' },
+  extra: Partial<UserObject['metadata']> = {},
+  namespace = 'team',
+): UserObject => ({
   apiVersion: 'tollgate.dev/v1alpha1',
   kind: 'GatewayUser',
   metadata: { name, namespace, uid: `uid-${namespace}-${name}`, generation: 1, creationTimestamp: '2026-11-01T00:00:00Z', ...extra },
@@ -59,14 +64,24 @@ function setup(users: UserObject[]) {
   const store = new MemoryStore({ usageRetentionMs: 86_400_000 });
   const userCache = new MapCache(users);
   const secrets = new MapCache<SecretObject>();
-  const deps: UserDeps = { client: api, users: userCache, secrets, store, events: new EventRecorder(api, 'test', silentLog), log: silentLog, now: () => NOW };
+  const deps: UserDeps = {
+    client: api,
+    users: userCache,
+    secrets,
+    store,
+    events: new EventRecorder(api, 'test', silentLog),
+    log: silentLog,
+    now: () => NOW,
+  };
   /** The state the informers would show after the fake's writes: the Secret created, finalizer and status applied. */
   const observeWrites = (key: string) => {
     const user = userCache.get(key)!;
     for (const write of api.requests) {
       if (write.method === 'POST' && write.path.endsWith('/secrets')) secrets.put(write.body);
-      if (write.path.endsWith(`/gatewayusers/${user.metadata.name}`) && write.body.metadata.finalizers) user.metadata.finalizers = write.body.metadata.finalizers;
-      if (write.path.endsWith(`/gatewayusers/${user.metadata.name}/status`)) user.status = { ...user.status, ...withoutNulls(write.body.status) };
+      if (write.path.endsWith(`/gatewayusers/${user.metadata.name}`) && write.body.metadata.finalizers)
+        user.metadata.finalizers = write.body.metadata.finalizers;
+      if (write.path.endsWith(`/gatewayusers/${user.metadata.name}/status`))
+        user.status = { ...user.status, ...withoutNulls(write.body.status) };
     }
     api.requests.length = 0;
   };
@@ -85,8 +100,14 @@ describe('reconcileUser', () => {
     const [created] = api.writes(/\/namespaces\/team\/secrets$/);
     assert.equal(created?.method, 'POST');
     const [status] = api.writes(/gatewayusers\/alice\/status$/);
-    assert.deepEqual(status?.body.status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`), ['Accepted=True', 'ResolvedRefs=True', 'Ready=True']);
-    assert.deepEqual([status?.body.status.apiKeySecretName, status?.body.status.spent, status?.body.status.remaining, status?.body.status.requests], ['alice-api-key', '0', '25', 0]);
+    assert.deepEqual(
+      status?.body.status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`),
+      ['Accepted=True', 'ResolvedRefs=True', 'Ready=True'],
+    );
+    assert.deepEqual(
+      [status?.body.status.apiKeySecretName, status?.body.status.spent, status?.body.status.remaining, status?.body.status.requests],
+      ['alice-api-key', '0', '25', 0],
+    );
     observeWrites('team/alice');
     const found = await store.findKey(hashKey(secretValue(secrets.get('team/alice-api-key')!)));
     assert.deepEqual([found?.user.id, found?.user.budget], ['alice', '25']);
@@ -106,7 +127,7 @@ describe('reconcileUser', () => {
     assert.equal(storeWrites, 0);
   });
 
-  test('a changed spec updates the store\'s user and keeps its key', async () => {
+  test("a changed spec updates the store's user and keeps its key", async () => {
     const { store, deps, users, secrets, observeWrites } = setup([gatewayUser('alice')]);
     await reconcileUser(deps, 'team/alice');
     observeWrites('team/alice');
@@ -120,7 +141,13 @@ describe('reconcileUser', () => {
   test('an invalid spec: Accepted=False with the field and why, and nothing else written', async () => {
     const { api, store, deps } = setup([gatewayUser('alice', { budget: '-3' })]);
     await reconcileUser(deps, 'team/alice');
-    assert.deepEqual(api.writes(/./).filter((w) => !w.path.includes('/events')).map((w) => w.path), ['/apis/tollgate.dev/v1alpha1/namespaces/team/gatewayusers/alice/status']);
+    assert.deepEqual(
+      api
+        .writes(/./)
+        .filter((w) => !w.path.includes('/events'))
+        .map((w) => w.path),
+      ['/apis/tollgate.dev/v1alpha1/namespaces/team/gatewayusers/alice/status'],
+    );
     const accepted = api.writes(/status$/)[0]?.body.status.conditions[0];
     assert.deepEqual([accepted.status, accepted.reason], ['False', 'InvalidSpec']);
     assert.match(accepted.message, /^spec\.budget: /);
@@ -145,7 +172,10 @@ describe('reconcileUser', () => {
     await reconcileUser(deps, 'team/alice');
     assert.equal(await store.getUser('alice'), undefined);
     assert.equal(await store.findKey(hashKey(key)), undefined);
-    assert.deepEqual(api.writes(/gatewayusers\/alice$/).map((w) => w.body.metadata), [{ name: 'alice', namespace: 'team', uid: 'uid-team-alice' }]);
+    assert.deepEqual(
+      api.writes(/gatewayusers\/alice$/).map((w) => w.body.metadata),
+      [{ name: 'alice', namespace: 'team', uid: 'uid-team-alice' }],
+    );
   });
 
   test('a key Secret deleted: a new key, and the old one revoked', async () => {

@@ -9,7 +9,10 @@ import type { UserObject } from '../../../operator/reconcile/user-state.ts';
 import { keysForSecret, keysForUser, worthReconciling } from '../../../operator/work-keys.ts';
 
 const secret = (name: string, namespace = 'team'): SecretObject => ({ metadata: { name, namespace } });
-const provider = (name: string, secretName: string, namespace = 'team'): ProviderObject => ({ metadata: { name, namespace }, spec: { apiKeySecretRef: { name: secretName, key: 'k' } } });
+const provider = (name: string, secretName: string, namespace = 'team'): ProviderObject => ({
+  metadata: { name, namespace },
+  spec: { apiKeySecretRef: { name: secretName, key: 'k' } },
+});
 const user = (name: string, namespace = 'team', spec: object = {}): UserObject => ({ metadata: { name, namespace }, spec });
 
 describe('keysForSecret', () => {
@@ -17,11 +20,11 @@ describe('keysForSecret', () => {
   const users = [user('alice'), user('bob', 'team', { apiKeySecret: { name: 'shared-name' } }), user('carol', 'other')];
   const cases: [string, SecretObject, string[]][] = [
     ['a Secret nothing names', secret('unrelated'), []],
-    ['a provider\'s key Secret', secret('vllm-key'), ['routing']],
+    ["a provider's key Secret", secret('vllm-key'), ['routing']],
     ['a Secret of that name in another namespace', secret('vllm-key', 'other'), []],
-    ['a user\'s default key Secret', secret('alice-api-key'), ['user:team/alice']],
-    ['a user\'s named key Secret', secret('shared-name'), ['user:team/bob']],
-    ['a user\'s key Secret name in another namespace', secret('alice-api-key', 'other'), []],
+    ["a user's default key Secret", secret('alice-api-key'), ['user:team/alice']],
+    ["a user's named key Secret", secret('shared-name'), ['user:team/bob']],
+    ["a user's key Secret name in another namespace", secret('alice-api-key', 'other'), []],
   ];
   for (const [name, changed, keys] of cases) {
     test(name, () => assert.deepEqual(keysForSecret(changed, providers, users), keys));
@@ -35,8 +38,12 @@ test('keysForUser: the user, and the others of its name, whose ownership of the 
 });
 
 describe('worthReconciling', () => {
-  const object = (generation: number, extra: object = {}, status: object = {}) => ({ metadata: { name: 'x', namespace: 'team', generation, ...extra }, status });
-  const update = (previous: ReturnType<typeof object>, next: ReturnType<typeof object>) => worthReconciling({ type: 'update', previous, object: next });
+  const object = (generation: number, extra: object = {}, status: object = {}) => ({
+    metadata: { name: 'x', namespace: 'team', generation, ...extra },
+    status,
+  });
+  const update = (previous: ReturnType<typeof object>, next: ReturnType<typeof object>) =>
+    worthReconciling({ type: 'update', previous, object: next });
   test('adds and deletes always are', () => {
     assert.equal(worthReconciling({ type: 'add', object: object(1) }), true);
     assert.equal(worthReconciling({ type: 'delete', object: object(1) }), true);

@@ -67,13 +67,16 @@ describe('WorkQueue', () => {
     let mostAtOnce = 0;
     let runs = 0;
     const release = gate();
-    const { queue } = queueWith(async () => {
-      running += 1;
-      runs += 1;
-      mostAtOnce = Math.max(mostAtOnce, running);
-      if (runs === 1) await release.wait();
-      running -= 1;
-    }, { concurrency: 4 });
+    const { queue } = queueWith(
+      async () => {
+        running += 1;
+        runs += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        if (runs === 1) await release.wait();
+        running -= 1;
+      },
+      { concurrency: 4 },
+    );
     queue.add('router');
     await settle();
     for (let i = 0; i < 3; i++) queue.add('router');
@@ -88,13 +91,16 @@ describe('WorkQueue', () => {
     let running = 0;
     let mostAtOnce = 0;
     const done: string[] = [];
-    const { queue } = queueWith(async (key) => {
-      running += 1;
-      mostAtOnce = Math.max(mostAtOnce, running);
-      await gates.get(key)!.wait();
-      running -= 1;
-      done.push(key);
-    }, { concurrency: 2 });
+    const { queue } = queueWith(
+      async (key) => {
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        await gates.get(key)!.wait();
+        running -= 1;
+        done.push(key);
+      },
+      { concurrency: 2 },
+    );
     for (const key of ['a', 'b', 'c', 'd', 'e']) {
       gates.set(key, gate());
       queue.add(key);

@@ -16,7 +16,7 @@ function recorder(): { sink: ChunkSink; control: StreamControl; calls: string[] 
   return {
     calls,
     sink: {
-      chunk: (chunk) => calls.push(`chunk ${((chunk.choices as { delta: { content: string } }[])[0]!.delta.content)}`),
+      chunk: (chunk) => calls.push(`chunk ${(chunk.choices as { delta: { content: string } }[])[0]!.delta.content}`),
       flush: () => calls.push('flush'),
       end: () => calls.push('end'),
       fail: (error) => calls.push(`fail: ${error.message}`),
@@ -49,7 +49,10 @@ describe('SseChunkStream', () => {
     stream.end();
     const { sink, calls } = recorder();
     stream.start(sink);
-    assert.deepEqual(calls.filter((call) => call !== 'flush'), ['chunk é', 'end']);
+    assert.deepEqual(
+      calls.filter((call) => call !== 'flush'),
+      ['chunk é', 'end'],
+    );
   });
 
   test('pause and resume reach the request', () => {

@@ -14,7 +14,12 @@ describe('findConflicts', () => {
     assert.deepEqual(findConflicts([router('a', ['x']), router('b', ['y'])], [provider('a-0', 'a'), provider('b-0', 'b')]), []);
   });
 
-  const cases: { name: string; routers: RouterSpec[]; providers: ProviderSpec[]; conflicts: { path: (string | number)[]; message: string }[] }[] = [
+  const cases: {
+    name: string;
+    routers: RouterSpec[];
+    providers: ProviderSpec[];
+    conflicts: { path: (string | number)[]; message: string }[];
+  }[] = [
     {
       name: 'two routers with the same name',
       routers: [router('a'), router('a')],
@@ -22,13 +27,13 @@ describe('findConflicts', () => {
       conflicts: [{ path: ['routers', 1, 'name'], message: '"a" is already used by router "a"' }],
     },
     {
-      name: 'an alias that is another router\'s name',
+      name: "an alias that is another router's name",
       routers: [router('a'), router('b', ['a'])],
       providers: [],
       conflicts: [{ path: ['routers', 1, 'aliases', 0], message: '"a" is already used by router "a"' }],
     },
     {
-      name: 'an alias that is another router\'s alias',
+      name: "an alias that is another router's alias",
       routers: [router('a', ['x']), router('b', ['y', 'x'])],
       providers: [],
       conflicts: [{ path: ['routers', 1, 'aliases', 1], message: '"x" is already used by router "a"' }],

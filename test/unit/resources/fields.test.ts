@@ -96,7 +96,8 @@ describe('PricePerMillion', () => {
     ['999999999999999', '999999999999999'],
   ];
   for (const [input, canonical] of accepted) {
-    test(`${JSON.stringify(input)} is kept as the exact decimal "${canonical}"`, () => assert.equal(PricePerMillion.parse(input), canonical));
+    test(`${JSON.stringify(input)} is kept as the exact decimal "${canonical}"`, () =>
+      assert.equal(PricePerMillion.parse(input), canonical));
   }
   const refused: [unknown, string][] = [
     [-0.01, 'price per million tokens must not be negative'],

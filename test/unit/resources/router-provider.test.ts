@@ -24,12 +24,21 @@ describe('RouterSpec', () => {
   test('the strategies are shuffle, round_robin and least_busy', () => {
     assert.deepEqual([...STRATEGIES], ['shuffle', 'round_robin', 'least_busy']);
     for (const strategy of STRATEGIES) {
-      assert.equal(RouterSpec.parse({ name: 'r', type: 'text-generation', load_balancing_strategy: strategy }).load_balancing_strategy, strategy);
+      assert.equal(
+        RouterSpec.parse({ name: 'r', type: 'text-generation', load_balancing_strategy: strategy }).load_balancing_strategy,
+        strategy,
+      );
     }
   });
 
   test('out-of-range values are refused, each at its field', () => {
-    const parsed = RouterSpec.safeParse({ name: 'r', type: 'text-generation', max_context_length: 0, aliases: Array.from({ length: 33 }, (_, i) => `a${i}`), extra: 1 });
+    const parsed = RouterSpec.safeParse({
+      name: 'r',
+      type: 'text-generation',
+      max_context_length: 0,
+      aliases: Array.from({ length: 33 }, (_, i) => `a${i}`),
+      extra: 1,
+    });
     assert.deepEqual(issues(parsed), [
       ['aliases', 'Too big: expected array to have <=32 items'],
       ['max_context_length', 'Too small: expected number to be >0'],

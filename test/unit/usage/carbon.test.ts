@@ -3,7 +3,15 @@
 // method on its own: latency cap, unknown size, custom emission factor, mixture of experts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CarbonInputs, GRID_FACTORS, NO_CARBON, carbonModel, estimateCarbon, modelledSeconds, type CarbonModel } from '../../../gateway/usage/carbon.ts';
+import {
+  CarbonInputs,
+  GRID_FACTORS,
+  NO_CARBON,
+  carbonModel,
+  estimateCarbon,
+  modelledSeconds,
+  type CarbonModel,
+} from '../../../gateway/usage/carbon.ts';
 
 /** The vectors are rounded to 4-5 significant digits: agree to a relative 5e-4. */
 const RELATIVE_TOLERANCE = 5e-4;
@@ -29,7 +37,7 @@ const OUTPUT_TOKENS = 100;
 describe('test vectors of the method (PUE 1.2, no latency cap, 100 output tokens)', () => {
   const vectors = [
     { name: '8B dense', params: 8, gpus: 1, seconds: 4.4865, kWh: 8.9153e-6, usage: { WOR: 4.217e-6, FRA: 3.939e-7 }, embodied: 6.495e-7 },
-    { name: '70B dense', params: 70, gpus: 4, seconds: 8.6933, kWh: 6.5753e-5, usage: { WOR: 3.110e-5 }, embodied: undefined },
+    { name: '70B dense', params: 70, gpus: 4, seconds: 8.6933, kWh: 6.5753e-5, usage: { WOR: 3.11e-5 }, embodied: undefined },
   ];
   for (const v of vectors) {
     describe(v.name, () => {
@@ -64,7 +72,11 @@ describe('test vectors of the method (PUE 1.2, no latency cap, 100 output tokens
 
         test('reports kgCO2eq as the usage share plus the embodied share', () => {
           assertClose(estimateCarbon(model(inputs), OUTPUT_TOKENS, Infinity).kgCO2eq, v.usage.WOR + embodiedKg, 'kgCO2eq WOR');
-          assertClose(estimateCarbon(model({ ...inputs, zone: 'FRA' }), OUTPUT_TOKENS, Infinity).kgCO2eq, v.usage.FRA! + embodiedKg, 'kgCO2eq FRA');
+          assertClose(
+            estimateCarbon(model({ ...inputs, zone: 'FRA' }), OUTPUT_TOKENS, Infinity).kgCO2eq,
+            v.usage.FRA! + embodiedKg,
+            'kgCO2eq FRA',
+          );
         });
       }
     });
@@ -109,7 +121,11 @@ describe('latency cap: dT = min(T_out x f_L, measured latency)', () => {
 describe('when the method reports nothing', () => {
   const cases: { name: string; model: CarbonModel | undefined; outputTokens: number }[] = [
     { name: 'no carbon inputs at all', model: carbonModel(undefined), outputTokens: 100 },
-    { name: 'inputs without a parameter count (no guess)', model: carbonModel(CarbonInputs.parse({ zone: 'FRA', pue: 1.1 })), outputTokens: 100 },
+    {
+      name: 'inputs without a parameter count (no guess)',
+      model: carbonModel(CarbonInputs.parse({ zone: 'FRA', pue: 1.1 })),
+      outputTokens: 100,
+    },
     { name: 'zero output tokens', model: model({ params_total_b: 8 }), outputTokens: 0 },
     { name: 'a negative token count', model: model({ params_total_b: 8 }), outputTokens: -5 },
   ];
@@ -153,14 +169,18 @@ describe('emission factor', () => {
 
   test('a zone outside the table without a factor is refused, naming the known zones', () => {
     const parsed = CarbonInputs.safeParse({ params_total_b: 8, zone: 'ITA' });
-    assert.deepEqual(parsed.error?.issues.map((i) => [i.path, i.message]), [
-      [['zone'], 'has no built-in emission factor (known: WOR, FRA, USA, SWE, DEU); set gwp_kg_per_kwh'],
-    ]);
+    assert.deepEqual(
+      parsed.error?.issues.map((i) => [i.path, i.message]),
+      [[['zone'], 'has no built-in emission factor (known: WOR, FRA, USA, SWE, DEU); set gwp_kg_per_kwh']],
+    );
   });
 
   test('a zone that is not an ISO alpha-3 code is refused', () => {
     const parsed = CarbonInputs.safeParse({ params_total_b: 8, zone: 'fr', gwp_kg_per_kwh: 0.1 });
-    assert.deepEqual(parsed.error?.issues.map((i) => [i.path, i.message]), [[['zone'], 'must be an ISO 3166-1 alpha-3 code such as FRA']]);
+    assert.deepEqual(
+      parsed.error?.issues.map((i) => [i.path, i.message]),
+      [[['zone'], 'must be an ISO 3166-1 alpha-3 code such as FRA']],
+    );
   });
 
   test('the PUE multiplies the energy', () => {

@@ -27,15 +27,64 @@ interface Case {
 describe('cost of a request', () => {
   const cases: Case[] = [
     { name: 'a typical chat request', prompt: 0.15, completion: 0.6, promptTokens: 1000, completionTokens: 500, expected: '0.00045' },
-    { name: 'exactly one million tokens each way', prompt: 2.5, completion: 10, promptTokens: 1_000_000, completionTokens: 1_000_000, expected: '12.5' },
-    { name: 'rounded to 6 decimals (0.0005253 -> 0.000525)', prompt: 0.15, completion: 0.6, promptTokens: 1234, completionTokens: 567, expected: '0.000525' },
+    {
+      name: 'exactly one million tokens each way',
+      prompt: 2.5,
+      completion: 10,
+      promptTokens: 1_000_000,
+      completionTokens: 1_000_000,
+      expected: '12.5',
+    },
+    {
+      name: 'rounded to 6 decimals (0.0005253 -> 0.000525)',
+      prompt: 0.15,
+      completion: 0.6,
+      promptTokens: 1234,
+      completionTokens: 567,
+      expected: '0.000525',
+    },
     { name: 'zero prices cost nothing', prompt: 0, completion: 0, promptTokens: 123_456, completionTokens: 7_890, expected: '0' },
-    { name: 'a zero completion price leaves the prompt part', prompt: 1, completion: 0, promptTokens: 2000, completionTokens: 999_999, expected: '0.002' },
-    { name: 'a zero prompt price leaves the completion part', prompt: 0, completion: 3, promptTokens: 999_999, completionTokens: 2000, expected: '0.006' },
+    {
+      name: 'a zero completion price leaves the prompt part',
+      prompt: 1,
+      completion: 0,
+      promptTokens: 2000,
+      completionTokens: 999_999,
+      expected: '0.002',
+    },
+    {
+      name: 'a zero prompt price leaves the completion part',
+      prompt: 0,
+      completion: 3,
+      promptTokens: 999_999,
+      completionTokens: 2000,
+      expected: '0.006',
+    },
     { name: 'no tokens cost nothing', prompt: 5, completion: 15, promptTokens: 0, completionTokens: 0, expected: '0' },
-    { name: '10 million tokens at price 1000, both ways', prompt: 1000, completion: 1000, promptTokens: 10_000_000, completionTokens: 10_000_000, expected: '20000' },
-    { name: '10 million tokens at the finest price (9 decimals)', prompt: 0.000000001, completion: 0, promptTokens: 10_000_000, completionTokens: 0, expected: '0' },
-    { name: 'a billion tokens at a price with 9 decimals', prompt: '1.234567891', completion: 0, promptTokens: 1_000_000_000, completionTokens: 0, expected: '1234.567891' },
+    {
+      name: '10 million tokens at price 1000, both ways',
+      prompt: 1000,
+      completion: 1000,
+      promptTokens: 10_000_000,
+      completionTokens: 10_000_000,
+      expected: '20000',
+    },
+    {
+      name: '10 million tokens at the finest price (9 decimals)',
+      prompt: 0.000000001,
+      completion: 0,
+      promptTokens: 10_000_000,
+      completionTokens: 0,
+      expected: '0',
+    },
+    {
+      name: 'a billion tokens at a price with 9 decimals',
+      prompt: '1.234567891',
+      completion: 0,
+      promptTokens: 1_000_000_000,
+      completionTokens: 0,
+      expected: '1234.567891',
+    },
   ];
   for (const c of cases) {
     test(`${c.name}: ${c.promptTokens} x ${c.prompt} + ${c.completionTokens} x ${c.completion} per million = ${c.expected}`, () => {
@@ -47,9 +96,33 @@ describe('cost of a request', () => {
 describe('no float residue', () => {
   // Each case shows what naive double arithmetic gives, to make plain why the gateway avoids it.
   const cases: (Case & { naive: number })[] = [
-    { name: '0.1 + 0.2', prompt: 0.1, completion: 0.2, promptTokens: 1_000_000, completionTokens: 1_000_000, expected: '0.3', naive: 0.30000000000000004 },
-    { name: '1.1 + 2.2', prompt: 1.1, completion: 2.2, promptTokens: 1_000_000, completionTokens: 1_000_000, expected: '3.3', naive: 3.3000000000000003 },
-    { name: '1000 tokens at 1.005', prompt: 1.005, completion: 0, promptTokens: 1000, completionTokens: 0, expected: '0.001005', naive: 0.0010049999999999998 },
+    {
+      name: '0.1 + 0.2',
+      prompt: 0.1,
+      completion: 0.2,
+      promptTokens: 1_000_000,
+      completionTokens: 1_000_000,
+      expected: '0.3',
+      naive: 0.30000000000000004,
+    },
+    {
+      name: '1.1 + 2.2',
+      prompt: 1.1,
+      completion: 2.2,
+      promptTokens: 1_000_000,
+      completionTokens: 1_000_000,
+      expected: '3.3',
+      naive: 3.3000000000000003,
+    },
+    {
+      name: '1000 tokens at 1.005',
+      prompt: 1.005,
+      completion: 0,
+      promptTokens: 1000,
+      completionTokens: 0,
+      expected: '0.001005',
+      naive: 0.0010049999999999998,
+    },
   ];
   for (const c of cases) {
     test(`${c.name} is exactly ${c.expected} (naive floats give ${c.naive})`, () => {
@@ -62,7 +135,15 @@ describe('no float residue', () => {
 describe('rounding half-up at the 6th decimal', () => {
   // Every exact value here ends in 5 at the 7th decimal. Naive Math.round(x * 1e6) / 1e6 rounds
   // most of them down, because the double nearest to the exact value lies just below it.
-  const cases: { prompt: Price; completion: Price; promptTokens: number; completionTokens: number; exact: string; expected: string; naive: number }[] = [
+  const cases: {
+    prompt: Price;
+    completion: Price;
+    promptTokens: number;
+    completionTokens: number;
+    exact: string;
+    expected: string;
+    naive: number;
+  }[] = [
     { prompt: 0.5, completion: 0, promptTokens: 1, completionTokens: 0, exact: '0.0000005', expected: '0.000001', naive: 0.000001 },
     { prompt: 0, completion: 0.5, promptTokens: 0, completionTokens: 1, exact: '0.0000005', expected: '0.000001', naive: 0.000001 },
     { prompt: 0.1, completion: 0, promptTokens: 75, completionTokens: 0, exact: '0.0000075', expected: '0.000008', naive: 0.000007 },
@@ -100,7 +181,10 @@ describe('the forms a price may take', () => {
   ];
   for (const { form, price, canonical } of forms) {
     test(`${form} (${JSON.stringify(price)}) is kept as the exact decimal "${canonical}"`, () => {
-      assert.deepEqual(RouterCosts.parse({ prompt_tokens: price, completion_tokens: price }), { prompt_tokens: canonical, completion_tokens: canonical });
+      assert.deepEqual(RouterCosts.parse({ prompt_tokens: price, completion_tokens: price }), {
+        prompt_tokens: canonical,
+        completion_tokens: canonical,
+      });
     });
   }
 
@@ -119,8 +203,16 @@ describe('rejected prices', () => {
   const cases: { name: string; price: unknown; message: string }[] = [
     { name: 'a negative number', price: -1, message: 'price per million tokens must not be negative' },
     { name: 'a negative string', price: '-0.01', message: 'price per million tokens must not be negative' },
-    { name: 'more than 9 decimals', price: '0.0000000001', message: 'price per million tokens must have at most 9 decimal places, got "0.0000000001"' },
-    { name: 'more than 9 decimals as a number', price: 1e-10, message: 'price per million tokens must have at most 9 decimal places, got "1e-10"' },
+    {
+      name: 'more than 9 decimals',
+      price: '0.0000000001',
+      message: 'price per million tokens must have at most 9 decimal places, got "0.0000000001"',
+    },
+    {
+      name: 'more than 9 decimals as a number',
+      price: 1e-10,
+      message: 'price per million tokens must have at most 9 decimal places, got "1e-10"',
+    },
     { name: 'text', price: 'cheap', message: 'price per million tokens must be a decimal number, got "cheap"' },
     { name: 'a currency sign', price: '$0.15', message: 'price per million tokens must be a decimal number, got "$0.15"' },
     { name: 'an empty string', price: '', message: 'price per million tokens must be a decimal number, got ""' },
@@ -130,7 +222,10 @@ describe('rejected prices', () => {
     test(`${name} (${JSON.stringify(price)}): ${message}`, () => {
       const parsed = RouterCosts.safeParse({ prompt_tokens: price });
       assert.equal(parsed.success, false);
-      assert.deepEqual(parsed.error?.issues.map((i) => ({ path: i.path, message: i.message })), [{ path: ['prompt_tokens'], message }]);
+      assert.deepEqual(
+        parsed.error?.issues.map((i) => ({ path: i.path, message: i.message })),
+        [{ path: ['prompt_tokens'], message }],
+      );
     });
   }
 
@@ -149,7 +244,10 @@ describe('cost as the client sees it', () => {
   test('costs are held in micro-units and prices in nano-units', () => {
     assert.equal(COST_SCALE, 6);
     assert.equal(PRICE_SCALE, 9);
-    assert.deepEqual(pricesFrom({ prompt_tokens: '0.15', completion_tokens: '0.6' }), { promptNano: 150_000_000n, completionNano: 600_000_000n });
+    assert.deepEqual(pricesFrom({ prompt_tokens: '0.15', completion_tokens: '0.6' }), {
+      promptNano: 150_000_000n,
+      completionNano: 600_000_000n,
+    });
   });
 
   const numbers: { micros: bigint; json: string }[] = [

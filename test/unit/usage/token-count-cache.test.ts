@@ -36,7 +36,10 @@ describe('TokenCountCache', () => {
     const { count } = counter();
     for (let i = 0; i < 100; i++) cache.count(`t${i}`, count);
     assert.ok(cache.size <= 10, `kept ${cache.size}`);
-    assert.equal(cache.count('t99', () => assert.fail('the newest text was forgotten')), 3);
+    assert.equal(
+      cache.count('t99', () => assert.fail('the newest text was forgotten')),
+      3,
+    );
   });
 
   test('past its bound it forgets the least recently used texts first', () => {
@@ -79,7 +82,10 @@ describe('TokenCountCache', () => {
     const kept = Array.from({ length: 10_000 }, (_, i) => `text ${i}`).filter((text) => cache.get(text) !== undefined);
     assert.equal(kept.length, 100);
     for (let i = 0; i < 100; i++) cache.count(`new ${i}`, count);
-    assert.deepEqual(kept.filter((text) => cache.get(text) !== undefined), []);
+    assert.deepEqual(
+      kept.filter((text) => cache.get(text) !== undefined),
+      [],
+    );
     assert.equal(cache.size, 100);
   });
 

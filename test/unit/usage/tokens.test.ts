@@ -58,13 +58,19 @@ describe('countChatPromptTokens', () => {
 
   test('each message adds its overhead to its content', () => {
     const one = [{ role: 'user', content: 'hello world' }];
-    const two = [{ role: 'system', content: 'Hello' }, { role: 'user', content: 'hello world' }];
+    const two = [
+      { role: 'system', content: 'Hello' },
+      { role: 'user', content: 'hello world' },
+    ];
     assert.equal(countChatPromptTokens(one), REPLY_PRIMING + PER_MESSAGE + 2);
     assert.equal(countChatPromptTokens(two), REPLY_PRIMING + 2 * PER_MESSAGE + 1 + 2);
   });
 
   test('a name costs one token plus its own text', () => {
-    assert.equal(countChatPromptTokens([{ role: 'user', name: 'bob', content: 'hello world' }]), REPLY_PRIMING + PER_MESSAGE + 2 + PER_NAME + 1);
+    assert.equal(
+      countChatPromptTokens([{ role: 'user', name: 'bob', content: 'hello world' }]),
+      REPLY_PRIMING + PER_MESSAGE + 2 + PER_NAME + 1,
+    );
   });
 
   test('text parts of a content array are counted, and each image counts as a low-detail image', () => {
@@ -95,7 +101,14 @@ describe('countInputTokens (completions prompt, embeddings input)', () => {
     { name: 'a string', input: 'hello world', tokens: 2 },
     { name: 'several strings', input: ['hello world', 'Hello'], tokens: 3 },
     { name: 'token ids: one each', input: [101, 2023, 102], tokens: 3 },
-    { name: 'batches of token ids', input: [[1, 2, 3], [4, 5]], tokens: 5 },
+    {
+      name: 'batches of token ids',
+      input: [
+        [1, 2, 3],
+        [4, 5],
+      ],
+      tokens: 5,
+    },
     { name: 'a mix', input: ['hello world', [1, 2, 3], 7], tokens: 6 },
     { name: 'an empty string', input: '', tokens: 0 },
     { name: 'nothing', input: undefined, tokens: 0 },
@@ -138,7 +151,13 @@ describe('TokenCount: counting bounded per request (issue 13)', () => {
   });
 
   test('bounds hold in every script: the count lies between bytes / 128 and bytes', () => {
-    for (const text of ['我们的网关把每个请求路由到提供者'.repeat(50), '🙂'.repeat(300), 'é'.repeat(500), ' '.repeat(5_000), 'The gateway. '.repeat(100)]) {
+    for (const text of [
+      '我们的网关把每个请求路由到提供者'.repeat(50),
+      '🙂'.repeat(300),
+      'é'.repeat(500),
+      ' '.repeat(5_000),
+      'The gateway. '.repeat(100),
+    ]) {
       const bounded = new TokenCount({ chars: 0, lookups: 0 });
       bounded.addText(text + '\u0000'); // not in the cache: bounded
       const exact = countExactly(text + '\u0000');

@@ -46,7 +46,10 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
     form.submit(
       (v) => ({ name: check(v.name, [required]) ?? undefined, expires: check(v.expires, [futureDate], true) ?? undefined }),
       async (v) => {
-        const key = await session.call<NewApiKey>('POST', props.base, { name: v.name.trim(), expires_at: v.expires ? `${v.expires}T00:00:00Z` : null });
+        const key = await session.call<NewApiKey>('POST', props.base, {
+          name: v.name.trim(),
+          expires_at: v.expires ? `${v.expires}T00:00:00Z` : null,
+        });
         setCreated(key);
         form.reset({ name: '', expires: '' });
         await reload(`Key "${key.name}" created. Copy it now: it is shown only once.`);
@@ -86,7 +89,11 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
                 {!key.revoked_at && (
                   <ConfirmButton
                     label={`Revoke ${key.name}`}
-                    question={key.id === props.currentKeyId ? 'This is the key you are signed in with; revoking it signs you out.' : `Revoke key "${key.name}"?`}
+                    question={
+                      key.id === props.currentKeyId
+                        ? 'This is the key you are signed in with; revoking it signs you out.'
+                        : `Revoke key "${key.name}"?`
+                    }
                     confirmLabel="Yes, revoke"
                     onConfirm={() => revoke(key)}
                   />

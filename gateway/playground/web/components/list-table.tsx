@@ -8,7 +8,13 @@ import { ConfirmButton } from './confirm.tsx';
 /** A column heading: its text, and whether the column holds numbers (right-aligned). */
 export type Column = string | { readonly label: string; readonly num: true };
 
-export function ListTable(props: { caption: string; columns: readonly Column[]; actions?: boolean; class?: string; children: ComponentChildren }) {
+export function ListTable(props: {
+  caption: string;
+  columns: readonly Column[];
+  actions?: boolean;
+  class?: string;
+  children: ComponentChildren;
+}) {
   return (
     <div class="table-wrap">
       <table class={props.class}>

@@ -89,7 +89,11 @@ export function UsageView({ user }: { user?: string }) {
       </FormShell>
       <LoadError error={error} />
       {page && <TotalsList totals={page.totals} />}
-      {daily ? <SpendChart daily={daily} /> : <p class="hint">The chart covers at most {MAX_CHART_DAYS} days; narrow the range to see it.</p>}
+      {daily ? (
+        <SpendChart daily={daily} />
+      ) : (
+        <p class="hint">The chart covers at most {MAX_CHART_DAYS} days; narrow the range to see it.</p>
+      )}
       {page && (
         <section aria-labelledby="records-heading">
           <h2 id="records-heading">Requests</h2>
@@ -99,7 +103,16 @@ export function UsageView({ user }: { user?: string }) {
             <ListTable
               class="records"
               caption="Requests, newest first"
-              columns={['Time', 'Model', num('Tokens (prompt + completion)'), num('Cost'), num('Energy'), num('Emissions'), num('Status'), num('Latency')]}
+              columns={[
+                'Time',
+                'Model',
+                num('Tokens (prompt + completion)'),
+                num('Cost'),
+                num('Energy'),
+                num('Emissions'),
+                num('Status'),
+                num('Latency'),
+              ]}
             >
               {page.data.map((r) => (
                 <tr key={r.id}>

@@ -13,7 +13,13 @@ export const EMPTY_USER: Values<UserField> = { id: '', name: '', role: 'user', b
 export const USER_PARAMS: Record<string, UserField> = { id: 'id', name: 'name', role: 'role', budget: 'budget', budget_period: 'period' };
 
 export function userValues(user: User): Values<UserField> {
-  return { id: user.id, name: user.name, role: user.role, budget: user.budget === null ? '' : money(user.budget), period: user.budget_period ?? '' };
+  return {
+    id: user.id,
+    name: user.name,
+    role: user.role,
+    budget: user.budget === null ? '' : money(user.budget),
+    period: user.budget_period ?? '',
+  };
 }
 
 export function validateUser(v: Values<UserField>) {
@@ -35,7 +41,15 @@ export function UserFields({ form, creating }: { form: Form<UserField>; creating
       <div class="row">
         {creating && <TextField form={form} name="id" label="Id (optional)" hint="Generated when empty (u-…)." />}
         <TextField form={form} name="name" label="Name" required />
-        <SelectField form={form} name="role" label="Role" options={[['user', 'user'], ['admin', 'admin (may use the admin API)']]} />
+        <SelectField
+          form={form}
+          name="role"
+          label="Role"
+          options={[
+            ['user', 'user'],
+            ['admin', 'admin (may use the admin API)'],
+          ]}
+        />
       </div>
       <div class="row">
         <TextField form={form} name="budget" label="Budget" inputMode="decimal" hint="In the money of router prices. Empty: unlimited." />

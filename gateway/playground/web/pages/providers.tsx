@@ -15,16 +15,42 @@ import { EditDeleteCell, ListTable, num } from '../components/list-table.tsx';
 import { LoadError } from '../components/notice.tsx';
 
 type ProviderField =
-  | 'id' | 'router' | 'type' | 'model' | 'url' | 'key' | 'clearKey' | 'timeout'
-  | 'prompt' | 'completion'
-  | 'paramsTotal' | 'paramsActive' | 'zone' | 'pue'
-  | 'latency' | 'tokensPerSecond' | 'completionTokens';
+  | 'id'
+  | 'router'
+  | 'type'
+  | 'model'
+  | 'url'
+  | 'key'
+  | 'clearKey'
+  | 'timeout'
+  | 'prompt'
+  | 'completion'
+  | 'paramsTotal'
+  | 'paramsActive'
+  | 'zone'
+  | 'pue'
+  | 'latency'
+  | 'tokensPerSecond'
+  | 'completionTokens';
 
 const EMPTY: Values<ProviderField> = {
-  id: '', router: '', type: 'simulator', model: '', url: '', key: '', clearKey: 'false', timeout: '60',
-  prompt: '', completion: '',
-  paramsTotal: '', paramsActive: '', zone: '', pue: '',
-  latency: '0', tokensPerSecond: '0', completionTokens: '32',
+  id: '',
+  router: '',
+  type: 'simulator',
+  model: '',
+  url: '',
+  key: '',
+  clearKey: 'false',
+  timeout: '60',
+  prompt: '',
+  completion: '',
+  paramsTotal: '',
+  paramsActive: '',
+  zone: '',
+  pue: '',
+  latency: '0',
+  tokensPerSecond: '0',
+  completionTokens: '32',
 };
 
 const PARAMS: Record<string, ProviderField> = {
@@ -58,7 +84,10 @@ export function ProvidersPage() {
   const v = form.values;
 
   const read = async () => {
-    const [p, r] = await Promise.all([session.call<List<Provider>>('GET', '/v1/admin/providers'), session.call<List<Router>>('GET', '/v1/admin/routers')]);
+    const [p, r] = await Promise.all([
+      session.call<List<Provider>>('GET', '/v1/admin/providers'),
+      session.call<List<Router>>('GET', '/v1/admin/routers'),
+    ]);
     return { providers: p.data, routers: r.data };
   };
   /** Shows both lists once read, and returns the routers for the form ([] if the read failed). */
@@ -122,22 +151,31 @@ export function ProvidersPage() {
   };
 
   const save = () =>
-    form.submit(validate, async (values) => {
-      const body = providerBody(values, editing);
-      const saved = editing
-        ? await session.call<Provider>('PATCH', `/v1/admin/providers/${encodeURIComponent(editing.id)}`, body)
-        : await session.call<Provider>('POST', '/v1/admin/providers', { ...(values.id.trim() ? { id: values.id.trim() } : {}), ...body });
-      const router = routers.find((r) => r.name === values.router);
-      const costsChanged = router && (Number(values.prompt) !== router.costs.prompt_tokens || Number(values.completion) !== router.costs.completion_tokens);
-      if (router && costsChanged) {
-        await session.call('PATCH', `/v1/admin/routers/${segment(router.name)}`, { costs: { prompt_tokens: values.prompt.trim(), completion_tokens: values.completion.trim() } });
-      }
-      setEditing(null);
-      const list = await reload(`Provider "${saved.id}" ${editing ? 'saved' : 'created'}${costsChanged ? `; prices of router "${values.router}" updated` : ''}.`);
-      form.reset({ ...EMPTY });
-      const first = list.find((r) => r.name === values.router) ?? list[0];
-      if (first) chooseRouter(first.name, list);
-    }, PARAMS);
+    form.submit(
+      validate,
+      async (values) => {
+        const body = providerBody(values, editing);
+        const saved = editing
+          ? await session.call<Provider>('PATCH', `/v1/admin/providers/${encodeURIComponent(editing.id)}`, body)
+          : await session.call<Provider>('POST', '/v1/admin/providers', { ...(values.id.trim() ? { id: values.id.trim() } : {}), ...body });
+        const router = routers.find((r) => r.name === values.router);
+        const costsChanged =
+          router && (Number(values.prompt) !== router.costs.prompt_tokens || Number(values.completion) !== router.costs.completion_tokens);
+        if (router && costsChanged) {
+          await session.call('PATCH', `/v1/admin/routers/${segment(router.name)}`, {
+            costs: { prompt_tokens: values.prompt.trim(), completion_tokens: values.completion.trim() },
+          });
+        }
+        setEditing(null);
+        const list = await reload(
+          `Provider "${saved.id}" ${editing ? 'saved' : 'created'}${costsChanged ? `; prices of router "${values.router}" updated` : ''}.`,
+        );
+        form.reset({ ...EMPTY });
+        const first = list.find((r) => r.name === values.router) ?? list[0];
+        if (first) chooseRouter(first.name, list);
+      },
+      PARAMS,
+    );
 
   const remove = async (p: Provider) => {
     try {
@@ -207,7 +245,13 @@ export function ProvidersPage() {
             )}
           </div>
           <SelectField form={form} name="type" label="Type" required options={options(PROVIDER_TYPES)} />
-          <TextField form={form} name="id" label="Id (optional)" disabled={editing !== null} hint={editing ? 'An id cannot be changed.' : 'Generated from the router name when empty.'} />
+          <TextField
+            form={form}
+            name="id"
+            label="Id (optional)"
+            disabled={editing !== null}
+            hint={editing ? 'An id cannot be changed.' : 'Generated from the router name when empty.'}
+          />
         </div>
         <div class="row">
           <TextField form={form} name="model" label="Model name" required hint="The model name sent to the backend." />
@@ -230,7 +274,11 @@ export function ProvidersPage() {
             label="API key of the backend"
             type="password"
             autocomplete="new-password"
-            hint={editing ? `Write-only. Currently ${editing.has_key ? 'set' : 'not set'}; leave empty to keep it.` : 'Write-only: never shown again. Optional.'}
+            hint={
+              editing
+                ? `Write-only. Currently ${editing.has_key ? 'set' : 'not set'}; leave empty to keep it.`
+                : 'Write-only: never shown again. Optional.'
+            }
           />
           {editing?.has_key && <CheckboxField form={form} name="clearKey" label="Remove the key" />}
         </div>
@@ -246,7 +294,13 @@ export function ProvidersPage() {
           <legend>Carbon inputs (optional)</legend>
           <div class="row">
             <TextField form={form} name="paramsTotal" label="Total parameters (billions)" inputMode="decimal" />
-            <TextField form={form} name="paramsActive" label="Active parameters (billions)" inputMode="decimal" hint="Mixture of experts; empty for dense models." />
+            <TextField
+              form={form}
+              name="paramsActive"
+              label="Active parameters (billions)"
+              inputMode="decimal"
+              hint="Mixture of experts; empty for dense models."
+            />
             <SelectField form={form} name="zone" label="Electricity zone" options={[['', 'default (WOR)'], ...options(ZONES)]} />
             <TextField form={form} name="pue" label="PUE" inputMode="decimal" hint="Data centre overhead, 1 to 3 (default 1.2)." />
           </div>
@@ -256,8 +310,20 @@ export function ProvidersPage() {
             <legend>Simulator</legend>
             <div class="row">
               <TextField form={form} name="latency" label="Latency (ms)" inputMode="numeric" />
-              <TextField form={form} name="tokensPerSecond" label="Tokens per second" inputMode="decimal" hint="0 streams as fast as possible." />
-              <TextField form={form} name="completionTokens" label="Completion tokens" inputMode="numeric" hint="When a request sets no max_tokens." />
+              <TextField
+                form={form}
+                name="tokensPerSecond"
+                label="Tokens per second"
+                inputMode="decimal"
+                hint="0 streams as fast as possible."
+              />
+              <TextField
+                form={form}
+                name="completionTokens"
+                label="Completion tokens"
+                inputMode="numeric"
+                hint="When a request sets no max_tokens."
+              />
             </div>
           </fieldset>
         )}
@@ -272,7 +338,9 @@ function validate(v: Values<ProviderField>) {
     id: check(v.id.trim(), [resourceId], true) ?? undefined,
     router: check(v.router, [required]) ?? undefined,
     model: check(v.model, [required]) ?? (v.model.length > 256 ? 'At most 256 characters.' : undefined),
-    url: simulator ? undefined : (check(v.url.trim(), URL_REQUIRED.includes(v.type) ? [required, baseUrl] : [baseUrl], !URL_REQUIRED.includes(v.type)) ?? undefined),
+    url: simulator
+      ? undefined
+      : (check(v.url.trim(), URL_REQUIRED.includes(v.type) ? [required, baseUrl] : [baseUrl], !URL_REQUIRED.includes(v.type)) ?? undefined),
     timeout: check(v.timeout, [number(0, 3600, { exclusiveMin: true })]) ?? undefined,
     prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,
     completion: check(v.completion, [required, decimal(9)]) ?? undefined,
@@ -301,8 +369,15 @@ function providerBody(v: Values<ProviderField>, editing: Provider | null): Recor
     ...(key === undefined ? {} : { key }),
     timeout: Number(v.timeout),
     carbon: carbonSet
-      ? { params_total_b: numberOrNull(v.paramsTotal), params_active_b: numberOrNull(v.paramsActive), zone: textOrNull(v.zone), pue: numberOrNull(v.pue) }
+      ? {
+          params_total_b: numberOrNull(v.paramsTotal),
+          params_active_b: numberOrNull(v.paramsActive),
+          zone: textOrNull(v.zone),
+          pue: numberOrNull(v.pue),
+        }
       : null,
-    simulator: simulator ? { latency_ms: Number(v.latency), tokens_per_second: Number(v.tokensPerSecond), completion_tokens: Number(v.completionTokens) } : null,
+    simulator: simulator
+      ? { latency_ms: Number(v.latency), tokens_per_second: Number(v.tokensPerSecond), completion_tokens: Number(v.completionTokens) }
+      : null,
   };
 }

@@ -14,7 +14,16 @@ import { LoadError } from '../components/notice.tsx';
 
 type RouterField = 'name' | 'type' | 'aliases' | 'strategy' | 'prompt' | 'completion' | 'maxCompletion' | 'maxContext';
 
-const EMPTY: Values<RouterField> = { name: '', type: 'text-generation', aliases: '', strategy: 'shuffle', prompt: '0', completion: '0', maxCompletion: '', maxContext: '8192' };
+const EMPTY: Values<RouterField> = {
+  name: '',
+  type: 'text-generation',
+  aliases: '',
+  strategy: 'shuffle',
+  prompt: '0',
+  completion: '0',
+  maxCompletion: '',
+  maxContext: '8192',
+};
 
 /** The server's field paths, for showing its 400/409 next to the right field. */
 const PARAMS: Record<string, RouterField> = {
@@ -64,26 +73,30 @@ export function RoutersPage() {
   };
 
   const save = () =>
-    form.submit(validate, async (v) => {
-      const body = {
-        type: v.type,
-        aliases: splitList(v.aliases),
-        load_balancing_strategy: v.strategy,
-        costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim() },
-        max_completion_tokens: numberOrNull(v.maxCompletion),
-        max_context_length: Number(v.maxContext),
-      };
-      let done: string;
-      if (editing) {
-        await session.call('PATCH', `/v1/admin/routers/${segment(editing)}`, body);
-        done = `Router "${editing}" saved.`;
-      } else {
-        await session.call('POST', '/v1/admin/routers', { name: v.name.trim(), ...body });
-        done = `Router "${v.name.trim()}" created.`;
-      }
-      stopEditing();
-      await reload(done);
-    }, PARAMS);
+    form.submit(
+      validate,
+      async (v) => {
+        const body = {
+          type: v.type,
+          aliases: splitList(v.aliases),
+          load_balancing_strategy: v.strategy,
+          costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim() },
+          max_completion_tokens: numberOrNull(v.maxCompletion),
+          max_context_length: Number(v.maxContext),
+        };
+        let done: string;
+        if (editing) {
+          await session.call('PATCH', `/v1/admin/routers/${segment(editing)}`, body);
+          done = `Router "${editing}" saved.`;
+        } else {
+          await session.call('POST', '/v1/admin/routers', { name: v.name.trim(), ...body });
+          done = `Router "${v.name.trim()}" created.`;
+        }
+        stopEditing();
+        await reload(done);
+      },
+      PARAMS,
+    );
 
   const remove = async (router: Router) => {
     try {
@@ -102,7 +115,11 @@ export function RoutersPage() {
       <LoadError error={error} />
       {routers && routers.length === 0 && <p>No routers yet.</p>}
       {routers && routers.length > 0 && (
-        <ListTable caption="Routers" columns={['Name', 'Type', 'Aliases', 'Strategy', num('Prompt / 1M'), num('Completion / 1M'), num('Providers')]} actions>
+        <ListTable
+          caption="Routers"
+          columns={['Name', 'Type', 'Aliases', 'Strategy', num('Prompt / 1M'), num('Completion / 1M'), num('Providers')]}
+          actions
+        >
           {routers.map((r) => (
             <tr key={r.name}>
               <th scope="row">{r.name}</th>
@@ -124,7 +141,14 @@ export function RoutersPage() {
       )}
       <CreateOrEditForm form={form} kind="router" editing={editing} headingRef={formHeading} onSubmit={save} onCancel={stopEditing}>
         <div class="row">
-          <TextField form={form} name="name" label="Name" required disabled={editing !== null} hint={editing ? 'A name cannot be changed.' : 'Called as "model".'} />
+          <TextField
+            form={form}
+            name="name"
+            label="Name"
+            required
+            disabled={editing !== null}
+            hint={editing ? 'A name cannot be changed.' : 'Called as "model".'}
+          />
           <SelectField form={form} name="type" label="Type" required options={options(ROUTER_TYPES)} />
           <SelectField form={form} name="strategy" label="Load balancing strategy" options={options(STRATEGIES)} />
         </div>

@@ -14,7 +14,9 @@ export function SignInPage(props: { notice: string | null; onSignIn: (key: strin
   return (
     <main id="main" class="sign-in">
       <h1>Tollgate Playground</h1>
-      <p>Chat with the gateway's models, see what each request costs, and manage your keys. Admins also manage routers, providers and users.</p>
+      <p>
+        Chat with the gateway's models, see what each request costs, and manage your keys. Admins also manage routers, providers and users.
+      </p>
       {props.notice && (
         <p class="notice" role="status">
           {props.notice}

@@ -38,18 +38,26 @@ export function UserPage({ id }: { id: string }) {
   }, [id]);
 
   const save = () =>
-    form.submit(validateUser, async (v) => {
-      const saved = await session.call<User>('PATCH', path, userBody(v));
-      setUser(saved);
-      form.reset(userValues(saved));
-      session.announce(`User "${saved.name}" saved.`);
-    }, USER_PARAMS);
+    form.submit(
+      validateUser,
+      async (v) => {
+        const saved = await session.call<User>('PATCH', path, userBody(v));
+        setUser(saved);
+        form.reset(userValues(saved));
+        session.announce(`User "${saved.name}" saved.`);
+      },
+      USER_PARAMS,
+    );
 
   const remove = async () => {
     try {
       await session.call('DELETE', path);
       // Leave once the user is gone from what the gateway serves, so that Users no longer lists them.
-      const exists = () => session.call<User>('GET', path).then(() => true, (e) => (e instanceof ApiFailure && e.status === 404 ? false : Promise.reject(e)));
+      const exists = () =>
+        session.call<User>('GET', path).then(
+          () => true,
+          (e) => (e instanceof ApiFailure && e.status === 404 ? false : Promise.reject(e)),
+        );
       await readAfterWrite(session, `User "${id}" deleted.`, true, exists);
       location.hash = href('users');
     } catch (e) {
@@ -80,7 +88,12 @@ export function UserPage({ id }: { id: string }) {
             <section aria-labelledby="danger">
               <h2 id="danger">Delete</h2>
               <p>Deleting a user also deletes their keys, budget state and usage records.</p>
-              <ConfirmButton label={`Delete user ${user.name}`} question={`Delete "${user.name}" and all their data?`} confirmLabel="Yes, delete user" onConfirm={remove} />
+              <ConfirmButton
+                label={`Delete user ${user.name}`}
+                question={`Delete "${user.name}" and all their data?`}
+                confirmLabel="Yes, delete user"
+                onConfirm={remove}
+              />
             </section>
           )}
         </>

@@ -21,7 +21,10 @@ export function UsersPage() {
   const form = useForm<UserField>('user', EMPTY_USER);
 
   const read = async (after: string | null) => {
-    const page = await session.call<List<User> & { next: string | null }>('GET', `/v1/admin/users?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+    const page = await session.call<List<User> & { next: string | null }>(
+      'GET',
+      `/v1/admin/users?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+    );
     return { data: page.data, next: page.next };
   };
   /** Shows a page read, after the ones shown if it follows them. */
@@ -40,13 +43,17 @@ export function UsersPage() {
   }, []);
 
   const create = () =>
-    form.submit(validateUser, async (v) => {
-      const user = await session.call<User>('POST', '/v1/admin/users', { ...(v.id.trim() ? { id: v.id.trim() } : {}), ...userBody(v) });
-      setCreated(user);
-      form.reset(EMPTY_USER);
-      // The first page again, once it has the new user (in Kubernetes mode, a moment later).
-      await show(readAfterWrite(session, `User "${user.name}" created with id ${user.id}.`, { data: users, next }, () => read(null)));
-    }, USER_PARAMS);
+    form.submit(
+      validateUser,
+      async (v) => {
+        const user = await session.call<User>('POST', '/v1/admin/users', { ...(v.id.trim() ? { id: v.id.trim() } : {}), ...userBody(v) });
+        setCreated(user);
+        form.reset(EMPTY_USER);
+        // The first page again, once it has the new user (in Kubernetes mode, a moment later).
+        await show(readAfterWrite(session, `User "${user.name}" created with id ${user.id}.`, { data: users, next }, () => read(null)));
+      },
+      USER_PARAMS,
+    );
 
   return (
     <section>

@@ -34,7 +34,8 @@ function nodes(node: JsonObject, path: string): VisitedNode[] {
   const properties = node.properties as Record<string, JsonObject> | undefined;
   for (const [name, child] of Object.entries(properties ?? {})) out.push(...nodes(child, path ? `${path}.${name}` : name));
   if (node.items) out.push(...nodes(node.items as JsonObject, `${path}[]`));
-  if (node.additionalProperties && typeof node.additionalProperties === 'object') out.push(...nodes(node.additionalProperties as JsonObject, `${path}[*]`));
+  if (node.additionalProperties && typeof node.additionalProperties === 'object')
+    out.push(...nodes(node.additionalProperties as JsonObject, `${path}[*]`));
   return out;
 }
 
@@ -123,7 +124,10 @@ describe('CRD shape', () => {
     test(`${kind}: printer columns, each pointing at a field the schema has`, () => {
       const version = ((crds[kind]!.spec as JsonObject).versions as JsonObject[])[0]!;
       const printed = version.additionalPrinterColumns as JsonObject[];
-      assert.deepEqual(printed.map((c) => [c.name, c.jsonPath]), expectedColumns);
+      assert.deepEqual(
+        printed.map((c) => [c.name, c.jsonPath]),
+        expectedColumns,
+      );
       const root = openAPIV3Schema(crds[kind]!);
       for (const column of printed) {
         const path = (column.jsonPath as string).replace(/\[\?.*$/, '');
@@ -152,7 +156,19 @@ describe('structural schemas', () => {
     });
 
     test(`${kind}: every node has one type; no unions, references, CEL, nor additionalProperties beside properties`, () => {
-      const forbidden = ['anyOf', 'oneOf', 'allOf', 'not', '$ref', '$defs', 'definitions', '$schema', 'x-kubernetes-validations', 'x-kubernetes-preserve-unknown-fields', 'uniqueItems'];
+      const forbidden = [
+        'anyOf',
+        'oneOf',
+        'allOf',
+        'not',
+        '$ref',
+        '$defs',
+        'definitions',
+        '$schema',
+        'x-kubernetes-validations',
+        'x-kubernetes-preserve-unknown-fields',
+        'uniqueItems',
+      ];
       for (const { path, node } of all) {
         assert.equal(typeof node.type, 'string', `${path} has type ${JSON.stringify(node.type)}`);
         for (const key of forbidden) assert.ok(!(key in node), `${path} has ${key}`);
@@ -193,7 +209,8 @@ describe('structural schemas', () => {
       assert.equal(field.type, 'string');
       const pattern = new RegExp(field.pattern as string);
       for (const ok of ['0', '12', '0.15', `1.${'5'.repeat(scale)}`, '999999999999999']) assert.match(ok, pattern);
-      for (const bad of ['-1', '1e3', '.5', '1.', '01', `1.${'5'.repeat(scale + 1)}`, '1000000000000000', ' 1', '1,5']) assert.doesNotMatch(bad, pattern);
+      for (const bad of ['-1', '1e3', '.5', '1.', '01', `1.${'5'.repeat(scale + 1)}`, '1000000000000000', ' 1', '1,5'])
+        assert.doesNotMatch(bad, pattern);
     });
   }
 
@@ -220,7 +237,15 @@ describe('structuralSchema (zod -> structural OpenAPI v3)', () => {
     },
     {
       name: 'a default makes a field optional; bounds, pattern and format stay',
-      schema: z.object({ n: z.number().int().min(1).max(5).default(2), s: z.string().max(3).regex(/^[a-z]+$/).optional(), u: z.url() }),
+      schema: z.object({
+        n: z.number().int().min(1).max(5).default(2),
+        s: z
+          .string()
+          .max(3)
+          .regex(/^[a-z]+$/)
+          .optional(),
+        u: z.url(),
+      }),
       expected: {
         type: 'object',
         required: ['u'],
@@ -232,14 +257,18 @@ describe('structuralSchema (zod -> structural OpenAPI v3)', () => {
       },
     },
     {
-      name: 'a positive number: OpenAPI 3.0\'s boolean exclusiveMinimum',
+      name: "a positive number: OpenAPI 3.0's boolean exclusiveMinimum",
       schema: z.number().positive(),
       expected: { type: 'number', minimum: 0, exclusiveMinimum: true },
     },
     {
       name: 'a literal and a union of literals become one enum',
       schema: z.object({ l: z.literal('k'), u: z.union([z.literal('a'), z.literal('b')]) }),
-      expected: { type: 'object', required: ['l', 'u'], properties: { l: { type: 'string', enum: ['k'] }, u: { type: 'string', enum: ['a', 'b'] } } },
+      expected: {
+        type: 'object',
+        required: ['l', 'u'],
+        properties: { l: { type: 'string', enum: ['k'] }, u: { type: 'string', enum: ['a', 'b'] } },
+      },
     },
     {
       name: 'nullable becomes one type, nullable',
@@ -247,7 +276,7 @@ describe('structuralSchema (zod -> structural OpenAPI v3)', () => {
       expected: { type: 'string', nullable: true },
     },
     {
-      name: 'a date-time keeps its format and loses zod\'s regex (the API server checks the format)',
+      name: "a date-time keeps its format and loses zod's regex (the API server checks the format)",
       schema: z.iso.datetime(),
       expected: { type: 'string', format: 'date-time' },
     },
@@ -291,18 +320,33 @@ describe('structuralSchema (zod -> structural OpenAPI v3)', () => {
   }
   const Tree: z.ZodType<Tree> = z.lazy(() => z.object({ children: z.array(Tree) }));
   const refuses: { name: string; schema: z.ZodType; message: string }[] = [
-    { name: 'a union of two types', schema: z.object({ v: z.union([z.number(), z.string()]) }), message: 'spec.v: a union of "number" and "string" has no structural form; give the field one type' },
-    { name: 'a recursive type', schema: z.object({ t: Tree }), message: 'spec.t.children[]: the schema refers to itself (#/definitions/__schema0); a recursive type has no structural form' },
+    {
+      name: 'a union of two types',
+      schema: z.object({ v: z.union([z.number(), z.string()]) }),
+      message: 'spec.v: a union of "number" and "string" has no structural form; give the field one type',
+    },
+    {
+      name: 'a recursive type',
+      schema: z.object({ t: Tree }),
+      message: 'spec.t.children[]: the schema refers to itself (#/definitions/__schema0); a recursive type has no structural form',
+    },
     {
       name: 'a CEL rule',
       schema: z.object({ a: z.string() }).meta({ 'x-kubernetes-validations': [{ rule: 'self.a != ""' }] }),
       message: 'spec: CEL rules (x-kubernetes-validations) need Kubernetes 1.25; the API server we support (1.20) refuses them',
     },
-    { name: 'a keyword Kubernetes does not know', schema: z.string().meta({ contentEncoding: 'base64' }), message: 'spec: the keyword "contentEncoding" has no place in a structural schema' },
+    {
+      name: 'a keyword Kubernetes does not know',
+      schema: z.string().meta({ contentEncoding: 'base64' }),
+      message: 'spec: the keyword "contentEncoding" has no place in a structural schema',
+    },
   ];
   for (const { name, schema, message } of refuses) {
     test(`refuses ${name}, naming the field`, () => {
-      assert.throws(() => structuralSchema(schema, 'spec'), (error: Error) => error instanceof StructuralSchemaError && error.message === message);
+      assert.throws(
+        () => structuralSchema(schema, 'spec'),
+        (error: Error) => error instanceof StructuralSchemaError && error.message === message,
+      );
     });
   }
 });

@@ -26,7 +26,15 @@ describe('routerObjectName', () => {
   });
 
   test('any other name is folded, with a hash that keeps distinct names apart', () => {
-    const names = ['meta-llama/Llama-3.1-8B', 'meta-llama/llama-3.1-8b', 'Chat', 'chat:latest', 'a@b+c', '-x', 'x'.repeat(128).toUpperCase()];
+    const names = [
+      'meta-llama/Llama-3.1-8B',
+      'meta-llama/llama-3.1-8b',
+      'Chat',
+      'chat:latest',
+      'a@b+c',
+      '-x',
+      'x'.repeat(128).toUpperCase(),
+    ];
     const objects = names.map(routerObjectName);
     for (const [i, object] of objects.entries()) {
       assert.ok(ObjectName.safeParse(object).success, `${names[i]} -> ${object} is a valid object name`);
@@ -90,7 +98,16 @@ describe('to a CR and back', () => {
 
   test('a provider: the key is never in the spec, only a reference to its Secret', () => {
     for (const input of [
-      { id: 'x', router: 'chat', type: 'vllm', model_name: 'm', url: 'http://vllm:8000', key: 'sk-secret', timeout: 30, carbon: { params_total_b: 8, zone: 'FRA' } },
+      {
+        id: 'x',
+        router: 'chat',
+        type: 'vllm',
+        model_name: 'm',
+        url: 'http://vllm:8000',
+        key: 'sk-secret',
+        timeout: 30,
+        carbon: { params_total_b: 8, zone: 'FRA' },
+      },
       { id: 'x', router: 'chat', type: 'simulator', model_name: 'sim', simulator: { latency_ms: 5 } },
       { id: 'x', router: 'chat', type: 'openai', model_name: 'gpt-4o' },
     ]) {
@@ -109,7 +126,15 @@ describe('to a CR and back', () => {
   test('a user: the budget as a decimal string', () => {
     for (const input of [
       { id: 'alice', name: 'alice' },
-      { id: 'bob', name: 'Bob B.', role: 'admin', budget: 25.5, budget_period: 'monthly', allowed_routers: ['chat'], rate_limits: { requests_per_day: 5 } },
+      {
+        id: 'bob',
+        name: 'Bob B.',
+        role: 'admin',
+        budget: 25.5,
+        budget_period: 'monthly',
+        allowed_routers: ['chat'],
+        rate_limits: { requests_per_day: 5 },
+      },
     ]) {
       const spec = UserSpec.parse(input);
       const cr = userToCR(spec);

@@ -33,7 +33,7 @@ interface Case {
 describe('routerFromCR', () => {
   const cases: Case[] = [
     {
-      name: 'a type is enough: the name is metadata.name, and the defaults are the gateway\'s',
+      name: "a type is enough: the name is metadata.name, and the defaults are the gateway's",
       cr: cr('chat', { type: 'text-generation' }),
       expected: {
         name: 'chat',
@@ -83,7 +83,9 @@ describe('routerFromCR', () => {
     {
       name: 'ten decimals are one too many',
       cr: cr('chat', { type: 'text-generation', costs: { promptTokens: '0.0000000001' } }),
-      expected: ['spec.costs.promptTokens: must be a non-negative decimal number written as a string, such as "0.15", with at most 9 decimal places'],
+      expected: [
+        'spec.costs.promptTokens: must be a non-negative decimal number written as a string, such as "0.15", with at most 9 decimal places',
+      ],
     },
     {
       name: 'an unknown type and an unknown field',
@@ -96,7 +98,10 @@ describe('routerFromCR', () => {
     {
       name: 'bounds of the gateway resource hold here too',
       cr: cr('chat', { type: 'text-generation', maxContextLength: 0, rateLimits: { requestsPerDay: 0 } }),
-      expected: ['spec.maxContextLength: Too small: expected number to be >0', 'spec.rateLimits.requestsPerDay: Too small: expected number to be >=1'],
+      expected: [
+        'spec.maxContextLength: Too small: expected number to be >0',
+        'spec.rateLimits.requestsPerDay: Too small: expected number to be >=1',
+      ],
     },
     {
       name: 'without spec.name, a metadata.name longer than a model name may be is reported on metadata.name',
@@ -135,7 +140,11 @@ describe('providerFromCR', () => {
     },
     {
       name: 'openai defaults its url; a custom emission factor allows any zone',
-      cr: cr('openai', { ...base, type: 'openai', carbon: { paramsTotalB: 70, paramsActiveB: 12, zone: 'NOR', pue: 1.1, gwpKgPerKwh: 0.02 } }),
+      cr: cr('openai', {
+        ...base,
+        type: 'openai',
+        carbon: { paramsTotalB: 70, paramsActiveB: 12, zone: 'NOR', pue: 1.1, gwpKgPerKwh: 0.02 },
+      }),
       expected: {
         type: 'openai',
         id: 'team-a-openai',
@@ -250,12 +259,12 @@ describe('providerId', () => {
 describe('userFromCR', () => {
   const cases: Case[] = [
     {
-      name: 'nothing set: a user named after the object, unlimited, all routers, the routers\' rate limits',
+      name: "nothing set: a user named after the object, unlimited, all routers, the routers' rate limits",
       cr: cr('alice', {}),
       expected: { id: 'alice', name: 'alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, rate_limits: null },
     },
     {
-      name: 'every field; the budget string becomes the gateway\'s money',
+      name: "every field; the budget string becomes the gateway's money",
       cr: cr('alice', {
         displayName: 'Alice Martin',
         role: 'admin',
@@ -311,7 +320,9 @@ describe('userFromCR', () => {
     {
       name: 'the key Secret is named by a Kubernetes name',
       cr: cr('alice', { apiKeySecret: { name: 'Alice Key' } }),
-      expected: ['spec.apiKeySecret.name: must be a Kubernetes object name: lowercase letters, digits, - and ., starting and ending with a letter or digit'],
+      expected: [
+        'spec.apiKeySecret.name: must be a Kubernetes object name: lowercase letters, digits, - and ., starting and ending with a letter or digit',
+      ],
     },
   ];
   for (const { name, cr: resource, expected } of cases) {
@@ -337,7 +348,10 @@ describe('the examples in examples/kubernetes', () => {
   const objects = readdirSync(dir)
     .filter((name) => name.endsWith('.yaml'))
     .flatMap((name) => loadAll(readFileSync(`${dir}/${name}`, 'utf8')) as { kind: string; metadata: { name: string }; spec?: unknown }[]);
-  const inNamespace = (object: { metadata: { name: string }; spec?: unknown }): CustomResource => ({ metadata: { ...object.metadata, namespace: 'default' }, spec: object.spec });
+  const inNamespace = (object: { metadata: { name: string }; spec?: unknown }): CustomResource => ({
+    metadata: { ...object.metadata, namespace: 'default' },
+    spec: object.spec,
+  });
   const routers = objects.filter((o) => o.kind === 'ModelRouter');
 
   test('hold a router, two providers, a Secret and a user', () => {
