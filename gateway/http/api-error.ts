@@ -56,6 +56,7 @@ export const CODES = {
   kubernetes_error: { status: 502, type: 'server_error' },
   store_unavailable: { status: 503, type: 'server_error' },
   playground_not_built: { status: 503, type: 'server_error' },
+  shutting_down: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'timeout_error' },
 } as const satisfies Record<string, CodeEntry>;
 
@@ -187,6 +188,8 @@ export const errors = {
     new ApiError('store_unavailable', 'Budgets cannot be checked right now (the store is unavailable); try again shortly', {
       headers: STORE_RETRY_AFTER,
     }),
+  /** A request that arrives while the gateway drains (SIGTERM); the connection is closed after it. */
+  shuttingDown: () => new ApiError('shutting_down', 'The gateway is shutting down; send the request again (to another gateway)'),
   playgroundNotBuilt: () =>
     new ApiError(
       'playground_not_built',
