@@ -17,11 +17,11 @@ function documentedRows(): Row[] {
   const section = doc.slice(doc.indexOf('\n## Errors\n'));
   const table = section.split('\n').filter((line) => /^\| \d/.test(line));
   return table.map((line) => {
-    const [status, type, code] = line
+    const [status = '', type = '', code = ''] = line
       .split('|')
       .slice(1, 4)
       .map((cell) => cell.trim().replaceAll('`', ''));
-    return { statuses: status!.split(',').map(Number), type: type!, code: code! };
+    return { statuses: status.split(',').map(Number), type, code };
   });
 }
 
@@ -30,10 +30,8 @@ const rows = documentedRows();
 test('docs/api.md lists every code of the catalog once, with its status and type', () => {
   for (const [code, entry] of Object.entries(CODES)) {
     const found = rows.filter((row) => row.code === code);
-    assert.equal(found.length, 1, `${code}: rows in docs/api.md`);
     const statuses = typeof entry.status === 'number' ? [entry.status] : [...entry.status];
-    assert.deepEqual(found[0]!.statuses, statuses, `${code}: status`);
-    assert.equal(found[0]!.type, entry.type, `${code}: type`);
+    assert.deepEqual(found, [{ statuses, type: entry.type, code }], `${code}: its one row in docs/api.md`);
   }
 });
 
