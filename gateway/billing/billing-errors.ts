@@ -1,50 +1,68 @@
-// The refusals of budgets and rate limits, in OpenAI's envelope with the headers clients use.
+// Why admission refused a request, in billing's terms: what the budget, the limits or the model's
+// context allow, and what the request asked. How a caller is told (status, message, headers) is
+// decided in one place, gateway/http/error-map.ts.
 import type { Endpoint } from '../resources/kinds.ts';
 import type { RateLimitName, RateLimitPolicy } from '../resources/limits.ts';
-import { RATE_WINDOWS } from '../resources/limits.ts';
 import type { RateStatuses } from '../store/ledger.ts';
-import { microsToDecimal } from '../usage/cost.ts';
-import { ApiError } from '../http/api-error.ts';
-import { rateLimitHeaders } from './rate-limit-headers.ts';
 
-export const billingErrors = {
-  insufficientBudget: (remainingMicros: bigint, neededMicros: bigint) =>
-    new ApiError(
-      402,
-      'insufficient_quota',
-      'insufficient_budget',
-      `Insufficient budget: ${microsToDecimal(remainingMicros)} remaining, and this request may cost up to ${microsToDecimal(neededMicros)} (set a lower max_tokens to reserve less)`,
-    ),
-  rateLimited: (limit: RateLimitName, policy: RateLimitPolicy, retryAfterMs: number, rate: RateStatuses) => {
-    const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-    const { unit, windowMs } = RATE_WINDOWS[limit];
-    return new ApiError(
-      429,
-      'rate_limit_error',
-      'rate_limit_exceeded',
-      `Rate limit reached: ${policy[limit]} ${unit} per ${windowMs === 60_000 ? 'minute' : 'day'} on this model; retry in ${seconds}s`,
-      null,
-      { 'retry-after': String(seconds), ...rateLimitHeaders(rate) },
-    );
-  },
-  /** OpenAI's refusal of a request that cannot fit the model's context. */
-  contextLengthExceeded: (endpoint: Endpoint, context: number, prompt: number, completion: number) =>
-    new ApiError(
-      400,
-      'invalid_request_error',
-      'context_length_exceeded',
-      `This model's maximum context length is ${context} tokens. However, you requested ${prompt + completion} tokens (${prompt} in the ${endpoint === 'chat' ? 'messages' : 'prompt'}, ${completion} in the completion). Please reduce the length of the ${endpoint === 'chat' ? 'messages' : 'prompt'} or completion.`,
-      endpoint === 'chat' ? 'messages' : 'prompt',
-    ),
-  storeUnavailable: () =>
-    new ApiError(
-      503,
-      'server_error',
-      'store_unavailable',
-      'Budgets cannot be checked right now (the store is unavailable); try again shortly',
-      null,
-      { 'retry-after': '1' },
-    ),
-  unknownUser: () => new ApiError(401, 'authentication_error', 'invalid_api_key', 'The user of this API key no longer exists'),
-  modelNotAllowed: () => new ApiError(403, 'permission_error', 'model_not_allowed', 'Your API key may not use this model', 'model'),
-} as const;
+/** The budget has less room than the request's worst-case cost. */
+export class InsufficientBudgetError extends Error {
+  override name = 'InsufficientBudgetError';
+  readonly remainingMicros: bigint;
+  readonly neededMicros: bigint;
+
+  constructor(remainingMicros: bigint, neededMicros: bigint) {
+    super(`the budget has ${remainingMicros} micros left, the request may cost up to ${neededMicros}`);
+    this.remainingMicros = remainingMicros;
+    this.neededMicros = neededMicros;
+  }
+}
+
+/** One of the caller's rate limits has no room left in its window. */
+export class RateLimitedError extends Error {
+  override name = 'RateLimitedError';
+  readonly limit: RateLimitName;
+  readonly policy: RateLimitPolicy;
+  readonly retryAfterMs: number;
+  /** Every limit's state after the refusal, for the x-ratelimit-* headers. */
+  readonly rate: RateStatuses;
+
+  constructor(limit: RateLimitName, policy: RateLimitPolicy, retryAfterMs: number, rate: RateStatuses) {
+    super(`rate limit ${limit} (${policy[limit]}) reached; room again in ${retryAfterMs} ms`);
+    this.limit = limit;
+    this.policy = policy;
+    this.retryAfterMs = retryAfterMs;
+    this.rate = rate;
+  }
+}
+
+/** The prompt plus the completion asked for cannot fit the router's context. */
+export class ContextLengthError extends Error {
+  override name = 'ContextLengthError';
+  readonly endpoint: Endpoint;
+  readonly context: number;
+  readonly prompt: number;
+  readonly completion: number;
+
+  constructor(endpoint: Endpoint, context: number, prompt: number, completion: number) {
+    super(`${prompt} prompt and ${completion} completion tokens do not fit a context of ${context}`);
+    this.endpoint = endpoint;
+    this.context = context;
+    this.prompt = prompt;
+    this.completion = completion;
+  }
+}
+
+/** The store is down, so a priced request cannot be charged, and the gateway fails closed. */
+export class BudgetsUnavailableError extends Error {
+  override name = 'BudgetsUnavailableError';
+}
+
+/** The key's user was deleted after the key was looked up. */
+export class UnknownUserError extends Error {
+  override name = 'UnknownUserError';
+
+  constructor(userId: string) {
+    super(`user "${userId}" does not exist`);
+  }
+}

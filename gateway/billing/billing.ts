@@ -13,7 +13,13 @@ import type { UsageLog } from '../store/usage-log.ts';
 import { StoreUnavailableError } from '../store/store-errors.ts';
 import { promptTokenCount } from '../usage/usage-block.ts';
 import { TokenBounds, TokenCount } from '../usage/tokens.ts';
-import { billingErrors } from './billing-errors.ts';
+import {
+  BudgetsUnavailableError,
+  ContextLengthError,
+  InsufficientBudgetError,
+  RateLimitedError,
+  UnknownUserError,
+} from './billing-errors.ts';
 import { randomId } from './random-id.ts';
 import { contextOverflow, heldPromptTokens, isPriced, learnable, leastWorstCaseMicros, promptBase, worstCaseMicros } from './worst-case.ts';
 import type { PromptRatioLearner } from './prompt-ratio-learner.ts';
@@ -89,7 +95,7 @@ export class Billing {
     this.#deps = deps;
   }
 
-  /** Throws 400 (context length), 402 (budget), 429 (rate limit) or 503 (store down on a priced router). */
+  /** Throws ContextLengthError, InsufficientBudgetError, RateLimitedError, UnknownUserError or BudgetsUnavailableError (billing-errors.ts). */
   async admit(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject): Promise<Admitted> {
     const ratePolicy = caller.user.rate_limits ?? router.spec.rate_limits;
     const routerPriced = isPriced(router);
@@ -107,8 +113,7 @@ export class Billing {
     if (count !== undefined) {
       // Refused only when sure not to fit: against the count's lower bound.
       const overflow = contextOverflow(router, endpoint, body, count.fewest);
-      if (overflow)
-        throw billingErrors.contextLengthExceeded(endpoint, router.spec.max_context_length, overflow.prompt, overflow.completion);
+      if (overflow) throw new ContextLengthError(endpoint, router.spec.max_context_length, overflow.prompt, overflow.completion);
       base = promptBase(endpoint, body, count.tokens);
       heldPrompt = heldPromptTokens(base, this.#deps.ratios.ratio(router.spec.name));
     }
@@ -125,23 +130,23 @@ export class Billing {
       result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate });
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
-      if (priced && !this.#deps.failOpen) throw billingErrors.storeUnavailable();
+      if (priced && !this.#deps.failOpen) throw new BudgetsUnavailableError(error.message, { cause: error });
       this.#deps.log.warn('fail open', `serving without budget or rate-limit accounting: ${error.message}`);
       return { ...NOTHING, ...counts };
     }
     if (result.ok) return { reservation, ratePolicy, rate: result.rate, ...counts };
     switch (result.reason) {
       case 'budget':
-        throw billingErrors.insufficientBudget(result.remainingMicros, reservation!.micros);
+        throw new InsufficientBudgetError(result.remainingMicros, reservation!.micros);
       case 'rate':
-        throw billingErrors.rateLimited(result.limit, ratePolicy!, result.retryAfterMs, result.rate);
+        throw new RateLimitedError(result.limit, ratePolicy!, result.retryAfterMs, result.rate);
       case 'unknown_user':
-        throw billingErrors.unknownUser();
+        throw new UnknownUserError(caller.user.id);
     }
   }
 
   /**
-   * A long prompt is checked against the budget before it is counted: refused with 402 when the
+   * A long prompt is checked against the budget before it is counted: refused (InsufficientBudgetError) when the
    * budget has no room even for the least hold it can come to (its count bounded by its length,
    * usage/tokens.ts TokenBounds). The room is asked for and given back at once, the ledger having
    * no other way to tell; shorter prompts skip this, their count costing less than the round trips.
@@ -162,8 +167,8 @@ export class Billing {
       throw error;
     }
     if (result.ok) return;
-    if (result.reason === 'budget') throw billingErrors.insufficientBudget(result.remainingMicros, leastMicros);
-    if (result.reason === 'unknown_user') throw billingErrors.unknownUser();
+    if (result.reason === 'budget') throw new InsufficientBudgetError(result.remainingMicros, leastMicros);
+    if (result.reason === 'unknown_user') throw new UnknownUserError(caller.user.id);
   }
 
   /**

@@ -68,19 +68,38 @@ function billingMetrics(metrics: GatewayMetrics): BillingMetrics {
   };
 }
 
+/**
+ * While the gateway drains (app.close()), a request that still arrives on an open connection is
+ * refused with 503 in the API's envelope, before anything else runs; those in flight finish.
+ * Fastify's own refusal (return503OnClosing) would answer in a shape of its own.
+ */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (closing) sendError(reply.header('connection', 'close'), errors.shuttingDown());
+    else done();
+  });
+}
+
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     logger: deps.logger,
     bodyLimit: deps.bodyLimit,
     // One line per request costs throughput; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Requests arriving while the gateway drains get the shutting_down error below instead.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     // Requests no route can be found for, answered in the API's envelope rather than Fastify's.
     frameworkErrors: (error, _request, reply) =>
       sendError(reply, error.code === 'FST_ERR_BAD_URL' ? errors.badUrl() : errors.invalidRequest(error.message)),
     clientErrorHandler,
   });
+  refuseWhileClosing(app);
   deps.metrics.trackInFlight(function* () {
     for (const router of deps.routing.table.routers) {
       for (const provider of router.providers)

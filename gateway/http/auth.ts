@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord, UserRecord } from '../store/accounts.ts';
 import type { AccountStore } from '../store/accounts.ts';
 import { hashKey } from '../accounts/api-keys.ts';
-import { ApiError } from './api-error.ts';
+import { errors } from './api-error.ts';
 
 export interface Caller {
   readonly user: UserRecord;
@@ -33,16 +33,6 @@ declare module 'fastify' {
 /** Route config of a route anyone may call. */
 export const PUBLIC = { access: 'public' } as const satisfies { access: Access };
 
-const unauthorized = (message: string) => new ApiError(401, 'authentication_error', 'invalid_api_key', message);
-
-export const authErrors = {
-  missing: () => unauthorized('Missing API key: send it as "Authorization: Bearer <key>"'),
-  invalid: () => unauthorized('Invalid API key'),
-  expired: () => unauthorized('This API key has expired'),
-  revoked: () => unauthorized('This API key has been revoked'),
-  forbidden: () => new ApiError(403, 'permission_error', 'admin_required', 'This route needs an admin API key'),
-};
-
 /** Where keys are looked up: the store itself, or a cache in front of it. */
 export type KeyLookup = Pick<AccountStore, 'findKey'>;
 
@@ -66,26 +56,26 @@ export function adminOnly(instance: FastifyInstance): void {
 
 async function authenticate(request: FastifyRequest, accounts: KeyLookup, now: number): Promise<Caller> {
   const header = request.headers.authorization;
-  if (!header) throw authErrors.missing();
+  if (!header) throw errors.missingKey();
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw authErrors.missing();
+  if (!match) throw errors.missingKey();
   const found = await accounts.findKey(hashKey(match[1]!));
-  if (!found) throw authErrors.invalid();
-  if (found.key.revoked_at !== null) throw authErrors.revoked();
-  if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) throw authErrors.expired();
+  if (!found) throw errors.invalidKey();
+  if (found.key.revoked_at !== null) throw errors.revokedKey();
+  if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) throw errors.expiredKey();
   return found;
 }
 
 /** For admin routes: the caller must hold the admin role. */
 export function requireAdmin(request: FastifyRequest): Caller {
   const caller = request.caller;
-  if (!caller) throw authErrors.missing();
-  if (caller.user.role !== 'admin') throw authErrors.forbidden();
+  if (!caller) throw errors.missingKey();
+  if (caller.user.role !== 'admin') throw errors.adminRequired();
   return caller;
 }
 
 /** The authenticated caller of a /v1 route. */
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw authErrors.missing();
+  if (!request.caller) throw errors.missingKey();
   return request.caller;
 }

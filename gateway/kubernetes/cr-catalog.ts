@@ -11,7 +11,6 @@
 import { HttpMethod } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { CatalogContent, RoutingCatalog } from '../catalog/catalog-service.ts';
-import { ApiError, errors } from '../http/api-error.ts';
 import { findConflicts } from '../resources/consistency.ts';
 import { API_VERSION } from '../resources/kubernetes/crd-schemas.ts';
 import {
@@ -37,6 +36,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from './kube-client.ts';
+import { InvalidResourceError, KubernetesWriteError } from './write-errors.ts';
 
 export const MODEL_ROUTERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelrouters' };
 export const MODEL_PROVIDERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelproviders' };
@@ -162,7 +162,10 @@ export class CrCatalog implements RoutingCatalog, UserResources {
       if (name === undefined) {
         name = providerObjectName(this.#namespace, provider.id);
         if (providerId(this.#namespace, name) !== provider.id)
-          throw errors.invalidRequest(`id: "${provider.id}" cannot be the id of a ModelProvider in namespace "${this.#namespace}"`, 'id');
+          throw new InvalidResourceError(
+            `id: "${provider.id}" cannot be the id of a ModelProvider in namespace "${this.#namespace}"`,
+            'id',
+          );
         if (providerObjects.some((cr) => cr.metadata.name === name)) {
           throw new ConflictError(`ModelProvider "${name}" already exists in namespace "${this.#namespace}" (not served yet)`);
         }
@@ -273,8 +276,8 @@ async function kubeErrors<T>(write: () => Promise<T>): Promise<T> {
     return await write();
   } catch (error) {
     if (!(error instanceof KubeApiError)) throw error;
-    if (error.status === 422) throw errors.invalidRequest(`The Kubernetes API refused the resource: ${error.message}`);
-    if (error.status === 409) throw errors.conflict(`The Kubernetes API refused the write: ${error.message}`);
-    throw new ApiError(502, 'server_error', 'kubernetes_error', `The Kubernetes API refused the write: ${error.message}`);
+    if (error.status === 422) throw new InvalidResourceError(`The Kubernetes API refused the resource: ${error.message}`);
+    if (error.status === 409) throw new ConflictError(`The Kubernetes API refused the write: ${error.message}`);
+    throw new KubernetesWriteError(error.message, { cause: error });
   }
 }

@@ -1,13 +1,13 @@
 // Sends a request to one of a router's providers, failing over to another when the chosen one
 // fails before anything reached the client (connection, timeout, 429, 5xx). A provider that
-// keeps failing sits out a cool-down; attempts are bounded; when all fail the caller gets 502/504.
+// keeps failing sits out a cool-down; attempts are bounded; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../resources/kinds.ts';
 import { ENDPOINT_PATHS } from '../resources/kinds.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { errors } from '../http/api-error.ts';
+import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';
 import type { FailurePolicy } from './provider-state.ts';
 import type { Random } from './strategies.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
@@ -47,7 +47,7 @@ export async function forward(
   deps: ForwarderDeps,
 ): Promise<Forwarded> {
   const candidates = router.byEndpoint.get(endpoint);
-  if (!candidates || candidates.length === 0) throw errors.noProviderForEndpoint(router.spec.name, ENDPOINT_PATHS[endpoint]);
+  if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_PATHS[endpoint]);
   const tried = new Set<ProviderRoute>();
   let last: UpstreamError | undefined;
   while (tried.size < Math.min(candidates.length, deps.options.maxAttempts)) {
@@ -67,14 +67,13 @@ export async function forward(
       provider.state.inFlight--;
       if (!(error instanceof UpstreamError)) throw error;
       if (error.failure === 'aborted') throw error;
-      if (error.blamesClient) throw errors.upstreamRejected(error.status ?? 400, error.message);
+      if (error.blamesClient) throw new RequestRejectedError(error);
       const coolingDown = provider.state.recordFailure(deps.now(), deps.options);
       deps.onFailure?.(router, provider, error, coolingDown);
       last = error;
     }
   }
-  if (last?.failure === 'timeout') throw errors.upstreamTimeout(router.spec.name, tried.size);
-  throw errors.upstreamFailed(router.spec.name, tried.size, last?.message ?? 'no provider could be tried');
+  throw new ProvidersFailedError(router.spec.name, tried.size, last);
 }
 
 /** Records how a relayed answer ended and releases the provider's in-flight slot. */

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { generateKey } from '../../accounts/api-keys.ts';
 import type { AccountStore, ApiKeyRecord, UserRecord } from '../../store/accounts.ts';
 import type { Ledger } from '../../store/ledger.ts';
-import { KeyLimitError } from '../../store/store-errors.ts';
 import { parseDecimal } from '../../usage/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../usage/cost.ts';
 import { errors } from '../api-error.ts';
@@ -120,12 +119,8 @@ export async function createKey(
     expires_at: expiresAt?.toISOString() ?? null,
     revoked_at: null,
   };
-  try {
-    await accounts.addKey(record, maxActive);
-  } catch (error) {
-    if (error instanceof KeyLimitError) throw errors.tooManyKeys(error.limit);
-    throw error;
-  }
+  // A user at maxActive keys: KeyLimitError, answered 409 key_limit_reached (error-map.ts).
+  await accounts.addKey(record, maxActive);
   return { ...keyView(record), key: secret };
 }
 

@@ -11,16 +11,15 @@ import { choiceText, newId, readUsage, unixSeconds, type JsonObject } from '../.
 import type { ChunkStream } from '../../providers/chunk-stream.ts';
 import { countTextTokens } from '../../usage/tokens.ts';
 import { relayChunks } from './stream-relay.ts';
-import { UpstreamError } from '../../providers/upstream-error.ts';
 import type { RoutingState } from '../../routing/routing-state.ts';
 import type { RouterRoute } from '../../routing/routing-table.ts';
 import { finish, forward, type Forwarded, type ForwarderDeps } from '../../routing/forwarder.ts';
 import { usageFor, type Usage } from '../../usage/usage-block.ts';
 import type { Admitted, Billing } from '../../billing/billing.ts';
-import { billingErrors } from '../../billing/billing-errors.ts';
-import { rateLimitHeaders } from '../../billing/rate-limit-headers.ts';
+import { rateLimitHeaders } from '../rate-limit-headers.ts';
 import { callerOf, type Caller } from '../auth.ts';
-import { ApiError, errors } from '../api-error.ts';
+import { type ApiError, errors } from '../api-error.ts';
+import { statusOf, streamEnding } from '../error-map.ts';
 import { REQUEST_SCHEMAS } from '../request-schemas.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
 
@@ -65,8 +64,7 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
   let call: Call | undefined;
   try {
     router = route(endpoint, request.body, deps);
-    if (caller.user.allowed_routers !== null && !caller.user.allowed_routers.includes(router.spec.name))
-      throw billingErrors.modelNotAllowed();
+    if (caller.user.allowed_routers !== null && !caller.user.allowed_routers.includes(router.spec.name)) throw errors.modelNotAllowed();
     const body = request.body as JsonObject;
     const admitted = await deps.billing.admit(caller, router, endpoint, body);
     call = { endpoint, body, caller, router, admitted, startedAt, abort: new AbortController() };
@@ -81,8 +79,7 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
     await relay(call, forwarded, forwarded.result.chunks, reply, deps);
     return undefined;
   } catch (error) {
-    const status = error instanceof ApiError ? error.status : error instanceof UpstreamError && error.failure === 'aborted' ? 499 : 500;
-    refused(endpoint, request, caller, router, call?.admitted, status, startedAt, deps);
+    refused(endpoint, request, caller, router, call?.admitted, statusOf(error), startedAt, deps);
     throw error;
   }
 }
@@ -157,12 +154,13 @@ async function relay(call: Call, forwarded: Forwarded, chunks: ChunkStream, repl
     upstreamSeconds,
   );
   finish(forwarded.provider, failure, deps.forwarder, call.router);
-  if (!res.destroyed) endStream(res, call, first, usage, failure);
-  const status = failure?.failure === 'aborted' ? 499 : failure ? 502 : 200;
+  const ending = failure && streamEnding(failure);
+  if (!res.destroyed) endStream(res, call, first, usage, ending);
+  const status = ending?.status ?? 200;
   ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs, incomplete: failure !== undefined }, deps);
 }
 
-function endStream(res: ServerResponse, call: Call, first: JsonObject | undefined, usage: Usage, failure: UpstreamError | undefined): void {
+function endStream(res: ServerResponse, call: Call, first: JsonObject | undefined, usage: Usage, ending: ApiError | undefined): void {
   const usageChunk = {
     id: first?.id ?? newId('chatcmpl'),
     object: call.endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion',
@@ -173,16 +171,8 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
   };
   // One write for the usage chunk and the end: one system call instead of two.
   const usageEvent = `data: ${JSON.stringify(usageChunk)}\n\n`;
-  if (failure) {
-    const error = {
-      error: {
-        message: `The provider broke off the answer: ${failure.message}`,
-        type: 'upstream_error',
-        param: null,
-        code: 'upstream_interrupted',
-      },
-    };
-    res.end(`${usageEvent}data: ${JSON.stringify(error)}\n\n`);
+  if (ending) {
+    res.end(`${usageEvent}data: ${JSON.stringify(ending)}\n\n`);
   } else {
     res.end(`${usageEvent}data: [DONE]\n\n`);
   }

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errors } from '../api-error.ts';
+import { errors } from '../api-error.ts';
 import { sendError } from '../error-handler.ts';
 import { PUBLIC } from '../auth.ts';
 
@@ -78,7 +78,7 @@ export function registerPlayground(app: FastifyInstance, options: PlaygroundOpti
 
   const serve = (path: string, request: FastifyRequest, reply: FastifyReply) => {
     reply.headers(SECURITY_HEADERS);
-    if (!assets) return sendError(reply, notBuilt());
+    if (!assets) return sendError(reply, errors.playgroundNotBuilt());
     const asset = assets.get(path === '' ? 'index.html' : path);
     if (!asset) return sendError(reply, errors.routeNotFound(request.method, request.url));
     const encoding = preferredEncoding(request.headers['accept-encoding'], asset);
@@ -92,14 +92,6 @@ export function registerPlayground(app: FastifyInstance, options: PlaygroundOpti
   app.get('/playground', { config: PUBLIC }, (request, reply) => serve('', request, reply));
   app.get<{ Params: { '*': string } }>('/playground/*', { config: PUBLIC }, (request, reply) => serve(request.params['*'], request, reply));
 }
-
-const notBuilt = () =>
-  new ApiError(
-    503,
-    'server_error',
-    'playground_not_built',
-    'The Playground is not built: run `npm run build` (it writes dist/playground), then restart the gateway',
-  );
 
 /** Every built file by its path under /playground/, or null when there is no build. */
 function loadAssets(dir: string): Map<string, Asset> | null {

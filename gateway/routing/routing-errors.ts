@@ -1,0 +1,49 @@
+// Why the forwarder could not get an answer, in routing's terms. How a caller is told (502, 504,
+// 400...) is decided in one place, gateway/http/error-map.ts.
+import type { UpstreamError } from '../providers/upstream-error.ts';
+
+/** The router has no provider whose type serves the endpoint called. */
+export class NoProviderForEndpointError extends Error {
+  override name = 'NoProviderForEndpointError';
+  readonly router: string;
+  /** The endpoint's path, as the caller called it. */
+  readonly path: string;
+
+  constructor(router: string, path: string) {
+    super(`no provider of router "${router}" serves ${path}`);
+    this.router = router;
+    this.path = path;
+  }
+}
+
+/** A provider refused the request itself (its 400, 413 or 422): the caller must change it, and no other provider was tried. */
+export class RequestRejectedError extends Error {
+  override name = 'RequestRejectedError';
+  override readonly cause: UpstreamError;
+
+  constructor(cause: UpstreamError) {
+    super(cause.message);
+    this.cause = cause;
+  }
+}
+
+/** Every provider tried failed before anything reached the client. */
+export class ProvidersFailedError extends Error {
+  override name = 'ProvidersFailedError';
+  readonly router: string;
+  readonly attempts: number;
+  /** The last attempt's failure; undefined when no provider could be tried. */
+  readonly last: UpstreamError | undefined;
+
+  constructor(router: string, attempts: number, last: UpstreamError | undefined) {
+    super(`all ${attempts} providers tried of router "${router}" failed; last: ${last?.message ?? 'none could be tried'}`);
+    this.router = router;
+    this.attempts = attempts;
+    this.last = last;
+  }
+
+  /** The last attempt ran out of time (whatever the earlier ones did). */
+  get timedOut(): boolean {
+    return this.last?.failure === 'timeout';
+  }
+}
