@@ -14,6 +14,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 # Only the sources: copying the whole context would also bring in a local node_modules and dist/.
 COPY tsconfig.json ./
+COPY core ./core
 COPY gateway ./gateway
 RUN npm run build
 
@@ -38,6 +39,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
+COPY bin ./bin
+COPY core ./core
 COPY gateway ./gateway
 COPY operator ./operator
 COPY crds ./crds
@@ -48,5 +51,5 @@ COPY --from=build /app/dist/playground ./dist/playground
 # emptyDir at /tmp and a read-only root filesystem).
 USER 1000:1000
 EXPOSE 8080
-ENTRYPOINT ["node", "/app/gateway/cli.ts"]
+ENTRYPOINT ["node", "/app/bin/tollgate.ts"]
 CMD ["gateway", "--config", "/app/examples/config.yaml"]

@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     const child = spawn(
       process.execPath,
       [
-        join(root, 'gateway/cli.ts'),
+        join(root, 'bin/tollgate.ts'),
         'gateway',
         '--config',
         configPath,

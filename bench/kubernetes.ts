@@ -16,12 +16,12 @@ import { cpus, totalmem } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { snapshotVersion } from '../gateway/config/snapshot-version.ts';
-import { applyObject } from '../gateway/kubernetes/kube-client.ts';
-import { encodeSnapshot } from '../gateway/kubernetes/snapshot-configmap.ts';
-import { ProviderSpec } from '../gateway/resources/provider.ts';
-import { RouterSpec } from '../gateway/resources/router.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../gateway/resources/snapshot.ts';
+import { snapshotVersion } from '../core/resources/snapshot-version.ts';
+import { applyObject } from '../core/kubernetes/kube-client.ts';
+import { encodeSnapshot } from '../core/kubernetes/snapshot-configmap.ts';
+import { ProviderSpec } from '../core/resources/provider.ts';
+import { RouterSpec } from '../core/resources/router.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../core/resources/snapshot.ts';
 import { KUBE_APISERVER_VERSION } from '../test/e2e/support/control-plane.ts';
 import { NAMESPACE, readyVersion, startSystem, timeToFirst200, type System } from '../test/e2e/support/system.ts';
 import { prependSection } from './report.ts';
@@ -215,7 +215,7 @@ async function main() {
     '',
     `### ${ROUTERS.toLocaleString('en')} routers with ${PROVIDERS_PER_ROUTER} providers each`,
     '',
-    "Encoded with `encodeSnapshot` (gateway/kubernetes/snapshot-configmap.ts) and written as admin by server-side apply to the routing ConfigMap, with the operators stopped; reload = from the write returning to each gateway's `/readyz` showing the new version (probed every 10 ms).",
+    "Encoded with `encodeSnapshot` (core/kubernetes/snapshot-configmap.ts) and written as admin by server-side apply to the routing ConfigMap, with the operators stopped; reload = from the write returning to each gateway's `/readyz` showing the new version (probed every 10 ms).",
     '',
     `- Snapshot JSON: ${kib(big.json)}; stored ${big.compressed ? 'gzipped, base64 in `binaryData`' : 'in `data`'}: ${kib(big.stored)}; ConfigMap object as sent: ${kib(big.objectBytes)} (limit 1 MiB)`,
     `- Build and encode: ${ms(big.encodeMs)}; API write (server-side apply): ${ms(big.writeMs)}`,

@@ -261,7 +261,7 @@ async function main(): Promise<void> {
       serverCore,
       node,
       [
-        join(ROOT, 'gateway/cli.ts'),
+        join(ROOT, 'bin/tollgate.ts'),
         'gateway',
         '--config',
         config,

@@ -5,15 +5,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewaySettings } from './config/settings.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
-import { RoutingState } from './routing/routing-state.ts';
-import type { Store } from './store/store.ts';
-import type { RedisStore } from './store/redis/redis-store.ts';
+import { ServedRouting } from './routing/served-routing.ts';
+import type { Store } from '../core/store/store.ts';
+import type { RedisStore } from '../core/store/redis/redis-store.ts';
 import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts';
 import { fileSource } from './startup/file-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
 import { listenProblem, StartupError } from './startup/startup-error.ts';
-import { loadEncoding } from './usage/o200k.ts';
+import { loadEncoding } from './metering/o200k.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
@@ -21,7 +21,7 @@ const DRAIN_MS = 10_000;
 export interface RunningGateway {
   readonly app: FastifyInstance;
   readonly url: string;
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
   readonly store: Store;
   /** Re-reads the configuration file into the catalog; an invalid file changes nothing. */
   reload(): Promise<void>;
@@ -50,7 +50,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   }
 
   const metrics = new GatewayMetrics();
-  const routing = new RoutingState(source.initial, (table) => metrics.setSnapshotVersion(table.version));
+  const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
   const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, userResources: source.userResources });
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());

@@ -1,8 +1,8 @@
 // Informer events to work-queue keys, and the work queue of one leadership term. Every replica
 // keeps its informers' caches warm; only the leader has a queue, so only the leader reconciles
 // and writes. A new term starts with every key queued, so nothing missed before it is lost.
-import type { InformerEvent } from '../gateway/kubernetes/informer.ts';
-import type { Log } from '../gateway/kubernetes/log.ts';
+import type { InformerEvent } from '../core/kubernetes/informer.ts';
+import type { Log } from '../core/log.ts';
 import type { OperatorMetrics, ReconcileKind } from './health/metrics.ts';
 import { WorkQueue } from './kube/work-queue.ts';
 import type { NamespacedObject, SecretObject } from './kube/resources.ts';

@@ -1,11 +1,11 @@
 // Writes the CustomResourceDefinitions to crds/, generated from the zod schemas of
-// gateway/resources/kubernetes/crd-schemas.ts, and the same bytes to charts/tollgate/crds/ (helm
+// core/resources/kubernetes/crd-schemas.ts, and the same bytes to charts/tollgate/crds/ (helm
 // installs a chart's crds/ folder before its templates). Run `npm run generate:crds` after
 // changing a schema; test/unit/resources/kubernetes/crds.test.ts fails while crds/ is out of
 // date, and test/e2e/chart/render.test.ts while the chart's copies differ.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { crdFiles } from '../gateway/resources/kubernetes/crds.ts';
+import { crdFiles } from '../core/resources/kubernetes/crds.ts';
 
 const root = new URL('../', import.meta.url);
 const CHART_CRDS = 'charts/tollgate/';

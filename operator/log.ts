@@ -2,10 +2,7 @@
 // so the operator's and the gateway's logs read alike. Errors are written as name, message and
 // stack; nothing else of theirs (a KubeApiError's request body never holds a secret, but a
 // caught error's arbitrary fields might).
-import type { Log } from '../gateway/kubernetes/log.ts';
-import type { LOG_LEVELS } from '../gateway/config/settings.ts';
-
-type Level = (typeof LOG_LEVELS)[number];
+import type { Log, LogLevel as Level } from '../core/log.ts';
 
 const RANK: Record<Level, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 

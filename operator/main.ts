@@ -1,16 +1,10 @@
 // `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser and Secret, a Lease
 // for leader election, and the controller that reconciles them while this replica leads.
-import { Informer, type InformerEvent } from '../gateway/kubernetes/informer.ts';
-import {
-  createKubeClient,
-  loadKubeConfig,
-  type KubeClient,
-  type KubeObject,
-  type ResourceType,
-} from '../gateway/kubernetes/kube-client.ts';
-import type { Log } from '../gateway/kubernetes/log.ts';
-import { RedisStore } from '../gateway/store/redis/redis-store.ts';
-import { DAILY_TOTALS_DAYS } from '../gateway/store/usage-days.ts';
+import { Informer, type InformerEvent } from '../core/kubernetes/informer.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../core/kubernetes/kube-client.ts';
+import type { Log } from '../core/log.ts';
+import { RedisStore } from '../core/store/redis/redis-store.ts';
+import { DAILY_TOTALS_DAYS } from '../core/store/usage-days.ts';
 import { Controller } from './controller.ts';
 import { startHealthServer } from './health/health-server.ts';
 import { OperatorMetrics } from './health/metrics.ts';
@@ -21,6 +15,7 @@ import { createLog } from './log.ts';
 import type { ProviderObject, RouterObject } from './reconcile/routing.ts';
 import type { UserObject } from './reconcile/user-state.ts';
 import type { OperatorSettings } from './settings.ts';
+import { DAY_MS } from '../core/time.ts';
 
 export interface RunningOperator {
   /** The port of /healthz, /readyz and /metrics (the one chosen when settings.healthPort is 0). */
@@ -75,7 +70,7 @@ async function startLoops(
   const client = createKubeClient(loadKubeConfig(settings.kube));
   const store = await RedisStore.connect(settings.redisUrl, {
     // The operator only reads usage; records older than the gateways keep are simply not there.
-    usageRetentionMs: DAILY_TOTALS_DAYS * 86_400_000,
+    usageRetentionMs: DAILY_TOTALS_DAYS * DAY_MS,
     onConnectionError: (error) => log.warn({ err: error }, 'Redis connection failed; retrying'),
   });
   // The handlers reach the controller, which reads the informers' caches: built right below.

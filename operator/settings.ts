@@ -4,8 +4,8 @@
 // --pod-name) mean the same there, so one set of variables configures both.
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { LOG_LEVELS } from '../gateway/config/settings.ts';
-import type { KubeConnectionSettings } from '../gateway/kubernetes/kube-client.ts';
+import { LOG_LEVELS } from '../core/log.ts';
+import type { KubeConnectionSettings } from '../core/kubernetes/kube-client.ts';
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const Namespace = z.string().max(63).regex(NAMESPACE, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');

@@ -2,8 +2,8 @@
 // reconcile of a key reads the current state from the caches. One key, "routing", covers every
 // router and provider (the routing state is rebuilt whole); each GatewayUser has its own.
 import { isDeepStrictEqual } from 'node:util';
-import type { InformerEvent } from '../gateway/kubernetes/informer.ts';
-import { objectKey } from '../gateway/kubernetes/kube-client.ts';
+import type { InformerEvent } from '../core/kubernetes/informer.ts';
+import { objectKey } from '../core/kubernetes/kube-client.ts';
 import type { NamespacedObject, SecretObject } from './kube/resources.ts';
 import { ROUTING_KEY, type ProviderObject } from './reconcile/routing.ts';
 import { keySecretName, type UserObject } from './reconcile/user-state.ts';

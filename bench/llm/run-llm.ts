@@ -182,7 +182,7 @@ export async function runLlm(helpers: LlmHelpers): Promise<void> {
       serverCore,
       node,
       [
-        join(root, 'gateway/cli.ts'),
+        join(root, 'bin/tollgate.ts'),
         'gateway',
         '--config',
         config,

@@ -1,9 +1,9 @@
 // Users that must exist at start-up: the bootstrap admin (a key given by environment variable
 // or file, so a fresh system can be administered at all) and the users a config file declares.
-import type { AccountStore } from '../store/accounts.ts';
-import { ConflictError } from '../store/store-errors.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
+import { ConflictError } from '../../core/store/store-errors.ts';
 import type { FileUser } from '../config/config-file.ts';
-import { hashKey, hintOf, KEY_PREFIX } from './api-keys.ts';
+import { hashKey, hintOf, KEY_PREFIX } from '../../core/accounts/api-keys.ts';
 
 export const BOOTSTRAP_USER = 'admin';
 export const BOOTSTRAP_KEY = 'bootstrap';

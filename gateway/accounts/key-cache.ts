@@ -3,8 +3,8 @@
 // (unpriced routers, or everything when failing open). Any change to a user, from any gateway,
 // drops that user's entries at once (the store's change notices); an entry is trusted for
 // `freshMs` at most, and served stale only while the store is unavailable.
-import type { AccountStore, ApiKeyRecord, UserRecord } from '../store/accounts.ts';
-import { StoreUnavailableError } from '../store/store-errors.ts';
+import type { AccountStore, ApiKeyRecord, UserRecord } from '../../core/store/accounts.ts';
+import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 
 type Found = { key: ApiKeyRecord; user: UserRecord };
 

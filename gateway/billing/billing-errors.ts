@@ -1,9 +1,9 @@
 // Why admission refused a request, in billing's terms: what the budget, the limits or the model's
 // context allow, and what the request asked. How a caller is told (status, message, headers) is
 // decided in one place, gateway/http/error-map.ts.
-import type { Endpoint } from '../resources/kinds.ts';
-import type { RateLimitName, RateLimitPolicy } from '../resources/limits.ts';
-import type { RateStatuses } from '../store/ledger.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { RateLimitName, RateLimitPolicy } from '../../core/resources/limits.ts';
+import type { RateStatuses } from '../../core/store/ledger.ts';
 
 /** The budget has less room than the request's worst-case cost. */
 export class InsufficientBudgetError extends Error {

@@ -2,17 +2,17 @@
 // and takes the rate-limit share before anything is forwarded; settlement charges the real cost
 // and releases the rest once the answer is over, whatever way it ended. Settlement and the usage
 // record are written after the answer, so they never delay it.
-import type { Endpoint } from '../resources/kinds.ts';
-import type { RateLimitPolicy } from '../resources/limits.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { RateLimitPolicy } from '../../core/resources/limits.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
-import type { Caller } from '../http/auth.ts';
+import type { Caller } from '../accounts/caller.ts';
 import type { KindLog } from '../observability/log-throttle.ts';
-import type { Ledger, RateCharge, RateStatuses, Reservation } from '../store/ledger.ts';
-import type { UsageLog } from '../store/usage-log.ts';
-import { StoreUnavailableError } from '../store/store-errors.ts';
-import { promptTokenCount } from '../usage/usage-block.ts';
-import { TokenBounds, TokenCount } from '../usage/tokens.ts';
+import type { Ledger, RateCharge, RateStatuses, Reservation } from '../../core/store/ledger.ts';
+import type { UsageLog } from '../../core/store/usage-log.ts';
+import { StoreUnavailableError } from '../../core/store/store-errors.ts';
+import { promptTokenCount } from '../metering/usage-block.ts';
+import { TokenBounds, TokenCount } from '../metering/tokens.ts';
 import {
   BudgetsUnavailableError,
   ContextLengthError,
@@ -20,10 +20,10 @@ import {
   RateLimitedError,
   UnknownUserError,
 } from './billing-errors.ts';
-import { randomId } from './random-id.ts';
+import { randomId } from '../../core/ids.ts';
 import { contextOverflow, heldPromptTokens, isPriced, learnable, leastWorstCaseMicros, promptBase, worstCaseMicros } from './worst-case.ts';
 import type { PromptRatioLearner } from './prompt-ratio-learner.ts';
-import type { PromptCounts } from '../usage/usage-block.ts';
+import type { PromptCounts } from '../metering/usage-block.ts';
 
 /** Counted when a request cost more than its budget had room for, and when usage was not believed. */
 export interface BillingMetrics {

@@ -4,7 +4,7 @@
 // `intervalMs`, which answers with every gateway's; the hold reads the local copy, so learning
 // adds no round trip to a request. The hold uses a high quantile of the ratio (QUANTILE), never
 // below 1 nor above MAX_HOLD_RATIO.
-import { addCounts, ratioBucket, ratioQuantile, type PromptRatioStore, type RatioCounts } from '../store/prompt-ratios.ts';
+import { addCounts, ratioBucket, ratioQuantile, type PromptRatioStore, type RatioCounts } from '../../core/store/prompt-ratios.ts';
 
 /** The share of requests whose prompt the hold covers, once learned. */
 export const QUANTILE = 0.99;

@@ -1,9 +1,9 @@
 // What a request may cost at most, reserved from the budget before it is forwarded, and the
 // bounds the backend's reported usage is held to after (usage-block.ts).
-import type { Endpoint } from '../resources/kinds.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
-import { costMicros } from '../usage/cost.ts';
+import { costMicros } from '../metering/cost.ts';
 import { MAX_HOLD_RATIO } from './prompt-ratio-learner.ts';
 
 /**

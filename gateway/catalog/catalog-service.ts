@@ -1,12 +1,12 @@
 // Routers and providers at run time. The config file seeds the catalog at start-up; the admin
 // API edits it; every gateway on the same store follows its changes and serves the same snapshot.
-import type { ProviderSpec } from '../resources/provider.ts';
-import type { RouterSpec } from '../resources/router.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
-import { findConflicts } from '../resources/consistency.ts';
-import { snapshotVersion } from '../config/snapshot-version.ts';
-import type { Catalog, CatalogStore } from '../store/catalog.ts';
-import { ConflictError } from '../store/store-errors.ts';
+import type { ProviderSpec } from '../../core/resources/provider.ts';
+import type { RouterSpec } from '../../core/resources/router.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
+import { findConflicts } from '../../core/resources/consistency.ts';
+import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
+import type { Catalog, CatalogStore } from '../../core/store/catalog.ts';
+import { ConflictError } from '../../core/store/store-errors.ts';
 
 export interface CatalogContent {
   readonly routers: RouterSpec[];

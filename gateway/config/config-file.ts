@@ -4,14 +4,14 @@
 import { readFile } from 'node:fs/promises';
 import { load, YAMLException } from 'js-yaml';
 import { z } from 'zod';
-import { RouterSpec } from '../resources/router.ts';
-import { ProviderSpec } from '../resources/provider.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
-import { UserSpec } from '../resources/user.ts';
-import { KEY_PREFIX } from '../accounts/api-keys.ts';
-import { findConflicts, formatPath } from '../resources/consistency.ts';
+import { RouterSpec } from '../../core/resources/router.ts';
+import { ProviderSpec } from '../../core/resources/provider.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
+import { UserSpec } from '../../core/resources/user.ts';
+import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
+import { findConflicts, formatPath } from '../../core/resources/consistency.ts';
 import { substituteEnv, type SubstitutionProblem } from './substitute-env.ts';
-import { snapshotVersion } from './snapshot-version.ts';
+import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
 import { expansionProblem } from './yaml-bounds.ts';
 
 export class ConfigError extends Error {

@@ -2,9 +2,8 @@
 // variables (flags win), validated by one schema, then frozen. Nothing else reads process.env.
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { LOG_LEVELS } from '../../core/log.ts';
 import { DEFAULT_UPSTREAM_LIMITS } from '../providers/upstream-limits.ts';
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** true or false, as a flag (a boolean) or a variable (the text). */

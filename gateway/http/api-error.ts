@@ -1,6 +1,6 @@
-// Every error the API answers with, in one catalog, rendered in OpenAI's envelope so that
+// Every error the API answers with, in one table of codes, rendered in OpenAI's envelope so that
 // OpenAI's SDKs raise their matching error classes. `CODES` gives each code its status and type
-// once (docs/api.md's error table lists them all; test/unit/http/error-catalog.test.ts checks);
+// once (docs/api.md's error table lists them all; test/unit/http/error-codes.test.ts checks);
 // `errors` writes each message. Only these reach a caller: the domain's own errors are turned
 // into them by error-map.ts, and anything else is logged and answered `internal_error`.
 
@@ -195,6 +195,6 @@ export const errors = {
       'playground_not_built',
       'The Playground is not built: run `npm run build` (it writes dist/playground), then restart the gateway',
     ),
-  /** Anything not in this catalog: a bug, logged where it is caught; the caller learns nothing of it. */
+  /** Anything not in this table: a bug, logged where it is caught; the caller learns nothing of it. */
   internal: () => new ApiError('internal_error', 'The gateway hit an internal error; it has been logged'),
 } as const;

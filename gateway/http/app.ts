@@ -1,15 +1,15 @@
 // The gateway's Fastify application, built from its dependencies and not yet listening, so tests
 // and the server start it the same way.
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { RoutingState } from '../routing/routing-state.ts';
+import type { ServedRouting } from '../routing/served-routing.ts';
 import type { ForwarderDeps } from '../routing/forwarder.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../../core/store/store.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { UserResources } from '../kubernetes/cr-catalog.ts';
 import { Billing, type BillingMetrics } from '../billing/billing.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
-import { microsToNumber } from '../usage/cost.ts';
+import { microsToNumber } from '../metering/cost.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
 import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
@@ -28,7 +28,7 @@ import { registerUsage } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
 
 export interface AppDeps {
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
   readonly forwarder: ForwarderDeps;
   readonly metrics: GatewayMetrics;
   readonly store: Store;

@@ -5,15 +5,10 @@
 // and so does a URL that matches no route (its 404 says nothing to a caller without a key).
 // The caller's user and key are looked up once per request and hung on the request.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ApiKeyRecord, UserRecord } from '../store/accounts.ts';
-import type { AccountStore } from '../store/accounts.ts';
-import { hashKey } from '../accounts/api-keys.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
+import { hashKey } from '../../core/accounts/api-keys.ts';
+import type { Caller } from '../accounts/caller.ts';
 import { errors } from './api-error.ts';
-
-export interface Caller {
-  readonly user: UserRecord;
-  readonly key: ApiKeyRecord;
-}
 
 /**
  * Who may call a route: anyone (`public`), any valid key (`key`, what a route that declares

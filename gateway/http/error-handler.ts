@@ -4,7 +4,7 @@
 // with a 500 that reveals nothing.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { LogThrottle } from '../observability/log-throttle.ts';
-import { StoreUnavailableError } from '../store/store-errors.ts';
+import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { type ApiError, errors } from './api-error.ts';
 import { publicError } from './error-map.ts';
 

@@ -1,10 +1,10 @@
 // The one place where the errors the gateway's parts throw become what a caller reads. Billing,
 // routing, the store, the upstream client and the Kubernetes catalog throw errors of their own,
 // in their own terms; each class listed here is safe to show, and is answered with its entry of
-// the catalog (api-error.ts): status, OpenAI envelope, headers. Anything not listed is internal
+// the table of codes (api-error.ts): status, OpenAI envelope, headers. Anything not listed is internal
 // (a bug): the caller gets `internal_error`, and the error itself only goes to the log.
-import { RATE_WINDOWS } from '../resources/limits.ts';
-import { microsToDecimal } from '../usage/cost.ts';
+import { RATE_WINDOWS } from '../../core/resources/limits.ts';
+import { microsToDecimal } from '../metering/cost.ts';
 import {
   BudgetsUnavailableError,
   ContextLengthError,
@@ -14,7 +14,7 @@ import {
 } from '../billing/billing-errors.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from '../routing/routing-errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../store/store-errors.ts';
+import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../kubernetes/write-errors.ts';
 import { ApiError, errors } from './api-error.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';

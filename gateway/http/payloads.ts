@@ -2,7 +2,7 @@
 // resources' own zod schemas, and the first problems are reported as a 400 whose `param` is the
 // offending field's path. Partial updates follow JSON Merge Patch (RFC 7396).
 import { z } from 'zod';
-import { formatPath } from '../resources/consistency.ts';
+import { formatPath } from '../../core/resources/consistency.ts';
 import { errors } from './api-error.ts';
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,7 @@
 // OpenAI's x-ratelimit-* headers: for requests and for tokens, the tighter of the minute and day
 // limits (the one with the fewest remaining). Runs on every answer, so a caller without limits
 // costs one comparison and no allocation.
-import type { RateStatus, RateStatuses } from '../store/ledger.ts';
+import type { RateStatus, RateStatuses } from '../../core/store/ledger.ts';
 
 const NONE: Readonly<Record<string, string>> = Object.freeze({});
 

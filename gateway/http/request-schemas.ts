@@ -1,7 +1,7 @@
 // What each inference endpoint accepts. Objects are loose: fields the gateway does not know
 // (tools, response_format, ...) pass through to the backend untouched.
 import { z } from 'zod';
-import type { Endpoint } from '../resources/kinds.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
 
 const MaxTokens = z.number().int().min(1).max(10_000_000);
 

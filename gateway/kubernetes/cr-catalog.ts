@@ -11,8 +11,8 @@
 import { HttpMethod } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { CatalogContent, RoutingCatalog } from '../catalog/catalog-service.ts';
-import { findConflicts } from '../resources/consistency.ts';
-import { API_VERSION } from '../resources/kubernetes/crd-schemas.ts';
+import { findConflicts } from '../../core/resources/consistency.ts';
+import { API_VERSION } from '../../core/resources/kubernetes/crd-schemas.ts';
 import {
   PROVIDER_KEY_FIELD,
   providerId,
@@ -22,10 +22,10 @@ import {
   routerObjectName,
   routerToCR,
   userToCR,
-} from '../resources/kubernetes/translate.ts';
-import type { Snapshot } from '../resources/snapshot.ts';
-import type { UserSpec } from '../resources/user.ts';
-import { ConflictError } from '../store/store-errors.ts';
+} from '../../core/resources/kubernetes/translate.ts';
+import type { Snapshot } from '../../core/resources/snapshot.ts';
+import type { UserSpec } from '../../core/resources/user.ts';
+import { ConflictError } from '../../core/store/store-errors.ts';
 import {
   applyObject,
   GATEWAY_FIELD_MANAGER,
@@ -35,7 +35,7 @@ import {
   type KubeClient,
   type KubeObject,
   type ResourceType,
-} from './kube-client.ts';
+} from '../../core/kubernetes/kube-client.ts';
 import { InvalidResourceError, KubernetesWriteError } from './write-errors.ts';
 
 export const MODEL_ROUTERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelrouters' };

@@ -7,11 +7,11 @@
 // RBAC: each informer asks for one object with the field selector metadata.name=<name>, which the
 // API server also reads as the request's name, so a Role can allow get/list/watch on exactly
 // these two objects by resourceNames (docs/kubernetes.md).
-import type { Snapshot } from '../resources/snapshot.ts';
-import { Informer, type InformerEvent, type InformerOptions } from './informer.ts';
-import type { KubeClient, KubeObject, KubeRequest } from './kube-client.ts';
-import type { Log } from './log.ts';
-import { decodeSnapshot, type DecodeResult } from './snapshot-configmap.ts';
+import type { Snapshot } from '../../core/resources/snapshot.ts';
+import { Informer, type InformerEvent, type InformerOptions } from '../../core/kubernetes/informer.ts';
+import type { KubeClient, KubeObject, KubeRequest } from '../../core/kubernetes/kube-client.ts';
+import type { Log } from '../../core/log.ts';
+import { decodeSnapshot, type DecodeResult } from '../../core/kubernetes/snapshot-configmap.ts';
 
 export type ConfigMap = KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string> };
 export type Secret = KubeObject & { data?: Record<string, string> };

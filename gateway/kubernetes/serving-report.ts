@@ -2,7 +2,7 @@
 // written at every load and refreshed on a timer, with a TTL a few refreshes long so the report
 // of a pod that died without a word expires by itself. The operator sets a router `Programmed`
 // once every live report names a snapshot holding the router's generation.
-import type { Log } from './log.ts';
+import type { Log } from '../../core/log.ts';
 
 /** What the report needs of the store (RedisStore has it). */
 export interface ServingReports {

@@ -1,8 +1,8 @@
 // The one small interface every backend kind implements. An adapter speaks its backend's wire
 // format and hands the gateway OpenAI-format bodies and chunks; the gateway does the rest
 // (routing, usage, cost, carbon, metrics), so an adapter never needs to know about those.
-import type { Endpoint, ProviderType } from '../resources/kinds.ts';
-import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
+import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { JsonObject } from './openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
 import type { ChunkStream } from './chunk-stream.ts';

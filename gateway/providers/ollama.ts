@@ -1,7 +1,7 @@
 // Ollama through its native API (/api/chat, /api/generate, /api/embed) rather than its /v1
 // routes: the native API takes every sampling option and reports token counts on every answer,
 // streamed or not. Requests are translated from OpenAI's format and answers back into it.
-import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';

@@ -1,8 +1,8 @@
 // Backends that speak OpenAI's own API (OpenAI, vLLM, Mistral, ...): the request goes out as it
 // came in, paths under /v1, Bearer key. Kinds differ only in which endpoints they serve and how
 // they adjust the request body, which a kind passes in.
-import type { Endpoint, ProviderType } from '../resources/kinds.ts';
-import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
+import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import type { JsonObject } from './openai-wire.ts';
 import { bearer, type UpstreamHttp } from './upstream-http.ts';

@@ -1,5 +1,6 @@
 // The slice of OpenAI's wire format the gateway touches. Bodies pass through as plain JSON
 // objects so fields the gateway does not know about reach the client unchanged.
+import { randomId } from '../../core/ids.ts';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -33,8 +34,9 @@ export function choiceText(body: JsonObject): string {
   return text;
 }
 
+/** An id shaped like OpenAI's (`chatcmpl-` and 24 hex characters), for answers a backend gave none. */
 export function newId(prefix: string): string {
-  return `${prefix}-${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+  return `${prefix}-${randomId().slice(0, 24)}`;
 }
 
 export function unixSeconds(): number {

@@ -1,6 +1,6 @@
 // Every provider type, bound to its adapter. The `satisfies` clause makes a type without an
 // adapter (or an adapter without a type) a compile error; schemas derive from PROVIDER_TYPES.
-import type { ProviderType } from '../resources/kinds.ts';
+import type { ProviderType } from '../../core/resources/kinds.ts';
 import type { ProviderAdapter } from './adapter.ts';
 import { openai } from './openai.ts';
 import { vllm } from './vllm.ts';

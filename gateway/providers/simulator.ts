@@ -2,10 +2,10 @@
 // gets the same text), real token counts for the prompt, a configurable delay and streaming pace.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
-import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
-import { countChatPromptTokens, countInputTokens } from '../usage/tokens.ts';
+import { countChatPromptTokens, countInputTokens } from '../metering/tokens.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 

@@ -1,6 +1,6 @@
 // Hugging Face text-embeddings-inference through its native API (/embed, /rerank). TEI answers
 // with bare arrays and reports no token usage, so the gateway counts the tokens itself.
-import type { ProviderSpecOf } from '../resources/provider.ts';
+import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, type JsonObject } from './openai-wire.ts';
 import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';

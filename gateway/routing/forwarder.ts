@@ -1,8 +1,8 @@
 // Sends a request to one of a router's providers, failing over to another when the chosen one
 // fails before anything reached the client (connection, timeout, 429, 5xx). A provider that
 // keeps failing sits out a cool-down; attempts are bounded; when all fail, ProvidersFailedError.
-import type { Endpoint } from '../resources/kinds.ts';
-import { ENDPOINT_PATHS } from '../resources/kinds.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import { ENDPOINT_PATHS } from '../../core/resources/kinds.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';

@@ -1,13 +1,13 @@
 // The routing table: an immutable view of one snapshot, indexed for the hot path. A request
 // takes the table once at its start, so a reload never changes a request in flight.
-import type { Endpoint } from '../resources/kinds.ts';
-import type { RouterSpec } from '../resources/router.ts';
-import type { ProviderSpec } from '../resources/provider.ts';
-import type { Snapshot } from '../resources/snapshot.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { RouterSpec } from '../../core/resources/router.ts';
+import type { ProviderSpec } from '../../core/resources/provider.ts';
+import type { Snapshot } from '../../core/resources/snapshot.ts';
 import type { ProviderAdapter } from '../providers/adapter.ts';
 import { adapterFor } from '../providers/registry.ts';
-import { carbonModel, type CarbonModel } from '../usage/carbon.ts';
-import { pricesFrom, type RouterPrices } from '../usage/cost.ts';
+import { carbonModel, type CarbonModel } from '../metering/carbon.ts';
+import { pricesFrom, type RouterPrices } from '../metering/cost.ts';
 import { STRATEGY_PICKS, type Pick } from './strategies.ts';
 import type { Cursor, ProviderState, ProviderStates } from './provider-state.ts';
 

@@ -1,10 +1,21 @@
 // Load-balancing strategies (spec 4): each picks one provider among the available candidates.
-import type { Strategy } from '../resources/kinds.ts';
-import type { ProviderRoute, RouterRoute } from './routing-table.ts';
+import type { Strategy } from '../../core/resources/kinds.ts';
+import type { Cursor, ProviderState } from './provider-state.ts';
 
 export type Random = () => number;
 
-export type Pick = (router: RouterRoute, candidates: readonly ProviderRoute[], random: Random) => ProviderRoute;
+// What a strategy sees of a router and its providers: only what it decides on, so the routing
+// table's types depend on the strategies and not the other way round.
+export interface Candidate {
+  readonly state: ProviderState;
+}
+export interface Rotation<C extends Candidate> {
+  /** Every provider of the router, in declaration order. */
+  readonly providers: readonly C[];
+  readonly cursor: Cursor;
+}
+
+export type Pick = <C extends Candidate>(router: Rotation<C>, candidates: readonly C[], random: Random) => C;
 
 /** Uniformly random. */
 const shuffle: Pick = (_router, candidates, random) => candidates[Math.floor(random() * candidates.length)]!;
@@ -21,7 +32,7 @@ const roundRobin: Pick = (router, candidates) => {
 
 /** Fewest requests in flight; ties broken at random so equal providers share the load. */
 const leastBusy: Pick = (_router, candidates, random) => {
-  let best: ProviderRoute[] = [];
+  let best: (typeof candidates)[number][] = [];
   let fewest = Infinity;
   for (const candidate of candidates) {
     const busy = candidate.state.inFlight;

@@ -5,7 +5,7 @@ import { loadConfigFile } from '../config/config-file.ts';
 import type { GatewaySettings } from '../config/settings.ts';
 import { seedUsers } from '../accounts/bootstrap.ts';
 import { CatalogService } from '../catalog/catalog-service.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../../core/store/store.ts';
 import type { SnapshotSource, SourceContext } from './snapshot-source.ts';
 
 export async function fileSource(

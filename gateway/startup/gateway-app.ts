@@ -10,18 +10,19 @@ import { KeyCache } from '../accounts/key-cache.ts';
 import { buildApp } from '../http/app.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { UpstreamHttp } from '../providers/upstream-http.ts';
-import type { RoutingState } from '../routing/routing-state.ts';
-import { MemoryStore } from '../store/memory/memory-store.ts';
-import type { RedisStore } from '../store/redis/redis-store.ts';
-import { KEY_PREFIX } from '../accounts/api-keys.ts';
+import type { ServedRouting } from '../routing/served-routing.ts';
+import { MemoryStore } from '../../core/store/memory/memory-store.ts';
+import type { RedisStore } from '../../core/store/redis/redis-store.ts';
+import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
 import { redactedUrl, StartupError } from './startup-error.ts';
+import { DAY_MS } from '../../core/time.ts';
 
 /** The store; a Redis that cannot be reached at start-up is a StartupError naming why. */
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
-  const retentionMs = settings.usageRetentionDays * 86_400_000;
+  const retentionMs = settings.usageRetentionDays * DAY_MS;
   if (!settings.redisUrl) return new MemoryStore({ usageRetentionMs: retentionMs });
   // Loaded only with --redis-url: a gateway with an in-memory store does not pay for ioredis.
-  const { RedisStore } = await import('../store/redis/redis-store.ts');
+  const { RedisStore } = await import('../../core/store/redis/redis-store.ts');
   let lastError: Error | undefined;
   try {
     return await RedisStore.connect(settings.redisUrl, {
@@ -61,7 +62,7 @@ async function readAdminKeyFile(file: string): Promise<string> {
 export interface GatewayParts {
   readonly settings: GatewaySettings;
   readonly store: RedisStore | MemoryStore;
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
   readonly metrics: GatewayMetrics;
   readonly catalog: RoutingCatalog;
   readonly userResources?: UserResources | undefined;

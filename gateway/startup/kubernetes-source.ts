@@ -5,10 +5,10 @@
 // the operator publishes like any other: the resources stay the single source of truth.
 import { SettingsError, type GatewaySettings } from '../config/settings.ts';
 import { CrCatalog } from '../kubernetes/cr-catalog.ts';
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../kubernetes/kube-client.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../../core/kubernetes/kube-client.ts';
 import { RoutingSource } from '../kubernetes/routing-source.ts';
 import { ServingReport, type ServingReports } from '../kubernetes/serving-report.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../resources/snapshot.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
 import type { SnapshotSource } from './snapshot-source.ts';
 
 export function kubernetesSource(

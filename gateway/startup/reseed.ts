@@ -1,8 +1,8 @@
 // Redis can come back empty (restarted without persistence, or flushed): every key, the
 // bootstrap admin's included, would then get 401 until the gateway restarts. The store notices
 // (its seed marker is gone, see RedisHealth) and the gateway seeds it again, as at start-up.
-import type { Log } from '../kubernetes/log.ts';
-import type { Store } from '../store/store.ts';
+import type { Log } from '../../core/log.ts';
+import type { Store } from '../../core/store/store.ts';
 
 /** Runs `seed` then marks the store seeded each time the store reports its data lost; one run at a time. */
 export function reseedOnDataLoss(store: Store, seed: () => Promise<void>, log: Log): () => void {

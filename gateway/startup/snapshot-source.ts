@@ -3,13 +3,13 @@
 // Everything else about a gateway is the same in both modes (see ../server.ts).
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { UserResources } from '../kubernetes/cr-catalog.ts';
-import type { Log } from '../kubernetes/log.ts';
+import type { Log } from '../../core/log.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
-import type { Snapshot } from '../resources/snapshot.ts';
-import type { RoutingState } from '../routing/routing-state.ts';
+import type { Snapshot } from '../../core/resources/snapshot.ts';
+import type { ServedRouting } from '../routing/served-routing.ts';
 
 export interface SourceContext {
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
   readonly metrics: GatewayMetrics;
   readonly log: Log;
 }

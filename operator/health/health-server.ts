@@ -4,7 +4,7 @@
 // healthy replica restarted. Nothing here reads settings or objects, so no secret can leak.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Log } from '../../gateway/kubernetes/log.ts';
+import type { Log } from '../../core/log.ts';
 import type { OperatorMetrics } from './metrics.ts';
 
 export interface HealthStatus {

@@ -1,8 +1,8 @@
 // Kubernetes Events (core/v1) for notable transitions, so `kubectl describe` tells the story.
 // An Event is a courtesy: failing to write one is logged and never fails a reconcile.
 import { randomBytes } from 'node:crypto';
-import { FIELD_MANAGER, resourcePath, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
-import type { Log } from '../../gateway/kubernetes/log.ts';
+import { FIELD_MANAGER, resourcePath, type KubeClient } from '../../core/kubernetes/kube-client.ts';
+import type { Log } from '../../core/log.ts';
 import { EVENTS, type NamespacedObject } from './resources.ts';
 
 export interface EventNote {

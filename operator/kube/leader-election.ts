@@ -6,9 +6,9 @@
 // the renewTime written in it, so clock skew between replicas cannot make a live lease look
 // expired. A leader that cannot renew within renewDeadline (shorter than the lease duration)
 // stops leading before any other candidate may take over.
-import { sleep, type Sleep } from '../../gateway/kubernetes/backoff.ts';
-import { isStatus, resourcePath, type KubeClient, type ObjectMeta } from '../../gateway/kubernetes/kube-client.ts';
-import { silentLog, type Log } from '../../gateway/kubernetes/log.ts';
+import { sleep, type Sleep } from '../../core/kubernetes/backoff.ts';
+import { isStatus, resourcePath, type KubeClient, type ObjectMeta } from '../../core/kubernetes/kube-client.ts';
+import { silentLog, type Log } from '../../core/log.ts';
 
 export interface LeaderElectionOptions {
   readonly client: KubeClient;

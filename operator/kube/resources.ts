@@ -1,7 +1,7 @@
 // The resource types the operator reads and writes, and the shapes it reads them in (raw JSON
 // from the API server: what the informers cache).
-import type { KubeObject, ObjectMeta, ResourceType } from '../../gateway/kubernetes/kube-client.ts';
-import { GROUP, VERSION } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import type { KubeObject, ObjectMeta, ResourceType } from '../../core/kubernetes/kube-client.ts';
+import { GROUP, VERSION } from '../../core/resources/kubernetes/crd-schemas.ts';
 
 export const MODEL_ROUTERS: ResourceType = { group: GROUP, version: VERSION, plural: 'modelrouters' };
 export const MODEL_PROVIDERS: ResourceType = { group: GROUP, version: VERSION, plural: 'modelproviders' };

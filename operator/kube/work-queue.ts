@@ -4,8 +4,8 @@
 // again afterwards. A failing key is retried with exponential backoff; its count resets on
 // success. An add() of a key that waits for its retry runs it now (the new state may fix it)
 // while keeping its failure count, so a key that keeps failing still backs off further.
-import { backoffDelay, type BackoffPolicy } from '../../gateway/kubernetes/backoff.ts';
-import { silentLog, type Log } from '../../gateway/kubernetes/log.ts';
+import { backoffDelay, type BackoffPolicy } from '../../core/kubernetes/backoff.ts';
+import { silentLog, type Log } from '../../core/log.ts';
 
 /** The timer functions the queue uses, injectable so tests fire retries themselves. */
 export interface Timers {

@@ -1,6 +1,6 @@
 // Status conditions as Kubernetes defines them: keyed by type, positive types only, each with the
 // generation it describes. A condition's lastTransitionTime moves only when its status changes.
-import type { Condition } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import type { Condition } from '../../core/resources/kubernetes/crd-schemas.ts';
 
 export type ConditionType = 'Accepted' | 'ResolvedRefs' | 'Ready' | 'Programmed';
 

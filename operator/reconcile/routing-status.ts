@@ -1,8 +1,8 @@
 // The status each router and provider should have after a routing reconcile. Pure: the
 // conditions come from computeRouting, Programmed from what the gateways report serving.
-import type { Condition } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import type { Condition } from '../../core/resources/kubernetes/crd-schemas.ts';
 import { condition, mergeConditions, type DesiredCondition } from './conditions.ts';
-import type { RouterOutcome } from './routing-state.ts';
+import type { RouterOutcome } from './desired-routing.ts';
 import type { StatusPatch } from './status.ts';
 
 /** What a gateway pod says it serves (tg:gateways:<pod> in Redis). */

@@ -1,8 +1,8 @@
 // What the routing reconcile writes besides status: the routing ConfigMap (the snapshot, no
 // keys) and the provider keys Secret, as server-side apply objects, and whether the copies on
 // the server already hold exactly that (then nothing is written: each write wakes every gateway).
-import { ANNOTATIONS, encodeSnapshot, SNAPSHOT_GZIP_KEY, SNAPSHOT_KEY } from '../../gateway/kubernetes/snapshot-configmap.ts';
-import type { Snapshot } from '../../gateway/resources/snapshot.ts';
+import { ANNOTATIONS, encodeSnapshot, SNAPSHOT_GZIP_KEY, SNAPSHOT_KEY } from '../../core/kubernetes/snapshot-configmap.ts';
+import type { Snapshot } from '../../core/resources/snapshot.ts';
 import { MANAGED_BY, type ConfigMapObject, type SecretObject } from '../kube/resources.ts';
 
 export interface RoutingTarget {

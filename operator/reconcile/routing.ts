@@ -1,10 +1,10 @@
 // The "routing" key's reconcile: the whole routing state rebuilt from the informers' caches,
 // then, each only when it changed, the provider keys Secret, the routing ConfigMap, and the
 // status of every router and provider.
-import { applyObject, isStatus, resourcePath, type KubeClient, type ResourceType } from '../../gateway/kubernetes/kube-client.ts';
-import type { Log } from '../../gateway/kubernetes/log.ts';
-import type { ModelProviderStatus, ModelRouterStatus } from '../../gateway/resources/kubernetes/crd-schemas.ts';
-import type { Snapshot } from '../../gateway/resources/snapshot.ts';
+import { applyObject, isStatus, resourcePath, type KubeClient, type ResourceType } from '../../core/kubernetes/kube-client.ts';
+import type { Log } from '../../core/log.ts';
+import type { ModelProviderStatus, ModelRouterStatus } from '../../core/resources/kubernetes/crd-schemas.ts';
+import type { Snapshot } from '../../core/resources/snapshot.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import {
   CONFIGMAPS,
@@ -16,7 +16,7 @@ import {
   type CustomObject,
   type SecretObject,
 } from '../kube/resources.ts';
-import { computeRouting, keyOf, type Secrets } from './routing-state.ts';
+import { computeRouting, keyOf, type Secrets } from './desired-routing.ts';
 import { programmedCondition, providerStatus, routerStatus, type GatewayReport } from './routing-status.ts';
 import { configMapUpToDate, keysSecretUpToDate, providerKeysSecret, routingConfigMap, type RoutingTarget } from './routing-writes.ts';
 import { writeStatus } from './write-status.ts';

@@ -2,7 +2,7 @@
 // the routing and the user reconcilers. Every status write is an etcd revision and a watch event
 // for every watcher, so a status equal to the current one is never written.
 import { isDeepStrictEqual } from 'node:util';
-import type { Condition } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import type { Condition } from '../../core/resources/kubernetes/crd-schemas.ts';
 import type { EventNote } from '../kube/events.ts';
 import { sameConditions } from './conditions.ts';
 

@@ -1,11 +1,11 @@
 // A GatewayUser's API key: the Secret that holds it (created here with a new key when missing)
 // and its hash in the store. Only the hash goes to Redis. A key the operator registered that is
 // no longer the Secret's (the Secret was deleted and a new key made) is revoked.
-import { FIELD_MANAGER, isStatus, resourcePath, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
-import type { Log } from '../../gateway/kubernetes/log.ts';
-import { generateKey, hashKey, hintOf } from '../../gateway/accounts/api-keys.ts';
-import type { AccountStore } from '../../gateway/store/accounts.ts';
-import { ConflictError } from '../../gateway/store/store-errors.ts';
+import { FIELD_MANAGER, isStatus, resourcePath, type KubeClient } from '../../core/kubernetes/kube-client.ts';
+import type { Log } from '../../core/log.ts';
+import { generateKey, hashKey, hintOf } from '../../core/accounts/api-keys.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
+import { ConflictError } from '../../core/store/store-errors.ts';
 import { SECRETS, type Cache, type SecretObject } from '../kube/resources.ts';
 import { condition, type DesiredCondition } from './conditions.ts';
 import { KEY_ID_PREFIX, keySecretName, keySecretObject, readKeySecret, type UserObject } from './user-state.ts';

@@ -1,12 +1,12 @@
 // The pure parts of reconciling a GatewayUser: which object owns a user id, whether the store's
 // copy is current, what its API key Secret holds and looks like, and the status to write.
 import { isDeepStrictEqual } from 'node:util';
-import type { Balance } from '../../gateway/store/ledger.ts';
-import { API_VERSION, type GatewayUserStatus } from '../../gateway/resources/kubernetes/crd-schemas.ts';
-import type { UserSpec } from '../../gateway/resources/user.ts';
-import { formatScaled } from '../../gateway/usage/decimal.ts';
+import type { Balance } from '../../core/store/ledger.ts';
+import { API_VERSION, type GatewayUserStatus } from '../../core/resources/kubernetes/crd-schemas.ts';
+import type { UserSpec } from '../../core/resources/user.ts';
+import { formatScaled } from '../../core/money/decimal.ts';
 import { MANAGED_BY, type CustomObject, type SecretObject } from '../kube/resources.ts';
-import { keyOf } from './routing-state.ts';
+import { keyOf } from './desired-routing.ts';
 import { condition, mergeConditions, type DesiredCondition } from './conditions.ts';
 import type { StatusPatch } from './status.ts';
 

@@ -1,10 +1,11 @@
 // A user's usage as status shows it, read from the store the gateways write: the balance, the
 // request count of the current budget period (from daily totals: one hash per day, however many
 // requests), and the time of the last request.
-import type { Ledger } from '../../gateway/store/ledger.ts';
-import type { UsageLog } from '../../gateway/store/usage-log.ts';
-import { DAILY_TOTALS_DAYS, utcDay } from '../../gateway/store/usage-days.ts';
+import type { Ledger } from '../../core/store/ledger.ts';
+import type { UsageLog } from '../../core/store/usage-log.ts';
+import { DAILY_TOTALS_DAYS, utcDay } from '../../core/store/usage-days.ts';
 import type { Usage } from './user-state.ts';
+import { DAY_MS, HOUR_MS } from '../../core/time.ts';
 
 export type UsageReader = Pick<Ledger, 'balance'> & Pick<UsageLog, 'query' | 'dailyTotals'>;
 
@@ -14,9 +15,6 @@ export interface ShownUsage {
   readonly requests?: number | undefined;
   readonly periodStart?: string | undefined;
 }
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 
 export async function readUsage(store: UsageReader, userId: string, now: Date, shown: ShownUsage = {}): Promise<Usage> {
   const balance = await store.balance(userId, now.getTime());

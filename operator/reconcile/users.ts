@@ -1,17 +1,17 @@
 // A "user:<namespace>/<name>" key's reconcile: the GatewayUser into the store the gateways share
 // (its spec, its API key's hash), its key Secret, a finalizer that removes the Redis state when
 // the resource goes, and its status with usage read back from the store.
-import { applyObject, type KubeClient } from '../../gateway/kubernetes/kube-client.ts';
-import type { Log } from '../../gateway/kubernetes/log.ts';
-import { API_VERSION } from '../../gateway/resources/kubernetes/crd-schemas.ts';
-import { describeProblems, userFromCR } from '../../gateway/resources/kubernetes/translate.ts';
-import type { UserSpec } from '../../gateway/resources/user.ts';
-import type { AccountStore } from '../../gateway/store/accounts.ts';
-import { ConflictError } from '../../gateway/store/store-errors.ts';
+import { applyObject, type KubeClient } from '../../core/kubernetes/kube-client.ts';
+import type { Log } from '../../core/log.ts';
+import { API_VERSION } from '../../core/resources/kubernetes/crd-schemas.ts';
+import { describeProblems, userFromCR } from '../../core/resources/kubernetes/translate.ts';
+import type { UserSpec } from '../../core/resources/user.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
+import { ConflictError } from '../../core/store/store-errors.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import { GATEWAY_USERS, type Cache, type SecretObject } from '../kube/resources.ts';
 import { condition, type DesiredCondition } from './conditions.ts';
-import { keyOf } from './routing-state.ts';
+import { keyOf } from './desired-routing.ts';
 import { ensureApiKey, type KeyStore } from './user-keys.ts';
 import { readUsage, type UsageReader } from './user-usage.ts';
 import { FINALIZER, idOwner, keySecretName, sameUserSpec, usageStatus, userStatus, type UserObject } from './user-state.ts';

@@ -1,7 +1,7 @@
 // One status write: skipped when nothing changed, through the status subresource (a merge patch
 // the spec cannot ride along with), followed by the Events its transitions deserve.
-import { isStatus, patchStatus, type KubeClient, type ResourceType } from '../../gateway/kubernetes/kube-client.ts';
-import type { Condition } from '../../gateway/resources/kubernetes/crd-schemas.ts';
+import { isStatus, patchStatus, type KubeClient, type ResourceType } from '../../core/kubernetes/kube-client.ts';
+import type { Condition } from '../../core/resources/kubernetes/crd-schemas.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { CustomObject } from '../kube/resources.ts';
 import { notableTransitions, statusChanged, type StatusPatch } from './status.ts';

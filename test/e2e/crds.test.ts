@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
-import { crdFiles } from '../../gateway/resources/kubernetes/crds.ts';
+import { crdFiles } from '../../core/resources/kubernetes/crds.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 const path = (relative: string) => fileURLToPath(new URL(relative, ROOT));

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateKey } from '../../gateway/accounts/api-keys.ts';
-import { snapshotVersion } from '../../gateway/config/snapshot-version.ts';
+import { generateKey } from '../../core/accounts/api-keys.ts';
+import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
 import { fileURLToPath } from 'node:url';
 import {
   applyObject,
@@ -20,14 +20,14 @@ import {
   loadKubeConfig,
   resourcePath,
   type KubeClient,
-} from '../../gateway/kubernetes/kube-client.ts';
+} from '../../core/kubernetes/kube-client.ts';
 import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS } from '../../gateway/kubernetes/cr-catalog.ts';
-import { routerObjectName } from '../../gateway/resources/kubernetes/translate.ts';
-import { ANNOTATIONS, encodeSnapshot } from '../../gateway/kubernetes/snapshot-configmap.ts';
-import { ProviderSpec } from '../../gateway/resources/provider.ts';
-import { RouterSpec } from '../../gateway/resources/router.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../../gateway/resources/snapshot.ts';
-import { RedisStore } from '../../gateway/store/redis/redis-store.ts';
+import { routerObjectName } from '../../core/resources/kubernetes/translate.ts';
+import { ANNOTATIONS, encodeSnapshot } from '../../core/kubernetes/snapshot-configmap.ts';
+import { ProviderSpec } from '../../core/resources/provider.ts';
+import { RouterSpec } from '../../core/resources/router.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
+import { RedisStore } from '../../core/store/redis/redis-store.ts';
 import { startFakeOpenAI } from '../support/fake-openai.ts';
 import type { FakeBackend } from '../support/fake-server.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';

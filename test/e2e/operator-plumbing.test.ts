@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { Informer, type InformerEvent } from '../../gateway/kubernetes/informer.ts';
+import { Informer, type InformerEvent } from '../../core/kubernetes/informer.ts';
 import {
   applyObject,
   createKubeClient,
@@ -20,9 +20,9 @@ import {
   type KubeClient,
   type KubeObject,
   type KubeRequest,
-} from '../../gateway/kubernetes/kube-client.ts';
+} from '../../core/kubernetes/kube-client.ts';
 import { LeaderElector } from '../../operator/kube/leader-election.ts';
-import { silentLog } from '../../gateway/kubernetes/log.ts';
+import { silentLog } from '../../core/log.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };

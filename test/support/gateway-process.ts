@@ -12,9 +12,9 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node gateway/cli.ts gateway <args>` on a free port and resolves once it listens. */
+/** Starts `node bin/tollgate.ts gateway <args>` on a free port and resolves once it listens. */
 export async function startGatewayProcess(args: string[], env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const cli = new URL('../../gateway/cli.ts', import.meta.url).pathname;
+  const cli = new URL('../../bin/tollgate.ts', import.meta.url).pathname;
   const child = spawn(process.execPath, [cli, 'gateway', '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSettings } from '../../gateway/config/settings.ts';
 import { startGateway, type RunningGateway } from '../../gateway/server.ts';
-import { generateKey } from '../../gateway/accounts/api-keys.ts';
+import { generateKey } from '../../core/accounts/api-keys.ts';
 
 export interface TestGateway extends RunningGateway {
   readonly configPath: string;

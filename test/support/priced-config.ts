@@ -1,6 +1,6 @@
 // The configuration the store-outage tests share: one user with a budget, whose key comes from
 // $DANA, and a priced router served by the simulator, so every chat needs the store to admit it.
-import { generateKey } from '../../gateway/accounts/api-keys.ts';
+import { generateKey } from '../../core/accounts/api-keys.ts';
 
 /** Dana's key, and the environment that gives it to the configuration. */
 export function danaKey(): { readonly key: string; readonly env: { DANA: string }; readonly headers: { authorization: string } } {

@@ -3,11 +3,11 @@
 // that creates it, and its hash never.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { generateKey } from '../../accounts/api-keys.ts';
-import type { AccountStore, ApiKeyRecord, UserRecord } from '../../store/accounts.ts';
-import type { Ledger } from '../../store/ledger.ts';
-import { parseDecimal } from '../../usage/decimal.ts';
-import { COST_SCALE, microsToNumber } from '../../usage/cost.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import type { AccountStore, ApiKeyRecord, UserRecord } from '../../../core/store/accounts.ts';
+import type { Ledger } from '../../../core/store/ledger.ts';
+import { parseDecimal } from '../../../core/money/decimal.ts';
+import { COST_SCALE, microsToNumber } from '../../metering/cost.ts';
 import { errors } from '../api-error.ts';
 import { PageLimit, parseWith } from '../payloads.ts';
 

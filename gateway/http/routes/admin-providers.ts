@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ProviderSpec } from '../../resources/provider.ts';
-import { ModelName } from '../../resources/fields.ts';
+import { ProviderSpec } from '../../../core/resources/provider.ts';
+import { ModelName } from '../../../core/resources/fields.ts';
 import type { CatalogContent } from '../../catalog/catalog-service.ts';
 import { maskUrl } from '../../providers/secrets.ts';
 import { adminOnly } from '../auth.ts';

@@ -2,8 +2,8 @@
 // goes through the catalog, so all gateways on the store serve it, this one before it answers.
 // Routers are named in paths by their name, which may hold slashes (`meta-llama/Llama-3.1-8B`).
 import type { FastifyInstance } from 'fastify';
-import type { ProviderSpec } from '../../resources/provider.ts';
-import { RouterSpec } from '../../resources/router.ts';
+import type { ProviderSpec } from '../../../core/resources/provider.ts';
+import { RouterSpec } from '../../../core/resources/router.ts';
 import { adminOnly } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, parseWith } from '../payloads.ts';

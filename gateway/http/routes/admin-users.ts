@@ -7,11 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { UserSpec } from '../../resources/user.ts';
+import { UserSpec } from '../../../core/resources/user.ts';
 import type { UserResources } from '../../kubernetes/cr-catalog.ts';
-import type { Store } from '../../store/store.ts';
-import type { UserRecord } from '../../store/accounts.ts';
-import { ConflictError } from '../../store/store-errors.ts';
+import type { Store } from '../../../core/store/store.ts';
+import type { UserRecord } from '../../../core/store/accounts.ts';
+import { ConflictError } from '../../../core/store/store-errors.ts';
 import { adminOnly, requireAdmin } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';

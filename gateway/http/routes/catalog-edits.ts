@@ -3,13 +3,13 @@
 // the caller's next request sees the change.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CatalogContent, RoutingCatalog } from '../../catalog/catalog-service.ts';
-import type { RouterSpec } from '../../resources/router.ts';
-import type { RoutingState } from '../../routing/routing-state.ts';
+import type { RouterSpec } from '../../../core/resources/router.ts';
+import type { ServedRouting } from '../../routing/served-routing.ts';
 import { errors } from '../api-error.ts';
 
 export interface CatalogEditDeps {
   readonly catalog: RoutingCatalog;
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
 }
 
 /** Longest an answer waits for the gateway to load the snapshot it wrote. */

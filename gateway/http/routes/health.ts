@@ -1,7 +1,7 @@
 // Liveness, readiness (with the routing snapshot being served, and whether the store answers)
 // and Prometheus metrics: public, for probes and scrapers that hold no API key.
 import type { FastifyInstance } from 'fastify';
-import type { RoutingState } from '../../routing/routing-state.ts';
+import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import { PUBLIC } from '../auth.ts';
 
@@ -12,7 +12,7 @@ export interface HealthDeps {
   readonly failOpen: boolean;
 }
 
-export function registerHealth(app: FastifyInstance, routing: RoutingState, metrics: GatewayMetrics, deps: HealthDeps): void {
+export function registerHealth(app: FastifyInstance, routing: ServedRouting, metrics: GatewayMetrics, deps: HealthDeps): void {
   app.get('/healthz', { config: PUBLIC }, () => ({ status: 'ok' }));
   app.get('/readyz', { config: PUBLIC }, (_request, reply) => {
     // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).

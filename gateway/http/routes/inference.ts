@@ -5,26 +5,27 @@
 // it is settled and recorded exactly once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { ENDPOINT_PATHS, ENDPOINT_ROUTER_TYPES, type Endpoint } from '../../resources/kinds.ts';
-import { formatPath } from '../../resources/consistency.ts';
+import { ENDPOINT_PATHS, ENDPOINT_ROUTER_TYPES, type Endpoint } from '../../../core/resources/kinds.ts';
+import { formatPath } from '../../../core/resources/consistency.ts';
 import { choiceText, newId, readUsage, unixSeconds, type JsonObject } from '../../providers/openai-wire.ts';
 import type { ChunkStream } from '../../providers/chunk-stream.ts';
-import { countTextTokens } from '../../usage/tokens.ts';
+import { countTextTokens } from '../../metering/tokens.ts';
 import { relayChunks } from './stream-relay.ts';
-import type { RoutingState } from '../../routing/routing-state.ts';
+import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { RouterRoute } from '../../routing/routing-table.ts';
 import { finish, forward, type Forwarded, type ForwarderDeps } from '../../routing/forwarder.ts';
-import { usageFor, type Usage } from '../../usage/usage-block.ts';
+import { usageFor, type Usage } from '../../metering/usage-block.ts';
 import type { Admitted, Billing } from '../../billing/billing.ts';
 import { rateLimitHeaders } from '../rate-limit-headers.ts';
-import { callerOf, type Caller } from '../auth.ts';
+import type { Caller } from '../../accounts/caller.ts';
+import { callerOf } from '../auth.ts';
 import { type ApiError, errors } from '../api-error.ts';
 import { statusOf, streamEnding } from '../error-map.ts';
 import { REQUEST_SCHEMAS } from '../request-schemas.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
 
 export interface InferenceDeps {
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
   readonly forwarder: ForwarderDeps;
   readonly outcomes: OutcomeRecorder;
   readonly billing: Billing;

@@ -1,7 +1,7 @@
 // The caller's own account, for any valid key: who they are, what they may spend and have
 // spent, and their API keys (made and revoked by themselves; a new key's secret is shown once).
 import type { FastifyInstance } from 'fastify';
-import type { Store } from '../../store/store.ts';
+import type { Store } from '../../../core/store/store.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { createKey, keyPage, keyView, userView } from './account-views.ts';

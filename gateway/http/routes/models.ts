@@ -1,11 +1,11 @@
 // GET /v1/models and /v1/models/{model}: the routers, in OpenAI's list envelope with the spec's
 // fields (id, type, aliases, max_context_length). A model is found by its id or any alias.
 import type { FastifyInstance } from 'fastify';
-import type { RoutingState } from '../../routing/routing-state.ts';
+import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { RoutingTable } from '../../routing/routing-table.ts';
 import { errors } from '../api-error.ts';
 
-export function registerModels(app: FastifyInstance, routing: RoutingState): void {
+export function registerModels(app: FastifyInstance, routing: ServedRouting): void {
   // The list only changes with the table: serialise it once per table.
   let cached: { table: RoutingTable; text: string } | undefined;
   app.get('/v1/models', (_request, reply) => {

@@ -1,8 +1,8 @@
 // What happened to one inference request, told to the metrics.
-import type { Endpoint } from '../../resources/kinds.ts';
+import type { Endpoint } from '../../../core/resources/kinds.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import type { ProviderRoute, RouterRoute } from '../../routing/routing-table.ts';
-import type { Usage } from '../../usage/usage-block.ts';
+import type { Usage } from '../../metering/usage-block.ts';
 
 export interface RequestOutcome {
   readonly endpoint: Endpoint;

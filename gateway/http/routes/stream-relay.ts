@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { ChunkSink, ChunkStream } from '../../providers/chunk-stream.ts';
 import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../../providers/openai-wire.ts';
 import type { UpstreamError } from '../../providers/upstream-error.ts';
-import { ProducedText } from '../../usage/produced-text.ts';
+import { ProducedText } from '../../metering/produced-text.ts';
 
 /** What the relay saw of a stream, once it is over. */
 export interface Relayed {

@@ -3,23 +3,23 @@
 // may read anyone's (`user=`) and a router's (`router=`, daily only); others only their own.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ModelName, ResourceId } from '../../resources/fields.ts';
-import type { RoutingState } from '../../routing/routing-state.ts';
-import type { Store } from '../../store/store.ts';
-import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../store/usage-log.ts';
-import { daysBetween, utcDay } from '../../store/usage-days.ts';
-import { microsToNumber } from '../../usage/cost.ts';
+import { ModelName, ResourceId } from '../../../core/resources/fields.ts';
+import type { ServedRouting } from '../../routing/served-routing.ts';
+import type { Store } from '../../../core/store/store.ts';
+import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../../core/store/usage-log.ts';
+import { daysBetween, utcDay } from '../../../core/store/usage-days.ts';
+import { microsToNumber } from '../../metering/cost.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { PageLimit, parseWith } from '../payloads.ts';
+import { DAY_MS } from '../../../core/time.ts';
 
 export interface UsageDeps {
   readonly store: Store;
-  readonly routing: RoutingState;
+  readonly routing: ServedRouting;
   readonly now: () => number;
 }
 
-const DAY_MS = 86_400_000;
 /** Longest range of /v1/usage/daily, in days. */
 const MAX_DAYS = 366;
 /** Range of /v1/usage/daily when `from` is not given, in days ending at `to`. */
@@ -111,7 +111,7 @@ async function subjectUser(request: FastifyRequest, requested: string | undefine
 }
 
 /** An alias is resolved to its router; a name no router has (a deleted one) is kept as it is. */
-function routerName(routing: RoutingState, called: string): string {
+function routerName(routing: ServedRouting, called: string): string {
   return routing.table.lookup(called)?.spec.name ?? called;
 }
 

@@ -1,4 +1,4 @@
-// The API's closed vocabularies, as gateway/resources/kinds.ts declares them (the UI is bundled
+// The API's closed vocabularies, as core/resources/kinds.ts declares them (the UI is bundled
 // apart from the gateway, so they are repeated here; the server still validates).
 export const ROUTER_TYPES = ['text-generation', 'image-text-to-text', 'text-embeddings-inference', 'text-classification'] as const;
 export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy'] as const;
@@ -10,7 +10,7 @@ export const DEFAULT_URLS: Record<string, string> = {
   mistral: 'https://api.mistral.ai',
   ollama: 'http://localhost:11434',
 };
-/** Electricity mixes the gateway knows (gateway/usage/carbon.ts GRID_FACTORS). */
+/** Electricity mixes the gateway knows (core/resources/carbon.ts GRID_FACTORS). */
 export const ZONES = ['WOR', 'FRA', 'USA', 'SWE', 'DEU'] as const;
 export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly'] as const;
 

@@ -1,4 +1,4 @@
-// Client-side checks that mirror the gateway's zod schemas (gateway/resources/*.ts), so most
+// Client-side checks that mirror the gateway's zod schemas (core/resources/*.ts), so most
 // mistakes are caught before sending; the server stays the judge and its 400s are shown too.
 // Each rule returns a problem in words, or null when the value is fine.
 

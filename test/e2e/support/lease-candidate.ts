@@ -1,7 +1,7 @@
 // A leader-election candidate in a process of its own, so a test can SIGKILL it: a leader that
 // dies without releasing its lease. Prints "leading" once it leads.
 // Usage: node lease-candidate.ts <kubeconfig> <namespace> <lease> <identity> <leaseDurationSeconds>
-import { createKubeClient, loadKubeConfig } from '../../../gateway/kubernetes/kube-client.ts';
+import { createKubeClient, loadKubeConfig } from '../../../core/kubernetes/kube-client.ts';
 import { LeaderElector } from '../../../operator/kube/leader-election.ts';
 
 const [kubeconfigPath, namespace, name, identity, duration] = process.argv.slice(2);

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../../gateway/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../bin/tollgate.ts', import.meta.url));
 const OUTPUT_LIMIT = 256 * 1024;
 
 export interface OperatorProcess {

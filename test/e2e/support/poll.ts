@@ -3,7 +3,7 @@
 // what the processes involved last wrote.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isStatus, resourcePath, type KubeClient } from '../../../gateway/kubernetes/kube-client.ts';
+import { isStatus, resourcePath, type KubeClient } from '../../../core/kubernetes/kube-client.ts';
 
 export async function until<T>(
   probe: () => Promise<T | undefined | null | false>,

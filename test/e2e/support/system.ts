@@ -7,10 +7,10 @@
 // GatewayUser exists.
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../../../gateway/kubernetes/kube-client.ts';
-import { decodeSnapshot } from '../../../gateway/kubernetes/snapshot-configmap.ts';
-import type { Snapshot } from '../../../gateway/resources/snapshot.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../../../core/kubernetes/kube-client.ts';
+import { decodeSnapshot } from '../../../core/kubernetes/snapshot-configmap.ts';
+import type { Snapshot } from '../../../core/resources/snapshot.ts';
 import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { applyChartRbac } from './chart-rbac.ts';

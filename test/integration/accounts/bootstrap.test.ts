@@ -3,8 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ensureBootstrapAdmin } from '../../../gateway/accounts/bootstrap.ts';
-import { generateKey, hashKey } from '../../../gateway/accounts/api-keys.ts';
-import { RedisStore } from '../../../gateway/store/redis/redis-store.ts';
+import { generateKey, hashKey } from '../../../core/accounts/api-keys.ts';
+import { RedisStore } from '../../../core/store/redis/redis-store.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 
 let redis: RunningRedis;

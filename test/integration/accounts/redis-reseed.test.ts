@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { hashKey } from '../../../gateway/accounts/api-keys.ts';
-import { keys } from '../../../gateway/store/redis/keys.ts';
+import { hashKey } from '../../../core/accounts/api-keys.ts';
+import { keys } from '../../../core/store/redis/keys.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { waitUntil } from '../http/helpers.ts';

@@ -2,8 +2,8 @@
 // for the tokens that were streamed to them, no more and no less.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
-import { countTextTokens } from '../../../gateway/usage/tokens.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { countTextTokens } from '../../../gateway/metering/tokens.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';

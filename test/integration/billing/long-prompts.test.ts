@@ -3,8 +3,8 @@
 // back, and the simulator bounds its own work with a 400.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
-import { microsToDecimal } from '../../../gateway/usage/cost.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { microsToDecimal } from '../../../gateway/metering/cost.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 

@@ -2,7 +2,7 @@
 // answers carry OpenAI's x-ratelimit-* headers, and a refusal is a 429 with Retry-After.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 const alice = generateKey().secret;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { waitUntil } from '../http/helpers.ts';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 
 const { key, headers: dana } = danaKey();

@@ -16,8 +16,8 @@ import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
-import { RedisStore } from '../../../gateway/store/redis/redis-store.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { RedisStore } from '../../../core/store/redis/redis-store.ts';
 
 // 12 x 2.5 + 9 x 10 per million tokens: 0.00012 a request.
 const COST_MICROS = 120n;

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
-import { keys } from '../../../gateway/store/redis/keys.ts';
-import { RedisStore } from '../../../gateway/store/redis/redis-store.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { keys } from '../../../core/store/redis/keys.ts';
+import { RedisStore } from '../../../core/store/redis/redis-store.ts';
 
 // Every request asks for 10 completion tokens at 1000 per million: 0.01 each, reserved and
 // charged alike (the simulator generates exactly max_tokens, and prompts are free).
@@ -87,7 +87,7 @@ async function chat(key: string, i: number): Promise<number> {
 
 /** Waits until the user's last hold is gone, then checks that nothing is held and `served` requests were charged. */
 async function assertSettled(userId: string, served: number): Promise<void> {
-  // Settlement runs just after each answer, and leases close within LEASES.openMs.
+  // Settlement runs just after each answer, and leases close within BUDGET_LEASES.openMs.
   const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
   const raw = new Redis(redis.url);
   try {

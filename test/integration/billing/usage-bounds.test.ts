@@ -5,8 +5,8 @@
 // cost the budget had no room for is recorded and counted rather than hidden.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
-import { countChatPromptTokens, countTextTokens } from '../../../gateway/usage/tokens.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { countChatPromptTokens, countTextTokens } from '../../../gateway/metering/tokens.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';

@@ -6,8 +6,8 @@ import { tei } from '../../../gateway/providers/tei.ts';
 import type { JsonObject } from '../../../gateway/providers/openai-wire.ts';
 import { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
-import type { Endpoint } from '../../../gateway/resources/kinds.ts';
-import { ProviderSpec, type ProviderSpecOf } from '../../../gateway/resources/provider.ts';
+import type { Endpoint } from '../../../core/resources/kinds.ts';
+import { ProviderSpec, type ProviderSpecOf } from '../../../core/resources/provider.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { fakeVector, startFakeTei } from '../../support/fake-tei.ts';
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../http/helpers.ts';
 import { startGatewayProcess } from '../../support/gateway-process.ts';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { chat, closedPortUrl, configYaml, countByModel, modelEntry, receivedModels, type ProviderEntry } from '../../support/routing.ts';
 
 async function fakeBackend(t: TestContext, behaviour: Behaviour = {}): Promise<FakeBackend> {

@@ -9,9 +9,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKey } from '../../../gateway/accounts/api-keys.ts';
+import { generateKey } from '../../../core/accounts/api-keys.ts';
 
-const CLI = new URL('../../../gateway/cli.ts', import.meta.url).pathname;
+const CLI = new URL('../../../bin/tollgate.ts', import.meta.url).pathname;
 
 /** Runs the gateway until it exits (it must, here) and returns its exit code and stderr. */
 async function failedStart(args: string[]): Promise<{ code: number | null; stderr: string }> {

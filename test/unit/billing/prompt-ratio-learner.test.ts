@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_HOLD_RATIO, PromptRatioLearner } from '../../../gateway/billing/prompt-ratio-learner.ts';
-import { MemoryStore } from '../../../gateway/store/memory/memory-store.ts';
-import type { PromptRatioStore, RatioCounts } from '../../../gateway/store/prompt-ratios.ts';
+import { MemoryStore } from '../../../core/store/memory/memory-store.ts';
+import type { PromptRatioStore, RatioCounts } from '../../../core/store/prompt-ratios.ts';
 
 const newStore = () => new MemoryStore({ usageRetentionMs: 86_400_000 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { randomId } from '../../../gateway/billing/random-id.ts';
+import { randomId } from '../../../core/ids.ts';
 
 describe('randomId', () => {
   test('gives 128 random bits as 32 lowercase hex characters', () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RouterRoute } from '../../../gateway/routing/routing-table.ts';
-import { pricesFrom, costMicros } from '../../../gateway/usage/cost.ts';
+import { pricesFrom, costMicros } from '../../../gateway/metering/cost.ts';
 import { leastWorstCaseMicros, worstCaseMicros } from '../../../gateway/billing/worst-case.ts';
 
 const router = {

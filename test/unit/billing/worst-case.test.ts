@@ -10,7 +10,7 @@ import {
   worstCaseMicros,
 } from '../../../gateway/billing/worst-case.ts';
 import type { RouterRoute } from '../../../gateway/routing/routing-table.ts';
-import { pricesFrom } from '../../../gateway/usage/cost.ts';
+import { pricesFrom } from '../../../gateway/metering/cost.ts';
 
 const router = (spec: { max_context_length: number; max_completion_tokens?: number }) =>
   ({ spec, prices: pricesFrom({ prompt_tokens: '2.5', completion_tokens: '10' }) }) as unknown as RouterRoute;

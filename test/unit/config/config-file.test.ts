@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfigFile, parseConfig } from '../../../gateway/config/config-file.ts';
-import { Snapshot } from '../../../gateway/resources/snapshot.ts';
+import { Snapshot } from '../../../core/resources/snapshot.ts';
 
 const FILE = 'tollgate.yaml';
 

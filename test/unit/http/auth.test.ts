@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { hashKey } from '../../../gateway/accounts/api-keys.ts';
+import { hashKey } from '../../../core/accounts/api-keys.ts';
 import { adminOnly, PUBLIC, registerAuth, type KeyLookup } from '../../../gateway/http/auth.ts';
 import { LogThrottle } from '../../../gateway/observability/log-throttle.ts';
 import { errorHandler } from '../../../gateway/http/error-handler.ts';
-import type { ApiKeyRecord, UserRecord } from '../../../gateway/store/accounts.ts';
+import type { ApiKeyRecord, UserRecord } from '../../../core/store/accounts.ts';
 
 const user = (id: string, role: 'admin' | 'user'): UserRecord => ({
   id,

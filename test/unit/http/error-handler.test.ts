@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { LogThrottle } from '../../../gateway/observability/log-throttle.ts';
 import { errorHandler } from '../../../gateway/http/error-handler.ts';
-import { ConflictError } from '../../../gateway/store/store-errors.ts';
+import { ConflictError } from '../../../core/store/store-errors.ts';
 
 async function appThrowing(thrown: unknown) {
   const lines: Record<string, unknown>[] = [];

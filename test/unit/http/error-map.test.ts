@@ -12,7 +12,7 @@ import {
 } from '../../../gateway/billing/billing-errors.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from '../../../gateway/routing/routing-errors.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
-import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../../gateway/store/store-errors.ts';
+import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../../../gateway/kubernetes/write-errors.ts';
 import { publicError, statusOf, streamEnding } from '../../../gateway/http/error-map.ts';
 

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
-import { snapshotVersion } from '../../../gateway/config/snapshot-version.ts';
-import type { KubeClient, KubeObject, KubeRequest } from '../../../gateway/kubernetes/kube-client.ts';
-import { silentLog } from '../../../gateway/kubernetes/log.ts';
+import { snapshotVersion } from '../../../core/resources/snapshot-version.ts';
+import type { KubeClient, KubeObject, KubeRequest } from '../../../core/kubernetes/kube-client.ts';
+import { silentLog } from '../../../core/log.ts';
 import {
   providerKeys,
   readRoutingConfigMap,
@@ -16,11 +16,11 @@ import {
   type ConfigMap,
   type Secret,
 } from '../../../gateway/kubernetes/routing-source.ts';
-import { ANNOTATIONS, encodeSnapshot, SNAPSHOT_KEY } from '../../../gateway/kubernetes/snapshot-configmap.ts';
-import { ProviderSpec } from '../../../gateway/resources/provider.ts';
-import { RouterSpec } from '../../../gateway/resources/router.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../../../gateway/resources/snapshot.ts';
-import { RoutingState } from '../../../gateway/routing/routing-state.ts';
+import { ANNOTATIONS, encodeSnapshot, SNAPSHOT_KEY } from '../../../core/kubernetes/snapshot-configmap.ts';
+import { ProviderSpec } from '../../../core/resources/provider.ts';
+import { RouterSpec } from '../../../core/resources/router.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../../core/resources/snapshot.ts';
+import { ServedRouting } from '../../../gateway/routing/served-routing.ts';
 
 function snapshot(routerNames: string[]): Snapshot {
   const routers = routerNames.map((name) => RouterSpec.parse({ name, type: 'text-generation' }));
@@ -184,7 +184,7 @@ class MemoryApi implements KubeClient {
 function startSource(t: TestContext, api: MemoryApi, options: { resyncIntervalMs?: number } = {}) {
   const loads: Snapshot[] = [];
   const refusals: string[] = [];
-  const routing = new RoutingState(undefined);
+  const routing = new ServedRouting(undefined);
   const source = new RoutingSource({
     client: api,
     namespace: 'ns',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServingReport, type ServingReports } from '../../../gateway/kubernetes/serving-report.ts';
-import { silentLog } from '../../../gateway/kubernetes/log.ts';
+import { silentLog } from '../../../core/log.ts';
 
 class RecordingStore implements ServingReports {
   readonly calls: string[] = [];

@@ -3,7 +3,7 @@
 // from the operator's own registry, and 404 for anything else.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { silentLog } from '../../../gateway/kubernetes/log.ts';
+import { silentLog } from '../../../core/log.ts';
 import { startHealthServer, type RunningHealthServer } from '../../../operator/health/health-server.ts';
 import { OperatorMetrics } from '../../../operator/health/metrics.ts';
 

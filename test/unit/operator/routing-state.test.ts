@@ -3,7 +3,7 @@
 // stops the others from being served.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeRouting, type Resource } from '../../../operator/reconcile/routing-state.ts';
+import { computeRouting, type Resource } from '../../../operator/reconcile/desired-routing.ts';
 
 const router = (name: string, spec: Record<string, unknown> = {}, created = '2026-11-01T00:00:00Z', namespace = 'team'): Resource => ({
   metadata: { name, namespace, generation: 1, creationTimestamp: created },

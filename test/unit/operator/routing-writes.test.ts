@@ -2,9 +2,9 @@
 // copy on the server already holds it (then nothing is written: each write wakes every gateway).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ANNOTATIONS, COMPRESS_ABOVE, SNAPSHOT_GZIP_KEY, SNAPSHOT_KEY } from '../../../gateway/kubernetes/snapshot-configmap.ts';
-import { SNAPSHOT_FORMAT, type Snapshot } from '../../../gateway/resources/snapshot.ts';
-import { RouterSpec } from '../../../gateway/resources/router.ts';
+import { ANNOTATIONS, COMPRESS_ABOVE, SNAPSHOT_GZIP_KEY, SNAPSHOT_KEY } from '../../../core/kubernetes/snapshot-configmap.ts';
+import { SNAPSHOT_FORMAT, type Snapshot } from '../../../core/resources/snapshot.ts';
+import { RouterSpec } from '../../../core/resources/router.ts';
 import type { ConfigMapObject, SecretObject } from '../../../operator/kube/resources.ts';
 import { configMapUpToDate, keysSecretUpToDate, providerKeysSecret, routingConfigMap } from '../../../operator/reconcile/routing-writes.ts';
 

@@ -2,7 +2,7 @@
 // the current one in everything a reader cares about is never written again.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Condition } from '../../../gateway/resources/kubernetes/crd-schemas.ts';
+import type { Condition } from '../../../core/resources/kubernetes/crd-schemas.ts';
 import { notableTransitions, statusChanged } from '../../../operator/reconcile/status.ts';
 
 const at = (type: string, status: 'True' | 'False' | 'Unknown', reason = type, extra: Partial<Condition> = {}): Condition => ({

@@ -2,8 +2,8 @@
 // current, the key Secret's name, content and shape, and usage as status shows it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { UserSpec } from '../../../gateway/resources/user.ts';
-import type { Balance } from '../../../gateway/store/ledger.ts';
+import type { UserSpec } from '../../../core/resources/user.ts';
+import type { Balance } from '../../../core/store/ledger.ts';
 import type { SecretObject } from '../../../operator/kube/resources.ts';
 import {
   idOwner,

@@ -3,8 +3,8 @@
 // no new request since what status shows, and the count is not read again.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Balance } from '../../../gateway/store/ledger.ts';
-import { EMPTY_TOTALS, type UsageQuery } from '../../../gateway/store/usage-log.ts';
+import type { Balance } from '../../../core/store/ledger.ts';
+import { EMPTY_TOTALS, type UsageQuery } from '../../../core/store/usage-log.ts';
 import { readUsage, type UsageReader } from '../../../operator/reconcile/user-usage.ts';
 
 const NOW = new Date('2026-11-10T12:00:00Z');

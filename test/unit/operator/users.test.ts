@@ -3,10 +3,10 @@
 // deleted one, a lost key Secret), and that a steady state writes nothing at all.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { hashKey } from '../../../gateway/accounts/api-keys.ts';
-import { KubeApiError, type KubeClient, type KubeRequest } from '../../../gateway/kubernetes/kube-client.ts';
-import { silentLog } from '../../../gateway/kubernetes/log.ts';
-import { MemoryStore } from '../../../gateway/store/memory/memory-store.ts';
+import { hashKey } from '../../../core/accounts/api-keys.ts';
+import { KubeApiError, type KubeClient, type KubeRequest } from '../../../core/kubernetes/kube-client.ts';
+import { silentLog } from '../../../core/log.ts';
+import { MemoryStore } from '../../../core/store/memory/memory-store.ts';
 import { EventRecorder } from '../../../operator/kube/events.ts';
 import type { Cache, SecretObject } from '../../../operator/kube/resources.ts';
 import { FINALIZER, type UserObject } from '../../../operator/reconcile/user-state.ts';

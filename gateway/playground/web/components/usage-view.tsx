@@ -10,9 +10,9 @@ import { readable } from '../messages.ts';
 import { ListTable, num } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
 import { SpendChart } from './spend-chart.tsx';
+import { DAY_MS } from '../../../../core/time.ts';
 
 const PAGE_SIZE = 20;
-const DAY_MS = 86_400_000;
 /** /v1/usage/daily covers at most this many days. */
 const MAX_CHART_DAYS = 366;
 

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// `tollgate`: one command-line entry with a subcommand per plane. Only the settings of each
+// subcommand are loaded up front (for --help and validation); a plane's code is imported when its
+// subcommand runs, so the gateway never loads the operator's code and the operator not the gateway's.
+import { Command, Option } from 'commander';
+import { GATEWAY_OPTIONS, readSettings, SettingsError } from '../gateway/config/settings.ts';
+import { OPERATOR_OPTIONS, OperatorSettingsError, readOperatorSettings } from '../operator/settings.ts';
+
+const program = new Command('tollgate')
+  .description('Tollgate: an OpenAI-compatible LLM gateway with routers, providers, budgets, cost and carbon.')
+  .showHelpAfterError();
+
+const gateway = program
+  .command('gateway')
+  .description(
+    'Serve the OpenAI-compatible API: routers from a configuration file and the catalog (in memory, or in Redis with --redis-url), ' +
+      'or with --kubernetes from the routing ConfigMap and provider keys Secret the operator writes.',
+  )
+  .addHelpText(
+    'after',
+    [
+      '',
+      'Kubernetes mode: tollgate gateway --kubernetes --namespace tollgate --redis-url redis://redis:6379',
+      '',
+      'Signals: SIGHUP reloads the configuration file (an invalid file keeps the current one); SIGTERM and SIGINT drain and stop.',
+    ].join('\n'),
+  );
+for (const option of GATEWAY_OPTIONS) {
+  gateway.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
+}
+gateway.action(async (flags: Record<string, unknown>) => {
+  const [{ startGateway }, { ConfigError }, { StartupError }] = await Promise.all([
+    import('../gateway/server.ts'),
+    import('../gateway/config/config-file.ts'),
+    import('../gateway/startup/startup-error.ts'),
+  ]);
+  try {
+    const running = await startGateway(readSettings(flags, process.env), process.env);
+    process.on('SIGHUP', () => void running.reload());
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => void running.close().then(() => process.exit(0)));
+    }
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof SettingsError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    if (error instanceof StartupError) {
+      process.stderr.write(`tollgate gateway: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+});
+
+const operator = program
+  .command('operator')
+  .description(
+    'Reconcile ModelRouter, ModelProvider and GatewayUser resources into the routing ConfigMap, the provider keys Secret and Redis.',
+  )
+  .addHelpText('after', '\nSignals: SIGTERM and SIGINT stop, releasing the leader-election Lease for the other replica.');
+for (const option of OPERATOR_OPTIONS) {
+  operator.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
+}
+operator.action(async (flags: Record<string, unknown>) => {
+  let settings;
+  try {
+    settings = readOperatorSettings(flags, process.env);
+  } catch (error) {
+    if (!(error instanceof OperatorSettingsError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  const { startOperator } = await import('../operator/main.ts');
+  const running = await startOperator(settings);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => void running.stop().then(() => process.exit(0)));
+  }
+});
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,47 @@
+// A provider's carbon inputs, as a resource declares them: the schema the config loader, the admin
+// API, the CRDs and the operator share. What is computed from them is the gateway's (gateway/metering/carbon.ts).
+import { z } from 'zod';
+
+/** Electricity mixes in kgCO2eq per kWh (EcoLogits' table for these zones). */
+export const GRID_FACTORS = {
+  WOR: 0.47301,
+  FRA: 0.04418,
+  USA: 0.38355,
+  SWE: 0.03582,
+  DEU: 0.34414,
+} as const;
+export type Zone = keyof typeof GRID_FACTORS;
+
+/** Per-provider inputs: properties of the backend that serves the model. */
+export const CarbonInputs = z
+  .strictObject({
+    params_total_b: z.number().positive().max(100_000).optional().describe('Total parameters of the served model, in billions.'),
+    params_active_b: z
+      .number()
+      .positive()
+      .max(100_000)
+      .optional()
+      .describe('Active parameters per token (mixture of experts), in billions; equal to the total for dense models.'),
+    zone: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 3166-1 alpha-3 code such as FRA')
+      .default('WOR')
+      .describe('ISO 3166-1 alpha-3 code of the electricity mix where the backend runs.'),
+    pue: z.number().min(1).max(3).default(1.2).describe('Power usage effectiveness of the data centre.'),
+    gwp_kg_per_kwh: z
+      .number()
+      .nonnegative()
+      .max(2)
+      .optional()
+      .describe('Emission factor of the electricity in kgCO2eq/kWh; overrides the zone table.'),
+  })
+  .superRefine((value, ctx) => {
+    if (value.gwp_kg_per_kwh === undefined && !(value.zone in GRID_FACTORS)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['zone'],
+        message: `has no built-in emission factor (known: ${Object.keys(GRID_FACTORS).join(', ')}); set gwp_kg_per_kwh`,
+      });
+    }
+  });
+export type CarbonInputs = z.output<typeof CarbonInputs>;

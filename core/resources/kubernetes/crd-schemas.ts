@@ -1,0 +1,284 @@
+// The Kubernetes face of the gateway's resources: spec and status of the ModelRouter,
+// ModelProvider and GatewayUser custom resources (tollgate.dev/v1alpha1), camelCase as the
+// Kubernetes API conventions ask. Vocabularies and field schemas are the gateway resources' own
+// wherever they fit, so an enum, a bound or a default is declared once. These schemas are the
+// single source of the CRDs: operator/generate-crds.ts turns them into crds/*.yaml (see crds.ts),
+// and translate.ts maps a parsed spec onto the gateway's resources.
+import { z } from 'zod';
+import { PROVIDER_TYPES } from '../kinds.ts';
+import { BaseUrl, ModelName } from '../fields.ts';
+import { RateLimitPolicy } from '../limits.ts';
+import { RouterSpec } from '../router.ts';
+import { ProviderSpec, SimulatorOptions } from '../provider.ts';
+import { BUDGET_PERIODS, UserSpec } from '../user.ts';
+import { CarbonInputs, GRID_FACTORS } from '../carbon.ts';
+
+export const GROUP = 'tollgate.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes field types
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The name of an object in the same namespace (a DNS subdomain, as Kubernetes names are). */
+export const ObjectName = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(253, 'must be at most 253 characters')
+  .regex(DNS_SUBDOMAIN, 'must be a Kubernetes object name: lowercase letters, digits, - and ., starting and ending with a letter or digit');
+
+/** metadata.name of a GatewayUser: a DNS label, because it is also the gateway's user id. */
+export const UserObjectName = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(63, 'must be at most 63 characters')
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be lowercase letters, digits and -, starting and ending with a letter or digit')
+  .describe('Name of the GatewayUser, also its user id in the gateway: a DNS label of at most 63 characters.');
+
+const SecretKey = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(253, 'must be at most 253 characters')
+  .regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key: letters, digits, -, _ and .');
+
+/**
+ * A non-negative decimal amount as text, with at most `scale` decimal places: how money travels
+ * in Kubernetes objects (the API conventions discourage floats). The integer part has at most 15
+ * digits, the limit of the gateway's exact decimal arithmetic.
+ */
+export function decimalString(scale: number) {
+  return z
+    .string()
+    .regex(
+      new RegExp(`^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,${scale}})?$`),
+      `must be a non-negative decimal number written as a string, such as "0.15", with at most ${scale} decimal places`,
+    );
+}
+/** Prices per million tokens: 9 decimals, as the gateway's PricePerMillion. */
+export const PriceString = decimalString(9);
+/** Budgets and amounts spent: 6 decimals, as the gateway's Money. */
+export const MoneyString = decimalString(6);
+
+const Generation = z.number().int().min(0).meta({ format: 'int64' });
+const Count = z.number().int().min(0).max(1_000_000).meta({ format: 'int32' });
+
+// metav1.Condition, with its own bounds and patterns.
+export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+
+export const Condition = z
+  .strictObject({
+    type: z
+      .string()
+      .min(1)
+      .max(316)
+      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/)
+      .describe(
+        'Type of condition in CamelCase: Accepted (the spec is valid), ResolvedRefs (the objects it names exist), Ready (the gateway serves it).',
+      ),
+    status: z.enum(CONDITION_STATUSES).describe('Status of the condition: True, False or Unknown.'),
+    observedGeneration: Generation.optional().describe('metadata.generation of the object the condition was set from.'),
+    lastTransitionTime: z.iso.datetime().describe('When the condition last changed from one status to another (RFC 3339).'),
+    reason: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/)
+      .describe('Why the condition has its status, in CamelCase (for example InvalidSpec, RouterNotFound).'),
+    message: z.string().max(32768).describe('What happened, for humans; may be empty.'),
+  })
+  .describe("One aspect of the object's state, in the shape of Kubernetes metav1.Condition.");
+export type Condition = z.output<typeof Condition>;
+
+const statusCommon = {
+  observedGeneration: Generation.optional().describe('metadata.generation of the spec this status describes.'),
+  conditions: z
+    .array(Condition)
+    .max(16)
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
+    .describe('Current state, one condition per type: Accepted, ResolvedRefs and Ready.'),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reused parts of the gateway resources, in camelCase
+
+const limits = RateLimitPolicy.shape;
+export const RateLimits = z
+  .strictObject({
+    requestsPerMinute: limits.requests_per_minute,
+    requestsPerDay: limits.requests_per_day,
+    tokensPerMinute: limits.tokens_per_minute,
+    tokensPerDay: limits.tokens_per_day,
+  })
+  .describe(RateLimitPolicy.description ?? 'Rate limits.');
+
+const carbon = CarbonInputs.shape;
+export const Carbon = z
+  .strictObject({
+    paramsTotalB: carbon.params_total_b,
+    paramsActiveB: carbon.params_active_b,
+    zone: carbon.zone,
+    pue: carbon.pue,
+    gwpKgPerKwh: carbon.gwp_kg_per_kwh,
+  })
+  .superRefine((value, ctx) => {
+    // The gateway's rule (CarbonInputs), worded with this resource's field names.
+    if (value.gwpKgPerKwh === undefined && !(value.zone in GRID_FACTORS)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['zone'],
+        message: `has no built-in emission factor (known: ${Object.keys(GRID_FACTORS).join(', ')}); set gwpKgPerKwh`,
+      });
+    }
+  })
+  .describe('Inputs of the carbon estimate of requests served by this provider; without a parameter count it reports 0.');
+
+const simulator = SimulatorOptions.shape;
+export const Simulator = z
+  .strictObject({
+    latencyMs: simulator.latency_ms,
+    tokensPerSecond: simulator.tokens_per_second,
+    completionTokens: simulator.completion_tokens,
+  })
+  .describe('Behaviour of the built-in simulator; only for type simulator.');
+
+/** Fields every branch of the provider union shares (the first branch has them all). */
+const providerCommon = ProviderSpec.options[0].shape;
+
+// ---------------------------------------------------------------------------------------------
+// ModelRouter
+
+export const RouterCostsSpec = z
+  .strictObject({
+    promptTokens: PriceString.default('0').describe(
+      'Price per one million prompt (input) tokens, as a decimal string with at most 9 decimal places, e.g. "0.15".',
+    ),
+    completionTokens: PriceString.default('0').describe(
+      'Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".',
+    ),
+  })
+  .describe('Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).');
+
+export const ModelRouterSpec = z
+  .strictObject({
+    name: ModelName.optional().describe(
+      'Model name clients call (the `model` of a request); defaults to metadata.name. Set it when the name has characters a Kubernetes name cannot, e.g. meta-llama/Llama-3.1-8B.',
+    ),
+    type: RouterSpec.shape.type,
+    aliases: RouterSpec.shape.aliases,
+    loadBalancingStrategy: RouterSpec.shape.load_balancing_strategy,
+    costs: RouterCostsSpec.default({ promptTokens: '0', completionTokens: '0' }),
+    maxContextLength: RouterSpec.shape.max_context_length,
+    maxCompletionTokens: RouterSpec.shape.max_completion_tokens,
+    rateLimits: RateLimits.optional().describe(
+      "Rate limits applied to each user of this router; a GatewayUser's own rateLimits replace them.",
+    ),
+  })
+  .describe('A model name clients call, its prices and limits. ModelProviders in the same namespace serve it.');
+export type ModelRouterSpec = z.output<typeof ModelRouterSpec>;
+export type ModelRouterSpecInput = z.input<typeof ModelRouterSpec>;
+
+export const ModelRouterStatus = z
+  .strictObject({
+    ...statusCommon,
+    publicName: ModelName.optional().describe(
+      'The model name clients call, once accepted: spec.name, or metadata.name when spec.name is absent.',
+    ),
+    providers: z
+      .strictObject({
+        ready: Count.describe('ModelProviders of this router that the gateway serves.'),
+        total: Count.describe('ModelProviders that name this router in spec.routerRef.'),
+      })
+      .optional()
+      .describe("How many of this router's providers are ready."),
+  })
+  .describe('State of the router, written by the operator.');
+export type ModelRouterStatus = z.output<typeof ModelRouterStatus>;
+
+// ---------------------------------------------------------------------------------------------
+// ModelProvider
+
+export const ModelProviderSpec = z
+  .strictObject({
+    routerRef: z
+      .strictObject({ name: ObjectName.describe('metadata.name of the ModelRouter.') })
+      .describe('The ModelRouter this provider serves, in the same namespace.'),
+    type: z.enum(PROVIDER_TYPES).describe('Backend API kind; decides how requests are sent to the backend.'),
+    model: providerCommon.model_name,
+    url: z
+      .string()
+      .max(2048, 'must be at most 2048 characters')
+      .regex(/^https?:\/\/\S+$/, 'must be an absolute http:// or https:// URL')
+      .pipe(BaseUrl)
+      .optional()
+      .describe(
+        'Base address of the backend, without /v1. Required for vllm and tei; openai, mistral and ollama default to their usual address; simulator takes none.',
+      ),
+    apiKeySecretRef: z
+      .strictObject({
+        name: ObjectName.describe('Name of the Secret, in the same namespace.'),
+        key: SecretKey.describe("Key of the API key in the Secret's data."),
+      })
+      .optional()
+      .describe("Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key."),
+    timeoutSeconds: providerCommon.timeout,
+    carbon: Carbon.optional(),
+    simulator: Simulator.optional(),
+  })
+  .describe('One backend that serves a ModelRouter: its kind, address, model name and API key.');
+export type ModelProviderSpec = z.output<typeof ModelProviderSpec>;
+export type ModelProviderSpecInput = z.input<typeof ModelProviderSpec>;
+
+export const ModelProviderStatus = z.strictObject({ ...statusCommon }).describe('State of the provider, written by the operator.');
+export type ModelProviderStatus = z.output<typeof ModelProviderStatus>;
+
+// ---------------------------------------------------------------------------------------------
+// GatewayUser
+
+export const GatewayUserSpec = z
+  .strictObject({
+    displayName: UserSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
+    role: UserSpec.shape.role,
+    budget: MoneyString.optional().describe(
+      'Most the user may spend in a budget period (in all, without budgetPeriod), in the money of router prices, as a decimal string with at most 6 decimal places, e.g. "25.50". Absent: unlimited.',
+    ),
+    budgetPeriod: z
+      .enum(BUDGET_PERIODS)
+      .optional()
+      .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday). Absent: it never resets.'),
+    allowedRouters: z
+      .array(ModelName)
+      .max(256)
+      .optional()
+      .describe(
+        'Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.',
+      ),
+    rateLimits: RateLimits.optional().describe("Replaces the routers' rate limits for this user. Absent: each router's own apply."),
+    apiKeySecret: z
+      .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })
+      .optional()
+      .describe("The Secret the operator writes the user's API key to. Absent: <metadata.name>-api-key."),
+  })
+  .describe('A caller of the gateway: role, budget, allowed routers and rate limits. The operator writes its API key to a Secret.');
+export type GatewayUserSpec = z.output<typeof GatewayUserSpec>;
+export type GatewayUserSpecInput = z.input<typeof GatewayUserSpec>;
+
+export const GatewayUserStatus = z
+  .strictObject({
+    ...statusCommon,
+    spent: MoneyString.optional().describe(
+      'Amount spent in the current budget period (in all, without budgetPeriod), as a decimal string.',
+    ),
+    remaining: MoneyString.optional().describe('budget minus spent, at least 0, as a decimal string. Absent when the budget is unlimited.'),
+    periodStart: z.iso
+      .datetime()
+      .optional()
+      .describe('Start of the budget period that spent counts (RFC 3339). Absent without budgetPeriod.'),
+    requests: z.number().int().min(0).meta({ format: 'int64' }).optional().describe('Requests the user made in the current budget period.'),
+    lastRequestTime: z.iso.datetime().optional().describe('When the user last made a request (RFC 3339).'),
+    apiKeySecretName: ObjectName.optional().describe("Name of the Secret that holds the user's API key, in the same namespace."),
+  })
+  .describe('State of the user and its spending, written by the operator.');
+export type GatewayUserStatus = z.output<typeof GatewayUserStatus>;

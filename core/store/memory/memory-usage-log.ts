@@ -1,0 +1,150 @@
+// Usage records of a single process, bounded in time (`retentionMs`) and in count per user
+// (`maxRecordsPerUser`, oldest dropped first), with daily totals per user and per router kept
+// apart from the records, as long as the Redis log keeps them.
+import {
+  addToTotals,
+  EMPTY_TOTALS,
+  type UsageLog,
+  type UsagePage,
+  type UsageQuery,
+  type UsageRecord,
+  type UsageTotals,
+} from '../usage-log.ts';
+import { checkLimit, comparePositions, formatPosition, matches, parsePosition, type Position } from '../paging.ts';
+import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
+import { DAY_MS } from '../../time.ts';
+
+export interface MemoryUsageLogOptions {
+  readonly retentionMs: number;
+  /** Most records kept per user; the oldest go first. */
+  readonly maxRecordsPerUser?: number;
+  /** The clock retention is measured on. */
+  readonly now?: () => number;
+}
+
+/**
+ * A record and its sequence number (its position is [record.time, seq]). Up to
+ * maxRecordsPerUser of them live per user: they hold no more than that, as every object a record
+ * keeps is one more for the garbage collector to copy and mark.
+ */
+class Entry {
+  readonly record: UsageRecord;
+  readonly seq: number;
+
+  constructor(record: UsageRecord, seq: number) {
+    this.record = record;
+    this.seq = seq;
+  }
+
+  position(): Position {
+    return [this.record.time, this.seq];
+  }
+}
+
+const DEFAULT_MAX_RECORDS_PER_USER = 100_000;
+/** How far past the cap a user's records may go before the oldest are cut. */
+const TRIM_BATCH = 1024;
+
+export class MemoryUsageLog implements UsageLog {
+  readonly #retentionMs: number;
+  readonly #maxRecords: number;
+  readonly #now: () => number;
+  /** user id -> entries, oldest first */
+  readonly #entries = new Map<string, Entry[]>();
+  /** `u:<user>` or `r:<router>` -> day -> totals */
+  readonly #daily = new Map<string, Map<string, UsageTotals>>();
+  #sequence = 0;
+
+  constructor(options: MemoryUsageLogOptions) {
+    this.#retentionMs = options.retentionMs;
+    this.#maxRecords = options.maxRecordsPerUser ?? DEFAULT_MAX_RECORDS_PER_USER;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Keeps `record` itself, not a copy: the caller made it for the log and does not change it. */
+  async append(record: UsageRecord): Promise<void> {
+    const entries = this.#fresh(record.user_id);
+    const entry = new Entry(record, ++this.#sequence);
+    // Records nearly always arrive in time order: append, and search only for a late one.
+    if (entries.length === 0 || entries[entries.length - 1]!.record.time <= record.time) entries.push(entry);
+    else entries.splice(insertionIndex(entries, record.time), 0, entry);
+    // Trimmed in batches: cutting one record off the front copies the whole array each time.
+    if (entries.length > this.#maxRecords + TRIM_BATCH) entries.splice(0, entries.length - this.#maxRecords);
+    this.#entries.set(record.user_id, entries);
+    const day = utcDay(record.time);
+    this.#count(`u:${record.user_id}`, day, record);
+    this.#count(`r:${record.router}`, day, record);
+  }
+
+  async query(userId: string, query: UsageQuery): Promise<UsagePage> {
+    checkLimit(query.limit);
+    const after = query.after === undefined ? undefined : parsePosition(query.after);
+    const entries = this.#fresh(userId);
+    const records: UsageRecord[] = [];
+    let totals = EMPTY_TOTALS;
+    let more = false;
+    let last: Entry | undefined;
+    // Only the newest maxRecords count: older ones wait for the next batch trim.
+    const oldest = Math.max(0, entries.length - this.#maxRecords);
+    for (let i = entries.length - 1; i >= oldest; i--) {
+      const entry = entries[i]!;
+      const record = entry.record;
+      if (!matches(record, query)) continue;
+      totals = addToTotals(totals, record);
+      if (after && comparePositions(entry.position(), after) >= 0) continue;
+      if (records.length < query.limit) {
+        records.push({ ...record });
+        last = entry;
+      } else more = true;
+    }
+    return { records, next: more && last ? formatPosition(last.position()) : null, totals };
+  }
+
+  async dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
+    const days = this.#daily.get('user' in subject ? `u:${subject.user}` : `r:${subject.router}`);
+    const out: Record<string, UsageTotals> = {};
+    for (const day of daysBetween(fromDay, toDay)) {
+      const totals = days?.get(day);
+      if (totals) out[day] = totals;
+    }
+    return out;
+  }
+
+  /** Forgets a deleted user's records and daily totals (their part of router totals stays). */
+  forget(userId: string): void {
+    this.#entries.delete(userId);
+    this.#daily.delete(`u:${userId}`);
+  }
+
+  /** The user's entries, those past retention dropped. */
+  #fresh(userId: string): Entry[] {
+    const entries = this.#entries.get(userId) ?? [];
+    const oldest = this.#now() - this.#retentionMs;
+    const expired = insertionIndex(entries, oldest - 1);
+    if (expired > 0) entries.splice(0, expired);
+    if (entries.length === 0) this.#entries.delete(userId);
+    return entries;
+  }
+
+  #count(subject: string, day: string, record: UsageRecord): void {
+    const days = this.#daily.get(subject) ?? new Map<string, UsageTotals>();
+    days.set(day, addToTotals(days.get(day) ?? EMPTY_TOTALS, record));
+    if (days.size > DAILY_TOTALS_DAYS) {
+      const oldest = utcDay(this.#now() - DAILY_TOTALS_DAYS * DAY_MS);
+      for (const known of days.keys()) if (known < oldest) days.delete(known);
+    }
+    this.#daily.set(subject, days);
+  }
+}
+
+/** Where a record of time `time` goes among entries sorted by time: after those of equal time. */
+function insertionIndex(entries: readonly Entry[], time: number): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (entries[mid]!.record.time <= time) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

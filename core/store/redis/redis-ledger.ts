@@ -1,0 +1,386 @@
+// The ledger on Redis: admission and settlement are each one step of a Lua script (lua/admit.lua,
+// lua/settle.lua), so every change of money and limits is atomic across all gateways. The
+// admissions and settlements of one turn of the event loop go in one script call (lua/ledger.lua),
+// as one JSON argument, and come back as one JSON reply (lua/ledger-common.lua says why).
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
+import type { BudgetPeriod } from '../../resources/user.ts';
+import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
+import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
+import { randomId } from '../../ids.ts';
+import { keys } from './keys.ts';
+import { BudgetLease, BUDGET_LEASES, type HoldChange } from './redis-budget-lease.ts';
+import { StoreUnavailableError } from '../store-errors.ts';
+
+const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+// Redis scripts cannot import one another: the four files are loaded as one script, the shared
+// functions first and ledger.lua, which runs the batch, last.
+const LEDGER = ['ledger-common', 'admit', 'settle', 'ledger'].map(script).join('\n');
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Most admissions and settlements sent in one script call. */
+const MAX_BATCH = 128;
+
+/** A step waiting for its batch: whose keys it uses, its kind and arguments, what to do with its reply. */
+interface Pending {
+  readonly userId: string;
+  /** The router whose rate-limit windows it counts in ('-' when none). */
+  readonly scope: string;
+  /** 'a' (admission) or 's' (settlement), then the step's arguments (lua/admit.lua, lua/settle.lua). */
+  readonly args: string[];
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Sends the waiting requests in one script call and hands each its own reply. Each user's keys
+ * go once per batch (`k`), and each request names its set by position (`r`: index, arguments):
+ * the keys are most of a request's bytes, and a batch often holds several requests of one user.
+ */
+function runBatch(waiting: Pending[], script: ScriptCall, onFailure: () => void): void {
+  const batch = waiting.splice(0, waiting.length);
+  if (batch.length === 0) return;
+  const keySets: string[][] = [];
+  const positions = new Map<string, number>();
+  const requests = batch.map(({ userId, scope, args }) => {
+    const id = `${userId}\u0000${scope}`;
+    let position = positions.get(id);
+    if (position === undefined) {
+      position = keySets.push(userKeys(userId, scope)); // 1-based, as Lua counts
+      positions.set(id, position);
+    }
+    return [position, ...args];
+  });
+  script(0, JSON.stringify({ k: keySets, r: requests })).then(
+    (replies) => {
+      const parsed = JSON.parse(replies as string) as unknown[];
+      batch.forEach((entry, i) => entry.resolve(parsed[i]));
+    },
+    (error: unknown) => {
+      onFailure();
+      batch.forEach((entry) => entry.reject(error));
+    },
+  );
+}
+
+/** An admission's reply (lua/admit.lua): the result, and the size of the lease granted with it. */
+type AdmitReply = { result: AdmissionResult; leased: number } | { busyUntil: number };
+
+function readAdmission(reply: (string | number)[]): AdmitReply {
+  switch (reply[0]) {
+    case 'unknown_user':
+      return { result: { ok: false, reason: 'unknown_user' }, leased: 0 };
+    case 'budget':
+      return { result: { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) }, leased: 0 };
+    case 'rate':
+      return {
+        result: {
+          ok: false,
+          reason: 'rate',
+          limit: reply[1] as RateLimitName,
+          retryAfterMs: Number(reply[2]),
+          rate: readStatuses(reply, 3),
+        },
+        leased: 0,
+      };
+    case 'busy':
+      return { busyUntil: Number(reply[1]) };
+    default:
+      return { result: { ok: true, rate: readStatuses(reply, 2) }, leased: Number(reply[1]) };
+  }
+}
+
+/** A user's leases on one router (or on none, scope '-'): the one open, and whether one is being asked for. */
+interface LeaseSlot {
+  lease: BudgetLease | undefined;
+  /** The admission asking for a lease, while in flight: others wait for it rather than ask too. */
+  asking: Promise<unknown> | undefined;
+  /** Redis granted none at this time (a limit is near): ask again from then. */
+  noLeaseUntil: number;
+}
+
+export interface RedisLedgerOptions {
+  /** Size of a lease, in requests (redis-lease.ts); 0 admits every request in Redis. */
+  readonly leaseRequests: number;
+  /** Whether the connection is up: leases admit only then, so an outage answers as one at once. */
+  readonly healthy: () => boolean;
+}
+
+export class RedisLedger implements Ledger {
+  readonly #redis: Redis;
+  readonly #run: ScriptCall;
+  readonly #waiting: Pending[] = [];
+  readonly #options: RedisLedgerOptions;
+  readonly #slots = new Map<string, LeaseSlot>();
+  /** Leases that requests in flight were admitted against, by the request's hold id. */
+  readonly #leased = new Map<string, BudgetLease>();
+
+  constructor(redis: Redis, options: RedisLedgerOptions) {
+    this.#redis = redis;
+    this.#options = options;
+    // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
+    redis.defineCommand('tollgateLedger', { lua: LEDGER });
+    this.#run = (redis as unknown as Record<string, ScriptCall>).tollgateLedger!.bind(redis);
+  }
+
+  /**
+   * Admits against the user's open lease when it has room; otherwise in Redis, asking for a lease
+   * with the admission while the user is far from every limit (redis-lease.ts).
+   */
+  admit(userId: string, admission: Admission): Promise<AdmissionResult> {
+    if (this.#options.leaseRequests === 0) return this.#admitInRedis(userId, admission);
+    const slotKey = `${userId}\u0000${admission.rate?.scope ?? '-'}`;
+    let slot = this.#slots.get(slotKey);
+    if (slot === undefined) {
+      slot = { lease: undefined, asking: undefined, noLeaseUntil: 0 };
+      this.#slots.set(slotKey, slot);
+    }
+    const admitted = this.#admitOnLease(slot, admission);
+    if (admitted) return Promise.resolve(admitted);
+    if (slot.asking) {
+      const current = slot;
+      return slot.asking.then(() => this.#admitOnLease(current, admission) ?? this.#admitInRedis(userId, admission));
+    }
+    if (admission.now < slot.noLeaseUntil || !this.#options.healthy()) return this.#admitInRedis(userId, admission);
+    return this.#askLease(slot, userId, admission);
+  }
+
+  #admitOnLease(slot: LeaseSlot, admission: Admission): AdmissionResult | undefined {
+    const lease = slot.lease;
+    if (lease === undefined) return undefined;
+    if (this.#options.healthy() && lease.admit(admission)) {
+      if (admission.reservation) this.#leased.set(admission.reservation.id, lease);
+      return { ok: true, rate: lease.statuses(admission.now) };
+    }
+    this.#close(slot);
+    return undefined;
+  }
+
+  #askLease(slot: LeaseSlot, userId: string, admission: Admission): Promise<AdmissionResult> {
+    const leaseId = `lease-${randomId()}`;
+    const asking = this.#send(userId, admission, leaseId, true).then((reply) => this.#afterBusy(userId, admission, reply));
+    slot.asking = asking;
+    return asking.then(
+      ({ result, leased }) => {
+        slot.asking = undefined;
+        if (leased > 0 && result.ok) {
+          const lease = new BudgetLease(leaseId, userId, admission, leased, result.rate);
+          slot.lease = lease;
+          setTimeout(() => slot.lease === lease && this.#close(slot), BUDGET_LEASES.openMs).unref();
+        } else {
+          slot.noLeaseUntil = admission.now + BUDGET_LEASES.openMs;
+        }
+        return result;
+      },
+      (error: unknown) => {
+        slot.asking = undefined;
+        throw error;
+      },
+    );
+  }
+
+  /** Admits in Redis without asking for a lease. */
+  #admitInRedis(userId: string, admission: Admission): Promise<AdmissionResult> {
+    return this.#send(userId, admission, '', true).then((reply) => this.#afterBusy(userId, admission, reply).then(({ result }) => result));
+  }
+
+  /** A 'busy' admission waits until the lease that made it so has been given back, then asks once more, for an answer. */
+  async #afterBusy(userId: string, admission: Admission, reply: AdmitReply): Promise<{ result: AdmissionResult; leased: number }> {
+    if (!('busyUntil' in reply)) return reply;
+    await sleep(Math.min(Math.max(reply.busyUntil - admission.now, 0), BUDGET_LEASES.openMs + BUDGET_LEASES.graceMs));
+    const again = await this.#send(userId, admission, '', false);
+    if ('busyUntil' in again) throw new Error('the ledger answered busy to an admission that may not wait');
+    return { result: again.result, leased: 0 };
+  }
+
+  #send(userId: string, admission: Admission, leaseId: string, mayWait: boolean): Promise<AdmitReply> {
+    const { now, reservation: hold, rate } = admission;
+    return new Promise((resolve, reject) => {
+      this.#add({
+        userId,
+        scope: rate?.scope ?? '-',
+        args: [
+          'a',
+          String(now),
+          ...indices(now),
+          hold?.id ?? '',
+          hold ? hold.micros.toString() : '0',
+          String(hold?.ttlMs ?? 0),
+          String(rate?.tokens ?? 0),
+          ...limitArgs(rate?.policy),
+          leaseId,
+          String(this.#options.leaseRequests),
+          String(BUDGET_LEASES.headroom),
+          String(BUDGET_LEASES.openMs + BUDGET_LEASES.graceMs),
+          mayWait ? '1' : '',
+        ],
+        resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
+        reject,
+      });
+    });
+  }
+
+  /** Settlements come after the answer, in the batch of the turn they are made in (see admit). */
+  settle(userId: string, settlement: Settlement): Promise<SettleResult> {
+    const { now, reservation: hold, actualMicros, rate } = settlement;
+    // A request admitted on a lease settles against the lease's hold.
+    const lease = hold && this.#leased.get(hold.id);
+    if (lease) this.#leased.delete(hold!.id);
+    const step = lease ? leaseHold(lease, lease.settle(hold!.micros, actualMicros)) : hold;
+    // Redis does not answer: refused at once (the hold expires by itself) rather than waiting out the command timeout.
+    if (!this.#options.healthy()) return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
+    return this.#settleStep(userId, rate?.scope ?? '-', settleArgs(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy));
+  }
+
+  #settleStep(userId: string, scope: string, args: string[]): Promise<SettleResult> {
+    return new Promise((resolve, reject) => {
+      this.#add({ userId, scope, args, resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }), reject });
+    });
+  }
+
+  /** Ends the slot's lease: its hold shrinks to what requests in flight hold, and its unused rate-limit room goes back. */
+  #close(slot: LeaseSlot): Promise<unknown> {
+    const lease = slot.lease;
+    if (lease === undefined) return Promise.resolve();
+    slot.lease = undefined;
+    const { hold, unused } = lease.close();
+    if (hold.before === hold.after && unused.every((n) => n === 0)) return Promise.resolve();
+    // On the lease's clock (admissions carry their own `now`), never past its end.
+    const now = Math.min(Math.max(Date.now(), lease.grantedAt), lease.grantedAt + BUDGET_LEASES.openMs);
+    return this.#settleStep(
+      lease.userId,
+      lease.scope,
+      settleArgs(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused }),
+    ).catch(() => {
+      // Redis is unreachable: the hold expires by itself, and the rate-limit room with its window.
+    });
+  }
+
+  /**
+   * Gives back the leases of one user (their budget or limits changed) or, with null, of all
+   * (shutting down, or the routers changed). Resolves when Redis has them back.
+   */
+  closeLeases(userId: string | null): Promise<unknown> {
+    const closing: Promise<unknown>[] = [];
+    for (const slot of this.#slots.values()) {
+      if (slot.lease && (userId === null || slot.lease.userId === userId)) closing.push(this.#close(slot));
+    }
+    return Promise.all(closing);
+  }
+
+  /** A batch failed (Redis unreachable): stop admitting on leases; their holds expire by themselves. */
+  #dropLeases(): void {
+    for (const slot of this.#slots.values()) {
+      slot.lease?.close();
+      slot.lease = undefined;
+    }
+  }
+
+  #add(step: Pending): void {
+    this.#waiting.push(step);
+    if (this.#waiting.length >= MAX_BATCH) this.#flush();
+    else if (this.#waiting.length === 1) setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    runBatch(this.#waiting, this.#run, () => this.#dropLeases());
+  }
+
+  async balance(userId: string, now: number): Promise<Balance> {
+    const replies = await this.#redis
+      .multi()
+      .hmget(keys.user(userId), 'budget', 'period')
+      .hmget(keys.ledger(userId), 'ptype', 'pidx', 'spent')
+      .zrangebyscore(keys.holds(userId), `(${now}`, '+inf')
+      .hgetall(keys.history(userId))
+      .exec();
+    const [[budget, periodText], [ptype, pidx, spent], live, historyRaw] = (replies ?? []).map(([, value]) => value) as [
+      (string | null)[],
+      (string | null)[],
+      string[],
+      Record<string, string>,
+    ];
+    const period = (periodText || null) as BudgetPeriod | null;
+    const index = period ? periodIndex(period, now) : 0;
+    // A period that has ended since the last request counts as nothing spent yet.
+    const current = (ptype ?? '') === (period ?? '') && Number(pidx ?? 0) >= index;
+    const history: Record<string, bigint> = {};
+    for (const [key, micros] of Object.entries(historyRaw ?? {})) {
+      const [kind, idx] = key.split(':') as [string, string];
+      history[periodLabel((kind || null) as BudgetPeriod | null, Number(idx))] = BigInt(micros);
+    }
+    return {
+      budgetMicros: budget ? BigInt(budget) : null,
+      period,
+      spentMicros: current ? BigInt(spent ?? 0) : 0n,
+      reservedMicros: (live ?? []).reduce((sum, member) => sum + BigInt(member.slice(member.lastIndexOf('|') + 1)), 0n),
+      periodStart: period ? periodStart(period, index) : null,
+      periodEnd: period ? periodStart(period, index + 1) : null,
+      history,
+    };
+  }
+}
+
+/** A hold as a settlement step sees it: `micros` before the step; a lease's also says what is left after it, held for `ttlMs`. */
+interface HoldStep {
+  readonly id: string;
+  readonly micros: bigint;
+  readonly after?: bigint;
+  readonly ttlMs?: number;
+}
+
+/** The lease's hold for a settlement step; no id when it has none (a lease of rate-limit room only). */
+function leaseHold(lease: BudgetLease, change: HoldChange): HoldStep {
+  return { id: change.before > 0n ? lease.id : '', micros: change.before, after: change.after, ttlMs: lease.ttlMs };
+}
+
+/** The arguments of one settle.lua step, in its order (see its header); `giveBack` when a lease closes. */
+function settleArgs(
+  now: number,
+  hold: HoldStep | undefined,
+  actualMicros: bigint,
+  tokens: number,
+  policy: RateLimitPolicy | undefined,
+  giveBack?: { grantedAt: number; unused: readonly number[] },
+): string[] {
+  const [, , tokensPerMinute, tokensPerDay] = limitArgs(policy);
+  const args = [
+    's',
+    String(now),
+    ...indices(now),
+    hold?.id ?? '',
+    hold ? hold.micros.toString() : '0',
+    actualMicros.toString(),
+    String(tokens),
+    tokensPerMinute!,
+    tokensPerDay!,
+  ];
+  if (hold?.after !== undefined) args.push(hold.after.toString(), String(hold.ttlMs ?? 0));
+  if (giveBack) args.push(String(giveBack.grantedAt), ...giveBack.unused.map(String));
+  return args;
+}
+
+function userKeys(userId: string, scope: string): string[] {
+  return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope)];
+}
+
+function indices(now: number): string[] {
+  const { daily, weekly, monthly } = periodIndices(now);
+  return [String(daily), String(weekly), String(monthly)];
+}
+
+/** The four limits in the scripts' order, '' for "no limit". */
+function limitArgs(policy: RateLimitPolicy | undefined): string[] {
+  return RATE_LIMIT_NAMES.map((name) => (policy?.[name] === undefined ? '' : String(policy[name])));
+}
+
+function readStatuses(reply: (string | number)[], from: number): RateStatuses {
+  const out: RateStatuses = {};
+  for (let i = from; i + 3 < reply.length; i += 4) {
+    out[reply[i] as RateLimitName] = { limit: Number(reply[i + 1]), remaining: Number(reply[i + 2]), resetMs: Number(reply[i + 3]) };
+  }
+  return out;
+}

@@ -1,0 +1,134 @@
+// The `usage` block every answer carries (spec 2.5): tokens, cost and carbon.
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { JsonObject, TokenUsage } from '../providers/openai-wire.ts';
+import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
+import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
+import { costMicros, microsToNumber } from './cost.ts';
+import { maxCompletionTokens, plausiblePromptTokens } from '../billing/worst-case.ts';
+import { chatPromptTokens, inputTokens, TokenCount, type TokenSink } from './tokens.ts';
+
+export interface UsageBlock {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost: number;
+  carbon: CarbonEstimate;
+}
+
+export interface Usage {
+  readonly block: UsageBlock;
+  readonly costMicros: bigint;
+  /** What in the backend's report (or the gateway's count) was not believed, comma-separated (null: nothing). */
+  readonly anomaly: string | null;
+  /** The prompt tokens the backend reported, when it reported a non-negative integer (believed or not). */
+  readonly reportedPrompt: number | undefined;
+}
+
+/** What admission counted of the prompt, for the bounds usage is held to. */
+export interface PromptCounts {
+  /** The gateway's count (OpenAI's accounting), or its upper bound (tokens.ts); undefined when admission counted nothing. */
+  readonly promptTokens: number | undefined;
+  /** A lower bound of that count (the count itself when exact): what the completion's room is left by. */
+  readonly fewestPrompt: number | undefined;
+  /** The count with the template overhead (worst-case.ts). */
+  readonly promptBase: number | undefined;
+  /** The prompt tokens the hold covers. */
+  readonly heldPrompt: number | undefined;
+}
+
+/**
+ * Builds the usage block from the backend's token counts, or counts them when it gave none.
+ * Reported counts must be non-negative integers, the completion no more than the request allows
+ * (max_tokens x n, or the router's allowance) and the prompt no more than is plausible
+ * (worst-case.ts); what is not is replaced by the gateway's count or cut to the bound, and
+ * named in `anomaly`. The gateway's own completion count is cut to the bound too (another
+ * tokenizer can count more than the backend generated). So no request costs more than it could.
+ */
+export function usageFor(
+  router: RouterRoute,
+  provider: ProviderRoute,
+  endpoint: Endpoint,
+  reported: TokenUsage | undefined,
+  request: JsonObject,
+  counts: PromptCounts,
+  /** The completion's tokens as the gateway counts them (countTextTokens of its text), asked for only when needed. */
+  completionTokens: () => number,
+  latencySeconds: number,
+): Usage {
+  const anomalies: string[] = [];
+  const promptLimit = plausiblePromptTokens(router, endpoint, counts.promptBase, counts.heldPrompt);
+  const completionLimit = maxCompletionTokens(router, endpoint, request, counts.fewestPrompt ?? counts.promptTokens);
+  const counted = () => counts.promptTokens ?? countPromptTokens(endpoint, request);
+  let prompt: number;
+  let reportedPrompt: number | undefined;
+  if (reported === undefined) prompt = counted();
+  else if (!isTokenCount(reported.prompt_tokens)) {
+    anomalies.push('prompt_invalid');
+    prompt = counted();
+  } else {
+    reportedPrompt = reported.prompt_tokens;
+    prompt = reportedPrompt;
+  }
+  if (prompt > promptLimit) {
+    anomalies.push(reportedPrompt === prompt ? 'prompt_over_limit' : 'prompt_count_over_limit');
+    prompt = promptLimit;
+  }
+  let completion: number;
+  let fromReport = reported !== undefined;
+  if (reported !== undefined && !isTokenCount(reported.completion_tokens)) {
+    anomalies.push('completion_invalid');
+    fromReport = false;
+  }
+  if (fromReport) completion = reported!.completion_tokens as number;
+  else completion = generates(endpoint) ? completionTokens() : 0;
+  if (completion > completionLimit) {
+    anomalies.push(fromReport ? 'completion_over_limit' : 'completion_count_over_limit');
+    completion = completionLimit;
+  }
+  const micros = costMicros(router.prices, prompt, completion);
+  // Embeddings and reranking are not modelled by the carbon method: they report 0.
+  const carbon = generates(endpoint) ? estimateCarbon(provider.carbon, completion, latencySeconds) : NO_CARBON;
+  return {
+    block: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      cost: microsToNumber(micros),
+      carbon,
+    },
+    costMicros: micros,
+    anomaly: anomalies.length === 0 ? null : anomalies.join(','),
+    reportedPrompt,
+  };
+}
+
+function isTokenCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function generates(endpoint: Endpoint): boolean {
+  return endpoint === 'chat' || endpoint === 'completions';
+}
+
+/** The prompt's tokens: exact, or an upper bound past what one count may do (tokens.ts). */
+export function countPromptTokens(endpoint: Endpoint, request: JsonObject): number {
+  return promptTokenCount(endpoint, request, new TokenCount()).tokens;
+}
+
+/** Reports the prompt's texts and the tokens known without counting text to `count`. */
+export function promptTokenCount<Sink extends TokenSink>(endpoint: Endpoint, request: JsonObject, count: Sink): Sink {
+  switch (endpoint) {
+    case 'chat':
+      return chatPromptTokens(request.messages as unknown[], count);
+    case 'completions':
+      return inputTokens(request.prompt, count);
+    case 'embeddings':
+      return inputTokens(request.input, count);
+    case 'rerank':
+      count.addText(String(request.query));
+      return inputTokens(
+        (request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)),
+        count,
+      );
+  }
+}

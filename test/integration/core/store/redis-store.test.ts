@@ -1,0 +1,257 @@
+// The store contract on a real redis-server, and what only the Redis store has to get right:
+// the user fields the ledger's scripts read, and living through Redis going away and back.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { keys } from '../../../../core/store/redis/keys.ts';
+import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis/redis-store.ts';
+import { StoreUnavailableError } from '../../../../core/store/store-errors.ts';
+import { utcDay } from '../../../../core/store/usage-days.ts';
+import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
+import { apiKey, describeStoreContract, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
+
+const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS, maxReconnectDelayMs: 100 };
+
+let redis: RunningRedis;
+let admin: Redis;
+before(async () => {
+  redis = await startRedis();
+  admin = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+  admin.on('error', () => {}); // restarts below drop it too; it reconnects
+});
+after(async () => {
+  admin.disconnect();
+  await redis.stop();
+});
+
+describeStoreContract('redis store', {
+  make: async () => {
+    await admin.flushall();
+    return RedisStore.connect(redis.url, OPTIONS);
+  },
+  dispose: (store) => store.close(),
+  peer: () => RedisStore.connect(redis.url, OPTIONS),
+});
+
+/** Polls `probe` until it resolves truthy; fails after `attempts` tries. */
+async function eventually(what: string, probe: () => Promise<boolean>, attempts = 200): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await probe().catch(() => false)) return;
+    await sleep(25);
+  }
+  assert.fail(`${what}: still not so after ${attempts} tries`);
+}
+
+describe('redis store: Redis specifics', () => {
+  let store: RedisStore;
+  beforeEach(async () => {
+    await admin.flushall();
+    store = await RedisStore.connect(redis.url, OPTIONS);
+  });
+  afterEach(() => store.close());
+
+  test('the user hash holds what the ledger scripts read: budget in micro-units and the period', async () => {
+    await store.createUser(userSpec('alice', { budget: '12.345678', budget_period: 'weekly' }), new Date());
+    await store.createUser(userSpec('bob'), new Date());
+    assert.deepEqual(await admin.hmget(keys.user('alice'), 'budget', 'period'), ['12345678', 'weekly']);
+    assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['', '']);
+    await store.updateUser(userSpec('bob', { budget: '0.000001', budget_period: 'daily' }));
+    assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['1', 'daily']);
+  });
+
+  test('a batch that fails part-way still writes what its earlier requests did: every hold is counted', async () => {
+    await store.createUser(userSpec('alice', { budget: '1' }), new Date());
+    await store.createUser(userSpec('bob', { budget: '1' }), new Date());
+    await admin.set(keys.rate('bob', 'chat'), 'not a hash'); // bob's limits fail with WRONGTYPE
+    const now = Date.now();
+    const policy = { requests_per_minute: 10 };
+    const [alice, bob] = await Promise.allSettled([
+      store.admit('alice', {
+        now,
+        reservation: { id: 'hold-a', micros: 300_000n, ttlMs: 60_000 },
+        rate: { scope: 'chat', policy, tokens: 0 },
+      }),
+      store.admit('bob', {
+        now,
+        reservation: { id: 'hold-b', micros: 300_000n, ttlMs: 60_000 },
+        rate: { scope: 'chat', policy, tokens: 0 },
+      }),
+    ]);
+    assert.equal(alice.status, 'rejected', 'one script call: the batch fails as a whole');
+    assert.equal(bob.status, 'rejected');
+    // Alice's step ran before Bob's failed: her hold is in the sorted set, so her ledger counts it.
+    assert.deepEqual(await admin.zrange(keys.holds('alice'), '0', '-1'), ['hold-a|300000']);
+    assert.equal((await store.balance('alice', now)).reservedMicros, 300_000n);
+    assert.equal(await admin.hget(keys.rate('alice', 'chat'), 'rpm.c'), '1');
+  });
+
+  test('a budget beyond what a double holds exactly is stored to the micro-unit', async () => {
+    await store.createUser(userSpec('alice', { budget: '999999999999999.999999' }), new Date());
+    assert.equal(await admin.hget(keys.user('alice'), 'budget'), '999999999999999999999');
+  });
+
+  test('deleting a user leaves no key of theirs behind, and nothing of other users is touched', async () => {
+    const key = apiKey('alice', 'k1');
+    await store.createUser(userSpec('alice'), new Date());
+    await store.createUser(userSpec('bob'), new Date());
+    await store.addKey(key);
+    await store.addKey(apiKey('bob', 'k1'));
+    await store.append(usageRecord('alice', Date.now()));
+    await store.append(usageRecord('bob', Date.now()));
+    await store.admit('alice', { now: Date.now(), reservation: { id: 'h1', micros: 10n, ttlMs: 60_000 } });
+    // user, keys, usage, daily totals, ledger, holds
+    assert.ok((await admin.keys(keys.userPattern('alice'))).length >= 6);
+    await store.deleteUser('alice');
+    assert.deepEqual(await admin.keys(keys.userPattern('alice')), []);
+    assert.equal(await admin.exists(keys.apiKey(key.hash)), 0);
+    assert.deepEqual(await admin.zrange(keys.users, '0', '-1'), ['bob']);
+    assert.equal((await store.query('bob', { limit: 10 })).records.length, 1);
+    assert.equal((await store.listKeys('bob')).length, 1);
+  });
+
+  test('records written in one batch are each kept, the daily totals add them all, and every usage key expires', async () => {
+    const now = Date.now();
+    // Appended in one turn of the event loop: one script call for the lot.
+    await Promise.all([
+      store.append(usageRecord('alice', now, { router: 'chat', cost_micros: 1_000n, kwh: 0.25 })),
+      store.append(usageRecord('alice', now, { router: 'chat', cost_micros: 2_000n, kwh: 0.5 })),
+      store.append(usageRecord('alice', now, { router: 'embed', cost_micros: 4_000n, kwh: 1 })),
+      store.append(usageRecord('bob', now, { router: 'chat', cost_micros: 8_000n, kwh: 2 })),
+    ]);
+    const day = utcDay(now);
+    assert.equal((await store.query('alice', { limit: 10 })).records.length, 3);
+    assert.deepEqual(await admin.hmget(keys.userDaily('alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
+    assert.deepEqual(await admin.hmget(keys.routerDaily('chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
+    for (const key of [
+      keys.usage('alice'),
+      keys.usage('bob'),
+      keys.userDaily('alice', day),
+      keys.routerDaily('chat', day),
+      keys.routerDaily('embed', day),
+    ]) {
+      assert.ok((await admin.pttl(key)) > 0, `${key} has a lifetime`);
+    }
+  });
+
+  test('scripts still run after Redis lost them (SCRIPT FLUSH): EVALSHA falls back to EVAL', async () => {
+    /** Runs each of the store's own scripts once, for one user. */
+    const runEveryScript = async (id: string, revision: number) => {
+      const key = apiKey(id, 'k1');
+      await store.createUser(userSpec(id), new Date());
+      await store.updateUser(userSpec(id, { budget: '1' }));
+      await store.addKey(key);
+      await store.revokeKey(id, 'k1', new Date());
+      assert.equal((await store.findKey(key.hash))?.user.id, id);
+      assert.equal(await store.writeCatalog(revision, { routers: [], providers: [] }), revision + 1);
+      await store.append(usageRecord(id, Date.now()));
+    };
+    await runEveryScript('alice', 0); // loaded on this connection: later calls send EVALSHA
+    await admin.script('FLUSH');
+    await admin.config('RESETSTAT');
+    await runEveryScript('bob', 1);
+    // Each of the 7 scripts was tried by its SHA, refused (NOSCRIPT), and sent whole.
+    const stats = await admin.info('commandstats');
+    assert.match(stats, /cmdstat_evalsha:calls=7,.*failed_calls=7\r/);
+    assert.match(stats, /cmdstat_eval:calls=7,.*failed_calls=0\r/);
+  });
+
+  test('gateway pods report the snapshot they serve with a TTL; the reports are listed by pod, expired ones gone', async () => {
+    const at = new Date('2026-03-01T12:00:00.000Z');
+    await store.reportServing('gw-b', 'v1', 30_000, at);
+    await store.reportServing('gw-a', 'v1', 30_000, at);
+    await store.reportServing('gw-a', 'v2', 30_000, at); // a newer load replaces the report
+    await store.reportServing('gw-gone', 'v0', 50, at);
+    await admin.set('tg:catalog', '{}'); // other keys are not reports
+    assert.equal(await admin.get(keys.gateway('gw-a')), JSON.stringify({ version: 'v2', at: '2026-03-01T12:00:00.000Z' }));
+    const ttl = await admin.pttl(keys.gateway('gw-a'));
+    assert.ok(ttl > 0 && ttl <= 30_000, `TTL ${ttl} ms`);
+    await eventually('the short-lived report expired', async () => (await admin.exists(keys.gateway('gw-gone'))) === 0);
+    assert.deepEqual(await store.servingGateways(), [
+      { pod: 'gw-a', version: 'v2', at: at.toISOString() },
+      { pod: 'gw-b', version: 'v1', at: at.toISOString() },
+    ]);
+    await store.forgetServing('gw-b');
+    assert.deepEqual(
+      (await store.servingGateways()).map((g) => g.pod),
+      ['gw-a'],
+    );
+  });
+
+  test('the listing walks the whole key space, however many pods report', async () => {
+    const pods = Array.from({ length: 1200 }, (_, i) => `gw-${String(i).padStart(4, '0')}`);
+    await Promise.all(pods.map((pod) => store.reportServing(pod, 'v1', 30_000)));
+    const listed = await store.servingGateways();
+    assert.deepEqual(
+      listed.map((g) => g.pod),
+      pods,
+    );
+  });
+
+  describe('when Redis goes away', () => {
+    afterEach(async () => {
+      // Leave a running server for the next test, whatever this one did.
+      await redis.restart();
+      await eventually('the admin client reconnected', async () => admin.status === 'ready');
+    });
+
+    test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', {
+      timeout: 20_000,
+    }, async () => {
+      await store.createUser(userSpec('alice'), new Date());
+      await redis.stop();
+      await eventually('the store noticed', async () => !store.healthy);
+      await assert.rejects(store.getUser('alice'), StoreUnavailableError);
+      await assert.rejects(store.createUser(userSpec('bob'), new Date()), StoreUnavailableError);
+      await assert.rejects(store.findKey('0'.repeat(64)), StoreUnavailableError);
+      await assert.rejects(store.readCatalog(), StoreUnavailableError);
+      await assert.rejects(store.writeCatalog(0, { routers: [], providers: [] }), StoreUnavailableError);
+      await assert.rejects(store.append(usageRecord('alice', Date.now())), StoreUnavailableError);
+      await assert.rejects(store.query('alice', { limit: 10 }), StoreUnavailableError);
+      await assert.rejects(store.dailyTotals({ user: 'alice' }, '2026-01-01', '2026-01-02'), StoreUnavailableError);
+      await assert.rejects(store.balance('alice', Date.now()), StoreUnavailableError);
+    });
+
+    test('connecting to a Redis that does not answer fails with StoreUnavailableError', { timeout: 20_000 }, async () => {
+      await redis.stop();
+      await assert.rejects(RedisStore.connect(redis.url, { ...OPTIONS, connectTimeoutMs: 300 }), StoreUnavailableError);
+    });
+
+    test('after Redis restarts, the store reconnects by itself and its scripts work again', { timeout: 20_000 }, async () => {
+      const key = apiKey('alice', 'k1');
+      await store.createUser(userSpec('alice'), new Date());
+      await store.addKey(key);
+      await redis.restart(); // empty: data and scripts are gone
+      await eventually('the store reconnected', async () => store.healthy && (await store.getUser('alice')) === undefined);
+      await store.createUser(userSpec('alice'), new Date());
+      await store.addKey(key);
+      assert.equal((await store.findKey(key.hash))?.key.id, 'k1');
+      assert.equal(await store.writeCatalog(0, { routers: [], providers: [] }), 1);
+      await store.append(usageRecord('alice', Date.now()));
+      assert.equal((await store.query('alice', { limit: 10 })).records.length, 1);
+    });
+
+    test('after Redis crashes and comes back, change listeners hear of writes again', { timeout: 20_000 }, async () => {
+      const other = await RedisStore.connect(redis.url, OPTIONS);
+      try {
+        let revision = 0;
+        store.onCatalogChange(() => {
+          store.readCatalog().then(
+            (c) => (revision = c.revision),
+            () => {},
+          );
+        });
+        await redis.kill();
+        await redis.restart();
+        await eventually('the writer reconnected', async () => other.healthy);
+        let written = 0;
+        await eventually('a write was heard', async () => {
+          written = (await other.writeCatalog(written, { routers: [], providers: [] })) as number;
+          return revision > 0;
+        });
+      } finally {
+        await other.close();
+      }
+    });
+  });
+});
