@@ -26,7 +26,7 @@ const gateway = program
     ].join('\n'),
   );
 for (const option of GATEWAY_OPTIONS) {
-  gateway.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
+  gateway.addOption(new Option(option.flag, option.help));
 }
 gateway.action(async (flags: Record<string, unknown>) => {
   const [{ startGateway }, { ConfigError }, { StartupError }] = await Promise.all([
@@ -60,10 +60,10 @@ const operator = program
   )
   .addHelpText('after', '\nSignals: SIGTERM and SIGINT stop, releasing the leader-election Lease for the other replica.');
 for (const option of OPERATOR_OPTIONS) {
-  operator.addOption(new Option(option.flag, `${option.help} [env ${option.env}]`));
+  operator.addOption(new Option(option.flag, option.help));
 }
 operator.action(async (flags: Record<string, unknown>) => {
-  let settings;
+  let settings: ReturnType<typeof readOperatorSettings>;
   try {
     settings = readOperatorSettings(flags, process.env);
   } catch (error) {

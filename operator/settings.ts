@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { LOG_LEVELS } from '../core/log.ts';
 import type { KubeConnectionSettings } from '../core/kubernetes/kube-client.ts';
+import { describeIssues, optionsOf, readRaw, schemaOf, type Settings } from '../core/settings.ts';
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const Namespace = z.string().max(63).regex(NAMESPACE, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');
@@ -14,105 +15,103 @@ const ObjectName = z
   .max(253)
   .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name (lower-case letters, digits, - and .)');
 
-const Fields = z.strictObject({
-  namespace: Namespace,
-  watchNamespace: Namespace.optional(),
-  routingConfigMap: ObjectName.default('tollgate-routing'),
-  providerKeysSecret: ObjectName.default('tollgate-provider-keys'),
-  leaseNamespace: Namespace.optional(),
-  leaseName: ObjectName.default('tollgate-operator'),
-  leaseDurationSeconds: z.coerce.number().int().min(2).max(300).default(15),
-  podName: z.string().min(1).max(253).optional(),
-  kubeconfig: z.string().min(1).optional(),
-  redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
-  statusPeriodSeconds: z.coerce.number().min(1).max(3600).default(15),
-  logLevel: z.enum(LOG_LEVELS).default('info'),
-  healthPort: z.coerce.number().int().min(0).max(65535).default(8081),
-  healthHost: z.string().min(1).default('0.0.0.0'),
-});
-
-/** Flag name, environment variable and help of each setting, for the CLI and its --help. */
-export const OPERATOR_OPTIONS = [
-  {
-    key: 'namespace',
-    flag: '--namespace <name>',
+/** Every setting of `tollgate operator`, once: flags, variables, --help and docs come from here. */
+export const OPERATOR_SETTINGS = {
+  namespace: {
+    schema: Namespace,
+    value: '<name>',
     env: 'TOLLGATE_NAMESPACE',
-    help: 'namespace of the routing ConfigMap and the provider keys Secret the operator writes (required)',
+    help: 'namespace of the routing ConfigMap and the provider keys Secret the operator writes',
   },
-  {
-    key: 'watchNamespace',
-    flag: '--watch-namespace <name>',
+  watchNamespace: {
+    schema: Namespace.optional(),
+    value: '<name>',
     env: 'TOLLGATE_WATCH_NAMESPACE',
-    help: 'watch ModelRouters, ModelProviders, GatewayUsers and Secrets in this namespace only (default: all namespaces)',
+    help: 'watch ModelRouters, ModelProviders, GatewayUsers and Secrets in this namespace only',
+    defaultText: 'all namespaces',
   },
-  {
-    key: 'routingConfigMap',
-    flag: '--routing-config-map <name>',
+  routingConfigMap: {
+    schema: ObjectName.default('tollgate-routing'),
+    value: '<name>',
     env: 'TOLLGATE_ROUTING_CONFIG_MAP',
-    help: 'the ConfigMap the routing snapshot is written to (default tollgate-routing)',
+    help: 'the ConfigMap the routing snapshot is written to',
   },
-  {
-    key: 'providerKeysSecret',
-    flag: '--provider-keys-secret <name>',
+  providerKeysSecret: {
+    schema: ObjectName.default('tollgate-provider-keys'),
+    value: '<name>',
     env: 'TOLLGATE_PROVIDER_KEYS_SECRET',
-    help: 'the Secret the provider keys are written to, by provider id (default tollgate-provider-keys)',
+    help: 'the Secret the provider keys are written to, by provider id',
   },
-  {
-    key: 'leaseNamespace',
-    flag: '--lease-namespace <name>',
+  leaseNamespace: {
+    schema: Namespace.optional(),
+    value: '<name>',
     env: 'TOLLGATE_LEASE_NAMESPACE',
-    help: 'namespace of the leader-election Lease (default: --namespace)',
+    help: 'namespace of the leader-election Lease',
+    defaultText: '`--namespace`',
   },
-  {
-    key: 'leaseName',
-    flag: '--lease-name <name>',
+  leaseName: {
+    schema: ObjectName.default('tollgate-operator'),
+    value: '<name>',
     env: 'TOLLGATE_LEASE_NAME',
-    help: 'name of the leader-election Lease (default tollgate-operator)',
+    help: 'name of the leader-election Lease',
   },
-  {
-    key: 'leaseDurationSeconds',
-    flag: '--lease-duration-seconds <s>',
+  leaseDurationSeconds: {
+    schema: z.coerce.number().int().min(2).max(300).default(15),
+    value: '<s>',
     env: 'TOLLGATE_LEASE_DURATION_SECONDS',
-    help: 'how long a leader that stopped renewing keeps the Lease (default 15)',
+    help: 'how long a leader that stopped renewing keeps the Lease',
   },
-  {
-    key: 'podName',
-    flag: '--pod-name <name>',
+  podName: {
+    schema: z.string().min(1).max(253).optional(),
+    value: '<name>',
     env: 'TOLLGATE_POD_NAME',
-    help: 'identity in the leader election (default: host name and process id)',
+    help: 'identity in the leader election',
+    defaultText: 'host name and process id',
   },
-  {
-    key: 'kubeconfig',
-    flag: '--kubeconfig <file>',
+  kubeconfig: {
+    schema: z.string().min(1).optional(),
+    value: '<file>',
     env: 'TOLLGATE_KUBECONFIG',
     help: "kubeconfig file to use; without it, KUBECONFIG, then the pod's service account",
   },
-  {
-    key: 'redisUrl',
-    flag: '--redis-url <url>',
+  redisUrl: {
+    schema: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    value: '<url>',
     env: 'TOLLGATE_REDIS_URL',
-    help: 'Redis the gateways share: users, key hashes, budgets, usage (required)',
+    help: 'Redis the gateways share: users, key hashes, budgets, usage',
   },
-  {
-    key: 'statusPeriodSeconds',
-    flag: '--status-period-seconds <s>',
+  statusPeriodSeconds: {
+    schema: z.coerce.number().min(1).max(3600).default(15),
+    value: '<s>',
     env: 'TOLLGATE_STATUS_PERIOD_SECONDS',
-    help: 'how often usage (spent, remaining, requests) and Programmed are brought into status (default 15)',
+    help: 'how often usage (spent, remaining, requests) and Programmed are brought into status',
   },
-  { key: 'logLevel', flag: '--log-level <level>', env: 'TOLLGATE_LOG_LEVEL', help: `log level: ${LOG_LEVELS.join(', ')} (default info)` },
-  {
-    key: 'healthPort',
-    flag: '--health-port <port>',
+  logLevel: {
+    schema: z.enum(LOG_LEVELS).default('info'),
+    value: '<level>',
+    env: 'TOLLGATE_LOG_LEVEL',
+    help: `log level: ${LOG_LEVELS.join(', ')}`,
+    doc: `${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
+  },
+  healthPort: {
+    schema: z.coerce.number().int().min(0).max(65535).default(8081),
+    value: '<port>',
     env: 'TOLLGATE_HEALTH_PORT',
-    help: 'port of /healthz, /readyz and /metrics (default 8081; 0: any free port, logged)',
+    help: 'port of /healthz, /readyz and /metrics (0: any free port, logged)',
+    doc: 'Port of `/healthz`, `/readyz` and `/metrics`; 0 takes a free port (logged as `health server listening`).',
   },
-  {
-    key: 'healthHost',
-    flag: '--health-host <address>',
+  healthHost: {
+    schema: z.string().min(1).default('0.0.0.0'),
+    value: '<address>',
     env: 'TOLLGATE_HEALTH_HOST',
-    help: 'address the health port listens on (default 0.0.0.0; :: for IPv6)',
+    help: 'address the health port listens on (:: for IPv6)',
   },
-] as const satisfies readonly { key: keyof z.input<typeof Fields>; flag: string; env: string; help: string }[];
+} as const satisfies Settings;
+
+const Fields = schemaOf(OPERATOR_SETTINGS);
+
+/** Flag, variable and --help line of each setting, for the command line. */
+export const OPERATOR_OPTIONS = optionsOf(OPERATOR_SETTINGS);
 
 export type OperatorSettings = Readonly<
   Omit<z.output<typeof Fields>, 'podName' | 'leaseNamespace' | 'kubeconfig'> & {
@@ -140,14 +139,9 @@ export function readOperatorSettings(
   env: Readonly<Record<string, string | undefined>>,
   host: ProcessIdentity = { hostname: hostname(), pid: process.pid },
 ): OperatorSettings {
-  const raw: Record<string, unknown> = {};
-  for (const option of OPERATOR_OPTIONS) {
-    const value = flags[option.key] ?? env[option.env];
-    if (value !== undefined && value !== '') raw[option.key] = value;
-  }
+  const raw = readRaw(OPERATOR_SETTINGS, flags, env);
   const parsed = Fields.safeParse(raw);
-  if (!parsed.success)
-    throw new OperatorSettingsError(`Invalid settings:\n${parsed.error.issues.map((issue) => describeIssue(issue, raw)).join('\n')}`);
+  if (!parsed.success) throw new OperatorSettingsError(describeIssues(OPERATOR_SETTINGS, parsed.error.issues, raw));
   const { podName, leaseNamespace, kubeconfig, ...rest } = parsed.data;
   return Object.freeze({
     ...rest,
@@ -160,11 +154,4 @@ export function readOperatorSettings(
       servicePort: env.KUBERNETES_SERVICE_PORT,
     }),
   });
-}
-
-function describeIssue(issue: z.core.$ZodIssue, raw: Record<string, unknown>): string {
-  const option = OPERATOR_OPTIONS.find((o) => o.key === issue.path[0]);
-  const where = option ? `${option.flag.split(' ')[0]} (${option.env})` : 'settings';
-  const missing = option !== undefined && raw[option.key] === undefined;
-  return `  ${where}: ${missing ? 'is required' : issue.message}`;
 }

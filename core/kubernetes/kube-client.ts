@@ -180,8 +180,7 @@ async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> 
   let buffered = '';
   for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
     buffered += chunk;
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
+    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
       const line = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
       if (line.trim()) yield line;

@@ -42,7 +42,10 @@ export function ratioQuantile(buckets: ReadonlyMap<number, number>, quantile: nu
 export function addCounts(into: RatioCounts, from: RatioCounts): void {
   for (const [router, buckets] of from) {
     let target = into.get(router);
-    if (!target) into.set(router, (target = new Map()));
+    if (!target) {
+      target = new Map();
+      into.set(router, target);
+    }
     for (const [bucket, count] of buckets) target.set(bucket, (target.get(bucket) ?? 0) + count);
   }
 }

@@ -131,6 +131,9 @@ export class SeriesHistogram<T extends string> extends Histogram<T> {
 function seriesOf<S>(all: Map<string, S>, labels: object, make: () => S): S {
   const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
   let found = all.get(key);
-  if (found === undefined) all.set(key, (found = make()));
+  if (found === undefined) {
+    found = make();
+    all.set(key, found);
+  }
   return found;
 }

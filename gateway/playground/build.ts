@@ -37,7 +37,7 @@ export async function buildPlayground(outDir: string = PLAYGROUND_DIST): Promise
     metafile: true,
     logLevel: 'warning',
   });
-  const outputs = Object.keys(result.metafile.outputs).map((p) => '/playground/' + relative(outDir, join(ROOT, p)).split('\\').join('/'));
+  const outputs = Object.keys(result.metafile.outputs).map((p) => `/playground/${relative(outDir, join(ROOT, p)).split('\\').join('/')}`);
   const script = outputs.find((p) => p.endsWith('.js'));
   const style = outputs.find((p) => p.endsWith('.css'));
   if (!script || !style) throw new Error(`esbuild produced no script or no stylesheet: ${outputs.join(', ')}`);
@@ -85,12 +85,12 @@ export async function ensurePlaygroundBuilt(): Promise<void> {
 }
 
 function sizeTable(files: readonly BuiltFile[]): string {
-  const total = files.reduce((t, f) => ({ ...t, raw: t.raw + f.raw, gzip: t.gzip + f.gzip, brotli: t.brotli + f.brotli }), {
-    path: 'total',
-    raw: 0,
-    gzip: 0,
-    brotli: 0,
-  });
+  const total = { path: 'total', raw: 0, gzip: 0, brotli: 0 };
+  for (const f of files) {
+    total.raw += f.raw;
+    total.gzip += f.gzip;
+    total.brotli += f.brotli;
+  }
   const row = (cells: readonly (string | number)[]) =>
     cells.map((c, i) => (i === 0 ? String(c).padEnd(28) : String(c).padStart(8))).join(' ');
   return [['file (bytes)', 'raw', 'gzip', 'brotli'], ...[...files, total].map((f) => [f.path, f.raw, f.gzip, f.brotli])]

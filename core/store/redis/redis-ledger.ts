@@ -57,11 +57,11 @@ function runBatch(waiting: Pending[], script: ScriptCall, onFailure: () => void)
   script(0, JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {
       const parsed = JSON.parse(replies as string) as unknown[];
-      batch.forEach((entry, i) => entry.resolve(parsed[i]));
+      for (const [i, entry] of batch.entries()) entry.resolve(parsed[i]);
     },
     (error: unknown) => {
       onFailure();
-      batch.forEach((entry) => entry.reject(error));
+      for (const entry of batch) entry.reject(error);
     },
   );
 }

@@ -29,7 +29,10 @@ export class RedisPromptRatios implements PromptRatioStore {
       const bucket = Number(field.slice(0, colon));
       const router = field.slice(colon + 1);
       let buckets = out.get(router);
-      if (!buckets) out.set(router, (buckets = new Map()));
+      if (!buckets) {
+        buckets = new Map();
+        out.set(router, buckets);
+      }
       buckets.set(bucket, Number(count));
     }
     return out;

@@ -91,8 +91,12 @@ export class RedisUsageLog implements UsageLog {
     };
     // A record's JSON holds no raw line break (JSON.stringify escapes them): one per line.
     this.#append.run(JSON.stringify(header), records.join('\n')).then(
-      () => batch.forEach((entry) => entry.resolve()),
-      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+      () => {
+        for (const entry of batch) entry.resolve();
+      },
+      (error: unknown) => {
+        for (const entry of batch) entry.reject(error);
+      },
     );
   }
 

@@ -30,6 +30,7 @@ export function ConfirmButton(props: { label: string; question: string; confirmL
     }
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: an inline question and its two buttons inside a table row; a fieldset is a block with a legend
     <span class="confirm" role="group" aria-label={props.question} onKeyDown={(e) => e.key === 'Escape' && setAsking(false)}>
       <span class="question">{props.question}</span>
       <button type="button" ref={yes} class="danger" disabled={busy} onClick={confirm}>

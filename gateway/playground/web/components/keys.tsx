@@ -126,7 +126,7 @@ function SecretReveal({ created, onDone }: { created: NewApiKey; onDone: () => v
     }
   };
   return (
-    <div class="secret" role="region" aria-labelledby="secret-heading">
+    <section class="secret" aria-labelledby="secret-heading">
       <h3 id="secret-heading">New key “{created.name}”: copy it now</h3>
       <p>This is the only time the gateway shows it. It keeps only a hash.</p>
       <label for="secret-value">Secret key</label>
@@ -139,6 +139,6 @@ function SecretReveal({ created, onDone }: { created: NewApiKey; onDone: () => v
           Done, hide it
         </button>
       </div>
-    </div>
+    </section>
   );
 }

@@ -1,0 +1,110 @@
+// Process settings, declared once per setting: its zod schema (type, bounds and default), its
+// flag and environment variable, and what it means. From that one declaration come the flags and
+// `--help` of the command line, the reading of flags over environment variables, the error lines
+// naming what to fix, and the settings tables in the docs (generated; a test fails when the
+// committed docs differ). Both planes declare theirs with it: gateway/config/settings.ts and
+// operator/settings.ts.
+import { z } from 'zod';
+
+export interface Setting<S extends z.ZodType = z.ZodType> {
+  readonly schema: S;
+  /** The value's placeholder in `--help` (`<port>`); none for a flag that takes no value (`--kubernetes`). */
+  readonly value?: string;
+  /** A one-letter alias (`-p`). */
+  readonly short?: string;
+  readonly env: string;
+  /** One line for `--help`. */
+  readonly help: string;
+  /** The docs table's longer explanation (Markdown); `help` when absent. */
+  readonly doc?: string;
+  /** How to say a default the schema cannot hold (computed at start-up, or "all namespaces"). */
+  readonly defaultText?: string;
+  /** The docs table the setting is listed in, when a plane splits its settings over pages. */
+  readonly group?: string;
+}
+
+export type Settings = Readonly<Record<string, Setting>>;
+
+/** The schema of all the settings, keyed as declared; parse the output of readRaw with it. */
+export function schemaOf<T extends Settings>(settings: T): z.ZodObject<{ [K in keyof T]: T[K]['schema'] }, z.core.$strict> {
+  const shape = Object.fromEntries(Object.entries(settings).map(([key, setting]) => [key, setting.schema]));
+  return z.strictObject(shape) as z.ZodObject<{ [K in keyof T]: T[K]['schema'] }, z.core.$strict>;
+}
+
+/** `--body-limit` for `bodyLimit`: the flag is the key, so commander hands back the same key. */
+export function longFlag(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** `-p, --port <port>`: the flag as commander takes it and --help shows it. */
+export function flagOf(key: string, setting: Setting): string {
+  const long = setting.value ? `${longFlag(key)} ${setting.value}` : longFlag(key);
+  return setting.short ? `${setting.short}, ${long}` : long;
+}
+
+/** The default as text, or undefined when there is none: what --help and the docs say. */
+export function defaultOf(setting: Setting): string | undefined {
+  if (setting.defaultText !== undefined) return setting.defaultText;
+  const parsed = setting.schema.safeParse(undefined);
+  return parsed.success && parsed.data !== undefined ? String(parsed.data) : undefined;
+}
+
+function required(setting: Setting): boolean {
+  return setting.defaultText === undefined && !setting.schema.safeParse(undefined).success;
+}
+
+/** One line of --help: the meaning, the default and the variable. */
+export function helpOf(setting: Setting): string {
+  const fallback = defaultOf(setting);
+  const status = required(setting) ? ' (required)' : fallback === undefined ? '' : ` (default ${fallback})`;
+  return `${setting.help}${status} [env ${setting.env}]`;
+}
+
+/** Flags over environment variables; an empty value counts as unset. */
+export function readRaw(settings: Settings, flags: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) {
+  const raw: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(settings)) {
+    const value = flags[key] ?? env[setting.env];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  return raw;
+}
+
+/** `  --port (TOLLGATE_PORT): <what is wrong>`, one line per issue, naming the flag and the variable. */
+export function describeIssues(settings: Settings, issues: readonly z.core.$ZodIssue[], raw: Record<string, unknown>): string {
+  const lines = issues.map((issue) => {
+    const key = issue.path[0];
+    const setting = typeof key === 'string' ? settings[key] : undefined;
+    if (setting === undefined || typeof key !== 'string') return `  settings: ${issue.message}`;
+    const message = raw[key] === undefined && required(setting) ? 'is required' : issue.message;
+    return `  ${longFlag(key)} (${setting.env}): ${message}`;
+  });
+  return `Invalid settings:\n${lines.join('\n')}`;
+}
+
+/** The Markdown table of the settings (of one group), as the docs show it. */
+export function settingsTable(settings: Settings, group?: string): string {
+  const rows = Object.entries(settings)
+    .filter(([, setting]) => setting.group === group)
+    .map(([key, setting]) => {
+      const fallback = defaultOf(setting);
+      const shown = required(setting) ? '(required)' : fallback === undefined ? '(none)' : (setting.defaultText ?? `\`${fallback}\``);
+      return [`\`${flagOf(key, setting)}\``, `\`${setting.env}\``, shown, setting.doc ?? `${capitalise(setting.help)}.`];
+    });
+  return markdownTable(['Flag', 'Variable', 'Default', 'Meaning'], rows);
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const cellOf = (cell: string) => cell.replaceAll('|', '\\|');
+  const line = (cells: readonly string[]) => `| ${cells.map(cellOf).join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** Each setting as the command line takes it: its key, flag, variable and --help line. */
+export function optionsOf<T extends Settings>(settings: T): { key: keyof T & string; flag: string; env: string; help: string }[] {
+  return Object.entries(settings).map(([key, setting]) => ({ key, flag: flagOf(key, setting), env: setting.env, help: helpOf(setting) }));
+}
