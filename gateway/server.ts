@@ -7,7 +7,6 @@ import type { GatewaySettings } from './config/settings.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { ServedRouting } from './routing/served-routing.ts';
 import type { Store } from '../core/store/store.ts';
-import type { RedisStore } from '../core/store/redis/redis-store.ts';
 import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts';
 import { fileSource } from './startup/file-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
@@ -39,7 +38,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
       // Loaded only here: the Kubernetes client (@kubernetes/client-node and what it pulls in,
       // tens of MB of heap) is not needed, nor paid for, by a gateway run from a file.
       const { kubernetesSource } = await import('./startup/kubernetes-source.ts');
-      source = kubernetesSource(settings, store as RedisStore, env);
+      source = kubernetesSource(settings, store.gateways, env);
     } else {
       source = await fileSource(settings, store, env);
     }

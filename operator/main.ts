@@ -89,7 +89,7 @@ async function startLoops(
       routers,
       providers,
       secrets,
-      gateways: store,
+      gateways: store.gateways,
       events,
       target,
       log,

@@ -15,9 +15,9 @@ export type RatioCounts = Map<string, Map<number, number>>;
 
 export interface PromptRatioStore {
   /** Adds observations (halving a router's counts once their total passes RATIO_HALVING_TOTAL). */
-  addPromptRatios(counts: RatioCounts): Promise<void>;
+  add(counts: RatioCounts): Promise<void>;
   /** Every router's counts. */
-  promptRatios(): Promise<RatioCounts>;
+  read(): Promise<RatioCounts>;
 }
 
 export function ratioBucket(ratio: number): number {

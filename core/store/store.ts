@@ -1,12 +1,26 @@
-// The state a gateway shares with its peers. Two implementations behind one contract:
-// in memory (one process, the standalone default) and Redis (any number of gateways).
+// The state a gateway shares with its peers, as its parts: each part is one contract with two
+// implementations, in memory (one process, the standalone default) and on Redis (any number of
+// gateways, and the operator). Callers name the part they use: `store.ledger.admit(...)`.
 import type { AccountStore } from './accounts.ts';
 import type { CatalogStore } from './catalog.ts';
+import type { GatewayReports } from './gateway-reports.ts';
 import type { Ledger } from './ledger.ts';
 import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { UsageLog } from './usage-log.ts';
 
-export interface Store extends AccountStore, CatalogStore, Ledger, UsageLog, PromptRatioStore {
+export interface Store {
+  /** Users and their API keys. */
+  readonly accounts: AccountStore;
+  /** Routers and providers created at run time. */
+  readonly catalog: CatalogStore;
+  /** Money and rate limits: admission and settlement. */
+  readonly ledger: Ledger;
+  /** Usage records and daily totals. */
+  readonly usage: UsageLog;
+  /** What backends report against the gateway's prompt counts. */
+  readonly promptRatios: PromptRatioStore;
+  /** Which snapshot version each gateway pod serves (Kubernetes mode). */
+  readonly gateways: GatewayReports;
   /** True while the backing service answers (checked in the background, never per request). */
   readonly healthy: boolean;
   /** Records that what must exist at start-up (admin key, the config file's users and routers) is in the store. */

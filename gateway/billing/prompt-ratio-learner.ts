@@ -62,7 +62,7 @@ export class PromptRatioLearner {
     const pending = this.#pending;
     this.#pending = new Map();
     try {
-      await this.#store.addPromptRatios(pending);
+      await this.#store.add(pending);
     } catch (error) {
       // Kept for the next sync.
       addCounts(this.#pending, pending);
@@ -70,7 +70,7 @@ export class PromptRatioLearner {
       return;
     }
     try {
-      const counts = await this.#store.promptRatios();
+      const counts = await this.#store.read();
       const ratios = new Map<string, number>();
       for (const [router, buckets] of counts) ratios.set(router, Math.min(MAX_HOLD_RATIO, Math.max(1, ratioQuantile(buckets, QUANTILE))));
       this.#ratios = ratios;

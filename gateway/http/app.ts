@@ -109,12 +109,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Repeated warnings (the store down, a provider failing) are collapsed: one line a request would flood the log.
   const throttle = new LogThrottle();
   app.addHook('onClose', async () => throttle.close());
-  const ratios = new PromptRatioLearner(deps.store, (error) => app.log.warn(`could not share learned prompt ratios: ${error.message}`));
+  const ratios = new PromptRatioLearner(deps.store.promptRatios, (error) =>
+    app.log.warn(`could not share learned prompt ratios: ${error.message}`),
+  );
   ratios.start(deps.promptRatioSyncMs ?? PROMPT_RATIO_SYNC_MS);
   app.addHook('onClose', () => ratios.stop());
   const billing = new Billing({
-    ledger: deps.store,
-    usage: deps.store,
+    ledger: deps.store.ledger,
+    usage: deps.store.usage,
     now: deps.now,
     failOpen: deps.failOpen,
     reservationTtlMs: deps.reservationTtlMs,

@@ -3,15 +3,13 @@
 // of a pod that died without a word expires by itself. The operator sets a router `Programmed`
 // once every live report names a snapshot holding the router's generation.
 import type { Log } from '../../core/log.ts';
+import type { GatewayReports } from '../../core/store/gateway-reports.ts';
 
-/** What the report needs of the store (RedisStore has it). */
-export interface ServingReports {
-  reportServing(pod: string, version: string, ttlMs: number): Promise<void>;
-  forgetServing(pod: string): Promise<void>;
-}
+/** What the report needs of the store. */
+export type ServingReports = Pick<GatewayReports, 'report' | 'forget'>;
 
 export interface ServingReportOptions {
-  readonly store: ServingReports;
+  readonly reports: ServingReports;
   readonly pod: string;
   /** The version served now; undefined while nothing is (nothing is reported then). */
   readonly version: () => string | undefined;
@@ -50,7 +48,7 @@ export class ServingReport {
     this.#timer = undefined;
     await this.#chain;
     try {
-      await this.#options.store.forgetServing(this.#options.pod);
+      await this.#options.reports.forget(this.#options.pod);
     } catch (error) {
       this.#options.log.warn({ pod: this.#options.pod, err: error }, 'could not remove the serving report; it expires by itself');
     }
@@ -60,7 +58,7 @@ export class ServingReport {
     const version = this.#options.version();
     if (version === undefined) return;
     try {
-      await this.#options.store.reportServing(this.#options.pod, version, this.#options.ttlMs ?? 30_000);
+      await this.#options.reports.report(this.#options.pod, version, this.#options.ttlMs ?? 30_000);
       if (this.#failing) this.#options.log.info({ pod: this.#options.pod, snapshot: version }, 'serving report written again');
       this.#failing = false;
     } catch (error) {

@@ -48,7 +48,7 @@ export async function ensureAdminKey(settings: GatewaySettings, store: RedisStor
       `${from} must start with "${KEY_PREFIX}" and have at least 32 characters after it (got ${adminKey.length} characters in all)`,
     );
   }
-  await ensureBootstrapAdmin(store, adminKey, new Date());
+  await ensureBootstrapAdmin(store.accounts, adminKey, new Date());
 }
 
 async function readAdminKeyFile(file: string): Promise<string> {
@@ -71,13 +71,13 @@ export interface GatewayParts {
 /** The app, not listening yet; closing it closes the upstream connections, the key cache and the store. */
 export function gatewayApp({ settings, store, routing, metrics, catalog, userResources }: GatewayParts): FastifyInstance {
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
-  const keyCache = settings.redisUrl ? new KeyCache(store) : undefined;
+  const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
   const app = buildApp({
     routing,
     metrics,
     store,
-    keys: keyCache ?? store,
+    keys: keyCache ?? store.accounts,
     catalog,
     userResources,
     now: Date.now,

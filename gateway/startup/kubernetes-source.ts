@@ -13,7 +13,7 @@ import type { SnapshotSource } from './snapshot-source.ts';
 
 export function kubernetesSource(
   settings: GatewaySettings,
-  store: ServingReports,
+  reports: ServingReports,
   env: Readonly<Record<string, string | undefined>>,
 ): SnapshotSource {
   const namespace = settings.namespace;
@@ -32,7 +32,7 @@ export function kubernetesSource(
     catalog,
     userResources: catalog,
     start({ routing, metrics, log }) {
-      report = new ServingReport({ store, pod, version: () => (loaded ? served.version : undefined), log });
+      report = new ServingReport({ reports, pod, version: () => (loaded ? served.version : undefined), log });
       source = new RoutingSource({
         client,
         namespace,

@@ -32,7 +32,7 @@ export interface RoutingDeps {
   readonly providers: Cache<ProviderObject>;
   readonly secrets: Cache<SecretObject>;
   /** The gateways' reports of the snapshot they serve (Redis). */
-  readonly gateways: { servingGateways(): Promise<readonly GatewayReport[]> };
+  readonly gateways: { list(): Promise<readonly GatewayReport[]> };
   readonly events: EventRecorder;
   readonly target: RoutingTarget;
   readonly log: Log;
@@ -121,7 +121,7 @@ async function read<T>(
 /** undefined when Redis cannot be read: Programmed becomes Unknown, the rest goes on. */
 async function readReports(deps: RoutingDeps): Promise<readonly GatewayReport[] | undefined> {
   try {
-    return await deps.gateways.servingGateways();
+    return await deps.gateways.list();
   } catch (error) {
     deps.log.warn({ err: error }, "cannot read the gateways' reports");
     return undefined;

@@ -7,7 +7,10 @@ import { DAILY_TOTALS_DAYS, utcDay } from '../../core/store/usage-days.ts';
 import type { Usage } from './user-state.ts';
 import { DAY_MS, HOUR_MS } from '../../core/time.ts';
 
-export type UsageReader = Pick<Ledger, 'balance'> & Pick<UsageLog, 'query' | 'dailyTotals'>;
+export interface UsageReader {
+  readonly ledger: Pick<Ledger, 'balance'>;
+  readonly usage: Pick<UsageLog, 'query' | 'dailyTotals'>;
+}
 
 /** What status already shows, so that a user without new requests costs two short reads. */
 export interface ShownUsage {
@@ -17,7 +20,7 @@ export interface ShownUsage {
 }
 
 export async function readUsage(store: UsageReader, userId: string, now: Date, shown: ShownUsage = {}): Promise<Usage> {
-  const balance = await store.balance(userId, now.getTime());
+  const balance = await store.ledger.balance(userId, now.getTime());
   const lastRequestTime = await lastRequest(store, userId, now, shown.lastRequestTime);
   const unchanged =
     shown.requests !== undefined && lastRequestTime === shown.lastRequestTime && balance.periodStart?.toISOString() === shown.periodStart;
@@ -29,7 +32,7 @@ async function countRequests(store: UsageReader, userId: string, now: Date, peri
   // Daily totals are kept DAILY_TOTALS_DAYS: without a period, "in all" means that far back.
   const oldest = now.getTime() - (DAILY_TOTALS_DAYS - 1) * DAY_MS;
   const from = Math.max(periodStart?.getTime() ?? oldest, oldest);
-  const days = await store.dailyTotals({ user: userId }, utcDay(from), utcDay(now.getTime()));
+  const days = await store.usage.dailyTotals({ user: userId }, utcDay(from), utcDay(now.getTime()));
   return Object.values(days).reduce((sum, totals) => sum + totals.requests, 0);
 }
 
@@ -41,7 +44,7 @@ async function lastRequest(store: UsageReader, userId: string, now: Date, known:
   const knownMs = known === undefined ? NaN : Date.parse(known);
   const windows = Number.isNaN(knownMs) ? [now.getTime() - HOUR_MS, now.getTime() - DAY_MS, undefined] : [knownMs];
   for (const from of windows) {
-    const newest = (await store.query(userId, { from, limit: 1 })).records[0];
+    const newest = (await store.usage.query(userId, { from, limit: 1 })).records[0];
     if (newest) return new Date(newest.time).toISOString();
   }
   return known;

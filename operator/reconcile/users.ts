@@ -19,7 +19,10 @@ import { writeStatus } from './write-status.ts';
 
 export const USER_KEY_PREFIX = 'user:';
 
-export type UserStore = Pick<AccountStore, 'getUser' | 'createUser' | 'updateUser' | 'deleteUser'> & KeyStore & UsageReader;
+/** The parts of the store the user reconciler uses: accounts (users and keys), the ledger and usage (for status). */
+export interface UserStore extends UsageReader {
+  readonly accounts: Pick<AccountStore, 'getUser' | 'createUser' | 'updateUser' | 'deleteUser'> & KeyStore;
+}
 
 export interface UserDeps {
   readonly client: KubeClient;
@@ -50,8 +53,8 @@ export async function reconcileUser(deps: UserDeps, key: string, signal?: AbortS
     return;
   }
   await ensureFinalizer(deps.client, user, signal);
-  await ensureStoreUser(deps.store, translated.value, now);
-  const keyCondition = await ensureApiKey(deps, user, now, signal);
+  await ensureStoreUser(deps.store.accounts, translated.value, now);
+  const keyCondition = await ensureApiKey({ ...deps, store: deps.store.accounts }, user, now, signal);
   const usage = usageStatus(await readUsage(deps.store, user.metadata.name, now, user.status));
   const conditions = [condition('Accepted', true, 'Accepted', 'The user is valid'), keyCondition, ready(keyCondition)];
   await writeStatus(
@@ -75,7 +78,7 @@ async function refuse(deps: UserDeps, user: UserObject, accepted: DesiredConditi
   await writeStatus(deps, GATEWAY_USERS, user, userStatus(user, [accepted, notServed], {}, now), signal);
 }
 
-async function ensureStoreUser(store: UserStore, spec: UserSpec, now: Date): Promise<void> {
+async function ensureStoreUser(store: UserStore['accounts'], spec: UserSpec, now: Date): Promise<void> {
   const stored = await store.getUser(spec.id);
   if (stored && sameUserSpec(stored, spec)) return;
   if (stored) {
@@ -103,7 +106,7 @@ async function ensureFinalizer(client: KubeClient, user: UserObject, signal?: Ab
 async function finalize(deps: UserDeps, user: UserObject, signal?: AbortSignal): Promise<void> {
   if (!user.metadata.finalizers?.includes(FINALIZER)) return;
   if (idOwner(deps.users.list(), user.metadata.name) === keyOf(user.metadata)) {
-    await deps.store.deleteUser(user.metadata.name);
+    await deps.store.accounts.deleteUser(user.metadata.name);
     deps.log.info({ user: user.metadata.name, object: keyOf(user.metadata) }, 'user removed from the store');
   }
   await applyObject(deps.client, GATEWAY_USERS, userMetadata(user, []), { force: false, signal });

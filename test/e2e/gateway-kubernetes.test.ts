@@ -153,11 +153,11 @@ describe('gateway pods in Kubernetes mode', () => {
     const key = generateKey();
     userKey = key.secret;
     const now = new Date();
-    await store.createUser(
+    await store.accounts.createUser(
       { id: 'alice', name: 'Alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, rate_limits: null },
       now,
     );
-    await store.addKey({
+    await store.accounts.addKey({
       id: 'k1',
       user_id: 'alice',
       name: 'e2e',
@@ -235,7 +235,7 @@ describe('gateway pods in Kubernetes mode', () => {
       ready.body.reason,
       `ConfigMap ${NAMESPACE}/${CONFIG_MAP} not found; Secret ${NAMESPACE}/${SECRET} (provider keys) not found`,
     );
-    assert.deepEqual(await store.servingGateways(), [], 'nothing served, nothing reported');
+    assert.deepEqual(await store.gateways.list(), [], 'nothing served, nothing reported');
   });
 
   it('serves the snapshot once the ConfigMap and the Secret exist: /readyz, the metric and Redis show its version, and a chat request works', async () => {
@@ -251,7 +251,7 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.object, 'chat.completion');
     await eventually(
-      async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === first.version),
+      async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === first.version),
       'the version reported to Redis',
     );
   });
@@ -270,7 +270,7 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal(fake.requests.at(-1)?.body.model, 'backend-b');
     assert.equal(fake.requests.at(-1)?.headers.authorization, undefined, 'no key in the Secret yet: none sent');
     await eventually(
-      async () => (await store.servingGateways()).some((g) => g.pod === POD && g.version === second.version),
+      async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === second.version),
       'the new version reported',
     );
   });
@@ -309,11 +309,11 @@ describe('gateway pods in Kubernetes mode', () => {
     // The bootstrap admin is made by the gateway from --admin-key; here the user is promoted instead.
     const adminKey = generateKey();
     const now = new Date();
-    await store.createUser(
+    await store.accounts.createUser(
       { id: 'root', name: 'Root', role: 'admin', budget: null, budget_period: null, allowed_routers: null, rate_limits: null },
       now,
     );
-    await store.addKey({
+    await store.accounts.addKey({
       id: 'k1',
       user_id: 'root',
       name: 'e2e',
@@ -438,9 +438,9 @@ describe('gateway pods in Kubernetes mode', () => {
       budgetPeriod: 'monthly',
     });
     assert.equal((await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol' })).status, 409, 'the resource exists');
-    assert.equal(await store.getUser('carol'), undefined, "Redis is the operator's to write");
+    assert.equal(await store.accounts.getUser('carol'), undefined, "Redis is the operator's to write");
     // Once the operator has put the user into Redis (played here), PATCH changes the resource.
-    await store.createUser(
+    await store.accounts.createUser(
       { id: 'carol', name: 'Carol', role: 'user', budget: '12.5', budget_period: 'monthly', allowed_routers: null, rate_limits: null },
       new Date(),
     );
@@ -455,7 +455,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await gateway!.stop();
     gateway = undefined;
     assert.deepEqual(
-      (await store.servingGateways()).filter((g) => g.pod === POD),
+      (await store.gateways.list()).filter((g) => g.pod === POD),
       [],
     );
   });

@@ -225,7 +225,7 @@ describe('tollgate operator against a real API server and Redis', () => {
       secret.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]),
       [['GatewayUser', 'alice', user.metadata.uid]],
     );
-    const found = await until(() => store.findKey(hashKey(aliceKey)), 'the key hash in Redis', operators);
+    const found = await until(() => store.accounts.findKey(hashKey(aliceKey)), 'the key hash in Redis', operators);
     assert.deepEqual(
       [found.user.id, found.user.name, found.user.budget, found.user.budget_period],
       ['alice', 'Alice Martin', '25', 'monthly'],
@@ -246,9 +246,9 @@ describe('tollgate operator against a real API server and Redis', () => {
 
     // One request of 1.50, as a gateway records it: charged to the ledger, and a usage record.
     const now = Date.now();
-    assert.equal((await store.admit('alice', { now, reservation: { id: 'r1', micros: 2_000_000n, ttlMs: 60_000 } })).ok, true);
-    await store.settle('alice', { now, reservation: { id: 'r1', micros: 2_000_000n }, actualMicros: 1_500_000n });
-    await store.append(usageRecord('alice', now, 1_500_000n));
+    assert.equal((await store.ledger.admit('alice', { now, reservation: { id: 'r1', micros: 2_000_000n, ttlMs: 60_000 } })).ok, true);
+    await store.ledger.settle('alice', { now, reservation: { id: 'r1', micros: 2_000_000n }, actualMicros: 1_500_000n });
+    await store.usage.append(usageRecord('alice', now, 1_500_000n));
     const used = await until(
       async () => {
         const current = await get<Conditioned>('gatewayusers', 'alice');
@@ -266,7 +266,7 @@ describe('tollgate operator against a real API server and Redis', () => {
   it('registers the key again after Redis lost its data, from the Secret that holds it', async () => {
     await redis.restart();
     await until(
-      async () => (await store.findKey(hashKey(aliceKey)).catch(() => undefined))?.user.id === 'alice',
+      async () => (await store.accounts.findKey(hashKey(aliceKey)).catch(() => undefined))?.user.id === 'alice',
       'the key hash back in Redis',
       operators,
     );
@@ -325,8 +325,8 @@ describe('tollgate operator against a real API server and Redis', () => {
   it("removes a deleted GatewayUser's Redis state, then lets the object go", async () => {
     await inTeam(['delete', 'gatewayuser', 'alice', '--wait=false']);
     await until(async () => ((await get('gatewayusers', 'alice')) === undefined ? true : undefined), 'the GatewayUser gone', operators);
-    assert.equal(await store.getUser('alice'), undefined);
-    assert.equal(await store.findKey(hashKey(aliceKey)), undefined);
+    assert.equal(await store.accounts.getUser('alice'), undefined);
+    assert.equal(await store.accounts.findKey(hashKey(aliceKey)), undefined);
   });
 
   it('serves /healthz, /readyz (ready, leading) and /metrics (leader, reconciles, ConfigMap writes) on its health port, 404 elsewhere', async () => {
@@ -455,7 +455,7 @@ describe('tollgate operator against a real API server and Redis', () => {
       operators,
     );
     const bobKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
-    assert.equal((await until(() => store.findKey(hashKey(bobKey)), "bob's key in Redis", operators)).user.id, 'bob');
+    assert.equal((await until(() => store.accounts.findKey(hashKey(bobKey)), "bob's key in Redis", operators)).user.id, 'bob');
   });
 });
 

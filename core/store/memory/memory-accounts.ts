@@ -12,6 +12,12 @@ export class MemoryAccounts implements AccountStore {
   readonly #keys = new Map<string, Map<string, ApiKeyRecord>>();
   /** key hash -> its key */
   readonly #byHash = new Map<string, ApiKeyRecord>();
+  /** What else goes with a deleted user (their money, limits and usage, as on Redis). */
+  readonly #onDelete: (userId: string) => void;
+
+  constructor(onDelete: (userId: string) => void = () => {}) {
+    this.#onDelete = onDelete;
+  }
 
   /** The stored user itself, synchronously, for the ledger (which only reads it). */
   peek(id: string): UserRecord | undefined {
@@ -51,6 +57,7 @@ export class MemoryAccounts implements AccountStore {
     for (const key of this.#keys.get(id)?.values() ?? []) this.#byHash.delete(key.hash);
     this.#keys.delete(id);
     const deleted = this.#users.delete(id);
+    this.#onDelete(id);
     this.#changed(id);
     return deleted;
   }

@@ -28,10 +28,13 @@ export class RedisAccounts implements AccountStore {
   readonly #templates = [...template(keys.user), ...template(keys.userKeys)];
 
   readonly #channels: RedisChannels;
+  readonly #beforeChange: (userId: string) => Promise<unknown>;
 
-  constructor(redis: Redis, channels: RedisChannels) {
+  /** `beforeChange` runs before a user is updated or deleted (the ledger gives back this gateway's leases). */
+  constructor(redis: Redis, channels: RedisChannels, beforeChange: (userId: string) => Promise<unknown> = async () => {}) {
     this.#redis = redis;
     this.#channels = channels;
+    this.#beforeChange = beforeChange;
     this.#createUser = defineScript(redis, 'user-create', 2);
     this.#updateUser = defineScript(redis, 'user-update', 1);
     this.#addKey = defineScript(redis, 'key-add', 3);
@@ -77,6 +80,7 @@ export class RedisAccounts implements AccountStore {
   }
 
   async updateUser(user: UserSpec): Promise<UserRecord> {
+    await this.#beforeChange(user.id);
     const createdAt = await this.#updateUser.run(keys.user(user.id), JSON.stringify(user), ...budgetFields(user));
     if (typeof createdAt !== 'string') throw new NotFoundError(`user "${user.id}" does not exist`);
     await this.#changed(user.id);
@@ -84,6 +88,7 @@ export class RedisAccounts implements AccountStore {
   }
 
   async deleteUser(id: string): Promise<boolean> {
+    await this.#beforeChange(id);
     const userKeys = await this.#scan(keys.userPattern(id));
     const apiKeys = (await this.#redis.hvals(keys.userKeys(id))).map((raw) => keys.apiKey((JSON.parse(raw) as ApiKeyRecord).hash));
     const others = [...userKeys, ...apiKeys].filter((key) => key !== keys.user(id));

@@ -14,11 +14,14 @@ export class RedisCatalog implements CatalogStore {
   readonly #redis: Redis;
   readonly #write: LuaScript;
   readonly #channels: RedisChannels;
+  readonly #beforeWrite: () => Promise<unknown>;
 
-  constructor(redis: Redis, channels: RedisChannels) {
+  /** `beforeWrite` runs before every write (the ledger gives back this gateway's leases, taken under the old prices). */
+  constructor(redis: Redis, channels: RedisChannels, beforeWrite: () => Promise<unknown> = async () => {}) {
     this.#redis = redis;
     this.#write = defineScript(redis, 'catalog-write', 1);
     this.#channels = channels;
+    this.#beforeWrite = beforeWrite;
   }
 
   async readCatalog(): Promise<Catalog> {
@@ -27,6 +30,7 @@ export class RedisCatalog implements CatalogStore {
   }
 
   async writeCatalog(expectedRevision: number, next: { routers: RouterSpec[]; providers: ProviderSpec[] }): Promise<number | 'conflict'> {
+    await this.#beforeWrite();
     const catalog: Catalog = { revision: expectedRevision + 1, routers: next.routers, providers: next.providers };
     const revision = Number(await this.#write.run(keys.catalog, expectedRevision, JSON.stringify(catalog), keys.catalogChanged));
     return revision < 0 ? 'conflict' : revision;

@@ -1,27 +1,19 @@
-// What each gateway pod serves (Kubernetes mode): one key per pod, `tg:gateways:<pod>` = JSON
-// {version, at}, written with a TTL and refreshed while the pod lives, so a pod that died without
-// a word drops out by itself. The operator reads them all to decide a router's `Programmed`.
+// Gateway reports on Redis: one key per pod, `tg:gateways:<pod>` = JSON {version, at}, written
+// with a TTL (PX), so a pod that died without a word drops out by itself.
 import type { Redis } from 'ioredis';
+import type { GatewayReports, ServingGateway } from '../gateway-reports.ts';
 import { keys } from './keys.ts';
-
-export interface ServingGateway {
-  readonly pod: string;
-  /** The routing snapshot version the pod serves. */
-  readonly version: string;
-  /** When the pod last said so (ISO 8601). */
-  readonly at: string;
-}
 
 const PREFIX = keys.gateway('');
 
-export class RedisGateways {
+export class RedisGateways implements GatewayReports {
   readonly #redis: Redis;
 
   constructor(redis: Redis) {
     this.#redis = redis;
   }
 
-  async report(pod: string, version: string, ttlMs: number, at: Date): Promise<void> {
+  async report(pod: string, version: string, ttlMs: number, at = new Date()): Promise<void> {
     await this.#redis.set(keys.gateway(pod), JSON.stringify({ version, at: at.toISOString() }), 'PX', ttlMs);
   }
 

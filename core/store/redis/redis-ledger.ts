@@ -2,10 +2,10 @@
 // lua/settle.lua), so every change of money and limits is atomic across all gateways. The
 // admissions and settlements of one turn of the event loop go in one script call (lua/ledger.lua),
 // as one JSON argument, and come back as one JSON reply (lua/ledger-common.lua says why).
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
+import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
+import { DAY_MS } from '../../time.ts';
 import type { BudgetPeriod } from '../../resources/user.ts';
 import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
@@ -13,13 +13,76 @@ import { randomId } from '../../ids.ts';
 import { keys } from './keys.ts';
 import { BudgetLease, BUDGET_LEASES, type HoldChange } from './redis-budget-lease.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
+import { defineScript, type LuaScript } from './scripts.ts';
 
-const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-// Redis scripts cannot import one another: the four files are loaded as one script, the shared
-// functions first and ledger.lua, which runs the batch, last.
-const LEDGER = ['ledger-common', 'admit', 'settle', 'ledger'].map(script).join('\n');
+/** Names of a limit's three fields in the rate-limit hash (`rpm.s`, `rpm.c`, `rpm.p`): stored data, so they never change. */
+const WINDOW_FIELDS: Record<RateLimitName, string> = {
+  requests_per_minute: 'rpm',
+  requests_per_day: 'rpd',
+  tokens_per_minute: 'tpm',
+  tokens_per_day: 'tpd',
+};
 
-type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+/**
+ * A rate-limit hash lives this long after its last window rolled: the longest window and the one
+ * before it, which is all its counters remember.
+ */
+const WINDOW_HASH_TTL_MS = 2 * Math.max(...Object.values(RATE_WINDOWS).map((w) => w.windowMs));
+if (WINDOW_HASH_TTL_MS !== 2 * DAY_MS) throw new Error('a rate-limit window longer than a day needs its hash kept longer');
+
+/**
+ * The ledger scripts' constants, written from the TypeScript declarations (resources/limits.ts),
+ * so window lengths and the order of the limits are declared once.
+ */
+function ledgerPrelude(): string {
+  const windows = RATE_LIMIT_NAMES.map((name) => {
+    const f = WINDOW_FIELDS[name];
+    const { windowMs, unit } = RATE_WINDOWS[name];
+    return `  ${name} = { window = ${windowMs}, unit = '${unit}', s = '${f}.s', c = '${f}.c', p = '${f}.p' },`;
+  });
+  return [
+    `local WINDOWS = {\n${windows.join('\n')}\n}`,
+    `local LIMIT_NAMES = { ${RATE_LIMIT_NAMES.map((name) => `'${name}'`).join(', ')} }`,
+    `local WINDOW_HASH_TTL_MS = ${WINDOW_HASH_TTL_MS}`,
+  ].join('\n');
+}
+
+/** Fields every step has (lua/ledger-common.lua): its time and the period indices of that time, as text. */
+interface StepTime {
+  readonly now: number;
+  readonly day: string;
+  readonly week: string;
+  readonly month: string;
+}
+
+/** One admission of a batch (lua/admit.lua lists the fields). */
+interface AdmitStep extends StepTime {
+  readonly t: 'a';
+  readonly hold: string;
+  readonly micros: string;
+  readonly ttl: number;
+  readonly tokens: number;
+  readonly limits: Partial<Record<RateLimitName, number>>;
+  readonly lease: string;
+  readonly size: number;
+  readonly headroom: number;
+  readonly open_ms: number;
+  readonly may_wait: boolean;
+}
+
+/** One settlement of a batch (lua/settle.lua lists the fields). */
+interface SettleStep extends StepTime {
+  readonly t: 's';
+  readonly hold: string;
+  readonly micros: string;
+  readonly charge: string;
+  readonly tokens: number;
+  readonly limits: Partial<Record<RateLimitName, number>>;
+  readonly after?: string;
+  readonly ttl?: number;
+  readonly granted_at?: number;
+  readonly unused?: Partial<Record<RateLimitName, number>>;
+}
 
 /** Most admissions and settlements sent in one script call. */
 const MAX_BATCH = 128;
@@ -29,8 +92,7 @@ interface Pending {
   readonly userId: string;
   /** The router whose rate-limit windows it counts in ('-' when none). */
   readonly scope: string;
-  /** 'a' (admission) or 's' (settlement), then the step's arguments (lua/admit.lua, lua/settle.lua). */
-  readonly args: string[];
+  readonly step: AdmitStep | SettleStep;
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -40,21 +102,21 @@ interface Pending {
  * go once per batch (`k`), and each request names its set by position (`r`: index, arguments):
  * the keys are most of a request's bytes, and a batch often holds several requests of one user.
  */
-function runBatch(waiting: Pending[], script: ScriptCall, onFailure: () => void): void {
+function runBatch(waiting: Pending[], script: LuaScript, onFailure: () => void): void {
   const batch = waiting.splice(0, waiting.length);
   if (batch.length === 0) return;
   const keySets: string[][] = [];
   const positions = new Map<string, number>();
-  const requests = batch.map(({ userId, scope, args }) => {
+  const requests = batch.map(({ userId, scope, step }) => {
     const id = `${userId}\u0000${scope}`;
     let position = positions.get(id);
     if (position === undefined) {
       position = keySets.push(userKeys(userId, scope)); // 1-based, as Lua counts
       positions.set(id, position);
     }
-    return [position, ...args];
+    return { k: position, ...step };
   });
-  script(0, JSON.stringify({ k: keySets, r: requests })).then(
+  script.run(JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {
       const parsed = JSON.parse(replies as string) as unknown[];
       for (const [i, entry] of batch.entries()) entry.resolve(parsed[i]);
@@ -111,7 +173,7 @@ export interface RedisLedgerOptions {
 
 export class RedisLedger implements Ledger {
   readonly #redis: Redis;
-  readonly #run: ScriptCall;
+  readonly #run: LuaScript;
   readonly #waiting: Pending[] = [];
   readonly #options: RedisLedgerOptions;
   readonly #slots = new Map<string, LeaseSlot>();
@@ -121,9 +183,9 @@ export class RedisLedger implements Ledger {
   constructor(redis: Redis, options: RedisLedgerOptions) {
     this.#redis = redis;
     this.#options = options;
-    // defineCommand calls EVALSHA, and EVAL when Redis has lost the script (NOSCRIPT).
-    redis.defineCommand('tollgateLedger', { lua: LEDGER });
-    this.#run = (redis as unknown as Record<string, ScriptCall>).tollgateLedger!.bind(redis);
+    // Redis scripts cannot import one another: the shared functions and both steps are loaded
+    // before ledger.lua, which runs the batch.
+    this.#run = defineScript(redis, 'ledger', 0, { prelude: ledgerPrelude(), before: ['ledger-common', 'admit', 'settle'] });
   }
 
   /**
@@ -202,21 +264,20 @@ export class RedisLedger implements Ledger {
       this.#add({
         userId,
         scope: rate?.scope ?? '-',
-        args: [
-          'a',
-          String(now),
-          ...indices(now),
-          hold?.id ?? '',
-          hold ? hold.micros.toString() : '0',
-          String(hold?.ttlMs ?? 0),
-          String(rate?.tokens ?? 0),
-          ...limitArgs(rate?.policy),
-          leaseId,
-          String(this.#options.leaseRequests),
-          String(BUDGET_LEASES.headroom),
-          String(BUDGET_LEASES.openMs + BUDGET_LEASES.graceMs),
-          mayWait ? '1' : '',
-        ],
+        step: {
+          t: 'a',
+          ...stepTime(now),
+          hold: hold?.id ?? '',
+          micros: hold ? hold.micros.toString() : '0',
+          ttl: hold?.ttlMs ?? 0,
+          tokens: rate?.tokens ?? 0,
+          limits: limitsOf(rate?.policy),
+          lease: leaseId,
+          size: this.#options.leaseRequests,
+          headroom: BUDGET_LEASES.headroom,
+          open_ms: BUDGET_LEASES.openMs + BUDGET_LEASES.graceMs,
+          may_wait: mayWait,
+        },
         resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
         reject,
       });
@@ -232,12 +293,12 @@ export class RedisLedger implements Ledger {
     const step = lease ? leaseHold(lease, lease.settle(hold!.micros, actualMicros)) : hold;
     // Redis does not answer: refused at once (the hold expires by itself) rather than waiting out the command timeout.
     if (!this.#options.healthy()) return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
-    return this.#settleStep(userId, rate?.scope ?? '-', settleArgs(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy));
+    return this.#settleStep(userId, rate?.scope ?? '-', settleStep(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy));
   }
 
-  #settleStep(userId: string, scope: string, args: string[]): Promise<SettleResult> {
+  #settleStep(userId: string, scope: string, step: SettleStep): Promise<SettleResult> {
     return new Promise((resolve, reject) => {
-      this.#add({ userId, scope, args, resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }), reject });
+      this.#add({ userId, scope, step, resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }), reject });
     });
   }
 
@@ -253,7 +314,7 @@ export class RedisLedger implements Ledger {
     return this.#settleStep(
       lease.userId,
       lease.scope,
-      settleArgs(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused }),
+      settleStep(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused }),
     ).catch(() => {
       // Redis is unreachable: the hold expires by itself, and the rate-limit room with its window.
     });
@@ -337,44 +398,45 @@ function leaseHold(lease: BudgetLease, change: HoldChange): HoldStep {
   return { id: change.before > 0n ? lease.id : '', micros: change.before, after: change.after, ttlMs: lease.ttlMs };
 }
 
-/** The arguments of one settle.lua step, in its order (see its header); `giveBack` when a lease closes. */
-function settleArgs(
+/** One settle.lua step; `giveBack` when a lease closes (its unused room, in RATE_LIMIT_NAMES order). */
+function settleStep(
   now: number,
   hold: HoldStep | undefined,
   actualMicros: bigint,
   tokens: number,
   policy: RateLimitPolicy | undefined,
   giveBack?: { grantedAt: number; unused: readonly number[] },
-): string[] {
-  const [, , tokensPerMinute, tokensPerDay] = limitArgs(policy);
-  const args = [
-    's',
-    String(now),
-    ...indices(now),
-    hold?.id ?? '',
-    hold ? hold.micros.toString() : '0',
-    actualMicros.toString(),
-    String(tokens),
-    tokensPerMinute!,
-    tokensPerDay!,
-  ];
-  if (hold?.after !== undefined) args.push(hold.after.toString(), String(hold.ttlMs ?? 0));
-  if (giveBack) args.push(String(giveBack.grantedAt), ...giveBack.unused.map(String));
-  return args;
+): SettleStep {
+  return {
+    t: 's',
+    ...stepTime(now),
+    hold: hold?.id ?? '',
+    micros: hold ? hold.micros.toString() : '0',
+    charge: actualMicros.toString(),
+    tokens,
+    limits: limitsOf(policy),
+    ...(hold?.after !== undefined && { after: hold.after.toString(), ttl: hold.ttlMs ?? 0 }),
+    ...(giveBack && {
+      granted_at: giveBack.grantedAt,
+      unused: Object.fromEntries(RATE_LIMIT_NAMES.map((name, i) => [name, giveBack.unused[i] ?? 0])),
+    }),
+  };
 }
 
 function userKeys(userId: string, scope: string): string[] {
   return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope)];
 }
 
-function indices(now: number): string[] {
+function stepTime(now: number): StepTime {
   const { daily, weekly, monthly } = periodIndices(now);
-  return [String(daily), String(weekly), String(monthly)];
+  return { now, day: String(daily), week: String(weekly), month: String(monthly) };
 }
 
-/** The four limits in the scripts' order, '' for "no limit". */
-function limitArgs(policy: RateLimitPolicy | undefined): string[] {
-  return RATE_LIMIT_NAMES.map((name) => (policy?.[name] === undefined ? '' : String(policy[name])));
+/** The limits a policy sets, by name (the scripts take an absent one as "no limit"). */
+function limitsOf(policy: RateLimitPolicy | undefined): Partial<Record<RateLimitName, number>> {
+  const limits: Partial<Record<RateLimitName, number>> = {};
+  if (policy) for (const name of RATE_LIMIT_NAMES) if (policy[name] !== undefined) limits[name] = policy[name];
+  return limits;
 }
 
 function readStatuses(reply: (string | number)[], from: number): RateStatuses {

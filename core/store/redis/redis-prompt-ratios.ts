@@ -15,13 +15,13 @@ export class RedisPromptRatios implements PromptRatioStore {
     this.#add = defineScript(redis, 'prompt-ratios-add', 1);
   }
 
-  async addPromptRatios(counts: RatioCounts): Promise<void> {
+  async add(counts: RatioCounts): Promise<void> {
     if (counts.size === 0) return;
     const entries = [...counts].map(([router, buckets]) => [router, [...buckets]]);
     await this.#add.run(keys.promptRatios, JSON.stringify(entries), RATIO_HALVING_TOTAL);
   }
 
-  async promptRatios(): Promise<RatioCounts> {
+  async read(): Promise<RatioCounts> {
     const hash = await this.#redis.hgetall(keys.promptRatios);
     const out: RatioCounts = new Map();
     for (const [field, count] of Object.entries(hash)) {

@@ -1,26 +1,25 @@
 // The store shared by any number of gateways: one Redis, one client connection per process
-// (plus one for catalog change notices), each concern in its own class. Every failure to reach
-// Redis surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open).
+// (plus one for change notices), each part in its own class. Every call of a part goes through
+// one gate: refused at once while Redis does not answer, and every failure to reach Redis
+// surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open).
 import { Redis } from 'ioredis';
-import type { ProviderSpec } from '../../resources/provider.ts';
-import type { RouterSpec } from '../../resources/router.ts';
-import type { UserSpec } from '../../resources/user.ts';
-import type { ApiKeyRecord, Page, UserRecord } from '../accounts.ts';
-import type { Catalog } from '../catalog.ts';
-import type { Admission, AdmissionResult, Balance, Settlement, SettleResult } from '../ledger.ts';
+import type { AccountStore } from '../accounts.ts';
+import type { CatalogStore } from '../catalog.ts';
+import type { GatewayReports } from '../gateway-reports.ts';
+import type { Ledger } from '../ledger.ts';
+import type { PromptRatioStore } from '../prompt-ratios.ts';
 import type { Store } from '../store.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
-import type { UsagePage, UsageQuery, UsageRecord, UsageTotals } from '../usage-log.ts';
+import type { UsageLog } from '../usage-log.ts';
 import { RedisAccounts } from './redis-accounts.ts';
 import { RedisCatalog } from './redis-catalog.ts';
 import { RedisChannels } from './redis-channels.ts';
-import { RedisGateways, type ServingGateway } from './redis-gateways.ts';
+import { RedisGateways } from './redis-gateways.ts';
 import { RedisHealth } from './redis-health.ts';
 import { BUDGET_LEASES } from './redis-budget-lease.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
-import type { RatioCounts } from '../prompt-ratios.ts';
 import { unavailable } from './unavailable.ts';
 
 export interface RedisStoreOptions {
@@ -48,14 +47,15 @@ export interface RedisStoreOptions {
 }
 
 export class RedisStore implements Store {
+  readonly accounts: AccountStore;
+  readonly catalog: CatalogStore;
+  readonly ledger: Ledger;
+  readonly usage: UsageLog;
+  readonly promptRatios: PromptRatioStore;
+  readonly gateways: GatewayReports;
   readonly #client: Redis;
-  readonly #accounts: RedisAccounts;
-  readonly #catalog: RedisCatalog;
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
-  readonly #usage: RedisUsageLog;
-  readonly #ratios: RedisPromptRatios;
-  readonly #gateways: RedisGateways;
   readonly #health: RedisHealth;
   readonly #timedOut = () => this.#health.timedOut();
 
@@ -91,12 +91,24 @@ export class RedisStore implements Store {
     this.#client = client;
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
-    this.#accounts = new RedisAccounts(client, this.#channels);
-    this.#catalog = new RedisCatalog(client, this.#channels);
-    this.#ledger = new RedisLedger(client, { leaseRequests: options.leaseRequests ?? BUDGET_LEASES.requests, healthy: () => this.healthy });
-    this.#usage = new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now });
-    this.#ratios = new RedisPromptRatios(client);
-    this.#gateways = new RedisGateways(client);
+    const ledger = new RedisLedger(client, { leaseRequests: options.leaseRequests ?? BUDGET_LEASES.requests, healthy: () => this.healthy });
+    this.#ledger = ledger;
+    const gate: Gate = (call) => this.#call(call);
+    // Leases taken under a user's old budget or limits, or under old prices, go back before the
+    // change. Other gateways' leases close by themselves within BUDGET_LEASES.openMs.
+    this.accounts = gated(new RedisAccounts(client, this.#channels, (userId) => ledger.closeLeases(userId)), gate, ['onAccountChange']);
+    this.catalog = gated(new RedisCatalog(client, this.#channels, () => ledger.closeLeases(null)), gate, ['onCatalogChange']);
+    this.ledger = {
+      admit: (userId, admission) => this.#call(() => ledger.admit(userId, admission)),
+      // Not refused here while Redis does not answer: the ledger first forgets the request's
+      // lease hold, then refuses (see RedisLedger.settle).
+      settle: (userId, settlement) => unavailable(() => ledger.settle(userId, settlement), this.#timedOut),
+      balance: (userId, now) => this.#call(() => ledger.balance(userId, now)),
+    };
+    this.usage = gated(new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now }), gate);
+    // Shared every few seconds, off the request path: tried even while a probe is pending.
+    this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
+    this.gateways = gated(new RedisGateways(client), gate);
   }
 
   /** Connected, and Redis answers (a command that timed out says no until a probe is answered). */
@@ -120,91 +132,6 @@ export class RedisStore implements Store {
     return unavailable(call, this.#timedOut);
   }
 
-  createUser(user: UserSpec, now: Date): Promise<UserRecord> {
-    return this.#call(() => this.#accounts.createUser(user, now));
-  }
-  getUser(id: string): Promise<UserRecord | undefined> {
-    return this.#call(() => this.#accounts.getUser(id));
-  }
-  listUsers(after: string | null, limit: number): Promise<Page<UserRecord>> {
-    return this.#call(() => this.#accounts.listUsers(after, limit));
-  }
-  updateUser(user: UserSpec): Promise<UserRecord> {
-    // Leases taken under the old budget or limits go back first. Other gateways' leases close by
-    // themselves within BUDGET_LEASES.openMs.
-    return this.#call(() => this.#ledger.closeLeases(user.id).then(() => this.#accounts.updateUser(user)));
-  }
-  deleteUser(id: string): Promise<boolean> {
-    return this.#call(() => this.#ledger.closeLeases(id).then(() => this.#accounts.deleteUser(id)));
-  }
-  addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
-    return this.#call(() => this.#accounts.addKey(key, maxActive));
-  }
-  listKeys(userId: string): Promise<ApiKeyRecord[]> {
-    return this.#call(() => this.#accounts.listKeys(userId));
-  }
-  revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
-    return this.#call(() => this.#accounts.revokeKey(userId, keyId, now));
-  }
-  findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
-    return this.#call(() => this.#accounts.findKey(hash));
-  }
-
-  readCatalog(): Promise<Catalog> {
-    return this.#call(() => this.#catalog.readCatalog());
-  }
-  writeCatalog(expectedRevision: number, next: { routers: RouterSpec[]; providers: ProviderSpec[] }): Promise<number | 'conflict'> {
-    return this.#call(() => this.#ledger.closeLeases(null).then(() => this.#catalog.writeCatalog(expectedRevision, next)));
-  }
-  onCatalogChange(listener: () => void): () => void {
-    return this.#catalog.onCatalogChange(listener);
-  }
-  onAccountChange(listener: (userId: string | null) => void): () => void {
-    return this.#accounts.onAccountChange(listener);
-  }
-
-  admit(userId: string, admission: Admission): Promise<AdmissionResult> {
-    return this.#call(() => this.#ledger.admit(userId, admission));
-  }
-  settle(userId: string, settlement: Settlement): Promise<SettleResult> {
-    // Not refused here while Redis does not answer: the ledger first forgets the request's lease
-    // hold, then refuses (see RedisLedger.settle).
-    return unavailable(() => this.#ledger.settle(userId, settlement), this.#timedOut);
-  }
-  balance(userId: string, now: number): Promise<Balance> {
-    return this.#call(() => this.#ledger.balance(userId, now));
-  }
-
-  append(record: UsageRecord): Promise<void> {
-    return this.#call(() => this.#usage.append(record));
-  }
-  query(userId: string, query: UsageQuery): Promise<UsagePage> {
-    return this.#call(() => this.#usage.query(userId, query));
-  }
-  dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
-    return this.#call(() => this.#usage.dailyTotals(subject, fromDay, toDay));
-  }
-
-  addPromptRatios(counts: RatioCounts): Promise<void> {
-    return unavailable(() => this.#ratios.addPromptRatios(counts));
-  }
-  promptRatios(): Promise<RatioCounts> {
-    return unavailable(() => this.#ratios.promptRatios());
-  }
-
-  /** Kubernetes mode: says which routing snapshot version this pod serves, for `ttlMs` (tg:gateways:<pod>). */
-  reportServing(pod: string, version: string, ttlMs: number, at = new Date()): Promise<void> {
-    return this.#call(() => this.#gateways.report(pod, version, ttlMs, at));
-  }
-  /** Removes a pod's report, when it stops serving. */
-  forgetServing(pod: string): Promise<void> {
-    return this.#call(() => this.#gateways.forget(pod));
-  }
-  /** Every gateway pod whose report has not expired, by pod name. */
-  servingGateways(): Promise<ServingGateway[]> {
-    return this.#call(() => this.#gateways.list());
-  }
-
   async close(): Promise<void> {
     this.#health.close();
     await this.#ledger.closeLeases(null);
@@ -219,6 +146,24 @@ export class RedisStore implements Store {
     }
     this.#client.disconnect();
   }
+}
+
+/** How a part's calls reach Redis: refused at once while it does not answer, failures as StoreUnavailableError. */
+type Gate = <T>(call: () => Promise<T>) => Promise<T>;
+
+/**
+ * The part with each of its methods called through `gate`, except `direct` ones (subscriptions,
+ * which return at once). Only the methods of the part's contract are reachable through the type.
+ */
+function gated<T extends object>(part: T, gate: Gate, direct: readonly (keyof T & string)[] = []): T {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(part))) {
+    const method = (part as Record<string, unknown>)[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    const bound = method.bind(part) as (...args: unknown[]) => Promise<unknown>;
+    out[name] = (direct as readonly string[]).includes(name) ? bound : (...args: unknown[]) => gate(() => bound(...args));
+  }
+  return out as T;
 }
 
 /** Resolves at the client's first 'ready'; rejects when that takes longer than `timeoutMs`. */

@@ -39,7 +39,7 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
       const spec = parseWith(UserSpec, { ...input, id: input.id ?? newUserId() });
       if (deps.resources) {
-        if (await deps.store.getUser(spec.id)) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
+        if (await deps.store.accounts.getUser(spec.id)) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
         try {
           await deps.resources.create(spec);
         } catch (error) {
@@ -47,28 +47,28 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
           throw error;
         }
         reply.code(201);
-        return userView({ ...spec, created_at: new Date(deps.now()).toISOString() }, deps.store, deps.now());
+        return userView({ ...spec, created_at: new Date(deps.now()).toISOString() }, deps.store.ledger, deps.now());
       }
       let created: UserRecord;
       try {
-        created = await deps.store.createUser(spec, new Date(deps.now()));
+        created = await deps.store.accounts.createUser(spec, new Date(deps.now()));
       } catch (error) {
         if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
         throw error;
       }
       reply.code(201);
-      return userView(created, deps.store, deps.now());
+      return userView(created, deps.store.ledger, deps.now());
     });
 
     admin.get('/v1/admin/users', async (request) => {
       const query = parseWith(ListQuery, request.query);
-      const page = await deps.store.listUsers(query.after ?? null, query.limit);
+      const page = await deps.store.accounts.listUsers(query.after ?? null, query.limit);
       const now = deps.now();
-      return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.store, now))), next: page.next };
+      return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.store.ledger, now))), next: page.next };
     });
 
     admin.get<IdParams>('/v1/admin/users/:id', async (request) =>
-      userView(await userOr404(deps.store, request.params.id), deps.store, deps.now()),
+      userView(await userOr404(deps.store, request.params.id), deps.store.ledger, deps.now()),
     );
 
     admin.patch('/v1/admin/users', async (request) => {
@@ -85,14 +85,14 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       if (id === requireAdmin(request).user.id)
         throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
       // A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode.
-      const deleted = (deps.resources && (await deps.resources.delete(id))) || (await deps.store.deleteUser(id));
+      const deleted = (deps.resources && (await deps.resources.delete(id))) || (await deps.store.accounts.deleteUser(id));
       if (!deleted) throw userNotFound(id);
       return { object: 'user', id, deleted: true };
     });
 
     admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
       const created = await createKey(
-        deps.store,
+        deps.store.accounts,
         (await userOr404(deps.store, request.params.id)).id,
         request.body ?? {},
         deps.now(),
@@ -104,13 +104,13 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
 
     admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
       const user = await userOr404(deps.store, request.params.id);
-      return keyPage(await deps.store.listKeys(user.id), request.query);
+      return keyPage(await deps.store.accounts.listKeys(user.id), request.query);
     });
 
     admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
       const { id, keyId } = request.params;
       await userOr404(deps.store, id);
-      const revoked = await deps.store.revokeKey(id, keyId, new Date(deps.now()));
+      const revoked = await deps.store.accounts.revokeKey(id, keyId, new Date(deps.now()));
       if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
       return keyView(revoked);
     });
@@ -127,13 +127,13 @@ async function update(deps: AdminUsersDeps, callerId: string, id: string, patch:
     throw errors.invalidRequest("role: you cannot remove your own admin role; use another admin's key", 'role');
   if (deps.resources) {
     await deps.resources.update(next);
-    return userView({ ...next, created_at: current.created_at }, deps.store, deps.now());
+    return userView({ ...next, created_at: current.created_at }, deps.store.ledger, deps.now());
   }
-  return userView(await deps.store.updateUser(next), deps.store, deps.now());
+  return userView(await deps.store.accounts.updateUser(next), deps.store.ledger, deps.now());
 }
 
 async function userOr404(store: Store, id: string): Promise<UserRecord> {
-  const user = await store.getUser(id);
+  const user = await store.accounts.getUser(id);
   if (!user) throw userNotFound(id);
   return user;
 }

@@ -16,17 +16,17 @@ export interface MeDeps {
 export function registerMe(app: FastifyInstance, deps: MeDeps): void {
   app.get('/v1/me', async (request) => {
     const { user, key } = callerOf(request);
-    const view = await userView(user, deps.store, deps.now());
+    const view = await userView(user, deps.store.ledger, deps.now());
     return { ...view, key: { id: key.id, name: key.name, hint: key.hint, created_at: key.created_at, expires_at: key.expires_at } };
   });
 
   app.get('/v1/me/keys', async (request) => {
     const { user } = callerOf(request);
-    return keyPage(await deps.store.listKeys(user.id), request.query);
+    return keyPage(await deps.store.accounts.listKeys(user.id), request.query);
   });
 
   app.post('/v1/me/keys', async (request, reply) => {
-    const created = await createKey(deps.store, callerOf(request).user.id, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
+    const created = await createKey(deps.store.accounts, callerOf(request).user.id, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
     reply.code(201);
     return created;
   });
@@ -34,7 +34,7 @@ export function registerMe(app: FastifyInstance, deps: MeDeps): void {
   app.delete<{ Params: { keyId: string } }>('/v1/me/keys/:keyId', async (request) => {
     const { keyId } = request.params;
     // Scoped to the caller: someone else's key id is as unknown as one that never existed.
-    const revoked = await deps.store.revokeKey(callerOf(request).user.id, keyId, new Date(deps.now()));
+    const revoked = await deps.store.accounts.revokeKey(callerOf(request).user.id, keyId, new Date(deps.now()));
     if (!revoked) throw errors.notFound(`You have no API key "${keyId}"`);
     return keyView(revoked);
   });

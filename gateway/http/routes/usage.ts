@@ -64,7 +64,7 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
   app.get('/v1/usage', async (request) => {
     const query = parseWith(UsageQuery, request.query);
     const user = await subjectUser(request, query.user, deps.store);
-    const page = await deps.store.query(user, {
+    const page = await deps.store.usage.query(user, {
       from: query.from,
       to: query.to,
       router: query.model === undefined ? undefined : routerName(deps.routing, query.model),
@@ -86,7 +86,7 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
     } else {
       subject = { user: await subjectUser(request, query.user, deps.store) };
     }
-    const byDay = await deps.store.dailyTotals(subject, from, to);
+    const byDay = await deps.store.usage.dailyTotals(subject, from, to);
     const data = daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) }));
     const sum = Object.values(byDay).reduce(addTotals, EMPTY_TOTALS);
     return {
@@ -106,7 +106,7 @@ async function subjectUser(request: FastifyRequest, requested: string | undefine
   const { user } = callerOf(request);
   if (requested === undefined || requested === user.id) return user.id;
   if (user.role !== 'admin') throw errors.forbidden("Only admins may read another user's usage", 'user');
-  if (!(await store.getUser(requested))) throw errors.notFound(`User "${requested}" not found`, 'user');
+  if (!(await store.accounts.getUser(requested))) throw errors.notFound(`User "${requested}" not found`, 'user');
   return requested;
 }
 

@@ -17,11 +17,11 @@ test('several gateways making the same bootstrap admin at once all succeed', asy
   const stores = await Promise.all(Array.from({ length: 4 }, () => RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 })));
   try {
     const secret = generateKey().secret;
-    await Promise.all(stores.map((store) => ensureBootstrapAdmin(store, secret, new Date())));
-    const found = await stores[0]!.findKey(hashKey(secret));
+    await Promise.all(stores.map((store) => ensureBootstrapAdmin(store.accounts, secret, new Date())));
+    const found = await stores[0]!.accounts.findKey(hashKey(secret));
     assert.equal(found?.user.id, 'admin');
     assert.equal(found?.user.role, 'admin');
-    assert.equal((await stores[0]!.listKeys('admin')).length, 1);
+    assert.equal((await stores[0]!.accounts.listKeys('admin')).length, 1);
   } finally {
     await Promise.all(stores.map((store) => store.close()));
   }

@@ -90,19 +90,19 @@ test(`${REQUESTS} concurrent one-word chats through two gateways on a budget of 
 
   const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
   try {
-    let balance = await store.balance('newcomer', Date.now());
+    let balance = await store.ledger.balance('newcomer', Date.now());
     for (let i = 0; i < 100 && balance.reservedMicros !== 0n; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      balance = await store.balance('newcomer', Date.now());
+      balance = await store.ledger.balance('newcomer', Date.now());
     }
     assert.equal(balance.reservedMicros, 0n, 'no hold is left');
     assert.equal(balance.spentMicros, BigInt(SERVED) * COST_MICROS);
 
     // Every record's cost is its tokens times the prices, all of it charged.
-    let page = await store.query('newcomer', { limit: 1000 });
+    let page = await store.usage.query('newcomer', { limit: 1000 });
     for (let i = 0; i < 100 && page.totals.requests < REQUESTS; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      page = await store.query('newcomer', { limit: 1000 });
+      page = await store.usage.query('newcomer', { limit: 1000 });
     }
     const ok = page.records.filter((r) => r.status === 200);
     assert.equal(ok.length, SERVED);

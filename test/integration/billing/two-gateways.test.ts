@@ -91,10 +91,10 @@ async function assertSettled(userId: string, served: number): Promise<void> {
   const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
   const raw = new Redis(redis.url);
   try {
-    let balance = await store.balance(userId, Date.now());
+    let balance = await store.ledger.balance(userId, Date.now());
     for (let i = 0; i < 100 && balance.reservedMicros !== 0n; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      balance = await store.balance(userId, Date.now());
+      balance = await store.ledger.balance(userId, Date.now());
     }
     assert.equal(balance.reservedMicros, 0n, 'no hold is left');
     assert.equal(balance.spentMicros, BigInt(served) * COST_MICROS);

@@ -9,7 +9,7 @@ import type { PromptRatioStore, RatioCounts } from '../../../core/store/prompt-r
 const newStore = () => new MemoryStore({ usageRetentionMs: 86_400_000 });
 
 test('a router is held at its count until learned, then at the 99th percentile of reported / counted', async () => {
-  const learner = new PromptRatioLearner(newStore(), () => assert.fail('no error expected'));
+  const learner = new PromptRatioLearner(newStore().promptRatios, () => assert.fail('no error expected'));
   assert.equal(learner.ratio('chat'), 1);
   for (let i = 0; i < 99; i++) learner.observe('chat', 12, 15); // 0.8: the count already covers it
   learner.observe('chat', 30, 15);
@@ -23,8 +23,8 @@ test('a router is held at its count until learned, then at the 99th percentile o
 
 test('gateways learn from each other through the store, and the ratio is never more than MAX_HOLD_RATIO', async () => {
   const store = newStore();
-  const one = new PromptRatioLearner(store, () => {});
-  const two = new PromptRatioLearner(store, () => {});
+  const one = new PromptRatioLearner(store.promptRatios, () => {});
+  const two = new PromptRatioLearner(store.promptRatios, () => {});
   one.observe('chat', 1000, 10);
   await one.sync();
   await two.sync();
@@ -35,8 +35,8 @@ test('observations made while the store fails are sent once it answers again; th
   const store = newStore();
   let down = true;
   const flaky: PromptRatioStore = {
-    addPromptRatios: (counts: RatioCounts) => (down ? Promise.reject(new Error('store down')) : store.addPromptRatios(counts)),
-    promptRatios: () => (down ? Promise.reject(new Error('store down')) : store.promptRatios()),
+    add: (counts: RatioCounts) => (down ? Promise.reject(new Error('store down')) : store.promptRatios.add(counts)),
+    read: () => (down ? Promise.reject(new Error('store down')) : store.promptRatios.read()),
   };
   const errors: string[] = [];
   const learner = new PromptRatioLearner(flaky, (error) => errors.push(error.message));
@@ -48,5 +48,5 @@ test('observations made while the store fails are sent once it answers again; th
   down = false;
   await learner.sync();
   assert.equal(learner.ratio('chat'), 3);
-  assert.deepEqual((await store.promptRatios()).get('chat'), new Map([[48, 1]]));
+  assert.deepEqual((await store.promptRatios.read()).get('chat'), new Map([[48, 1]]));
 });

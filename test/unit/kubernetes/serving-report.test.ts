@@ -11,11 +11,11 @@ import { silentLog } from '../../../core/log.ts';
 class RecordingStore implements ServingReports {
   readonly calls: string[] = [];
   down = false;
-  async reportServing(pod: string, version: string, ttlMs: number): Promise<void> {
+  async report(pod: string, version: string, ttlMs: number): Promise<void> {
     if (this.down) throw new Error('Redis is down');
     this.calls.push(`report ${pod} ${version} ${ttlMs}`);
   }
-  async forgetServing(pod: string): Promise<void> {
+  async forget(pod: string): Promise<void> {
     this.calls.push(`forget ${pod}`);
   }
 }
@@ -32,7 +32,7 @@ describe('ServingReport', () => {
   test('nothing is reported before a snapshot is served; then the version at once, and again on the timer', async () => {
     const store = new RecordingStore();
     let version: string | undefined;
-    const report = new ServingReport({ store, pod: 'gw-0', version: () => version, log: silentLog, intervalMs: 20, ttlMs: 60 });
+    const report = new ServingReport({ reports: store, pod: 'gw-0', version: () => version, log: silentLog, intervalMs: 20, ttlMs: 60 });
     report.start();
     await sleep(60);
     assert.deepEqual(store.calls, []);
@@ -60,7 +60,7 @@ describe('ServingReport', () => {
       warn: (_: object, message: string) => void warnings.push(message),
       info: (_: object, message: string) => void infos.push(message),
     };
-    const report = new ServingReport({ store, pod: 'gw-0', version: () => 'v1', log, intervalMs: 10 });
+    const report = new ServingReport({ reports: store, pod: 'gw-0', version: () => 'v1', log, intervalMs: 10 });
     store.down = true;
     report.start();
     await sleep(80);

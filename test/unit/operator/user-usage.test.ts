@@ -23,15 +23,17 @@ function fakeStore(lastRequest: number | undefined, periodStart: Date | null) {
     history: {},
   };
   const store: UsageReader = {
-    balance: async () => balance,
-    dailyTotals: async (_subject, from, to) => {
-      dayRanges.push(`${from}..${to}`);
-      return { '2026-11-02': { ...EMPTY_TOTALS, requests: 2 }, '2026-11-10': { ...EMPTY_TOTALS, requests: 3 } };
-    },
-    query: async (_user, query: UsageQuery) => {
-      queries.push(query.from);
-      const found = lastRequest !== undefined && lastRequest >= (query.from ?? 0);
-      return { records: found ? [{ time: lastRequest } as never] : [], next: null, totals: EMPTY_TOTALS };
+    ledger: { balance: async () => balance },
+    usage: {
+      dailyTotals: async (_subject, from, to) => {
+        dayRanges.push(`${from}..${to}`);
+        return { '2026-11-02': { ...EMPTY_TOTALS, requests: 2 }, '2026-11-10': { ...EMPTY_TOTALS, requests: 3 } };
+      },
+      query: async (_user, query: UsageQuery) => {
+        queries.push(query.from);
+        const found = lastRequest !== undefined && lastRequest >= (query.from ?? 0);
+        return { records: found ? [{ time: lastRequest } as never] : [], next: null, totals: EMPTY_TOTALS };
+      },
     },
   };
   return { store, queries, dayRanges };

@@ -109,7 +109,7 @@ describe('reconcileUser', () => {
       ['alice-api-key', '0', '25', 0],
     );
     observeWrites('team/alice');
-    const found = await store.findKey(hashKey(secretValue(secrets.get('team/alice-api-key')!)));
+    const found = await store.accounts.findKey(hashKey(secretValue(secrets.get('team/alice-api-key')!)));
     assert.deepEqual([found?.user.id, found?.user.budget], ['alice', '25']);
   });
 
@@ -119,8 +119,8 @@ describe('reconcileUser', () => {
     observeWrites('team/alice');
     let storeWrites = 0;
     for (const method of ['createUser', 'updateUser', 'addKey', 'revokeKey', 'deleteUser'] as const) {
-      const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
-      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (storeWrites++, original(...args));
+      const original = store.accounts[method].bind(store.accounts) as (...args: unknown[]) => Promise<unknown>;
+      (store.accounts as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (storeWrites++, original(...args));
     }
     await reconcileUser(deps, 'team/alice');
     assert.deepEqual(api.requests, []);
@@ -134,8 +134,11 @@ describe('reconcileUser', () => {
     const user = users.get('team/alice')!;
     users.put({ ...user, metadata: { ...user.metadata, generation: 2 }, spec: { budget: '40' } });
     await reconcileUser(deps, 'team/alice');
-    assert.deepEqual([(await store.getUser('alice'))?.budget, (await store.getUser('alice'))?.budget_period], ['40', null]);
-    assert.equal((await store.findKey(hashKey(secretValue(secrets.get('team/alice-api-key')!))))?.key.revoked_at, null);
+    assert.deepEqual(
+      [(await store.accounts.getUser('alice'))?.budget, (await store.accounts.getUser('alice'))?.budget_period],
+      ['40', null],
+    );
+    assert.equal((await store.accounts.findKey(hashKey(secretValue(secrets.get('team/alice-api-key')!))))?.key.revoked_at, null);
   });
 
   test('an invalid spec: Accepted=False with the field and why, and nothing else written', async () => {
@@ -151,7 +154,7 @@ describe('reconcileUser', () => {
     const accepted = api.writes(/status$/)[0]?.body.status.conditions[0];
     assert.deepEqual([accepted.status, accepted.reason], ['False', 'InvalidSpec']);
     assert.match(accepted.message, /^spec\.budget: /);
-    assert.equal(await store.getUser('alice'), undefined);
+    assert.equal(await store.accounts.getUser('alice'), undefined);
   });
 
   test('a user id already owned by an older GatewayUser in another namespace: NameConflict, the store untouched', async () => {
@@ -159,7 +162,7 @@ describe('reconcileUser', () => {
     const { api, store, deps } = setup([older, gatewayUser('alice')]);
     await reconcileUser(deps, 'team/alice');
     assert.equal(api.writes(/status$/)[0]?.body.status.conditions[0].reason, 'NameConflict');
-    assert.equal(await store.getUser('alice'), undefined);
+    assert.equal(await store.accounts.getUser('alice'), undefined);
   });
 
   test('a deleted user: its Redis state goes, then the finalizer (applied without it)', async () => {
@@ -170,8 +173,8 @@ describe('reconcileUser', () => {
     const user = users.get('team/alice')!;
     users.put({ ...user, metadata: { ...user.metadata, deletionTimestamp: NOW.toISOString() } });
     await reconcileUser(deps, 'team/alice');
-    assert.equal(await store.getUser('alice'), undefined);
-    assert.equal(await store.findKey(hashKey(key)), undefined);
+    assert.equal(await store.accounts.getUser('alice'), undefined);
+    assert.equal(await store.accounts.findKey(hashKey(key)), undefined);
     assert.deepEqual(
       api.writes(/gatewayusers\/alice$/).map((w) => w.body.metadata),
       [{ name: 'alice', namespace: 'team', uid: 'uid-team-alice' }],
@@ -188,7 +191,7 @@ describe('reconcileUser', () => {
     observeWrites('team/alice');
     const newKey = secretValue(secrets.get('team/alice-api-key')!);
     assert.notEqual(newKey, oldKey);
-    assert.ok((await store.findKey(hashKey(oldKey)))?.key.revoked_at);
-    assert.equal((await store.findKey(hashKey(newKey)))?.key.revoked_at, null);
+    assert.ok((await store.accounts.findKey(hashKey(oldKey)))?.key.revoked_at);
+    assert.equal((await store.accounts.findKey(hashKey(newKey)))?.key.revoked_at, null);
   });
 });

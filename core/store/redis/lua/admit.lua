@@ -3,14 +3,14 @@
 -- budget, and only when all pass takes the request's rate-limit share and holds its worst-case
 -- cost.
 --
--- K, the admission's key set: 1 user hash, 2 ledger hash, 3 holds zset,
---       4 history hash, 5 rate-limit hash; A, its arguments: 1 now (ms); 2-4 day, week and month period
---       indices; 5 hold id ('' for none); 6 hold micros; 7 hold ttl (ms); 8 tokens counted now;
---       9-12 limits: requests/min, requests/day, tokens/min, tokens/day ('' when not limited);
---       13 lease id ('' when the gateway asks for none); 14 lease size, in requests like this one;
---       15 headroom: a lease is granted only while every limit has room for this many leases
---       beyond it; 16 how long (ms) the lease may admit, grace included; 17 '1' to answer 'busy'
---       rather than refuse while another gateway's lease may still hold room
+-- K, the admission's key set (ledger-common.lua); A, its fields (AdmitStep in redis-ledger.ts):
+--       now, day, week, month (ledger-common.lua); hold, the hold id ('' for none); micros, its
+--       amount (text); ttl, how long it is held (ms); tokens, counted now; limits, by limit name
+--       (absent when not limited); lease, the id of the lease asked for ('' for none); size, its
+--       size in requests like this one; headroom: a lease is granted only while every limit has
+--       room for this many leases beyond it; open_ms, how long the lease may admit, grace
+--       included; may_wait, true to answer 'busy' rather than refuse while another gateway's
+--       lease may still hold room
 -- Returns {'unknown_user'} | {'budget', remaining} | {'busy', leaseUntil}
 --       | {'rate', limit, retryAfterMs, statuses...} | {'ok', lease size granted (0: none), statuses...};
 --       statuses are flat (name, limit, remaining, resetMs) groups; amounts and limits are
@@ -18,17 +18,14 @@
 --
 -- A lease is room for more requests taken in advance: a hold of `size` times this request's, and
 -- `size` times its share of every rate-limit window. The gateway admits later requests against
--- it without a round trip (redis-lease.ts), and gives back what it did not use (settle.lua).
+-- it without a round trip (redis-budget-lease.ts), and gives back what it did not use (settle.lua).
 -- Leases are granted only far from every limit, so near a limit every admission comes here. A
 -- refusal while a lease may still be open answers 'busy': the gateway asks again once the lease
 -- has been given back, so that room held by one gateway is not refused by another.
 
-local LIMITS = {
-  { name = 'requests_per_minute', w = WINDOWS.rpm, arg = 9, unit = 'requests' },
-  { name = 'requests_per_day', w = WINDOWS.rpd, arg = 10, unit = 'requests' },
-  { name = 'tokens_per_minute', w = WINDOWS.tpm, arg = 11, unit = 'tokens' },
-  { name = 'tokens_per_day', w = WINDOWS.tpd, arg = 12, unit = 'tokens' },
-}
+-- Every limit, in LIMIT_NAMES order (written by redis-ledger.ts, which reads the statuses back in it).
+local LIMITS = {}
+for _, name in ipairs(LIMIT_NAMES) do LIMITS[#LIMITS + 1] = { name = name, w = WINDOWS[name], unit = WINDOWS[name].unit } end
 
 -- Holds of requests that never settled (a gateway that died) have expired: release them.
 -- Only needed when the budget looks too small, as they count as reserved until then.
@@ -41,18 +38,19 @@ local function release_stale(K, L, now)
 end
 
 local function admit_one(K, A)
-  local now = tonumber(A[1])
+  local now = A.now
 
   local L = read_ledger(K, A)
   if L == nil then return {'unknown_user'} end
 
   -- Sliding-window counters: the previous window's count, weighted by how much of it still
   -- overlaps the last W milliseconds, plus the current window's count.
-  local tokens = tonumber(A[8])
+  local tokens = A.tokens
   local windows = {}
   for _, l in ipairs(LIMITS) do
-    if A[l.arg] ~= '' then
-      windows[#windows + 1] = { l = l, w = l.w, limit = tonumber(A[l.arg]), add = l.unit == 'requests' and 1 or tokens }
+    local limit = A.limits[l.name]
+    if limit ~= nil then
+      windows[#windows + 1] = { l = l, w = l.w, limit = limit, add = l.unit == 'requests' and 1 or tokens }
     end
   end
   read_windows(K[5], windows, now)
@@ -89,13 +87,13 @@ local function admit_one(K, A)
   for _, win in ipairs(windows) do
     if win.retry > 0 and (worst == nil or win.retry > worst.retry) then worst = win end
   end
-  local busy = A[17] == '1' and now < L.lease_until
+  local busy = A.may_wait and now < L.lease_until
   if worst ~= nil then
     if busy then return { 'busy', L.lease_until } end
     return statuses({ 'rate', worst.l.name, worst.retry }, false)
   end
 
-  local holdId, holdMicros = A[5], tonumber(A[6])
+  local holdId, holdMicros = A.hold, tonumber(A.micros)
   if L.budget ~= nil and holdId ~= '' and holdMicros > L.budget - L.spent - L.reserved then
     release_stale(K, L, now)
     local remaining = L.budget - L.spent - L.reserved
@@ -107,9 +105,9 @@ local function admit_one(K, A)
   end
 
   local lease = 0
-  if A[13] ~= '' then
-    lease = tonumber(A[14])
-    local need = tonumber(A[15]) * lease
+  if A.lease ~= '' then
+    lease = A.size
+    local need = A.headroom * lease
     if holdId ~= '' and L.budget ~= nil and L.budget - L.spent - L.reserved - holdMicros < need * holdMicros then lease = 0 end
     for _, win in ipairs(windows) do
       if win.limit - win.used - win.add < need * win.add then lease = 0 end
@@ -117,19 +115,19 @@ local function admit_one(K, A)
   end
   local reply = statuses({ 'ok', lease }, true)
 
-  local ttl = tonumber(A[7])
+  local ttl = A.ttl
   if holdId ~= '' then
-    redis.call('ZADD', K[3], now + ttl, holdId .. '|' .. A[6])
+    redis.call('ZADD', K[3], now + ttl, holdId .. '|' .. A.micros)
     L.reserved = L.reserved + holdMicros
     L.dirty = true
   end
   if lease > 0 then
     for _, win in ipairs(windows) do win.add = win.add * (1 + lease) end
     if holdId ~= '' then
-      redis.call('ZADD', K[3], now + ttl, A[13] .. '|' .. money(lease * holdMicros))
+      redis.call('ZADD', K[3], now + ttl, A.lease .. '|' .. money(lease * holdMicros))
       L.reserved = L.reserved + lease * holdMicros
     end
-    local open_until = now + tonumber(A[16])
+    local open_until = now + A.open_ms
     if open_until > L.lease_until then L.lease_until = open_until end
     L.dirty = true
   end

@@ -1,13 +1,15 @@
--- Shared by admit.lua and settle.lua: ledger-common.lua, admit.lua, settle.lua and ledger.lua
--- are loaded as one script, in that order (redis-ledger.ts), as Redis scripts cannot import one
--- another.
+-- Shared by admit.lua and settle.lua: the constants redis-ledger.ts writes from the TypeScript
+-- declarations (WINDOWS, LIMIT_NAMES, WINDOW_HASH_TTL_MS), then ledger-common.lua, admit.lua,
+-- settle.lua and ledger.lua are loaded as one script, in that order (scripts.ts), as Redis
+-- scripts cannot import one another.
 --
--- K and A are one request's keys and arguments, both lists of strings: K 1 user hash, 2 ledger
--- hash; A 2-4 the day, week and month period indices.
+-- K is one request's keys (1 user hash, 2 ledger hash, 3 holds zset, 4 history hash, 5 rate-limit
+-- hash) and A its fields, by name (admit.lua and settle.lua list theirs); every step has `now`
+-- (ms) and `day`, `week` and `month`, the period indices of `now` (as text: they are written as they are).
 --
 -- A batch comes as one argument, ARGV[1], JSON: `k`, the key sets of the batch (each a list of
--- keys, once per user and router), and `r`, one list per request: the position of its key set
--- in `k`, its kind ('a' or 's'), then its arguments, all strings. One argument rather than
+-- keys, once per user and router), and `r`, one object per request: `k`, the position of its key
+-- set in `k`, `t`, its kind ('a' or 's'), and its fields. One argument rather than
 -- several per request because the client encodes every argument (and decodes every reply
 -- element) one by one on the gateway's one thread: about 15 µs a request, against 4 this way. The
 -- reply is one JSON string for the same reason. The keys travel inside the argument, not in
@@ -73,7 +75,7 @@ local function read_ledger(K, A)
     LEDGERS[K[2]] = L
   end
   local kind = L.kind
-  local pidx = (kind == 'daily' and A[2]) or (kind == 'weekly' and A[3]) or (kind == 'monthly' and A[4]) or '0'
+  local pidx = (kind == 'daily' and A.day) or (kind == 'weekly' and A.week) or (kind == 'monthly' and A.month) or '0'
   if L.ptype ~= kind then
     L.ptype, L.pidx, L.pidxn, L.dirty = kind, pidx, tonumber(pidx), true
   else
@@ -90,14 +92,9 @@ local function period_label(L)
   return L.ptype .. ':' .. L.pidx
 end
 
--- The sliding-window counters of a rate-limit hash: each has its window in ms and three fields,
--- the window's start (s), the current window's count (c) and the previous one's (p).
-local WINDOWS = {
-  rpm = { window = 60000, s = 'rpm.s', c = 'rpm.c', p = 'rpm.p' },
-  rpd = { window = 86400000, s = 'rpd.s', c = 'rpd.c', p = 'rpd.p' },
-  tpm = { window = 60000, s = 'tpm.s', c = 'tpm.c', p = 'tpm.p' },
-  tpd = { window = 86400000, s = 'tpd.s', c = 'tpd.c', p = 'tpd.p' },
-}
+-- WINDOWS (written by redis-ledger.ts): by limit name, the sliding-window counters of a
+-- rate-limit hash, each with its window in ms and three fields, the window's start (s), the
+-- current window's count (c) and the previous one's (p).
 
 -- Sliding-window counters as they stand at `now`: each of `limits` (with `w`, its entry of
 -- WINDOWS) gets start, cur and prev, shifted forward by whole windows, and `rolled` when it moved
@@ -136,8 +133,8 @@ local function read_windows(hash, limits, now)
 end
 
 -- Adds `l.add` to each window's current count, for the flush to write. When a window rolled (a
--- minute's does every minute of use), the hash's lifetime is set to two days: longer than a day
--- window and the one before it, which is all it has to remember.
+-- minute's does every minute of use), the hash's lifetime is set to WINDOW_HASH_TTL_MS: longer
+-- than the longest window and the one before it, which is all it has to remember.
 local function write_windows(hash, limits)
   if #limits == 0 then return end
   local H = WINDOW_HASHES[hash]
@@ -199,7 +196,7 @@ local function flush()
     end
     if #fields > 0 then
       redis.call('HSET', hash, unpack(fields))
-      if H.expire then redis.call('PEXPIRE', hash, 172800000) end
+      if H.expire then redis.call('PEXPIRE', hash, WINDOW_HASH_TTL_MS) end
     end
   end
   for key, periods in pairs(HISTORY) do
@@ -218,9 +215,7 @@ local function each_request(steps)
   local replies = {}
   local ok, failure = pcall(function()
     for _, request in ipairs(batch.r) do
-      local A = {}
-      for i = 3, #request do A[i - 2] = request[i] end
-      replies[#replies + 1] = steps[request[2]](batch.k[request[1]], A)
+      replies[#replies + 1] = steps[request.t](batch.k[request.k], request)
     end
   end)
   flush()

@@ -113,6 +113,28 @@ export function describeStoreContract(name: string, harness: StoreHarness): void
     describeCatalog(() => store, peer);
     describeUsageLog(() => store);
     describePromptRatios(() => store, peer);
+    describeGatewayReports(() => store, peer);
+  });
+}
+
+function describeGatewayReports(current: () => Store, peer: () => Promise<Store>): void {
+  describe('gateway reports', () => {
+    test('each pod reports the version it serves; a newer report replaces the last, a forgotten one is gone, for every gateway', async () => {
+      const at = new Date('2026-03-01T12:00:00.000Z');
+      const other = await peer();
+      await current().gateways.report('gw-b', 'v1', 60_000, at);
+      await other.gateways.report('gw-a', 'v1', 60_000, at);
+      await current().gateways.report('gw-a', 'v2', 60_000, at);
+      assert.deepEqual(await other.gateways.list(), [
+        { pod: 'gw-a', version: 'v2', at: at.toISOString() },
+        { pod: 'gw-b', version: 'v1', at: at.toISOString() },
+      ]);
+      await other.gateways.forget('gw-b');
+      assert.deepEqual(
+        (await current().gateways.list()).map((report) => report.pod),
+        ['gw-a'],
+      );
+    });
   });
 }
 
@@ -121,7 +143,7 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
     test('observations of every gateway add up per router, and a high quantile reads back from them', async () => {
       const other = await peer();
       // 98 requests at a ratio of 0.8, two at 2.5 on one router; one at 1.2 on another.
-      await current().addPromptRatios(
+      await current().promptRatios.add(
         new Map([
           [
             'chat',
@@ -132,7 +154,7 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
           ],
         ]),
       );
-      await other.addPromptRatios(
+      await other.promptRatios.add(
         new Map([
           [
             'chat',
@@ -144,7 +166,7 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
           ['other', new Map([[ratioBucket(1.2), 1]])],
         ]),
       );
-      const counts = await current().promptRatios();
+      const counts = await current().promptRatios.read();
       assert.deepEqual(
         counts.get('chat'),
         new Map([
@@ -158,7 +180,7 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
     });
 
     test('once a router has more observations than kept, its counts are halved: old ones fade', async () => {
-      await current().addPromptRatios(
+      await current().promptRatios.add(
         new Map([
           [
             'chat',
@@ -170,7 +192,7 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
           ['other', new Map([[16, 5]])],
         ]),
       );
-      const counts = await current().promptRatios();
+      const counts = await current().promptRatios.read();
       assert.deepEqual(counts.get('chat'), new Map([[ratioBucket(1), RATIO_HALVING_TOTAL / 2]]));
       assert.deepEqual(counts.get('other'), new Map([[16, 5]]));
     });
@@ -186,39 +208,39 @@ function describeAccounts(current: () => Store, peer: () => Promise<Store>): voi
         allowed_routers: ['chat'],
         rate_limits: { requests_per_minute: 5 },
       });
-      const created = await current().createUser(spec, CREATED);
+      const created = await current().accounts.createUser(spec, CREATED);
       assert.deepEqual(created, { ...spec, created_at: CREATED.toISOString() });
-      assert.deepEqual(await current().getUser('alice'), created);
+      assert.deepEqual(await current().accounts.getUser('alice'), created);
     });
 
     test('an unknown user is undefined', async () => {
-      assert.equal(await current().getUser('nobody'), undefined);
+      assert.equal(await current().accounts.getUser('nobody'), undefined);
     });
 
     test('creating a user whose id is taken is a ConflictError and leaves the first one alone', async () => {
-      const first = await current().createUser(userSpec('alice', { name: 'First' }), CREATED);
-      await assert.rejects(current().createUser(userSpec('alice', { name: 'Second' }), new Date()), ConflictError);
-      assert.deepEqual(await current().getUser('alice'), first);
+      const first = await current().accounts.createUser(userSpec('alice', { name: 'First' }), CREATED);
+      await assert.rejects(current().accounts.createUser(userSpec('alice', { name: 'Second' }), new Date()), ConflictError);
+      assert.deepEqual(await current().accounts.getUser('alice'), first);
     });
 
     test('of two gateways creating the same user at once, exactly one succeeds', async () => {
       const other = await peer();
       const results = await Promise.allSettled([
-        current().createUser(userSpec('alice', { name: 'From one' }), CREATED),
-        other.createUser(userSpec('alice', { name: 'From two' }), CREATED),
+        current().accounts.createUser(userSpec('alice', { name: 'From one' }), CREATED),
+        other.accounts.createUser(userSpec('alice', { name: 'From two' }), CREATED),
       ]);
       const fulfilled = results.filter((r) => r.status === 'fulfilled');
       const rejected = results.filter((r) => r.status === 'rejected');
       assert.equal(fulfilled.length, 1);
       assert.equal(rejected.length, 1);
       assert.ok((rejected[0] as PromiseRejectedResult).reason instanceof ConflictError);
-      assert.deepEqual(await current().getUser('alice'), (fulfilled[0] as PromiseFulfilledResult<unknown>).value);
+      assert.deepEqual(await current().accounts.getUser('alice'), (fulfilled[0] as PromiseFulfilledResult<unknown>).value);
     });
 
     test('users are listed by id, a page at a time, each page naming where the next starts', async () => {
-      for (const id of ['dave', 'alice', 'eve', 'carol', 'bob']) await current().createUser(userSpec(id), CREATED);
+      for (const id of ['dave', 'alice', 'eve', 'carol', 'bob']) await current().accounts.createUser(userSpec(id), CREATED);
       const ids = async (after: string | null) => {
-        const page = await current().listUsers(after, 2);
+        const page = await current().accounts.listUsers(after, 2);
         return { ids: page.items.map((u) => u.id), next: page.next };
       };
       assert.deepEqual(await ids(null), { ids: ['alice', 'bob'], next: 'bob' });
@@ -227,145 +249,145 @@ function describeAccounts(current: () => Store, peer: () => Promise<Store>): voi
     });
 
     test('a last page that is exactly full has no next page', async () => {
-      for (const id of ['a1', 'a2', 'a3', 'a4']) await current().createUser(userSpec(id), CREATED);
-      const second = await current().listUsers('a2', 2);
+      for (const id of ['a1', 'a2', 'a3', 'a4']) await current().accounts.createUser(userSpec(id), CREATED);
+      const second = await current().accounts.listUsers('a2', 2);
       assert.deepEqual(
         second.items.map((u) => u.id),
         ['a3', 'a4'],
       );
       assert.equal(second.next, null);
-      assert.deepEqual(await current().listUsers(null, 10), {
-        items: await Promise.all(['a1', 'a2', 'a3', 'a4'].map((id) => current().getUser(id))),
+      assert.deepEqual(await current().accounts.listUsers(null, 10), {
+        items: await Promise.all(['a1', 'a2', 'a3', 'a4'].map((id) => current().accounts.getUser(id))),
         next: null,
       });
     });
 
     test('updating replaces the spec and keeps the creation time', async () => {
-      await current().createUser(userSpec('alice', { budget: '5' }), CREATED);
+      await current().accounts.createUser(userSpec('alice', { budget: '5' }), CREATED);
       const next = userSpec('alice', { name: 'Alice B.', budget: null, role: 'admin' });
-      const updated = await current().updateUser(next);
+      const updated = await current().accounts.updateUser(next);
       assert.deepEqual(updated, { ...next, created_at: CREATED.toISOString() });
-      assert.deepEqual(await current().getUser('alice'), updated);
+      assert.deepEqual(await current().accounts.getUser('alice'), updated);
     });
 
     test('updating an unknown user is a NotFoundError and creates nothing', async () => {
-      await assert.rejects(current().updateUser(userSpec('ghost')), NotFoundError);
-      assert.equal(await current().getUser('ghost'), undefined);
+      await assert.rejects(current().accounts.updateUser(userSpec('ghost')), NotFoundError);
+      assert.equal(await current().accounts.getUser('ghost'), undefined);
     });
 
     test('deleting a user removes them, their keys and their usage; deleting again says there was none', async () => {
       const key = apiKey('alice', 'k1');
-      await current().createUser(userSpec('alice'), CREATED);
-      await current().createUser(userSpec('bob'), CREATED);
-      await current().addKey(key);
-      await current().append(usageRecord('alice', Date.now() - HOUR));
-      assert.equal(await current().deleteUser('alice'), true);
-      assert.equal(await current().getUser('alice'), undefined);
-      assert.equal(await current().findKey(key.hash), undefined);
-      assert.deepEqual(await current().listKeys('alice'), []);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('bob'), CREATED);
+      await current().accounts.addKey(key);
+      await current().usage.append(usageRecord('alice', Date.now() - HOUR));
+      assert.equal(await current().accounts.deleteUser('alice'), true);
+      assert.equal(await current().accounts.getUser('alice'), undefined);
+      assert.equal(await current().accounts.findKey(key.hash), undefined);
+      assert.deepEqual(await current().accounts.listKeys('alice'), []);
       assert.deepEqual(
-        (await current().listUsers(null, 10)).items.map((u) => u.id),
+        (await current().accounts.listUsers(null, 10)).items.map((u) => u.id),
         ['bob'],
       );
-      assert.deepEqual((await current().query('alice', { limit: 10 })).records, []);
-      assert.equal(await current().deleteUser('alice'), false);
+      assert.deepEqual((await current().usage.query('alice', { limit: 10 })).records, []);
+      assert.equal(await current().accounts.deleteUser('alice'), false);
     });
 
     test('a user created again under a deleted id starts without the old keys', async () => {
       const key = apiKey('alice', 'k1');
-      await current().createUser(userSpec('alice'), CREATED);
-      await current().addKey(key);
-      await current().deleteUser('alice');
-      await current().createUser(userSpec('alice'), CREATED);
-      assert.equal(await current().findKey(key.hash), undefined);
-      assert.deepEqual(await current().listKeys('alice'), []);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      await current().accounts.addKey(key);
+      await current().accounts.deleteUser('alice');
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      assert.equal(await current().accounts.findKey(key.hash), undefined);
+      assert.deepEqual(await current().accounts.listKeys('alice'), []);
     });
 
     test('keys are listed in the order they were made, with their hash and hint but never the secret', async () => {
-      await current().createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
       const secret = 'tg-the-very-secret-value-0123456789';
       const later = apiKey('alice', 'k2', secret, new Date(CREATED.getTime() + 1000));
       const earlier = apiKey('alice', 'k1');
-      await current().addKey(later);
-      await current().addKey(earlier);
-      const listed = await current().listKeys('alice');
+      await current().accounts.addKey(later);
+      await current().accounts.addKey(earlier);
+      const listed = await current().accounts.listKeys('alice');
       assert.deepEqual(listed, [earlier, later]);
       assert.equal(JSON.stringify(listed).includes(secret), false);
       assert.equal(listed[1]!.hint, 'tg-…6789');
     });
 
     test('a key for an unknown user is a NotFoundError', async () => {
-      await assert.rejects(current().addKey(apiKey('ghost', 'k1')), NotFoundError);
+      await assert.rejects(current().accounts.addKey(apiKey('ghost', 'k1')), NotFoundError);
     });
 
     test('a key id the user already has, or a secret already in use, is a ConflictError', async () => {
-      await current().createUser(userSpec('alice'), CREATED);
-      await current().createUser(userSpec('bob'), CREATED);
-      await current().addKey(apiKey('alice', 'k1', 'tg-one'));
-      await assert.rejects(current().addKey(apiKey('alice', 'k1', 'tg-two')), ConflictError);
-      await assert.rejects(current().addKey(apiKey('bob', 'k9', 'tg-one')), ConflictError);
-      assert.equal((await current().findKey(hashKey('tg-one')))?.user.id, 'alice');
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('bob'), CREATED);
+      await current().accounts.addKey(apiKey('alice', 'k1', 'tg-one'));
+      await assert.rejects(current().accounts.addKey(apiKey('alice', 'k1', 'tg-two')), ConflictError);
+      await assert.rejects(current().accounts.addKey(apiKey('bob', 'k9', 'tg-one')), ConflictError);
+      assert.equal((await current().accounts.findKey(hashKey('tg-one')))?.user.id, 'alice');
     });
 
     test('with a most given, a key past that many active keys is a KeyLimitError; revoked and expired keys do not count', async () => {
-      await current().createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
       const later = (ms: number) => new Date(CREATED.getTime() + ms);
-      await current().addKey(apiKey('alice', 'k1'), 2);
-      await current().addKey({ ...apiKey('alice', 'k2'), expires_at: later(HOUR).toISOString() }, 2);
-      await assert.rejects(current().addKey(apiKey('alice', 'k3'), 2), KeyLimitError);
+      await current().accounts.addKey(apiKey('alice', 'k1'), 2);
+      await current().accounts.addKey({ ...apiKey('alice', 'k2'), expires_at: later(HOUR).toISOString() }, 2);
+      await assert.rejects(current().accounts.addKey(apiKey('alice', 'k3'), 2), KeyLimitError);
       // Without a most (bootstrap and config-file keys), nothing is counted.
-      await current().addKey(apiKey('alice', 'k3'));
-      await current().revokeKey('alice', 'k1', later(1));
-      await current().revokeKey('alice', 'k3', later(1));
+      await current().accounts.addKey(apiKey('alice', 'k3'));
+      await current().accounts.revokeKey('alice', 'k1', later(1));
+      await current().accounts.revokeKey('alice', 'k3', later(1));
       // Just before CREATED + 1 h, k2 is still active: one more key fits, not two.
-      await current().addKey(apiKey('alice', 'k4', undefined, later(HOUR - 1)), 2);
-      await assert.rejects(current().addKey(apiKey('alice', 'k5', undefined, later(HOUR - 1)), 2), KeyLimitError);
+      await current().accounts.addKey(apiKey('alice', 'k4', undefined, later(HOUR - 1)), 2);
+      await assert.rejects(current().accounts.addKey(apiKey('alice', 'k5', undefined, later(HOUR - 1)), 2), KeyLimitError);
       // At CREATED + 1 h, k2 has expired: room for one again.
-      await current().addKey(apiKey('alice', 'k5', undefined, later(HOUR)), 2);
-      await assert.rejects(current().addKey(apiKey('alice', 'k6', undefined, later(HOUR)), 2), KeyLimitError);
+      await current().accounts.addKey(apiKey('alice', 'k5', undefined, later(HOUR)), 2);
+      await assert.rejects(current().accounts.addKey(apiKey('alice', 'k6', undefined, later(HOUR)), 2), KeyLimitError);
       assert.deepEqual(
-        (await current().listKeys('alice')).map((k) => k.id),
+        (await current().accounts.listKeys('alice')).map((k) => k.id),
         ['k1', 'k2', 'k3', 'k4', 'k5'],
       );
     });
 
     test('keys added at once, through two gateways, never pass the most together', async () => {
-      await current().createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
       const other = await peer();
-      const attempts = Array.from({ length: 12 }, (_, i) => (i % 2 ? other : current()).addKey(apiKey('alice', `k${i}`), 5));
+      const attempts = Array.from({ length: 12 }, (_, i) => (i % 2 ? other : current()).accounts.addKey(apiKey('alice', `k${i}`), 5));
       const outcomes = await Promise.allSettled(attempts);
       assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 5);
       assert.ok(outcomes.every((o) => o.status === 'fulfilled' || o.reason instanceof KeyLimitError));
-      assert.equal((await current().listKeys('alice')).length, 5);
+      assert.equal((await current().accounts.listKeys('alice')).length, 5);
     });
 
     test('findKey finds the key by the hash of its secret, with its user', async () => {
-      const user = await current().createUser(userSpec('alice', { budget: '3' }), CREATED);
+      const user = await current().accounts.createUser(userSpec('alice', { budget: '3' }), CREATED);
       const key = apiKey('alice', 'k1');
-      await current().addKey(key);
-      assert.deepEqual(await current().findKey(key.hash), { key, user });
-      assert.equal(await current().findKey(hashKey('tg-not-a-key')), undefined);
+      await current().accounts.addKey(key);
+      assert.deepEqual(await current().accounts.findKey(key.hash), { key, user });
+      assert.equal(await current().accounts.findKey(hashKey('tg-not-a-key')), undefined);
     });
 
     test('revoking marks the key revoked, once: revoking again keeps the first time', async () => {
-      await current().createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
       const key = apiKey('alice', 'k1');
-      await current().addKey(key);
+      await current().accounts.addKey(key);
       const when = new Date(Date.UTC(2026, 1, 1));
-      const revoked = await current().revokeKey('alice', 'k1', when);
+      const revoked = await current().accounts.revokeKey('alice', 'k1', when);
       assert.deepEqual(revoked, { ...key, revoked_at: when.toISOString() });
-      assert.deepEqual(await current().revokeKey('alice', 'k1', new Date()), revoked);
-      assert.deepEqual(await current().listKeys('alice'), [revoked]);
-      assert.deepEqual((await current().findKey(key.hash))?.key, revoked);
+      assert.deepEqual(await current().accounts.revokeKey('alice', 'k1', new Date()), revoked);
+      assert.deepEqual(await current().accounts.listKeys('alice'), [revoked]);
+      assert.deepEqual((await current().accounts.findKey(key.hash))?.key, revoked);
     });
 
     test('revoking a key the user does not have is undefined', async () => {
-      await current().createUser(userSpec('alice'), CREATED);
-      await current().createUser(userSpec('bob'), CREATED);
-      await current().addKey(apiKey('bob', 'k1'));
-      assert.equal(await current().revokeKey('alice', 'k1', new Date()), undefined);
-      assert.equal(await current().revokeKey('nobody', 'k1', new Date()), undefined);
-      assert.equal((await current().listKeys('bob'))[0]!.revoked_at, null);
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      await current().accounts.createUser(userSpec('bob'), CREATED);
+      await current().accounts.addKey(apiKey('bob', 'k1'));
+      assert.equal(await current().accounts.revokeKey('alice', 'k1', new Date()), undefined);
+      assert.equal(await current().accounts.revokeKey('nobody', 'k1', new Date()), undefined);
+      assert.equal((await current().accounts.listKeys('bob'))[0]!.revoked_at, null);
     });
   });
 }
@@ -374,8 +396,8 @@ function describeCatalog(current: () => Store, peer: () => Promise<Store>): void
   /** Resolves once a change listener on `store` reads the catalog at `revision` (or later). */
   const seen = (store: Store, revision: number) =>
     new Promise<void>((resolve, reject) => {
-      const unsubscribe = store.onCatalogChange(() => {
-        store.readCatalog().then((catalog) => {
+      const unsubscribe = store.catalog.onCatalogChange(() => {
+        store.catalog.readCatalog().then((catalog) => {
           if (catalog.revision < revision) return;
           unsubscribe();
           resolve();
@@ -385,30 +407,30 @@ function describeCatalog(current: () => Store, peer: () => Promise<Store>): void
 
   describe('catalog', () => {
     test('a new store has an empty catalog at revision 0', async () => {
-      assert.deepEqual(await current().readCatalog(), { revision: 0, routers: [], providers: [] });
+      assert.deepEqual(await current().catalog.readCatalog(), { revision: 0, routers: [], providers: [] });
     });
 
     test('a write at the revision read gives the next revision, and is read back the same', async () => {
       const content = { routers: [router('chat'), router('embed')], providers: [provider('sim-1', 'chat')] };
-      assert.equal(await current().writeCatalog(0, content), 1);
-      assert.deepEqual(await current().readCatalog(), { revision: 1, ...content });
-      assert.equal(await current().writeCatalog(1, { routers: [], providers: [] }), 2);
-      assert.deepEqual(await current().readCatalog(), { revision: 2, routers: [], providers: [] });
+      assert.equal(await current().catalog.writeCatalog(0, content), 1);
+      assert.deepEqual(await current().catalog.readCatalog(), { revision: 1, ...content });
+      assert.equal(await current().catalog.writeCatalog(1, { routers: [], providers: [] }), 2);
+      assert.deepEqual(await current().catalog.readCatalog(), { revision: 2, routers: [], providers: [] });
     });
 
     test('a write at a stale revision is a conflict and changes nothing', async () => {
       const content = { routers: [router('chat')], providers: [] };
-      await current().writeCatalog(0, content);
-      assert.equal(await current().writeCatalog(0, { routers: [router('other')], providers: [] }), 'conflict');
-      assert.equal(await current().writeCatalog(7, { routers: [router('other')], providers: [] }), 'conflict');
-      assert.deepEqual(await current().readCatalog(), { revision: 1, ...content });
+      await current().catalog.writeCatalog(0, content);
+      assert.equal(await current().catalog.writeCatalog(0, { routers: [router('other')], providers: [] }), 'conflict');
+      assert.equal(await current().catalog.writeCatalog(7, { routers: [router('other')], providers: [] }), 'conflict');
+      assert.deepEqual(await current().catalog.readCatalog(), { revision: 1, ...content });
     });
 
     test('of two gateways writing at the same revision, exactly one wins', async () => {
       const other = await peer();
       const results = await Promise.all([
-        current().writeCatalog(0, { routers: [router('one')], providers: [] }),
-        other.writeCatalog(0, { routers: [router('two')], providers: [] }),
+        current().catalog.writeCatalog(0, { routers: [router('one')], providers: [] }),
+        other.catalog.writeCatalog(0, { routers: [router('two')], providers: [] }),
       ]);
       assert.deepEqual([...results].sort(), [1, 'conflict']);
     });
@@ -416,17 +438,17 @@ function describeCatalog(current: () => Store, peer: () => Promise<Store>): void
     test('a change listener hears of a write made through another gateway', async () => {
       const other = await peer();
       const heard = seen(current(), 1);
-      await other.writeCatalog(0, { routers: [router('chat')], providers: [] });
+      await other.catalog.writeCatalog(0, { routers: [router('chat')], providers: [] });
       await heard;
-      assert.deepEqual((await current().readCatalog()).routers, [router('chat')]);
+      assert.deepEqual((await current().catalog.readCatalog()).routers, [router('chat')]);
     });
 
     test('an unsubscribed listener is not called', async () => {
       let calls = 0;
-      const unsubscribe = current().onCatalogChange(() => calls++);
+      const unsubscribe = current().catalog.onCatalogChange(() => calls++);
       unsubscribe();
       const heard = seen(current(), 1);
-      await current().writeCatalog(0, { routers: [], providers: [] });
+      await current().catalog.writeCatalog(0, { routers: [], providers: [] });
       await heard;
       assert.equal(calls, 0);
     });
@@ -438,7 +460,7 @@ function describeUsageLog(current: () => Store): void {
     // Within the retention, on whole seconds.
     const base = Math.floor((Date.now() - 2 * HOUR) / 1000) * 1000;
     const appendAll = async (list: UsageRecord[]) => {
-      for (const record of list) await current().append(record);
+      for (const record of list) await current().usage.append(record);
       return list;
     };
 
@@ -456,7 +478,7 @@ function describeUsageLog(current: () => Store): void {
         }),
         usageRecord('alice', base + 2000, { cost_micros: 123_456_789_012n, kwh: 1.0e-7, kgco2eq: 3.5e-8 }),
       ]);
-      const page = await current().query('alice', { limit: 10 });
+      const page = await current().usage.query('alice', { limit: 10 });
       assert.deepEqual(page.records, [...list].reverse());
       assert.equal(page.next, null);
     });
@@ -464,15 +486,15 @@ function describeUsageLog(current: () => Store): void {
     test("a user's query sees only that user's records", async () => {
       await appendAll([usageRecord('alice', base), usageRecord('bob', base + 1000)]);
       assert.deepEqual(
-        (await current().query('alice', { limit: 10 })).records.map((r) => r.user_id),
+        (await current().usage.query('alice', { limit: 10 })).records.map((r) => r.user_id),
         ['alice'],
       );
-      assert.deepEqual(await current().query('carol', { limit: 10 }), { records: [], next: null, totals: EMPTY_TOTALS });
+      assert.deepEqual(await current().usage.query('carol', { limit: 10 }), { records: [], next: null, totals: EMPTY_TOTALS });
     });
 
     test('from and to bound the time range, both included', async () => {
       const list = await appendAll([0, 1, 2, 3, 4].map((i) => usageRecord('alice', base + i * 1000)));
-      const page = await current().query('alice', { from: base + 1000, to: base + 3000, limit: 10 });
+      const page = await current().usage.query('alice', { from: base + 1000, to: base + 3000, limit: 10 });
       assert.deepEqual(page.records, [list[3], list[2], list[1]]);
       assert.deepEqual(page.totals, sum(list.slice(1, 4)));
     });
@@ -483,7 +505,7 @@ function describeUsageLog(current: () => Store): void {
         usageRecord('alice', base + 1000, { router: 'embed' }),
         usageRecord('alice', base + 2000, { router: 'chat' }),
       ]);
-      const page = await current().query('alice', { router: 'chat', limit: 10 });
+      const page = await current().usage.query('alice', { router: 'chat', limit: 10 });
       assert.deepEqual(page.records, [list[2], list[0]]);
       assert.deepEqual(page.totals, sum([list[0]!, list[2]!]));
     });
@@ -491,14 +513,14 @@ function describeUsageLog(current: () => Store): void {
     test('pages continue after the last record seen; totals cover every matching record on every page', async () => {
       const list = await appendAll([0, 1, 2, 3, 4].map((i) => usageRecord('alice', base + i * 1000, { prompt_tokens: i + 1 })));
       const all = sum(list);
-      const first = await current().query('alice', { limit: 2 });
+      const first = await current().usage.query('alice', { limit: 2 });
       assert.deepEqual(first.records, [list[4], list[3]]);
       assert.deepEqual(first.totals, all);
       assert.notEqual(first.next, null);
-      const second = await current().query('alice', { limit: 2, after: first.next! });
+      const second = await current().usage.query('alice', { limit: 2, after: first.next! });
       assert.deepEqual(second.records, [list[2], list[1]]);
       assert.deepEqual(second.totals, all);
-      const third = await current().query('alice', { limit: 2, after: second.next! });
+      const third = await current().usage.query('alice', { limit: 2, after: second.next! });
       assert.deepEqual(third.records, [list[0]]);
       assert.equal(third.next, null);
       assert.deepEqual(third.totals, all);
@@ -506,8 +528,8 @@ function describeUsageLog(current: () => Store): void {
 
     test('records of the same millisecond are all kept and paged through', async () => {
       const list = await appendAll([0, 1, 2].map(() => usageRecord('alice', base)));
-      const first = await current().query('alice', { limit: 2 });
-      const second = await current().query('alice', { limit: 2, after: first.next! });
+      const first = await current().usage.query('alice', { limit: 2 });
+      const second = await current().usage.query('alice', { limit: 2, after: first.next! });
       assert.deepEqual(new Set([...first.records, ...second.records].map((r) => r.id)), new Set(list.map((r) => r.id)));
       assert.equal(second.next, null);
     });
@@ -516,7 +538,7 @@ function describeUsageLog(current: () => Store): void {
       const newer = usageRecord('alice', base + 5000);
       const older = usageRecord('alice', base + 1000);
       await appendAll([newer, older]);
-      const page = await current().query('alice', { limit: 10 });
+      const page = await current().usage.query('alice', { limit: 10 });
       assert.deepEqual(new Set(page.records.map((r) => r.id)), new Set([newer.id, older.id]));
       assert.deepEqual(page.totals, sum([newer, older]));
     });
@@ -524,7 +546,7 @@ function describeUsageLog(current: () => Store): void {
     test('records older than the retention are dropped', async () => {
       const recent = usageRecord('alice', base);
       await appendAll([usageRecord('alice', Date.now() - RETENTION_MS - HOUR), recent]);
-      const page = await current().query('alice', { limit: 10 });
+      const page = await current().usage.query('alice', { limit: 10 });
       assert.deepEqual(page.records, [recent]);
       assert.deepEqual(page.totals, sum([recent]));
     });
@@ -539,11 +561,11 @@ function describeUsageLog(current: () => Store): void {
       });
       const plain = usageRecord('alice', now + 1, { cost_micros: 700n, charged_micros: 700n });
       await appendAll([over, plain]);
-      const page = await current().query('alice', { limit: 10 });
+      const page = await current().usage.query('alice', { limit: 10 });
       assert.deepEqual(page.records, [plain, over]);
       assert.equal(page.totals.cost_micros, 5_700n);
       assert.equal(page.totals.uncovered_micros, 3_000n);
-      const days = await current().dailyTotals({ user: 'alice' }, day(now), day(now + 1));
+      const days = await current().usage.dailyTotals({ user: 'alice' }, day(now), day(now + 1));
       assert.equal(
         Object.values(days).reduce((sum, t) => sum + t.uncovered_micros, 0n),
         3_000n,
@@ -573,16 +595,18 @@ function describeUsageLog(current: () => Store): void {
         kgco2eq: 0.25 * requests,
       });
       const from = day(today - 3 * DAY);
-      assert.deepEqual(await current().dailyTotals({ user: 'alice' }, from, day(today)), {
+      assert.deepEqual(await current().usage.dailyTotals({ user: 'alice' }, from, day(today)), {
         [day(yesterday)]: totals(1, 100n, 0.5),
         [day(today)]: totals(2, 600n, 0.625),
       });
-      assert.deepEqual(await current().dailyTotals({ router: 'chat' }, from, day(today)), {
+      assert.deepEqual(await current().usage.dailyTotals({ router: 'chat' }, from, day(today)), {
         [day(yesterday)]: totals(1, 100n, 0.5),
         [day(today)]: totals(2, 1000n, 1),
       });
-      assert.deepEqual(await current().dailyTotals({ user: 'alice' }, day(today), day(today)), { [day(today)]: totals(2, 600n, 0.625) });
-      assert.deepEqual(await current().dailyTotals({ router: 'unused' }, from, day(today)), {});
+      assert.deepEqual(await current().usage.dailyTotals({ user: 'alice' }, day(today), day(today)), {
+        [day(today)]: totals(2, 600n, 0.625),
+      });
+      assert.deepEqual(await current().usage.dailyTotals({ router: 'unused' }, from, day(today)), {});
     });
   });
 }

@@ -17,8 +17,8 @@ describe('memory store: bounds', () => {
     const store = new MemoryStore({ usageRetentionMs: RETENTION_MS, maxUsageRecordsPerUser: 3 });
     const base = Date.now() - 60_000;
     const list = [0, 1, 2, 3, 4].map((i) => usageRecord('alice', base + i * 1000));
-    for (const record of list) await store.append(record);
-    const page = await store.query('alice', { limit: 10 });
+    for (const record of list) await store.usage.append(record);
+    const page = await store.usage.query('alice', { limit: 10 });
     assert.deepEqual(page.records, [list[4], list[3], list[2]]);
     assert.equal(page.totals.requests, 3);
   });
@@ -26,10 +26,10 @@ describe('memory store: bounds', () => {
   test('retention is measured on the clock it is given', async () => {
     let now = Date.UTC(2026, 5, 1);
     const store = new MemoryStore({ usageRetentionMs: 60_000, now: () => now });
-    await store.append(usageRecord('alice', now));
-    assert.equal((await store.query('alice', { limit: 10 })).records.length, 1);
+    await store.usage.append(usageRecord('alice', now));
+    assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 1);
     now += 60_001;
-    assert.equal((await store.query('alice', { limit: 10 })).records.length, 0);
+    assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 0);
   });
 
   test('the memory store is always healthy', () => {

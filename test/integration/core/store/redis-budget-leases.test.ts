@@ -55,26 +55,31 @@ const holdsInRedis = () => admin.zcard(keys.holds('alice'));
 describe('redis store: leases', () => {
   test(`far from the budget, one admission in Redis takes room for ${SIZE} more, admitted without Redis`, async () => {
     const store = await connect();
-    await store.createUser(userSpec('alice', { budget: '100' }), new Date());
-    assert.equal((await store.admit('alice', admission())).ok, true);
+    await store.accounts.createUser(userSpec('alice', { budget: '100' }), new Date());
+    assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     assert.equal(await holdsInRedis(), 2, "the request's hold and the lease's");
-    assert.equal((await store.balance('alice', Date.now())).reservedMicros, HOLD * BigInt(1 + SIZE));
-    for (let i = 0; i < SIZE; i++) assert.equal((await store.admit('alice', admission())).ok, true);
+    assert.equal((await store.ledger.balance('alice', Date.now())).reservedMicros, HOLD * BigInt(1 + SIZE));
+    for (let i = 0; i < SIZE; i++) assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     assert.equal(await holdsInRedis(), 2, 'the lease admitted them');
-    assert.equal((await store.admit('alice', admission())).ok, true);
+    assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     assert.equal(await holdsInRedis(), 4, 'the lease was used up: the next admission went to Redis and took a new one');
   });
 
   test('what a lease did not use goes back when it closes, and its requests are charged what they cost', async () => {
     const store = await connect();
-    await store.createUser(userSpec('alice', { budget: '100' }), new Date());
+    await store.accounts.createUser(userSpec('alice', { budget: '100' }), new Date());
     const policy = { requests_per_minute: 100_000, tokens_per_minute: 10_000_000 };
     const admitted = [admission(policy, 7), admission(policy, 7), admission(policy, 7)];
-    for (const a of admitted) assert.equal((await store.admit('alice', a)).ok, true);
+    for (const a of admitted) assert.equal((await store.ledger.admit('alice', a)).ok, true);
     for (const a of admitted)
-      await store.settle('alice', { now: Date.now(), reservation: a.reservation, actualMicros: 4_000n, rate: { ...a.rate!, tokens: 5 } });
+      await store.ledger.settle('alice', {
+        now: Date.now(),
+        reservation: a.reservation,
+        actualMicros: 4_000n,
+        rate: { ...a.rate!, tokens: 5 },
+      });
     await store.close(); // gives its leases back
-    const balance = await (await connect()).balance('alice', Date.now());
+    const balance = await (await connect()).ledger.balance('alice', Date.now());
     assert.equal(balance.spentMicros, 12_000n);
     assert.equal(balance.reservedMicros, 0n);
     assert.equal(await holdsInRedis(), 0);
@@ -85,11 +90,11 @@ describe('redis store: leases', () => {
 
   test('the x-ratelimit figures of requests admitted on a lease count down as in Redis', async () => {
     const store = await connect();
-    await store.createUser(userSpec('alice'), new Date());
+    await store.accounts.createUser(userSpec('alice'), new Date());
     const policy = { requests_per_minute: 1_000 };
     const remaining = [];
     for (let i = 0; i < 5; i++) {
-      const result = await store.admit('alice', admission(policy));
+      const result = await store.ledger.admit('alice', admission(policy));
       assert.ok(result.ok);
       remaining.push(result.rate.requests_per_minute?.remaining);
     }
@@ -98,23 +103,23 @@ describe('redis store: leases', () => {
 
   test('near a limit no lease is granted: every admission is made in Redis', async () => {
     const store = await connect();
-    await store.createUser(userSpec('alice', { budget: '1' }), new Date()); // 100 requests: less than a lease's headroom
-    for (let i = 0; i < 3; i++) assert.equal((await store.admit('alice', admission())).ok, true);
+    await store.accounts.createUser(userSpec('alice', { budget: '1' }), new Date()); // 100 requests: less than a lease's headroom
+    for (let i = 0; i < 3; i++) assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     assert.equal(await holdsInRedis(), 3);
     const policy = { requests_per_minute: 50 };
-    await store.createUser(userSpec('bob'), new Date());
-    await store.admit('bob', { ...admission(policy), reservation: undefined });
+    await store.accounts.createUser(userSpec('bob'), new Date());
+    await store.ledger.admit('bob', { ...admission(policy), reservation: undefined });
     assert.equal(await admin.hget(keys.rate('bob', 'chat'), 'rpm.c'), '1');
   });
 
   test("two gateways with leases admit exactly what the budget covers: a refusal waits for the other's lease to come back", async () => {
     const [first, second] = [await connect(), await connect()];
     const covered = 300;
-    await first.createUser(userSpec('alice', { budget: String((covered * Number(HOLD)) / 1e6) }), new Date());
-    assert.equal((await first.admit('alice', admission())).ok, true); // the first takes a lease, and then stops
+    await first.accounts.createUser(userSpec('alice', { budget: String((covered * Number(HOLD)) / 1e6) }), new Date());
+    assert.equal((await first.ledger.admit('alice', admission())).ok, true); // the first takes a lease, and then stops
     let admitted = 1;
     for (;;) {
-      const result = await second.admit('alice', admission());
+      const result = await second.ledger.admit('alice', admission());
       if (!result.ok) {
         assert.equal(result.reason, 'budget');
         break;
@@ -124,27 +129,27 @@ describe('redis store: leases', () => {
     assert.equal(admitted, covered);
     await first.close();
     await second.close();
-    const balance = await (await connect()).balance('alice', Date.now());
+    const balance = await (await connect()).ledger.balance('alice', Date.now());
     assert.equal(balance.reservedMicros, BigInt(covered) * HOLD);
   });
 
   test('with leases off, every admission is made in Redis', async () => {
     const store = await connect(0);
-    await store.createUser(userSpec('alice', { budget: '100' }), new Date());
-    for (let i = 0; i < 3; i++) assert.equal((await store.admit('alice', admission())).ok, true);
+    await store.accounts.createUser(userSpec('alice', { budget: '100' }), new Date());
+    for (let i = 0; i < 3; i++) assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     assert.equal(await holdsInRedis(), 3);
   });
 
   test('once the connection to Redis is lost, requests on a lease are refused like the others', async () => {
     const store = await connect();
-    await store.createUser(userSpec('alice', { budget: '100' }), new Date());
-    assert.equal((await store.admit('alice', admission())).ok, true);
+    await store.accounts.createUser(userSpec('alice', { budget: '100' }), new Date());
+    assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     await redis.kill();
     try {
       // The client learns of the lost connection when its socket closes, a moment after the kill.
       for (let i = 0; i < 200 && store.healthy; i++) await sleep(10);
       assert.equal(store.healthy, false);
-      await assert.rejects(store.admit('alice', admission()), { name: 'StoreUnavailableError' });
+      await assert.rejects(store.ledger.admit('alice', admission()), { name: 'StoreUnavailableError' });
     } finally {
       await redis.restart();
     }
@@ -156,18 +161,18 @@ describe('redis store: leases', () => {
     timeout: 10_000,
   }, async () => {
     const store = await connect(undefined, { commandTimeoutMs: 100, probeIntervalMs: 20 });
-    await store.createUser(userSpec('alice', { budget: '100' }), new Date());
-    assert.equal((await store.admit('alice', admission())).ok, true);
+    await store.accounts.createUser(userSpec('alice', { budget: '100' }), new Date());
+    assert.equal((await store.ledger.admit('alice', admission())).ok, true);
     redis.pause();
     try {
-      await assert.rejects(store.balance('alice', Date.now()), { name: 'StoreUnavailableError' });
+      await assert.rejects(store.ledger.balance('alice', Date.now()), { name: 'StoreUnavailableError' });
       assert.equal(store.healthy, false);
-      await assert.rejects(store.admit('alice', admission()), { name: 'StoreUnavailableError' });
+      await assert.rejects(store.ledger.admit('alice', admission()), { name: 'StoreUnavailableError' });
     } finally {
       redis.resume();
     }
     for (let i = 0; i < 200 && !store.healthy; i++) await sleep(10);
     assert.equal(store.healthy, true, 'a probe was answered');
-    assert.equal((await store.admit('alice', admission())).ok, true);
+    assert.equal((await store.ledger.admit('alice', admission())).ok, true);
   });
 });

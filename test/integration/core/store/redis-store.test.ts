@@ -52,27 +52,27 @@ describe('redis store: Redis specifics', () => {
   afterEach(() => store.close());
 
   test('the user hash holds what the ledger scripts read: budget in micro-units and the period', async () => {
-    await store.createUser(userSpec('alice', { budget: '12.345678', budget_period: 'weekly' }), new Date());
-    await store.createUser(userSpec('bob'), new Date());
+    await store.accounts.createUser(userSpec('alice', { budget: '12.345678', budget_period: 'weekly' }), new Date());
+    await store.accounts.createUser(userSpec('bob'), new Date());
     assert.deepEqual(await admin.hmget(keys.user('alice'), 'budget', 'period'), ['12345678', 'weekly']);
     assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['', '']);
-    await store.updateUser(userSpec('bob', { budget: '0.000001', budget_period: 'daily' }));
+    await store.accounts.updateUser(userSpec('bob', { budget: '0.000001', budget_period: 'daily' }));
     assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['1', 'daily']);
   });
 
   test('a batch that fails part-way still writes what its earlier requests did: every hold is counted', async () => {
-    await store.createUser(userSpec('alice', { budget: '1' }), new Date());
-    await store.createUser(userSpec('bob', { budget: '1' }), new Date());
+    await store.accounts.createUser(userSpec('alice', { budget: '1' }), new Date());
+    await store.accounts.createUser(userSpec('bob', { budget: '1' }), new Date());
     await admin.set(keys.rate('bob', 'chat'), 'not a hash'); // bob's limits fail with WRONGTYPE
     const now = Date.now();
     const policy = { requests_per_minute: 10 };
     const [alice, bob] = await Promise.allSettled([
-      store.admit('alice', {
+      store.ledger.admit('alice', {
         now,
         reservation: { id: 'hold-a', micros: 300_000n, ttlMs: 60_000 },
         rate: { scope: 'chat', policy, tokens: 0 },
       }),
-      store.admit('bob', {
+      store.ledger.admit('bob', {
         now,
         reservation: { id: 'hold-b', micros: 300_000n, ttlMs: 60_000 },
         rate: { scope: 'chat', policy, tokens: 0 },
@@ -82,45 +82,45 @@ describe('redis store: Redis specifics', () => {
     assert.equal(bob.status, 'rejected');
     // Alice's step ran before Bob's failed: her hold is in the sorted set, so her ledger counts it.
     assert.deepEqual(await admin.zrange(keys.holds('alice'), '0', '-1'), ['hold-a|300000']);
-    assert.equal((await store.balance('alice', now)).reservedMicros, 300_000n);
+    assert.equal((await store.ledger.balance('alice', now)).reservedMicros, 300_000n);
     assert.equal(await admin.hget(keys.rate('alice', 'chat'), 'rpm.c'), '1');
   });
 
   test('a budget beyond what a double holds exactly is stored to the micro-unit', async () => {
-    await store.createUser(userSpec('alice', { budget: '999999999999999.999999' }), new Date());
+    await store.accounts.createUser(userSpec('alice', { budget: '999999999999999.999999' }), new Date());
     assert.equal(await admin.hget(keys.user('alice'), 'budget'), '999999999999999999999');
   });
 
   test('deleting a user leaves no key of theirs behind, and nothing of other users is touched', async () => {
     const key = apiKey('alice', 'k1');
-    await store.createUser(userSpec('alice'), new Date());
-    await store.createUser(userSpec('bob'), new Date());
-    await store.addKey(key);
-    await store.addKey(apiKey('bob', 'k1'));
-    await store.append(usageRecord('alice', Date.now()));
-    await store.append(usageRecord('bob', Date.now()));
-    await store.admit('alice', { now: Date.now(), reservation: { id: 'h1', micros: 10n, ttlMs: 60_000 } });
+    await store.accounts.createUser(userSpec('alice'), new Date());
+    await store.accounts.createUser(userSpec('bob'), new Date());
+    await store.accounts.addKey(key);
+    await store.accounts.addKey(apiKey('bob', 'k1'));
+    await store.usage.append(usageRecord('alice', Date.now()));
+    await store.usage.append(usageRecord('bob', Date.now()));
+    await store.ledger.admit('alice', { now: Date.now(), reservation: { id: 'h1', micros: 10n, ttlMs: 60_000 } });
     // user, keys, usage, daily totals, ledger, holds
     assert.ok((await admin.keys(keys.userPattern('alice'))).length >= 6);
-    await store.deleteUser('alice');
+    await store.accounts.deleteUser('alice');
     assert.deepEqual(await admin.keys(keys.userPattern('alice')), []);
     assert.equal(await admin.exists(keys.apiKey(key.hash)), 0);
     assert.deepEqual(await admin.zrange(keys.users, '0', '-1'), ['bob']);
-    assert.equal((await store.query('bob', { limit: 10 })).records.length, 1);
-    assert.equal((await store.listKeys('bob')).length, 1);
+    assert.equal((await store.usage.query('bob', { limit: 10 })).records.length, 1);
+    assert.equal((await store.accounts.listKeys('bob')).length, 1);
   });
 
   test('records written in one batch are each kept, the daily totals add them all, and every usage key expires', async () => {
     const now = Date.now();
     // Appended in one turn of the event loop: one script call for the lot.
     await Promise.all([
-      store.append(usageRecord('alice', now, { router: 'chat', cost_micros: 1_000n, kwh: 0.25 })),
-      store.append(usageRecord('alice', now, { router: 'chat', cost_micros: 2_000n, kwh: 0.5 })),
-      store.append(usageRecord('alice', now, { router: 'embed', cost_micros: 4_000n, kwh: 1 })),
-      store.append(usageRecord('bob', now, { router: 'chat', cost_micros: 8_000n, kwh: 2 })),
+      store.usage.append(usageRecord('alice', now, { router: 'chat', cost_micros: 1_000n, kwh: 0.25 })),
+      store.usage.append(usageRecord('alice', now, { router: 'chat', cost_micros: 2_000n, kwh: 0.5 })),
+      store.usage.append(usageRecord('alice', now, { router: 'embed', cost_micros: 4_000n, kwh: 1 })),
+      store.usage.append(usageRecord('bob', now, { router: 'chat', cost_micros: 8_000n, kwh: 2 })),
     ]);
     const day = utcDay(now);
-    assert.equal((await store.query('alice', { limit: 10 })).records.length, 3);
+    assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 3);
     assert.deepEqual(await admin.hmget(keys.userDaily('alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
     assert.deepEqual(await admin.hmget(keys.routerDaily('chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
     for (const key of [
@@ -138,13 +138,13 @@ describe('redis store: Redis specifics', () => {
     /** Runs each of the store's own scripts once, for one user. */
     const runEveryScript = async (id: string, revision: number) => {
       const key = apiKey(id, 'k1');
-      await store.createUser(userSpec(id), new Date());
-      await store.updateUser(userSpec(id, { budget: '1' }));
-      await store.addKey(key);
-      await store.revokeKey(id, 'k1', new Date());
-      assert.equal((await store.findKey(key.hash))?.user.id, id);
-      assert.equal(await store.writeCatalog(revision, { routers: [], providers: [] }), revision + 1);
-      await store.append(usageRecord(id, Date.now()));
+      await store.accounts.createUser(userSpec(id), new Date());
+      await store.accounts.updateUser(userSpec(id, { budget: '1' }));
+      await store.accounts.addKey(key);
+      await store.accounts.revokeKey(id, 'k1', new Date());
+      assert.equal((await store.accounts.findKey(key.hash))?.user.id, id);
+      assert.equal(await store.catalog.writeCatalog(revision, { routers: [], providers: [] }), revision + 1);
+      await store.usage.append(usageRecord(id, Date.now()));
     };
     await runEveryScript('alice', 0); // loaded on this connection: later calls send EVALSHA
     await admin.script('FLUSH');
@@ -158,30 +158,30 @@ describe('redis store: Redis specifics', () => {
 
   test('gateway pods report the snapshot they serve with a TTL; the reports are listed by pod, expired ones gone', async () => {
     const at = new Date('2026-03-01T12:00:00.000Z');
-    await store.reportServing('gw-b', 'v1', 30_000, at);
-    await store.reportServing('gw-a', 'v1', 30_000, at);
-    await store.reportServing('gw-a', 'v2', 30_000, at); // a newer load replaces the report
-    await store.reportServing('gw-gone', 'v0', 50, at);
+    await store.gateways.report('gw-b', 'v1', 30_000, at);
+    await store.gateways.report('gw-a', 'v1', 30_000, at);
+    await store.gateways.report('gw-a', 'v2', 30_000, at); // a newer load replaces the report
+    await store.gateways.report('gw-gone', 'v0', 50, at);
     await admin.set('tg:catalog', '{}'); // other keys are not reports
     assert.equal(await admin.get(keys.gateway('gw-a')), JSON.stringify({ version: 'v2', at: '2026-03-01T12:00:00.000Z' }));
     const ttl = await admin.pttl(keys.gateway('gw-a'));
     assert.ok(ttl > 0 && ttl <= 30_000, `TTL ${ttl} ms`);
     await eventually('the short-lived report expired', async () => (await admin.exists(keys.gateway('gw-gone'))) === 0);
-    assert.deepEqual(await store.servingGateways(), [
+    assert.deepEqual(await store.gateways.list(), [
       { pod: 'gw-a', version: 'v2', at: at.toISOString() },
       { pod: 'gw-b', version: 'v1', at: at.toISOString() },
     ]);
-    await store.forgetServing('gw-b');
+    await store.gateways.forget('gw-b');
     assert.deepEqual(
-      (await store.servingGateways()).map((g) => g.pod),
+      (await store.gateways.list()).map((g) => g.pod),
       ['gw-a'],
     );
   });
 
   test('the listing walks the whole key space, however many pods report', async () => {
     const pods = Array.from({ length: 1200 }, (_, i) => `gw-${String(i).padStart(4, '0')}`);
-    await Promise.all(pods.map((pod) => store.reportServing(pod, 'v1', 30_000)));
-    const listed = await store.servingGateways();
+    await Promise.all(pods.map((pod) => store.gateways.report(pod, 'v1', 30_000)));
+    const listed = await store.gateways.list();
     assert.deepEqual(
       listed.map((g) => g.pod),
       pods,
@@ -198,18 +198,18 @@ describe('redis store: Redis specifics', () => {
     test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', {
       timeout: 20_000,
     }, async () => {
-      await store.createUser(userSpec('alice'), new Date());
+      await store.accounts.createUser(userSpec('alice'), new Date());
       await redis.stop();
       await eventually('the store noticed', async () => !store.healthy);
-      await assert.rejects(store.getUser('alice'), StoreUnavailableError);
-      await assert.rejects(store.createUser(userSpec('bob'), new Date()), StoreUnavailableError);
-      await assert.rejects(store.findKey('0'.repeat(64)), StoreUnavailableError);
-      await assert.rejects(store.readCatalog(), StoreUnavailableError);
-      await assert.rejects(store.writeCatalog(0, { routers: [], providers: [] }), StoreUnavailableError);
-      await assert.rejects(store.append(usageRecord('alice', Date.now())), StoreUnavailableError);
-      await assert.rejects(store.query('alice', { limit: 10 }), StoreUnavailableError);
-      await assert.rejects(store.dailyTotals({ user: 'alice' }, '2026-01-01', '2026-01-02'), StoreUnavailableError);
-      await assert.rejects(store.balance('alice', Date.now()), StoreUnavailableError);
+      await assert.rejects(store.accounts.getUser('alice'), StoreUnavailableError);
+      await assert.rejects(store.accounts.createUser(userSpec('bob'), new Date()), StoreUnavailableError);
+      await assert.rejects(store.accounts.findKey('0'.repeat(64)), StoreUnavailableError);
+      await assert.rejects(store.catalog.readCatalog(), StoreUnavailableError);
+      await assert.rejects(store.catalog.writeCatalog(0, { routers: [], providers: [] }), StoreUnavailableError);
+      await assert.rejects(store.usage.append(usageRecord('alice', Date.now())), StoreUnavailableError);
+      await assert.rejects(store.usage.query('alice', { limit: 10 }), StoreUnavailableError);
+      await assert.rejects(store.usage.dailyTotals({ user: 'alice' }, '2026-01-01', '2026-01-02'), StoreUnavailableError);
+      await assert.rejects(store.ledger.balance('alice', Date.now()), StoreUnavailableError);
     });
 
     test('connecting to a Redis that does not answer fails with StoreUnavailableError', { timeout: 20_000 }, async () => {
@@ -219,24 +219,24 @@ describe('redis store: Redis specifics', () => {
 
     test('after Redis restarts, the store reconnects by itself and its scripts work again', { timeout: 20_000 }, async () => {
       const key = apiKey('alice', 'k1');
-      await store.createUser(userSpec('alice'), new Date());
-      await store.addKey(key);
+      await store.accounts.createUser(userSpec('alice'), new Date());
+      await store.accounts.addKey(key);
       await redis.restart(); // empty: data and scripts are gone
-      await eventually('the store reconnected', async () => store.healthy && (await store.getUser('alice')) === undefined);
-      await store.createUser(userSpec('alice'), new Date());
-      await store.addKey(key);
-      assert.equal((await store.findKey(key.hash))?.key.id, 'k1');
-      assert.equal(await store.writeCatalog(0, { routers: [], providers: [] }), 1);
-      await store.append(usageRecord('alice', Date.now()));
-      assert.equal((await store.query('alice', { limit: 10 })).records.length, 1);
+      await eventually('the store reconnected', async () => store.healthy && (await store.accounts.getUser('alice')) === undefined);
+      await store.accounts.createUser(userSpec('alice'), new Date());
+      await store.accounts.addKey(key);
+      assert.equal((await store.accounts.findKey(key.hash))?.key.id, 'k1');
+      assert.equal(await store.catalog.writeCatalog(0, { routers: [], providers: [] }), 1);
+      await store.usage.append(usageRecord('alice', Date.now()));
+      assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 1);
     });
 
     test('after Redis crashes and comes back, change listeners hear of writes again', { timeout: 20_000 }, async () => {
       const other = await RedisStore.connect(redis.url, OPTIONS);
       try {
         let revision = 0;
-        store.onCatalogChange(() => {
-          store.readCatalog().then(
+        store.catalog.onCatalogChange(() => {
+          store.catalog.readCatalog().then(
             (c) => (revision = c.revision),
             () => {},
           );
@@ -246,7 +246,7 @@ describe('redis store: Redis specifics', () => {
         await eventually('the writer reconnected', async () => other.healthy);
         let written = 0;
         await eventually('a write was heard', async () => {
-          written = (await other.writeCatalog(written, { routers: [], providers: [] })) as number;
+          written = (await other.catalog.writeCatalog(written, { routers: [], providers: [] })) as number;
           return revision > 0;
         });
       } finally {
