@@ -14,18 +14,17 @@ export const CHAT_JSON = JSON.stringify({
 });
 
 /** A streamed answer: one chunk per piece of text, a final chunk, a usage chunk, then [DONE]. */
-export const CHAT_SSE =
-  [
-    ...TEXT.slice(0, 4).map((piece, i) => ({
-      ...BASE,
-      object: 'chat.completion.chunk',
-      choices: [{ index: 0, delta: i === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }],
-    })),
-    { ...BASE, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
-    { ...BASE, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 } },
-  ]
-    .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
-    .join('') + 'data: [DONE]\n\n';
+export const CHAT_SSE = `${[
+  ...TEXT.slice(0, 4).map((piece, i) => ({
+    ...BASE,
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: i === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }],
+  })),
+  { ...BASE, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+  { ...BASE, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 } },
+]
+  .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+  .join('')}data: [DONE]\n\n`;
 
 export type Mode = 'json' | 'sse';
 

@@ -8,7 +8,7 @@ import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { Caller } from '../accounts/caller.ts';
 import type { KindLog } from '../observability/log-throttle.ts';
-import type { Ledger, RateCharge, RateStatuses, Reservation } from '../../core/store/ledger.ts';
+import type { AdmissionResult, Ledger, RateCharge, RateStatuses, Reservation } from '../../core/store/ledger.ts';
 import type { UsageLog } from '../../core/store/usage-log.ts';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { promptTokenCount } from '../metering/usage-block.ts';
@@ -125,7 +125,7 @@ export class Billing {
     const rate: RateCharge | undefined = ratePolicy
       ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 }
       : undefined;
-    let result;
+    let result: AdmissionResult;
     try {
       result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate });
     } catch (error) {
@@ -157,7 +157,7 @@ export class Billing {
     const leastMicros = leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most);
     const reservation: Reservation = { id: randomId(), micros: leastMicros, ttlMs: this.#deps.reservationTtlMs };
     const { ledger } = this.#deps;
-    let result;
+    let result: AdmissionResult;
     try {
       result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation });
       if (result.ok) await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n });

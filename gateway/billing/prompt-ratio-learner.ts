@@ -48,7 +48,10 @@ export class PromptRatioLearner {
     if (base <= 0) return;
     const bucket = ratioBucket(reported / base);
     let buckets = this.#pending.get(router);
-    if (!buckets) this.#pending.set(router, (buckets = new Map()));
+    if (!buckets) {
+      buckets = new Map();
+      this.#pending.set(router, buckets);
+    }
     buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
   }
 

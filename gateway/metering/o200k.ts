@@ -70,8 +70,8 @@ export function countWithin(text: string, lookups: number): { tokens: number; lo
   lookupLimit = lookups;
   lookupsMade = 0;
   try {
-    const count = countTokens ?? (countTokens = load());
-    const tokens = count(text, PLAIN_TEXT);
+    countTokens ??= load();
+    const tokens = countTokens(text, PLAIN_TEXT);
     return { tokens, lookups: lookupsMade };
   } catch (error) {
     if (error instanceof OutOfLookups) return undefined;
@@ -83,5 +83,6 @@ export function countWithin(text: string, lookups: number): { tokens: number; lo
 
 /** The exact o200k count of `text`, however long it takes (tests, scripts). */
 export function countExactly(text: string): number {
-  return (countTokens ?? (countTokens = load()))(text, PLAIN_TEXT);
+  countTokens ??= load();
+  return countTokens(text, PLAIN_TEXT);
 }

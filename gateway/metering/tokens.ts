@@ -91,16 +91,23 @@ export class TokenCount implements TokenSink {
   addText(text: string): void {
     if (text === '') return;
     const known = cache.get(text);
-    if (known !== undefined) return this.#exact(known);
+    if (known !== undefined) {
+      this.#exact(known);
+      return;
+    }
     const chars = text.length + PER_TEXT_CHARS;
-    if (chars > this.#chars) return this.#bound(text);
+    if (chars > this.#chars) {
+      this.#bound(text);
+      return;
+    }
     // Charged before counting: a text that runs out of lookups was scanned all the same. Once
     // they are spent, later texts are still counted when they need none (common words only).
     this.#chars -= chars;
     const counted = countWithin(text, this.#lookups);
     if (counted === undefined) {
       this.#lookups = 0;
-      return this.#bound(text);
+      this.#bound(text);
+      return;
     }
     this.#lookups -= counted.lookups;
     cache.set(text, counted.tokens);
@@ -152,7 +159,10 @@ export function chatPromptTokens<Sink extends TokenSink>(messages: readonly unkn
 }
 
 function contentTokens(content: unknown, count: TokenSink): void {
-  if (typeof content === 'string') return count.addText(content);
+  if (typeof content === 'string') {
+    count.addText(content);
+    return;
+  }
   if (!Array.isArray(content)) return;
   for (const part of content as { type?: unknown; text?: unknown }[]) {
     if (typeof part?.text === 'string') count.addText(part.text);

@@ -76,7 +76,10 @@ export class SseChunkStream implements ChunkStream {
   push(bytes: Buffer): void {
     const text = this.#decoder.write(bytes);
     if (text === '') return;
-    if (!this.#early) return this.#read(text);
+    if (!this.#early) {
+      this.#read(text);
+      return;
+    }
     this.#early.push(text);
     if (this.#early.length === EARLY_READS) {
       this.#pausedEarly = true;
@@ -130,8 +133,8 @@ export class SseChunkStream implements ChunkStream {
   }
 
   #end(): void {
-    if (this.#done) return this.#finish(() => this.#sink!.end());
-    this.#fail(new UpstreamError('protocol', 'the backend ended the stream before the answer was complete'));
+    if (this.#done) this.#finish(() => this.#sink!.end());
+    else this.#fail(new UpstreamError('protocol', 'the backend ended the stream before the answer was complete'));
   }
 
   #fail(error: UpstreamError): void {

@@ -228,9 +228,7 @@ describe('CRDs on a real API server', () => {
     {
       name: 'a user whose name cannot be a user id',
       object: user('alice.martin', {}),
-      messages: [
-        String.raw`metadata.name: Invalid value: "alice.martin": metadata.name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`,
-      ],
+      messages: [`metadata.name: Invalid value: "alice.martin": metadata.name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`],
     },
   ];
   for (const { name, object, messages } of refused) {

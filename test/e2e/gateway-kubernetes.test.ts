@@ -228,7 +228,10 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal((await get('/healthz')).status, 200);
     // At first it is still reading; once its first lists are in, it names what is missing.
     let ready = await get('/readyz');
-    await eventually(async () => /not found/.test((ready = await get('/readyz')).body.reason ?? ''), '/readyz names what is missing');
+    await eventually(async () => {
+      ready = await get('/readyz');
+      return /not found/.test(ready.body.reason ?? '');
+    }, '/readyz names what is missing');
     assert.equal(ready.status, 503);
     assert.equal(ready.body.status, 'not ready');
     assert.equal(

@@ -99,7 +99,9 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    behave: (behaviour) => void (standing = behaviour),
+    behave: (behaviour) => {
+      standing = behaviour;
+    },
     once: (behaviour) => void queued.push(behaviour),
     get openRequests() {
       return open;

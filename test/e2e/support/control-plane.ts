@@ -146,7 +146,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       tokens[name] = randomToken();
       lines.push(csvLine(tokens[name], identity.user, identity.groups ?? []));
     }
-    await writeFile(join(dir, 'tokens.csv'), lines.join('\n') + '\n', { mode: 0o600 });
+    await writeFile(join(dir, 'tokens.csv'), `${lines.join('\n')}\n`, { mode: 0o600 });
     await run('openssl', ['genrsa', '-out', join(dir, 'sa.key'), '2048']);
     await run('openssl', ['rsa', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
 

@@ -50,7 +50,7 @@ models:
 
 let redis: RunningRedis;
 let dir: string;
-let gateways: GatewayProcess[] = [];
+const gateways: GatewayProcess[] = [];
 
 before(async () => {
   redis = await startRedis();

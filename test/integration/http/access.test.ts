@@ -55,7 +55,7 @@ describe('every route needs a key unless it is public', () => {
     const found: string[] = [];
     const paths: string[] = [];
     for (const line of gw.app.printRoutes({ commonPrefix: false }).split('\n')) {
-      const match = /^((?:│   | {4})*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
+      const match = /^((?:│ {3}| {4})*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
       if (!match) continue;
       const depth = match[1]!.length / 4;
       const parent = depth === 0 ? '' : paths[depth - 1]!;

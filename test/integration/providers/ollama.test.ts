@@ -233,7 +233,7 @@ describe('ollama chat streaming', () => {
     fake.once({ omitUsage: true, text: 'Short answer' });
     const all = await chunks('chat', { messages: USER });
     assert.equal(all.length, 4);
-    assert.deepEqual((all.at(-1)?.choices as JsonObject[])[0]?.finish_reason, 'stop');
+    assert.deepEqual((all.at(-1)!.choices as JsonObject[])[0]?.finish_reason, 'stop');
     assert.equal(
       all.some((chunk) => 'usage' in chunk),
       false,

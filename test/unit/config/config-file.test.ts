@@ -457,7 +457,7 @@ describe('loadConfigFile', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tollgate-config-'));
     try {
       const file = join(dir, 'config.yaml');
-      await writeFile(file, `models:\n${simulated('\${ROUTER_NAME:-fallback}')}`);
+      await writeFile(file, `models:\n${simulated('${ROUTER_NAME:-fallback}')}`);
       const { snapshot } = await loadConfigFile(file, { ROUTER_NAME: 'from-env' });
       assert.deepEqual(
         snapshot.routers.map((r) => r.name),

@@ -190,7 +190,7 @@ describe('invalid settings', () => {
 
   test('fail-open is true or false', () => {
     assert.equal(readSettings({ failOpen: true }, {}).failOpen, true);
-    assert.match(settingsError({}, { TOLLGATE_FAIL_OPEN: 'yes' }), /^Invalid settings:\n  --fail-open \(TOLLGATE_FAIL_OPEN\): /);
+    assert.match(settingsError({}, { TOLLGATE_FAIL_OPEN: 'yes' }), /^Invalid settings:\n {2}--fail-open \(TOLLGATE_FAIL_OPEN\): /);
   });
 });
 

@@ -153,7 +153,13 @@ class MemoryApi implements KubeClient {
   async stream(request: KubeRequest): Promise<AsyncIterable<string>> {
     const queue: string[] = [];
     let wake = () => {};
-    const watcher = { path: request.path, push: (line: string) => (queue.push(line), wake()) };
+    const watcher = {
+      path: request.path,
+      push: (line: string) => {
+        queue.push(line);
+        wake();
+      },
+    };
     this.#watchers.add(watcher);
     const watchers = this.#watchers;
     const signal = request.signal!;

@@ -14,7 +14,10 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 function texts(seed: number, count: number, max: number): string[] {
   const alphabets = ['c', 'ab', 'aeiourstln', 'ABCdef', '我们的网关请求路由', 'éèêàç', 'абвгд', '🙂😀a', '0123456789abcdef', '=-+', ' \n'];
   let x = seed;
-  const next = (m: number) => (x = (x * 1103515245 + 12345) % 2147483648) % m;
+  const next = (m: number) => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x % m;
+  };
   return Array.from({ length: count }, () => {
     const alphabet = [...alphabets[next(alphabets.length)]!];
     let text = '';

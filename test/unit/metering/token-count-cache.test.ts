@@ -8,7 +8,13 @@ import { countTextTokens } from '../../../gateway/metering/tokens.ts';
 /** A counter that says how often it was asked. */
 function counter() {
   const calls: string[] = [];
-  return { calls, count: (text: string) => (calls.push(text), text.length) };
+  return {
+    calls,
+    count: (text: string) => {
+      calls.push(text);
+      return text.length;
+    },
+  };
 }
 
 const long = (letter: string) => letter.repeat(2000);

@@ -159,11 +159,11 @@ describe('TokenCount: counting bounded per request (issue 13)', () => {
       'The gateway. '.repeat(100),
     ]) {
       const bounded = new TokenCount({ chars: 0, lookups: 0 });
-      bounded.addText(text + '\u0000'); // not in the cache: bounded
-      const exact = countExactly(text + '\u0000');
+      bounded.addText(`${text}\u0000`); // not in the cache: bounded
+      const exact = countExactly(`${text}\u0000`);
       assert.ok(bounded.fewest <= exact && exact <= bounded.tokens, `${bounded.fewest} <= ${exact} <= ${bounded.tokens}`);
       const cheap = new TokenBounds();
-      cheap.addText(text + '\u0000');
+      cheap.addText(`${text}\u0000`);
       assert.ok(cheap.fewest <= exact && exact <= cheap.most, `${cheap.fewest} <= ${exact} <= ${cheap.most}`);
     }
   });

@@ -120,7 +120,10 @@ describe('reconcileUser', () => {
     let storeWrites = 0;
     for (const method of ['createUser', 'updateUser', 'addKey', 'revokeKey', 'deleteUser'] as const) {
       const original = store.accounts[method].bind(store.accounts) as (...args: unknown[]) => Promise<unknown>;
-      (store.accounts as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (storeWrites++, original(...args));
+      (store.accounts as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        storeWrites++;
+        return original(...args);
+      };
     }
     await reconcileUser(deps, 'team/alice');
     assert.deepEqual(api.requests, []);

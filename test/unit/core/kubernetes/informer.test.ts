@@ -6,7 +6,7 @@ import { Informer, type InformerEvent } from '../../../../core/kubernetes/inform
 import { KubeApiError, type KubeClient, type KubeObject, type KubeRequest } from '../../../../core/kubernetes/kube-client.ts';
 
 type ListAnswer = { resourceVersion: string; items: KubeObject[] } | KubeApiError;
-type WatchAnswer = { events: object[]; then: 'close' | 'hang' } | KubeApiError;
+type WatchAnswer = { events: object[]; afterwards: 'close' | 'hang' } | KubeApiError;
 
 /** Answers lists and watches from scripts; once a script runs out, watches hang (a quiet watch). */
 class ScriptedApi implements KubeClient {
@@ -24,9 +24,9 @@ class ScriptedApi implements KubeClient {
 
   async stream(request: KubeRequest): Promise<AsyncIterable<string>> {
     this.requests.push(request);
-    const answer = this.watches.shift() ?? { events: [], then: 'hang' as const };
+    const answer = this.watches.shift() ?? { events: [], afterwards: 'hang' as const };
     if (answer instanceof KubeApiError) throw answer;
-    return lines(answer.events, answer.then, request.signal!);
+    return lines(answer.events, answer.afterwards, request.signal!);
   }
 
   /** resourceVersion of each watch request, in order. */
@@ -35,9 +35,10 @@ class ScriptedApi implements KubeClient {
   }
 }
 
-async function* lines(events: object[], then: 'close' | 'hang', signal: AbortSignal): AsyncGenerator<string> {
+async function* lines(events: object[], afterwards: 'close' | 'hang', signal: AbortSignal): AsyncGenerator<string> {
   for (const event of events) yield JSON.stringify(event);
-  if (then === 'hang') await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+  if (afterwards === 'hang')
+    await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 }
 
 const configMap = (name: string, resourceVersion: string, uid = `uid-${name}`): KubeObject => ({
@@ -94,7 +95,7 @@ describe('Informer', () => {
         { type: 'DELETED', object: configMap('b', '13') },
         { type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } },
       ],
-      then: 'close',
+      afterwards: 'close',
     });
     const { informer, events } = informerOn(api);
     informer.start();
@@ -110,7 +111,7 @@ describe('Informer', () => {
   test('relists on 410 Gone: objects gone are deleted, a recreated name is a delete then an add', async () => {
     const api = new ScriptedApi();
     api.lists.push({ resourceVersion: '10', items: [configMap('a', '5'), configMap('b', '6'), configMap('c', '7')] });
-    api.watches.push({ events: [{ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } }], then: 'close' });
+    api.watches.push({ events: [{ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } }], afterwards: 'close' });
     api.lists.push({ resourceVersion: '30', items: [configMap('a', '5'), configMap('b', '25', 'uid-b2'), configMap('d', '26')] });
     const { informer, events, sleeps } = informerOn(api);
     informer.start();
@@ -146,7 +147,7 @@ describe('Informer', () => {
   test('a failing handler is retried, and the cache changes only once it succeeds', async () => {
     const api = new ScriptedApi();
     api.lists.push({ resourceVersion: '10', items: [configMap('a', '5')] });
-    api.watches.push({ events: [{ type: 'MODIFIED', object: configMap('a', '11') }], then: 'hang' });
+    api.watches.push({ events: [{ type: 'MODIFIED', object: configMap('a', '11') }], afterwards: 'hang' });
     let failures = 0;
     let cachedDuringFailure: string[] = [];
     const { informer, events, sleeps } = informerOn(api, async (event) => {
@@ -167,7 +168,7 @@ describe('Informer', () => {
   test('a watch that closes at once with no events is backed off from, not retried in a loop', async () => {
     const api = new ScriptedApi();
     api.lists.push({ resourceVersion: '10', items: [] });
-    api.watches.push({ events: [], then: 'close' }, { events: [], then: 'close' });
+    api.watches.push({ events: [], afterwards: 'close' }, { events: [], afterwards: 'close' });
     const { informer, sleeps } = informerOn(api);
     informer.start();
     await until(() => api.watchVersions().length === 3, 'a third watch');
@@ -178,7 +179,7 @@ describe('Informer', () => {
   test('a field selector goes on every list and watch, so RBAC can limit the informer to one name', async () => {
     const api = new ScriptedApi();
     api.lists.push({ resourceVersion: '10', items: [configMap('only', '5')] });
-    api.watches.push({ events: [], then: 'hang' });
+    api.watches.push({ events: [], afterwards: 'hang' });
     const informer = new Informer<KubeObject>({
       client: api,
       resource: { group: '', version: 'v1', plural: 'configmaps' },

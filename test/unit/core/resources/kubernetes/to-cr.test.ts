@@ -62,7 +62,7 @@ describe('providerObjectName', () => {
     const name = providerObjectName('team-x', id);
     assert.equal(`team-x-${name}`.length, 63);
     assert.equal(providerId('team-x', name), `team-x-${name}`);
-    assert.equal(providerObjectName('ns', 'x'.repeat(60) + '-y'), 'x'.repeat(60), 'no trailing dash');
+    assert.equal(providerObjectName('ns', `${'x'.repeat(60)}-y`), 'x'.repeat(60), 'no trailing dash');
   });
 
   test('the key Secret is named after the object', () => {
