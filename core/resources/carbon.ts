@@ -1,16 +1,7 @@
 // A provider's carbon inputs, as a resource declares them: the schema the config loader, the admin
 // API, the CRDs and the operator share. What is computed from them is the gateway's (gateway/metering/carbon.ts).
 import { z } from 'zod';
-
-/** Electricity mixes in kgCO2eq per kWh (EcoLogits' table for these zones). */
-export const GRID_FACTORS = {
-  WOR: 0.47301,
-  FRA: 0.04418,
-  USA: 0.38355,
-  SWE: 0.03582,
-  DEU: 0.34414,
-} as const;
-export type Zone = keyof typeof GRID_FACTORS;
+import { GRID_FACTORS } from './kinds.ts';
 
 /** Per-provider inputs: properties of the backend that serves the model. */
 export const CarbonInputs = z

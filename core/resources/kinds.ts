@@ -1,29 +1,52 @@
-// The closed vocabularies of the API, declared once. Schemas, the provider registry,
-// the CRD generator and the docs all derive from these tuples.
+// The closed vocabularies of the API, declared once. Schemas, the provider registry, the CRD
+// generator, the docs and the Playground (which bundles this file: it imports nothing) all derive
+// from these.
 
 /** Router (model) types, as the spec names them. */
 export const ROUTER_TYPES = ['text-generation', 'image-text-to-text', 'text-embeddings-inference', 'text-classification'] as const;
 export type RouterType = (typeof ROUTER_TYPES)[number];
 
-/** Backend API kinds. Adding one means one adapter file and one registry line. */
-export const PROVIDER_TYPES = ['openai', 'vllm', 'mistral', 'ollama', 'tei', 'simulator'] as const;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
+/**
+ * Backend API kinds, each with where its backend is: a well-known address it defaults to,
+ * `required` (self-hosted: the provider must give one) or `none` (the built-in simulator). Adding
+ * a kind is an entry here, its adapter file and its line in gateway/providers/registry.ts (the
+ * compiler points at both, and at the provider schema's union).
+ */
+export const PROVIDER_KINDS = {
+  openai: { url: 'https://api.openai.com' },
+  vllm: { url: 'required' },
+  mistral: { url: 'https://api.mistral.ai' },
+  ollama: { url: 'http://localhost:11434' },
+  tei: { url: 'required' },
+  simulator: { url: 'none' },
+} as const satisfies Record<string, { url: string }>;
+export type ProviderType = keyof typeof PROVIDER_KINDS;
+export const PROVIDER_TYPES = Object.keys(PROVIDER_KINDS) as [ProviderType, ...ProviderType[]];
+
+/** Provider kinds whose backend has no well-known address. */
+export const URL_REQUIRED: readonly ProviderType[] = PROVIDER_TYPES.filter((type) => PROVIDER_KINDS[type].url === 'required');
+/** The well-known address of each kind that has one. */
+export const DEFAULT_URLS: Partial<Record<ProviderType, string>> = Object.fromEntries(
+  PROVIDER_TYPES.filter((type) => PROVIDER_KINDS[type].url.startsWith('http')).map((type) => [type, PROVIDER_KINDS[type].url]),
+);
+
+/** Budget periods: a budget resets at the start of each (UTC), or never without one. */
+export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
+/** Electricity mixes in kgCO2eq per kWh (EcoLogits' table for these zones), by ISO 3166-1 alpha-3 code. */
+export const GRID_FACTORS = {
+  WOR: 0.47301,
+  FRA: 0.04418,
+  USA: 0.38355,
+  SWE: 0.03582,
+  DEU: 0.34414,
+} as const;
+export type Zone = keyof typeof GRID_FACTORS;
 
 export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
-/** The gateway's inference endpoints, each with the router types it accepts. */
-export const ENDPOINT_ROUTER_TYPES = {
-  chat: ['text-generation', 'image-text-to-text'],
-  completions: ['text-generation'],
-  embeddings: ['text-embeddings-inference'],
-  rerank: ['text-classification'],
-} as const satisfies Record<string, readonly RouterType[]>;
-export type Endpoint = keyof typeof ENDPOINT_ROUTER_TYPES;
-
-export const ENDPOINT_PATHS: Record<Endpoint, string> = {
-  chat: '/v1/chat/completions',
-  completions: '/v1/completions',
-  embeddings: '/v1/embeddings',
-  rerank: '/v1/rerank',
-};
+/** The gateway's inference endpoints. What each is (path, router types, request, counting) is gateway/endpoints/registry.ts. */
+export const ENDPOINTS = ['chat', 'completions', 'embeddings', 'rerank'] as const;
+export type Endpoint = (typeof ENDPOINTS)[number];

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { CarbonInputs } from './carbon.ts';
 import { BaseUrl, ModelName, ResourceId, TimeoutSeconds } from './fields.ts';
+import { PROVIDER_KINDS, type ProviderType } from './kinds.ts';
 
 const common = {
   id: ResourceId.describe('Provider id, unique across the gateway.'),
@@ -26,17 +27,19 @@ export const SimulatorOptions = z
   .describe('Behaviour of the built-in simulator.');
 
 const URL_HELP = 'Base address of the backend, without /v1.';
-/** A backend kind without a well-known address must be given one. */
-const requiredUrl = () => ({ url: BaseUrl.describe(URL_HELP) });
-/** A backend kind with a well-known address defaults to it. */
-const urlDefaultingTo = (url: string) => ({ url: BaseUrl.default(url).describe(URL_HELP) });
+/** A kind's `url` field as PROVIDER_KINDS says: required, or defaulting to the well-known address. */
+const urlOf = (type: 'openai' | 'vllm' | 'mistral' | 'ollama' | 'tei') => {
+  const { url } = PROVIDER_KINDS[type];
+  return { url: url === 'required' ? BaseUrl.describe(URL_HELP) : BaseUrl.default(url).describe(URL_HELP) };
+};
 
+/** One branch per provider kind: the `satisfies` below fails to compile when a kind has none. */
 export const ProviderSpec = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('openai'), ...common, ...urlDefaultingTo('https://api.openai.com') }),
-  z.strictObject({ type: z.literal('vllm'), ...common, ...requiredUrl() }),
-  z.strictObject({ type: z.literal('mistral'), ...common, ...urlDefaultingTo('https://api.mistral.ai') }),
-  z.strictObject({ type: z.literal('ollama'), ...common, ...urlDefaultingTo('http://localhost:11434') }),
-  z.strictObject({ type: z.literal('tei'), ...common, ...requiredUrl() }),
+  z.strictObject({ type: z.literal('openai'), ...common, ...urlOf('openai') }),
+  z.strictObject({ type: z.literal('vllm'), ...common, ...urlOf('vllm') }),
+  z.strictObject({ type: z.literal('mistral'), ...common, ...urlOf('mistral') }),
+  z.strictObject({ type: z.literal('ollama'), ...common, ...urlOf('ollama') }),
+  z.strictObject({ type: z.literal('tei'), ...common, ...urlOf('tei') }),
   z.strictObject({
     type: z.literal('simulator'),
     ...common,
@@ -46,3 +49,10 @@ export const ProviderSpec = z.discriminatedUnion('type', [
 export type ProviderSpec = z.output<typeof ProviderSpec>;
 export type ProviderSpecInput = z.input<typeof ProviderSpec>;
 export type ProviderSpecOf<T extends ProviderSpec['type']> = Extract<ProviderSpec, { type: T }>;
+/** Every kind of PROVIDER_KINDS has a branch above, and no branch is of another kind. */
+const everyKindHasABranch = true satisfies [ProviderType] extends [ProviderSpec['type']]
+  ? [ProviderSpec['type']] extends [ProviderType]
+    ? true
+    : never
+  : never;
+void everyKindHasABranch;

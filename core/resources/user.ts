@@ -2,11 +2,10 @@
 import { z } from 'zod';
 import { parseDecimal } from '../money/decimal.ts';
 import { ModelName, ResourceId } from './fields.ts';
+import { BUDGET_PERIODS } from './kinds.ts';
 import { RateLimitPolicy } from './limits.ts';
 
 export const ROLES = ['admin', 'user'] as const;
-export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly'] as const;
-export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
 /** An amount of money, in the money of router prices: at most 6 decimals (a cost has 6). */
 export const Money = z.union([z.number(), z.string()]).transform((value, ctx) => {

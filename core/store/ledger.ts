@@ -3,7 +3,7 @@
 // rest. Refusals change nothing. This is the budget guarantee: under any concurrency, across any
 // number of gateway processes, the spent total never exceeds the budget.
 import type { RateLimitName, RateLimitPolicy } from '../resources/limits.ts';
-import type { BudgetPeriod } from '../resources/user.ts';
+import type { BudgetPeriod } from '../resources/kinds.ts';
 
 export interface Reservation {
   /** Unique per request. */

@@ -1,6 +1,6 @@
 // Budget periods on UTC calendar boundaries: a day, a week starting on Monday (ISO), a month.
 // Each period has an index that only grows, so stores can roll forward and never back.
-import type { BudgetPeriod } from '../resources/user.ts';
+import type { BudgetPeriod } from '../resources/kinds.ts';
 import { DAY_MS } from '../time.ts';
 
 /** 1970-01-01 was a Thursday: shifting by 3 days makes weeks start on Monday. */

@@ -71,6 +71,19 @@ export interface Settled {
   readonly incomplete: boolean;
 }
 
+/** A request that is over, for settlement and its usage record. */
+export interface EndedRequest {
+  readonly caller: Caller;
+  /** Undefined when the model named no router. */
+  readonly router: RouterRoute | undefined;
+  /** The model as the caller named it (the router's name, or what it sent when that named none). */
+  readonly calledName: string;
+  readonly endpoint: Endpoint;
+  /** Undefined for a request refused before or at admission. */
+  readonly admitted: Admitted | undefined;
+  readonly settled: Settled;
+}
+
 /**
  * Prompts of more characters than this are checked against the budget before they are counted
  * (an extra admission and release: two round trips on Redis, none while a lease has room):
@@ -172,17 +185,12 @@ export class Billing {
   }
 
   /**
-   * Settles and records the request; never throws, never delays the caller. `admitted` is
-   * undefined for requests refused before admission (they are only recorded).
+   * Settles the request against its hold and limits, then writes its usage record with what was
+   * charged (and what was not covered); never throws, never delays the caller. A request refused
+   * before admission has nothing to settle and is only recorded.
    */
-  settle(
-    caller: Caller,
-    router: RouterRoute | undefined,
-    calledName: string,
-    endpoint: Endpoint,
-    admitted: Admitted | undefined,
-    settled: Settled,
-  ): void {
+  settleAndRecord(request: EndedRequest): void {
+    const { caller, router, calledName, endpoint, admitted, settled } = request;
     const now = this.#deps.now();
     const charge = async (): Promise<bigint> => {
       // Without a hold or limits to settle, only a real cost needs writing (spent is kept for

@@ -1,6 +1,7 @@
 // What a request may cost at most, reserved from the budget before it is forwarded, and the
 // bounds the backend's reported usage is held to after (usage-block.ts).
 import type { Endpoint } from '../../core/resources/kinds.ts';
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import { costMicros } from '../metering/cost.ts';
@@ -36,8 +37,8 @@ export function learnable(reported: number, base: number): boolean {
 
 /** The gateway's prompt count plus the template tokens it leaves out: what ratios are learned against. */
 export function promptBase(endpoint: Endpoint, body: JsonObject, counted: number): number {
-  if (endpoint !== 'chat') return counted;
-  const messages = Array.isArray(body.messages) ? body.messages.length : 0;
+  const messages = ENDPOINT_SPECS[endpoint].templated(body);
+  if (messages === undefined) return counted;
   return counted + TEMPLATE_EXTRA_PER_MESSAGE * messages + TEMPLATE_EXTRA_PER_REQUEST;
 }
 
@@ -52,7 +53,7 @@ export function heldPromptTokens(base: number, ratio: number): number {
  * inputs are each held to it, not their sum). Without a count, the context alone.
  */
 export function plausiblePromptTokens(router: RouterRoute, endpoint: Endpoint, base: number | undefined, held: number | undefined): number {
-  const context = endpoint === 'chat' || endpoint === 'completions' ? router.spec.max_context_length : Infinity;
+  const context = ENDPOINT_SPECS[endpoint].generates ? router.spec.max_context_length : Infinity;
   if (base === undefined) return context;
   return Math.min(context, Math.max(held ?? base, Math.ceil(base * PROMPT_PLAUSIBLE_RATIO) + PROMPT_SLACK));
 }
@@ -70,7 +71,7 @@ function askedCompletionTokens(body: JsonObject): number | undefined {
  * count the whole context bounds it.
  */
 export function maxCompletionTokens(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number | undefined): number {
-  if (endpoint !== 'chat' && endpoint !== 'completions') return 0;
+  if (!ENDPOINT_SPECS[endpoint].generates) return 0;
   const contextLeft = Math.max(0, router.spec.max_context_length - (promptTokens ?? 0));
   const allowance = Math.min(router.spec.max_completion_tokens ?? contextLeft, contextLeft);
   const choices = typeof body.n === 'number' ? body.n : 1;
@@ -90,7 +91,7 @@ export function contextOverflow(
   promptTokens: number,
 ): { prompt: number; completion: number } | undefined {
   // A completions request with several prompts runs each in its own context: not summed here.
-  if (endpoint !== 'chat' && !(endpoint === 'completions' && typeof body.prompt === 'string')) return undefined;
+  if (!ENDPOINT_SPECS[endpoint].oneContext(body)) return undefined;
   const completion = askedCompletionTokens(body) ?? 0;
   return promptTokens + completion > router.spec.max_context_length ? { prompt: promptTokens, completion } : undefined;
 }

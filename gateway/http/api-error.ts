@@ -145,7 +145,7 @@ export const errors = {
       headers: { 'retry-after': String(retryAfterSeconds), ...headers },
     }),
   /** OpenAI's refusal of a request that cannot fit the model's context; `field` is `messages` or `prompt`. */
-  contextLengthExceeded: (field: 'messages' | 'prompt', context: number, prompt: number, completion: number) =>
+  contextLengthExceeded: (field: string, context: number, prompt: number, completion: number) =>
     new ApiError(
       'context_length_exceeded',
       `This model's maximum context length is ${context} tokens. However, you requested ${prompt + completion} tokens (${prompt} in the ${field}, ${completion} in the completion). Please reduce the length of the ${field} or completion.`,

@@ -18,6 +18,7 @@ import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } fr
 import { InvalidResourceError, KubernetesWriteError } from '../kubernetes/write-errors.ts';
 import { ApiError, errors } from './api-error.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
 /** What the caller is told of `error`, or undefined when it is internal and must not be shown. */
 export function publicError(error: unknown): ApiError | undefined {
@@ -27,7 +28,7 @@ export function publicError(error: unknown): ApiError | undefined {
     return errors.insufficientBudget(microsToDecimal(error.remainingMicros), microsToDecimal(error.neededMicros));
   if (error instanceof RateLimitedError) return rateLimited(error);
   if (error instanceof ContextLengthError)
-    return errors.contextLengthExceeded(error.endpoint === 'chat' ? 'messages' : 'prompt', error.context, error.prompt, error.completion);
+    return errors.contextLengthExceeded(ENDPOINT_SPECS[error.endpoint].promptParam, error.context, error.prompt, error.completion);
   if (error instanceof BudgetsUnavailableError) return errors.budgetsUnavailable();
   if (error instanceof UnknownUserError) return errors.unknownUser();
   // Routing and the upstream client

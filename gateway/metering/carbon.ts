@@ -1,6 +1,7 @@
 // Energy and emissions of one generation request, after EcoLogits 0.9.1
 // (ecologits/impacts/llm.py, docs/methodology/llm_inference.md). See docs/carbon.md.
-import { type CarbonInputs, GRID_FACTORS, type Zone } from '../../core/resources/carbon.ts';
+import type { CarbonInputs } from '../../core/resources/carbon.ts';
+import { GRID_FACTORS, type Zone } from '../../core/resources/kinds.ts';
 
 export interface CarbonEstimate {
   kWh: number;

@@ -5,7 +5,8 @@ import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
 import { costMicros, microsToNumber } from './cost.ts';
 import { maxCompletionTokens, plausiblePromptTokens } from '../billing/worst-case.ts';
-import { chatPromptTokens, inputTokens, TokenCount, type TokenSink } from './tokens.ts';
+import { TokenCount, type TokenSink } from './tokens.ts';
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
 export interface UsageBlock {
   prompt_tokens: number;
@@ -36,6 +37,21 @@ export interface PromptCounts {
   readonly heldPrompt: number | undefined;
 }
 
+export interface UsageInputs {
+  readonly router: RouterRoute;
+  readonly provider: ProviderRoute;
+  readonly endpoint: Endpoint;
+  /** The backend's own counts, when it gave any (undefined for a stream cut short). */
+  readonly reported: TokenUsage | undefined;
+  /** The request body, as its endpoint's schema parsed it. */
+  readonly request: JsonObject;
+  /** What admission counted of the prompt. */
+  readonly counts: PromptCounts;
+  /** The completion's tokens as the gateway counts them (countTextTokens of its text), asked for only when needed. */
+  readonly completionTokens: () => number;
+  readonly latencySeconds: number;
+}
+
 /**
  * Builds the usage block from the backend's token counts, or counts them when it gave none.
  * Reported counts must be non-negative integers, the completion no more than the request allows
@@ -44,17 +60,8 @@ export interface PromptCounts {
  * named in `anomaly`. The gateway's own completion count is cut to the bound too (another
  * tokenizer can count more than the backend generated). So no request costs more than it could.
  */
-export function usageFor(
-  router: RouterRoute,
-  provider: ProviderRoute,
-  endpoint: Endpoint,
-  reported: TokenUsage | undefined,
-  request: JsonObject,
-  counts: PromptCounts,
-  /** The completion's tokens as the gateway counts them (countTextTokens of its text), asked for only when needed. */
-  completionTokens: () => number,
-  latencySeconds: number,
-): Usage {
+export function usageFor(inputs: UsageInputs): Usage {
+  const { router, provider, endpoint, reported, request, counts, completionTokens, latencySeconds } = inputs;
   const anomalies: string[] = [];
   const promptLimit = plausiblePromptTokens(router, endpoint, counts.promptBase, counts.heldPrompt);
   const completionLimit = maxCompletionTokens(router, endpoint, request, counts.fewestPrompt ?? counts.promptTokens);
@@ -107,7 +114,7 @@ function isTokenCount(value: unknown): value is number {
 }
 
 function generates(endpoint: Endpoint): boolean {
-  return endpoint === 'chat' || endpoint === 'completions';
+  return ENDPOINT_SPECS[endpoint].generates;
 }
 
 /** The prompt's tokens: exact, or an upper bound past what one count may do (tokens.ts). */
@@ -117,18 +124,5 @@ export function countPromptTokens(endpoint: Endpoint, request: JsonObject): numb
 
 /** Reports the prompt's texts and the tokens known without counting text to `count`. */
 export function promptTokenCount<Sink extends TokenSink>(endpoint: Endpoint, request: JsonObject, count: Sink): Sink {
-  switch (endpoint) {
-    case 'chat':
-      return chatPromptTokens(request.messages as unknown[], count);
-    case 'completions':
-      return inputTokens(request.prompt, count);
-    case 'embeddings':
-      return inputTokens(request.input, count);
-    case 'rerank':
-      count.addText(String(request.query));
-      return inputTokens(
-        (request.documents as unknown[]).map((d) => (typeof d === 'string' ? d : (d as JsonObject).text)),
-        count,
-      );
-  }
+  return ENDPOINT_SPECS[endpoint].countPrompt(request, count);
 }

@@ -1,19 +1,13 @@
 // Backends that speak OpenAI's own API (OpenAI, vLLM, Mistral, ...): the request goes out as it
-// came in, paths under /v1, Bearer key. Kinds differ only in which endpoints they serve and how
+// came in, on the gateway's own paths (endpoints/registry.ts), Bearer key. Kinds differ only in which endpoints they serve and how
 // they adjust the request body, which a kind passes in.
 import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import type { JsonObject } from './openai-wire.ts';
 import { bearer, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
-
-const PATHS: Record<Endpoint, string> = {
-  chat: '/v1/chat/completions',
-  completions: '/v1/completions',
-  embeddings: '/v1/embeddings',
-  rerank: '/v1/rerank',
-};
 
 export interface OpenAICompatibleOptions {
   readonly endpoints: readonly Endpoint[];
@@ -30,13 +24,13 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
       const post = { signal: request.signal, timeoutSeconds: provider.timeout, headers: bearer(provider.key) };
       const body = adaptBody(request.body, request);
       if (!request.stream) {
-        const answer = await http.postJson(url, PATHS[request.endpoint], body, post);
+        const answer = await http.postJson(url, ENDPOINT_SPECS[request.endpoint].path, body, post);
         if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {
           throw new UpstreamError('protocol', 'the backend answered with JSON that is not an object');
         }
         return { kind: 'body', body: answer as JsonObject };
       }
-      return { kind: 'stream', chunks: await http.postEvents(url, PATHS[request.endpoint], body, post) };
+      return { kind: 'stream', chunks: await http.postEvents(url, ENDPOINT_SPECS[request.endpoint].path, body, post) };
     },
   };
 }

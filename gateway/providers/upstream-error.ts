@@ -6,15 +6,19 @@ export class UpstreamError extends Error {
   readonly failure: UpstreamFailure;
   /** The backend's HTTP status when it answered with an error. */
   readonly status: number | undefined;
-  /** Another provider of the router might succeed where this one failed. */
+  /**
+   * Another provider of the router might succeed where this one failed: the one decision the
+   * forwarder fails over on. By default every failure but an aborted request or a request the
+   * backend refused as the caller's (blamesClient); an adapter that knows better says so.
+   */
   readonly retryable: boolean;
 
-  constructor(failure: UpstreamFailure, message: string, status?: number) {
+  constructor(failure: UpstreamFailure, message: string, status?: number, retryable?: boolean) {
     super(message);
     this.name = 'UpstreamError';
     this.failure = failure;
     this.status = status;
-    this.retryable = failure !== 'aborted' && !this.blamesClient;
+    this.retryable = retryable ?? (failure !== 'aborted' && !this.blamesClient);
   }
 
   /**

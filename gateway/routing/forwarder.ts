@@ -2,7 +2,7 @@
 // fails before anything reached the client (connection, timeout, 429, 5xx). A provider that
 // keeps failing sits out a cool-down; attempts are bounded; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../../core/resources/kinds.ts';
-import { ENDPOINT_PATHS } from '../../core/resources/kinds.ts';
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
@@ -32,11 +32,19 @@ export interface Forwarded {
   readonly attempts: number;
   /** performance.now() when the successful attempt was sent. */
   readonly sentAt: number;
+  /**
+   * Gives back the provider's in-flight slot, recording `failure` (a stream the backend broke off)
+   * against it. Call it once the answer is over, however it ended (one `finally`); calls after
+   * the first do nothing.
+   */
+  release(failure?: UpstreamError): void;
 }
 
 /**
- * Forwards to a provider of `router`. On success the chosen provider's in-flight count stays
- * raised: the caller lowers it (through `finish`) when the answer has been fully relayed.
+ * Forwards to a provider of `router`. On success the chosen provider's in-flight slot stays taken
+ * until the caller releases it (Forwarded.release). The adapter's `retryable` decides whether
+ * another provider is tried; an aborted request ends, and one the backend refused as the caller's
+ * fault is rejected (neither is retryable, nor a failure of the provider).
  */
 export async function forward(
   router: RouterRoute,
@@ -47,7 +55,7 @@ export async function forward(
   deps: ForwarderDeps,
 ): Promise<Forwarded> {
   const candidates = router.byEndpoint.get(endpoint);
-  if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_PATHS[endpoint]);
+  if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
   const tried = new Set<ProviderRoute>();
   let last: UpstreamError | undefined;
   while (tried.size < Math.min(candidates.length, deps.options.maxAttempts)) {
@@ -62,7 +70,7 @@ export async function forward(
         deps.http,
       );
       provider.state.recordSuccess();
-      return { provider, result, attempts: tried.size, sentAt };
+      return { provider, result, attempts: tried.size, sentAt, release: releaser(router, provider, deps) };
     } catch (error) {
       provider.state.inFlight--;
       if (!(error instanceof UpstreamError)) throw error;
@@ -71,17 +79,24 @@ export async function forward(
       const coolingDown = provider.state.recordFailure(deps.now(), deps.options);
       deps.onFailure?.(router, provider, error, coolingDown);
       last = error;
+      // The adapter's one decision: whether another provider might do better.
+      if (!error.retryable) break;
     }
   }
   throw new ProvidersFailedError(router.spec.name, tried.size, last);
 }
 
-/** Records how a relayed answer ended and releases the provider's in-flight slot. */
-export function finish(provider: ProviderRoute, failure: UpstreamError | undefined, deps: ForwarderDeps, router: RouterRoute): void {
-  provider.state.inFlight--;
-  if (failure && failure.failure !== 'aborted') {
-    deps.onFailure?.(router, provider, failure, provider.state.recordFailure(deps.now(), deps.options));
-  }
+/** Releases the provider's slot once, recording how its answer ended. */
+function releaser(router: RouterRoute, provider: ProviderRoute, deps: ForwarderDeps): (failure?: UpstreamError) => void {
+  let released = false;
+  return (failure) => {
+    if (released) return;
+    released = true;
+    provider.state.inFlight--;
+    if (failure && failure.failure !== 'aborted') {
+      deps.onFailure?.(router, provider, failure, provider.state.recordFailure(deps.now(), deps.options));
+    }
+  };
 }
 
 /** Healthy untried providers first; cooling ones only when nothing else is left. */

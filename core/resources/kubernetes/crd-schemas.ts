@@ -5,13 +5,13 @@
 // single source of the CRDs: operator/generate-crds.ts turns them into crds/*.yaml (see crds.ts),
 // and translate.ts maps a parsed spec onto the gateway's resources.
 import { z } from 'zod';
-import { PROVIDER_TYPES } from '../kinds.ts';
+import { BUDGET_PERIODS, DEFAULT_URLS, GRID_FACTORS, PROVIDER_KINDS, PROVIDER_TYPES, URL_REQUIRED } from '../kinds.ts';
 import { BaseUrl, ModelName } from '../fields.ts';
 import { RateLimitPolicy } from '../limits.ts';
 import { RouterSpec } from '../router.ts';
 import { ProviderSpec, SimulatorOptions } from '../provider.ts';
-import { BUDGET_PERIODS, UserSpec } from '../user.ts';
-import { CarbonInputs, GRID_FACTORS } from '../carbon.ts';
+import { UserSpec } from '../user.ts';
+import { CarbonInputs } from '../carbon.ts';
 
 export const GROUP = 'tollgate.dev';
 export const VERSION = 'v1alpha1';
@@ -214,7 +214,7 @@ export const ModelProviderSpec = z
       .pipe(BaseUrl)
       .optional()
       .describe(
-        'Base address of the backend, without /v1. Required for vllm and tei; openai, mistral and ollama default to their usual address; simulator takes none.',
+        `Base address of the backend, without /v1. Required for ${listed(URL_REQUIRED)}; ${listed(Object.keys(DEFAULT_URLS))} default to their usual address; ${listed(PROVIDER_TYPES.filter((type) => PROVIDER_KINDS[type].url === 'none'))} takes none.`,
       ),
     apiKeySecretRef: z
       .strictObject({
@@ -282,3 +282,8 @@ export const GatewayUserStatus = z
   })
   .describe('State of the user and its spending, written by the operator.');
 export type GatewayUserStatus = z.output<typeof GatewayUserStatus>;
+
+/** `a, b and c`, for prose written from a list. */
+function listed(words: readonly string[]): string {
+  return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}

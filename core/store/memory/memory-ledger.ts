@@ -1,7 +1,7 @@
 // The ledger of a single process, with the same semantics as the Redis scripts (lua/admit.lua,
 // lua/settle.lua). Every method runs to completion without awaiting, so each is atomic.
 import { RATE_WINDOWS, type RateLimitName } from '../../resources/limits.ts';
-import type { BudgetPeriod } from '../../resources/user.ts';
+import type { BudgetPeriod } from '../../resources/kinds.ts';
 import { parseDecimal } from '../../money/decimal.ts';
 import type { UserRecord } from '../accounts.ts';
 import type { Admission, AdmissionResult, Balance, Ledger, Settlement, SettleResult } from '../ledger.ts';

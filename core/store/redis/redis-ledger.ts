@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
 import { DAY_MS } from '../../time.ts';
-import type { BudgetPeriod } from '../../resources/user.ts';
+import type { BudgetPeriod } from '../../resources/kinds.ts';
 import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
 import { randomId } from '../../ids.ts';

@@ -1,17 +1,15 @@
-// The API's closed vocabularies, as core/resources/kinds.ts declares them (the UI is bundled
-// apart from the gateway, so they are repeated here; the server still validates).
-export const ROUTER_TYPES = ['text-generation', 'image-text-to-text', 'text-embeddings-inference', 'text-classification'] as const;
-export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy'] as const;
-export const PROVIDER_TYPES = ['openai', 'vllm', 'mistral', 'ollama', 'tei', 'simulator'] as const;
-/** Provider types that must be given a URL; the others default to their public address. */
-export const URL_REQUIRED = ['vllm', 'tei'];
-export const DEFAULT_URLS: Record<string, string> = {
-  openai: 'https://api.openai.com',
-  mistral: 'https://api.mistral.ai',
-  ollama: 'http://localhost:11434',
-};
-/** Electricity mixes the gateway knows (core/resources/carbon.ts GRID_FACTORS). */
-export const ZONES = ['WOR', 'FRA', 'USA', 'SWE', 'DEU'] as const;
-export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly'] as const;
+// The API's closed vocabularies, from core/resources/kinds.ts itself (bundled: it imports
+// nothing), so the forms offer exactly what the gateway accepts; the server still validates.
+import * as kinds from '../../../core/resources/kinds.ts';
+
+export { BUDGET_PERIODS, PROVIDER_TYPES, ROUTER_TYPES, STRATEGIES } from '../../../core/resources/kinds.ts';
+
+/** Provider types that must be given a URL (the form's value is any string). */
+export const URL_REQUIRED: readonly string[] = kinds.URL_REQUIRED;
+/** The well-known address of each provider type that has one. */
+export const DEFAULT_URLS: Readonly<Record<string, string>> = kinds.DEFAULT_URLS;
+
+/** Electricity mixes the gateway knows. */
+export const ZONES = Object.keys(kinds.GRID_FACTORS);
 
 export const options = (values: readonly string[]): [string, string][] => values.map((v) => [v, v]);

@@ -3,7 +3,8 @@
 // method on its own: latency cap, unknown size, custom emission factor, mixture of experts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CarbonInputs, GRID_FACTORS } from '../../../core/resources/carbon.ts';
+import { CarbonInputs } from '../../../core/resources/carbon.ts';
+import { GRID_FACTORS } from '../../../core/resources/kinds.ts';
 import { NO_CARBON, carbonModel, estimateCarbon, modelledSeconds, type CarbonModel } from '../../../gateway/metering/carbon.ts';
 
 /** The vectors are rounded to 4-5 significant digits: agree to a relative 5e-4. */

@@ -18,7 +18,8 @@ import {
   type JsonObject,
 } from '../../../../../core/resources/kubernetes/crds.ts';
 import { PROVIDER_TYPES, ROUTER_TYPES, STRATEGIES } from '../../../../../core/resources/kinds.ts';
-import { BUDGET_PERIODS, ROLES } from '../../../../../core/resources/user.ts';
+import { ROLES } from '../../../../../core/resources/user.ts';
+import { BUDGET_PERIODS } from '../../../../../core/resources/kinds.ts';
 import { ADAPTERS } from '../../../../../gateway/providers/registry.ts';
 
 const ROOT = new URL('../../../../../', import.meta.url);

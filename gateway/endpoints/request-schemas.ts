@@ -1,7 +1,6 @@
 // What each inference endpoint accepts. Objects are loose: fields the gateway does not know
 // (tools, response_format, ...) pass through to the backend untouched.
 import { z } from 'zod';
-import type { Endpoint } from '../../core/resources/kinds.ts';
 
 const MaxTokens = z.number().int().min(1).max(10_000_000);
 
@@ -17,7 +16,7 @@ const Streaming = {
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
 };
 
-const Chat = z.looseObject({
+export const Chat = z.looseObject({
   model: z.string(),
   messages: z.array(Message).min(1, 'must hold at least one message'),
   max_tokens: MaxTokens.nullish(),
@@ -34,7 +33,7 @@ const TextInput = z.union([
   z.array(TokenArray).min(1, 'must not be empty'),
 ]);
 
-const Completions = z.looseObject({
+export const Completions = z.looseObject({
   model: z.string(),
   prompt: TextInput,
   max_tokens: MaxTokens.nullish(),
@@ -42,24 +41,17 @@ const Completions = z.looseObject({
   ...Streaming,
 });
 
-const Embeddings = z.looseObject({
+export const Embeddings = z.looseObject({
   model: z.string(),
   input: TextInput,
   dimensions: z.number().int().min(1).max(65_536).optional(),
   encoding_format: z.enum(['float', 'base64']).optional(),
 });
 
-const Rerank = z.looseObject({
+export const Rerank = z.looseObject({
   model: z.string(),
   query: z.string().min(1, 'must not be empty'),
   documents: z.array(z.union([z.string(), z.looseObject({ text: z.string() })])).min(1, 'must hold at least one document'),
   top_n: z.number().int().min(1).optional(),
   return_documents: z.boolean().optional(),
 });
-
-export const REQUEST_SCHEMAS: Record<Endpoint, z.ZodType<Record<string, unknown>>> = {
-  chat: Chat,
-  completions: Completions,
-  embeddings: Embeddings,
-  rerank: Rerank,
-};
