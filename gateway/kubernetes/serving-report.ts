@@ -4,6 +4,7 @@
 // once every live report names a snapshot holding the router's generation.
 import type { Log } from '../../core/log.ts';
 import type { GatewayReports } from '../../core/store/gateway-reports.ts';
+import { realTimers, type Timers } from '../../core/timers.ts';
 
 /** What the report needs of the store. */
 export type ServingReports = Pick<GatewayReports, 'report' | 'forget'>;
@@ -18,23 +19,33 @@ export interface ServingReportOptions {
   readonly intervalMs?: number;
   /** Default 30 s: three refreshes may fail before the report expires. */
   readonly ttlMs?: number;
+  readonly timers?: Timers;
 }
 
 export class ServingReport {
   readonly #options: ServingReportOptions;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timers: Timers;
+  #timer: unknown;
   #failing = false;
   /** Reports go one at a time, so an older one can never land after a newer one. */
   #chain: Promise<void> = Promise.resolve();
 
   constructor(options: ServingReportOptions) {
     this.#options = options;
+    this.#timers = options.timers ?? realTimers;
   }
 
   start(): void {
-    this.#timer = setInterval(() => this.report(), this.#options.intervalMs ?? 10_000);
-    this.#timer.unref();
+    this.#arm();
     this.report();
+  }
+
+  /** The next refresh; each re-arms the one after it, until stop(). */
+  #arm(): void {
+    this.#timer = this.#timers.setTimeout(() => {
+      this.report();
+      this.#arm();
+    }, this.#options.intervalMs ?? 10_000);
   }
 
   /** Reports the version served now (after a load, and on the timer); failures are logged, never thrown. */
@@ -44,7 +55,7 @@ export class ServingReport {
 
   /** Stops reporting and removes the report: this pod serves no more. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#timers.clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#chain;
     try {

@@ -6,17 +6,7 @@
 // while keeping its failure count, so a key that keeps failing still backs off further.
 import { backoffDelay, type BackoffPolicy } from '../../core/kubernetes/backoff.ts';
 import { silentLog, type Log } from '../../core/log.ts';
-
-/** The timer functions the queue uses, injectable so tests fire retries themselves. */
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+import { realTimers, type Timers } from '../../core/timers.ts';
 
 export interface WorkQueueOptions {
   readonly process: (key: string) => Promise<void>;

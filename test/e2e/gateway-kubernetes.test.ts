@@ -8,7 +8,6 @@
 // (with no operator running here, the test plays the operator's part by writing the ConfigMap).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { generateKey } from '../../core/accounts/api-keys.ts';
 import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +33,7 @@ import { startGatewayProcess, type GatewayProcess } from '../support/gateway-pro
 import { startRedis, type RunningRedis } from '../support/redis-server.ts';
 import { applyChartRbac, RELEASE_NAMESPACE } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { eventually } from '../support/eventually.ts';
 
 // The chart's release namespace: the gateway runs as the chart's gateway service account there.
 const NAMESPACE = RELEASE_NAMESPACE;
@@ -228,10 +228,14 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal((await get('/healthz')).status, 200);
     // At first it is still reading; once its first lists are in, it names what is missing.
     let ready = await get('/readyz');
-    await eventually(async () => {
-      ready = await get('/readyz');
-      return /not found/.test(ready.body.reason ?? '');
-    }, '/readyz names what is missing');
+    await eventually(
+      async () => {
+        ready = await get('/readyz');
+        return /not found/.test(ready.body.reason ?? '');
+      },
+      '/readyz names what is missing',
+      { timeoutMs: 30_000 },
+    );
     assert.equal(ready.status, 503);
     assert.equal(ready.body.status, 'not ready');
     assert.equal(
@@ -246,7 +250,7 @@ describe('gateway pods in Kubernetes mode', () => {
     served.push(first);
     await writeConfigMap(encodeSnapshot(first));
     await writeKeys({});
-    await eventually(async () => (await readyVersion()) === first.version, 'the gateway serves the first snapshot');
+    await eventually(async () => (await readyVersion()) === first.version, 'the gateway serves the first snapshot', { timeoutMs: 30_000 });
 
     assert.deepEqual((await get('/readyz')).body, { status: 'ready', snapshot: first.version, routers: 1 });
     assert.match((await get('/metrics')).body, new RegExp(`tollgate_routing_snapshot_info\\{version="${first.version}"\\} 1`));
@@ -256,6 +260,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await eventually(
       async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === first.version),
       'the version reported to Redis',
+      { timeoutMs: 30_000 },
     );
   });
 
@@ -266,7 +271,9 @@ describe('gateway pods in Kubernetes mode', () => {
     ]);
     served.push(second);
     await writeConfigMap(encodeSnapshot(second));
-    await eventually(async () => (await readyVersion()) === second.version, 'the gateway serves the second snapshot');
+    await eventually(async () => (await readyVersion()) === second.version, 'the gateway serves the second snapshot', {
+      timeoutMs: 30_000,
+    });
 
     const answer = await chat('chat-b');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
@@ -275,6 +282,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await eventually(
       async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === second.version),
       'the new version reported',
+      { timeoutMs: 30_000 },
     );
   });
 
@@ -284,7 +292,7 @@ describe('gateway pods in Kubernetes mode', () => {
     const content = encodeSnapshot(snapshotOf([simulated('chat-z')]));
     content.annotations[ANNOTATIONS.sha256] = '0'.repeat(64);
     await writeConfigMap(content);
-    await eventually(async () => (await refusedCount()) === refusedBefore + 1, 'the gateway refused the ConfigMap');
+    await eventually(async () => (await refusedCount()) === refusedBefore + 1, 'the gateway refused the ConfigMap', { timeoutMs: 30_000 });
 
     assert.equal(await readyVersion(), current.version);
     assert.equal((await chat('chat-a')).status, 200);
@@ -295,10 +303,14 @@ describe('gateway pods in Kubernetes mode', () => {
     const version = served.at(-1)!.version;
     for (const key of ['sk-first', 'sk-rotated']) {
       await writeKeys({ 'upstream-b': key });
-      await eventually(async () => {
-        assert.equal((await chat('chat-b')).status, 200);
-        return fake.requests.at(-1)?.headers.authorization === `Bearer ${key}`;
-      }, `requests carry the key ${key}`);
+      await eventually(
+        async () => {
+          assert.equal((await chat('chat-b')).status, 200);
+          return fake.requests.at(-1)?.headers.authorization === `Bearer ${key}`;
+        },
+        `requests carry the key ${key}`,
+        { timeoutMs: 30_000 },
+      );
     }
     assert.equal(await readyVersion(), version, 'keys do not change the snapshot version');
     const metrics = (await get('/metrics')).body as string;
@@ -370,7 +382,7 @@ describe('gateway pods in Kubernetes mode', () => {
     const base = served.at(-1)!;
     const withRouter = snapshotWith(base, [RouterSpec.parse(llama)], []);
     await writeConfigMap(encodeSnapshot(withRouter));
-    await eventually(async () => (await readyVersion()) === withRouter.version, 'the gateway serves the new router');
+    await eventually(async () => (await readyVersion()) === withRouter.version, 'the gateway serves the new router', { timeoutMs: 30_000 });
 
     // A provider: a ModelProvider naming the router's object, its key in a Secret of its own.
     const provider = {
@@ -411,7 +423,9 @@ describe('gateway pods in Kubernetes mode', () => {
     const withProvider = snapshotWith(base, [RouterSpec.parse(llama)], [ProviderSpec.parse({ ...keyless, id: `${NAMESPACE}-llama-1` })]);
     await writeConfigMap(encodeSnapshot(withProvider));
     await writeKeys({ 'upstream-b': 'sk-rotated', [`${NAMESPACE}-llama-1`]: 'sk-from-admin-api' });
-    await eventually(async () => (await readyVersion()) === withProvider.version, 'the gateway serves the new provider');
+    await eventually(async () => (await readyVersion()) === withProvider.version, 'the gateway serves the new provider', {
+      timeoutMs: 30_000,
+    });
 
     // A change without a key keeps the key where it is; DELETE removes the resource.
     const patched = await admin('PATCH', `/v1/admin/providers/${NAMESPACE}-llama-1`, { model_name: 'llama-2' });
@@ -422,14 +436,14 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal((await admin('DELETE', `/v1/admin/providers/${NAMESPACE}-llama-1`)).status, 200);
     assert.equal(await getObject(MODEL_PROVIDERS, 'llama-1'), undefined);
     await writeConfigMap(encodeSnapshot(withRouter));
-    await eventually(async () => (await readyVersion()) === withRouter.version, 'the provider is gone');
+    await eventually(async () => (await readyVersion()) === withRouter.version, 'the provider is gone', { timeoutMs: 30_000 });
     const deleted = await admin('DELETE', `/v1/admin/routers/${llama.name}`);
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
     assert.equal(await getObject(MODEL_ROUTERS, routerObject), undefined);
     // A router served but not a resource of the namespace cannot be changed through the API.
     assert.equal((await admin('DELETE', '/v1/admin/routers/chat-a')).status, 409);
     await writeConfigMap(encodeSnapshot(base));
-    await eventually(async () => (await readyVersion()) === base.version, 'back to the previous snapshot');
+    await eventually(async () => (await readyVersion()) === base.version, 'back to the previous snapshot', { timeoutMs: 30_000 });
 
     // Users: GatewayUser resources, the budget as a decimal string.
     const user = await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol', budget: 12.5, budget_period: 'monthly' });
@@ -481,11 +495,3 @@ describe('gateway pods in Kubernetes mode', () => {
 });
 
 /** A bounded polling loop: `condition` is tried until it holds; fails with `what` after 30 s. */
-async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await sleep(100);
-  }
-  assert.fail(`not within ${timeoutMs} ms: ${what}`);
-}

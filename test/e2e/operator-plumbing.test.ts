@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { Informer, type InformerEvent } from '../../core/kubernetes/informer.ts';
@@ -24,6 +23,7 @@ import {
 import { LeaderElector } from '../../operator/kube/leader-election.ts';
 import { silentLog } from '../../core/log.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { eventually } from '../support/eventually.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
@@ -69,7 +69,7 @@ describe('operator plumbing against a real API server', () => {
     await putConfigMap(namespace, 'one', '2');
     await putConfigMap(namespace, 'two', '1');
     await deleteConfigMap(namespace, 'one');
-    await eventually(() => events.length === 5, 'five events');
+    await eventually(() => events.length === 5, 'five events', { timeoutMs: 30_000 });
     assert.deepEqual(
       events.map((event) => `${event.type} ${event.object.metadata?.name}`),
       ['add before', 'add one', 'update one', 'add two', 'delete one'],
@@ -87,7 +87,7 @@ describe('operator plumbing against a real API server', () => {
     const { informer, events } = recordingInformer(t, cutOff, { namespace, resyncIntervalMs: 2000 });
     informer.start();
     await informer.synced;
-    await eventually(() => cutOff.liveWatches > 0, 'a watch to cut off');
+    await eventually(() => cutOff.liveWatches > 0, 'a watch to cut off', { timeoutMs: 30_000 });
     const recreatedUid = informer.get(`${namespace}/recreated`)?.metadata?.uid;
 
     cutOff.muteAll({ andNewWatches: true });
@@ -99,7 +99,9 @@ describe('operator plumbing against a real API server', () => {
     await putConfigMap(namespace, 'created', '1');
 
     const expected = await serverState(namespace);
-    await eventually(() => same(informer.list().map(versioned).sort(), expected), 'the cache matches the server again');
+    await eventually(() => same(informer.list().map(versioned).sort(), expected), 'the cache matches the server again', {
+      timeoutMs: 30_000,
+    });
     const seen = (type: string, name: string) => events.some((event) => event.type === type && event.object.metadata?.name === name);
     assert.ok(seen('delete', 'deleted') && seen('add', 'created') && seen('update', 'changed'));
     const recreated = events.filter((event) => event.object.metadata?.name === 'recreated').map((event) => event.type);
@@ -108,7 +110,7 @@ describe('operator plumbing against a real API server', () => {
 
     cutOff.resume();
     await putConfigMap(namespace, 'after', '1');
-    await eventually(() => informer.get(`${namespace}/after`) !== undefined, 'a watch works again');
+    await eventually(() => informer.get(`${namespace}/after`) !== undefined, 'a watch works again', { timeoutMs: 30_000 });
     await informer.stop();
   });
 
@@ -126,10 +128,12 @@ describe('operator plumbing against a real API server', () => {
     });
     informer.start();
     await informer.synced;
-    await eventually(() => cutOff.liveWatches > 0, 'a watch to silence');
+    await eventually(() => cutOff.liveWatches > 0, 'a watch to silence', { timeoutMs: 30_000 });
     cutOff.muteAll({ andNewWatches: false });
     await putConfigMap(namespace, 'late', '1');
-    await eventually(() => events.some((event) => event.object.metadata?.name === 'late'), 'the event after the silent watch');
+    await eventually(() => events.some((event) => event.object.metadata?.name === 'late'), 'the event after the silent watch', {
+      timeoutMs: 30_000,
+    });
     assert.ok(restarts.includes('silent'), `restarts logged: ${restarts.join(', ')}`);
     await informer.stop();
   });
@@ -159,8 +163,17 @@ describe('operator plumbing against a real API server', () => {
     t.after(() => Promise.all([a.stop(), b.stop()]));
     a.start();
     b.start();
-    await eventually(() => a.isLeader || b.isLeader, 'a leader');
-    await sleep(2000); // several renewals and acquisition attempts
+    await eventually(() => a.isLeader || b.isLeader, 'a leader', { timeoutMs: 30_000 });
+    // The leader renews twice (each a second of the other's attempts, every 250 ms, refused).
+    const renewals = new Set<string | undefined>();
+    await eventually(
+      async () => {
+        renewals.add((await readLease(client, namespace, 'released')).spec.renewTime);
+        return renewals.size >= 3;
+      },
+      'two renewals by the leader',
+      { timeoutMs: 30_000 },
+    );
     const [leader, other] = a.isLeader ? [a, b] : [b, a];
     assert.equal(other.isLeader, false);
     const before = await readLease(client, namespace, 'released');
@@ -168,7 +181,7 @@ describe('operator plumbing against a real API server', () => {
 
     await leader.stop();
     assert.equal(signals.get(leader === a ? 'a' : 'b')?.aborted, true, 'the old leader was told to stop');
-    await eventually(() => other.isLeader, 'the other candidate leads', 15_000);
+    await eventually(() => other.isLeader, 'the other candidate leads', { timeoutMs: 15_000 });
     const afterRelease = await readLease(client, namespace, 'released');
     assert.equal(afterRelease.spec.holderIdentity, leader === a ? 'b' : 'a');
     assert.equal(afterRelease.spec.leaseTransitions, (before.spec.leaseTransitions ?? 0) + 1);
@@ -184,7 +197,7 @@ describe('operator plumbing against a real API server', () => {
     try {
       let output = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-      await eventually(() => output.includes('leading'), 'the child process leads');
+      await eventually(() => output.includes('leading'), 'the child process leads', { timeoutMs: 30_000 });
       const survivor = new LeaderElector({
         client,
         namespace,
@@ -197,14 +210,22 @@ describe('operator plumbing against a real API server', () => {
       });
       survivor.start();
       t.after(() => survivor.stop());
-      await sleep(6000); // twice the lease duration: the child's renewals keep the lease held
+      // The child renews past twice the lease duration: its renewals keep the lease held.
+      await eventually(
+        async () => {
+          const { acquireTime, renewTime } = (await readLease(client, namespace, 'killed')).spec;
+          return acquireTime !== undefined && renewTime !== undefined && Date.parse(renewTime) - Date.parse(acquireTime) >= 6000;
+        },
+        'the child renewed for twice the lease duration',
+        { timeoutMs: 30_000 },
+      );
       assert.equal(survivor.isLeader, false);
 
       child.kill('SIGKILL');
       await once(child, 'exit');
       const lease = await readLease(client, namespace, 'killed');
       assert.equal(lease.spec.holderIdentity, 'doomed', 'a killed leader releases nothing');
-      await eventually(() => survivor.isLeader, 'the survivor leads after the lease expired', 30_000);
+      await eventually(() => survivor.isLeader, 'the survivor leads after the lease expired', { timeoutMs: 30_000 });
       assert.equal((await readLease(client, namespace, 'killed')).spec.holderIdentity, 'survivor');
       await survivor.stop();
     } finally {
@@ -323,19 +344,9 @@ const versioned = (object: KubeObject) => `${object.metadata?.name}@${object.met
 const same = (a: string[], b: string[]) => JSON.stringify(a) === JSON.stringify(b);
 
 async function readLease(client: KubeClient, namespace: string, name: string) {
-  return client.request<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>({
+  return client.request<{ spec: { holderIdentity?: string; leaseTransitions?: number; acquireTime?: string; renewTime?: string } }>({
     path: resourcePath(LEASES, { namespace, name }),
   });
-}
-
-/** A bounded polling loop: fails with `what` rather than hanging. */
-async function eventually(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return;
-    await sleep(100);
-  }
-  assert.fail(`not within ${timeoutMs} ms: ${what}`);
 }
 
 function gadgetCrd() {

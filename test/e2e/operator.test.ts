@@ -8,7 +8,6 @@
 // (the other is ready too), and when it is killed the other takes over.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { hashKey } from '../../core/accounts/api-keys.ts';
@@ -416,7 +415,16 @@ describe('tollgate operator against a real API server and Redis', () => {
       'the second replica synced',
       operators,
     );
-    await sleep(3000); // several renewals and acquisition attempts
+    // The leader renews twice while the second replica keeps trying to acquire.
+    const renewals = new Set<string | undefined>();
+    await until(
+      async () => {
+        renewals.add((await get<{ spec: { renewTime?: string } }>('leases', 'tollgate-operator', 'tollgate'))?.spec.renewTime);
+        return renewals.size >= 3 || undefined;
+      },
+      'two renewals by the leader',
+      operators,
+    );
     const lease = await get<{ spec: { holderIdentity?: string } }>('leases', 'tollgate-operator', 'tollgate');
     assert.equal(lease?.spec.holderIdentity, 'op-a');
     assert.ok(first!.output().includes('started leading'));

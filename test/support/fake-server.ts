@@ -47,6 +47,8 @@ export interface FakeBackend {
   readonly openRequests: number;
   /** Requests whose client went away before the answer was finished. */
   readonly abortedRequests: number;
+  /** Stream writes that found the socket full and waited for it to drain: the gateway was holding the backend back. */
+  readonly blockedWrites: number;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
   const requests: RecordedRequest[] = [];
   let open = 0;
   let aborted = 0;
+  let blocked = 0;
   const server = createServer(async (req, res) => {
     open++;
     let finished = false;
@@ -86,7 +89,12 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
     const behaviour = queued.shift() ?? standing;
     if (behaviour.delayMs) await sleep(behaviour.delayMs);
     if (res.destroyed) return;
-    const streaming = streamingResponse(res, behaviour, () => (finished = true));
+    const streaming = streamingResponse(
+      res,
+      behaviour,
+      () => (finished = true),
+      () => blocked++,
+    );
     try {
       await handler(recorded, behaviour, streaming);
     } catch {
@@ -109,6 +117,9 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
     get abortedRequests() {
       return aborted;
     },
+    get blockedWrites() {
+      return blocked;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -117,7 +128,7 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
   };
 }
 
-function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinished: () => void): StreamingResponse {
+function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinished: () => void, onBlocked: () => void): StreamingResponse {
   let chunks = 0;
   return {
     json(status, body) {
@@ -144,8 +155,12 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
       if (chunks > 0 && behaviour.chunkDelayMs) await sleep(behaviour.chunkDelayMs);
       if (res.destroyed) return false;
       chunks++;
-      res.write(text);
-      return true;
+      // As a real server does: a full socket is waited on, not filled further.
+      if (!res.write(text)) {
+        onBlocked();
+        await drainedOrClosed(res);
+      }
+      return !res.destroyed;
     },
     end() {
       markFinished();

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FakeBackend } from './fake-server.ts';
 import type { TestGateway } from './gateway.ts';
+import type { YamlModel } from './config-yaml.ts';
 
 export interface ProviderEntry {
   /** Model name on the backend: it is what tells the providers apart in the fakes' records. */
@@ -16,23 +17,25 @@ export interface ProviderEntry {
 }
 
 /** One `models:` entry of type text-generation whose providers are vLLM (OpenAI-format) backends. */
-export function modelEntry(id: string, strategy: string, providers: readonly ProviderEntry[]): string {
-  const lines = [`  - id: ${id}`, '    type: text-generation', `    load_balancing_strategy: ${strategy}`, '    providers:'];
-  for (const p of providers) {
-    lines.push(`      - model: ${p.model}`, '        type: vllm', '        args:', `          api_url: ${p.url}`);
-    if (p.timeout !== undefined) lines.push(`          timeout: ${p.timeout}`);
-    if (p.key !== undefined) lines.push(`          api_key: ${JSON.stringify(p.key)}`);
-  }
-  return `${lines.join('\n')}\n`;
+export function modelEntry(id: string, strategy: string, providers: readonly ProviderEntry[]): YamlModel {
+  return {
+    id,
+    type: 'text-generation',
+    load_balancing_strategy: strategy,
+    providers: providers.map((p) => ({
+      model: p.model,
+      type: 'vllm',
+      args: { api_url: p.url, ...(p.timeout !== undefined && { timeout: p.timeout }), ...(p.key !== undefined && { api_key: p.key }) },
+    })),
+  };
 }
 
-/** A whole configuration file of the given model entries. */
-export function configYaml(...entries: string[]): string {
-  return `models:\n${entries.join('')}`;
-}
+/** The one user message the tests' chats send. */
+export const USER_MESSAGE = [{ role: 'user', content: 'Say hello' }];
 
-export function chat(gw: TestGateway, model: string) {
-  return gw.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'Say hello' }] });
+/** A chat request for `model`, as the bootstrap admin unless `auth` says otherwise, with `extra` fields. */
+export function chat(gw: TestGateway, model: string, auth?: Record<string, string>, extra: Record<string, unknown> = {}) {
+  return gw.post('/v1/chat/completions', { model, messages: USER_MESSAGE, ...extra }, auth);
 }
 
 /** The provider `model` names the fakes received, in the order the requests arrived at each. */

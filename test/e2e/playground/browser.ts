@@ -6,6 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ensurePlaygroundBuilt } from '../../../gateway/playground/build.ts';
+import { poll } from '../../support/eventually.ts';
 
 export const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'test-output', 'screenshots');
 /** Screenshots are taken at one fixed size, so the docs' images are comparable. */
@@ -76,11 +77,7 @@ export function screenshot(page: Page, name: string, prefix = 'playground'): Pro
 
 /** Polls `read` until `accept` holds, for values a locator cannot wait on (sessionStorage...). */
 export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${WAIT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const { value, accepted } = await poll(read, accept, { timeoutMs: WAIT_MS, intervalMs: 100 });
+  if (!accepted) throw new Error(`${what}: still ${JSON.stringify(value)} after ${WAIT_MS} ms`);
+  return value as T;
 }

@@ -1,29 +1,16 @@
 // Bounded polling for end-to-end tests of processes that converge: a probe is retried until it
 // gives a value, or the test fails saying what it waited for, what the probe last threw, and
 // what the processes involved last wrote.
-import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isStatus, resourcePath, type KubeClient } from '../../../core/kubernetes/kube-client.ts';
+import { eventually } from '../../support/eventually.ts';
 
-export async function until<T>(
+export function until<T>(
   probe: () => Promise<T | undefined | null | false>,
   what: string,
   processes: readonly { output(): string }[] = [],
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== null && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await sleep(200);
-  }
-  const outputs = processes.map((p, i) => `--- process ${i} ---\n${p.output().slice(-6000)}`).join('\n');
-  assert.fail(`not within ${timeoutMs} ms: ${what}${lastError ? `\nlast error: ${String(lastError)}` : ''}\n${outputs}`);
+  return eventually(probe, what, { processes, timeoutMs, intervalMs: 200 }) as Promise<T>;
 }
 
 const TYPES: Record<string, { group: string; version: string }> = {

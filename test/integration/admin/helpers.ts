@@ -12,7 +12,7 @@ export interface Answer {
   body: any;
 }
 
-export const USER_MESSAGE = [{ role: 'user', content: 'Say hello' }];
+export { chat, USER_MESSAGE } from '../../support/routing.ts';
 
 /** Bearer headers for a key. */
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -33,26 +33,8 @@ export async function createUser(gw: TestGateway, spec: Record<string, unknown>)
   return { id: user.body.id, key: key.body.key, keyId: key.body.id, auth: bearer(key.body.key) };
 }
 
-export interface ExpectedError {
-  status: number;
-  code: string;
-  type?: string;
-  param?: string | null;
-  message?: string | RegExp;
-}
-
-/** OpenAI's envelope, exactly {"error":{message,type,param,code}}, with the expected values. */
-export function assertError(answer: Answer, expected: ExpectedError): void {
-  assert.equal(answer.status, expected.status, `status (body: ${JSON.stringify(answer.body)})`);
-  assert.deepEqual(Object.keys(answer.body), ['error']);
-  const error = answer.body.error;
-  assert.deepEqual(Object.keys(error).sort(), ['code', 'message', 'param', 'type']);
-  assert.equal(error.code, expected.code);
-  if (expected.type !== undefined) assert.equal(error.type, expected.type);
-  if (expected.param !== undefined) assert.equal(error.param, expected.param);
-  if (typeof expected.message === 'string') assert.equal(error.message, expected.message);
-  else if (expected.message) assert.match(error.message, expected.message);
-}
+export { assertError, type ExpectedError } from '../../support/api-errors.ts';
+import type { ExpectedError } from '../../support/api-errors.ts';
 
 export const invalid = (param: string | null, message?: string | RegExp): ExpectedError => ({
   status: 400,
@@ -84,11 +66,6 @@ export const ADMIN_REQUIRED: ExpectedError = {
   type: 'permission_error',
   message: 'This route needs an admin API key',
 };
-
-/** A chat request as `auth`. */
-export function chat(gw: TestGateway, model: string, auth: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Answer> {
-  return gw.post('/v1/chat/completions', { model, messages: USER_MESSAGE, ...extra }, auth);
-}
 
 /** The caller's usage records, polled until `count` are there (they are written just after the answer). */
 export async function usageRecords(gw: TestGateway, auth: Record<string, string>, count: number, query = ''): Promise<Answer> {

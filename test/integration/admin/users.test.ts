@@ -3,7 +3,6 @@
 // without a valid key and 403 for a non-admin; a budget PATCH applies to the next request.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { yamlConfig } from '../http/helpers.ts';
 import { ADMIN_REQUIRED, assertError, bearer, chat, conflict, createUser, invalid, notFound, waitUntil, type TestUser } from './helpers.ts';
@@ -283,11 +282,11 @@ describe('API keys of a user', () => {
     const created = await gw.post(`/v1/admin/users/${user.id}/keys`, { name: 'short-lived', expires_at: expiresAt });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.expires_at, expiresAt);
-    let answer = await gw.get('/v1/me', bearer(created.body.key));
-    for (let i = 0; i < 100 && answer.status === 200; i++) {
-      await sleep(100);
-      answer = await gw.get('/v1/me', bearer(created.body.key));
-    }
+    const answer = await waitUntil(
+      () => gw.get('/v1/me', bearer(created.body.key)),
+      (a) => a.status !== 200,
+      10_000,
+    );
     assertError(answer, { status: 401, code: 'invalid_api_key', message: 'This API key has expired' });
   });
 

@@ -7,6 +7,7 @@ import { countTextTokens } from '../../../gateway/metering/tokens.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const key = generateKey().secret;
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
@@ -59,15 +60,11 @@ test('a client that disconnects mid-stream is billed for what it received, and t
   assert.ok(received.length > 0);
 
   // The backend sees its request cut off.
-  for (let i = 0; i < 100 && backend.abortedRequests === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(() => backend.abortedRequests > 0, 'the backend saw its request cut off');
   assert.equal(backend.abortedRequests, 1);
 
   // The usage record: cut short, with the completion tokens the gateway relayed before the cut.
-  let record: any;
-  for (let i = 0; i < 100 && !record; i++) {
-    record = (await gw.get('/v1/usage?user=carol')).body.data?.[0];
-    if (!record) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const record: any = await eventually(async () => (await gw.get('/v1/usage?user=carol')).body.data?.[0], 'the usage record');
   assert.equal(record.status, 499);
   assert.equal(record.incomplete, true);
   // The gateway may have relayed a chunk or two more than this client had read when it left.

@@ -18,6 +18,7 @@ import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
+import { eventually } from '../../support/eventually.ts';
 
 // 12 x 2.5 + 9 x 10 per million tokens: 0.00012 a request.
 const COST_MICROS = 120n;
@@ -90,20 +91,18 @@ test(`${REQUESTS} concurrent one-word chats through two gateways on a budget of 
 
   const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
   try {
-    let balance = await store.ledger.balance('newcomer', Date.now());
-    for (let i = 0; i < 100 && balance.reservedMicros !== 0n; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      balance = await store.ledger.balance('newcomer', Date.now());
-    }
+    const balance = await eventually(async () => {
+      const now = await store.ledger.balance('newcomer', Date.now());
+      return now.reservedMicros === 0n && now;
+    }, 'every hold released');
     assert.equal(balance.reservedMicros, 0n, 'no hold is left');
     assert.equal(balance.spentMicros, BigInt(SERVED) * COST_MICROS);
 
     // Every record's cost is its tokens times the prices, all of it charged.
-    let page = await store.usage.query('newcomer', { limit: 1000 });
-    for (let i = 0; i < 100 && page.totals.requests < REQUESTS; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      page = await store.usage.query('newcomer', { limit: 1000 });
-    }
+    const page = await eventually(async () => {
+      const now = await store.usage.query('newcomer', { limit: 1000 });
+      return now.totals.requests >= REQUESTS && now;
+    }, 'every usage record written');
     const ok = page.records.filter((r) => r.status === 200);
     assert.equal(ok.length, SERVED);
     for (const record of ok) {

@@ -14,6 +14,7 @@ import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { keys } from '../../../core/store/redis/keys.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
+import { eventually } from '../../support/eventually.ts';
 
 // Every request asks for 10 completion tokens at 1000 per million: 0.01 each, reserved and
 // charged alike (the simulator generates exactly max_tokens, and prompts are free).
@@ -91,11 +92,10 @@ async function assertSettled(userId: string, served: number): Promise<void> {
   const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
   const raw = new Redis(redis.url);
   try {
-    let balance = await store.ledger.balance(userId, Date.now());
-    for (let i = 0; i < 100 && balance.reservedMicros !== 0n; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      balance = await store.ledger.balance(userId, Date.now());
-    }
+    const balance = await eventually(async () => {
+      const now = await store.ledger.balance(userId, Date.now());
+      return now.reservedMicros === 0n && now;
+    }, 'every hold released');
     assert.equal(balance.reservedMicros, 0n, 'no hold is left');
     assert.equal(balance.spentMicros, BigInt(served) * COST_MICROS);
     assert.equal(await raw.zcard(keys.holds(userId)), 0);

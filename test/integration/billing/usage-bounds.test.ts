@@ -10,7 +10,7 @@ import { countChatPromptTokens, countTextTokens } from '../../../gateway/meterin
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
-import { assertErrorEnvelope, JSON_HEADERS, parsePrometheus, sampleValue, send, waitUntil } from '../http/helpers.ts';
+import { assertError, JSON_HEADERS, parsePrometheus, sampleValue, send, waitUntil } from '../http/helpers.ts';
 
 const rich = generateKey().secret;
 const tight = generateKey().secret;
@@ -162,7 +162,7 @@ test("a request that cannot fit the model's context is refused with 400 context_
   const asRich = (body: unknown) => send(gw, 'POST', '/v1/chat/completions', JSON.stringify(body), { ...JSON_HEADERS, ...as(rich) });
   const forwarded = backend.requests.length;
   const withMax = await asRich({ model: 'small', messages: MESSAGES, max_tokens: 50 });
-  assertErrorEnvelope(withMax, {
+  assertError(withMax, {
     status: 400,
     code: 'context_length_exceeded',
     param: 'messages',
@@ -172,7 +172,7 @@ test("a request that cannot fit the model's context is refused with 400 context_
   const prompt = countChatPromptTokens(long);
   assert.ok(prompt > 40);
   const withoutMax = await asRich({ model: 'small', messages: long });
-  assertErrorEnvelope(withoutMax, {
+  assertError(withoutMax, {
     status: 400,
     code: 'context_length_exceeded',
     param: 'messages',

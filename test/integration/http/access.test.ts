@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertErrorEnvelope, send, yamlConfig } from './helpers.ts';
+import { assertError, send, yamlConfig } from './helpers.ts';
 import { rawRequest } from './raw-http.ts';
 
 let gw: TestGateway;
@@ -31,7 +31,7 @@ describe('/v1/models spelled another way still needs a key', () => {
     test(`GET ${form.target} (${form.name}): 401 without a key, the model list or model with one`, async () => {
       const target = form.target.replace('HOST', host);
       const anonymous = await rawRequest(gw.url, `GET ${target} HTTP/1.1\r\nHost: ${host}`);
-      assertErrorEnvelope({ status: anonymous.status, headers: new Headers(anonymous.headers), text: anonymous.body }, MISSING);
+      assertError({ status: anonymous.status, headers: new Headers(anonymous.headers), text: anonymous.body }, MISSING);
       assert.doesNotMatch(anonymous.body, /"chat"/);
 
       const keyed = await rawRequest(gw.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${gw.adminKey}`);
@@ -86,13 +86,13 @@ describe('every route needs a key unless it is public', () => {
       const path = pattern.replace(/:[A-Za-z]+/g, 'x').replace('*', 'x');
       const answer = await send(gw, method, path, undefined, { authorization: '' });
       if (PUBLIC.includes(route)) assert.notEqual(answer.status, 401, `${route} is public`);
-      else assertErrorEnvelope(answer, MISSING);
+      else assertError(answer, MISSING);
     }
   });
 
   test('an unknown URL without a key gets 401, not a 404 that would tell routes apart', async () => {
     for (const path of ['/v1/nothing-here', '/nothing-here', '/%761/nothing']) {
-      assertErrorEnvelope(await send(gw, 'GET', path, undefined, { authorization: '' }), MISSING);
+      assertError(await send(gw, 'GET', path, undefined, { authorization: '' }), MISSING);
     }
   });
 

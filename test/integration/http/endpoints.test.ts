@@ -7,7 +7,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import { fakeVector, startFakeTei } from '../../support/fake-tei.ts';
 import type { FakeBackend, RecordedRequest } from '../../support/fake-server.ts';
-import { assertErrorEnvelope, exactCost, postJson, printedCosts, yamlConfig } from './helpers.ts';
+import { assertError, exactCost, postJson, printedCosts, yamlConfig } from './helpers.ts';
 
 const API_KEY = 'sk-endpoints-key-9876';
 const NO_CARBON = { kWh: 0, kgCO2eq: 0 };
@@ -148,7 +148,7 @@ describe('POST /v1/completions', () => {
   test('a router whose providers cannot serve the endpoint (Mistral has no legacy completions) is a 400 that says so', async () => {
     const before = fake.requests.length;
     const answer = await postJson(gw, '/v1/completions', { model: 'mistral-only', prompt: 'Hi' });
-    assertErrorEnvelope(answer, { status: 400, code: 'unsupported_endpoint', message: /mistral-only.*\/v1\/completions/, param: 'model' });
+    assertError(answer, { status: 400, code: 'unsupported_endpoint', message: /mistral-only.*\/v1\/completions/, param: 'model' });
     assert.equal(fake.requests.length, before, 'nothing was sent upstream');
   });
 });

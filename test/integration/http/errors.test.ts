@@ -4,7 +4,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertErrorEnvelope, JSON_HEADERS, postJson, send, yamlConfig } from './helpers.ts';
+import { assertError, JSON_HEADERS, postJson, send, yamlConfig } from './helpers.ts';
 import { rawRequest } from './raw-http.ts';
 
 const CONFIG = yamlConfig([
@@ -44,7 +44,7 @@ describe('spec 7: a model name that matches no router id or alias is 404 "Model 
   for (const path of PATHS) {
     test(`POST ${path} with an unknown model`, async () => {
       const answer = await postJson(gw, path, { ...ENDPOINTS[path], model: 'no-such-model' });
-      assertErrorEnvelope(answer, { status: 404, code: 'model_not_found', message: 'Model not found', param: 'model' });
+      assertError(answer, { status: 404, code: 'model_not_found', message: 'Model not found', param: 'model' });
       assert.deepEqual(JSON.parse(answer.text), {
         error: { message: 'Model not found', type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
       });
@@ -53,7 +53,7 @@ describe('spec 7: a model name that matches no router id or alias is 404 "Model 
 
   test('a provider-side model name is not a router name', async () => {
     const answer = await postJson(gw, CHAT, { ...ENDPOINTS[CHAT], model: 'sim-llm' });
-    assertErrorEnvelope(answer, { status: 404, code: 'model_not_found', message: 'Model not found', param: 'model' });
+    assertError(answer, { status: 404, code: 'model_not_found', message: 'Model not found', param: 'model' });
   });
 });
 
@@ -72,7 +72,7 @@ describe('spec 7: a router whose type does not fit the endpoint is 400 "Wrong mo
   for (const { path, model, why } of mismatches) {
     test(`${why} (POST ${path}, model ${model})`, async () => {
       const answer = await postJson(gw, path, { ...ENDPOINTS[path], model });
-      assertErrorEnvelope(answer, { status: 400, code: 'wrong_model_type', message: 'Wrong model type', param: 'model' });
+      assertError(answer, { status: 400, code: 'wrong_model_type', message: 'Wrong model type', param: 'model' });
     });
   }
 });
@@ -96,7 +96,7 @@ describe('a router is called by its id or any alias, and answers as its id', () 
 
 describe('malformed requests are 4xx errors in the envelope, with a message that says what is wrong', () => {
   const chat = (extra: Record<string, unknown>) => JSON.stringify({ model: 'chat-router', messages: USER, ...extra });
-  const cases: { name: string; path?: Path; body: string; status?: number; code?: string; message: RegExp; param: string | null }[] = [
+  const cases: { name: string; path?: Path; body: string; status?: number; code: string; message: RegExp; param: string | null }[] = [
     {
       name: 'malformed JSON',
       body: '{"model": "chat-router", "messages": [',
@@ -277,7 +277,7 @@ describe('malformed requests are 4xx errors in the envelope, with a message that
   for (const c of cases) {
     test(`${c.name} -> ${c.status ?? 400}${c.param ? `, param ${c.param}` : ''}`, async () => {
       const answer = await send(gw, 'POST', c.path ?? CHAT, c.body, JSON_HEADERS);
-      assertErrorEnvelope(answer, { status: c.status ?? 400, code: c.code ?? null, message: c.message, param: c.param });
+      assertError(answer, { status: c.status ?? 400, code: c.code, message: c.message, param: c.param });
     });
   }
 });
@@ -287,7 +287,7 @@ describe('the Content-Type must be JSON: anything else is 415', () => {
   for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
     test(`Content-Type ${contentType} -> 415 naming the type received`, async () => {
       const answer = await send(gw, 'POST', CHAT, body, { 'content-type': contentType });
-      assertErrorEnvelope(answer, {
+      assertError(answer, {
         status: 415,
         code: 'unsupported_media_type',
         message: /Content-Type must be application\/json/,
@@ -299,7 +299,7 @@ describe('the Content-Type must be JSON: anything else is 415', () => {
 
   test('a body sent without any Content-Type -> 415', async () => {
     const answer = await send(gw, 'POST', CHAT, new TextEncoder().encode(body));
-    assertErrorEnvelope(answer, {
+    assertError(answer, {
       status: 415,
       code: 'unsupported_media_type',
       message: /Content-Type must be application\/json/,
@@ -325,13 +325,13 @@ describe('unknown URLs and methods are 404 in the envelope, naming what was aske
   for (const { method, path, named } of cases) {
     test(`${method} ${path}`, async () => {
       const answer = await send(gw, method, path, method === 'POST' ? '{}' : undefined, method === 'POST' ? JSON_HEADERS : {});
-      assertErrorEnvelope(answer, { status: 404, code: 'unknown_url', message: `Unknown request URL: ${named}`, param: null });
+      assertError(answer, { status: 404, code: 'unknown_url', message: `Unknown request URL: ${named}`, param: null });
     });
   }
 
   test('the query string of an unknown URL is not echoed back (it may carry secrets)', async () => {
     const answer = await send(gw, 'GET', '/v1/nothing-here?api_key=sk-should-not-echo');
-    assertErrorEnvelope(answer, { status: 404, code: 'unknown_url', message: 'Unknown request URL: GET /v1/nothing-here', param: null });
+    assertError(answer, { status: 404, code: 'unknown_url', message: 'Unknown request URL: GET /v1/nothing-here', param: null });
     assert.doesNotMatch(answer.text, /sk-should-not-echo/);
   });
 });
@@ -351,7 +351,7 @@ describe('a request without a body may say Content-Type: application/json (many 
 
   test('POST with that header and no body is still told its body is empty', async () => {
     const answer = await send(gw, 'POST', CHAT, undefined, JSON_HEADERS);
-    assertErrorEnvelope(answer, { status: 400, code: 'invalid_request', message: /body is empty/, param: null });
+    assertError(answer, { status: 400, code: 'invalid_request', message: /body is empty/, param: null });
   });
 });
 
@@ -364,7 +364,7 @@ describe('an unknown URL is 404 whatever its body and Content-Type', () => {
   for (const c of cases) {
     test(c.name, async () => {
       const answer = await send(gw, c.method, c.path, c.body, c.headers);
-      assertErrorEnvelope(answer, { status: 404, code: 'unknown_url', message: `Unknown request URL: ${c.method} ${c.path}`, param: null });
+      assertError(answer, { status: 404, code: 'unknown_url', message: `Unknown request URL: ${c.method} ${c.path}`, param: null });
     });
   }
 });
@@ -373,14 +373,14 @@ describe("what Fastify or Node answer before any route runs is in the API's enve
   test('a malformed percent-encoding in the path -> 400 invalid_url', async () => {
     for (const path of ['/v1/models/%E0%A4%A', '/v1/admin/users/%zz']) {
       const answer = await send(gw, 'GET', path);
-      assertErrorEnvelope(answer, { status: 400, code: 'invalid_url', message: /percent-encoding/, param: null });
+      assertError(answer, { status: 400, code: 'invalid_url', message: /percent-encoding/, param: null });
     }
   });
 
   test('headers larger than the server accepts -> 431 headers_too_large', async () => {
     const host = new URL(gw.url).host;
     const answer = await rawRequest(gw.url, `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Padding: ${'a'.repeat(20 * 1024)}`);
-    assertErrorEnvelope(
+    assertError(
       { status: answer.status, headers: new Headers(answer.headers), text: answer.body },
       { status: 431, code: 'headers_too_large', message: /headers are larger/, param: null },
     );
@@ -388,7 +388,7 @@ describe("what Fastify or Node answer before any route runs is in the API's enve
 
   test('bytes that are not HTTP -> 400 malformed_request', async () => {
     const answer = await rawRequest(gw.url, 'NOT HTTP AT ALL');
-    assertErrorEnvelope(
+    assertError(
       { status: answer.status, headers: new Headers(answer.headers), text: answer.body },
       { status: 400, code: 'malformed_request', message: /not valid HTTP/, param: null },
     );
@@ -415,7 +415,7 @@ describe('the body size limit', () => {
 
   test('a body over the configured limit -> 413 naming the limit', async () => {
     const answer = await send(small, 'POST', CHAT, bodyOfSize(2049), JSON_HEADERS);
-    assertErrorEnvelope(answer, { status: 413, code: 'request_too_large', message: /larger than the limit of 2048 bytes/, param: null });
+    assertError(answer, { status: 413, code: 'request_too_large', message: /larger than the limit of 2048 bytes/, param: null });
   });
 
   test('a body of exactly the limit is served', async () => {

@@ -2,9 +2,9 @@
 // error envelope, the spec's cost formula computed independently of the gateway, Prometheus
 // text, and bounded waiting.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { TestGateway } from '../../support/gateway.ts';
+import { poll } from '../../support/eventually.ts';
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
@@ -58,39 +58,7 @@ export function postJson(gw: TestGateway, path: string, body: unknown): Promise<
   return send(gw, 'POST', path, JSON.stringify(body), JSON_HEADERS);
 }
 
-export interface ExpectedError {
-  status: number;
-  code: string | null;
-  message: string | RegExp;
-  param?: string | null;
-  type?: string;
-}
-
-/**
- * Checks an answer is OpenAI's error envelope, exactly {"error":{message,type,param,code}},
- * served as JSON, with nothing of a stack trace or source path in it.
- */
-export function assertErrorEnvelope(answer: RawAnswer, expected: ExpectedError): Record<string, unknown> {
-  assert.equal(answer.status, expected.status, `status (body: ${answer.text})`);
-  assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
-  assertNoInternals(answer.text);
-  const body = JSON.parse(answer.text);
-  assert.deepEqual(Object.keys(body), ['error']);
-  const error = body.error;
-  assert.deepEqual(Object.keys(error).sort(), ['code', 'message', 'param', 'type']);
-  assert.equal(typeof error.message, 'string');
-  if (typeof expected.message === 'string') assert.equal(error.message, expected.message);
-  else assert.match(error.message, expected.message);
-  assert.equal(error.code, expected.code);
-  assert.equal(error.type, expected.type ?? 'invalid_request_error');
-  if (expected.param !== undefined) assert.equal(error.param, expected.param);
-  return error;
-}
-
-/** No stack frames, source files or Node internals leak into what a client reads. */
-export function assertNoInternals(text: string): void {
-  assert.doesNotMatch(text, /\bat .+\(.*:\d+:\d+\)|\.ts:\d+|node:internal|node_modules|stack/i, `internals leaked: ${text}`);
-}
+export { assertError, assertNoInternals, type ExpectedError } from '../../support/api-errors.ts';
 
 /**
  * The spec's cost formula (section 8), in exact integer arithmetic:
@@ -145,49 +113,11 @@ export function sampleValue(samples: readonly Sample[], name: string, labels: Re
   return found[0]?.value;
 }
 
-/** Polls `read` until `done` holds for its value, for at most `timeoutMs`; returns the last value. */
+/** Polls `read` until `done` holds for its value, for at most `timeoutMs`; returns the last value (the caller asserts on it). */
 export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!done(value) && Date.now() < deadline) {
-    await sleep(20);
-    value = await read();
-  }
-  return value;
+  const { value, error } = await poll(read, done, { timeoutMs });
+  if (value === undefined && error !== undefined) throw error;
+  return value as T;
 }
 
-/** A YAML block for one provider entry (indentation of a `providers:` list item under a model). */
-export function yamlProvider(fields: {
-  model: string;
-  type: string;
-  args?: Record<string, unknown>;
-  carbon?: Record<string, unknown>;
-}): string {
-  const lines = [`      - model: ${JSON.stringify(fields.model)}`, `        type: ${fields.type}`];
-  if (fields.args) lines.push(`        args: ${JSON.stringify(fields.args)}`);
-  if (fields.carbon) lines.push(`        carbon: ${JSON.stringify(fields.carbon)}`);
-  return lines.join('\n');
-}
-
-export interface YamlModel {
-  id: string;
-  type: string;
-  aliases?: string[];
-  max_context_length?: number;
-  costs?: { prompt_tokens: string; completion_tokens: string };
-  providers: Parameters<typeof yamlProvider>[0][];
-}
-
-/** A configuration file's `models:` list. Prices are written as plain YAML numbers, as users write them. */
-export function yamlConfig(models: readonly YamlModel[]): string {
-  const out = ['models:'];
-  for (const model of models) {
-    out.push(`  - id: ${JSON.stringify(model.id)}`, `    type: ${model.type}`);
-    if (model.aliases) out.push(`    aliases: ${JSON.stringify(model.aliases)}`);
-    if (model.max_context_length !== undefined) out.push(`    max_context_length: ${model.max_context_length}`);
-    if (model.costs)
-      out.push(`    costs: { prompt_tokens: ${model.costs.prompt_tokens}, completion_tokens: ${model.costs.completion_tokens} }`);
-    out.push('    providers:', ...model.providers.map(yamlProvider));
-  }
-  return `${out.join('\n')}\n`;
-}
+export { type YamlModel, yamlConfig, yamlProvider } from '../../support/config-yaml.ts';

@@ -3,7 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertErrorEnvelope, send, yamlConfig } from './helpers.ts';
+import { assertError, send, yamlConfig } from './helpers.ts';
 
 const CONFIG = yamlConfig([
   {
@@ -113,7 +113,7 @@ describe('GET /v1/models/{model}', () => {
   for (const path of ['no-such-model', 'meta-llama/Llama-3.1-70B', 'Tollgate-Chat', 'simulated-llama']) {
     test(`an unknown name (${path}) is 404 "Model not found" in the envelope`, async () => {
       const answer = await send(gw, 'GET', `/v1/models/${path}`);
-      assertErrorEnvelope(answer, { status: 404, code: 'model_not_found', message: 'Model not found', param: 'model' });
+      assertError(answer, { status: 404, code: 'model_not_found', message: 'Model not found', param: 'model' });
     });
   }
 });

@@ -13,7 +13,7 @@ import Fastify from 'fastify';
 import { ensurePlaygroundBuilt } from '../../../gateway/playground/build.ts';
 import { CONTENT_SECURITY_POLICY, registerPlayground } from '../../../gateway/http/routes/playground.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertErrorEnvelope, send } from './helpers.ts';
+import { assertError, send } from './helpers.ts';
 
 let gw: TestGateway;
 let page: string;
@@ -123,7 +123,7 @@ describe('the hashed assets', () => {
 
   test('an unknown file is a 404 in the error envelope, with the security headers', async () => {
     const answer = await send(gw, 'GET', '/playground/assets/app-NOPE.js');
-    assertErrorEnvelope(answer, { status: 404, code: 'unknown_url', message: 'Unknown request URL: GET /playground/assets/app-NOPE.js' });
+    assertError(answer, { status: 404, code: 'unknown_url', message: 'Unknown request URL: GET /playground/assets/app-NOPE.js' });
     assertSecurityHeaders(answer.headers);
   });
 });
@@ -136,7 +136,7 @@ describe('without a build', () => {
     try {
       for (const url of ['/playground', '/playground/assets/app.js']) {
         const answer = await app.inject({ method: 'GET', url });
-        assertErrorEnvelope(
+        assertError(
           { status: answer.statusCode, headers: new Headers(answer.headers as Record<string, string>), text: answer.body },
           {
             status: 503,
@@ -158,7 +158,7 @@ describe('--playground false', () => {
   test('turns the Playground off: /playground is an unknown URL', async () => {
     const off = await startTestGateway('models: []\n', { settings: { playground: false } });
     try {
-      assertErrorEnvelope(await send(off, 'GET', '/playground/'), {
+      assertError(await send(off, 'GET', '/playground/'), {
         status: 404,
         code: 'unknown_url',
         message: 'Unknown request URL: GET /playground/',

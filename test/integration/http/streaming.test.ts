@@ -8,6 +8,7 @@ import { startTestGateway, sseEvents, type TestGateway } from '../../support/gat
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import { startFakeServer, words, type FakeBackend, type RecordedRequest } from '../../support/fake-server.ts';
 import { assertNoInternals, exactCost, gatewayFetch, JSON_HEADERS, ownClient, printedCosts, waitUntil, yamlConfig } from './helpers.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const USER = [{ role: 'user', content: 'Say hello' }];
 const PRICES: [string, string] = ['0.15', '0.6'];
@@ -269,7 +270,8 @@ describe('a client that reads slowly', () => {
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let received = decoder.decode((await reader.read()).value, { stream: true });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The client reads no more until the gateway, its socket full, has made the backend wait.
+    await eventually(() => fake.blockedWrites > 0, 'the backend held back while the client does not read');
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;

@@ -3,11 +3,12 @@
 // the order deterministic: the failing provider is picked first, then the healthy one.
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { chat, configYaml, modelEntry } from '../../support/routing.ts';
+import { yamlConfig } from '../../support/config-yaml.ts';
+import { chat, modelEntry } from '../../support/routing.ts';
+import { eventually } from '../../support/eventually.ts';
 
 interface Setup {
   gw: TestGateway;
@@ -20,12 +21,12 @@ async function setup(t: TestContext, settings: Record<string, unknown>): Promise
   failing.behave({ status: 500 });
   const healthy = await startFakeOpenAI();
   const gw = await startTestGateway(
-    configYaml(
+    yamlConfig([
       modelEntry('chat', 'round_robin', [
         { model: 'failing-backend', url: failing.url },
         { model: 'healthy-backend', url: healthy.url },
       ]),
-    ),
+    ]),
     { settings },
   );
   t.after(async () => {
@@ -72,11 +73,12 @@ describe('cool-down after repeated failures', () => {
     const s = await setup(t, { failureThreshold: 2, cooldownSeconds: 0.2 });
     await failUntil(s, 2);
 
-    // Poll: keep sending until the provider is picked again, for at most 100 x 50 ms.
-    for (let i = 0; i < 100 && s.failing.requests.length === 2; i++) {
-      assert.equal((await chat(s.gw, 'chat')).status, 200);
-      await sleep(50);
-    }
+    // Keep sending until the provider is picked again, once its cool-down is over.
+    const status = await eventually(async () => {
+      const answer = await chat(s.gw, 'chat');
+      return (answer.status !== 200 || s.failing.requests.length > 2) && answer.status;
+    }, 'the provider tried again');
+    assert.equal(status, 200);
 
     assert.equal(s.failing.requests.length, 3, 'the provider was tried again after its cool-down');
   });

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { waitUntil } from '../http/helpers.ts';
 import { startGatewayProcess } from '../../support/gateway-process.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import { chat, closedPortUrl, configYaml, countByModel, modelEntry, receivedModels, type ProviderEntry } from '../../support/routing.ts';
+import { yamlConfig } from '../../support/config-yaml.ts';
+import { chat, closedPortUrl, countByModel, modelEntry, receivedModels, type ProviderEntry } from '../../support/routing.ts';
 
 async function fakeBackend(t: TestContext, behaviour: Behaviour = {}): Promise<FakeBackend> {
   const fake = await startFakeOpenAI();
@@ -24,7 +25,7 @@ async function fakeBackend(t: TestContext, behaviour: Behaviour = {}): Promise<F
 }
 
 async function gateway(t: TestContext, id: string, providers: ProviderEntry[], options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const gw = await startTestGateway(configYaml(modelEntry(id, 'round_robin', providers)), options);
+  const gw = await startTestGateway(yamlConfig([modelEntry(id, 'round_robin', providers)]), options);
   t.after(() => gw.close());
   return gw;
 }
@@ -379,7 +380,7 @@ describe("the gateway's secrets in what backends send back", () => {
     const echoing = await fakeBackend(t, { echoAuthorization: 500 });
     const dir = await mkdtemp(join(tmpdir(), 'tollgate-secrets-'));
     const config = join(dir, 'config.yaml');
-    await writeFile(config, configYaml(modelEntry('chat', 'round_robin', [{ model: 'echoing-backend', url: echoing.url, key: KEY }])));
+    await writeFile(config, yamlConfig([modelEntry('chat', 'round_robin', [{ model: 'echoing-backend', url: echoing.url, key: KEY }])]));
     const adminKey = generateKey().secret;
     // A threshold of 1: the provider sits out after this failure, which logs the failure's text too.
     const gw = await startGatewayProcess(['--config', config, '--admin-key', adminKey, '--failure-threshold', '1']);

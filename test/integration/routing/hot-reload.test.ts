@@ -7,7 +7,8 @@ import { parseConfig } from '../../../gateway/config/config-file.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { chat, configYaml, modelEntry, receivedModels } from '../../support/routing.ts';
+import { yamlConfig } from '../../support/config-yaml.ts';
+import { chat, modelEntry, receivedModels } from '../../support/routing.ts';
 
 /** The version the gateway should report for a configuration file. */
 const versionOf = (yaml: string) => parseConfig('config.yaml', yaml, {}).snapshot.version;
@@ -22,14 +23,14 @@ describe('hot reload', () => {
 
   before(async () => {
     fake = await startFakeOpenAI();
-    first = configYaml(
+    first = yamlConfig([
       modelEntry('retired', 'shuffle', [{ model: 'retired-backend', url: fake.url }]),
       modelEntry('kept', 'shuffle', [{ model: 'kept-backend', url: fake.url }]),
-    );
-    second = configYaml(
+    ]);
+    second = yamlConfig([
       modelEntry('kept', 'shuffle', [{ model: 'kept-backend-v2', url: fake.url }]),
       modelEntry('added', 'shuffle', [{ model: 'added-backend', url: fake.url }]),
-    );
+    ]);
     gw = await startTestGateway(first);
   });
 

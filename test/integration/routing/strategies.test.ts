@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { chat, configYaml, countByModel, modelEntry, receivedModels } from '../../support/routing.ts';
+import { yamlConfig } from '../../support/config-yaml.ts';
+import { chat, countByModel, modelEntry, receivedModels } from '../../support/routing.ts';
 
 describe('shuffle', () => {
   let fake: FakeBackend;
@@ -15,7 +16,7 @@ describe('shuffle', () => {
   before(async () => {
     fake = await startFakeOpenAI();
     const providers = ['backend-a', 'backend-b', 'backend-c'].map((model) => ({ model, url: fake.url }));
-    gw = await startTestGateway(configYaml(modelEntry('shuffled', 'shuffle', providers)));
+    gw = await startTestGateway(yamlConfig([modelEntry('shuffled', 'shuffle', providers)]));
   });
 
   after(async () => {
@@ -54,7 +55,7 @@ describe('round_robin', () => {
   before(async () => {
     fake = await startFakeOpenAI();
     const providers = ['backend-a', 'backend-b', 'backend-c'].map((model) => ({ model, url: fake.url }));
-    gw = await startTestGateway(configYaml(modelEntry('in-turn', 'round_robin', providers)));
+    gw = await startTestGateway(yamlConfig([modelEntry('in-turn', 'round_robin', providers)]));
   });
 
   after(async () => {
@@ -88,12 +89,12 @@ describe('least_busy', () => {
     slow = await startFakeOpenAI();
     slow.behave({ delayMs: 300 });
     gw = await startTestGateway(
-      configYaml(
+      yamlConfig([
         modelEntry('least-busy', 'least_busy', [
           { model: 'slow-backend', url: slow.url },
           { model: 'fast-backend', url: fast.url },
         ]),
-      ),
+      ]),
     );
   });
 

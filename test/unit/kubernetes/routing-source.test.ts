@@ -21,6 +21,7 @@ import { ProviderSpec } from '../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../core/resources/router.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../../core/resources/snapshot.ts';
 import { ServedRouting } from '../../../gateway/routing/served-routing.ts';
+import { eventually } from '../../support/eventually.ts';
 
 function snapshot(routerNames: string[]): Snapshot {
   const routers = routerNames.map((name) => RouterSpec.parse({ name, type: 'text-generation' }));
@@ -210,30 +211,21 @@ function startSource(t: TestContext, api: MemoryApi, options: { resyncIntervalMs
   return { source, routing, loads, refusals };
 }
 
-/** Polls between event-loop turns; fails rather than hangs. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; turn < 2000; turn++) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  assert.fail(`never happened: ${what}`);
-}
-
 describe('RoutingSource', () => {
   test('not ready until both objects exist; then serves the snapshot with its keys', async (t) => {
     const api = new MemoryApi();
     const { routing, loads } = startSource(t, api);
     assert.equal(routing.waiting, 'reading ConfigMap ns/tollgate-routing and Secret ns/tollgate-provider-keys');
     const missing = 'ConfigMap ns/tollgate-routing not found; Secret ns/tollgate-provider-keys (provider keys) not found';
-    await until(() => routing.waiting === missing, 'both said missing once the first lists are in');
+    await eventually(() => routing.waiting === missing, 'both said missing once the first lists are in');
 
     const first = snapshot(['a', 'b']);
     api.put('configmaps', configMap(encodeSnapshot(first)));
-    await until(() => routing.waiting === 'Secret ns/tollgate-provider-keys (provider keys) not found', 'only the Secret missing');
+    await eventually(() => routing.waiting === 'Secret ns/tollgate-provider-keys (provider keys) not found', 'only the Secret missing');
     assert.equal(loads.length, 0);
 
     api.put('secrets', secret({ 'a-p': 'sk-a' }));
-    await until(() => loads.length === 1, 'a load');
+    await eventually(() => loads.length === 1, 'a load');
     assert.equal(routing.waiting, undefined);
     assert.equal(routing.table.version, first.version);
     assert.deepEqual(
@@ -246,7 +238,7 @@ describe('RoutingSource', () => {
     const api = new MemoryApi();
     api.put('configmaps', configMap(encodeSnapshot(snapshot(['a'])), 'someone-else'));
     const { routing } = startSource(t, api);
-    await until(() => /ConfigMap ns\/tollgate-routing not found/.test(routing.waiting ?? ''), 'the ConfigMap said missing');
+    await eventually(() => /ConfigMap ns\/tollgate-routing not found/.test(routing.waiting ?? ''), 'the ConfigMap said missing');
     assert.deepEqual(api.lists.map((request) => request.query?.fieldSelector).sort(), [
       'metadata.name=tollgate-provider-keys',
       'metadata.name=tollgate-routing',
@@ -258,18 +250,18 @@ describe('RoutingSource', () => {
     api.put('configmaps', configMap(encodeSnapshot(snapshot(['a']))));
     api.put('secrets', secret({ 'a-p': 'sk-1' }));
     const { routing, loads } = startSource(t, api);
-    await until(() => loads.length === 1, 'the first load');
+    await eventually(() => loads.length === 1, 'the first load');
     const before = routing.table;
 
     const second = snapshot(['a', 'c']);
     api.put('configmaps', configMap(encodeSnapshot(second)));
-    await until(() => loads.length === 2, 'the second snapshot');
+    await eventually(() => loads.length === 2, 'the second snapshot');
     assert.equal(routing.table.version, second.version);
     assert.notEqual(routing.table, before, 'a new table');
     assert.equal(routing.table.lookup('a')?.providers[0]?.spec.key, 'sk-1');
 
     api.put('secrets', secret({ 'a-p': 'sk-2', 'c-p': 'sk-c' }));
-    await until(() => loads.length === 3, 'the rotation');
+    await eventually(() => loads.length === 3, 'the rotation');
     assert.equal(routing.table.version, second.version);
     assert.equal(routing.table.lookup('a')?.providers[0]?.spec.key, 'sk-2');
     assert.equal(routing.table.lookup('c')?.providers[0]?.spec.key, 'sk-c');
@@ -281,13 +273,13 @@ describe('RoutingSource', () => {
     api.put('configmaps', configMap(encodeSnapshot(good)));
     api.put('secrets', secret({}));
     const { routing, loads, refusals } = startSource(t, api, { resyncIntervalMs: 20 });
-    await until(() => loads.length === 1, 'the first load');
+    await eventually(() => loads.length === 1, 'the first load');
 
     const content = encodeSnapshot(snapshot(['a', 'b']));
     api.put('configmaps', configMap({ ...content, annotations: { ...content.annotations, [ANNOTATIONS.sha256]: 'f'.repeat(64) } }));
-    await until(() => refusals.length === 1, 'the refusal');
+    await eventually(() => refusals.length === 1, 'the refusal');
     const listsBefore = api.lists.length;
-    await until(() => api.lists.length >= listsBefore + 6, 'a few resyncs');
+    await eventually(() => api.lists.length >= listsBefore + 6, 'a few resyncs');
     assert.deepEqual(refusals, ['the snapshot does not match its checksum'], 'refused once, not at every resync');
     assert.equal(loads.length, 1, 'resyncs of unchanged objects load nothing');
     assert.equal(routing.table.version, good.version);
@@ -295,7 +287,7 @@ describe('RoutingSource', () => {
 
     const fixed = snapshot(['a', 'b']);
     api.put('configmaps', configMap(encodeSnapshot(fixed)));
-    await until(() => loads.length === 2, 'the fixed snapshot');
+    await eventually(() => loads.length === 2, 'the fixed snapshot');
     assert.equal(routing.table.version, fixed.version);
   });
 
@@ -305,7 +297,7 @@ describe('RoutingSource', () => {
     api.put('configmaps', configMap({ ...content, annotations: { ...content.annotations, [ANNOTATIONS.format]: '9' } }));
     api.put('secrets', secret({}));
     const { routing, refusals } = startSource(t, api);
-    await until(() => refusals.length === 1 && api.watchers === 2, 'the refusal');
+    await eventually(() => refusals.length === 1 && api.watchers === 2, 'the refusal');
     assert.equal(routing.waiting, 'ConfigMap ns/tollgate-routing refused: snapshot format 9 is not 1');
   });
 
@@ -315,10 +307,10 @@ describe('RoutingSource', () => {
     api.put('configmaps', configMap(encodeSnapshot(served)));
     api.put('secrets', secret({ 'a-p': 'sk-a' }));
     const { routing, loads } = startSource(t, api, { resyncIntervalMs: 20 });
-    await until(() => loads.length === 1, 'the first load');
+    await eventually(() => loads.length === 1, 'the first load');
     api.objects.clear(); // as deletes the watch did not tell: the next resync's list finds nothing
     const listsBefore = api.lists.length;
-    await until(() => api.lists.length >= listsBefore + 4, 'resyncs that find nothing');
+    await eventually(() => api.lists.length >= listsBefore + 4, 'resyncs that find nothing');
     assert.equal(loads.length, 1);
     assert.equal(routing.table.version, served.version);
     assert.equal(routing.table.lookup('a')?.providers[0]?.spec.key, 'sk-a');

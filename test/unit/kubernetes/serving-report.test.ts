@@ -4,9 +4,9 @@
 // test/integration/store/redis-store.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ServingReport, type ServingReports } from '../../../gateway/kubernetes/serving-report.ts';
 import { silentLog } from '../../../core/log.ts';
+import { ManualTimers } from '../../support/manual-timers.ts';
 
 class RecordingStore implements ServingReports {
   readonly calls: string[] = [];
@@ -20,39 +20,48 @@ class RecordingStore implements ServingReports {
   }
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (condition()) return;
-    await sleep(2);
-  }
-  assert.fail(`never happened: ${what}`);
-}
+/** Lets the reports queued so far run to their end (they are chained promises). */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('ServingReport', () => {
   test('nothing is reported before a snapshot is served; then the version at once, and again on the timer', async () => {
     const store = new RecordingStore();
+    const timers = new ManualTimers();
     let version: string | undefined;
-    const report = new ServingReport({ reports: store, pod: 'gw-0', version: () => version, log: silentLog, intervalMs: 20, ttlMs: 60 });
+    const report = new ServingReport({
+      reports: store,
+      pod: 'gw-0',
+      version: () => version,
+      log: silentLog,
+      intervalMs: 20,
+      ttlMs: 60,
+      timers,
+    });
     report.start();
-    await sleep(60);
-    assert.deepEqual(store.calls, []);
+    await turn();
+    timers.fireAll();
+    await turn();
+    assert.deepEqual(store.calls, [], 'the refresh came, with nothing served yet');
 
     version = 'v1';
     report.report();
-    await until(() => store.calls.length >= 1, 'the report after the load');
-    assert.equal(store.calls[0], 'report gw-0 v1 60');
-    await until(() => store.calls.length >= 3, 'refreshes on the timer');
-    assert.ok(store.calls.every((call) => call === 'report gw-0 v1 60'));
+    await turn();
+    assert.deepEqual(store.calls, ['report gw-0 v1 60'], 'the report after the load');
+    timers.fireAll();
+    await turn();
+    timers.fireAll();
+    await turn();
+    assert.deepEqual(store.calls, ['report gw-0 v1 60', 'report gw-0 v1 60', 'report gw-0 v1 60'], 'refreshed on the timer');
+    assert.ok(timers.delays.every((ms) => ms === 20));
 
     await report.stop();
     assert.equal(store.calls.at(-1), 'forget gw-0');
-    const after = store.calls.length;
-    await sleep(60);
-    assert.equal(store.calls.length, after, 'nothing more after stop');
+    assert.equal(timers.pending, 0, 'no refresh left after stop');
   });
 
   test('a store outage is warned of once, and the reports resume when it is back', async () => {
     const store = new RecordingStore();
+    const timers = new ManualTimers();
     const warnings: string[] = [];
     const infos: string[] = [];
     const log = {
@@ -60,13 +69,19 @@ describe('ServingReport', () => {
       warn: (_: object, message: string) => void warnings.push(message),
       info: (_: object, message: string) => void infos.push(message),
     };
-    const report = new ServingReport({ reports: store, pod: 'gw-0', version: () => 'v1', log, intervalMs: 10 });
+    const report = new ServingReport({ reports: store, pod: 'gw-0', version: () => 'v1', log, intervalMs: 10, timers });
     store.down = true;
     report.start();
-    await sleep(80);
-    assert.deepEqual(warnings, ['could not report the snapshot served; retrying']);
+    await turn();
+    for (let i = 0; i < 3; i++) {
+      timers.fireAll();
+      await turn();
+    }
+    assert.deepEqual(warnings, ['could not report the snapshot served; retrying'], 'four failed reports, one warning');
     store.down = false;
-    await until(() => store.calls.length > 0, 'a report after the outage');
+    timers.fireAll();
+    await turn();
+    assert.deepEqual(store.calls, ['report gw-0 v1 30000'], 'with the default TTL');
     assert.deepEqual(infos, ['serving report written again']);
     await report.stop();
   });

@@ -2,31 +2,8 @@
 // exponential backoff for a failing key. Retries are fired by hand through injected timers.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { WorkQueue, type Timers, type WorkQueueOptions } from '../../../operator/kube/work-queue.ts';
-
-/** Timers that only fire when the test says so, and remember the delays asked for. */
-class ManualTimers implements Timers {
-  readonly delays: number[] = [];
-  readonly #pending = new Map<number, () => void>();
-  #next = 1;
-
-  setTimeout(callback: () => void, ms: number): unknown {
-    this.delays.push(ms);
-    this.#pending.set(this.#next, callback);
-    return this.#next++;
-  }
-  clearTimeout(handle: unknown): void {
-    this.#pending.delete(handle as number);
-  }
-  get pending(): number {
-    return this.#pending.size;
-  }
-  fireAll(): void {
-    const callbacks = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const callback of callbacks) callback();
-  }
-}
+import { WorkQueue, type WorkQueueOptions } from '../../../operator/kube/work-queue.ts';
+import { ManualTimers } from '../../support/manual-timers.ts';
 
 /** A promise the test resolves when it wants a processor to finish. */
 function gate() {

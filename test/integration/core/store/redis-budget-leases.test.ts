@@ -4,7 +4,6 @@
 // covers, and a refusal waits for another gateway's open lease rather than refuse room it holds.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { keys } from '../../../../core/store/redis/keys.ts';
 import { BUDGET_LEASES } from '../../../../core/store/redis/redis-budget-lease.ts';
@@ -13,6 +12,7 @@ import type { Admission } from '../../../../core/store/ledger.ts';
 import type { RateLimitPolicy } from '../../../../core/resources/limits.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { RETENTION_MS, userSpec } from './contract.ts';
+import { eventually } from '../../../support/eventually.ts';
 
 const SIZE = BUDGET_LEASES.requests;
 const HOLD = 10_000n; // 0.01 a request
@@ -147,8 +147,7 @@ describe('redis store: leases', () => {
     await redis.kill();
     try {
       // The client learns of the lost connection when its socket closes, a moment after the kill.
-      for (let i = 0; i < 200 && store.healthy; i++) await sleep(10);
-      assert.equal(store.healthy, false);
+      await eventually(() => !store.healthy, 'the store noticed the lost connection');
       await assert.rejects(store.ledger.admit('alice', admission()), { name: 'StoreUnavailableError' });
     } finally {
       await redis.restart();
@@ -171,8 +170,7 @@ describe('redis store: leases', () => {
     } finally {
       redis.resume();
     }
-    for (let i = 0; i < 200 && !store.healthy; i++) await sleep(10);
-    assert.equal(store.healthy, true, 'a probe was answered');
+    await eventually(() => store.healthy, 'a probe was answered');
     assert.equal((await store.ledger.admit('alice', admission())).ok, true);
   });
 });

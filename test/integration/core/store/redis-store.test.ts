@@ -2,7 +2,6 @@
 // the user fields the ledger's scripts read, and living through Redis going away and back.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { keys } from '../../../../core/store/redis/keys.ts';
 import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis/redis-store.ts';
@@ -10,6 +9,7 @@ import { StoreUnavailableError } from '../../../../core/store/store-errors.ts';
 import { utcDay } from '../../../../core/store/usage-days.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { apiKey, describeStoreContract, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
+import { eventually } from '../../../support/eventually.ts';
 
 const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS, maxReconnectDelayMs: 100 };
 
@@ -33,15 +33,6 @@ describeStoreContract('redis store', {
   dispose: (store) => store.close(),
   peer: () => RedisStore.connect(redis.url, OPTIONS),
 });
-
-/** Polls `probe` until it resolves truthy; fails after `attempts` tries. */
-async function eventually(what: string, probe: () => Promise<boolean>, attempts = 200): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (await probe().catch(() => false)) return;
-    await sleep(25);
-  }
-  assert.fail(`${what}: still not so after ${attempts} tries`);
-}
 
 describe('redis store: Redis specifics', () => {
   let store: RedisStore;
@@ -166,7 +157,7 @@ describe('redis store: Redis specifics', () => {
     assert.equal(await admin.get(keys.gateway('gw-a')), JSON.stringify({ version: 'v2', at: '2026-03-01T12:00:00.000Z' }));
     const ttl = await admin.pttl(keys.gateway('gw-a'));
     assert.ok(ttl > 0 && ttl <= 30_000, `TTL ${ttl} ms`);
-    await eventually('the short-lived report expired', async () => (await admin.exists(keys.gateway('gw-gone'))) === 0);
+    await eventually(async () => (await admin.exists(keys.gateway('gw-gone'))) === 0, 'the short-lived report expired');
     assert.deepEqual(await store.gateways.list(), [
       { pod: 'gw-a', version: 'v2', at: at.toISOString() },
       { pod: 'gw-b', version: 'v1', at: at.toISOString() },
@@ -192,7 +183,7 @@ describe('redis store: Redis specifics', () => {
     afterEach(async () => {
       // Leave a running server for the next test, whatever this one did.
       await redis.restart();
-      await eventually('the admin client reconnected', async () => admin.status === 'ready');
+      await eventually(async () => admin.status === 'ready', 'the admin client reconnected');
     });
 
     test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', {
@@ -200,7 +191,7 @@ describe('redis store: Redis specifics', () => {
     }, async () => {
       await store.accounts.createUser(userSpec('alice'), new Date());
       await redis.stop();
-      await eventually('the store noticed', async () => !store.healthy);
+      await eventually(async () => !store.healthy, 'the store noticed');
       await assert.rejects(store.accounts.getUser('alice'), StoreUnavailableError);
       await assert.rejects(store.accounts.createUser(userSpec('bob'), new Date()), StoreUnavailableError);
       await assert.rejects(store.accounts.findKey('0'.repeat(64)), StoreUnavailableError);
@@ -222,7 +213,7 @@ describe('redis store: Redis specifics', () => {
       await store.accounts.createUser(userSpec('alice'), new Date());
       await store.accounts.addKey(key);
       await redis.restart(); // empty: data and scripts are gone
-      await eventually('the store reconnected', async () => store.healthy && (await store.accounts.getUser('alice')) === undefined);
+      await eventually(async () => store.healthy && (await store.accounts.getUser('alice')) === undefined, 'the store reconnected');
       await store.accounts.createUser(userSpec('alice'), new Date());
       await store.accounts.addKey(key);
       assert.equal((await store.accounts.findKey(key.hash))?.key.id, 'k1');
@@ -243,12 +234,12 @@ describe('redis store: Redis specifics', () => {
         });
         await redis.kill();
         await redis.restart();
-        await eventually('the writer reconnected', async () => other.healthy);
+        await eventually(async () => other.healthy, 'the writer reconnected');
         let written = 0;
-        await eventually('a write was heard', async () => {
+        await eventually(async () => {
           written = (await other.catalog.writeCatalog(written, { routers: [], providers: [] })) as number;
           return revision > 0;
-        });
+        }, 'a write was heard');
       } finally {
         await other.close();
       }

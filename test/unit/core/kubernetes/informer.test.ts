@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Informer, type InformerEvent } from '../../../../core/kubernetes/informer.ts';
 import { KubeApiError, type KubeClient, type KubeObject, type KubeRequest } from '../../../../core/kubernetes/kube-client.ts';
+import { eventually } from '../../../support/eventually.ts';
 
 type ListAnswer = { resourceVersion: string; items: KubeObject[] } | KubeApiError;
 type WatchAnswer = { events: object[]; afterwards: 'close' | 'hang' } | KubeApiError;
@@ -69,15 +70,6 @@ function informerOn(api: ScriptedApi, handler?: (event: InformerEvent<KubeObject
   return { informer, events, sleeps };
 }
 
-/** Polls a condition between event-loop turns; fails rather than hangs. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; turn < 1000; turn++) {
-    if (condition()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  assert.fail(`never happened: ${what}`);
-}
-
 const names = (informer: Informer<KubeObject>) =>
   informer
     .list()
@@ -100,7 +92,7 @@ describe('Informer', () => {
     const { informer, events } = informerOn(api);
     informer.start();
     await informer.synced;
-    await until(() => api.watchVersions().length === 2, 'a second watch');
+    await eventually(() => api.watchVersions().length === 2, 'a second watch');
     await informer.stop();
 
     assert.deepEqual(events, ['add a@5', 'add b@6', 'add c@11', 'update a@12', 'delete b@13']);
@@ -115,7 +107,7 @@ describe('Informer', () => {
     api.lists.push({ resourceVersion: '30', items: [configMap('a', '5'), configMap('b', '25', 'uid-b2'), configMap('d', '26')] });
     const { informer, events, sleeps } = informerOn(api);
     informer.start();
-    await until(() => api.watchVersions().length === 2, 'a watch after the relist');
+    await eventually(() => api.watchVersions().length === 2, 'a watch after the relist');
     await informer.stop();
 
     assert.deepEqual(events.slice(3), ['update a@5', 'delete b@6', 'add b@25', 'add d@26', 'delete c@7']);
@@ -138,7 +130,7 @@ describe('Informer', () => {
     const { informer, sleeps } = informerOn(api);
     informer.start();
     await informer.synced;
-    await until(() => api.watchVersions().length === 2, 'the watch after the 429');
+    await eventually(() => api.watchVersions().length === 2, 'the watch after the 429');
     await informer.stop();
     // The 429 counts as the first failure of the run, so the 500 waits the second step.
     assert.deepEqual(sleeps, [7000, 1000, 2000, 3000]);
@@ -158,7 +150,7 @@ describe('Informer', () => {
       }
     });
     informer.start();
-    await until(() => events.length === 2, 'the update accepted');
+    await eventually(() => events.length === 2, 'the update accepted');
     await informer.stop();
     assert.deepEqual(cachedDuringFailure, ['a@5']);
     assert.deepEqual(sleeps, [500, 1000]);
@@ -171,7 +163,7 @@ describe('Informer', () => {
     api.watches.push({ events: [], afterwards: 'close' }, { events: [], afterwards: 'close' });
     const { informer, sleeps } = informerOn(api);
     informer.start();
-    await until(() => api.watchVersions().length === 3, 'a third watch');
+    await eventually(() => api.watchVersions().length === 3, 'a third watch');
     await informer.stop();
     assert.deepEqual(sleeps, [500, 1000]);
   });
@@ -189,7 +181,7 @@ describe('Informer', () => {
       resyncIntervalMs: 0,
     });
     informer.start();
-    await until(() => api.watchVersions().length === 1, 'the watch');
+    await eventually(() => api.watchVersions().length === 1, 'the watch');
     await informer.stop();
     assert.deepEqual(
       api.requests.map((request) => [request.path, request.query?.fieldSelector, Boolean(request.query?.watch)]),
