@@ -5,6 +5,7 @@
 // committed docs differ). Both planes declare theirs with it: gateway/config/settings.ts and
 // operator/settings.ts.
 import { z } from 'zod';
+import { LOG_LEVELS } from './log.ts';
 
 export interface Setting<S extends z.ZodType = z.ZodType> {
   readonly schema: S;
@@ -24,6 +25,15 @@ export interface Setting<S extends z.ZodType = z.ZodType> {
 }
 
 export type Settings = Readonly<Record<string, Setting>>;
+
+/** `--log-level`, the same for both planes. */
+export const LOG_LEVEL_SETTING = {
+  schema: z.enum(LOG_LEVELS).default('info'),
+  value: '<level>',
+  env: 'TOLLGATE_LOG_LEVEL',
+  help: `log level: ${LOG_LEVELS.join(', ')}`,
+  doc: `${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
+} as const satisfies Setting;
 
 /** The schema of all the settings, keyed as declared; parse the output of readRaw with it. */
 export function schemaOf<T extends Settings>(settings: T): z.ZodObject<{ [K in keyof T]: T[K]['schema'] }, z.core.$strict> {

@@ -4,9 +4,8 @@
 // --pod-name) mean the same there, so one set of variables configures both.
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { LOG_LEVELS } from '../core/log.ts';
 import type { KubeConnectionSettings } from '../core/kubernetes/kube-client.ts';
-import { describeIssues, optionsOf, readRaw, schemaOf, type Settings } from '../core/settings.ts';
+import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type Settings } from '../core/settings.ts';
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const Namespace = z.string().max(63).regex(NAMESPACE, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');
@@ -86,13 +85,7 @@ export const OPERATOR_SETTINGS = {
     env: 'TOLLGATE_STATUS_PERIOD_SECONDS',
     help: 'how often usage (spent, remaining, requests) and Programmed are brought into status',
   },
-  logLevel: {
-    schema: z.enum(LOG_LEVELS).default('info'),
-    value: '<level>',
-    env: 'TOLLGATE_LOG_LEVEL',
-    help: `log level: ${LOG_LEVELS.join(', ')}`,
-    doc: `${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
-  },
+  logLevel: LOG_LEVEL_SETTING,
   healthPort: {
     schema: z.coerce.number().int().min(0).max(65535).default(8081),
     value: '<port>',

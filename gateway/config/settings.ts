@@ -2,8 +2,7 @@
 // variables (flags win), validated by one schema, then frozen. Nothing else reads process.env.
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { LOG_LEVELS } from '../../core/log.ts';
-import { describeIssues, optionsOf, readRaw, schemaOf, type Settings } from '../../core/settings.ts';
+import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type Settings } from '../../core/settings.ts';
 import { DEFAULT_UPSTREAM_LIMITS } from '../providers/upstream-limits.ts';
 
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -60,13 +59,7 @@ export const GATEWAY_SETTINGS = {
       "Largest single event of a backend's stream (one SSE event, one Ollama NDJSON line), counted in characters of text since the last complete event (8 MiB by default). Past it the " +
       "gateway aborts the backend's request and ends the client's stream as for a backend that broke off: the usage of what was sent, then an `upstream_interrupted` error event.",
   },
-  logLevel: {
-    schema: z.enum(LOG_LEVELS).default('info'),
-    value: '<level>',
-    env: 'TOLLGATE_LOG_LEVEL',
-    help: `log level: ${LOG_LEVELS.join(', ')}`,
-    doc: `${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
-  },
+  logLevel: LOG_LEVEL_SETTING,
   maxAttempts: {
     schema: Int(1, 10).default(3),
     value: '<n>',
