@@ -7,8 +7,11 @@ import { UpstreamError } from './upstream-error.ts';
 
 /** Where a stream's chunks go. Exactly one of end and fail is called, once, after the last chunk. */
 export interface ChunkSink {
-  /** The next chunk, in order. */
-  chunk(chunk: JsonObject): void;
+  /**
+   * The next chunk, in order; with `json`, the text it was parsed from (SSE data), which the sink
+   * may send on as it is rather than serialise the chunk again.
+   */
+  chunk(chunk: JsonObject, json?: string): void;
   /** The chunks of one read from the backend have all been given: a good moment to send them on. */
   flush(): void;
   /** The answer is complete. */

@@ -129,7 +129,7 @@ export class SseChunkStream implements ChunkStream {
       return;
     }
     // Throws UpstreamError (not JSON, an error event): caught in #read.
-    this.#sink!.chunk(parseChunk(data, this.#secrets));
+    this.#sink!.chunk(parseChunk(data, this.#secrets), data);
   }
 
   #end(): void {

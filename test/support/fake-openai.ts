@@ -67,7 +67,7 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
           const choice = chat
             ? { index: 0, delta: { content: piece }, finish_reason: null }
             : { index: 0, text: piece, finish_reason: null };
-          if (!(await send({ ...base, object, choices: [choice] }))) return;
+          if (!(await send({ ...base, object, choices: [choice], ...behaviour.chunkFields }))) return;
         }
         const last = chat ? { index: 0, delta: {}, finish_reason: 'stop' } : { index: 0, text: '', finish_reason: 'stop' };
         if (!(await send({ ...base, object, choices: [last] }))) return;

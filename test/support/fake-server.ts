@@ -27,6 +27,8 @@ export interface Behaviour {
   jsonForStream?: boolean;
   /** Answer with this error status and a body that echoes the request's Authorization header. */
   echoAuthorization?: number;
+  /** Streaming: fields added to every chunk (undefined removes one: `{ model: undefined }`). */
+  chunkFields?: Record<string, unknown>;
 }
 
 export interface RecordedRequest {

@@ -8,6 +8,7 @@ import type { ChunkSink, ChunkStream } from '../../providers/chunk-stream.ts';
 import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../../providers/openai-wire.ts';
 import type { UpstreamError } from '../../providers/upstream-error.ts';
 import { ProducedText } from '../../metering/produced-text.ts';
+import { withModel } from '../../providers/model-field.ts';
 
 /** What the relay saw of a stream, once it is over. */
 export interface Relayed {
@@ -27,6 +28,7 @@ export interface Relayed {
  * response is left open for the caller to end. `model` replaces the backend's model name.
  */
 export function relayChunks(stream: ChunkStream, res: ServerResponse, model: string, startedAt: number): Promise<Relayed> {
+  const modelJson = JSON.stringify(model);
   return new Promise((resolve) => {
     const produced = new ProducedText();
     let reported: TokenUsage | undefined;
@@ -43,11 +45,13 @@ export function relayChunks(stream: ChunkStream, res: ServerResponse, model: str
       resolve({ failure, reported, first, produced, ttftMs });
     };
     const sink: ChunkSink = {
-      chunk(chunk) {
+      chunk(chunk, json) {
+        let asReceived = json;
         if (chunk.usage !== undefined && chunk.usage !== null) {
           reported = readUsage(chunk.usage) ?? reported;
           if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return;
           delete chunk.usage;
+          asReceived = undefined;
         }
         first ??= chunk;
         const text = choiceText(chunk);
@@ -55,8 +59,14 @@ export function relayChunks(stream: ChunkStream, res: ServerResponse, model: str
           produced.add(text);
           ttftMs ??= performance.now() - startedAt;
         }
-        chunk.model = model;
-        pending += `data: ${JSON.stringify(chunk)}\n\n`;
+        // The backend's own text with the router's name in it (its one `"model"` key is then the top-level
+        // one); serialised only when that cannot be done safely.
+        let out = asReceived === undefined || typeof chunk.model !== 'string' ? undefined : withModel(asReceived, modelJson);
+        if (out === undefined) {
+          chunk.model = model;
+          out = JSON.stringify(chunk);
+        }
+        pending += `data: ${out}\n\n`;
       },
       flush() {
         if (pending === '') return;

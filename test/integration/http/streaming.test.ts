@@ -168,6 +168,28 @@ describe('streamed chat through OpenAI-format backends', () => {
   });
 });
 
+describe("the router's name in every chunk", () => {
+  test("the backend's model is replaced in its own text; fields the gateway does not know arrive as the backend sent them", async () => {
+    fake.once({ text: 'one two', chunkFields: { system_fingerprint: 'fp_1', 'x-extra': { nested: [1, 'two'] } } });
+    const streamed = await stream('/v1/chat/completions', { model: 'stream-vllm', messages: USER });
+    const { chunks } = assertCompleteStream(streamed, 'stream-vllm', 'chat.completion.chunk');
+    const content = chunks.filter((chunk) => chunk.choices[0]?.delta?.content);
+    assert.equal(content.length, 2);
+    for (const chunk of content) assert.deepEqual([chunk.system_fingerprint, chunk['x-extra']], ['fp_1', { nested: [1, 'two'] }]);
+  });
+
+  test('a chunk with another "model" inside, or with none, still gets the name, and keeps what it had', async () => {
+    fake.once({ text: 'one two', chunkFields: { metadata: { model: 'draft-model' } } });
+    const nested = await stream('/v1/chat/completions', { model: 'stream-vllm', messages: USER });
+    for (const chunk of assertCompleteStream(nested, 'stream-vllm', 'chat.completion.chunk').chunks) {
+      if (chunk.metadata) assert.deepEqual(chunk.metadata, { model: 'draft-model' });
+    }
+    fake.once({ text: 'one two', chunkFields: { model: undefined } });
+    const without = await stream('/v1/chat/completions', { model: 'stream-vllm', messages: USER });
+    assertCompleteStream(without, 'stream-vllm', 'chat.completion.chunk');
+  });
+});
+
 describe('streamed completions', () => {
   test('through a vllm backend: text chunks, one usage chunk, [DONE]; the backend was asked for usage', async () => {
     const streamed = await stream('/v1/completions', { model: 'stream-vllm', prompt: 'Once upon a time' });
