@@ -7,7 +7,8 @@ import { withModel } from '../../../gateway/providers/model-field.ts';
 const NAME = JSON.stringify('my-router');
 
 test('the value of "model" is replaced, the rest of the text kept byte for byte', () => {
-  const event = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"llama-3.1-8b","choices":[{"index":0,"delta":{"content":"Hi"}}]}';
+  const event =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"llama-3.1-8b","choices":[{"index":0,"delta":{"content":"Hi"}}]}';
   const out = withModel(event, NAME)!;
   assert.equal(out, event.replace('"llama-3.1-8b"', '"my-router"'));
   assert.deepEqual(JSON.parse(out), { ...JSON.parse(event), model: 'my-router' });
