@@ -70,6 +70,12 @@ const percent = (value: number | undefined) => (value === undefined ? 'n/a' : `$
 
 async function main(): Promise<void> {
   installCleanup();
+  if (process.argv.includes('--idle-rss')) {
+    // Idle memory in file mode (issue 13): bench/idle-rss.ts.
+    const { runIdleRss } = await import('./idle-rss.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runIdleRss({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');
@@ -520,7 +526,10 @@ async function check(contender: ContenderId, mode: Mode, url: string, headers: R
 async function gitRevision(): Promise<string> {
   const git = promisify(execFile);
   const digest = createHash('sha256');
-  const files = (await readdir(join(ROOT, 'gateway'), { recursive: true, withFileTypes: true }))
+  const files = (
+    await Promise.all(['bin', 'core', 'gateway'].map((folder) => readdir(join(ROOT, folder), { recursive: true, withFileTypes: true })))
+  )
+    .flat()
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
@@ -529,7 +538,7 @@ async function gitRevision(): Promise<string> {
       .update(`${relative(ROOT, file)}\0`)
       .update(await readFile(file))
       .update('\0');
-  const sources = `gateway/ sources sha256 \`${digest.digest('hex').slice(0, 12)}\``;
+  const sources = `bin/, core/ and gateway/ sources sha256 \`${digest.digest('hex').slice(0, 12)}\``;
   try {
     const head = (await git('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'])).stdout.trim();
     const dirty =
