@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Agent, fetch } from 'undici';
+import { gatewayArgs } from './processes.ts';
 
 const { values } = parseArgs({ options: { root: { type: 'string' }, 'timeout-s': { type: 'string' } } });
 const root = resolve(values.root ?? '.');
@@ -170,27 +171,10 @@ async function main(): Promise<void> {
     return performance.now() - started;
   };
   const start = async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'bin/tollgate.ts'),
-        'gateway',
-        '--config',
-        configPath,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--log-level',
-        'warn',
-        '--playground',
-        'false',
-      ],
-      {
-        cwd: root,
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
+    const child = spawn(process.execPath, [...gatewayArgs(root, configPath, port), '--playground', 'false'], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     for (
       let i = 0;
       !(await healthMs().then(

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LlmHelpers } from './llm/run-llm.ts';
-import { startPinned, stop, type Child } from './processes.ts';
+import { startPinned, stop, type Child, gatewayArgs } from './processes.ts';
 import { median, prependSection } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
 
@@ -62,18 +62,7 @@ export async function runIdleRss(helpers: LlmHelpers): Promise<void> {
     'gateway',
     0,
     node,
-    [
-      join(root, 'bin/tollgate.ts'),
-      'gateway',
-      '--config',
-      join(root, 'examples/config.yaml'),
-      '--port',
-      String(port),
-      '--host',
-      '127.0.0.1',
-      '--log-level',
-      'warn',
-    ],
+    gatewayArgs(root, join(root, 'examples/config.yaml'), port),
     join(scratch, 'gateway.log'),
     { ...process.env, NODE_ENV: 'production' },
   );

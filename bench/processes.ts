@@ -1,5 +1,6 @@
 // Child processes of the benchmark: started pinned to a CPU core, remembered, and all stopped on
 // every way out (normal end, error, Ctrl-C, SIGTERM).
+import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -137,4 +138,21 @@ export async function peakRssKiB(pid: number): Promise<number | undefined> {
     }
   }
   return total;
+}
+
+/** The arguments that start a gateway from `config` on 127.0.0.1:`port`, logging warnings only (every bench runs it so). */
+export function gatewayArgs(root: string, config: string, port: number, redisUrl?: string): string[] {
+  return [
+    join(root, 'bin/tollgate.ts'),
+    'gateway',
+    '--config',
+    config,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--log-level',
+    'warn',
+    ...(redisUrl ? ['--redis-url', redisUrl] : []),
+  ];
 }

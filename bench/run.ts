@@ -14,7 +14,7 @@ import { MODEL, requestBody, type Mode } from './bodies.ts';
 import { cpuSnapshot, cpuUse, otherLoad, type CpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { startNginxProxy, startNginxUpstream } from './nginx.ts';
-import { installCleanup, peakRssKiB, startPinned, stopAll, waitForPort, wasInterrupted, type Child } from './processes.ts';
+import { installCleanup, peakRssKiB, startPinned, stopAll, waitForPort, wasInterrupted, type Child, gatewayArgs } from './processes.ts';
 import { startRedis, type RedisInstance } from './redis.ts';
 import { median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
@@ -266,19 +266,7 @@ async function main(): Promise<void> {
       'gateway',
       serverCore,
       node,
-      [
-        join(ROOT, 'bin/tollgate.ts'),
-        'gateway',
-        '--config',
-        config,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--log-level',
-        'warn',
-        ...(store === 'redis' && redis ? ['--redis-url', redis.url] : []),
-      ],
+      gatewayArgs(ROOT, config, port, store === 'redis' ? redis?.url : undefined),
       logFile,
       gatewayEnv,
     );

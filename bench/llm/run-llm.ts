@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuSnapshot, cpuUse, otherLoad, type CpuSnapshot, type CpuUse } from '../cpu.ts';
-import { peakRssKiB, startPinned, stopAll, waitForPort, type Child } from '../processes.ts';
+import { peakRssKiB, startPinned, stopAll, waitForPort, type Child, gatewayArgs } from '../processes.ts';
 import { startRedis, type RedisInstance } from '../redis.ts';
 import { median, prependSection } from '../report.ts';
 import { describeMachine, freePort, which } from '../system.ts';
@@ -181,19 +181,7 @@ export async function runLlm(helpers: LlmHelpers): Promise<void> {
       'gateway',
       serverCore,
       node,
-      [
-        join(root, 'bin/tollgate.ts'),
-        'gateway',
-        '--config',
-        config,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--log-level',
-        'warn',
-        ...(redis && variant.store === 'redis' ? ['--redis-url', redis.url] : []),
-      ],
+      gatewayArgs(root, config, port, variant.store === 'redis' ? redis?.url : undefined),
       logFile,
       env,
     );
