@@ -12,9 +12,12 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node bin/tollgate.ts gateway <args>` on a free port and resolves once it listens. */
-export async function startGatewayProcess(args: string[], env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const cli = new URL('../../bin/tollgate.ts', import.meta.url).pathname;
+/** The command line run from the sources, or as `npm start` and the image run it, compiled (npm run build). */
+export const SOURCES_CLI = new URL('../../bin/tollgate.ts', import.meta.url).pathname;
+export const COMPILED_CLI = new URL('../../dist/app/bin/tollgate.js', import.meta.url).pathname;
+
+/** Starts `node <cli> gateway <args>` on a free port and resolves once it listens. */
+export async function startGatewayProcess(args: string[], env: Record<string, string> = {}, cli = SOURCES_CLI): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [cli, 'gateway', '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,8 +14,16 @@ import { errors } from '../api-error.ts';
 import { sendError } from '../error-handler.ts';
 import { PUBLIC } from '../auth.ts';
 
-/** Where `npm run build` writes the Playground. */
-export const PLAYGROUND_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'dist', 'playground');
+/** Where `npm run build` writes the Playground: dist/playground of the package, whether this module runs from the sources or from dist/app. */
+export const PLAYGROUND_DIST = join(packageRoot(dirname(fileURLToPath(import.meta.url))), 'dist', 'playground');
+
+/** The nearest folder at or above `from` that holds package.json. */
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return from;
+  }
+}
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
