@@ -44,8 +44,16 @@ export const GRID_FACTORS = {
 } as const;
 export type Zone = keyof typeof GRID_FACTORS;
 
-export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy'] as const;
+export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy', 'lowest_latency'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
+
+/** How a router's provider is chosen (spec 4, routing modes): in the gateway, or by the router workers through `router.<model_id>`. */
+export const ROUTING_MODES = ['local', 'queue'] as const;
+export type RoutingMode = (typeof ROUTING_MODES)[number];
+
+/** What a queue-mode request does while Redis does not answer: route locally, or be refused with 503. */
+export const QUEUE_FALLBACKS = ['local', 'refuse'] as const;
+export type QueueFallback = (typeof QUEUE_FALLBACKS)[number];
 
 /** The gateway's inference endpoints. What each is (path, router types, request, counting) is gateway/endpoints/registry.ts. */
 export const ENDPOINTS = ['chat', 'completions', 'embeddings', 'rerank'] as const;

@@ -1,6 +1,6 @@
 // A router: the model name users call. Snake_case fields, as the spec's admin API names them.
 import { z } from 'zod';
-import { ROUTER_TYPES, STRATEGIES } from './kinds.ts';
+import { QUEUE_FALLBACKS, ROUTER_TYPES, ROUTING_MODES, STRATEGIES } from './kinds.ts';
 import { ModelName, PricePerMillion } from './fields.ts';
 import { RateLimitPolicy } from './limits.ts';
 
@@ -11,10 +11,38 @@ export const RouterCosts = z
   })
   .describe('Prices per one million tokens, in the same money as user budgets.');
 
+export const RouterQueue = z
+  .strictObject({
+    max_wait_seconds: z
+      .number()
+      .positive()
+      .max(3600)
+      .optional()
+      .describe('Longest a request waits for a free provider slot before 503 "Model is too busy"; absent: the process setting.'),
+    max_waiting: z
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .optional()
+      .describe('Most requests waiting at once; one more gets 503 "Model is too busy" at once. Absent: the process setting.'),
+    when_redis_down: z
+      .enum(QUEUE_FALLBACKS)
+      .optional()
+      .describe('While Redis does not answer: `local` routes in the gateway, `refuse` answers 503. Absent: the process setting.'),
+  })
+  .describe('How requests of a queue-mode router wait (docs/routing-modes.md).');
+export type RouterQueue = z.output<typeof RouterQueue>;
+
 export const RouterSpec = z.strictObject({
   name: ModelName.describe('Model name shown to users and called as `model`.'),
   type: z.enum(ROUTER_TYPES).describe('Model type; decides which endpoints may call the router.'),
   load_balancing_strategy: z.enum(STRATEGIES).default('shuffle').describe("How a provider is chosen among the router's providers."),
+  routing_mode: z
+    .enum(ROUTING_MODES)
+    .optional()
+    .describe('`local`: the gateway picks the provider; `queue`: router workers do, fleet-wide, through `router.<model_id>`. Absent: the process setting.'),
+  queue: RouterQueue.optional(),
   aliases: z.array(ModelName).max(32).default([]).describe('Other names that call the same router.'),
   costs: RouterCosts.default({ prompt_tokens: '0', completion_tokens: '0' }),
   max_context_length: z.number().int().positive().max(100_000_000).default(8192).describe('Maximum input length of the model, in tokens.'),

@@ -7,6 +7,9 @@ import { RateLimitPolicy } from './limits.ts';
 
 export const ROLES = ['admin', 'user'] as const;
 
+/** Priorities of a user's waiting requests (queue mode); 0 is the default. */
+export const PRIORITY_RANGE = { min: -10, max: 10 } as const;
+
 /** An amount of money, in the money of router prices: at most 6 decimals (a cost has 6). */
 export const Money = z.union([z.number(), z.string()]).transform((value, ctx) => {
   const parsed = parseDecimal(typeof value === 'number' ? String(value) : value.trim(), 6);
@@ -34,6 +37,13 @@ export const UserSpec = z.strictObject({
     .default(null)
     .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday); null never resets.'),
   allowed_routers: z.array(ModelName).nullable().default(null).describe('Routers (names) the user may call; null allows all.'),
+  priority: z
+    .number()
+    .int()
+    .min(PRIORITY_RANGE.min)
+    .max(PRIORITY_RANGE.max)
+    .default(0)
+    .describe(`Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first, a lower one ages forward.`),
   rate_limits: RateLimitPolicy.nullable()
     .default(null)
     .describe("Replaces the routers' rate limits for this user; null keeps the routers' own."),

@@ -24,6 +24,7 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
           budget: null,
           budget_period: null,
           allowed_routers: null,
+          priority: 0,
           rate_limits: null,
         },
         now,

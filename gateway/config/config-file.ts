@@ -53,7 +53,7 @@ const FileShape = z.strictObject({
 });
 
 /** Args keys that map to a provider field of another name; the rest keep their name. */
-const ARG_FIELDS: Record<string, string> = { api_url: 'url', api_key: 'key', timeout: 'timeout' };
+const ARG_FIELDS: Record<string, string> = { api_url: 'url', api_key: 'key', timeout: 'timeout', max_concurrent: 'max_concurrent' };
 const SIMULATOR_ARGS = new Set(['latency_ms', 'tokens_per_second', 'completion_tokens']);
 const ROUTER_FIELDS: Record<string, string> = { id: 'name' };
 

@@ -57,6 +57,8 @@ export const CODES = {
   store_unavailable: { status: 503, type: 'server_error' },
   playground_not_built: { status: 503, type: 'server_error' },
   shutting_down: { status: 503, type: 'server_error' },
+  model_too_busy: { status: 503, type: 'server_error' },
+  routing_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'timeout_error' },
 } as const satisfies Record<string, CodeEntry>;
 
@@ -163,6 +165,12 @@ export const errors = {
     new ApiError('upstream_timeout', `No provider of model "${router}" answered within its timeout (${attempts(tried)})`),
   /** The SSE error event that ends a stream the backend broke off, after the usage of what was produced. */
   upstreamInterrupted: (detail: string) => new ApiError('upstream_interrupted', `The provider broke off the answer: ${detail}`),
+  /** Queue mode: no provider slot within the router's wait, or its queue is full; `retryAfterSeconds` from the queue's depth and pace. */
+  modelTooBusy: (retryAfterSeconds: number) =>
+    new ApiError('model_too_busy', 'Model is too busy', { param: 'model', headers: { 'retry-after': String(retryAfterSeconds) } }),
+  /** Queue mode, Redis down, and the router (or process) refuses rather than routing locally. */
+  routingUnavailable: () =>
+    new ApiError('routing_unavailable', 'The routing queue cannot be reached right now; try again shortly', { headers: STORE_RETRY_AFTER }),
   /** What a request the client gave up on is recorded as (no one reads it). */
   clientClosed: () => new ApiError('client_closed_request', 'The client closed the request'),
 

@@ -12,7 +12,13 @@ import {
   RateLimitedError,
   UnknownUserError,
 } from '../billing/billing-errors.ts';
-import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from '../routing/routing-errors.ts';
+import {
+  ModelTooBusyError,
+  NoProviderForEndpointError,
+  ProvidersFailedError,
+  QueueUnavailableError,
+  RequestRejectedError,
+} from '../routing/routing-errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../kubernetes/write-errors.ts';
@@ -38,6 +44,8 @@ export function publicError(error: unknown): ApiError | undefined {
     if (error.timedOut) return errors.upstreamTimeout(error.router, error.attempts);
     return errors.upstreamFailed(error.router, error.attempts, error.last?.message ?? 'no provider could be tried');
   }
+  if (error instanceof ModelTooBusyError) return errors.modelTooBusy(error.retryAfterSeconds);
+  if (error instanceof QueueUnavailableError) return errors.routingUnavailable();
   if (error instanceof UpstreamError && error.failure === 'aborted') return errors.clientClosed();
   // The store and the Kubernetes catalog
   if (error instanceof ConflictError) return errors.conflict(error.message);

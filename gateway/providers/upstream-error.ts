@@ -12,6 +12,8 @@ export class UpstreamError extends Error {
    * backend refused as the caller's (blamesClient); an adapter that knows better says so.
    */
   readonly retryable: boolean;
+  /** What the backend's `retry-after` asked for (its 429 or 503), in ms; routing keeps away from it that long. */
+  retryAfterMs: number | undefined;
 
   constructor(failure: UpstreamFailure, message: string, status?: number, retryable?: boolean) {
     super(message);
@@ -19,6 +21,11 @@ export class UpstreamError extends Error {
     this.failure = failure;
     this.status = status;
     this.retryable = retryable ?? (failure !== 'aborted' && !this.blamesClient);
+  }
+
+  withRetryAfter(ms: number): this {
+    this.retryAfterMs = ms;
+    return this;
   }
 
   /**

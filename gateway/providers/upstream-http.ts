@@ -64,6 +64,7 @@ export class UpstreamHttp {
       const chunks: Buffer[] = [];
       let received = 0;
       let status = 0;
+      let retryAfterMs: number | undefined;
       let stopCancelling = () => {};
       const settle = (outcome: () => unknown) => {
         stopCancelling();
@@ -79,6 +80,7 @@ export class UpstreamHttp {
         },
         onResponseStart(controller, statusCode, headers) {
           status = statusCode;
+          if (!isOk(status)) retryAfterMs = retryAfterOf(headers);
           if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
         },
         onResponseData(controller, chunk) {
@@ -94,7 +96,7 @@ export class UpstreamHttp {
         onResponseEnd() {
           settle(() => {
             const text = Buffer.concat(chunks).toString('utf8');
-            if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options));
+            if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options), retryAfterMs);
             try {
               return JSON.parse(text);
             } catch {
@@ -148,6 +150,7 @@ export class UpstreamHttp {
       const errorBody: Buffer[] = [];
       let received = 0;
       let status = 0;
+      let retryAfterMs: number | undefined;
       let started = false;
       let stopCancelling = () => {};
       this.#agent.dispatch(this.#request(baseUrl, path, payload, options, STREAM_OR_JSON), {
@@ -157,6 +160,7 @@ export class UpstreamHttp {
         },
         onResponseStart(controller, statusCode, headers) {
           status = statusCode;
+          if (!isOk(status)) retryAfterMs = retryAfterOf(headers);
           if (!isOk(statusCode)) {
             if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
             return;
@@ -184,7 +188,7 @@ export class UpstreamHttp {
         onResponseEnd() {
           stopCancelling();
           if (started) reader.end();
-          else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options)));
+          else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options), retryAfterMs));
         },
         onResponseError(_controller, error) {
           stopCancelling();
@@ -310,7 +314,7 @@ function declaredLength(headers: Record<string, string | string[] | undefined>):
  * "the backend answered 503: <its reason>", from an error body in any of the usual shapes, with
  * the request's secrets masked: a backend may echo the key it was sent.
  */
-function statusError(status: number, body: string, secrets: Secrets): UpstreamError {
+function statusError(status: number, body: string, secrets: Secrets, retryAfterMs: number | undefined): UpstreamError {
   // Masked before it is cut short, so no piece of a secret is left at the cut.
   const text = scrubSecrets(body, secrets()).slice(0, 2000);
   let detail: unknown = text;
@@ -321,5 +325,15 @@ function statusError(status: number, body: string, secrets: Secrets): UpstreamEr
     // Not JSON: keep the text.
   }
   const described = describeError(detail, secrets);
-  return new UpstreamError('status', `the backend answered ${status}${described ? `: ${described}` : ''}`, status);
+  const error = new UpstreamError('status', `the backend answered ${status}${described ? `: ${described}` : ''}`, status);
+  return retryAfterMs === undefined ? error : error.withRetryAfter(retryAfterMs);
+}
+
+/** How long a backend that refused asked to be left alone: `retry-after` (seconds or a date), in ms; capped at an hour. */
+function retryAfterOf(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const text = headerText(headers['retry-after']);
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(text) - Date.now();
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 3_600_000) : undefined;
 }

@@ -1,6 +1,7 @@
 // Sends a request to one of a router's providers, failing over to another when the chosen one
-// fails before anything reached the client (connection, timeout, 429, 5xx). A provider that
-// keeps failing sits out a cool-down; attempts are bounded; when all fail, ProvidersFailedError.
+// fails before anything reached the client (connection, timeout, 429, 5xx). Where each attempt
+// goes is the placer's choice (local or queue mode); a provider that keeps failing sits out a
+// cool-down; attempts are bounded; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
@@ -9,7 +10,7 @@ import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';
 import type { FailurePolicy } from './provider-state.ts';
-import type { Random } from './strategies.ts';
+import type { AttemptEnding, Placer } from './placement.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
 
 export interface ForwarderOptions extends FailurePolicy {
@@ -20,11 +21,25 @@ export interface ForwarderOptions extends FailurePolicy {
 export interface ForwarderDeps {
   readonly http: UpstreamHttp;
   readonly options: ForwarderOptions;
-  readonly random: Random;
+  readonly placer: Placer;
   readonly now: () => number;
   /** Told of each failed attempt, for metrics and logs. */
   readonly onFailure?: (router: RouterRoute, provider: ProviderRoute, error: UpstreamError, coolingDown: boolean) => void;
 }
+
+/** One request to forward. */
+export interface Forwarding {
+  readonly router: RouterRoute;
+  readonly endpoint: Endpoint;
+  readonly body: JsonObject;
+  readonly stream: boolean;
+  readonly signal: AbortSignal;
+  /** The caller's priority, for queue mode. */
+  readonly priority: number;
+}
+
+/** How the answer went, for the provider's numbers (lowest_latency, queue mode's fleet-wide metrics). */
+export type AnswerTiming = Pick<AttemptEnding, 'ttftMs' | 'latencyMs' | 'completionTokens'>;
 
 export interface Forwarded {
   readonly provider: ProviderRoute;
@@ -32,8 +47,10 @@ export interface Forwarded {
   readonly attempts: number;
   /** performance.now() when the successful attempt was sent. */
   readonly sentAt: number;
+  /** Notes how the answer went, before release. */
+  observe(timing: AnswerTiming): void;
   /**
-   * Gives back the provider's in-flight slot, recording `failure` (a stream the backend broke off)
+   * Gives back the provider's slot, recording `failure` (a stream the backend broke off)
    * against it. Call it once the answer is over, however it ended (one `finally`); calls after
    * the first do nothing.
    */
@@ -41,27 +58,21 @@ export interface Forwarded {
 }
 
 /**
- * Forwards to a provider of `router`. On success the chosen provider's in-flight slot stays taken
+ * Forwards to a provider of `request.router`. On success the chosen provider's slot stays taken
  * until the caller releases it (Forwarded.release). The adapter's `retryable` decides whether
  * another provider is tried; an aborted request ends, and one the backend refused as the caller's
  * fault is rejected (neither is retryable, nor a failure of the provider).
  */
-export async function forward(
-  router: RouterRoute,
-  endpoint: Endpoint,
-  body: JsonObject,
-  stream: boolean,
-  signal: AbortSignal,
-  deps: ForwarderDeps,
-): Promise<Forwarded> {
+export async function forward(request: Forwarding, deps: ForwarderDeps): Promise<Forwarded> {
+  const { router, endpoint, body, stream, signal } = request;
   const candidates = router.byEndpoint.get(endpoint);
   if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
   const tried = new Set<ProviderRoute>();
   let last: UpstreamError | undefined;
   while (tried.size < Math.min(candidates.length, deps.options.maxAttempts)) {
-    const provider = choose(router, candidates, tried, deps);
+    const placement = await placeOrFail(deps.placer, { router, endpoint, candidates, tried, signal, priority: request.priority }, last);
+    const { provider } = placement;
     tried.add(provider);
-    provider.state.inFlight++;
     const sentAt = performance.now();
     try {
       const result = await provider.adapter.forward(
@@ -70,9 +81,10 @@ export async function forward(
         deps.http,
       );
       provider.state.recordSuccess();
-      return { provider, result, attempts: tried.size, sentAt, release: releaser(router, provider, deps) };
+      return answered(router, provider, placement.release, result, tried.size, sentAt, deps);
     } catch (error) {
-      provider.state.inFlight--;
+      const blameless = !(error instanceof UpstreamError) || error.failure === 'aborted' || error.blamesClient;
+      placement.release({ failure: error instanceof UpstreamError ? error : undefined, blameless });
       if (!(error instanceof UpstreamError)) throw error;
       if (error.failure === 'aborted') throw error;
       if (error.blamesClient) throw new RequestRejectedError(error);
@@ -86,29 +98,42 @@ export async function forward(
   throw new ProvidersFailedError(router.spec.name, tried.size, last);
 }
 
-/** Releases the provider's slot once, recording how its answer ended. */
-function releaser(router: RouterRoute, provider: ProviderRoute, deps: ForwarderDeps): (failure?: UpstreamError) => void {
-  let released = false;
-  return (failure) => {
-    if (released) return;
-    released = true;
-    provider.state.inFlight--;
-    if (failure && failure.failure !== 'aborted') {
-      deps.onFailure?.(router, provider, failure, provider.state.recordFailure(deps.now(), deps.options));
-    }
-  };
+/** A placement; a placer with no provider left for the request says so as the attempts' failure. */
+async function placeOrFail(placer: Placer, request: Parameters<Placer['place']>[0], last: UpstreamError | undefined) {
+  try {
+    return await placer.place(request);
+  } catch (error) {
+    if (error instanceof ProvidersFailedError && request.tried.size > 0)
+      throw new ProvidersFailedError(request.router.spec.name, request.tried.size, last);
+    throw error;
+  }
 }
 
-/** Healthy untried providers first; cooling ones only when nothing else is left. */
-function choose(
+function answered(
   router: RouterRoute,
-  candidates: readonly ProviderRoute[],
-  tried: ReadonlySet<ProviderRoute>,
+  provider: ProviderRoute,
+  release: (ending: AttemptEnding) => void,
+  result: ForwardResult,
+  attempts: number,
+  sentAt: number,
   deps: ForwarderDeps,
-): ProviderRoute {
-  const now = deps.now();
-  let untried = candidates;
-  if (tried.size > 0) untried = candidates.filter((p) => !tried.has(p));
-  const healthy = untried.filter((p) => !p.state.isCooling(now));
-  return router.pick(router, healthy.length > 0 ? healthy : untried, deps.random);
+): Forwarded {
+  let timing: AnswerTiming = {};
+  let released = false;
+  return {
+    provider,
+    result,
+    attempts,
+    sentAt,
+    observe(observed) {
+      timing = observed;
+    },
+    release(failure) {
+      if (released) return;
+      released = true;
+      const blameless = failure?.failure === 'aborted';
+      release({ ...timing, failure, blameless });
+      if (failure && !blameless) deps.onFailure?.(router, provider, failure, provider.state.recordFailure(deps.now(), deps.options));
+    },
+  };
 }

@@ -13,6 +13,15 @@ export class ProviderState {
   inFlight = 0;
   consecutiveFailures = 0;
   coolingUntil = 0;
+  /** Moving average of the time to first token (ms; the whole answer's time when not streamed), for lowest_latency. */
+  ttftMs = 0;
+  /** Answers measured into ttftMs. */
+  measured = 0;
+
+  recordTtft(ms: number): void {
+    this.ttftMs = this.measured === 0 ? ms : this.ttftMs * 0.8 + ms * 0.2;
+    this.measured++;
+  }
 
   isCooling(now: number): boolean {
     return this.coolingUntil > now;

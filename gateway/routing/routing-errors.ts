@@ -47,3 +47,22 @@ export class ProvidersFailedError extends Error {
     return this.last?.failure === 'timeout';
   }
 }
+
+/** Queue mode: no provider slot came free within the router's wait, or too many requests wait already. */
+export class ModelTooBusyError extends Error {
+  override name = 'ModelTooBusyError';
+  readonly router: string;
+  /** When to come back, from the queue's depth and how fast it drains. */
+  readonly retryAfterSeconds: number;
+
+  constructor(router: string, retryAfterSeconds: number, why: string) {
+    super(`router "${router}" is too busy: ${why}`);
+    this.router = router;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Queue mode while Redis does not answer, and the router (or process) says to refuse rather than route locally. */
+export class QueueUnavailableError extends Error {
+  override name = 'QueueUnavailableError';
+}

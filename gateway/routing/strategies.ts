@@ -44,8 +44,23 @@ const leastBusy: Pick = (_router, candidates, random) => {
   return best[Math.floor(random() * best.length)]!;
 };
 
+/** Share of lowest_latency's choices that go to another provider, so that a slower one is still measured and a recovered one noticed. */
+export const LATENCY_PROBE_SHARE = 0.05;
+
+/** Fastest first token now (a provider never measured is tried first); a few probes go elsewhere. */
+const lowestLatency: Pick = (_router, candidates, random) => {
+  if (candidates.length > 1 && random() < LATENCY_PROBE_SHARE) return candidates[Math.floor(random() * candidates.length)]!;
+  let best = candidates[0]!;
+  for (const candidate of candidates) {
+    if (candidate.state.measured === 0) return candidate;
+    if (candidate.state.ttftMs < best.state.ttftMs) best = candidate;
+  }
+  return best;
+};
+
 export const STRATEGY_PICKS: Record<Strategy, Pick> = {
   shuffle,
   round_robin: roundRobin,
   least_busy: leastBusy,
+  lowest_latency: lowestLatency,
 };

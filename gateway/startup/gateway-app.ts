@@ -10,6 +10,7 @@ import { KeyCache } from '../accounts/key-cache.ts';
 import { buildApp } from '../http/app.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { UpstreamHttp } from '../providers/upstream-http.ts';
+import { routingParts } from '../queue/queue-mode.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
 import { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
@@ -73,6 +74,14 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
+  // The app's logger exists only once the app does: the routing parts log through this.
+  const log = {
+    debug: (details: object, message: string) => app.log.debug(details, message),
+    info: (details: object, message: string) => app.log.info(details, message),
+    warn: (details: object, message: string) => app.log.warn(details, message),
+    error: (details: object, message: string) => app.log.error(details, message),
+  };
+  const placement = routingParts({ settings, store, routing, metrics, log });
   const app = buildApp({
     routing,
     metrics,
@@ -91,7 +100,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     forwarder: {
       http,
       options: { maxAttempts: settings.maxAttempts, threshold: settings.failureThreshold, cooldownMs: settings.cooldownSeconds * 1000 },
-      random: Math.random,
+      placer: placement.placer,
       now: Date.now,
       onFailure: (router, provider, error, coolingDown) => {
         metrics.upstreamFailures.inc({ router: router.spec.name, provider: provider.spec.id, failure: error.failure });
@@ -105,7 +114,9 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
       },
     },
   });
+  placement.start();
   app.addHook('onClose', async () => {
+    await placement.close();
     keyCache?.close();
     await http.close();
     await store.close();

@@ -47,6 +47,9 @@ export interface FakeBackend {
   once(behaviour: Behaviour): void;
   /** Requests that are still open (useful to see a cancelled stream reach the backend). */
   readonly openRequests: number;
+  /** The most requests that were open at once, since the start or the last resetPeak(): the backend's own count of its concurrency. */
+  readonly peakOpenRequests: number;
+  resetPeak(): void;
   /** Requests whose client went away before the answer was finished. */
   readonly abortedRequests: number;
   /** Stream writes that found the socket full and waited for it to drain: the gateway was holding the backend back. */
@@ -76,10 +79,12 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
   const queued: Behaviour[] = [];
   const requests: RecordedRequest[] = [];
   let open = 0;
+  let peak = 0;
   let aborted = 0;
   let blocked = 0;
   const server = createServer(async (req, res) => {
     open++;
+    peak = Math.max(peak, open);
     let finished = false;
     res.on('close', () => {
       open--;
@@ -115,6 +120,12 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
     once: (behaviour) => void queued.push(behaviour),
     get openRequests() {
       return open;
+    },
+    get peakOpenRequests() {
+      return peak;
+    },
+    resetPeak: () => {
+      peak = open;
     },
     get abortedRequests() {
       return aborted;

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { BUDGET_PERIODS, DEFAULT_URLS, GRID_FACTORS, PROVIDER_KINDS, PROVIDER_TYPES, URL_REQUIRED } from '../kinds.ts';
 import { BaseUrl, ModelName } from '../fields.ts';
 import { RateLimitPolicy } from '../limits.ts';
-import { RouterSpec } from '../router.ts';
+import { RouterQueue, RouterSpec } from '../router.ts';
 import { ProviderSpec, SimulatorOptions } from '../provider.ts';
 import { UserSpec } from '../user.ts';
 import { CarbonInputs } from '../carbon.ts';
@@ -161,6 +161,15 @@ export const RouterCostsSpec = z
   })
   .describe('Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).');
 
+const queue = RouterQueue.shape;
+export const RouterQueueSpec = z
+  .strictObject({
+    maxWaitSeconds: queue.max_wait_seconds,
+    maxWaiting: queue.max_waiting,
+    whenRedisDown: queue.when_redis_down,
+  })
+  .describe(RouterQueue.description ?? 'Queue settings.');
+
 export const ModelRouterSpec = z
   .strictObject({
     name: ModelName.optional().describe(
@@ -169,6 +178,8 @@ export const ModelRouterSpec = z
     type: RouterSpec.shape.type,
     aliases: RouterSpec.shape.aliases,
     loadBalancingStrategy: RouterSpec.shape.load_balancing_strategy,
+    routingMode: RouterSpec.shape.routing_mode,
+    queue: RouterQueueSpec.optional(),
     costs: RouterCostsSpec.default({ promptTokens: '0', completionTokens: '0' }),
     maxContextLength: RouterSpec.shape.max_context_length,
     maxCompletionTokens: RouterSpec.shape.max_completion_tokens,
@@ -193,6 +204,8 @@ export const ModelRouterStatus = z
       })
       .optional()
       .describe("How many of this router's providers are ready."),
+    routingMode: RouterSpec.shape.routing_mode.describe('The routing mode the gateways apply: spec.routingMode, or their process setting.'),
+    queueDepth: Count.optional().describe('Queue mode: requests waiting for a provider slot, across the fleet, when status was last written.'),
   })
   .describe('State of the router, written by the operator.');
 export type ModelRouterStatus = z.output<typeof ModelRouterStatus>;
@@ -224,6 +237,7 @@ export const ModelProviderSpec = z
       .optional()
       .describe("Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key."),
     timeoutSeconds: providerCommon.timeout,
+    maxConcurrent: providerCommon.max_concurrent,
     carbon: Carbon.optional(),
     simulator: Simulator.optional(),
   })
@@ -255,6 +269,7 @@ export const GatewayUserSpec = z
       .describe(
         'Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.',
       ),
+    priority: UserSpec.shape.priority,
     rateLimits: RateLimits.optional().describe("Replaces the routers' rate limits for this user. Absent: each router's own apply."),
     apiKeySecret: z
       .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })

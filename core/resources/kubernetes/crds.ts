@@ -294,6 +294,8 @@ export const KINDS = [
     printerColumns: [
       { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'Model type.' },
       { name: 'Strategy', type: 'string', jsonPath: '.spec.loadBalancingStrategy', description: 'Load-balancing strategy.' },
+      { name: 'Mode', type: 'string', jsonPath: '.status.routingMode', description: 'Routing mode the gateways apply: local or queue.' },
+      { name: 'Queue', type: 'integer', jsonPath: '.status.queueDepth', description: 'Queue mode: requests waiting for a provider slot.' },
       { name: 'Providers-Ready', type: 'integer', jsonPath: '.status.providers.ready', description: 'Providers the gateway serves.' },
       { name: 'Providers-Total', type: 'integer', jsonPath: '.status.providers.total', description: 'Providers that name this router.' },
       READY,
@@ -317,6 +319,7 @@ export const KINDS = [
       READY,
       AGE,
       { name: 'URL', type: 'string', jsonPath: '.spec.url', description: 'Base address of the backend.', priority: 1 },
+      { name: 'Max-Concurrent', type: 'integer', jsonPath: '.spec.maxConcurrent', description: 'Most requests at once; empty is unlimited.', priority: 1 },
     ],
   },
   {
@@ -337,6 +340,7 @@ export const KINDS = [
       AGE,
       { name: 'Period', type: 'string', jsonPath: '.spec.budgetPeriod', description: 'When spending resets.', priority: 1 },
       { name: 'Role', type: 'string', jsonPath: '.spec.role', description: 'admin or user.', priority: 1 },
+      { name: 'Priority', type: 'integer', jsonPath: '.spec.priority', description: 'Queue order of its requests; higher first.', priority: 1 },
     ],
   },
 ] as const satisfies readonly KindDefinition[];

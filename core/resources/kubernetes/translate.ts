@@ -63,6 +63,10 @@ export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
     type: spec.type,
     aliases: spec.aliases,
     load_balancing_strategy: spec.loadBalancingStrategy,
+    routing_mode: spec.routingMode,
+    queue:
+      spec.queue &&
+      defined({ max_wait_seconds: spec.queue.maxWaitSeconds, max_waiting: spec.queue.maxWaiting, when_redis_down: spec.queue.whenRedisDown }),
     costs: { prompt_tokens: spec.costs.promptTokens, completion_tokens: spec.costs.completionTokens },
     max_context_length: spec.maxContextLength,
     max_completion_tokens: spec.maxCompletionTokens,
@@ -95,6 +99,7 @@ export function providerFromCR(cr: CustomResource, routerName: string): Translat
     model_name: spec.model,
     url: spec.url,
     timeout: spec.timeoutSeconds,
+    max_concurrent: spec.maxConcurrent,
     carbon:
       spec.carbon &&
       defined({
@@ -152,6 +157,7 @@ export function userFromCR(cr: CustomResource): Translation<UserSpec> {
     budget: spec.budget ?? null,
     budget_period: spec.budgetPeriod ?? null,
     allowed_routers: spec.allowedRouters ?? null,
+    priority: spec.priority,
     rate_limits: spec.rateLimits ? rateLimitsFromCR(spec.rateLimits) : null,
   };
   return build(UserSpec, input, {
@@ -294,6 +300,10 @@ export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpe
     type: spec.type,
     aliases: spec.aliases,
     loadBalancingStrategy: spec.load_balancing_strategy,
+    routingMode: spec.routing_mode,
+    queue:
+      spec.queue &&
+      defined({ maxWaitSeconds: spec.queue.max_wait_seconds, maxWaiting: spec.queue.max_waiting, whenRedisDown: spec.queue.when_redis_down }),
     costs: { promptTokens: spec.costs.prompt_tokens, completionTokens: spec.costs.completion_tokens },
     maxContextLength: spec.max_context_length,
     maxCompletionTokens: spec.max_completion_tokens,
@@ -314,6 +324,7 @@ export function providerToCR(
     url: 'url' in spec ? spec.url : undefined,
     apiKeySecretRef,
     timeoutSeconds: spec.timeout,
+    maxConcurrent: spec.max_concurrent,
     carbon:
       spec.carbon &&
       defined({
@@ -342,6 +353,7 @@ export function userToCR(spec: UserSpec): GatewayUserSpecInput {
     budget: spec.budget ?? undefined,
     budgetPeriod: spec.budget_period ?? undefined,
     allowedRouters: spec.allowed_routers ?? undefined,
+    priority: spec.priority === 0 ? undefined : spec.priority,
     rateLimits: spec.rate_limits ? rateLimitsToCR(spec.rate_limits) : undefined,
   });
 }

@@ -20,6 +20,7 @@ import { BUDGET_LEASES } from './redis-budget-lease.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
+import { RedisRoutingQueue } from './redis-routing-queue.ts';
 import { unavailable } from './unavailable.ts';
 
 export interface RedisStoreOptions {
@@ -53,7 +54,10 @@ export class RedisStore implements Store {
   readonly usage: UsageLog;
   readonly promptRatios: PromptRatioStore;
   readonly gateways: GatewayReports;
+  /** Queue mode's routers (Redis only): not gated, its users decide what an outage means (fall back, refuse, retry). */
+  readonly routingQueue: RedisRoutingQueue;
   readonly #client: Redis;
+  readonly #blocking = new Set<Redis>();
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
   readonly #health: RedisHealth;
@@ -109,6 +113,18 @@ export class RedisStore implements Store {
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
+    this.routingQueue = new RedisRoutingQueue(client, this.#channels);
+  }
+
+  /**
+   * A connection of its own for a command that blocks (a router worker's XREADGROUP): no command
+   * timeout, and commands wait for a reconnection. Closed with the store.
+   */
+  blockingConnection(): Redis {
+    const connection = this.#client.duplicate({ commandTimeout: undefined, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    connection.on('error', () => {}); // the shared client reports outages
+    this.#blocking.add(connection);
+    return connection;
   }
 
   /** Connected, and Redis answers (a command that timed out says no until a probe is answered). */
@@ -136,6 +152,7 @@ export class RedisStore implements Store {
     this.#health.close();
     await this.#ledger.closeLeases(null);
     this.#channels.close();
+    for (const connection of this.#blocking) connection.disconnect();
     if (this.#client.status === 'ready') {
       try {
         await this.#client.quit();

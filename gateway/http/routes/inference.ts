@@ -78,7 +78,10 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
       if (!reply.raw.writableFinished) abort.abort();
     });
     const stream = ENDPOINT_SPECS[endpoint].streams(body);
-    const forwarded = await forward(router, endpoint, body, stream, abort.signal, deps.forwarder);
+    const forwarded = await forward(
+      { router, endpoint, body, stream, signal: abort.signal, priority: caller.user.priority },
+      deps.forwarder,
+    );
     let failure: UpstreamError | undefined;
     try {
       if (forwarded.result.kind === 'body') return answer(call, forwarded, forwarded.result.body, reply, deps);
@@ -200,6 +203,11 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
 function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
   const totalSeconds = (performance.now() - call.startedAt) / 1000;
   const { usage, forwarded } = ending;
+  forwarded.observe({
+    ttftMs: ending.ttftMs ?? ending.upstreamSeconds * 1000,
+    latencyMs: ending.upstreamSeconds * 1000,
+    completionTokens: usage.block.completion_tokens,
+  });
   deps.outcomes.record({
     endpoint: call.endpoint,
     router: call.router,

@@ -44,6 +44,7 @@ describe('sameUserSpec', () => {
     budget: '25',
     budget_period: 'monthly',
     allowed_routers: ['chat'],
+    priority: 0,
     rate_limits: null,
   };
   test('a stored record with its created_at is the same spec', () => {

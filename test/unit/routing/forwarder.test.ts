@@ -11,6 +11,7 @@ import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import { forward, type ForwarderDeps } from '../../../gateway/routing/forwarder.ts';
 import { ProvidersFailedError, RequestRejectedError } from '../../../gateway/routing/routing-errors.ts';
 import { ProviderState } from '../../../gateway/routing/provider-state.ts';
+import { LocalPlacer } from '../../../gateway/routing/placement.ts';
 import type { ProviderRoute, RouterRoute } from '../../../gateway/routing/routing-table.ts';
 import { STRATEGY_PICKS } from '../../../gateway/routing/strategies.ts';
 import { pricesFrom } from '../../../gateway/metering/cost.ts';
@@ -60,13 +61,14 @@ function deps(failures: string[] = []): ForwarderDeps {
   return {
     http: {} as UpstreamHttp,
     options: { maxAttempts: 3, threshold: 3, cooldownMs: 30_000 },
-    random: () => 0,
+    placer: new LocalPlacer(() => 0, () => 0),
     now: () => 0,
     onFailure: (_router, provider, error) => failures.push(`${provider.spec.id}: ${error.failure}`),
   };
 }
 
-const send = (route: RouterRoute, d: ForwarderDeps) => forward(route, 'chat', { model: 'chat' }, false, new AbortController().signal, d);
+const send = (route: RouterRoute, d: ForwarderDeps) =>
+  forward({ router: route, endpoint: 'chat', body: { model: 'chat' }, stream: false, signal: new AbortController().signal, priority: 0 }, d);
 
 describe('the in-flight slot', () => {
   test('is held from the answer until it is released, once: a second release changes nothing', async () => {

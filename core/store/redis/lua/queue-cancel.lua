@@ -1,0 +1,21 @@
+-- A gateway gives up waiting for a slot: its client went away, or the router's wait ran out
+-- without an answer. A request still waiting leaves the queue; one not yet taken from the stream
+-- is marked so that the worker that takes it only acknowledges it; one already given a slot is
+-- returned, for the gateway to use or release.
+--
+-- KEYS: waiting, entries, stats (Q.* of the router)
+-- ARGV: request id, the router's wait (ms, for the retry-after of a request that waited it all)
+-- Returns {'cancelled', retry-after seconds} or {'assigned', provider id} or {'gone', ''}.
+local id = ARGV[1]
+local now = now_ms()
+local outcome = Q.outcome(id)
+if redis.call('ZREM', KEYS[1], id) == 1 then
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('SET', outcome, '-', 'PX', Q.OUTCOME_TTL_MS)
+  return { 'cancelled', tostring(retry_after(KEYS[3], redis.call('ZCARD', KEYS[1]), now, tonumber(ARGV[2]))) }
+end
+local given = redis.call('GET', outcome)
+if given == '-' then return { 'gone', '' } end
+if given then return { 'assigned', given } end
+redis.call('SET', outcome, '-', 'PX', Q.OUTCOME_TTL_MS)
+return { 'cancelled', tostring(retry_after(KEYS[3], redis.call('ZCARD', KEYS[1]), now, tonumber(ARGV[2]))) }

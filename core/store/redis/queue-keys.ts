@@ -1,0 +1,50 @@
+// The routing queue's Redis keys and channels (docs/routing-modes.md), declared once: the
+// TypeScript side uses the functions, and the Lua scripts get the same names through the prelude
+// written from the same templates. A router's keys share the hash tag {q:<router>}, a provider's
+// {p:<id>}, so that a script's keys of one router, or of one provider, stay within a cluster slot.
+
+/** `%s` is the router name, the provider id, the request id or the gateway's id. */
+const TEMPLATES = {
+  /** Stream: the router's routing queue, named as the spec says. */
+  stream: 'router.%s',
+  /** Sorted set: request ids waiting for a slot, by arrival minus priority times the aging step. */
+  waiting: 'tg:q:{q:%s}:waiting',
+  /** Hash: request id -> JSON entry of a waiting request. */
+  entries: 'tg:q:{q:%s}:entries',
+  /** Hash: last, iv, rr, assigned (queue-common.lua). */
+  stats: 'tg:q:{q:%s}:stats',
+  /** Sorted set: request ids holding one of the provider's slots, by expiry (ms). */
+  slots: 'tg:p:{p:%s}:slots',
+  /** Hash: the provider's live metrics, written as requests end (queue-release.lua). */
+  metrics: 'tg:p:{p:%s}:metrics',
+  /** List: the provider's last 50 times to first token (ms). */
+  recent: 'tg:p:{p:%s}:recent',
+  /** String with a TTL: the provider id a request was given, or '-' once it will get none. */
+  outcome: 'tg:q:outcome:%s',
+  /** Pub/sub: the answers to one gateway process's requests: `<request id>|ok|<provider>`, `|busy|<seconds>`, `|none|`. */
+  reply: 'tg:q:reply:%s',
+} as const;
+
+type KeyName = keyof typeof TEMPLATES;
+
+export const queueKeys = Object.fromEntries(
+  Object.entries(TEMPLATES).map(([name, template]) => [name, (part: string) => template.replace('%s', part)]),
+) as Record<KeyName, (part: string) => string>;
+
+/** Pub/sub: the name of a router one of whose slots came free (workers give it to a waiting request). */
+export const QUEUE_FREED_CHANNEL = 'tg:q:freed';
+/** The consumer group of the router workers on every stream. */
+export const WORKER_GROUP = 'tollgate-router-workers';
+/** How long a request's outcome is remembered, so that a late duplicate of its entry is only acknowledged. */
+export const OUTCOME_TTL_MS = 10 * 60_000;
+
+/** The prelude of the queue scripts: Q.<name>(part) builds the same keys as queueKeys. */
+export function queuePrelude(): string {
+  const lines = ['local Q = {}'];
+  for (const [name, template] of Object.entries(TEMPLATES)) {
+    const [before, after] = template.split('%s');
+    lines.push(`Q.${name} = function(part) return ${JSON.stringify(before)} .. part .. ${JSON.stringify(after)} end`);
+  }
+  lines.push(`Q.FREED = ${JSON.stringify(QUEUE_FREED_CHANNEL)}`, `Q.OUTCOME_TTL_MS = ${OUTCOME_TTL_MS}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,137 @@
+// Queue mode's placer: a router in queue mode asks the router workers for a provider (through
+// QueueClient), and holds the fleet-wide slot it is given until the answer ends; a router in
+// local mode, or any router while Redis does not answer and the fallback is `local`, is placed by
+// the local placer. The slot given back carries how the provider did, for the workers' choices.
+import type { QueueFallback, RoutingMode } from '../../core/resources/kinds.ts';
+import type { SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
+import { UpstreamError } from '../providers/upstream-error.ts';
+import type { FailurePolicy } from '../routing/provider-state.ts';
+import type { AttemptEnding, LocalPlacer, Placement, Placer, PlaceRequest } from '../routing/placement.ts';
+import { ModelTooBusyError, ProvidersFailedError, QueueUnavailableError } from '../routing/routing-errors.ts';
+import type { RouterRoute } from '../routing/routing-table.ts';
+import type { QueueAnswer, QueueClient } from './queue-client.ts';
+
+export interface QueueDefaults {
+  /** The mode of a router that sets none. */
+  readonly mode: RoutingMode;
+  /** What a queue-mode router does while Redis does not answer, unless it says. */
+  readonly whenRedisDown: QueueFallback;
+  readonly maxWaitMs: number;
+  readonly maxWaiting: number;
+}
+
+export interface QueueEvents {
+  /** A queue-mode request placed locally because Redis does not answer. */
+  onFallback?(router: RouterRoute): void;
+  /** A worker's answer, after `waitedMs` in the queue. */
+  onAnswer?(router: RouterRoute, answer: QueueAnswer, waitedMs: number): void;
+}
+
+export class QueuePlacer implements Placer {
+  readonly #local: LocalPlacer;
+  readonly #client: QueueClient | undefined;
+  readonly #defaults: QueueDefaults;
+  readonly #failure: FailurePolicy;
+  readonly #available: () => boolean;
+  readonly #events: QueueEvents;
+
+  /** `client` undefined: no Redis, so every router is placed locally. */
+  constructor(
+    local: LocalPlacer,
+    client: QueueClient | undefined,
+    options: { defaults: QueueDefaults; failure: FailurePolicy; available: () => boolean; events?: QueueEvents },
+  ) {
+    this.#local = local;
+    this.#client = client;
+    this.#defaults = options.defaults;
+    this.#failure = options.failure;
+    this.#available = options.available;
+    this.#events = options.events ?? {};
+  }
+
+  /** The mode a router is served in. */
+  modeOf(router: RouterRoute): RoutingMode {
+    return router.spec.routing_mode ?? this.#defaults.mode;
+  }
+
+  place(request: PlaceRequest): Placement | Promise<Placement> {
+    if (this.modeOf(request.router) === 'local') return this.#local.place(request);
+    if (!this.#client || !this.#available()) return this.#fallback(request);
+    return this.#ask(this.#client, request);
+  }
+
+  #fallback(request: PlaceRequest): Placement {
+    const { router } = request;
+    if ((router.spec.queue?.when_redis_down ?? this.#defaults.whenRedisDown) === 'refuse') throw new QueueUnavailableError();
+    this.#events.onFallback?.(router);
+    return this.#local.place(request);
+  }
+
+  async #ask(client: QueueClient, request: PlaceRequest): Promise<Placement> {
+    const { router, candidates, tried, signal } = request;
+    const startedAt = performance.now();
+    let answer: QueueAnswer;
+    try {
+      answer = await client.ask(
+        {
+          router: router.spec.name,
+          endpoint: request.endpoint,
+          priority: request.priority,
+          exclude: [...tried].map((p) => p.spec.id),
+          maxWaitMs: (router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000,
+          maxWaiting: router.spec.queue?.max_waiting ?? this.#defaults.maxWaiting,
+        },
+        signal,
+      );
+    } catch {
+      // The entry could not be added: Redis does not answer.
+      return this.#fallback(request);
+    }
+    this.#events.onAnswer?.(router, answer, performance.now() - startedAt);
+    switch (answer.status) {
+      case 'busy':
+        throw new ModelTooBusyError(router.spec.name, answer.retryAfterSeconds, 'no provider slot came free in time, or the queue is full');
+      case 'none':
+        throw new ProvidersFailedError(router.spec.name, tried.size, undefined);
+      case 'aborted':
+        throw new UpstreamError('aborted', 'the client closed the request while it waited for a provider');
+      case 'unavailable':
+        return this.#fallback(request);
+    }
+    const provider = candidates.find((p) => p.spec.id === answer.provider);
+    if (!provider) {
+      // The worker chose on a newer or older set of providers than this request's table.
+      void client.release(answer.requestId, { outcome: 'none', ...this.#failure });
+      throw new ProvidersFailedError(router.spec.name, tried.size, undefined);
+    }
+    provider.state.inFlight++;
+    let released = false;
+    return {
+      provider,
+      release: (ending) => {
+        if (released) return;
+        released = true;
+        provider.state.inFlight--;
+        if (!ending.failure && ending.ttftMs !== undefined) provider.state.recordTtft(ending.ttftMs);
+        void client.release(answer.requestId, slotEnding(ending, this.#failure));
+      },
+    };
+  }
+}
+
+/** How an attempt ended, as the fleet-wide metrics count it. */
+function slotEnding(ending: AttemptEnding, failure: FailurePolicy): SlotEnding {
+  const policy = { threshold: failure.threshold, cooldownMs: failure.cooldownMs };
+  if (ending.blameless) return { outcome: 'none', ...policy };
+  const error = ending.failure;
+  if (error) {
+    const outcome = error.status === 429 ? 'limited' : error.failure === 'timeout' ? 'timeout' : 'fail';
+    return { outcome, retryAfterMs: error.retryAfterMs, ...policy };
+  }
+  const { ttftMs, latencyMs, completionTokens } = ending;
+  const tpotMs =
+    ttftMs !== undefined && latencyMs !== undefined && completionTokens !== undefined && completionTokens > 1
+      ? (latencyMs - ttftMs) / (completionTokens - 1)
+      : undefined;
+  return { outcome: 'ok', ttftMs, latencyMs, tpotMs, ...policy };
+}

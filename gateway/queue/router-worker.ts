@@ -1,0 +1,199 @@
+// A router worker (`tollgate router-worker`, or inside a gateway with --router-workers): reads the
+// routers' streams `router.<model_id>` in the workers' consumer group, and gives waiting requests
+// the slots of providers with room, on the fleet-wide numbers in Redis (queue-*.lua). It is woken
+// by new entries (a blocking read), by a slot coming free (the freed channel), and at the time a
+// pass said something changes by itself (a cool-down ending, a slot expiring). Entries another
+// worker read but never answered are claimed after they sat idle `claimIdleMs`.
+import type { Redis } from 'ioredis';
+import type { Log } from '../../core/log.ts';
+import type { AssignPass, QueueChoice, RedisRoutingQueue, TakenEntry } from '../../core/store/redis/redis-routing-queue.ts';
+import { realTimers, type Timers } from '../../core/timers.ts';
+import type { RouterRoute, RoutingTable } from '../routing/routing-table.ts';
+
+export interface RouterWorkerOptions {
+  /** This worker's consumer name in the group: unique per worker. */
+  readonly consumer: string;
+  /** Routers served, by name; undefined serves every router. */
+  readonly routers?: readonly string[] | undefined;
+  /** Entries read per stream at once. */
+  readonly batch: number;
+  /** Longest a read blocks (ms): a new router is read from within this time. */
+  readonly blockMs: number;
+  /** An entry another worker read and left unanswered this long is taken over (ms). */
+  readonly claimIdleMs: number;
+  /** Waiting requests looked at per pass. */
+  readonly scan: number;
+  /** lowest_latency: the share of choices that probe another provider. */
+  readonly probeShare: number;
+  readonly random?: () => number;
+  readonly timers?: Timers;
+  readonly log: Log;
+  /** Told of each pass (metrics). */
+  readonly onPass?: (router: string, pass: AssignPass, claimed: number) => void;
+}
+
+export class RouterWorker {
+  readonly #queue: RedisRoutingQueue;
+  readonly #reader: Redis;
+  readonly #table: () => RoutingTable;
+  readonly #options: RouterWorkerOptions;
+  readonly #timers: Timers;
+  readonly #random: () => number;
+  readonly #grouped = new Set<string>();
+  /** Routers with a pass running, and whether another is due after it. */
+  readonly #passes = new Map<string, { again: boolean }>();
+  readonly #wakes = new Map<string, unknown>();
+  #unlisten = () => {};
+  #claimTimer: unknown;
+  #stopped = false;
+  #loop: Promise<void> = Promise.resolve();
+
+  constructor(queue: RedisRoutingQueue, reader: Redis, table: () => RoutingTable, options: RouterWorkerOptions) {
+    this.#queue = queue;
+    this.#reader = reader;
+    this.#table = table;
+    this.#options = options;
+    this.#timers = options.timers ?? realTimers;
+    this.#random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    this.#unlisten = this.#queue.listenFreed((router) => {
+      if (router !== null) this.#pass(router);
+      else for (const served of this.#served()) this.#pass(served.spec.name);
+    });
+    this.#loop = this.#readLoop();
+    this.#scheduleClaims();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unlisten();
+    this.#timers.clearTimeout(this.#claimTimer);
+    for (const timer of this.#wakes.values()) this.#timers.clearTimeout(timer);
+    // A blocked read ends with the connection.
+    this.#reader.disconnect();
+    await this.#loop;
+  }
+
+  #served(): RouterRoute[] {
+    const { routers } = this.#options;
+    const all = this.#table().routers;
+    return routers === undefined ? [...all] : all.filter((router) => routers.includes(router.spec.name));
+  }
+
+  /** What the scripts choose on for a router: its providers with their capacity and endpoints, its strategy. */
+  #choice(name: string): QueueChoice | undefined {
+    const router = this.#table().lookup(name);
+    if (!router || router.spec.name !== name) return undefined;
+    return {
+      providers: router.providers.map((p) => ({ id: p.spec.id, cap: p.spec.max_concurrent ?? -1, eps: `,${p.adapter.endpoints.join(',')},` })),
+      strategy: router.spec.load_balancing_strategy,
+      seed: Math.floor(this.#random() * 2_147_483_646) + 1,
+      scan: this.#options.scan,
+      probe: this.#options.probeShare,
+    };
+  }
+
+  async #readLoop(): Promise<void> {
+    while (!this.#stopped) {
+      try {
+        const routers = this.#served().map((router) => router.spec.name);
+        if (routers.length === 0) {
+          await this.#sleep(this.#options.blockMs);
+          continue;
+        }
+        const fresh = routers.filter((router) => !this.#grouped.has(router));
+        if (fresh.length > 0) {
+          await this.#queue.ensureGroups(fresh);
+          for (const router of fresh) this.#grouped.add(router);
+        }
+        const read = await this.#queue.read(this.#reader, this.#options.consumer, routers, this.#options.batch, this.#options.blockMs);
+        await Promise.all([...read].map(([router, entries]) => this.#take(router, entries, 0)));
+      } catch (error) {
+        if (this.#stopped) return;
+        // A stream deleted with its group (Redis flushed or restarted empty) is made again.
+        if (String((error as Error).message).startsWith('NOGROUP')) this.#grouped.clear();
+        this.#options.log.warn({ consumer: this.#options.consumer }, `router worker: ${(error as Error).message}; retrying`);
+        await this.#sleep(Math.min(1000, this.#options.blockMs));
+      }
+    }
+  }
+
+  async #take(router: string, entries: TakenEntry[], claimed: number): Promise<void> {
+    if (entries.length === 0) return;
+    const choice = this.#choice(router);
+    if (!choice) return;
+    const pass = await this.#queue.take(router, choice, entries);
+    this.#passed(router, pass, claimed);
+  }
+
+  /** A pass over a router's waiting requests; passes asked for while one runs are folded into one more. */
+  #pass(router: string): void {
+    if (this.#stopped) return;
+    const running = this.#passes.get(router);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.#passes.set(router, state);
+    const choice = this.#choice(router);
+    if (!choice) {
+      this.#passes.delete(router);
+      return;
+    }
+    this.#queue
+      .assign(router, choice)
+      .then(
+        (pass) => this.#passed(router, pass, 0),
+        (error: unknown) => this.#options.log.warn({ router }, `router worker pass failed: ${(error as Error).message}`),
+      )
+      .finally(() => {
+        this.#passes.delete(router);
+        if (state.again) this.#pass(router);
+      });
+  }
+
+  #passed(router: string, pass: AssignPass, claimed: number): void {
+    this.#options.onPass?.(router, pass, claimed);
+    const previous = this.#wakes.get(router);
+    if (previous !== undefined) this.#timers.clearTimeout(previous);
+    this.#wakes.delete(router);
+    if (pass.wake > 0 && !this.#stopped) {
+      const timer = this.#timers.setTimeout(
+        () => {
+          this.#wakes.delete(router);
+          this.#pass(router);
+        },
+        Math.max(1, pass.wake - pass.now + 1),
+      );
+      this.#wakes.set(router, timer);
+    }
+  }
+
+  #scheduleClaims(): void {
+    if (this.#stopped) return;
+    this.#claimTimer = this.#timers.setTimeout(() => void this.#claim().finally(() => this.#scheduleClaims()), this.#options.claimIdleMs / 2);
+  }
+
+  /** Takes over what dead workers read and never answered. */
+  async #claim(): Promise<void> {
+    for (const router of this.#grouped) {
+      try {
+        const entries = await this.#queue.claim(router, this.#options.consumer, this.#options.claimIdleMs, this.#options.batch);
+        if (entries.length > 0) {
+          this.#options.log.info({ router, entries: entries.length }, 'router worker claimed entries another worker left unanswered');
+          await this.#take(router, entries, entries.length);
+        }
+      } catch (error) {
+        if (this.#stopped) return;
+        this.#options.log.warn({ router }, `router worker claim failed: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#timers.setTimeout(resolve, ms));
+  }
+}

@@ -1,0 +1,84 @@
+// Where a request's attempt goes: a provider of its router, with a slot taken on it until the
+// attempt (or the answer) ends. Local mode chooses in this process (LocalPlacer); queue mode asks
+// the router workers (gateway/queue/queue-placer.ts). The forwarder only sees this interface.
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { UpstreamError } from '../providers/upstream-error.ts';
+import { ModelTooBusyError } from './routing-errors.ts';
+import type { Random } from './strategies.ts';
+import type { ProviderRoute, RouterRoute } from './routing-table.ts';
+
+/** How an attempt or an answer ended on its provider. */
+export interface AttemptEnding {
+  /** Why it failed, when it did (a failure before the answer, or a stream broken off). */
+  readonly failure?: UpstreamError | undefined;
+  /** The provider is not to blame (the client went away, or the request was refused as the caller's). */
+  readonly blameless?: boolean;
+  /** Time to first token (ms); for an answer not streamed, the time to the whole answer. */
+  readonly ttftMs?: number | undefined;
+  readonly latencyMs?: number | undefined;
+  readonly completionTokens?: number | undefined;
+}
+
+export interface Placement {
+  readonly provider: ProviderRoute;
+  /** Gives the slot back, with how the attempt ended; calls after the first do nothing. */
+  release(ending: AttemptEnding): void;
+}
+
+export interface PlaceRequest {
+  readonly router: RouterRoute;
+  readonly endpoint: Endpoint;
+  /** The router's providers that serve the endpoint. */
+  readonly candidates: readonly ProviderRoute[];
+  /** Providers this request already tried (and that failed). */
+  readonly tried: ReadonlySet<ProviderRoute>;
+  readonly signal: AbortSignal;
+  /** The caller's priority (queue mode orders waiting requests by it). */
+  readonly priority: number;
+}
+
+export interface Placer {
+  /** A provider with a slot taken, or a rejection: ModelTooBusyError, ProvidersFailedError (none left), QueueUnavailableError. */
+  place(request: PlaceRequest): Placement | Promise<Placement>;
+}
+
+/**
+ * Local mode: the router's strategy picks among healthy untried providers (cooling ones only
+ * when nothing else is left), on this process's own counts. A provider's max_concurrent caps
+ * this process's requests on it; 0 closes it.
+ */
+export class LocalPlacer implements Placer {
+  readonly #random: Random;
+  readonly #now: () => number;
+
+  constructor(random: Random, now: () => number) {
+    this.#random = random;
+    this.#now = now;
+  }
+
+  place({ router, candidates, tried }: PlaceRequest): Placement {
+    const now = this.#now();
+    let untried = candidates;
+    if (tried.size > 0) untried = candidates.filter((p) => !tried.has(p));
+    const open = untried.filter(hasRoom);
+    if (open.length === 0) throw new ModelTooBusyError(router.spec.name, 1, 'every provider is at its max_concurrent in this gateway');
+    const healthy = open.filter((p) => !p.state.isCooling(now));
+    const provider = router.pick(router, healthy.length > 0 ? healthy : open, this.#random);
+    provider.state.inFlight++;
+    let released = false;
+    return {
+      provider,
+      release(ending) {
+        if (released) return;
+        released = true;
+        provider.state.inFlight--;
+        if (!ending.failure && ending.ttftMs !== undefined) provider.state.recordTtft(ending.ttftMs);
+      },
+    };
+  }
+}
+
+function hasRoom(provider: ProviderRoute): boolean {
+  const cap = provider.spec.max_concurrent;
+  return cap === undefined || provider.state.inFlight < cap;
+}
