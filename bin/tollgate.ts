@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { GATEWAY_OPTIONS, readSettings, SettingsError } from '../gateway/config/settings.ts';
 import { OPERATOR_OPTIONS, OperatorSettingsError, readOperatorSettings } from '../operator/settings.ts';
+import { readWorkerSettings, WORKER_OPTIONS, WorkerSettingsError } from '../gateway/config/worker-settings.ts';
 
 const program = new Command('tollgate')
   .description('Tollgate: an OpenAI-compatible LLM gateway with routers, providers, budgets, cost and carbon.')
@@ -75,6 +76,41 @@ operator.action(async (flags: Record<string, unknown>) => {
   const running = await startOperator(settings);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void running.stop().then(() => process.exit(0)));
+  }
+});
+
+const worker = program
+  .command('router-worker')
+  .description(
+    'Run router workers for queue mode: take requests from the routers\' streams router.<model_id> in Redis and give them provider slots, ' +
+      'fleet-wide, on live metrics. Routers come from the catalog in Redis, or with --kubernetes from the routing ConfigMap.',
+  )
+  .addHelpText('after', '\nSignals: SIGTERM and SIGINT stop; entries read and not answered are claimed by another worker.');
+for (const option of WORKER_OPTIONS) {
+  worker.addOption(new Option(option.flag, option.help));
+}
+worker.action(async (flags: Record<string, unknown>) => {
+  let settings: ReturnType<typeof readWorkerSettings>;
+  try {
+    settings = readWorkerSettings(flags, process.env);
+  } catch (error) {
+    if (!(error instanceof WorkerSettingsError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  const [{ startRouterWorkers }, { StartupError }] = await Promise.all([
+    import('../gateway/queue/worker-main.ts'),
+    import('../gateway/startup/startup-error.ts'),
+  ]);
+  try {
+    const running = await startRouterWorkers(settings, process.env);
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => void running.stop().then(() => process.exit(0)));
+    }
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`tollgate router-worker: ${error.message}\n`);
+    process.exit(1);
   }
 });
 

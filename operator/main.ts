@@ -11,7 +11,7 @@ import { OperatorMetrics } from './health/metrics.ts';
 import { EventRecorder } from './kube/events.ts';
 import { LeaderElector } from './kube/leader-election.ts';
 import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type SecretObject } from './kube/resources.ts';
-import { createLog } from './log.ts';
+import { createLog } from '../core/log.ts';
 import type { ProviderObject, RouterObject } from './reconcile/routing.ts';
 import type { UserObject } from './reconcile/user-state.ts';
 import type { OperatorSettings } from './settings.ts';

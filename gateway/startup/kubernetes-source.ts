@@ -19,7 +19,7 @@ export function kubernetesSource(
   const namespace = settings.namespace;
   const pod = settings.podName;
   if (!namespace || !pod) throw new SettingsError('Kubernetes mode needs a namespace and a pod name');
-  const client = connect(settings, env);
+  const client = kubeClientFor(settings, env);
   let served: Snapshot = { format: SNAPSHOT_FORMAT, version: '', routers: [], providers: [] };
   let loaded = false;
   let source: RoutingSource | undefined;
@@ -65,7 +65,7 @@ export function kubernetesSource(
 }
 
 /** --kubeconfig, then $KUBECONFIG, then the pod's service account. */
-function connect(settings: GatewaySettings, env: Readonly<Record<string, string | undefined>>): KubeClient {
+export function kubeClientFor(settings: { readonly kubeconfig?: string | undefined }, env: Readonly<Record<string, string | undefined>>): KubeClient {
   try {
     return createKubeClient(
       loadKubeConfig({

@@ -1,5 +1,6 @@
-// A gateway in a process of its own, started exactly as `tollgate gateway` is, for tests that
-// need several gateways sharing one Redis.
+// A gateway (or router workers) in a process of its own, started exactly as `tollgate gateway`
+// (`tollgate router-worker`) is, for tests that need several processes sharing one Redis, or one
+// to kill.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
@@ -17,8 +18,17 @@ export const SOURCES_CLI = new URL('../../bin/tollgate.ts', import.meta.url).pat
 export const COMPILED_CLI = new URL('../../dist/app/bin/tollgate.js', import.meta.url).pathname;
 
 /** Starts `node <cli> gateway <args>` on a free port and resolves once it listens. */
-export async function startGatewayProcess(args: string[], env: Record<string, string> = {}, cli = SOURCES_CLI): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [cli, 'gateway', '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
+export function startGatewayProcess(args: string[], env: Record<string, string> = {}, cli = SOURCES_CLI): Promise<GatewayProcess> {
+  return startProcess(cli, 'gateway', args, env, /Tollgate gateway listening on (http:\/\/[^"\s]+)/);
+}
+
+/** Starts `tollgate router-worker <args>` (its metrics on a free port) and resolves once its workers run; `url` is unused. */
+export function startWorkerProcess(args: string[], env: Record<string, string> = {}): Promise<GatewayProcess> {
+  return startProcess(SOURCES_CLI, 'router-worker', args, env, /Tollgate router workers (running)/);
+}
+
+async function startProcess(cli: string, command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [cli, command, '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -29,13 +39,13 @@ export async function startGatewayProcess(args: string[], env: Record<string, st
   const lines = createInterface({ input: child.stdout! });
   lines.on('line', (line) => output.push(line));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the gateway did not start within 20 s:\n${stderr.join('')}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`tollgate ${command} did not start within 20 s:\n${stderr.join('')}`)), 20_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`the gateway exited with code ${code}:\n${stderr.join('')}`));
+      reject(new Error(`tollgate ${command} exited with code ${code}:\n${stderr.join('')}`));
     });
     lines.on('line', (line) => {
-      const match = /Tollgate gateway listening on (http:\/\/[^"\s]+)/.exec(line);
+      const match = ready.exec(line);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

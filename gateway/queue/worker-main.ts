@@ -1,0 +1,137 @@
+// `tollgate router-worker`: router workers in a process of their own, any number of them across
+// the fleet. The routers come from where the gateways take them: the catalog in Redis (file mode;
+// the gateways seed it from their configuration file) or the routing ConfigMap (Kubernetes mode).
+// /metrics, /healthz and /readyz are served for Prometheus and the kubelet.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { Registry } from 'prom-client';
+import { createLog, type Log } from '../../core/log.ts';
+import { RedisStore } from '../../core/store/redis/redis-store.ts';
+import { CatalogService } from '../catalog/catalog-service.ts';
+import type { WorkerSettings } from '../config/worker-settings.ts';
+import { QueueMetrics } from '../observability/queue-metrics.ts';
+import { ServedRouting } from '../routing/served-routing.ts';
+import { LATENCY_PROBE_SHARE } from '../routing/strategies.ts';
+import { redactedUrl, StartupError } from '../startup/startup-error.ts';
+import { workerPassMetrics } from './queue-mode.ts';
+import { RouterWorker } from './router-worker.ts';
+import { WORKER_DEFAULTS } from './worker-defaults.ts';
+
+export interface RunningWorkers {
+  /** http://host:port of /metrics, /healthz and /readyz. */
+  readonly url: string;
+  readonly routing: ServedRouting;
+  stop(): Promise<void>;
+}
+
+export async function startRouterWorkers(
+  settings: WorkerSettings,
+  env: Readonly<Record<string, string | undefined>>,
+  log: Log = createLog(settings.logLevel),
+): Promise<RunningWorkers> {
+  let store: RedisStore;
+  try {
+    store = await RedisStore.connect(settings.redisUrl, { usageRetentionMs: 0, commandTimeoutMs: settings.redisCommandTimeoutMs });
+  } catch (error) {
+    throw new StartupError(`cannot reach Redis at ${redactedUrl(settings.redisUrl)}: ${(error as Error).message}`);
+  }
+  const routing = new ServedRouting(undefined);
+  const stopSource = await followRouters(settings, env, store, routing, log);
+  const registry = new Registry();
+  const metrics = new QueueMetrics(registry, { queue: store.routingQueue, table: () => routing.table, isQueued: () => true });
+  const prefix = `${hostname()}-${process.pid}`;
+  const workers = Array.from(
+    { length: settings.workers },
+    (_, i) =>
+      new RouterWorker(store.routingQueue, store.blockingConnection(), () => routing.table, {
+        ...WORKER_DEFAULTS,
+        claimIdleMs: settings.claimIdleSeconds * 1000,
+        consumer: `${prefix}-${i}`,
+        routers: settings.routers,
+        probeShare: LATENCY_PROBE_SHARE,
+        log,
+        onPass: workerPassMetrics(metrics),
+      }),
+  );
+  for (const worker of workers) worker.start();
+  const server = await listen(settings, registry, () => store.healthy && routing.waiting === undefined);
+  const { port } = server.address() as AddressInfo;
+  log.info(
+    { workers: settings.workers, routers: settings.routers ?? 'all', mode: settings.kubernetes ? 'kubernetes' : 'file' },
+    `Tollgate router workers running; metrics on port ${port}`,
+  );
+  return {
+    url: `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${port}`,
+    routing,
+    async stop() {
+      await Promise.all(workers.map((worker) => worker.stop()));
+      await stopSource();
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await store.close();
+    },
+  };
+}
+
+/** Feeds `routing` with the routers the gateways serve; resolves with how to stop. */
+async function followRouters(
+  settings: WorkerSettings,
+  env: Readonly<Record<string, string | undefined>>,
+  store: RedisStore,
+  routing: ServedRouting,
+  log: Log,
+): Promise<() => Promise<void>> {
+  if (!settings.kubernetes) {
+    const catalog = new CatalogService(store.catalog);
+    routing.load(await catalog.current());
+    const unfollow = catalog.follow(
+      (snapshot) => {
+        if (snapshot.version !== routing.table.version) routing.load(snapshot);
+      },
+      (error) => log.error({}, `catalog change not loaded: ${(error as Error).message}`),
+    );
+    return async () => unfollow();
+  }
+  // Loaded only here, as in the gateway: the Kubernetes client is not paid for in file mode.
+  const [{ RoutingSource }, { kubeClientFor }] = await Promise.all([
+    import('../kubernetes/routing-source.ts'),
+    import('../startup/kubernetes-source.ts'),
+  ]);
+  const source = new RoutingSource({
+    client: kubeClientFor(settings, env),
+    namespace: settings.namespace ?? '',
+    configMap: settings.routingConfigMap,
+    secret: settings.providerKeysSecret,
+    load: (snapshot) => routing.load(snapshot),
+    waitFor: (reason) => routing.waitFor(reason),
+    log,
+  });
+  source.start();
+  return () => source.stop();
+}
+
+function listen(settings: WorkerSettings, registry: Registry, ready: () => boolean): Promise<Server> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
+    } else if (path === '/healthz') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    } else if (path === '/readyz') {
+      const ok = ready();
+      response.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ready' : 'not ready' }));
+    } else {
+      response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => resolve(server));
+  });
+}

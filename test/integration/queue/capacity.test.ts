@@ -1,0 +1,82 @@
+// Queue mode across a fleet: two gateways, each running a router worker, share one Redis. A
+// router's requests go through its stream `router.<model_id>`, whose entries the workers
+// acknowledge; a provider's max_concurrent holds across every gateway (the fake backends count
+// their own concurrency); and a request that cannot get a slot is told so with 503 "Model is too
+// busy" and a Retry-After, never left hanging.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import type { FakeBackend } from '../../support/fake-server.ts';
+import { queueChat, queueConfig } from '../../support/queue.ts';
+import { WORKER_GROUP } from '../../../core/store/redis/queue-keys.ts';
+
+let redis: RunningRedis;
+let client: Redis;
+let a: FakeBackend;
+let b: FakeBackend;
+const gateways: TestGateway[] = [];
+let key: string;
+
+before(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url);
+  a = await startFakeOpenAI();
+  b = await startFakeOpenAI();
+  for (const backend of [a, b]) backend.behave({ delayMs: 40 });
+  const setup = queueConfig({
+    providers: [
+      { id: 'pa', backend: a, maxConcurrent: 5 },
+      { id: 'pb', backend: b, maxConcurrent: 5 },
+    ],
+    queue: { max_waiting: 150 },
+    priorities: { app: 0 },
+  });
+  key = setup.keys.app!;
+  for (let i = 0; i < 2; i++) {
+    gateways.push(await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } }));
+  }
+});
+
+after(async () => {
+  await Promise.all(gateways.map((g) => g.close()));
+  client.disconnect();
+  await Promise.all([a.close(), b.close()]);
+  await redis.stop();
+});
+
+describe('queue mode on two gateways with a worker each', () => {
+  test("a router's requests go through its stream router.<model_id>, and the workers acknowledge every entry", async () => {
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => queueChat(gateways[i % 2]!.url, key, `ack ${i}`)));
+    assert.deepEqual(new Set(outcomes.map((o) => o.status)), new Set([200]));
+    assert.equal(await client.type('router.chat'), 'stream');
+    const groups = (await client.xinfo('GROUPS', 'router.chat')) as unknown[][];
+    const group = Object.fromEntries(
+      (groups[0] as unknown[]).reduce<[string, unknown][]>((pairs, value, i, all) => (i % 2 === 0 ? [...pairs, [String(value), all[i + 1]]] : pairs), []),
+    );
+    assert.equal(group.name, WORKER_GROUP);
+    assert.equal(group.pending, 0, 'no entry read and left unacknowledged');
+    assert.ok(Number(group['entries-read']) >= 20, `the group read the entries (entries-read ${String(group['entries-read'])})`);
+  });
+
+  test('300 concurrent requests: no backend ever sees more than its 5, and each request is served or told 503 with a Retry-After', async () => {
+    a.resetPeak();
+    b.resetPeak();
+    const outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => queueChat(gateways[i % 2]!.url, key, `load ${i}`)));
+    assert.ok(a.peakOpenRequests <= 5, `backend a saw ${a.peakOpenRequests} at once`);
+    assert.ok(b.peakOpenRequests <= 5, `backend b saw ${b.peakOpenRequests} at once`);
+    assert.equal(a.peakOpenRequests + b.peakOpenRequests, 10, 'both backends were kept full');
+    const served = outcomes.filter((o) => o.status === 200).length;
+    const refused = outcomes.filter((o) => o.status === 503);
+    assert.equal(served + refused.length, 300, `statuses: ${[...new Set(outcomes.map((o) => o.status))].join(', ')}`);
+    assert.ok(served >= 150, `most were served (${served})`);
+    assert.ok(refused.length > 0, 'more than max_waiting at once: some were refused');
+    for (const outcome of refused) {
+      assert.equal(outcome.code, 'model_too_busy');
+      assert.equal(outcome.message, 'Model is too busy');
+      assert.ok(Number(outcome.retryAfter) >= 1, `Retry-After: ${outcome.retryAfter}`);
+    }
+  });
+});

@@ -1,0 +1,96 @@
+// Priorities of waiting requests: a user's priority orders the queue (higher first, then first
+// come, first served), and a lower priority ages forward, so it waits longer but never for ever.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import type { FakeBackend } from '../../support/fake-server.ts';
+import { contents, queueChat, queueConfig } from '../../support/queue.ts';
+import { eventually } from '../../support/eventually.ts';
+import { queueKeys } from '../../../core/store/redis/queue-keys.ts';
+
+let redis: RunningRedis;
+let client: Redis;
+let backend: FakeBackend;
+
+before(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url);
+  backend = await startFakeOpenAI();
+});
+
+after(async () => {
+  client.disconnect();
+  await backend.close();
+  await redis.stop();
+});
+
+/** A gateway with a worker over one provider with a single slot, for users low (-5) and high (5). */
+async function oneSlot(agingSeconds: number): Promise<{ gw: TestGateway; keys: Record<string, string> }> {
+  const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { low: -5, high: 5 } });
+  const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, queueAgingSeconds: agingSeconds } });
+  return { gw, keys: setup.keys };
+}
+
+const waiting = () => client.zcard(queueKeys.waiting('chat'));
+
+describe('priorities', () => {
+  test('with the only slot busy, a higher-priority request that arrives after lower ones is served first', async () => {
+    const { gw, keys } = await oneSlot(3600);
+    try {
+      backend.requests.length = 0;
+      backend.behave({ delayMs: 150 });
+      const first = queueChat(gw.url, keys.low!, 'holds the slot');
+      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
+      const lows = [queueChat(gw.url, keys.low!, 'low 1')];
+      await eventually(async () => (await waiting()) === 1, 'low 1 waits');
+      lows.push(queueChat(gw.url, keys.low!, 'low 2'));
+      await eventually(async () => (await waiting()) === 2, 'low 2 waits');
+      const high = queueChat(gw.url, keys.high!, 'high');
+      await eventually(async () => (await waiting()) === 3, 'high waits');
+      const outcomes = await Promise.all([first, ...lows, high]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        [200, 200, 200, 200],
+      );
+      assert.deepEqual(contents(backend), ['holds the slot', 'high', 'low 1', 'low 2']);
+    } finally {
+      backend.behave({});
+      await gw.close();
+    }
+  });
+
+  test('a low-priority request still gets through under steady high-priority load (it ages forward)', async () => {
+    // One level is worth 20 ms of waiting: the low request (10 levels below) goes ahead of high
+    // requests that arrive more than 200 ms after it, however many keep coming.
+    const { gw, keys } = await oneSlot(0.02);
+    try {
+      backend.requests.length = 0;
+      backend.behave({ delayMs: 10 });
+      let lowDone = false;
+      // Four high-priority clients that keep the queue full until the low request is served, or
+      // until each has sent 100 (then the low one would have been starved).
+      const clients = Array.from({ length: 4 }, async (_, c) => {
+        for (let i = 0; !lowDone && i < 100; i++) {
+          const outcome = await queueChat(gw.url, keys.high!, `high ${c}.${i}`);
+          assert.equal(outcome.status, 200);
+        }
+      });
+      await eventually(async () => (await waiting()) >= 3, 'high-priority requests wait');
+      const low = await queueChat(gw.url, keys.low!, 'low');
+      lowDone = true;
+      await Promise.all(clients);
+      assert.equal(low.status, 200);
+      const order = contents(backend);
+      const lowAt = order.indexOf('low');
+      assert.ok(lowAt > 0, 'the low request was served');
+      // 10 levels of 20 ms: about 20 high requests of 10 ms go first, not the 400 the clients had.
+      assert.ok(lowAt < 100, `it went after ${lowAt} high-priority requests, while they kept coming (${order.length} in all)`);
+    } finally {
+      backend.behave({});
+      await gw.close();
+    }
+  });
+});
