@@ -78,7 +78,7 @@ export function routingParts({ settings, store, routing, metrics, log }: Routing
   if (queue && settings.routerWorkers > 0) {
     for (let i = 0; i < settings.routerWorkers; i++) {
       workers.push(
-        new RouterWorker(queue, (store as RedisStore).blockingConnection(), () => routing.table, {
+        new RouterWorker(queue, (store as RedisStore).blockingConnection(WORKER_DEFAULTS.blockMs), () => routing.table, {
           ...WORKER_DEFAULTS,
           consumer: `${client?.gatewayId ?? 'gateway'}-${i}`,
           probeShare: LATENCY_PROBE_SHARE,

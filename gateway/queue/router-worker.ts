@@ -114,7 +114,9 @@ export class RouterWorker {
         if (this.#stopped) return;
         // A stream deleted with its group (Redis flushed or restarted empty) is made again.
         if (String((error as Error).message).startsWith('NOGROUP')) this.#grouped.clear();
-        this.#options.log.warn({ consumer: this.#options.consumer }, `router worker: ${(error as Error).message}; retrying`);
+        // While the connection is (re)connecting every read fails at once: only other failures are news.
+        else if (this.#reader.status === 'ready')
+          this.#options.log.warn({ consumer: this.#options.consumer }, `router worker: ${(error as Error).message}; retrying`);
         await this.#sleep(Math.min(1000, this.#options.blockMs));
       }
     }
@@ -188,7 +190,9 @@ export class RouterWorker {
         }
       } catch (error) {
         if (this.#stopped) return;
-        this.#options.log.warn({ router }, `router worker claim failed: ${(error as Error).message}`);
+        // The stream is gone with its group (Redis restarted empty): the read loop makes it again.
+        if (String((error as Error).message).startsWith('NOGROUP')) this.#grouped.delete(router);
+        else this.#options.log.warn({ router }, `router worker claim failed: ${(error as Error).message}`);
       }
     }
   }

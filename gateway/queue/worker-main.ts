@@ -44,7 +44,7 @@ export async function startRouterWorkers(
   const workers = Array.from(
     { length: settings.workers },
     (_, i) =>
-      new RouterWorker(store.routingQueue, store.blockingConnection(), () => routing.table, {
+      new RouterWorker(store.routingQueue, store.blockingConnection(WORKER_DEFAULTS.blockMs), () => routing.table, {
         ...WORKER_DEFAULTS,
         claimIdleMs: settings.claimIdleSeconds * 1000,
         consumer: `${prefix}-${i}`,

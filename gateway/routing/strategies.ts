@@ -47,15 +47,23 @@ const leastBusy: Pick = (_router, candidates, random) => {
 /** Share of lowest_latency's choices that go to another provider, so that a slower one is still measured and a recovered one noticed. */
 export const LATENCY_PROBE_SHARE = 0.05;
 
-/** Fastest first token now (a provider never measured is tried first); a few probes go elsewhere. */
-const lowestLatency: Pick = (_router, candidates, random) => {
+/**
+ * Fastest first token now (a provider never measured is tried first). Providers about as fast as
+ * the fastest (within a quarter, plus 5 ms) share the traffic, fewest in flight first, so an
+ * equal provider is not left idle; a few probes go elsewhere, so a slower one is still measured.
+ */
+const lowestLatency: Pick = (router, candidates, random) => {
   if (candidates.length > 1 && random() < LATENCY_PROBE_SHARE) return candidates[Math.floor(random() * candidates.length)]!;
-  let best = candidates[0]!;
+  let fastest = Infinity;
   for (const candidate of candidates) {
     if (candidate.state.measured === 0) return candidate;
-    if (candidate.state.ttftMs < best.state.ttftMs) best = candidate;
+    fastest = Math.min(fastest, candidate.state.ttftMs);
   }
-  return best;
+  return leastBusy(
+    router,
+    candidates.filter((candidate) => candidate.state.ttftMs <= fastest * 1.25 + 5),
+    random,
+  );
 };
 
 export const STRATEGY_PICKS: Record<Strategy, Pick> = {

@@ -94,7 +94,8 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
     const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
     requests.push(recorded);
     const behaviour = queued.shift() ?? standing;
-    if (behaviour.delayMs) await sleep(behaviour.delayMs);
+    // Unref'd: a long delay left pending when the test ends does not hold the process.
+    if (behaviour.delayMs) await sleep(behaviour.delayMs, undefined, { ref: false });
     if (res.destroyed) return;
     const streaming = streamingResponse(
       res,

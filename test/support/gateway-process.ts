@@ -57,7 +57,7 @@ async function startProcess(cli: string, command: string, args: string[], env: R
     child,
     output,
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await once(child, 'exit');
     },

@@ -58,6 +58,7 @@ export class RedisStore implements Store {
   readonly routingQueue: RedisRoutingQueue;
   readonly #client: Redis;
   readonly #blocking = new Set<Redis>();
+  readonly #commandTimeoutMs: number | undefined;
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
   readonly #health: RedisHealth;
@@ -93,6 +94,7 @@ export class RedisStore implements Store {
 
   constructor(client: Redis, options: RedisStoreOptions) {
     this.#client = client;
+    this.#commandTimeoutMs = options.commandTimeoutMs;
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
     const ledger = new RedisLedger(client, { leaseRequests: options.leaseRequests ?? BUDGET_LEASES.requests, healthy: () => this.healthy });
@@ -117,11 +119,12 @@ export class RedisStore implements Store {
   }
 
   /**
-   * A connection of its own for a command that blocks (a router worker's XREADGROUP): no command
-   * timeout, and commands wait for a reconnection. Closed with the store.
+   * A connection of its own for a command that blocks up to `blockMs` (a router worker's
+   * XREADGROUP), which fails rather than hangs: after the block plus the command timeout, or at
+   * once while disconnected (the caller retries). Closed with the store.
    */
-  blockingConnection(): Redis {
-    const connection = this.#client.duplicate({ commandTimeout: undefined, enableOfflineQueue: true, maxRetriesPerRequest: null });
+  blockingConnection(blockMs: number): Redis {
+    const connection = this.#client.duplicate({ commandTimeout: blockMs + (this.#commandTimeoutMs ?? 1000) });
     connection.on('error', () => {}); // the shared client reports outages
     this.#blocking.add(connection);
     return connection;

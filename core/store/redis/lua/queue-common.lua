@@ -96,14 +96,23 @@ local function choose(states, entry, strategy, random, stats_key, probe_share, n
     return best[math.floor(random() * ties) + 1]
   elseif strategy == 'lowest_latency' then
     -- A share of probes keeps the slower providers measured, so a recovered one is noticed; a
-    -- provider never measured is tried first.
+    -- provider never measured is tried first. Providers about as fast as the fastest (within a
+    -- quarter, plus 5 ms) share the traffic, least busy first: an equal one is not left idle.
     if random() < probe_share then return eligible[math.floor(random() * #eligible) + 1] end
-    local best = eligible[1]
+    local fastest = math.huge
     for _, s in ipairs(eligible) do
       if s.n == 0 then return s end
-      if s.ttft < best.ttft then best = s end
+      if s.ttft < fastest then fastest = s.ttft end
     end
-    return best
+    local best, best_load, ties = {}, math.huge, 0
+    for _, s in ipairs(eligible) do
+      if s.ttft <= fastest * 1.25 + 5 then
+        local load = s.used / (s.cap < 0 and 1000000 or s.cap)
+        if load < best_load then best, best_load, ties = { s }, load, 1
+        elseif load == best_load then ties = ties + 1; best[ties] = s end
+      end
+    end
+    return best[math.floor(random() * ties) + 1]
   end
   return eligible[math.floor(random() * #eligible) + 1]
 end

@@ -1,0 +1,130 @@
+// How workers choose among providers with room, on the fleet's live numbers. When one provider
+// slows down, most new traffic moves to the other within seconds, with lowest_latency (time to
+// first token, as every gateway reports it) and with least_busy (slots in use against capacity);
+// when it recovers it gets traffic again. A provider that failed a request is excluded when the
+// request is placed again.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import type { FakeBackend } from '../../support/fake-server.ts';
+import { contents, queueChat, queueConfig } from '../../support/queue.ts';
+import { poll } from '../../support/eventually.ts';
+
+let redis: RunningRedis;
+let a: FakeBackend;
+let b: FakeBackend;
+
+before(async () => {
+  redis = await startRedis();
+  a = await startFakeOpenAI();
+  b = await startFakeOpenAI();
+});
+
+after(async () => {
+  await Promise.all([a.close(), b.close()]);
+  await redis.stop();
+});
+
+/** Eight clients sending one request after another until stopped. */
+function steadyLoad(gw: TestGateway, key: string): { stop(): Promise<void> } {
+  let running = true;
+  const clients = Array.from({ length: 8 }, async () => {
+    while (running) {
+      const outcome = await queueChat(gw.url, key);
+      assert.equal(outcome.status, 200, outcome.message);
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(clients);
+    },
+  };
+}
+
+/** The share of provider a among the next `count` requests the two backends receive. */
+async function shareOfA(count: number): Promise<number> {
+  const [startA, startB] = [a.requests.length, b.requests.length];
+  await poll(
+    () => a.requests.length - startA + (b.requests.length - startB),
+    (n) => n >= count,
+    { timeoutMs: 20_000 },
+  );
+  const da = a.requests.length - startA;
+  return da / (da + b.requests.length - startB);
+}
+
+for (const strategy of ['lowest_latency', 'least_busy']) {
+  describe(`${strategy}: a provider that slows down`, () => {
+    test('loses most new traffic within seconds, and gets traffic again once it recovers', async () => {
+      const setup = queueConfig({
+        strategy,
+        providers: [
+          { id: 'pa', backend: a, maxConcurrent: 8 },
+          { id: 'pb', backend: b, maxConcurrent: 8 },
+        ],
+        priorities: { app: 0 },
+      });
+      const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+      a.behave({ delayMs: 5 });
+      b.behave({ delayMs: 5 });
+      const load = steadyLoad(gw, setup.keys.app!);
+      try {
+        const before = await shareOfA(200);
+        assert.ok(before > 0.1, `both take traffic while equal (a: ${(before * 100).toFixed(0)}%)`);
+        a.behave({ delayMs: 250 });
+        // Within a few seconds, most of a window of requests goes to b.
+        const slow = await poll(
+          () => shareOfA(200),
+          (share) => share < 0.2,
+          { timeoutMs: 10_000 },
+        );
+        assert.ok(slow.accepted, `a still had ${((slow.value ?? 1) * 100).toFixed(0)}% of the traffic while slow`);
+        a.behave({ delayMs: 5 });
+        const recovered = await poll(
+          () => shareOfA(200),
+          (share) => share > 0.25,
+          { timeoutMs: 15_000 },
+        );
+        assert.ok(recovered.accepted, `a recovered but got only ${((recovered.value ?? 0) * 100).toFixed(0)}% of the traffic`);
+      } finally {
+        await load.stop();
+        a.behave({});
+        b.behave({});
+        await gw.close();
+      }
+    });
+  });
+}
+
+describe('retries of failed routing', () => {
+  test('a provider that failed the request is excluded when the request is placed again', async () => {
+    const setup = queueConfig({
+      strategy: 'round_robin',
+      providers: [
+        { id: 'pa', backend: a, maxConcurrent: 4 },
+        { id: 'pb', backend: b, maxConcurrent: 4 },
+      ],
+      priorities: { app: 0 },
+    });
+    // A cool-down after one failure would keep a away by itself: the exclusion is what is tested.
+    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, failureThreshold: 100 } });
+    a.requests.length = 0;
+    b.requests.length = 0;
+    a.behave({ status: 503 });
+    try {
+      for (let i = 0; i < 10; i++) {
+        const outcome = await queueChat(gw.url, setup.keys.app!, `retry ${i}`);
+        assert.equal(outcome.status, 200, outcome.message);
+      }
+      assert.ok(a.requests.length > 0, 'a was chosen at times');
+      assert.equal(new Set(contents(a)).size, a.requests.length, 'a never got the same request twice');
+      assert.deepEqual(contents(b).sort(), Array.from({ length: 10 }, (_, i) => `retry ${i}`).sort(), 'b served each request once');
+    } finally {
+      a.behave({});
+      await gw.close();
+    }
+  });
+});
