@@ -82,7 +82,7 @@ operator.action(async (flags: Record<string, unknown>) => {
 const worker = program
   .command('router-worker')
   .description(
-    'Run router workers for queue mode: take requests from the routers\' streams router.<model_id> in Redis and give them provider slots, ' +
+    "Run router workers for queue mode: take requests from the routers' streams router.<model_id> in Redis and give them provider slots, " +
       'fleet-wide, on live metrics. Routers come from the catalog in Redis, or with --kubernetes from the routing ConfigMap.',
   )
   .addHelpText('after', '\nSignals: SIGTERM and SIGINT stop; entries read and not answered are claimed by another worker.');

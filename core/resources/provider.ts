@@ -20,7 +20,9 @@ const common = {
     .min(0)
     .max(1_000_000)
     .optional()
-    .describe('Most requests the backend serves at once, across every gateway in queue mode (per gateway in local mode); 0 closes it; absent: unlimited.'),
+    .describe(
+      'Most requests the backend serves at once, across every gateway in queue mode (per gateway in local mode); 0 closes it; absent: unlimited.',
+    ),
   timeout: TimeoutSeconds.default(60).describe('Seconds to wait for the response headers, and at most between two streamed bytes.'),
   carbon: CarbonInputs.optional().describe('Inputs of the carbon estimate; without a parameter count it reports 0.'),
 };

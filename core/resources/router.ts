@@ -41,7 +41,9 @@ export const RouterSpec = z.strictObject({
   routing_mode: z
     .enum(ROUTING_MODES)
     .optional()
-    .describe('`local`: the gateway picks the provider; `queue`: router workers do, fleet-wide, through `router.<model_id>`. Absent: the process setting.'),
+    .describe(
+      '`local`: the gateway picks the provider; `queue`: router workers do, fleet-wide, through `router.<model_id>`. Absent: the process setting.',
+    ),
   queue: RouterQueue.optional(),
   aliases: z.array(ModelName).max(32).default([]).describe('Other names that call the same router.'),
   costs: RouterCosts.default({ prompt_tokens: '0', completion_tokens: '0' }),

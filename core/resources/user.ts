@@ -43,7 +43,9 @@ export const UserSpec = z.strictObject({
     .min(PRIORITY_RANGE.min)
     .max(PRIORITY_RANGE.max)
     .default(0)
-    .describe(`Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first, a lower one ages forward.`),
+    .describe(
+      `Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first, a lower one ages forward.`,
+    ),
   rate_limits: RateLimitPolicy.nullable()
     .default(null)
     .describe("Replaces the routers' rate limits for this user; null keeps the routers' own."),

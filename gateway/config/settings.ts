@@ -168,8 +168,7 @@ export const GATEWAY_SETTINGS = {
     value: '<mode>',
     env: 'TOLLGATE_ROUTING_MODE',
     help: 'routing mode of routers that set none: local (the gateway picks the provider) or queue (router workers do, fleet-wide; needs Redis)',
-    doc:
-      "Routing mode of the routers that set no `routing_mode`: `local`, the gateway picks the provider on its own counts; `queue`, router workers pick it on the fleet's numbers through the stream `router.<model_id>`, respecting each provider's `max_concurrent` ([routing-modes.md](routing-modes.md)). Queue mode needs `--redis-url`; without Redis, queue-mode routers are routed locally.",
+    doc: "Routing mode of the routers that set no `routing_mode`: `local`, the gateway picks the provider on its own counts; `queue`, router workers pick it on the fleet's numbers through the stream `router.<model_id>`, respecting each provider's `max_concurrent` ([routing-modes.md](routing-modes.md)). Queue mode needs `--redis-url`; without Redis, queue-mode routers are routed locally.",
     group: 'queue',
   },
   routerWorkers: {
@@ -177,7 +176,7 @@ export const GATEWAY_SETTINGS = {
     value: '<n>',
     env: 'TOLLGATE_ROUTER_WORKERS',
     help: 'router workers run inside this gateway process (queue mode on one machine); 0: run them with tollgate router-worker',
-    doc: 'Router workers run inside this gateway process, so that one command serves queue mode on one machine. `0`: workers run apart, as `tollgate router-worker` (the chart\'s router-worker Deployment). Needs `--redis-url`.',
+    doc: "Router workers run inside this gateway process, so that one command serves queue mode on one machine. `0`: workers run apart, as `tollgate router-worker` (the chart's router-worker Deployment). Needs `--redis-url`.",
     group: 'queue',
   },
   queueWhenRedisDown: {

@@ -38,12 +38,21 @@ export const WORKER_SETTINGS = {
     help: 'workers in this process, each reading the streams on a connection of its own',
   },
   claimIdleSeconds: {
-    schema: z.coerce.number().min(0.1).max(3600).default(WORKER_DEFAULTS.claimIdleMs / 1000),
+    schema: z.coerce
+      .number()
+      .min(0.1)
+      .max(3600)
+      .default(WORKER_DEFAULTS.claimIdleMs / 1000),
     value: '<s>',
     env: 'TOLLGATE_CLAIM_IDLE_SECONDS',
     help: 'an entry another worker read and left unanswered this long is taken over (that worker presumed dead)',
   },
-  host: { schema: z.string().min(1).default('0.0.0.0'), value: '<address>', env: 'TOLLGATE_HOST', help: 'address of /metrics, /healthz and /readyz' },
+  host: {
+    schema: z.string().min(1).default('0.0.0.0'),
+    value: '<address>',
+    env: 'TOLLGATE_HOST',
+    help: 'address of /metrics, /healthz and /readyz',
+  },
   port: {
     schema: z.coerce.number().int().min(0).max(65_535).default(9091),
     short: '-p',
@@ -63,7 +72,11 @@ export const WORKER_SETTINGS = {
 const WorkerSettingsFields = schemaOf(WORKER_SETTINGS);
 export const WorkerSettings = WorkerSettingsFields.superRefine((s, context) => {
   if (s.kubernetes && s.namespace === undefined)
-    context.addIssue({ code: 'custom', path: ['namespace'], message: 'required with --kubernetes: the namespace of the routing ConfigMap' });
+    context.addIssue({
+      code: 'custom',
+      path: ['namespace'],
+      message: 'required with --kubernetes: the namespace of the routing ConfigMap',
+    });
 });
 export type WorkerSettings = Readonly<z.output<typeof WorkerSettings>>;
 

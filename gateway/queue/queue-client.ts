@@ -171,7 +171,9 @@ export class QueueClient {
   async #giveUp(id: string, aborted: boolean): Promise<void> {
     const waiter = this.#waiters.get(id);
     if (!waiter || waiter.settled) return;
-    let answer: QueueAnswer = aborted ? { status: 'aborted' } : { status: 'busy', retryAfterSeconds: Math.ceil(waiter.ask.maxWaitMs / 1000) };
+    let answer: QueueAnswer = aborted
+      ? { status: 'aborted' }
+      : { status: 'busy', retryAfterSeconds: Math.ceil(waiter.ask.maxWaitMs / 1000) };
     try {
       const cancelled = await this.#queue.cancel(waiter.ask.router, id, waiter.ask.maxWaitMs);
       if (waiter.settled) return;

@@ -87,7 +87,11 @@ export class RouterWorker {
     const router = this.#table().lookup(name);
     if (!router || router.spec.name !== name) return undefined;
     return {
-      providers: router.providers.map((p) => ({ id: p.spec.id, cap: p.spec.max_concurrent ?? -1, eps: `,${p.adapter.endpoints.join(',')},` })),
+      providers: router.providers.map((p) => ({
+        id: p.spec.id,
+        cap: p.spec.max_concurrent ?? -1,
+        eps: `,${p.adapter.endpoints.join(',')},`,
+      })),
       strategy: router.spec.load_balancing_strategy,
       seed: Math.floor(this.#random() * 2_147_483_646) + 1,
       scan: this.#options.scan,
@@ -176,7 +180,10 @@ export class RouterWorker {
 
   #scheduleClaims(): void {
     if (this.#stopped) return;
-    this.#claimTimer = this.#timers.setTimeout(() => void this.#claim().finally(() => this.#scheduleClaims()), this.#options.claimIdleMs / 2);
+    this.#claimTimer = this.#timers.setTimeout(
+      () => void this.#claim().finally(() => this.#scheduleClaims()),
+      this.#options.claimIdleMs / 2,
+    );
   }
 
   /** Takes over what dead workers read and never answered. */

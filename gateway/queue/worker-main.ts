@@ -125,7 +125,9 @@ function listen(settings: WorkerSettings, registry: Registry, ready: () => boole
       response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     } else if (path === '/readyz') {
       const ok = ready();
-      response.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ready' : 'not ready' }));
+      response
+        .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: ok ? 'ready' : 'not ready' }));
     } else {
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
     }

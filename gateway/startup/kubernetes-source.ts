@@ -65,7 +65,10 @@ export function kubernetesSource(
 }
 
 /** --kubeconfig, then $KUBECONFIG, then the pod's service account. */
-export function kubeClientFor(settings: { readonly kubeconfig?: string | undefined }, env: Readonly<Record<string, string | undefined>>): KubeClient {
+export function kubeClientFor(
+  settings: { readonly kubeconfig?: string | undefined },
+  env: Readonly<Record<string, string | undefined>>,
+): KubeClient {
   try {
     return createKubeClient(
       loadKubeConfig({

@@ -154,7 +154,16 @@ describe('gateway pods in Kubernetes mode', () => {
     userKey = key.secret;
     const now = new Date();
     await store.accounts.createUser(
-      { id: 'alice', name: 'Alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, priority: 0, rate_limits: null },
+      {
+        id: 'alice',
+        name: 'Alice',
+        role: 'user',
+        budget: null,
+        budget_period: null,
+        allowed_routers: null,
+        priority: 0,
+        rate_limits: null,
+      },
       now,
     );
     await store.accounts.addKey({
@@ -458,7 +467,16 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal(await store.accounts.getUser('carol'), undefined, "Redis is the operator's to write");
     // Once the operator has put the user into Redis (played here), PATCH changes the resource.
     await store.accounts.createUser(
-      { id: 'carol', name: 'Carol', role: 'user', budget: '12.5', budget_period: 'monthly', allowed_routers: null, priority: 0, rate_limits: null },
+      {
+        id: 'carol',
+        name: 'Carol',
+        role: 'user',
+        budget: '12.5',
+        budget_period: 'monthly',
+        allowed_routers: null,
+        priority: 0,
+        rate_limits: null,
+      },
       new Date(),
     );
     const raised = await admin('PATCH', '/v1/admin/users/carol', { budget: '20' });

@@ -27,7 +27,13 @@ export function startWorkerProcess(args: string[], env: Record<string, string> =
   return startProcess(SOURCES_CLI, 'router-worker', args, env, /Tollgate router workers (running)/);
 }
 
-async function startProcess(cli: string, command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<GatewayProcess> {
+async function startProcess(
+  cli: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [cli, command, '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -205,7 +205,9 @@ export const ModelRouterStatus = z
       .optional()
       .describe("How many of this router's providers are ready."),
     routingMode: RouterSpec.shape.routing_mode.describe('The routing mode the gateways apply: spec.routingMode, or their process setting.'),
-    queueDepth: Count.optional().describe('Queue mode: requests waiting for a provider slot, across the fleet, when status was last written.'),
+    queueDepth: Count.optional().describe(
+      'Queue mode: requests waiting for a provider slot, across the fleet, when status was last written.',
+    ),
   })
   .describe('State of the router, written by the operator.');
 export type ModelRouterStatus = z.output<typeof ModelRouterStatus>;

@@ -319,7 +319,13 @@ export const KINDS = [
       READY,
       AGE,
       { name: 'URL', type: 'string', jsonPath: '.spec.url', description: 'Base address of the backend.', priority: 1 },
-      { name: 'Max-Concurrent', type: 'integer', jsonPath: '.spec.maxConcurrent', description: 'Most requests at once; empty is unlimited.', priority: 1 },
+      {
+        name: 'Max-Concurrent',
+        type: 'integer',
+        jsonPath: '.spec.maxConcurrent',
+        description: 'Most requests at once; empty is unlimited.',
+        priority: 1,
+      },
     ],
   },
   {
@@ -340,7 +346,13 @@ export const KINDS = [
       AGE,
       { name: 'Period', type: 'string', jsonPath: '.spec.budgetPeriod', description: 'When spending resets.', priority: 1 },
       { name: 'Role', type: 'string', jsonPath: '.spec.role', description: 'admin or user.', priority: 1 },
-      { name: 'Priority', type: 'integer', jsonPath: '.spec.priority', description: 'Queue order of its requests; higher first.', priority: 1 },
+      {
+        name: 'Priority',
+        type: 'integer',
+        jsonPath: '.spec.priority',
+        description: 'Queue order of its requests; higher first.',
+        priority: 1,
+      },
     ],
   },
 ] as const satisfies readonly KindDefinition[];

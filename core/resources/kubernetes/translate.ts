@@ -66,7 +66,11 @@ export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
     routing_mode: spec.routingMode,
     queue:
       spec.queue &&
-      defined({ max_wait_seconds: spec.queue.maxWaitSeconds, max_waiting: spec.queue.maxWaiting, when_redis_down: spec.queue.whenRedisDown }),
+      defined({
+        max_wait_seconds: spec.queue.maxWaitSeconds,
+        max_waiting: spec.queue.maxWaiting,
+        when_redis_down: spec.queue.whenRedisDown,
+      }),
     costs: { prompt_tokens: spec.costs.promptTokens, completion_tokens: spec.costs.completionTokens },
     max_context_length: spec.maxContextLength,
     max_completion_tokens: spec.maxCompletionTokens,
@@ -303,7 +307,11 @@ export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpe
     routingMode: spec.routing_mode,
     queue:
       spec.queue &&
-      defined({ maxWaitSeconds: spec.queue.max_wait_seconds, maxWaiting: spec.queue.max_waiting, whenRedisDown: spec.queue.when_redis_down }),
+      defined({
+        maxWaitSeconds: spec.queue.max_wait_seconds,
+        maxWaiting: spec.queue.max_waiting,
+        whenRedisDown: spec.queue.when_redis_down,
+      }),
     costs: { promptTokens: spec.costs.prompt_tokens, completionTokens: spec.costs.completion_tokens },
     maxContextLength: spec.max_context_length,
     maxCompletionTokens: spec.max_completion_tokens,

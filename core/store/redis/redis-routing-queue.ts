@@ -205,7 +205,13 @@ export class RedisRoutingQueue {
    * Waits up to `blockMs` for new entries of the routers' streams, on `reader` (a connection of
    * its own: it blocks). Entries are grouped by router.
    */
-  async read(reader: Redis, consumer: string, routers: readonly string[], count: number, blockMs: number): Promise<Map<string, TakenEntry[]>> {
+  async read(
+    reader: Redis,
+    consumer: string,
+    routers: readonly string[],
+    count: number,
+    blockMs: number,
+  ): Promise<Map<string, TakenEntry[]>> {
     const streams = routers.map((router) => queueKeys.stream(router));
     const reply = (await reader.xreadgroup(
       'GROUP',
@@ -221,17 +227,25 @@ export class RedisRoutingQueue {
     )) as [string, [string, string[]][]][] | null;
     const byRouter = new Map<string, TakenEntry[]>();
     for (const [stream, entries] of reply ?? []) {
-      byRouter.set(stream.slice('router.'.length), entries.map(([sid, fields]) => entryOf(sid, fields)));
+      byRouter.set(
+        stream.slice('router.'.length),
+        entries.map(([sid, fields]) => entryOf(sid, fields)),
+      );
     }
     return byRouter;
   }
 
   /** Takes over the router's entries read by a worker but left unanswered longer than `minIdleMs` (a worker that died). */
   async claim(router: string, consumer: string, minIdleMs: number, count: number): Promise<TakenEntry[]> {
-    const [, entries] = (await this.#redis.xautoclaim(queueKeys.stream(router), WORKER_GROUP, consumer, minIdleMs, '0-0', 'COUNT', count)) as [
-      string,
-      ([string, string[]] | null)[],
-    ];
+    const [, entries] = (await this.#redis.xautoclaim(
+      queueKeys.stream(router),
+      WORKER_GROUP,
+      consumer,
+      minIdleMs,
+      '0-0',
+      'COUNT',
+      count,
+    )) as [string, ([string, string[]] | null)[]];
     return entries.filter((entry) => entry !== null).map(([sid, fields]) => entryOf(sid, fields));
   }
 

@@ -119,7 +119,10 @@ describe('a gateway that dies holding slots', () => {
     backend.resetPeak();
     backend.behave({ delayMs: 60_000 });
     try {
-      const held = [queueChat(doomed.url, key, 'held 1').catch(() => undefined), queueChat(doomed.url, key, 'held 2').catch(() => undefined)];
+      const held = [
+        queueChat(doomed.url, key, 'held 1').catch(() => undefined),
+        queueChat(doomed.url, key, 'held 2').catch(() => undefined),
+      ];
       await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 2, 'the dead gateway holds both slots');
       doomed.child.kill('SIGKILL');
       await Promise.all(held);

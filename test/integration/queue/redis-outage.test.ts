@@ -40,7 +40,10 @@ async function counter(gw: TestGateway, series: string): Promise<number> {
 async function followingAccounts(): Promise<void> {
   const client = new Redis(redis.url);
   try {
-    await eventually(async () => Number(((await client.pubsub('NUMSUB', storeKeys.accountsChanged)) as [string, number])[1]) > 0, 'subscribed');
+    await eventually(
+      async () => Number(((await client.pubsub('NUMSUB', storeKeys.accountsChanged)) as [string, number])[1]) > 0,
+      'subscribed',
+    );
   } finally {
     client.disconnect();
   }

@@ -49,7 +49,7 @@ function corpus(): string[] {
     '🙂😀👍🏽 family: 👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵',
     'a'.repeat(300),
     'ab'.repeat(200),
-    'x'.repeat(70) + ' ' + 'yz'.repeat(40),
+    `${'x'.repeat(70)} ${'yz'.repeat(40)}`,
     'supercalifragilisticexpialidocious antidisestablishmentarianism',
     '<|endoftext|> <|im_start|>user\nhi<|im_end|>',
     '   leading spaces and trailing   ',

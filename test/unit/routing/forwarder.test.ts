@@ -61,14 +61,20 @@ function deps(failures: string[] = []): ForwarderDeps {
   return {
     http: {} as UpstreamHttp,
     options: { maxAttempts: 3, threshold: 3, cooldownMs: 30_000 },
-    placer: new LocalPlacer(() => 0, () => 0),
+    placer: new LocalPlacer(
+      () => 0,
+      () => 0,
+    ),
     now: () => 0,
     onFailure: (_router, provider, error) => failures.push(`${provider.spec.id}: ${error.failure}`),
   };
 }
 
 const send = (route: RouterRoute, d: ForwarderDeps) =>
-  forward({ router: route, endpoint: 'chat', body: { model: 'chat' }, stream: false, signal: new AbortController().signal, priority: 0 }, d);
+  forward(
+    { router: route, endpoint: 'chat', body: { model: 'chat' }, stream: false, signal: new AbortController().signal, priority: 0 },
+    d,
+  );
 
 describe('the in-flight slot', () => {
   test('is held from the answer until it is released, once: a second release changes nothing', async () => {
