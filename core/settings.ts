@@ -6,6 +6,7 @@
 // operator/settings.ts.
 import { z } from 'zod';
 import { LOG_LEVELS } from './log.ts';
+import { ROUTING_MODES } from './resources/kinds.ts';
 
 export interface Setting<S extends z.ZodType = z.ZodType> {
   readonly schema: S;
@@ -33,6 +34,14 @@ export const LOG_LEVEL_SETTING = {
   env: 'TOLLGATE_LOG_LEVEL',
   help: `log level: ${LOG_LEVELS.join(', ')}`,
   doc: `${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
+} as const satisfies Setting;
+
+/** `--routing-mode`: the gateways apply it, the operator reports it in ModelRouter status; the chart gives both the same value. */
+export const ROUTING_MODE_SETTING = {
+  schema: z.enum(ROUTING_MODES).default('local'),
+  value: '<mode>',
+  env: 'TOLLGATE_ROUTING_MODE',
+  help: 'routing mode of routers that set none: local (the gateway picks the provider) or queue (router workers do, fleet-wide; needs Redis)',
 } as const satisfies Setting;
 
 /** The schema of all the settings, keyed as declared; parse the output of readRaw with it. */

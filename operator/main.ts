@@ -94,6 +94,8 @@ async function startLoops(
       target,
       log,
       snapshotWritten: () => metrics.snapshotWrites.inc(),
+      routingMode: settings.routingMode,
+      queueDepth: (router) => store.routingQueue.depth(router),
     },
     users: { client, users, secrets, store, events, log },
     statusPeriodMs: settings.statusPeriodSeconds * 1000,

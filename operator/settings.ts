@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { KubeConnectionSettings } from '../core/kubernetes/kube-client.ts';
-import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type Settings } from '../core/settings.ts';
+import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, ROUTING_MODE_SETTING, schemaOf, type Settings } from '../core/settings.ts';
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const Namespace = z.string().max(63).regex(NAMESPACE, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');
@@ -86,6 +86,11 @@ export const OPERATOR_SETTINGS = {
     help: 'how often usage (spent, remaining, requests) and Programmed are brought into status',
   },
   logLevel: LOG_LEVEL_SETTING,
+  routingMode: {
+    ...ROUTING_MODE_SETTING,
+    help: "routing mode of routers that set none, as the gateways' --routing-mode: shown in ModelRouter status",
+    doc: "The gateways' `--routing-mode` (the chart sets both): the mode ModelRouter `status.routingMode` reports for a router that sets none. In queue mode the status also reports the queue depth.",
+  },
   healthPort: {
     schema: z.coerce.number().int().min(0).max(65535).default(8081),
     value: '<port>',

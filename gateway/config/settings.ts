@@ -2,9 +2,17 @@
 // variables (flags win), validated by one schema, then frozen. Nothing else reads process.env.
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type Settings } from '../../core/settings.ts';
+import {
+  describeIssues,
+  LOG_LEVEL_SETTING,
+  optionsOf,
+  readRaw,
+  ROUTING_MODE_SETTING,
+  schemaOf,
+  type Settings,
+} from '../../core/settings.ts';
 import { DEFAULT_UPSTREAM_LIMITS } from '../providers/upstream-limits.ts';
-import { QUEUE_FALLBACKS, ROUTING_MODES } from '../../core/resources/kinds.ts';
+import { QUEUE_FALLBACKS } from '../../core/resources/kinds.ts';
 import { PRIORITY_RANGE } from '../../core/resources/user.ts';
 
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -164,10 +172,7 @@ export const GATEWAY_SETTINGS = {
       '`--admin-key` and the config file are always made (they count toward it, but are never refused).',
   },
   routingMode: {
-    schema: z.enum(ROUTING_MODES).default('local'),
-    value: '<mode>',
-    env: 'TOLLGATE_ROUTING_MODE',
-    help: 'routing mode of routers that set none: local (the gateway picks the provider) or queue (router workers do, fleet-wide; needs Redis)',
+    ...ROUTING_MODE_SETTING,
     doc: "Routing mode of the routers that set no `routing_mode`: `local`, the gateway picks the provider on its own counts; `queue`, router workers pick it on the fleet's numbers through the stream `router.<model_id>`, respecting each provider's `max_concurrent` ([routing-modes.md](routing-modes.md)). Queue mode needs `--redis-url`; without Redis, queue-mode routers are routed locally.",
     group: 'queue',
   },

@@ -23,6 +23,8 @@ import { registerHealth } from './routes/health.ts';
 import { registerAdminUsers } from './routes/admin-users.ts';
 import { registerAdminRouters } from './routes/admin-routers.ts';
 import { registerAdminProviders } from './routes/admin-providers.ts';
+import { registerAdminRouting } from './routes/admin-routing.ts';
+import type { RoutingLive } from '../queue/queue-mode.ts';
 import { registerMe } from './routes/me.ts';
 import { registerUsage } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
@@ -30,6 +32,8 @@ import { registerPlayground } from './routes/playground.ts';
 export interface AppDeps {
   readonly routing: ServedRouting;
   readonly forwarder: ForwarderDeps;
+  /** The live state of routing (GET /v1/admin/routing). */
+  readonly routingLive: () => Promise<RoutingLive>;
   readonly metrics: GatewayMetrics;
   readonly store: Store;
   /** How API keys are looked up (a cache in front of the store when it is shared). */
@@ -136,6 +140,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
+  registerAdminRouting(app, deps.routingLive);
   registerMe(app, { store: deps.store, now: deps.now, maxKeysPerUser: deps.maxKeysPerUser });
   registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
   if (deps.playground !== false) registerPlayground(app);

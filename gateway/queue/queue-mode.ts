@@ -4,6 +4,7 @@
 import type { Log } from '../../core/log.ts';
 import type { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
+import type { ProviderLive, RedisRoutingQueue } from '../../core/store/redis/redis-routing-queue.ts';
 import type { GatewaySettings } from '../config/settings.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { QueueMetrics } from '../observability/queue-metrics.ts';
@@ -23,8 +24,37 @@ export interface RoutingParts {
   readonly log: Log;
 }
 
+/** What GET /v1/admin/routing shows: each router's mode and queue, each provider's capacity and use. */
+export interface RoutingLive {
+  readonly object: 'routing';
+  readonly routers: {
+    readonly name: string;
+    readonly routing_mode: 'local' | 'queue';
+    /** Queue mode: requests waiting fleet-wide; null in local mode or while Redis does not answer. */
+    readonly queue_depth: number | null;
+  }[];
+  readonly providers: {
+    readonly id: string;
+    readonly router: string;
+    readonly max_concurrent: number | null;
+    /** Queue mode: slots held fleet-wide; local mode: this gateway's requests in flight. */
+    readonly in_use: number | null;
+    /** This gateway's requests in flight on it. */
+    readonly in_flight_here: number;
+    /** Until when it sits out (ISO time), fleet-wide in queue mode; null when it does not. */
+    readonly cooling_until: string | null;
+    /** Moving average of the time to first token (ms), fleet-wide in queue mode. */
+    readonly ttft_ms: number | null;
+    readonly ttft_p95_ms: number | null;
+    /** Moving average share of failed answers (0 to 1), queue mode. */
+    readonly error_rate: number | null;
+  }[];
+}
+
 export interface Routing {
   readonly placer: QueuePlacer;
+  /** The live state of routing, fleet-wide for queue-mode routers. */
+  live(): Promise<RoutingLive>;
   /** Starts the in-process router workers, if any. */
   start(): void;
   close(): Promise<void>;
@@ -90,6 +120,7 @@ export function routingParts({ settings, store, routing, metrics, log }: Routing
   }
   return {
     placer,
+    live: () => liveState(routing, placer, queue),
     start() {
       for (const worker of workers) worker.start();
     },
@@ -106,5 +137,49 @@ export function workerPassMetrics(metrics: QueueMetrics) {
     metrics.passes.inc({ router });
     if (pass.given > 0) metrics.workerAssigned.inc({ router }, pass.given);
     if (claimed > 0) metrics.claims.inc({ router }, claimed);
+  };
+}
+
+async function liveState(routing: ServedRouting, placer: QueuePlacer, queue: RedisRoutingQueue | undefined): Promise<RoutingLive> {
+  const { routers } = routing.table;
+  const queued = new Set(routers.filter((router) => placer.modeOf(router) === 'queue').map((router) => router.spec.name));
+  const depths = new Map<string, number>();
+  let fleet = new Map<string, ProviderLive>();
+  if (queue && queued.size > 0) {
+    try {
+      for (const name of queued) depths.set(name, await queue.depth(name));
+      const ids = routers.filter((router) => queued.has(router.spec.name)).flatMap((router) => router.providers.map((p) => p.spec.id));
+      fleet = await queue.providers(ids, Date.now());
+    } catch {
+      // Redis does not answer: the fleet-wide numbers are null.
+    }
+  }
+  const rounded = (value: number | undefined) => (value === undefined ? null : Math.round(value * 10) / 10);
+  return {
+    object: 'routing',
+    routers: routers.map((router) => ({
+      name: router.spec.name,
+      routing_mode: queued.has(router.spec.name) ? 'queue' : 'local',
+      queue_depth: depths.get(router.spec.name) ?? null,
+    })),
+    providers: routers.flatMap((router) =>
+      router.providers.map((provider) => {
+        const here = provider.state;
+        const live = queued.has(router.spec.name) ? fleet.get(provider.spec.id) : undefined;
+        const inQueue = queued.has(router.spec.name);
+        const coolingUntil = inQueue ? (live?.coolingUntil ?? 0) : here.coolingUntil;
+        return {
+          id: provider.spec.id,
+          router: router.spec.name,
+          max_concurrent: provider.spec.max_concurrent ?? null,
+          in_use: inQueue ? (live?.slotsInUse ?? null) : here.inFlight,
+          in_flight_here: here.inFlight,
+          cooling_until: coolingUntil > Date.now() ? new Date(coolingUntil).toISOString() : null,
+          ttft_ms: inQueue ? rounded(live?.ttftMs) : here.measured > 0 ? rounded(here.ttftMs) : null,
+          ttft_p95_ms: inQueue ? rounded(live?.ttftP95Ms) : null,
+          error_rate: inQueue && live?.errorRate !== undefined ? Math.round(live.errorRate * 1000) / 1000 : null,
+        };
+      }),
+    ),
   };
 }

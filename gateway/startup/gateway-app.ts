@@ -89,6 +89,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     keys: keyCache ?? store.accounts,
     catalog,
     userResources,
+    routingLive: () => placement.live(),
     now: Date.now,
     bodyLimit: settings.bodyLimit,
     failOpen: settings.failOpen,

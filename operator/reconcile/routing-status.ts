@@ -4,6 +4,7 @@ import type { Condition } from '../../core/resources/kubernetes/crd-schemas.ts';
 import { condition, mergeConditions, type DesiredCondition } from './conditions.ts';
 import type { RouterOutcome } from './desired-routing.ts';
 import type { StatusPatch } from './status.ts';
+import type { RoutingMode } from '../../core/resources/kinds.ts';
 
 /** What a gateway pod says it serves (tg:gateways:<pod> in Redis). */
 export interface GatewayReport {
@@ -37,7 +38,19 @@ interface Generational {
   readonly status?: { readonly conditions?: readonly Condition[] };
 }
 
-export function routerStatus(router: Generational, outcome: RouterOutcome, programmed: DesiredCondition, now: Date): StatusPatch {
+/** The routing mode a served router is in, and (queue mode) how many of its requests wait. */
+export interface RouterQueueState {
+  readonly mode: RoutingMode;
+  readonly depth: number | undefined;
+}
+
+export function routerStatus(
+  router: Generational,
+  outcome: RouterOutcome,
+  programmed: DesiredCondition,
+  now: Date,
+  queue?: RouterQueueState,
+): StatusPatch {
   const accepted = outcome.conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
   const desired = accepted ? [...outcome.conditions, programmed] : outcome.conditions;
   const generation = router.metadata.generation ?? 0;
@@ -47,6 +60,9 @@ export function routerStatus(router: Generational, outcome: RouterOutcome, progr
     // null removes a name left from when the router was valid.
     publicName: outcome.publicName ?? null,
     providers: outcome.providers,
+    // null removes what no longer applies (a router not served, or back in local mode).
+    routingMode: queue?.mode ?? null,
+    queueDepth: queue?.depth ?? null,
   };
 }
 

@@ -5,6 +5,7 @@ import { applyObject, isStatus, resourcePath, type KubeClient, type ResourceType
 import type { Log } from '../../core/log.ts';
 import type { ModelProviderStatus, ModelRouterStatus } from '../../core/resources/kubernetes/crd-schemas.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
+import type { RoutingMode } from '../../core/resources/kinds.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import {
   CONFIGMAPS,
@@ -39,6 +40,10 @@ export interface RoutingDeps {
   readonly now?: () => Date;
   /** Told of each write of the routing ConfigMap (a metric). */
   readonly snapshotWritten?: () => void;
+  /** The routing mode of routers that set none: the gateways' --routing-mode. */
+  readonly routingMode: RoutingMode;
+  /** Queue mode: how many requests of a router wait, fleet-wide (Redis). */
+  readonly queueDepth?: (router: string) => Promise<number>;
 }
 
 export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal): Promise<void> {
@@ -54,9 +59,14 @@ export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal):
   const now = deps.now?.() ?? new Date();
   const failures: unknown[] = [];
   const attempt = (write: Promise<unknown>) => write.catch((error: unknown) => void failures.push(error));
+  const modes = new Map(outcome.snapshot.routers.map((spec) => [spec.name, spec.routing_mode ?? deps.routingMode]));
   for (const router of routers) {
     const result = outcome.routers.get(keyOf(router.metadata));
-    if (result) await attempt(writeStatus(deps, MODEL_ROUTERS, router, routerStatus(router, result, programmed, now), signal));
+    if (!result) continue;
+    const mode = result.publicName === undefined ? undefined : modes.get(result.publicName);
+    const queue =
+      mode === undefined ? undefined : { mode, depth: mode === 'queue' ? await readDepth(deps, result.publicName!) : undefined };
+    await attempt(writeStatus(deps, MODEL_ROUTERS, router, routerStatus(router, result, programmed, now, queue), signal));
   }
   for (const provider of providers) {
     const result = outcome.providers.get(keyOf(provider.metadata));
@@ -119,6 +129,16 @@ async function read<T>(
 }
 
 /** undefined when Redis cannot be read: Programmed becomes Unknown, the rest goes on. */
+/** The router's queue depth; undefined when Redis cannot tell (the status then leaves it out). */
+async function readDepth(deps: RoutingDeps, router: string): Promise<number | undefined> {
+  try {
+    return await deps.queueDepth?.(router);
+  } catch (error) {
+    deps.log.warn({ err: error, router }, "cannot read the router's queue depth");
+    return undefined;
+  }
+}
+
 async function readReports(deps: RoutingDeps): Promise<readonly GatewayReport[] | undefined> {
   try {
     return await deps.gateways.list();

@@ -106,6 +106,8 @@ describe('CRDs on a real API server', () => {
       conditions: [ready],
       providers: { ready: 1, total: 2 },
       publicName: 'meta-llama/Llama-3.1-8B-Instruct',
+      routingMode: 'queue',
+      queueDepth: 3,
     });
     await patchStatus('modelprovider/llama-simulator', { observedGeneration: 1, conditions: [ready] });
     await patchStatus('modelprovider/llama-vllm', {
@@ -123,8 +125,8 @@ describe('CRDs on a real API server', () => {
     });
 
     assert.deepEqual(table(await inNamespace(['get', 'modelrouters', 'llama-3-1-8b'])), [
-      ['NAME', 'TYPE', 'STRATEGY', 'PROVIDERS-READY', 'PROVIDERS-TOTAL', 'READY', 'AGE'],
-      ['llama-3-1-8b', 'text-generation', 'least_busy', '1', '2', 'True', AGE],
+      ['NAME', 'TYPE', 'STRATEGY', 'MODE', 'QUEUE', 'PROVIDERS-READY', 'PROVIDERS-TOTAL', 'READY', 'AGE'],
+      ['llama-3-1-8b', 'text-generation', 'least_busy', 'queue', '3', '1', '2', 'True', AGE],
     ]);
     assert.deepEqual(
       table(await inNamespace(['get', 'mr', 'llama-3-1-8b', '-o', 'wide'])).map((row) => row.at(-1)),

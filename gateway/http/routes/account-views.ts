@@ -20,6 +20,8 @@ export interface UserView {
   readonly budget_period: UserRecord['budget_period'];
   readonly allowed_routers: string[] | null;
   readonly rate_limits: UserRecord['rate_limits'];
+  /** Order of the user's waiting requests in queue mode, higher first. */
+  readonly priority: number;
   readonly created_at: string;
   readonly spent: number;
   readonly reserved: number;
@@ -42,6 +44,8 @@ export async function userView(user: UserRecord, ledger: Ledger, now: number): P
     budget_period: user.budget_period,
     allowed_routers: user.allowed_routers,
     rate_limits: user.rate_limits,
+    // Records written before priorities existed have none: the default.
+    priority: user.priority ?? 0,
     created_at: user.created_at,
     spent: microsToNumber(balance.spentMicros),
     reserved: microsToNumber(balance.reservedMicros),

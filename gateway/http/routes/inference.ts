@@ -79,7 +79,7 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
     });
     const stream = ENDPOINT_SPECS[endpoint].streams(body);
     const forwarded = await forward(
-      { router, endpoint, body, stream, signal: abort.signal, priority: caller.user.priority },
+      { router, endpoint, body, stream, signal: abort.signal, priority: caller.user.priority ?? 0 },
       deps.forwarder,
     );
     let failure: UpstreamError | undefined;

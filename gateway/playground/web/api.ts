@@ -47,6 +47,8 @@ export interface User {
   readonly budget: number | null;
   readonly budget_period: BudgetPeriod | null;
   readonly allowed_routers: string[] | null;
+  /** Order of the user's waiting requests in queue mode; higher first. */
+  readonly priority: number;
   readonly created_at: string;
   readonly spent: number;
   readonly reserved: number;
@@ -82,7 +84,23 @@ export interface Router {
   readonly costs: { readonly prompt_tokens: number; readonly completion_tokens: number };
   readonly max_context_length: number;
   readonly max_completion_tokens: number | null;
+  /** Absent: the gateway's --routing-mode. */
+  readonly routing_mode?: 'local' | 'queue';
   readonly providers: string[];
+}
+
+/** GET /v1/admin/routing: each router's mode and queue, each provider's capacity and use. */
+export interface RoutingLive {
+  readonly routers: { readonly name: string; readonly routing_mode: 'local' | 'queue'; readonly queue_depth: number | null }[];
+  readonly providers: {
+    readonly id: string;
+    readonly router: string;
+    readonly max_concurrent: number | null;
+    readonly in_use: number | null;
+    readonly in_flight_here: number;
+    readonly cooling_until: string | null;
+    readonly ttft_ms: number | null;
+  }[];
 }
 
 export interface CarbonInputs {
@@ -99,6 +117,8 @@ export interface Provider {
   readonly model_name: string;
   readonly url?: string;
   readonly timeout: number;
+  /** Most requests at once; absent: unlimited. */
+  readonly max_concurrent?: number;
   readonly carbon: CarbonInputs | null;
   readonly simulator?: { readonly latency_ms: number; readonly tokens_per_second: number; readonly completion_tokens: number };
   readonly has_key: boolean;

@@ -2,7 +2,7 @@
 // nothing), so the forms offer exactly what the gateway accepts; the server still validates.
 import * as kinds from '../../../core/resources/kinds.ts';
 
-export { BUDGET_PERIODS, PROVIDER_TYPES, ROUTER_TYPES, STRATEGIES } from '../../../core/resources/kinds.ts';
+export { BUDGET_PERIODS, PROVIDER_TYPES, ROUTER_TYPES, ROUTING_MODES, STRATEGIES } from '../../../core/resources/kinds.ts';
 
 /** Provider types that must be given a URL (the form's value is any string). */
 export const URL_REQUIRED: readonly string[] = kinds.URL_REQUIRED;

@@ -53,7 +53,7 @@ describe('charts/tollgate', () => {
     }
   });
 
-  it('installs with defaults: config, admin key, operator and gateway with their RBAC, gateway Service, HPA and PDB, bundled Redis', async () => {
+  it('installs with defaults: config, admin key, operator, gateway and router workers with their RBAC, gateway Service, HPA and PDB, bundled Redis', async () => {
     const objects = await render();
     assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
       'ClusterRole/tollgate-operator',
@@ -61,18 +61,22 @@ describe('charts/tollgate', () => {
       'ConfigMap/tollgate',
       'Deployment/tollgate-gateway',
       'Deployment/tollgate-operator',
+      'Deployment/tollgate-router-worker',
       'HorizontalPodAutoscaler/tollgate-gateway',
       'PodDisruptionBudget/tollgate-gateway',
       'Role/tollgate-gateway',
       'Role/tollgate-operator',
+      'Role/tollgate-router-worker',
       'RoleBinding/tollgate-gateway',
       'RoleBinding/tollgate-operator',
+      'RoleBinding/tollgate-router-worker',
       'Secret/tollgate-admin-key',
       'Secret/tollgate-redis-url',
       'Service/tollgate-gateway',
       'Service/tollgate-redis',
       'ServiceAccount/tollgate-gateway',
       'ServiceAccount/tollgate-operator',
+      'ServiceAccount/tollgate-router-worker',
       'StatefulSet/tollgate-redis',
     ]);
     for (const object of objects) {
@@ -101,6 +105,7 @@ describe('charts/tollgate', () => {
       TOLLGATE_ROUTING_CONFIG_MAP: 'tollgate-routing',
       TOLLGATE_PROVIDER_KEYS_SECRET: 'tollgate-provider-keys',
       TOLLGATE_LOG_LEVEL: 'info',
+      TOLLGATE_ROUTING_MODE: 'local',
     });
     assert.deepEqual(env(gateway), {
       TOLLGATE_POD_NAME: { fieldRef: { fieldPath: 'metadata.name' } },
@@ -121,6 +126,11 @@ describe('charts/tollgate', () => {
       TOLLGATE_REDIS_COMMAND_TIMEOUT_MS: '1000',
       TOLLGATE_MAX_KEYS_PER_USER: '100',
       TOLLGATE_PLAYGROUND: 'true',
+      TOLLGATE_QUEUE_WHEN_REDIS_DOWN: 'local',
+      TOLLGATE_QUEUE_MAX_WAIT_SECONDS: '30',
+      TOLLGATE_QUEUE_MAX_WAITING: '1000',
+      TOLLGATE_QUEUE_AGING_SECONDS: '2',
+      TOLLGATE_QUEUE_SLOT_TTL_SECONDS: '30',
     });
     assert.deepEqual(
       gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'admin-key'),
@@ -130,6 +140,46 @@ describe('charts/tollgate', () => {
     const service = find(objects, 'Service', 'tollgate-gateway');
     assert.deepEqual(service.spec.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);
     assert.deepEqual(service.spec.selector, gateway.spec.selector.matchLabels);
+  });
+
+  it('runs the router workers of queue mode with the routing ConfigMap and Redis, probed on their port, reading only their two objects; an HPA when asked', async () => {
+    const objects = await render();
+    const worker = find(objects, 'Deployment', 'tollgate-router-worker');
+    const main = container(worker);
+    assert.deepEqual(main.args, ['router-worker', '--kubernetes']);
+    assert.equal(worker.spec.replicas, 2);
+    assert.deepEqual(main.envFrom, [{ configMapRef: { name: 'tollgate' } }]);
+    assert.deepEqual(env(worker), {
+      TOLLGATE_REDIS_URL: { secretKeyRef: { name: 'tollgate-redis-url', key: 'redis-url' } },
+      TOLLGATE_PORT: '9091',
+      TOLLGATE_WORKERS: '1',
+      TOLLGATE_CLAIM_IDLE_SECONDS: '5',
+    });
+    assert.deepEqual(
+      [main.livenessProbe.httpGet, main.readinessProbe.httpGet],
+      [
+        { path: '/healthz', port: 'metrics' },
+        { path: '/readyz', port: 'metrics' },
+      ],
+    );
+    assert.equal(worker.spec.template.spec.serviceAccountName, 'tollgate-router-worker');
+    assert.deepEqual(find(objects, 'Role', 'tollgate-router-worker').rules, [
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    assert.ok(!objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'tollgate-router-worker'));
+
+    const scaled = await render({ routingMode: 'queue', routerWorker: { routers: ['chat', 'embed'], autoscaling: { enabled: true } } });
+    assert.equal(find(scaled, 'ConfigMap', 'tollgate').data.TOLLGATE_ROUTING_MODE, 'queue');
+    const scaledWorker = find(scaled, 'Deployment', 'tollgate-router-worker');
+    assert.equal(scaledWorker.spec.replicas, undefined, 'the HPA owns the count');
+    assert.equal(env(scaledWorker).TOLLGATE_WORKER_ROUTERS, 'chat,embed');
+    assert.deepEqual(find(scaled, 'HorizontalPodAutoscaler', 'tollgate-router-worker').spec.scaleTargetRef, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'tollgate-router-worker',
+    });
+    assert.ok(!(await render({ routerWorker: { enabled: false } })).some((o) => o.metadata.name === 'tollgate-router-worker'));
   });
 
   it('runs two operator replicas, with leader election on the Lease its Role names, in the release namespace, probed on its health port', async () => {
@@ -343,7 +393,7 @@ describe('charts/tollgate', () => {
 
   it('runs every container non-root on a read-only root filesystem, without privilege escalation or capabilities; custom contexts replace the defaults', async () => {
     const objects = await render();
-    for (const name of ['tollgate-gateway', 'tollgate-operator']) {
+    for (const name of ['tollgate-gateway', 'tollgate-operator', 'tollgate-router-worker']) {
       const pod = find(objects, 'Deployment', name).spec.template.spec;
       assert.deepEqual(
         pod.securityContext,
@@ -418,8 +468,11 @@ describe('charts/tollgate', () => {
       redisFrom.map(
         (peer: { podSelector: { matchLabels: Record<string, string> } }) => peer.podSelector.matchLabels['app.kubernetes.io/component'],
       ),
-      ['gateway', 'operator'],
+      ['gateway', 'operator', 'router-worker'],
     );
+    assert.deepEqual(find(objects, 'NetworkPolicy', 'tollgate-router-worker').spec.ingress, [
+      { ports: [{ port: 'metrics', protocol: 'TCP' }] },
+    ]);
     const external = await render({ networkPolicy: { enabled: true }, redis: { mode: 'external', external: { url: 'redis://r:6379' } } });
     assert.ok(!external.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'tollgate-redis'));
   });

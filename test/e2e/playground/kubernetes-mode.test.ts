@@ -168,7 +168,8 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
       .getByRole('cell')
       .allTextContents();
-    assert.deepEqual(cells.slice(0, 5), ['text-generation', 'team, team-gpt', 'round_robin', PROMPT_PRICE_AT_CREATION, COMPLETION_PRICE]);
+    // Type, aliases, strategy, routing mode (the gateways' default) and waiting requests (none: local mode), prices.
+    assert.deepEqual(cells.slice(0, 7), ['text-generation', 'team, team-gpt', 'round_robin', 'local', '–', PROMPT_PRICE_AT_CREATION, COMPLETION_PRICE]);
     await screenshot(page, 'routers', 'kubernetes');
   });
 
@@ -314,7 +315,7 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
       .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
       .getByRole('cell')
       .allTextContents();
-    assert.deepEqual(cells.slice(1, 5), ['team, team-gpt, team-next', 'round_robin', PROMPT_PRICE, NEW_COMPLETION_PRICE]);
+    assert.deepEqual(cells.slice(1, 7), ['team, team-gpt, team-next', 'round_robin', 'local', '–', PROMPT_PRICE, NEW_COMPLETION_PRICE]);
     await screenshot(page, 'routers-edited', 'kubernetes');
 
     // The user's Chat page offers the new alias once the gateway serves it.

@@ -1,16 +1,24 @@
-// The fields of a user that an admin sets: name, role, budget and its period. Shared by the
+// The fields of a user that an admin sets: name, role, budget and its period, and the priority of
+// its requests when they wait (queue mode). Shared by the
 // create form (Users) and the edit form (a user's page).
 import type { User } from '../api.ts';
 import { SelectField, TextField, type Form, type Values } from '../forms.tsx';
 import { money } from '../format.ts';
 import { BUDGET_PERIODS, options } from '../kinds.ts';
-import { check, decimal, required, resourceId } from '../rules.ts';
+import { check, decimal, integer, required, resourceId } from '../rules.ts';
 
-export type UserField = 'id' | 'name' | 'role' | 'budget' | 'period';
+export type UserField = 'id' | 'name' | 'role' | 'budget' | 'period' | 'priority';
 
-export const EMPTY_USER: Values<UserField> = { id: '', name: '', role: 'user', budget: '', period: '' };
+export const EMPTY_USER: Values<UserField> = { id: '', name: '', role: 'user', budget: '', period: '', priority: '0' };
 
-export const USER_PARAMS: Record<string, UserField> = { id: 'id', name: 'name', role: 'role', budget: 'budget', budget_period: 'period' };
+export const USER_PARAMS: Record<string, UserField> = {
+  id: 'id',
+  name: 'name',
+  role: 'role',
+  budget: 'budget',
+  budget_period: 'period',
+  priority: 'priority',
+};
 
 export function userValues(user: User): Values<UserField> {
   return {
@@ -19,6 +27,7 @@ export function userValues(user: User): Values<UserField> {
     role: user.role,
     budget: user.budget === null ? '' : money(user.budget),
     period: user.budget_period ?? '',
+    priority: String(user.priority ?? 0),
   };
 }
 
@@ -27,12 +36,19 @@ export function validateUser(v: Values<UserField>) {
     id: check(v.id.trim(), [resourceId], true) ?? undefined,
     name: check(v.name, [required]) ?? (v.name.length > 200 ? 'At most 200 characters.' : undefined),
     budget: check(v.budget, [decimal(6)], true) ?? undefined,
+    priority: check(v.priority, [required, integer(-10, 10)]) ?? undefined,
   };
 }
 
 /** Budget as a decimal string (exact, as the API accepts), empty meaning unlimited (null). */
 export function userBody(v: Values<UserField>) {
-  return { name: v.name.trim(), role: v.role, budget: v.budget.trim() === '' ? null : v.budget.trim(), budget_period: v.period || null };
+  return {
+    name: v.name.trim(),
+    role: v.role,
+    budget: v.budget.trim() === '' ? null : v.budget.trim(),
+    budget_period: v.period || null,
+    priority: Number(v.priority),
+  };
 }
 
 export function UserFields({ form, creating }: { form: Form<UserField>; creating: boolean }) {
@@ -54,6 +70,13 @@ export function UserFields({ form, creating }: { form: Form<UserField>; creating
       <div class="row">
         <TextField form={form} name="budget" label="Budget" inputMode="decimal" hint="In the money of router prices. Empty: unlimited." />
         <SelectField form={form} name="period" label="Budget period" options={[['', 'none (never resets)'], ...options(BUDGET_PERIODS)]} />
+        <TextField
+          form={form}
+          name="priority"
+          label="Priority"
+          inputMode="numeric"
+          hint="-10 to 10: higher goes first when requests wait for a queue-mode router."
+        />
       </div>
     </>
   );

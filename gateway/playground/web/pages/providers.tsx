@@ -1,9 +1,10 @@
 // Providers (admin): the backends behind each router. The key is write-only (the list says
 // whether one is set, never what it is). As spec 2.2 asks, the form also shows and edits the
 // chosen router's prompt and completion token costs; they are saved on the router, after the
-// provider, and only when changed.
+// provider, and only when changed. Each provider's capacity (max concurrent) is shown with the
+// slots in use now: fleet-wide for a queue-mode router.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { segment, type List, type Provider, type Router } from '../api.ts';
+import { segment, type List, type Provider, type Router, type RoutingLive } from '../api.ts';
 import { useSession } from '../context.ts';
 import { CheckboxField, CreateOrEditForm, SelectField, TextField, useForm, numberOrNull, textOrNull, type Values } from '../forms.tsx';
 import { price } from '../format.ts';
@@ -23,6 +24,7 @@ type ProviderField =
   | 'key'
   | 'clearKey'
   | 'timeout'
+  | 'maxConcurrent'
   | 'prompt'
   | 'completion'
   | 'paramsTotal'
@@ -42,6 +44,7 @@ const EMPTY: Values<ProviderField> = {
   key: '',
   clearKey: 'false',
   timeout: '60',
+  maxConcurrent: '',
   prompt: '',
   completion: '',
   paramsTotal: '',
@@ -61,6 +64,7 @@ const PARAMS: Record<string, ProviderField> = {
   url: 'url',
   key: 'key',
   timeout: 'timeout',
+  max_concurrent: 'maxConcurrent',
   'carbon.params_total_b': 'paramsTotal',
   'carbon.params_active_b': 'paramsActive',
   'carbon.zone': 'zone',
@@ -77,6 +81,7 @@ export function ProvidersPage() {
   const session = useSession();
   const [providers, setProviders] = useState<Provider[] | null>(null);
   const [routers, setRouters] = useState<Router[]>([]);
+  const [live, setLive] = useState<RoutingLive | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<Provider | null>(null);
   const form = useForm<ProviderField>('provider', EMPTY);
@@ -106,11 +111,17 @@ export function ProvidersPage() {
   const load = () => show(read());
   /** Says `done` and shows the lists once they have the write (in Kubernetes mode, a moment later). */
   const reload = (done: string) => show(readAfterWrite(session, done, { providers, routers }, read));
+  // Slots in use change by the second: read with the list, and again every few seconds.
+  const readLive = () => session.call<RoutingLive>('GET', '/v1/admin/routing').then(setLive, () => setLive(null));
   useEffect(() => {
     load().then((list) => {
       if (list[0] && !form.values.router) chooseRouter(list[0].name, list);
     });
+    readLive();
+    const timer = setInterval(readLive, 5000);
+    return () => clearInterval(timer);
   }, []);
+  const liveOf = (id: string) => live?.providers.find((p) => p.id === id);
 
   /** Picking a router shows its current prices in the cost fields. */
   const chooseRouter = (name: string, list: readonly Router[] = routers) => {
@@ -132,6 +143,7 @@ export function ProvidersPage() {
       key: '',
       clearKey: 'false',
       timeout: String(p.timeout),
+      maxConcurrent: p.max_concurrent === undefined ? '' : String(p.max_concurrent),
       prompt: router ? price(router.costs.prompt_tokens) : '',
       completion: router ? price(router.costs.completion_tokens) : '',
       paramsTotal: p.carbon?.params_total_b?.toString() ?? '',
@@ -195,7 +207,11 @@ export function ProvidersPage() {
       <LoadError error={error} />
       {providers && providers.length === 0 && <p>No providers yet.</p>}
       {providers && providers.length > 0 && (
-        <ListTable caption="Providers" columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout')]} actions>
+        <ListTable
+          caption="Providers"
+          columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout'), num('Max concurrent'), num('In use')]}
+          actions
+        >
           {providers.map((p) => (
             <tr key={p.id}>
               <th scope="row">{p.id}</th>
@@ -205,6 +221,8 @@ export function ProvidersPage() {
               <td>{p.url ?? '–'}</td>
               <td>{p.has_key ? 'set' : 'not set'}</td>
               <td class="num">{p.timeout} s</td>
+              <td class="num">{p.max_concurrent ?? '∞'}</td>
+              <td class="num">{liveOf(p.id)?.in_use ?? '–'}</td>
               <EditDeleteCell name={p.id} question={`Delete provider "${p.id}"?`} onEdit={() => edit(p)} onDelete={() => remove(p)} />
             </tr>
           ))}
@@ -266,6 +284,13 @@ export function ProvidersPage() {
             />
           )}
           <TextField form={form} name="timeout" label="Timeout (seconds)" inputMode="decimal" required />
+          <TextField
+            form={form}
+            name="maxConcurrent"
+            label="Max concurrent (optional)"
+            inputMode="numeric"
+            hint="Most requests at once (across the fleet in queue mode); 0 closes it; empty is unlimited."
+          />
         </div>
         <div class="row">
           <TextField
@@ -342,6 +367,7 @@ function validate(v: Values<ProviderField>) {
       ? undefined
       : (check(v.url.trim(), URL_REQUIRED.includes(v.type) ? [required, baseUrl] : [baseUrl], !URL_REQUIRED.includes(v.type)) ?? undefined),
     timeout: check(v.timeout, [number(0, 3600, { exclusiveMin: true })]) ?? undefined,
+    maxConcurrent: check(v.maxConcurrent, [integer(0, 1_000_000)], true) ?? undefined,
     prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,
     completion: check(v.completion, [required, decimal(9)]) ?? undefined,
     paramsTotal: check(v.paramsTotal, [number(0, 100_000, { exclusiveMin: true })], true) ?? undefined,
@@ -368,6 +394,7 @@ function providerBody(v: Values<ProviderField>, editing: Provider | null): Recor
     url: simulator ? null : textOrNull(v.url),
     ...(key === undefined ? {} : { key }),
     timeout: Number(v.timeout),
+    max_concurrent: numberOrNull(v.maxConcurrent),
     carbon: carbonSet
       ? {
           params_total_b: numberOrNull(v.paramsTotal),

@@ -1,24 +1,25 @@
-// Routers (admin): the model names users call, their aliases, strategy and prices per million
-// tokens. Create and edit share one form; deleting a router also deletes its providers.
+// Routers (admin): the model names users call, their aliases, strategy, routing mode (and, in
+// queue mode, how many requests wait) and prices per million tokens. Create and edit share one form; deleting a router also deletes its providers.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { segment, type List, type Router } from '../api.ts';
+import { segment, type List, type Router, type RoutingLive } from '../api.ts';
 import { useSession } from '../context.ts';
 import { CreateOrEditForm, SelectField, TextField, useForm, numberOrNull, type Values } from '../forms.tsx';
 import { price } from '../format.ts';
-import { options, ROUTER_TYPES, STRATEGIES } from '../kinds.ts';
+import { options, ROUTER_TYPES, ROUTING_MODES, STRATEGIES } from '../kinds.ts';
 import { readable } from '../messages.ts';
 import { readAfterWrite } from '../read-after-write.ts';
 import { check, decimal, integer, modelName, required } from '../rules.ts';
 import { EditDeleteCell, ListTable, num } from '../components/list-table.tsx';
 import { LoadError } from '../components/notice.tsx';
 
-type RouterField = 'name' | 'type' | 'aliases' | 'strategy' | 'prompt' | 'completion' | 'maxCompletion' | 'maxContext';
+type RouterField = 'name' | 'type' | 'aliases' | 'strategy' | 'mode' | 'prompt' | 'completion' | 'maxCompletion' | 'maxContext';
 
 const EMPTY: Values<RouterField> = {
   name: '',
   type: 'text-generation',
   aliases: '',
   strategy: 'shuffle',
+  mode: '',
   prompt: '0',
   completion: '0',
   maxCompletion: '',
@@ -31,6 +32,7 @@ const PARAMS: Record<string, RouterField> = {
   type: 'type',
   aliases: 'aliases',
   load_balancing_strategy: 'strategy',
+  routing_mode: 'mode',
   'costs.prompt_tokens': 'prompt',
   'costs.completion_tokens': 'completion',
   max_completion_tokens: 'maxCompletion',
@@ -40,6 +42,7 @@ const PARAMS: Record<string, RouterField> = {
 export function RoutersPage() {
   const session = useSession();
   const [routers, setRouters] = useState<Router[] | null>(null);
+  const [live, setLive] = useState<RoutingLive | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
   const form = useForm<RouterField>('router', EMPTY);
@@ -47,9 +50,15 @@ export function RoutersPage() {
 
   const read = () => session.call<List<Router>>('GET', '/v1/admin/routers').then((list) => list.data);
   const load = () => read().then(setRouters, (e) => setError(readable(e)));
+  // Modes and queues change without an edit: read with the list, and again every few seconds.
+  const readLive = () => session.call<RoutingLive>('GET', '/v1/admin/routing').then(setLive, () => setLive(null));
   useEffect(() => {
     load();
+    readLive();
+    const timer = setInterval(readLive, 5000);
+    return () => clearInterval(timer);
   }, []);
+  const liveOf = (name: string) => live?.routers.find((r) => r.name === name);
   /** Says `done` and shows the list once it has the write (in Kubernetes mode, a moment later). */
   const reload = (done: string) => readAfterWrite(session, done, routers, read).then(setRouters, (e) => setError(readable(e)));
 
@@ -60,6 +69,7 @@ export function RoutersPage() {
       type: router.type,
       aliases: router.aliases.join(', '),
       strategy: router.load_balancing_strategy,
+      mode: router.routing_mode ?? '',
       prompt: price(router.costs.prompt_tokens),
       completion: price(router.costs.completion_tokens),
       maxCompletion: router.max_completion_tokens === null ? '' : String(router.max_completion_tokens),
@@ -80,6 +90,8 @@ export function RoutersPage() {
           type: v.type,
           aliases: splitList(v.aliases),
           load_balancing_strategy: v.strategy,
+          // '' leaves the mode to the gateway's setting (null removes one set before).
+          routing_mode: v.mode === '' ? null : v.mode,
           costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim() },
           max_completion_tokens: numberOrNull(v.maxCompletion),
           max_context_length: Number(v.maxContext),
@@ -94,6 +106,7 @@ export function RoutersPage() {
         }
         stopEditing();
         await reload(done);
+        readLive();
       },
       PARAMS,
     );
@@ -117,7 +130,17 @@ export function RoutersPage() {
       {routers && routers.length > 0 && (
         <ListTable
           caption="Routers"
-          columns={['Name', 'Type', 'Aliases', 'Strategy', num('Prompt / 1M'), num('Completion / 1M'), num('Providers')]}
+          columns={[
+            'Name',
+            'Type',
+            'Aliases',
+            'Strategy',
+            'Mode',
+            num('Waiting'),
+            num('Prompt / 1M'),
+            num('Completion / 1M'),
+            num('Providers'),
+          ]}
           actions
         >
           {routers.map((r) => (
@@ -126,6 +149,8 @@ export function RoutersPage() {
               <td>{r.type}</td>
               <td>{r.aliases.join(', ') || '–'}</td>
               <td>{r.load_balancing_strategy}</td>
+              <td>{liveOf(r.name)?.routing_mode ?? r.routing_mode ?? '–'}</td>
+              <td class="num">{liveOf(r.name)?.queue_depth ?? '–'}</td>
               <td class="num">{price(r.costs.prompt_tokens)}</td>
               <td class="num">{price(r.costs.completion_tokens)}</td>
               <td class="num">{r.providers.length}</td>
@@ -151,6 +176,13 @@ export function RoutersPage() {
           />
           <SelectField form={form} name="type" label="Type" required options={options(ROUTER_TYPES)} />
           <SelectField form={form} name="strategy" label="Load balancing strategy" options={options(STRATEGIES)} />
+          <SelectField
+            form={form}
+            name="mode"
+            label="Routing mode"
+            options={[['', "the gateway's setting"], ...options(ROUTING_MODES)]}
+            hint="queue: router workers choose, fleet-wide, within each provider's max concurrent."
+          />
         </div>
         <TextField form={form} name="aliases" label="Aliases" hint="Other names that call this router, separated by commas." />
         <div class="row">
