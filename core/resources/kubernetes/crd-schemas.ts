@@ -272,7 +272,10 @@ export const GatewayUserSpec = z
         'Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.',
       ),
     // No default here: the server would write `priority: 0` into every GatewayUser.
-    priority: UserSpec.shape.priority.unwrap().optional().describe(`${UserSpec.shape.priority.description ?? ''} Absent: 0.`),
+    priority: UserSpec.shape.priority
+      .unwrap()
+      .optional()
+      .describe(`${UserSpec.shape.priority.description ?? ''} Absent: 0.`),
     rateLimits: RateLimits.optional().describe("Replaces the routers' rate limits for this user. Absent: each router's own apply."),
     apiKeySecret: z
       .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })

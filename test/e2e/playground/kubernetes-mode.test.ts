@@ -169,7 +169,15 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       .getByRole('cell')
       .allTextContents();
     // Type, aliases, strategy, routing mode (the gateways' default) and waiting requests (none: local mode), prices.
-    assert.deepEqual(cells.slice(0, 7), ['text-generation', 'team, team-gpt', 'round_robin', 'local', '–', PROMPT_PRICE_AT_CREATION, COMPLETION_PRICE]);
+    assert.deepEqual(cells.slice(0, 7), [
+      'text-generation',
+      'team, team-gpt',
+      'round_robin',
+      'local',
+      '–',
+      PROMPT_PRICE_AT_CREATION,
+      COMPLETION_PRICE,
+    ]);
     await screenshot(page, 'routers', 'kubernetes');
   });
 

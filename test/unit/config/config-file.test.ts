@@ -375,7 +375,7 @@ describe('configuration errors', () => {
     {
       name: 'an unknown load-balancing strategy',
       yaml: `models:\n${simulated('a', '    load_balancing_strategy: fastest\n')}`,
-      lines: ['models[0].load_balancing_strategy: Invalid option: expected one of "shuffle"|"round_robin"|"least_busy"'],
+      lines: ['models[0].load_balancing_strategy: Invalid option: expected one of "shuffle"|"round_robin"|"least_busy"|"lowest_latency"'],
     },
   ];
   for (const { name, yaml, lines } of cases) {

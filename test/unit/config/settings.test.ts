@@ -35,6 +35,13 @@ describe('readSettings', () => {
       failOpen: false,
       usageRetentionDays: 30,
       reservationTtlSeconds: 900,
+      routingMode: 'local',
+      routerWorkers: 0,
+      queueWhenRedisDown: 'local',
+      queueMaxWaitSeconds: 30,
+      queueMaxWaiting: 1000,
+      queueAgingSeconds: 2,
+      queueSlotTtlSeconds: 30,
       leaseRequests: 32,
       promptRatioSyncSeconds: 5,
       redisCommandTimeoutMs: 1000,
@@ -66,6 +73,13 @@ describe('readSettings', () => {
     leaseRequests: { text: '0', parsed: 0 },
     promptRatioSyncSeconds: { text: '0.5', parsed: 0.5 },
     redisCommandTimeoutMs: { text: '250', parsed: 250 },
+    routingMode: { text: 'queue', parsed: 'queue' },
+    routerWorkers: { text: '2', parsed: 2 },
+    queueWhenRedisDown: { text: 'refuse', parsed: 'refuse' },
+    queueMaxWaitSeconds: { text: '2.5', parsed: 2.5 },
+    queueMaxWaiting: { text: '50', parsed: 50 },
+    queueAgingSeconds: { text: '0.5', parsed: 0.5 },
+    queueSlotTtlSeconds: { text: '10', parsed: 10 },
     maxKeysPerUser: { text: '5', parsed: 5 },
     playground: { text: 'false', parsed: false },
     kubernetes: { text: 'true', parsed: true },
@@ -85,13 +99,26 @@ describe('readSettings', () => {
         assert.equal(readSettings({}, { ...KUBERNETES_NEEDS_ENV, [option.env]: text })[option.key], parsed);
         return;
       }
-      assert.equal(readSettings(CONFIG, { [option.env]: text })[option.key], option.key === 'config' ? 'tollgate.yaml' : parsed);
+      // Router workers in the gateway take requests from the queues in Redis.
+      const needs = option.key === 'routerWorkers' ? { TOLLGATE_REDIS_URL: 'redis://127.0.0.1:6379' } : {};
+      assert.equal(readSettings(CONFIG, { ...needs, [option.env]: text })[option.key], option.key === 'config' ? 'tollgate.yaml' : parsed);
       assert.equal(
-        readSettings({}, { ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key],
+        readSettings({}, { ...needs, ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key],
         parsed,
       );
     });
   }
+
+  test('router workers in the gateway need Redis, and say so', () => {
+    assert.throws(
+      () => readSettings(CONFIG, { TOLLGATE_ROUTER_WORKERS: '1' }),
+      (error: Error) =>
+        error instanceof SettingsError &&
+        error.message.includes(
+          '--router-workers (TOLLGATE_ROUTER_WORKERS): needs --redis-url: router workers take requests from the queues in Redis',
+        ),
+    );
+  });
 
   test('a flag wins over its environment variable', () => {
     const settings = readSettings(

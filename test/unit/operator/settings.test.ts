@@ -22,6 +22,7 @@ describe('readOperatorSettings', () => {
     assert.deepEqual(readOperatorSettings({}, { ...NEEDS, KUBECONFIG: '/k/config' }, HOST), {
       namespace: 'tollgate',
       routingConfigMap: 'tollgate-routing',
+      routingMode: 'local',
       providerKeysSecret: 'tollgate-provider-keys',
       leaseNamespace: 'tollgate',
       leaseName: 'tollgate-operator',

@@ -31,3 +31,29 @@ test('shuffle takes any candidate, as the random number says', () => {
   assert.equal(STRATEGY_PICKS.shuffle(router, [a, b], () => 0).name, 'a');
   assert.equal(STRATEGY_PICKS.shuffle(router, [a, b], () => 0.75).name, 'b');
 });
+
+test('lowest_latency takes the fastest first token; one never measured is tried first; equally fast ones share by load', () => {
+  const [fast, slow, fresh] = [provider('fast'), provider('slow'), provider('fresh')];
+  for (let i = 0; i < 5; i++) {
+    fast.state.recordTtft(40);
+    slow.state.recordTtft(400);
+  }
+  const router = { providers: [fast, slow, fresh], cursor: { next: 0 } };
+  // 0.5: no probe (the probe share is 5%).
+  assert.equal(STRATEGY_PICKS.lowest_latency(router, [fast, slow], () => 0.5).name, 'fast');
+  assert.equal(STRATEGY_PICKS.lowest_latency(router, [fast, slow, fresh], () => 0.5).name, 'fresh');
+  // Within a quarter of the fastest: the one with fewer requests in flight.
+  const close = provider('close', 0);
+  for (let i = 0; i < 5; i++) close.state.recordTtft(45);
+  fast.state.inFlight = 3;
+  assert.equal(STRATEGY_PICKS.lowest_latency(router, [fast, close, slow], () => 0.5).name, 'close');
+});
+
+test('lowest_latency sends a small share of probes elsewhere, so a provider that recovered is measured again', () => {
+  const [fast, slow] = [provider('fast'), provider('slow')];
+  fast.state.recordTtft(40);
+  slow.state.recordTtft(400);
+  const router = { providers: [fast, slow], cursor: { next: 0 } };
+  const draws = [0.01, 0.99];
+  assert.equal(STRATEGY_PICKS.lowest_latency(router, [fast, slow], () => draws.shift()!).name, 'slow');
+});

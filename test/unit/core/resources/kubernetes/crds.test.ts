@@ -97,6 +97,8 @@ describe('CRD shape', () => {
     ModelRouter: [
       ['Type', '.spec.type'],
       ['Strategy', '.spec.loadBalancingStrategy'],
+      ['Mode', '.status.routingMode'],
+      ['Queue', '.status.queueDepth'],
       ['Providers-Ready', '.status.providers.ready'],
       ['Providers-Total', '.status.providers.total'],
       ['Ready', '.status.conditions[?(@.type=="Ready")].status'],
@@ -110,6 +112,7 @@ describe('CRD shape', () => {
       ['Ready', '.status.conditions[?(@.type=="Ready")].status'],
       ['Age', '.metadata.creationTimestamp'],
       ['URL', '.spec.url'],
+      ['Max-Concurrent', '.spec.maxConcurrent'],
     ],
     GatewayUser: [
       ['Budget', '.spec.budget'],
@@ -119,6 +122,7 @@ describe('CRD shape', () => {
       ['Age', '.metadata.creationTimestamp'],
       ['Period', '.spec.budgetPeriod'],
       ['Role', '.spec.role'],
+      ['Priority', '.spec.priority'],
     ],
   };
   for (const [kind, expectedColumns] of Object.entries(columns)) {

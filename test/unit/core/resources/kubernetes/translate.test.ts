@@ -261,7 +261,16 @@ describe('userFromCR', () => {
     {
       name: "nothing set: a user named after the object, unlimited, all routers, the routers' rate limits",
       cr: cr('alice', {}),
-      expected: { id: 'alice', name: 'alice', role: 'user', budget: null, budget_period: null, allowed_routers: null, rate_limits: null },
+      expected: {
+        id: 'alice',
+        name: 'alice',
+        role: 'user',
+        budget: null,
+        budget_period: null,
+        allowed_routers: null,
+        priority: 0,
+        rate_limits: null,
+      },
     },
     {
       name: "every field; the budget string becomes the gateway's money",
@@ -272,6 +281,7 @@ describe('userFromCR', () => {
         budgetPeriod: 'monthly',
         allowedRouters: ['meta-llama/Llama-3.1-8B'],
         rateLimits: { tokensPerMinute: 10_000 },
+        priority: -3,
         apiKeySecret: { name: 'alice-key' },
       }),
       expected: {
@@ -281,13 +291,23 @@ describe('userFromCR', () => {
         budget: '25.5',
         budget_period: 'monthly',
         allowed_routers: ['meta-llama/Llama-3.1-8B'],
+        priority: -3,
         rate_limits: { tokens_per_minute: 10_000 },
       },
     },
     {
       name: 'an empty list of routers allows none',
       cr: cr('bob', { allowedRouters: [] }),
-      expected: { id: 'bob', name: 'bob', role: 'user', budget: null, budget_period: null, allowed_routers: [], rate_limits: null },
+      expected: {
+        id: 'bob',
+        name: 'bob',
+        role: 'user',
+        budget: null,
+        budget_period: null,
+        allowed_routers: [],
+        priority: 0,
+        rate_limits: null,
+      },
     },
     {
       name: 'a negative budget is refused',
