@@ -76,6 +76,12 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runIdleRss({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--queue')) {
+    // Queue mode (issue 15): added latency over local mode, a worker's assignments per second, an LLM-shaped run: bench/queue/.
+    const { runQueue } = await import('./queue/run-queue.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runQueue({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');

@@ -6,11 +6,14 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { settingsTable } from '../core/settings.ts';
 import { GATEWAY_SETTINGS } from '../gateway/config/settings.ts';
 import { OPERATOR_SETTINGS } from '../operator/settings.ts';
+import { WORKER_SETTINGS } from '../gateway/config/worker-settings.ts';
 
 export const SETTINGS_TABLES = [
   { page: 'docs/configuration.md', name: 'gateway', table: () => settingsTable(GATEWAY_SETTINGS) },
   { page: 'docs/kubernetes.md', name: 'gateway-kubernetes', table: () => settingsTable(GATEWAY_SETTINGS, 'kubernetes') },
   { page: 'docs/kubernetes.md', name: 'operator', table: () => settingsTable(OPERATOR_SETTINGS) },
+  { page: 'docs/routing-modes.md', name: 'gateway-queue', table: () => settingsTable(GATEWAY_SETTINGS, 'queue') },
+  { page: 'docs/routing-modes.md', name: 'router-worker', table: () => settingsTable(WORKER_SETTINGS) },
 ] as const;
 
 /** The page with the table named `name` replaced; throws when the page lacks its markers. */

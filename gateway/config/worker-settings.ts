@@ -61,7 +61,12 @@ export const WORKER_SETTINGS = {
     help: 'port of /metrics, /healthz and /readyz',
   },
   logLevel: LOG_LEVEL_SETTING,
-  redisCommandTimeoutMs,
+  redisCommandTimeoutMs: {
+    schema: redisCommandTimeoutMs.schema,
+    value: redisCommandTimeoutMs.value,
+    env: redisCommandTimeoutMs.env,
+    help: 'a Redis command not answered within this time fails, and the worker tries again (a blocking read waits its block time more)',
+  },
   kubernetes: { ...kubernetes, help: 'Kubernetes mode: routers from the routing ConfigMap the operator writes (needs --namespace)' },
   namespace,
   routingConfigMap,

@@ -49,8 +49,9 @@ export class QueuePlacer implements Placer {
     this.#events = options.events ?? {};
   }
 
-  /** The mode a router is served in. */
+  /** The mode a router is served in: without Redis (no client), every router is local. */
   modeOf(router: RouterRoute): RoutingMode {
+    if (!this.#client) return 'local';
     return router.spec.routing_mode ?? this.#defaults.mode;
   }
 
