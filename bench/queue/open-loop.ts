@@ -28,7 +28,12 @@ const pending: Promise<void>[] = [];
 
 async function one(dueAt: number, measured: boolean): Promise<void> {
   try {
-    const { statusCode, body: answer } = await pool.request({ path: `${target.pathname.replace(/\/$/, '')}/v1/chat/completions`, method: 'POST', headers, body });
+    const { statusCode, body: answer } = await pool.request({
+      path: `${target.pathname.replace(/\/$/, '')}/v1/chat/completions`,
+      method: 'POST',
+      headers,
+      body,
+    });
     await answer.text();
     if (!measured) return;
     if (statusCode === 200) {

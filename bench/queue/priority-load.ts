@@ -61,7 +61,10 @@ const at = (values: number[], q: number) => (values.length ? values[Math.min(val
 const summary = Object.fromEntries(
   [...tallies].map(([priority, tally]) => {
     const waits = tally.waits.sort((a, b) => a - b);
-    return [priority, { ok: tally.ok, refused: tally.refused, failed: tally.failed, p50WaitMs: at(waits, 0.5), p99WaitMs: at(waits, 0.99) }];
+    return [
+      priority,
+      { ok: tally.ok, refused: tally.refused, failed: tally.failed, p50WaitMs: at(waits, 0.5), p99WaitMs: at(waits, 0.99) },
+    ];
   }),
 );
 process.stdout.write(`${JSON.stringify(summary)}\n`);

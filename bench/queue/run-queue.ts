@@ -43,7 +43,16 @@ const SETTINGS = {
   llmWarmupSeconds: positive('BENCH_QUEUE_LLM_WARMUP_SECONDS', 15),
   llmSeconds: positive('BENCH_QUEUE_LLM_SECONDS', 60),
 };
-const DEFAULTS = { rate: 300, warmupSeconds: 15, seconds: 10, rounds: 3, floodEntries: 20_000, clients: 200, llmWarmupSeconds: 15, llmSeconds: 60 };
+const DEFAULTS = {
+  rate: 300,
+  warmupSeconds: 15,
+  seconds: 10,
+  rounds: 3,
+  floodEntries: 20_000,
+  clients: 200,
+  llmWarmupSeconds: 15,
+  llmSeconds: 60,
+};
 const CAP = 8;
 const PRIORITIES = [-5, 0, 5] as const;
 
@@ -68,27 +77,57 @@ export async function runQueue(helpers: QueueHelpers): Promise<void> {
   const redis = await startRedis(redisServer, loadCore, join(scratch, 'redis-server.log'));
   const client = new Redis(redis.url);
   const zeroPort = await freePort();
-  const zero = startPinned('zero-latency upstream', loadCore, node, [join(root, 'bench/upstream-node.ts'), String(zeroPort), String(await freePort())], join(scratch, 'upstream.log'));
+  const zero = startPinned(
+    'zero-latency upstream',
+    loadCore,
+    node,
+    [join(root, 'bench/upstream-node.ts'), String(zeroPort), String(await freePort())],
+    join(scratch, 'upstream.log'),
+  );
   await waitForPort(zeroPort, zero);
   const slowPorts = [await freePort(), await freePort()];
   for (const [i, port] of slowPorts.entries()) {
-    const slow = startPinned(`slow upstream ${i}`, loadCore, node, [join(root, 'bench/queue/slow-upstream.ts'), String(port), '1000', '2000'], join(scratch, `slow-${i}.log`));
+    const slow = startPinned(
+      `slow upstream ${i}`,
+      loadCore,
+      node,
+      [join(root, 'bench/queue/slow-upstream.ts'), String(port), '1000', '2000'],
+      join(scratch, `slow-${i}.log`),
+    );
     await waitForPort(port, slow);
   }
   const keys = Object.fromEntries(PRIORITIES.map((p) => [p, `tg-${randomBytes(32).toString('base64url')}`])) as Record<number, string>;
   const config = join(scratch, 'gateway.yaml');
   await writeFile(config, JSON.stringify(gatewayConfig(`http://127.0.0.1:${zeroPort}`, slowPorts, keys)));
   const port = await freePort();
-  const gateway = startPinned('gateway', serverCore, node, [...gatewayArgs(root, config, port, redis.url), '--router-workers', '1'], join(scratch, 'gateway.log'), {
-    ...process.env,
-    NODE_ENV: 'production',
-  });
+  const gateway = startPinned(
+    'gateway',
+    serverCore,
+    node,
+    [...gatewayArgs(root, config, port, redis.url), '--router-workers', '1'],
+    join(scratch, 'gateway.log'),
+    {
+      ...process.env,
+      NODE_ENV: 'production',
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   await helpers.waitReady(`${url}/readyz`, gateway);
   const openLoop = async (model: string, warmup: number, seconds: number) => {
     const { stdout } = await execFileP(
       'taskset',
-      ['-c', String(loadCore), node, join(root, 'bench/queue/open-loop.ts'), url, model, String(SETTINGS.rate), String(warmup), String(seconds), keys[0]!],
+      [
+        '-c',
+        String(loadCore),
+        node,
+        join(root, 'bench/queue/open-loop.ts'),
+        url,
+        model,
+        String(SETTINGS.rate),
+        String(warmup),
+        String(seconds),
+        keys[0]!,
+      ],
       { maxBuffer: 1 << 20 },
     );
     return JSON.parse(stdout.trim().split('\n').at(-1)!) as { sent: number; ok: number; failed: number; p50Ms: number; p99Ms: number };
@@ -107,7 +146,9 @@ export async function runQueue(helpers: QueueHelpers): Promise<void> {
   }
 
   // 3. The LLM-shaped run, on the same gateway.
-  log(`3. LLM-shaped: ${SETTINGS.clients} clients of priorities ${PRIORITIES.join(', ')}, two providers capped at ${CAP}, answers of 1-2 s`);
+  log(
+    `3. LLM-shaped: ${SETTINGS.clients} clients of priorities ${PRIORITIES.join(', ')}, two providers capped at ${CAP}, answers of 1-2 s`,
+  );
   for (const p of slowPorts) await fetch(`http://127.0.0.1:${p}/stats/reset`);
   const samples: number[][] = [[], []];
   let sampling = true;
@@ -138,8 +179,13 @@ export async function runQueue(helpers: QueueHelpers): Promise<void> {
   );
   sampling = false;
   await sampler;
-  const byPriority = JSON.parse(llmOut.trim().split('\n').at(-1)!) as Record<string, { ok: number; refused: number; failed: number; p50WaitMs: number; p99WaitMs: number }>;
-  const upstreamStats = await Promise.all(slowPorts.map(async (p) => (await (await fetch(`http://127.0.0.1:${p}/stats`)).json()) as { peak: number; served: number }));
+  const byPriority = JSON.parse(llmOut.trim().split('\n').at(-1)!) as Record<
+    string,
+    { ok: number; refused: number; failed: number; p50WaitMs: number; p99WaitMs: number }
+  >;
+  const upstreamStats = await Promise.all(
+    slowPorts.map(async (p) => (await (await fetch(`http://127.0.0.1:${p}/stats`)).json()) as { peak: number; served: number }),
+  );
   await stop(gateway);
 
   // 2. Assignments per second of one worker on one core: entries added at once, drained.
@@ -149,7 +195,18 @@ export async function runQueue(helpers: QueueHelpers): Promise<void> {
     'router worker',
     serverCore,
     node,
-    [join(root, 'bin/tollgate.ts'), 'router-worker', '--redis-url', redis.url, '--routers', 'bench-flood', '--port', String(workerPort), '--log-level', 'warn'],
+    [
+      join(root, 'bin/tollgate.ts'),
+      'router-worker',
+      '--redis-url',
+      redis.url,
+      '--routers',
+      'bench-flood',
+      '--port',
+      String(workerPort),
+      '--log-level',
+      'warn',
+    ],
     join(scratch, 'worker.log'),
   );
   await helpers.waitReady(`http://127.0.0.1:${workerPort}/readyz`, worker);
@@ -157,7 +214,28 @@ export async function runQueue(helpers: QueueHelpers): Promise<void> {
   const stream = queueKeys.stream('bench-flood');
   const pipeline = client.pipeline();
   for (let i = 0; i < SETTINGS.floodEntries; i++) {
-    pipeline.xadd(stream, '*', 'id', `flood.${i}`, 'gw', 'bench-nobody', 'ep', 'chat', 'pr', 0, 'mw', 600_000, 'ag', 0, 'mq', 1_000_000, 'ex', '', 'st', 600_000);
+    pipeline.xadd(
+      stream,
+      '*',
+      'id',
+      `flood.${i}`,
+      'gw',
+      'bench-nobody',
+      'ep',
+      'chat',
+      'pr',
+      0,
+      'mw',
+      600_000,
+      'ag',
+      0,
+      'mq',
+      1_000_000,
+      'ex',
+      '',
+      'st',
+      600_000,
+    );
   }
   const before = await cpuSnapshot();
   const t0 = performance.now();

@@ -2,8 +2,9 @@
 // benchmark (bench/kubernetes.ts): a control plane with crds/ and the RBAC of charts/tollgate
 // applied as admin, one Redis, N operator processes authenticated as the tollgate-operator
 // service account and M gateway processes in Kubernetes mode authenticated as the
-// tollgate-gateway service account (each bound only to the rules the chart renders), all sharing
-// the Redis. The gateways get one bootstrap admin key, so a probe can call them before any
+// tollgate-gateway service account, and optionally router worker processes (queue mode) as the
+// tollgate-router-worker one (each bound only to the rules the chart renders), all sharing the
+// Redis. The gateways get one bootstrap admin key, so a probe can call them before any
 // GatewayUser exists.
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +12,7 @@ import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../../../core/kubernetes/kube-client.ts';
 import { decodeSnapshot } from '../../../core/kubernetes/snapshot-configmap.ts';
 import type { Snapshot } from '../../../core/resources/snapshot.ts';
-import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { startGatewayProcess, startWorkerProcess, type GatewayProcess } from '../../support/gateway-process.ts';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { applyChartRbac } from './chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
@@ -21,6 +22,7 @@ import { getObject } from './poll.ts';
 export const NAMESPACE = 'tollgate';
 export const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:tollgate-operator`;
 export const GATEWAY_USER = `system:serviceaccount:${NAMESPACE}:tollgate-gateway`;
+export const WORKER_USER = `system:serviceaccount:${NAMESPACE}:tollgate-router-worker`;
 export const repoPath = (relative: string) => fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
 
 export interface NamedOperator extends OperatorProcess {
@@ -35,6 +37,8 @@ export interface System {
   readonly admin: KubeClient;
   readonly operators: NamedOperator[];
   readonly gateways: GatewayProcess[];
+  /** Router worker processes (queue mode), as the tollgate-router-worker service account. */
+  readonly workers: GatewayProcess[];
   /** The gateways' bootstrap admin key (role admin in Redis): a probe that needs no GatewayUser. */
   readonly adminKey: string;
   /** kubectl as admin. */
@@ -50,18 +54,21 @@ export interface System {
 export interface SystemOptions {
   operators?: number;
   gateways?: number;
+  /** Router worker processes; none by default. */
+  workers?: number;
 }
 
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
-  const plane = await startControlPlane({ tokens: { operator: OPERATOR_USER, gateway: GATEWAY_USER } });
+  const plane = await startControlPlane({ tokens: { operator: OPERATOR_USER, gateway: GATEWAY_USER, worker: WORKER_USER } });
   let redis: RunningRedis | undefined;
   const operators: NamedOperator[] = [];
   const gateways: GatewayProcess[] = [];
+  const workers: GatewayProcess[] = [];
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await Promise.all(gateways.map((gateway) => gateway.stop()));
+    await Promise.all([...gateways, ...workers].map((process) => process.stop()));
     await Promise.all(operators.map((operator) => operator.kill()));
     await redis?.stop();
     await plane.stop();
@@ -78,7 +85,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       'crd/modelproviders.tollgate.dev',
       'crd/gatewayusers.tollgate.dev',
     ]);
-    await applyChartRbac(plane, [OPERATOR_USER, GATEWAY_USER]);
+    await applyChartRbac(plane, [OPERATOR_USER, GATEWAY_USER, WORKER_USER]);
     const admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
 
     for (let i = 0; i < (options.operators ?? 2); i++) {
@@ -124,6 +131,20 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       );
     }
 
+    for (let i = 0; i < (options.workers ?? 0); i++) {
+      workers.push(
+        await startWorkerProcess([
+          '--kubernetes',
+          '--namespace',
+          NAMESPACE,
+          '--redis-url',
+          redis.url,
+          '--kubeconfig',
+          plane.external ? plane.kubeconfig() : plane.kubeconfig('worker'),
+        ]),
+      );
+    }
+
     const snapshot = async () => {
       const configMap = await getObject<{
         metadata: { annotations?: Record<string, string> };
@@ -156,7 +177,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       }
       await sleep(200);
     }
-    return { plane, redis, admin, operators, gateways, adminKey, kubectl, snapshot, leaseHolder, stop };
+    return { plane, redis, admin, operators, gateways, workers, adminKey, kubectl, snapshot, leaseHolder, stop };
   } catch (error) {
     await stop();
     throw error;
