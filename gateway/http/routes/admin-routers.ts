@@ -93,6 +93,9 @@ function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]) {
     name: spec.name,
     type: spec.type,
     load_balancing_strategy: spec.load_balancing_strategy,
+    // null: the gateway's --routing-mode (GET /v1/admin/routing says which applies).
+    routing_mode: spec.routing_mode ?? null,
+    queue: spec.queue ?? null,
     aliases: spec.aliases,
     costs: { prompt_tokens: Number(spec.costs.prompt_tokens), completion_tokens: Number(spec.costs.completion_tokens) },
     costs_unit: 'per_million_tokens',

@@ -84,8 +84,8 @@ export interface Router {
   readonly costs: { readonly prompt_tokens: number; readonly completion_tokens: number };
   readonly max_context_length: number;
   readonly max_completion_tokens: number | null;
-  /** Absent: the gateway's --routing-mode. */
-  readonly routing_mode?: 'local' | 'queue';
+  /** null: the gateway's --routing-mode. */
+  readonly routing_mode: 'local' | 'queue' | null;
   readonly providers: string[];
 }
 

@@ -30,7 +30,7 @@ export const integer =
   (min: number, max: number): Rule =>
   (v) => {
     const n = Number(v);
-    return /^\d+$/.test(v.trim()) && n >= min && n <= max ? null : `A whole number from ${min} to ${max.toLocaleString('en-US')}.`;
+    return /^-?\d+$/.test(v.trim()) && n >= min && n <= max ? null : `A whole number from ${min} to ${max.toLocaleString('en-US')}.`;
   };
 
 export const number =

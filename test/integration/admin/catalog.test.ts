@@ -48,6 +48,8 @@ describe('routers', () => {
       name: 'r-basic',
       type: 'text-generation',
       load_balancing_strategy: 'shuffle',
+      routing_mode: null,
+      queue: null,
       aliases: ['r-basic-alias'],
       costs: { prompt_tokens: 0.15, completion_tokens: 0.6 },
       costs_unit: 'per_million_tokens',

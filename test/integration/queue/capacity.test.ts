@@ -79,3 +79,53 @@ describe('queue mode on two gateways with a worker each', () => {
     }
   });
 });
+
+describe('the admin API in queue mode', () => {
+  test("GET /v1/admin/routing shows the mode, the fleet-wide queue and each provider's capacity and use; admins only", async () => {
+    const gw = gateways[0]!;
+    const live = await gw.get('/v1/admin/routing');
+    assert.equal(live.status, 200);
+    assert.deepEqual(live.body.routers, [{ name: 'chat', routing_mode: 'queue', queue_depth: 0 }]);
+    const providers = live.body.providers as {
+      id: string;
+      max_concurrent: number;
+      in_use: number;
+      ttft_ms: number | null;
+      error_rate: number;
+    }[];
+    assert.deepEqual(
+      providers.map((p) => [p.id, p.max_concurrent, p.in_use]),
+      [
+        ['pa', 5, 0],
+        ['pb', 5, 0],
+      ],
+    );
+    for (const provider of providers) {
+      assert.ok(
+        typeof provider.ttft_ms === 'number' && provider.ttft_ms >= 40,
+        `ttft of ${provider.id}: ${provider.ttft_ms} (the backends take 40 ms)`,
+      );
+      assert.equal(provider.error_rate, 0);
+    }
+    assert.equal((await gw.get('/v1/admin/routing', { authorization: `Bearer ${key}` })).status, 403);
+  });
+
+  test('bad queue fields are refused with 400 naming the field, and nothing changes', async () => {
+    const gw = gateways[0]!;
+    const badMode = await gw.post('/v1/admin/routers', { name: 'bad', type: 'text-generation', routing_mode: 'fastest' });
+    assert.equal(badMode.status, 400);
+    assert.equal(badMode.body.error.param, 'routing_mode');
+    const badWait = await gw.post('/v1/admin/routers', { name: 'bad', type: 'text-generation', queue: { max_wait_seconds: 0 } });
+    assert.equal(badWait.status, 400);
+    assert.equal(badWait.body.error.param, 'queue.max_wait_seconds');
+    const badCap = await gw.patch('/v1/admin/providers/pa', { max_concurrent: -1 });
+    assert.equal(badCap.status, 400);
+    assert.equal(badCap.body.error.param, 'max_concurrent');
+    const badPriority = await gw.patch('/v1/admin/users/app', { priority: 11 });
+    assert.equal(badPriority.status, 400);
+    assert.equal(badPriority.body.error.param, 'priority');
+    assert.equal((await gw.get('/v1/admin/providers/pa')).body.max_concurrent, 5);
+    assert.equal((await gw.get('/v1/admin/users/app')).body.priority, 0);
+    assert.equal((await gw.get('/v1/admin/routers/bad')).status, 404);
+  });
+});
