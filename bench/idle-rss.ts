@@ -9,7 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LlmHelpers } from './llm/run-llm.ts';
+import type { BenchHelpers } from './run-shape.ts';
 import { startPinned, stop, type Child, gatewayArgs } from './processes.ts';
 import { median, prependSection } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
@@ -37,7 +37,7 @@ async function idleRss(child: Child): Promise<{ median: number; min: number; max
   return { median: median(samples)!, min: Math.min(...samples), max: Math.max(...samples) };
 }
 
-export async function runIdleRss(helpers: LlmHelpers): Promise<void> {
+export async function runIdleRss(helpers: BenchHelpers): Promise<void> {
   const { root, node, log } = helpers;
   const started = new Date();
   const machine = await describeMachine(ensureTools());

@@ -18,6 +18,7 @@ import { installCleanup, peakRssKiB, startPinned, stopAll, waitForPort, wasInter
 import { startRedis, type RedisInstance } from './redis.ts';
 import { median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
+import { positive } from './run-shape.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = join(ROOT, 'bench');
@@ -58,12 +59,6 @@ const describeNoise = (use: { otherPercent: number | undefined; stealPercent: nu
   `other processes ${percent(use.otherPercent)} of a core, steal ${percent(use.stealPercent)}`;
 /** The most the whole run waits for quiet, in seconds, so that it stays within ~13 minutes. */
 const QUIET_WAIT_BUDGET_SECONDS = 120;
-
-function positive(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const percent = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)}%`);

@@ -8,24 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuSnapshot, cpuUse, otherLoad, type CpuSnapshot, type CpuUse } from '../cpu.ts';
-import { peakRssKiB, startPinned, stopAll, waitForPort, type Child, gatewayArgs } from '../processes.ts';
+import { peakRssKiB, startPinned, stopAll, waitForPort, gatewayArgs } from '../processes.ts';
 import { startRedis, type RedisInstance } from '../redis.ts';
 import { median, prependSection } from '../report.ts';
+import { positive, type BenchHelpers } from '../run-shape.ts';
 import { describeMachine, freePort, which } from '../system.ts';
-
-export interface LlmHelpers {
-  readonly root: string;
-  readonly node: string;
-  readonly gitRevision: () => Promise<string>;
-  readonly waitReady: (url: string, child: Child) => Promise<void>;
-  readonly log: (line: string) => void;
-}
-
-function positive(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
 
 /** The shape of the run; BENCH_LLM_* change it for a trial, and the results then say so. */
 const SETTINGS = {
@@ -90,7 +77,7 @@ const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${val
 const msText = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : `${Math.round(value)} ms`);
 const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(0)} MiB`);
 
-export async function runLlm(helpers: LlmHelpers): Promise<void> {
+export async function runLlm(helpers: BenchHelpers): Promise<void> {
   const { root, node, log } = helpers;
   const started = new Date();
   // Neither nginx nor wrk here: the upstream and the load generator are Node processes.

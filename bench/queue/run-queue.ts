@@ -13,25 +13,12 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { cpuSnapshot, cpuUse } from '../cpu.ts';
-import { gatewayArgs, startPinned, stop, stopAll, waitForPort, type Child } from '../processes.ts';
+import { gatewayArgs, startPinned, stop, stopAll, waitForPort } from '../processes.ts';
 import { startRedis } from '../redis.ts';
 import { median, prependSection } from '../report.ts';
+import { positive, type BenchHelpers } from '../run-shape.ts';
 import { describeMachine, freePort, which } from '../system.ts';
 import { queueKeys } from '../../core/store/redis/queue-keys.ts';
-
-export interface QueueHelpers {
-  readonly root: string;
-  readonly node: string;
-  readonly gitRevision: () => Promise<string>;
-  readonly waitReady: (url: string, child: Child) => Promise<void>;
-  readonly log: (line: string) => void;
-}
-
-function positive(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
 
 const SETTINGS = {
   rate: positive('BENCH_QUEUE_RATE', 300),
@@ -58,7 +45,7 @@ const PRIORITIES = [-5, 0, 5] as const;
 
 const execFileP = promisify(execFile);
 
-export async function runQueue(helpers: QueueHelpers): Promise<void> {
+export async function runQueue(helpers: BenchHelpers): Promise<void> {
   const { root, node, log } = helpers;
   const started = new Date();
   if (!which('taskset')) throw new Error('taskset (util-linux) is required to pin processes to cores');

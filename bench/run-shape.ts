@@ -1,0 +1,21 @@
+// What every benchmark of `npm run bench` shares: the shape of a run read from BENCH_*
+// variables, and what the entry (bench/run.ts) hands to the benchmarks that run apart (--llm,
+// --queue, --idle-rss).
+import type { Child } from './processes.ts';
+
+/** A positive integer from the environment variable `name`, or `fallback`; anything else stops the run. */
+export function positive(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+/** What bench/run.ts gives a benchmark that runs on its own. */
+export interface BenchHelpers {
+  readonly root: string;
+  /** The Node binary the processes under test run on (the project's pinned one when installed). */
+  readonly node: string;
+  readonly gitRevision: () => Promise<string>;
+  readonly waitReady: (url: string, child: Child) => Promise<void>;
+  readonly log: (line: string) => void;
+}
