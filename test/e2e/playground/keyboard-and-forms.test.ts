@@ -112,7 +112,7 @@ describe('with the keyboard alone', () => {
     const formOrder = ['router-name'];
     await page.keyboard.type('kb-typed');
     const typing: Record<string, string> = { 'router-aliases': 'typed-alias', 'router-prompt': '0.5', 'router-completion': '1.5' };
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 9; i++) {
       await page.keyboard.press('Tab');
       const { id, text } = await focused(page);
       formOrder.push(id || text);
@@ -123,6 +123,7 @@ describe('with the keyboard alone', () => {
       'router-name',
       'router-type',
       'router-strategy',
+      'router-mode',
       'router-aliases',
       'router-prompt',
       'router-completion',

@@ -45,6 +45,7 @@ describe('GET /v1/me', () => {
       budget_period: 'weekly',
       allowed_routers: ['priced'],
       rate_limits: null,
+      priority: 0,
       spent: 0,
       reserved: 0,
       remaining: 2,

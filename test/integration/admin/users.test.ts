@@ -44,6 +44,7 @@ describe('POST /v1/admin/users', () => {
         budget_period: 'monthly',
         allowed_routers: null,
         rate_limits: null,
+        priority: 0,
         created_at: undefined,
         spent: 0,
         reserved: 0,
