@@ -75,6 +75,22 @@ export class QueueMetrics {
 
 function registerFleetGauges(registers: Registry[], fleet: FleetSource): void {
   const queued = () => fleet.table().routers.filter(fleet.isQueued);
+  // The registry collects every metric at once: the two gauges share one read per router and scrape.
+  let reading: Promise<Map<string, { inStream: number; waiting: number }>> | undefined;
+  const backlogs = () => {
+    reading ??= (async () => {
+      const found = new Map<string, { inStream: number; waiting: number }>();
+      for (const router of queued()) {
+        try {
+          found.set(router.spec.name, await fleet.queue.backlog(router.spec.name));
+        } catch {
+          // Redis down: the router is left out of this scrape.
+        }
+      }
+      return found;
+    })().finally(() => setImmediate(() => (reading = undefined)));
+    return reading;
+  };
   new Gauge({
     name: 'tollgate_queue_depth',
     help: 'Queue mode: requests of the router waiting, fleet-wide (in its stream or for a slot).',
@@ -82,13 +98,17 @@ function registerFleetGauges(registers: Registry[], fleet: FleetSource): void {
     registers,
     async collect() {
       this.reset();
-      for (const router of queued()) {
-        try {
-          this.set({ router: router.spec.name }, await fleet.queue.depth(router.spec.name));
-        } catch {
-          // Redis down: the series is left out of this scrape.
-        }
-      }
+      for (const [router, backlog] of await backlogs()) this.set({ router }, backlog.inStream + backlog.waiting);
+    },
+  });
+  new Gauge({
+    name: 'tollgate_router_worker_lag',
+    help: "Queue mode: entries of the router's stream no worker has taken yet (growing: too few workers).",
+    labelNames: ['router'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const [router, backlog] of await backlogs()) this.set({ router }, backlog.inStream);
     },
   });
   new Gauge({

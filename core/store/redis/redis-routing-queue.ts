@@ -185,7 +185,7 @@ export class RedisRoutingQueue {
   /** Moves on the expiry of slots still in use (provider id, request id). */
   async renew(slotTtlMs: number, slots: readonly (readonly [string, string])[]): Promise<void> {
     if (slots.length === 0) return;
-    await this.#renew.runWithKeys([], [slotTtlMs, ...slots.flat()]);
+    await this.#renew.run(slotTtlMs, ...slots.flat());
   }
 
   // --- workers
@@ -265,13 +265,19 @@ export class RedisRoutingQueue {
 
   // --- both, and the operator
 
-  /** Requests of the router in its stream not yet taken, plus those waiting for a slot. */
-  async depth(router: string): Promise<number> {
+  /** Requests of the router in its stream not yet taken by a worker (the workers' lag), and those waiting for a slot. */
+  async backlog(router: string): Promise<{ inStream: number; waiting: number }> {
     const [[, inStream], [, waiting]] = (await this.#redis
       .multi()
       .xlen(queueKeys.stream(router))
       .zcard(queueKeys.waiting(router))
       .exec()) as [[null, number], [null, number]];
+    return { inStream, waiting };
+  }
+
+  /** Every request of the router not yet given a slot: in its stream, or waiting. */
+  async depth(router: string): Promise<number> {
+    const { inStream, waiting } = await this.backlog(router);
     return inStream + waiting;
   }
 

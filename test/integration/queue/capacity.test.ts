@@ -110,6 +110,25 @@ describe('the admin API in queue mode', () => {
     assert.equal((await gw.get('/v1/admin/routing', { authorization: `Bearer ${key}` })).status, 403);
   });
 
+  test("/metrics shows the queue, the slots against capacity, the workers' assignments and lag, and the refusals", async () => {
+    const text = (await gateways[0]!.get('/metrics')).body as string;
+    const value = (series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    assert.equal(value('tollgate_queue_depth{router="chat"}'), 0);
+    assert.equal(value('tollgate_router_worker_lag{router="chat"}'), 0);
+    assert.equal(value('tollgate_provider_capacity{router="chat",provider="pa"}'), 5);
+    assert.equal(value('tollgate_provider_slots_in_use{router="chat",provider="pb"}'), 0);
+    assert.ok((value('tollgate_router_worker_assigned_total{router="chat"}') ?? 0) > 0, "this gateway's worker gave slots");
+    assert.ok((value('tollgate_queue_assignments_total{router="chat",provider="pa"}') ?? 0) > 0);
+    assert.ok(
+      (value('tollgate_queue_rejections_total{router="chat",reason="busy"}') ?? 0) > 0,
+      'the refusals of the load test are counted',
+    );
+    assert.ok((value('tollgate_queue_wait_seconds_count{router="chat"}') ?? 0) > 0);
+  });
+
   test('bad queue fields are refused with 400 naming the field, and nothing changes', async () => {
     const gw = gateways[0]!;
     const badMode = await gw.post('/v1/admin/routers', { name: 'bad', type: 'text-generation', routing_mode: 'fastest' });

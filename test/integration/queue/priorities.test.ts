@@ -36,6 +36,58 @@ async function oneSlot(agingSeconds: number): Promise<{ gw: TestGateway; keys: R
 
 const waiting = () => client.zcard(queueKeys.waiting('chat'));
 
+describe('a request waiting for a slot', () => {
+  test('whose client goes away leaves the queue, and never reaches the backend', async () => {
+    const { gw, keys } = await oneSlot(3600);
+    try {
+      backend.requests.length = 0;
+      backend.behave({ delayMs: 300 });
+      const first = queueChat(gw.url, keys.low!, 'holds the slot');
+      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
+      const gone = new AbortController();
+      const abandoned = queueChat(gw.url, keys.high!, 'abandoned', gone.signal).catch((error: Error) => error.name);
+      await eventually(async () => (await waiting()) === 1, 'the second request waits');
+      gone.abort();
+      assert.equal(await abandoned, 'AbortError');
+      await eventually(async () => (await waiting()) === 0, 'it left the queue');
+      assert.equal((await first).status, 200);
+      const after = await queueChat(gw.url, keys.low!, 'after');
+      assert.equal(after.status, 200);
+      assert.deepEqual(contents(backend), ['holds the slot', 'after']);
+    } finally {
+      backend.behave({});
+      await gw.close();
+    }
+  });
+
+  test('that streams for longer than the slot lifetime keeps its slot: the gateway renews it', async () => {
+    const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { app: 0 } });
+    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, queueSlotTtlSeconds: 1 } });
+    try {
+      backend.requests.length = 0;
+      backend.behave({ chunkDelayMs: 250, text: 'one two three four five six seven eight nine ten' });
+      const response = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${setup.keys.app}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'long' }], stream: true }),
+      });
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      // Past 1.5 s of streaming (six chunks 250 ms apart), the slot would have expired unrenewed.
+      while ((text.match(/"content":/g) ?? []).length < 7) text += decoder.decode((await reader.read()).value ?? new Uint8Array());
+      assert.equal(await client.zcount(queueKeys.slots('only'), Date.now(), '+inf'), 1, 'the slot is still held, and alive');
+      const second = queueChat(gw.url, setup.keys.app!, 'second');
+      await eventually(async () => (await waiting()) === 1, 'the next request waits for the slot');
+      while (!(await reader.read()).done);
+      assert.equal((await second).status, 200);
+    } finally {
+      backend.behave({});
+      await gw.close();
+    }
+  });
+});
+
 describe('priorities', () => {
   test('with the only slot busy, a higher-priority request that arrives after lower ones is served first', async () => {
     const { gw, keys } = await oneSlot(3600);
