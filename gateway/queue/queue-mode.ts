@@ -96,6 +96,9 @@ export function routingParts({ settings, store, routing, metrics, log }: Routing
           log.warn({ router: router.spec.name }, 'queue mode: Redis does not answer, routing in the gateway until it does');
         }
       },
+      onRefused(router) {
+        queueMetrics.rejections.inc({ router: router.spec.name, reason: 'unavailable' });
+      },
       onAnswer(router, answer, waitedMs) {
         const name = router.spec.name;
         queueMetrics.waitSeconds.observe({ router: name }, waitedMs / 1000);

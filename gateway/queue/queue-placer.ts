@@ -23,6 +23,8 @@ export interface QueueDefaults {
 export interface QueueEvents {
   /** A queue-mode request placed locally because Redis does not answer. */
   onFallback?(router: RouterRoute): void;
+  /** A queue-mode request refused because Redis does not answer and the router says to refuse. */
+  onRefused?(router: RouterRoute): void;
   /** A worker's answer, after `waitedMs` in the queue. */
   onAnswer?(router: RouterRoute, answer: QueueAnswer, waitedMs: number): void;
 }
@@ -63,7 +65,10 @@ export class QueuePlacer implements Placer {
 
   #fallback(request: PlaceRequest): Placement {
     const { router } = request;
-    if ((router.spec.queue?.when_redis_down ?? this.#defaults.whenRedisDown) === 'refuse') throw new QueueUnavailableError();
+    if ((router.spec.queue?.when_redis_down ?? this.#defaults.whenRedisDown) === 'refuse') {
+      this.#events.onRefused?.(router);
+      throw new QueueUnavailableError();
+    }
     this.#events.onFallback?.(router);
     return this.#local.place(request);
   }

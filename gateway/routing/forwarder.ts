@@ -10,7 +10,7 @@ import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';
 import type { FailurePolicy } from './provider-state.ts';
-import type { AttemptEnding, Placer } from './placement.ts';
+import type { AttemptEnding, Placement, Placer } from './placement.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
 
 export interface ForwarderOptions extends FailurePolicy {
@@ -70,7 +70,16 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
   const tried = new Set<ProviderRoute>();
   let last: UpstreamError | undefined;
   while (tried.size < Math.min(candidates.length, deps.options.maxAttempts)) {
-    const placement = await placeOrFail(deps.placer, { router, endpoint, candidates, tried, signal, priority: request.priority }, last);
+    let placement: Placement;
+    try {
+      // Local mode places at once: no promise is made for it on the request path.
+      const placed = deps.placer.place({ router, endpoint, candidates, tried, signal, priority: request.priority });
+      placement = placed instanceof Promise ? await placed : placed;
+    } catch (error) {
+      // A placer with no provider left for the request says so as the attempts' failure.
+      if (error instanceof ProvidersFailedError && tried.size > 0) throw new ProvidersFailedError(router.spec.name, tried.size, last);
+      throw error;
+    }
     const { provider } = placement;
     tried.add(provider);
     const sentAt = performance.now();
@@ -96,17 +105,6 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
     }
   }
   throw new ProvidersFailedError(router.spec.name, tried.size, last);
-}
-
-/** A placement; a placer with no provider left for the request says so as the attempts' failure. */
-async function placeOrFail(placer: Placer, request: Parameters<Placer['place']>[0], last: UpstreamError | undefined) {
-  try {
-    return await placer.place(request);
-  } catch (error) {
-    if (error instanceof ProvidersFailedError && request.tried.size > 0)
-      throw new ProvidersFailedError(request.router.spec.name, request.tried.size, last);
-    throw error;
-  }
 }
 
 function answered(

@@ -28,8 +28,12 @@ after(async () => {
 });
 
 /** A gateway with a worker over one provider with a single slot, for users low (-5) and high (5). */
-async function oneSlot(agingSeconds: number): Promise<{ gw: TestGateway; keys: Record<string, string> }> {
-  const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { low: -5, high: 5 } });
+async function oneSlot(agingSeconds: number, queue?: Record<string, unknown>): Promise<{ gw: TestGateway; keys: Record<string, string> }> {
+  const setup = queueConfig({
+    providers: [{ id: 'only', backend, maxConcurrent: 1 }],
+    priorities: { low: -5, high: 5 },
+    ...(queue && { queue }),
+  });
   const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, queueAgingSeconds: agingSeconds } });
   return { gw, keys: setup.keys };
 }
@@ -81,6 +85,31 @@ describe('a request waiting for a slot', () => {
       await eventually(async () => (await waiting()) === 1, 'the next request waits for the slot');
       while (!(await reader.read()).done);
       assert.equal((await second).status, 200);
+    } finally {
+      backend.behave({});
+      await gw.close();
+    }
+  });
+});
+
+describe('a full queue', () => {
+  test('refuses with a Retry-After computed from the requests ahead and the pace of the slots, not a constant', async () => {
+    const { gw, keys } = await oneSlot(3600, { max_waiting: 6 });
+    try {
+      backend.behave({ delayMs: 500 });
+      // The pace: one slot given every 500 ms or so.
+      for (let i = 0; i < 3; i++) assert.equal((await queueChat(gw.url, keys.low!, `pace ${i}`)).status, 200);
+      const queued = [queueChat(gw.url, keys.low!, 'holds the slot')];
+      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
+      for (let i = 0; i < 6; i++) queued.push(queueChat(gw.url, keys.low!, `waits ${i}`));
+      await eventually(async () => (await waiting()) === 6, 'six wait: the queue is full');
+      const refused = await queueChat(gw.url, keys.low!, 'one too many');
+      assert.equal(refused.status, 503);
+      assert.equal(refused.message, 'Model is too busy');
+      // Seven ahead (six waiting and itself) at about 0.5 s each: about 4 s, neither the router's wait (30 s) nor 1.
+      const seconds = Number(refused.retryAfter);
+      assert.ok(seconds >= 3 && seconds <= 8, `Retry-After: ${refused.retryAfter}`);
+      assert.deepEqual(new Set((await Promise.all(queued)).map((o) => o.status)), new Set([200]));
     } finally {
       backend.behave({});
       await gw.close();

@@ -94,6 +94,7 @@ describe('Redis stopped and restarted', () => {
       assert.equal(refused.status, 503);
       assert.equal(refused.code, 'routing_unavailable');
       assert.equal(refused.retryAfter, '1');
+      assert.equal(await counter(gw, 'tollgate_queue_rejections_total{router="chat",reason="unavailable"}'), 1);
     } finally {
       await redis.restart();
       await gw.close();

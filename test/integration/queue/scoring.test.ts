@@ -72,8 +72,13 @@ for (const strategy of ['lowest_latency', 'least_busy']) {
       b.behave({ delayMs: 5 });
       const load = steadyLoad(gw, setup.keys.app!);
       try {
-        const before = await shareOfA(200);
-        assert.ok(before > 0.1, `both take traffic while equal (a: ${(before * 100).toFixed(0)}%)`);
+        // Equal providers share (times measured under load are noisy: a window may favour one).
+        const equal = await poll(
+          () => shareOfA(200),
+          (share) => share > 0.1 && share < 0.9,
+          { timeoutMs: 10_000 },
+        );
+        assert.ok(equal.accepted, `both take traffic while equal (a: ${((equal.value ?? 0) * 100).toFixed(0)}%)`);
         a.behave({ delayMs: 250 });
         // Within a few seconds, most of a window of requests goes to b.
         const slow = await poll(
