@@ -58,6 +58,7 @@ export class RedisStore implements Store {
   readonly routingQueue: RedisRoutingQueue;
   readonly #client: Redis;
   readonly #blocking = new Set<Redis>();
+  readonly #queueClient: Redis;
   readonly #commandTimeoutMs: number | undefined;
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
@@ -115,7 +116,13 @@ export class RedisStore implements Store {
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
-    this.routingQueue = new RedisRoutingQueue(client, this.#channels);
+    // A connection of its own: every script defined on a client is copied onto each pipeline and
+    // transaction it makes (ioredis), so the queue's five scripts on the shared client would slow
+    // the ledger's and the usage log's batches, queue mode or not (measured: about 10% fewer
+    // requests per second on the Redis path).
+    this.#queueClient = client.duplicate();
+    this.#queueClient.on('error', () => {}); // the shared client reports outages
+    this.routingQueue = new RedisRoutingQueue(this.#queueClient, this.#channels);
   }
 
   /**
@@ -156,6 +163,7 @@ export class RedisStore implements Store {
     await this.#ledger.closeLeases(null);
     this.#channels.close();
     for (const connection of this.#blocking) connection.disconnect();
+    this.#queueClient.disconnect();
     if (this.#client.status === 'ready') {
       try {
         await this.#client.quit();
