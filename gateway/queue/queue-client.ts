@@ -35,6 +35,9 @@ export interface QueueClientOptions {
   readonly log: Log;
 }
 
+/** A slot given back without having served (no metrics recorded against the provider). */
+const UNUSED: SlotEnding = { outcome: 'none', threshold: 1, cooldownMs: 0 };
+
 interface Waiter {
   readonly ask: QueueAsk;
   readonly resolve: (answer: QueueAnswer) => void;
@@ -61,16 +64,6 @@ export class QueueClient {
     this.#timers = options.timers ?? realTimers;
     this.#unlisten = queue.listenReplies(this.gatewayId, (message) => (message === null ? this.#recheck() : this.#heard(message)));
     this.#scheduleRenewal();
-  }
-
-  /** Slots this process holds now. */
-  get held(): number {
-    return this.#held.size;
-  }
-
-  /** Requests of this process waiting for an answer now. */
-  get waiting(): number {
-    return this.#waiters.size;
   }
 
   /**
@@ -141,7 +134,7 @@ export class QueueClient {
       } else if (!this.#held.has(id)) {
         // An answer no one waits for any more (a duplicate, or after the request gave up): the
         // slot goes back at once.
-        void this.#queue.release(router ?? '', detail, id, { outcome: 'none', threshold: 1, cooldownMs: 0 }).catch(() => {});
+        void this.#queue.release(router ?? '', detail, id, UNUSED).catch(() => {});
       }
     } else if (waiter && status === 'busy') {
       this.#settle(id, waiter, { status: 'busy', retryAfterSeconds: Math.max(1, Number(detail) || 1) });
@@ -179,7 +172,7 @@ export class QueueClient {
       if (waiter.settled) return;
       if (cancelled.status === 'assigned') {
         this.#held.set(id, [waiter.ask.router, cancelled.provider]);
-        if (aborted) void this.release(id, { outcome: 'none', threshold: 1, cooldownMs: 0 });
+        if (aborted) void this.release(id, UNUSED);
         else answer = { status: 'ok', provider: cancelled.provider, requestId: id };
       } else if (cancelled.status === 'cancelled' && !aborted) {
         answer = { status: 'busy', retryAfterSeconds: cancelled.retryAfterSeconds };

@@ -10,6 +10,7 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import { QueueMetrics } from '../observability/queue-metrics.ts';
 import { LocalPlacer } from '../routing/placement.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
+import type { RouterRoute } from '../routing/routing-table.ts';
 import { LATENCY_PROBE_SHARE } from '../routing/strategies.ts';
 import { QueueClient } from './queue-client.ts';
 import { QueuePlacer } from './queue-placer.ts';
@@ -70,8 +71,8 @@ export function routingParts({ settings, store, routing, metrics, log }: Routing
     maxWaiting: settings.queueMaxWaiting,
   };
   const queue = 'routingQueue' in store ? store.routingQueue : undefined;
-  const isQueued = (router: { spec: { routing_mode?: 'local' | 'queue' | undefined } }) =>
-    (router.spec.routing_mode ?? settings.routingMode) === 'queue';
+  // Read at scrape time, once the placer exists: the mode is the placer's to say.
+  const isQueued = (router: RouterRoute) => placer.modeOf(router) === 'queue';
   const queueMetrics = new QueueMetrics(metrics.registry, queue && { queue, table: () => routing.table, isQueued });
   const client =
     queue &&
@@ -168,8 +169,8 @@ async function liveState(routing: ServedRouting, placer: QueuePlacer, queue: Red
     providers: routers.flatMap((router) =>
       router.providers.map((provider) => {
         const here = provider.state;
-        const live = queued.has(router.spec.name) ? fleet.get(provider.spec.id) : undefined;
         const inQueue = queued.has(router.spec.name);
+        const live = inQueue ? fleet.get(provider.spec.id) : undefined;
         const coolingUntil = inQueue ? (live?.coolingUntil ?? 0) : here.coolingUntil;
         return {
           id: provider.spec.id,

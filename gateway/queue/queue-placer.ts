@@ -6,7 +6,7 @@ import type { QueueFallback, RoutingMode } from '../../core/resources/kinds.ts';
 import type { SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import type { FailurePolicy } from '../routing/provider-state.ts';
-import type { AttemptEnding, LocalPlacer, Placement, Placer, PlaceRequest } from '../routing/placement.ts';
+import { heldHere, type AttemptEnding, type LocalPlacer, type Placement, type Placer, type PlaceRequest } from '../routing/placement.ts';
 import { ModelTooBusyError, ProvidersFailedError, QueueUnavailableError } from '../routing/routing-errors.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { QueueAnswer, QueueClient } from './queue-client.ts';
@@ -110,24 +110,12 @@ export class QueuePlacer implements Placer {
       void client.release(answer.requestId, { outcome: 'none', ...this.#failure });
       throw new ProvidersFailedError(router.spec.name, tried.size, undefined);
     }
-    provider.state.inFlight++;
-    let released = false;
-    return {
-      provider,
-      release: (ending) => {
-        if (released) return;
-        released = true;
-        provider.state.inFlight--;
-        if (!ending.failure && ending.ttftMs !== undefined) provider.state.recordTtft(ending.ttftMs);
-        void client.release(answer.requestId, slotEnding(ending, this.#failure));
-      },
-    };
+    return heldHere(provider, (ending) => void client.release(answer.requestId, slotEnding(ending, this.#failure)));
   }
 }
 
 /** How an attempt ended, as the fleet-wide metrics count it. */
-function slotEnding(ending: AttemptEnding, failure: FailurePolicy): SlotEnding {
-  const policy = { threshold: failure.threshold, cooldownMs: failure.cooldownMs };
+function slotEnding(ending: AttemptEnding, policy: FailurePolicy): SlotEnding {
   if (ending.blameless) return { outcome: 'none', ...policy };
   const error = ending.failure;
   if (error) {

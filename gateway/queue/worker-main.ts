@@ -14,6 +14,7 @@ import { QueueMetrics } from '../observability/queue-metrics.ts';
 import { ServedRouting } from '../routing/served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../routing/strategies.ts';
 import { redactedUrl, StartupError } from '../startup/startup-error.ts';
+import { followCatalog } from '../startup/file-source.ts';
 import { workerPassMetrics } from './queue-mode.ts';
 import { RouterWorker } from './router-worker.ts';
 import { WORKER_DEFAULTS } from './worker-defaults.ts';
@@ -87,12 +88,7 @@ async function followRouters(
   if (!settings.kubernetes) {
     const catalog = new CatalogService(store.catalog);
     routing.load(await catalog.current());
-    const unfollow = catalog.follow(
-      (snapshot) => {
-        if (snapshot.version !== routing.table.version) routing.load(snapshot);
-      },
-      (error) => log.error({}, `catalog change not loaded: ${(error as Error).message}`),
-    );
+    const unfollow = followCatalog(catalog, routing, log);
     return async () => unfollow();
   }
   // Loaded only here, as in the gateway: the Kubernetes client is not paid for in file mode.

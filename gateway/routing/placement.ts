@@ -63,19 +63,28 @@ export class LocalPlacer implements Placer {
     const open = untried.filter(hasRoom);
     if (open.length === 0) throw new ModelTooBusyError(router.spec.name, 1, 'every provider is at its max_concurrent in this gateway');
     const healthy = open.filter((p) => !p.state.isCooling(now));
-    const provider = router.pick(router, healthy.length > 0 ? healthy : open, this.#random);
-    provider.state.inFlight++;
-    let released = false;
-    return {
-      provider,
-      release(ending) {
-        if (released) return;
-        released = true;
-        provider.state.inFlight--;
-        if (!ending.failure && ending.ttftMs !== undefined) provider.state.recordTtft(ending.ttftMs);
-      },
-    };
+    return heldHere(router.pick(router, healthy.length > 0 ? healthy : open, this.#random));
   }
+}
+
+/**
+ * A placement on `provider` counted in this gateway's requests in flight (least_busy, the
+ * in-flight gauge, local caps), given back once with the answer's time to first token
+ * (lowest_latency); `andThen` hears the ending too (queue mode gives back its fleet-wide slot).
+ */
+export function heldHere(provider: ProviderRoute, andThen?: (ending: AttemptEnding) => void): Placement {
+  provider.state.inFlight++;
+  let released = false;
+  return {
+    provider,
+    release(ending) {
+      if (released) return;
+      released = true;
+      provider.state.inFlight--;
+      if (!ending.failure && ending.ttftMs !== undefined) provider.state.recordTtft(ending.ttftMs);
+      andThen?.(ending);
+    },
+  };
 }
 
 function hasRoom(provider: ProviderRoute): boolean {

@@ -7,6 +7,8 @@ import { seedUsers } from '../accounts/bootstrap.ts';
 import { CatalogService } from '../catalog/catalog-service.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { SnapshotSource, SourceContext } from './snapshot-source.ts';
+import type { Log } from '../../core/log.ts';
+import type { ServedRouting } from '../routing/served-routing.ts';
 
 export async function fileSource(
   settings: GatewaySettings,
@@ -25,12 +27,7 @@ export async function fileSource(
     start(started) {
       context = started;
       const { routing, log } = started;
-      unfollow = catalog.follow(
-        (snapshot) => {
-          if (snapshot.version !== routing.table.version) routing.load(snapshot);
-        },
-        (error) => log.error({}, `catalog change not loaded: ${(error as Error).message}`),
-      );
+      unfollow = followCatalog(catalog, routing, log);
     },
     async reload() {
       if (!settings.config || !context) return;
@@ -56,4 +53,14 @@ export async function fileSource(
       unfollow();
     },
   };
+}
+
+/** Serves each catalog change that makes a different snapshot, whichever process made it; returns how to stop. */
+export function followCatalog(catalog: CatalogService, routing: ServedRouting, log: Log): () => void {
+  return catalog.follow(
+    (snapshot) => {
+      if (snapshot.version !== routing.table.version) routing.load(snapshot);
+    },
+    (error) => log.error({}, `catalog change not loaded: ${(error as Error).message}`),
+  );
 }
