@@ -12,6 +12,7 @@ export const SETTINGS_TABLES = [
   { page: 'docs/configuration.md', name: 'gateway', table: () => settingsTable(GATEWAY_SETTINGS) },
   { page: 'docs/kubernetes.md', name: 'gateway-kubernetes', table: () => settingsTable(GATEWAY_SETTINGS, 'kubernetes') },
   { page: 'docs/kubernetes.md', name: 'operator', table: () => settingsTable(OPERATOR_SETTINGS) },
+  { page: 'docs/failure-handling.md', name: 'gateway-failure', table: () => settingsTable(GATEWAY_SETTINGS, 'failure') },
   { page: 'docs/routing-modes.md', name: 'gateway-queue', table: () => settingsTable(GATEWAY_SETTINGS, 'queue') },
   { page: 'docs/routing-modes.md', name: 'router-worker', table: () => settingsTable(WORKER_SETTINGS) },
 ] as const;

@@ -96,6 +96,7 @@ async function startLoops(
       snapshotWritten: () => metrics.snapshotWrites.inc(),
       routingMode: settings.routingMode,
       queueDepth: (router) => store.routingQueue.depth(router),
+      providerHealth: (ids) => store.providerHealth.read(ids),
     },
     users: { client, users, secrets, store, events, log },
     statusPeriodMs: settings.statusPeriodSeconds * 1000,

@@ -1,8 +1,9 @@
 // Rules that span resources: names and aliases are unique across routers, provider ids are
-// unique, and every provider names an existing router. Each problem carries a path into the
+// unique, every provider names an existing router, and fallbacks follow their rules (fallbacks.ts). Each problem carries a path into the
 // snapshot so callers (config file, admin API) can point at the offending field.
 import type { RouterSpec } from './router.ts';
 import type { ProviderSpec } from './provider.ts';
+import { fallbackProblems } from './fallbacks.ts';
 
 export interface Conflict {
   path: (string | number)[];
@@ -24,6 +25,8 @@ export function findConflicts(routers: readonly RouterSpec[], providers: readonl
       else conflicts.push({ path, message: `"${name}" is already used by router "${routers[owner]?.name}"` });
     }
   });
+  for (const problem of fallbackProblems(routers))
+    conflicts.push({ path: ['routers', problem.router, 'fallbacks', problem.fallback], message: problem.message });
   const providerIds = new Set<string>();
   providers.forEach((provider, i) => {
     if (providerIds.has(provider.id))

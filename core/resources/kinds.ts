@@ -58,3 +58,18 @@ export type QueueFallback = (typeof QUEUE_FALLBACKS)[number];
 /** The gateway's inference endpoints. What each is (path, router types, request, counting) is gateway/endpoints/registry.ts. */
 export const ENDPOINTS = ['chat', 'completions', 'embeddings', 'rerank'] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];
+
+/** The router types each endpoint may call (a router of another type answers 400). */
+export const ENDPOINT_ROUTER_TYPES: Readonly<Record<Endpoint, readonly RouterType[]>> = {
+  chat: ['text-generation', 'image-text-to-text'],
+  completions: ['text-generation'],
+  embeddings: ['text-embeddings-inference'],
+  rerank: ['text-classification'],
+};
+
+/** Whether a router of type `fallback` can serve some endpoint a router of type `router` is called on. */
+export function servesLike(router: RouterType, fallback: RouterType): boolean {
+  return ENDPOINTS.some(
+    (endpoint) => ENDPOINT_ROUTER_TYPES[endpoint].includes(router) && ENDPOINT_ROUTER_TYPES[endpoint].includes(fallback),
+  );
+}

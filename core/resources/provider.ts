@@ -5,6 +5,39 @@ import { CarbonInputs } from './carbon.ts';
 import { BaseUrl, ModelName, ResourceId, TimeoutSeconds } from './fields.ts';
 import { PROVIDER_KINDS, type ProviderType } from './kinds.ts';
 
+/** Most retries of one provider for one request. */
+export const MAX_RETRIES = 10;
+
+export const ProviderTimeouts = z
+  .strictObject({
+    connect_seconds: TimeoutSeconds.optional().describe('Seconds to open a connection to the backend; absent: --connect-timeout.'),
+    first_byte_seconds: TimeoutSeconds.optional().describe(
+      "Seconds to wait for the answer's first byte (its response headers); absent: `timeout`, else --first-byte-timeout.",
+    ),
+    between_chunks_seconds: TimeoutSeconds.optional().describe(
+      'Seconds to wait at most between two bytes of the answer (two streamed chunks); absent: `timeout`, else --chunk-timeout.',
+    ),
+  })
+  .describe('How long the gateway waits on the backend, step by step (docs/failure-handling.md).');
+export type ProviderTimeouts = z.output<typeof ProviderTimeouts>;
+
+export const HealthCheck = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('Probe the backend; a provider without health_check is not probed.'),
+    interval_seconds: z.number().min(1).max(3600).default(15).describe('Seconds between two probes.'),
+    timeout_seconds: TimeoutSeconds.default(5).describe('Seconds a probe may take before it counts as failed.'),
+    path: z
+      .string()
+      .regex(/^\/[\x21-\x7e]*$/, 'must be a path starting with /')
+      .max(512)
+      .optional()
+      .describe("Path probed with GET; absent: the kind's own (vLLM and TEI /health, Ollama /api/tags, hosted APIs /v1/models)."),
+    unhealthy_after: z.number().int().min(1).max(100).default(2).describe('Failed probes in a row that take the provider out.'),
+    healthy_after: z.number().int().min(1).max(100).default(1).describe('Good probes in a row that put it back.'),
+  })
+  .describe('Active health checks: a periodic probe of the backend, so a dead one is taken out before a request fails on it.');
+export type HealthCheck = z.output<typeof HealthCheck>;
+
 const common = {
   id: ResourceId.describe('Provider id, unique across the gateway.'),
   router: ModelName.describe('Name of the router this provider serves.'),
@@ -23,7 +56,18 @@ const common = {
     .describe(
       'Most requests the backend serves at once, across every gateway in queue mode (per gateway in local mode); 0 closes it; absent: unlimited.',
     ),
-  timeout: TimeoutSeconds.default(60).describe('Seconds to wait for the response headers, and at most between two streamed bytes.'),
+  timeout: TimeoutSeconds.optional().describe(
+    'Seconds to wait for the first byte of the answer, and at most between two streamed chunks, where `timeouts` does not say; absent: the process settings.',
+  ),
+  timeouts: ProviderTimeouts.optional(),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_RETRIES)
+    .optional()
+    .describe('Retries of this provider for a transient failure (connection reset, 429, 502/503/504), with backoff; absent: --retries.'),
+  health_check: HealthCheck.optional(),
   carbon: CarbonInputs.optional().describe('Inputs of the carbon estimate; without a parameter count it reports 0.'),
 };
 

@@ -4,6 +4,9 @@ import { QUEUE_FALLBACKS, ROUTER_TYPES, ROUTING_MODES, STRATEGIES } from './kind
 import { ModelName, PricePerMillion } from './fields.ts';
 import { RateLimitPolicy } from './limits.ts';
 
+/** Fallbacks one router may name (its fallbacks' own come after them). */
+export const MAX_FALLBACKS = 8;
+
 export const RouterCosts = z
   .strictObject({
     prompt_tokens: PricePerMillion.default('0').describe('Price per one million prompt (input) tokens.'),
@@ -46,6 +49,19 @@ export const RouterSpec = z.strictObject({
     ),
   queue: RouterQueue.optional(),
   aliases: z.array(ModelName).max(32).default([]).describe('Other names that call the same router.'),
+  fallbacks: z
+    .array(ModelName)
+    .max(MAX_FALLBACKS)
+    .default([])
+    .describe(
+      "Routers (names or aliases) tried in order when this one cannot serve: every provider failed before the first byte, is cooling down or unhealthy, or (queue mode) it is too busy. Each fallback's own fallbacks follow it (docs/failure-handling.md).",
+    ),
+  context_fallback: z
+    .boolean()
+    .optional()
+    .describe(
+      'A prompt plus max_tokens that cannot fit max_context_length goes to the first fallback it fits instead of failing. Absent: on when fallbacks are set.',
+    ),
   costs: RouterCosts.default({ prompt_tokens: '0', completion_tokens: '0' }),
   max_context_length: z.number().int().positive().max(100_000_000).default(8192).describe('Maximum input length of the model, in tokens.'),
   max_completion_tokens: z

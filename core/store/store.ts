@@ -6,6 +6,7 @@ import type { CatalogStore } from './catalog.ts';
 import type { GatewayReports } from './gateway-reports.ts';
 import type { Ledger } from './ledger.ts';
 import type { PromptRatioStore } from './prompt-ratios.ts';
+import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
 
 export interface Store {
@@ -21,6 +22,8 @@ export interface Store {
   readonly promptRatios: PromptRatioStore;
   /** Which snapshot version each gateway pod serves (Kubernetes mode). */
   readonly gateways: GatewayReports;
+  /** Open circuit breakers and health check verdicts of the providers, shared by the gateways. */
+  readonly providerHealth: ProviderHealthStore;
   /** True while the backing service answers (checked in the background, never per request). */
   readonly healthy: boolean;
   /** Records that what must exist at start-up (admin key, the config file's users and routers) is in the store. */

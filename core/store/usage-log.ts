@@ -9,6 +9,8 @@ export interface UsageRecord {
   readonly key_id: string | null;
   /** The router's name (not the alias called), or the name called when no router matched. */
   readonly router: string;
+  /** The router asked for: `router` itself, or the one a fallback stood in for (docs/failure-handling.md). */
+  readonly requested_router: string;
   readonly provider: string | null;
   readonly endpoint: Endpoint;
   readonly status: number;

@@ -78,6 +78,8 @@ export interface EndedRequest {
   readonly router: RouterRoute | undefined;
   /** The model as the caller named it (the router's name, or what it sent when that named none). */
   readonly calledName: string;
+  /** The router asked for, when another (a fallback) served the request. */
+  readonly requestedRouter?: string | undefined;
   readonly endpoint: Endpoint;
   /** Undefined for a request refused before or at admission. */
   readonly admitted: Admitted | undefined;
@@ -108,18 +110,24 @@ export class Billing {
     this.#deps = deps;
   }
 
-  /** Throws ContextLengthError, InsufficientBudgetError, RateLimitedError, UnknownUserError or BudgetsUnavailableError (billing-errors.ts). */
-  async admit(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject): Promise<Admitted> {
+  /**
+   * Throws ContextLengthError, InsufficientBudgetError, RateLimitedError, UnknownUserError or
+   * BudgetsUnavailableError (billing-errors.ts). `checkContext` counts the prompt even when
+   * neither money nor limits need it, to refuse one too long for the router's context (so that a
+   * fallback where it fits can take it).
+   */
+  async admit(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject, checkContext = false): Promise<Admitted> {
     const ratePolicy = caller.user.rate_limits ?? router.spec.rate_limits;
     const routerPriced = isPriced(router);
     const priced = routerPriced && caller.user.budget !== null;
-    if (!routerPriced && !ratePolicy) return NOTHING;
+    if (!routerPriced && !ratePolicy && !checkContext) return NOTHING;
     const limitsTokens = ratePolicy?.tokens_per_minute !== undefined || ratePolicy?.tokens_per_day !== undefined;
     if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body);
-    // Counted only when money or a token limit depends on it (for users without a budget too:
-    // what they spend is reported, and their prompts teach the hold); kept for the usage block.
-    // The count is exact, or an upper bound past what one count may do (usage/tokens.ts).
-    const count = routerPriced || limitsTokens ? promptTokenCount(endpoint, body, new TokenCount()) : undefined;
+    // Counted only when money, a token limit or the context check depends on it (for users
+    // without a budget too: what they spend is reported, and their prompts teach the hold); kept
+    // for the usage block. The count is exact, or an upper bound past what one count may do
+    // (usage/tokens.ts).
+    const count = routerPriced || limitsTokens || checkContext ? promptTokenCount(endpoint, body, new TokenCount()) : undefined;
     const promptTokens = count?.tokens;
     let base: number | undefined;
     let heldPrompt: number | undefined;
@@ -185,12 +193,26 @@ export class Billing {
   }
 
   /**
+   * Gives back what admission took for a router that did not serve the request (it fell back to
+   * another): the hold is released whole and no usage is recorded; the request stays counted in
+   * that router's request limits, as any request its providers failed. Never throws.
+   */
+  release(caller: Caller, admitted: Admitted): void {
+    const { reservation } = admitted;
+    if (!reservation) return;
+    this.#deps.ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n }).catch((error: unknown) =>
+      // The hold expires by itself (reservation TTL).
+      this.#deps.log.error('release failed', `could not release a hold of user ${caller.user.id}: ${(error as Error).message}`),
+    );
+  }
+
+  /**
    * Settles the request against its hold and limits, then writes its usage record with what was
    * charged (and what was not covered); never throws, never delays the caller. A request refused
    * before admission has nothing to settle and is only recorded.
    */
   settleAndRecord(request: EndedRequest): void {
-    const { caller, router, calledName, endpoint, admitted, settled } = request;
+    const { caller, router, calledName, endpoint, admitted, settled, requestedRouter } = request;
     const now = this.#deps.now();
     const charge = async (): Promise<bigint> => {
       // Without a hold or limits to settle, only a real cost needs writing (spent is kept for
@@ -228,6 +250,7 @@ export class Billing {
           user_id: caller.user.id,
           key_id: caller.key.id,
           router: routerName,
+          requested_router: requestedRouter ?? routerName,
           provider: settled.provider,
           endpoint,
           status: settled.status,

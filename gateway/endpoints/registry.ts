@@ -5,7 +5,7 @@
 // (ENDPOINTS), one entry here, and what each adapter chooses to support (the compiler points at
 // each `switch` on the endpoint that misses it).
 import type { z } from 'zod';
-import type { Endpoint, RouterType } from '../../core/resources/kinds.ts';
+import { ENDPOINT_ROUTER_TYPES, type Endpoint, type RouterType } from '../../core/resources/kinds.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import { chatPromptTokens, inputTokens, type TokenSink } from '../metering/tokens.ts';
 import { Chat, Completions, Embeddings, Rerank } from './request-schemas.ts';
@@ -46,7 +46,7 @@ const notTemplated = () => undefined;
 export const ENDPOINT_SPECS: Readonly<Record<Endpoint, EndpointSpec>> = {
   chat: endpoint({
     path: '/v1/chat/completions',
-    routerTypes: ['text-generation', 'image-text-to-text'],
+    routerTypes: ENDPOINT_ROUTER_TYPES.chat,
     schema: Chat,
     streams: (body) => body.stream === true,
     generates: true,
@@ -58,7 +58,7 @@ export const ENDPOINT_SPECS: Readonly<Record<Endpoint, EndpointSpec>> = {
   }),
   completions: endpoint({
     path: '/v1/completions',
-    routerTypes: ['text-generation'],
+    routerTypes: ENDPOINT_ROUTER_TYPES.completions,
     schema: Completions,
     streams: (body) => body.stream === true,
     generates: true,
@@ -70,7 +70,7 @@ export const ENDPOINT_SPECS: Readonly<Record<Endpoint, EndpointSpec>> = {
   }),
   embeddings: endpoint({
     path: '/v1/embeddings',
-    routerTypes: ['text-embeddings-inference'],
+    routerTypes: ENDPOINT_ROUTER_TYPES.embeddings,
     schema: Embeddings,
     streams: never,
     generates: false,
@@ -82,7 +82,7 @@ export const ENDPOINT_SPECS: Readonly<Record<Endpoint, EndpointSpec>> = {
   }),
   rerank: endpoint({
     path: '/v1/rerank',
-    routerTypes: ['text-classification'],
+    routerTypes: ENDPOINT_ROUTER_TYPES.rerank,
     schema: Rerank,
     streams: never,
     generates: false,

@@ -19,6 +19,8 @@ import { clientErrorHandler } from './client-errors.ts';
 import { registerInference } from './routes/inference.ts';
 import { OutcomeRecorder } from './routes/request-outcome.ts';
 import { registerModels } from './routes/models.ts';
+import type { RouterRoute } from '../routing/routing-table.ts';
+import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
 import { registerHealth } from './routes/health.ts';
 import { registerAdminUsers } from './routes/admin-users.ts';
 import { registerAdminRouters } from './routes/admin-routers.ts';
@@ -55,6 +57,15 @@ export interface AppDeps {
   readonly logger: FastifyServerOptions['logger'];
   /** How often the learned prompt ratios are sent to and read from the store (ms; default 5000). */
   readonly promptRatioSyncMs?: number;
+  /** GET /v1/models leaves out routers that cannot serve now (no ready provider, no fallback). */
+  readonly hideUnavailableModels?: boolean;
+}
+
+/** A router with a fallback, or a provider live whose breaker lets requests through. */
+function canServe(router: RouterRoute, policy: BreakerPolicy): boolean {
+  if (router.fallbacks.length > 0) return true;
+  const now = Date.now();
+  return router.providers.some((provider) => provider.state.ready(now, policy));
 }
 
 /** Prompt ratios are shared through the store this often by default. */
@@ -104,10 +115,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clientErrorHandler,
   });
   refuseWhileClosing(app);
-  deps.metrics.trackInFlight(function* () {
+  deps.metrics.trackProviders(function* () {
+    const now = Date.now();
     for (const router of deps.routing.table.routers) {
-      for (const provider of router.providers)
-        yield { router: router.spec.name, provider: provider.spec.id, inFlight: provider.state.inFlight };
+      for (const { spec, state } of router.providers)
+        yield {
+          router: router.spec.name,
+          provider: spec.id,
+          inFlight: state.inFlight,
+          breaker: state.breaker.state(now),
+          healthy: state.healthy,
+        };
     }
   });
   // Repeated warnings (the store down, a provider failing) are collapsed: one line a request would flood the log.
@@ -135,7 +153,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);
   registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
-  registerModels(app, deps.routing);
+  registerModels(app, deps.routing, deps.hideUnavailableModels ? (router) => canServe(router, deps.forwarder.breakers.policy) : undefined);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
   registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });

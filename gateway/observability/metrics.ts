@@ -6,6 +6,17 @@ import { SeriesCounter, SeriesHistogram } from './series-metrics.ts';
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
 
+/** What the per-provider gauges read of each provider at scrape time. */
+export interface ProviderGauges {
+  readonly router: string;
+  readonly provider: string;
+  readonly inFlight: number;
+  readonly breaker: 'closed' | 'half_open' | 'open';
+  readonly healthy: boolean | undefined;
+}
+
+const BREAKER_VALUES = { closed: 0, half_open: 1, open: 2 } as const;
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly requests = new SeriesCounter({
@@ -65,31 +76,47 @@ export class GatewayMetrics {
     labelNames: ['router', 'provider', 'kind'] as const,
     registers: [this.registry],
   });
-  /** Read at scrape time from the providers' own counters, so the hot path pays nothing. */
-  #inFlightSource: () => Iterable<{ router: string; provider: string; inFlight: number }> = () => [];
-  readonly inFlight = (() => {
-    const source = () => this.#inFlightSource();
-    return new Gauge({
-      name: 'tollgate_provider_in_flight_requests',
-      help: 'Requests in flight per provider.',
-      labelNames: ['router', 'provider'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const { router, provider, inFlight } of source()) this.set({ router, provider }, inFlight);
-      },
-    });
-  })();
+  /** Read at scrape time from the providers' own state, so the hot path pays nothing. */
+  #providerSource: () => Iterable<ProviderGauges> = () => [];
+  readonly inFlight = this.#providerGauge('tollgate_provider_in_flight_requests', 'Requests in flight per provider.', (p) => p.inFlight);
+  readonly breakerState = this.#providerGauge(
+    'tollgate_provider_breaker_state',
+    "The provider's circuit breaker in this gateway: 0 closed, 1 half-open (probe requests go), 2 open (no requests).",
+    (p) => BREAKER_VALUES[p.breaker],
+  );
+  readonly healthy = this.#providerGauge(
+    'tollgate_provider_healthy',
+    "The active health checks' verdict on the provider: 1 healthy, 0 unhealthy (absent while it is not checked).",
+    (p) => (p.healthy === undefined ? undefined : p.healthy ? 1 : 0),
+  );
+  readonly healthChecks = new Counter({
+    name: 'tollgate_health_checks_total',
+    help: 'Active health check probes this gateway ran, by result (ok, failed).',
+    labelNames: ['router', 'provider', 'result'] as const,
+    registers: [this.registry],
+  });
   readonly upstreamFailures = new Counter({
     name: 'tollgate_upstream_failures_total',
     help: 'Failed attempts on a provider, by kind of failure (connect, timeout, status, protocol).',
     labelNames: ['router', 'provider', 'failure'] as const,
     registers: [this.registry],
   });
+  readonly retries = new Counter({
+    name: 'tollgate_upstream_retries_total',
+    help: 'Retries of a provider after a transient failure (after the backoff delay).',
+    labelNames: ['router', 'provider'] as const,
+    registers: [this.registry],
+  });
   readonly cooldowns = new Counter({
     name: 'tollgate_provider_cooldowns_total',
-    help: 'Times a provider was set to sit out after repeated failures.',
+    help: "Times a provider's circuit breaker opened in this gateway (failures in a row, or a failure rate over its window).",
     labelNames: ['router', 'provider'] as const,
+    registers: [this.registry],
+  });
+  readonly fallbacks = new Counter({
+    name: 'tollgate_fallbacks_total',
+    help: 'Requests a router could not serve that went on to a fallback router, by why (failed, unavailable, too_busy, context).',
+    labelNames: ['from', 'to', 'reason'] as const,
     registers: [this.registry],
   });
   readonly snapshotInfo = new Gauge({
@@ -108,8 +135,26 @@ export class GatewayMetrics {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
   }
 
-  trackInFlight(source: () => Iterable<{ router: string; provider: string; inFlight: number }>): void {
-    this.#inFlightSource = source;
+  trackProviders(source: () => Iterable<ProviderGauges>): void {
+    this.#providerSource = source;
+  }
+
+  /** A gauge per provider, set at scrape time from `value` (undefined leaves the provider out). */
+  #providerGauge(name: string, help: string, value: (p: ProviderGauges) => number | undefined): Gauge<'router' | 'provider'> {
+    const source = () => this.#providerSource();
+    return new Gauge({
+      name,
+      help,
+      labelNames: ['router', 'provider'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of source()) {
+          const v = value(p);
+          if (v !== undefined) this.set({ router: p.router, provider: p.provider }, v);
+        }
+      },
+    });
   }
 
   setSnapshotVersion(version: string): void {

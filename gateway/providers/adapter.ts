@@ -6,6 +6,7 @@ import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { JsonObject } from './openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
 import type { ChunkStream } from './chunk-stream.ts';
+import type { UpstreamTimeouts } from './upstream-timeouts.ts';
 
 export interface ForwardRequest {
   readonly endpoint: Endpoint;
@@ -14,6 +15,8 @@ export interface ForwardRequest {
   readonly stream: boolean;
   /** Aborted when the client goes away or the gateway gives up; the upstream request must stop. */
   readonly signal: AbortSignal;
+  /** How long to wait on the backend, step by step; passed on to UpstreamHttp as they are. */
+  readonly timeouts: UpstreamTimeouts;
 }
 
 export type ForwardResult =
@@ -25,6 +28,12 @@ export type ForwardResult =
 export interface ProviderAdapter<T extends ProviderType = ProviderType> {
   /** The gateway endpoints this backend kind can serve. */
   readonly endpoints: readonly Endpoint[];
+  /**
+   * What an active health check GETs on the backend (a provider's health_check.path replaces
+   * it): a route that costs nothing and answers 2xx while the backend serves. Undefined: the
+   * kind has no backend to probe (the simulator is always healthy).
+   */
+  readonly healthPath: string | undefined;
   /**
    * Sends the request. Throws UpstreamError for anything that went wrong upstream, with
    * `retryable` set when another provider might succeed (connection, timeout, 429, 5xx).

@@ -19,6 +19,7 @@ const UNSUPPORTED = [
 
 export const mistral = openAICompatible<'mistral'>({
   endpoints: ['chat', 'embeddings'],
+  healthPath: '/v1/models',
   adaptBody(body) {
     const out: JsonObject = { ...body };
     for (const field of UNSUPPORTED) delete out[field];

@@ -12,6 +12,8 @@ type Ollama = ProviderSpecOf<'ollama'>;
 
 export const ollama: ProviderAdapter<'ollama'> = {
   endpoints: ['chat', 'completions', 'embeddings'],
+  // Lists the local models: cheap, and answered only once the server is up.
+  healthPath: '/api/tags',
   async forward(provider, request, http) {
     switch (request.endpoint) {
       case 'chat':
@@ -83,7 +85,7 @@ async function generate(dialect: Dialect, provider: Ollama, request: ForwardRequ
 
 function postOptions(provider: Ollama, request: ForwardRequest): PostOptions {
   // Ollama itself has no keys; one set here is for an authenticating proxy in front of it.
-  return { signal: request.signal, timeoutSeconds: provider.timeout, headers: bearer(provider.key) };
+  return { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
 }
 
 /** OpenAI's sampling fields under the names Ollama's `options` gives them. */

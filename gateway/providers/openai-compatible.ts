@@ -11,6 +11,8 @@ import { UpstreamError } from './upstream-error.ts';
 
 export interface OpenAICompatibleOptions {
   readonly endpoints: readonly Endpoint[];
+  /** The kind's health route: vLLM's /health; hosted APIs' model list (free, and it checks the key too). */
+  readonly healthPath: string;
   /** Adjusts the outgoing body for this kind; the default asks streams to report usage. */
   readonly adaptBody?: (body: JsonObject, request: ForwardRequest) => JsonObject;
 }
@@ -19,9 +21,10 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
   const adaptBody = options.adaptBody ?? requestStreamUsage;
   return {
     endpoints: options.endpoints,
+    healthPath: options.healthPath,
     async forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {
       const url = (provider as { url: string }).url;
-      const post = { signal: request.signal, timeoutSeconds: provider.timeout, headers: bearer(provider.key) };
+      const post = { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
       const body = adaptBody(request.body, request);
       if (!request.stream) {
         const answer = await http.postJson(url, ENDPOINT_SPECS[request.endpoint].path, body, post);

@@ -1,4 +1,4 @@
 // OpenAI's hosted API.
 import { openAICompatible } from './openai-compatible.ts';
 
-export const openai = openAICompatible<'openai'>({ endpoints: ['chat', 'completions', 'embeddings'] });
+export const openai = openAICompatible<'openai'>({ healthPath: '/v1/models', endpoints: ['chat', 'completions', 'embeddings'] });

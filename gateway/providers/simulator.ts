@@ -25,6 +25,7 @@ const WORDS = (
 
 export const simulator: ProviderAdapter<'simulator'> = {
   endpoints: ['chat', 'completions', 'embeddings', 'rerank'],
+  healthPath: undefined,
   async forward(provider, request) {
     try {
       await sleep(provider.simulator.latency_ms, undefined, { signal: request.signal });

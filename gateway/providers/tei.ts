@@ -10,6 +10,7 @@ type Tei = ProviderSpecOf<'tei'>;
 
 export const tei: ProviderAdapter<'tei'> = {
   endpoints: ['embeddings', 'rerank'],
+  healthPath: '/health',
   async forward(provider, request, http) {
     switch (request.endpoint) {
       case 'embeddings':
@@ -24,7 +25,7 @@ export const tei: ProviderAdapter<'tei'> = {
 };
 
 function postOptions(provider: Tei, request: ForwardRequest): PostOptions {
-  return { signal: request.signal, timeoutSeconds: provider.timeout, headers: bearer(provider.key) };
+  return { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
 }
 
 async function embed(provider: Tei, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {

@@ -1,5 +1,7 @@
 // What went wrong upstream, in the terms the gateway decides on: may another provider succeed?
 
+const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
+
 export type UpstreamFailure = 'connect' | 'timeout' | 'status' | 'protocol' | 'aborted';
 
 export class UpstreamError extends Error {
@@ -26,6 +28,15 @@ export class UpstreamError extends Error {
   withRetryAfter(ms: number): this {
     this.retryAfterMs = ms;
     return this;
+  }
+
+  /**
+   * The failure may pass by itself (a connection refused or reset, 429, 502, 503, 504): worth
+   * trying the same provider again after a delay. A timeout is not (the wait would repeat), nor
+   * a 500 (a fault that repeats), nor the configuration's 401/403/404.
+   */
+  get transient(): boolean {
+    return this.failure === 'connect' || (this.failure === 'status' && TRANSIENT_STATUSES.has(this.status ?? 0));
   }
 
   /**

@@ -11,12 +11,13 @@ import type { ChunkStream } from './chunk-stream.ts';
 import { describeError, eventTooLarge, parseChunk, type Secrets } from './stream-event.ts';
 import { requestSecrets, scrubSecrets } from './secrets.ts';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits.ts';
+import type { UpstreamTimeouts } from './upstream-timeouts.ts';
 
 export interface PostOptions {
   readonly signal: AbortSignal;
-  /** Seconds to wait for the response headers, and at most between two body bytes. */
-  readonly timeoutSeconds: number;
-  readonly headers?: Record<string, string>;
+  /** To connect (a connection of the pool is reused when one is free), for the response headers, and at most between two body bytes. */
+  readonly timeouts: UpstreamTimeouts;
+  readonly headers?: Record<string, string> | undefined;
 }
 
 /** What a request that may be answered with a stream accepts. */
@@ -39,16 +40,22 @@ interface BodyReader {
 }
 
 export class UpstreamHttp {
-  readonly #agent: Agent;
+  /** One pool per connect timeout (undici sets it per pool): in practice one, or a few. */
+  readonly #agents = new Map<number, Agent>();
   readonly #limits: UpstreamLimits;
   readonly #targets = new Map<string, Target>();
 
-  constructor(
-    limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
-    agent: Agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } }),
-  ) {
+  constructor(limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS) {
     this.#limits = limits;
-    this.#agent = agent;
+  }
+
+  #agent(connectMs: number): Agent {
+    let agent = this.#agents.get(connectMs);
+    if (!agent) {
+      agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: connectMs } });
+      this.#agents.set(connectMs, agent);
+    }
+    return agent;
   }
 
   /**
@@ -74,7 +81,7 @@ export class UpstreamHttp {
           reject(error);
         }
       };
-      this.#agent.dispatch(this.#request(baseUrl, path, payload, options, 'application/json'), {
+      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, payload, options, 'application/json'), {
         onRequestStart(controller) {
           stopCancelling = cancelOn(signal, controller);
         },
@@ -153,7 +160,7 @@ export class UpstreamHttp {
       let retryAfterMs: number | undefined;
       let started = false;
       let stopCancelling = () => {};
-      this.#agent.dispatch(this.#request(baseUrl, path, payload, options, STREAM_OR_JSON), {
+      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, payload, options, STREAM_OR_JSON), {
         onRequestStart(controller) {
           reader.attach(controller);
           stopCancelling = cancelOn(signal, controller);
@@ -200,22 +207,63 @@ export class UpstreamHttp {
     });
   }
 
-  close(): Promise<void> {
-    return this.#agent.close();
+  /**
+   * GETs `baseUrl + path` and resolves once a 2xx status came (the body is not read): an active
+   * health check. Throws UpstreamError (a status, a timeout, a connection failure) otherwise.
+   */
+  get(baseUrl: string, path: string, options: PostOptions): Promise<void> {
+    const { signal } = options;
+    const target = this.#target(baseUrl);
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(cancelled());
+      let stopCancelling = () => {};
+      let status = 0;
+      this.#agent(options.timeouts.connectMs).dispatch(
+        {
+          origin: target.origin,
+          path: target.prefix + path,
+          method: 'GET',
+          headers: { accept: 'application/json', ...options.headers },
+          headersTimeout: options.timeouts.firstByteMs,
+          bodyTimeout: options.timeouts.betweenChunksMs,
+        },
+        {
+          onRequestStart(controller) {
+            stopCancelling = cancelOn(signal, controller);
+          },
+          onResponseStart(_controller, statusCode) {
+            status = statusCode;
+          },
+          onResponseData() {},
+          onResponseEnd() {
+            stopCancelling();
+            if (isOk(status)) resolve();
+            else reject(new UpstreamError('status', `the backend answered ${status}`, status));
+          },
+          onResponseError(_controller, error) {
+            stopCancelling();
+            reject(toUpstreamError(error, signal));
+          },
+        },
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#agents.values()].map((agent) => agent.close()));
   }
 
   /** A JSON POST to `baseUrl + path`, with the backend's timeouts. */
   #request(baseUrl: string, path: string, payload: unknown, options: PostOptions, accept: string): Dispatcher.DispatchOptions {
     const target = this.#target(baseUrl);
-    const timeout = Math.round(options.timeoutSeconds * 1000);
     return {
       origin: target.origin,
       path: target.prefix + path,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept, ...options.headers },
       body: JSON.stringify(payload),
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+      headersTimeout: options.timeouts.firstByteMs,
+      bodyTimeout: options.timeouts.betweenChunksMs,
     };
   }
 

@@ -9,6 +9,11 @@ import type { GatewaySettings } from '../config/settings.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { QueueMetrics } from '../observability/queue-metrics.ts';
 import { LocalPlacer } from '../routing/placement.ts';
+import { Breakers, type BreakerEvents } from '../routing/breakers.ts';
+import { HealthChecks, type HealthEvents } from '../routing/health-checks.ts';
+import type { UpstreamHttp } from '../providers/upstream-http.ts';
+import { randomUUID } from 'node:crypto';
+import type { BreakerPolicy, BreakerState } from '../routing/circuit-breaker.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import { LATENCY_PROBE_SHARE } from '../routing/strategies.ts';
@@ -19,6 +24,8 @@ import { WORKER_DEFAULTS } from './worker-defaults.ts';
 
 export interface RoutingParts {
   readonly settings: GatewaySettings;
+  /** The upstream client: health checks probe through it. */
+  readonly http: UpstreamHttp;
   readonly store: RedisStore | MemoryStore;
   readonly routing: ServedRouting;
   readonly metrics: GatewayMetrics;
@@ -42,8 +49,18 @@ export interface RoutingLive {
     readonly in_use: number | null;
     /** This gateway's requests in flight on it. */
     readonly in_flight_here: number;
-    /** Until when it sits out (ISO time), fleet-wide in queue mode; null when it does not. */
+    /** Until when it sits out (ISO time): its circuit breaker is open, or (queue mode) it cools down fleet-wide; null when it does not. */
     readonly cooling_until: string | null;
+    /** Its circuit breaker: closed, open, or half_open (probe requests go). */
+    readonly breaker: BreakerState;
+    /** Why the breaker opened last, while it is not closed. */
+    readonly breaker_reason: string | null;
+    /** The health checks' verdict; null while the provider is not checked. */
+    readonly healthy: boolean | null;
+    /** Why the last probe failed, while it is unhealthy. */
+    readonly health_reason: string | null;
+    /** When the last verdict came (ISO time). */
+    readonly checked_at: string | null;
     /** Moving average of the time to first token (ms), fleet-wide in queue mode. */
     readonly ttft_ms: number | null;
     readonly ttft_p95_ms: number | null;
@@ -54,6 +71,7 @@ export interface RoutingLive {
 
 export interface Routing {
   readonly placer: QueuePlacer;
+  readonly breakers: Breakers;
   /** The live state of routing, fleet-wide for queue-mode routers. */
   live(): Promise<RoutingLive>;
   /** Starts the in-process router workers, if any. */
@@ -61,9 +79,54 @@ export interface Routing {
   close(): Promise<void>;
 }
 
-export function routingParts({ settings, store, routing, metrics, log }: RoutingParts): Routing {
-  const local = new LocalPlacer(Math.random, Date.now);
-  const failure = { threshold: settings.failureThreshold, cooldownMs: settings.cooldownSeconds * 1000 };
+/** Breakers opening and closing: counted, and said in the log. */
+function breakerEvents(metrics: GatewayMetrics, log: Log): BreakerEvents {
+  return {
+    opened(router, provider, until, error) {
+      metrics.cooldowns.inc({ router: router.spec.name, provider: provider.spec.id });
+      const seconds = Math.max(0, Math.round((until - Date.now()) / 1000));
+      log.warn(
+        { router: router.spec.name, provider: provider.spec.id },
+        `circuit breaker open for ${seconds}s after failures: ${error.message}`,
+      );
+    },
+    closed(router, provider) {
+      log.info({ router: router.spec.name, provider: provider.spec.id }, 'circuit breaker closed: the provider answered a probe request');
+    },
+  };
+}
+
+/** Health verdicts: said in the log; probes counted. */
+function healthEvents(metrics: GatewayMetrics, log: Log): HealthEvents {
+  return {
+    changed(provider, healthy, reason) {
+      const where = { router: provider.spec.router, provider: provider.spec.id };
+      if (healthy) log.info(where, 'health checks pass: the provider takes requests');
+      else log.warn(where, `provider taken out: ${reason}`);
+    },
+    probed(provider, ok) {
+      metrics.healthChecks.inc({ router: provider.spec.router, provider: provider.spec.id, result: ok ? 'ok' : 'failed' });
+    },
+  };
+}
+
+/** The circuit breakers' policy, from the process settings. */
+export function breakerPolicy(settings: GatewaySettings): BreakerPolicy {
+  return {
+    threshold: settings.failureThreshold,
+    cooldownMs: settings.cooldownSeconds * 1000,
+    windowMs: settings.breakerWindowSeconds * 1000,
+    failureRate: settings.breakerFailureRate,
+    minRequests: settings.breakerMinRequests,
+    halfOpenProbes: settings.breakerHalfOpenProbes,
+  };
+}
+
+export function routingParts({ settings, store, routing, metrics, log, http }: RoutingParts): Routing {
+  const policy = breakerPolicy(settings);
+  const breakers = new Breakers({ policy, now: Date.now, shared: store.providerHealth, events: breakerEvents(metrics, log) });
+  const local = new LocalPlacer(Math.random, Date.now, policy);
+  const failure = { threshold: policy.threshold, cooldownMs: policy.cooldownMs };
   const defaults = {
     mode: settings.routingMode,
     whenRedisDown: settings.queueWhenRedisDown,
@@ -122,13 +185,27 @@ export function routingParts({ settings, store, routing, metrics, log }: Routing
       );
     }
   }
+  const checks = new HealthChecks({
+    table: () => routing.table,
+    http,
+    shared: store.providerHealth,
+    owner: client?.gatewayId ?? randomUUID(),
+    now: Date.now,
+    events: healthEvents(metrics, log),
+  });
+  let stopFollowing = () => {};
   return {
     placer,
+    breakers,
     live: () => liveState(routing, placer, queue),
     start() {
       for (const worker of workers) worker.start();
+      stopFollowing = breakers.follow(() => routing.table);
+      routing.onLoad((table) => checks.follow(table));
     },
     async close() {
+      stopFollowing();
+      checks.stop();
       await Promise.all(workers.map((worker) => worker.stop()));
       client?.close();
     },
@@ -171,14 +248,20 @@ async function liveState(routing: ServedRouting, placer: QueuePlacer, queue: Red
         const here = provider.state;
         const inQueue = queued.has(router.spec.name);
         const live = inQueue ? fleet.get(provider.spec.id) : undefined;
-        const coolingUntil = inQueue ? (live?.coolingUntil ?? 0) : here.coolingUntil;
+        const now = Date.now();
+        const coolingUntil = Math.max(inQueue ? (live?.coolingUntil ?? 0) : 0, here.breaker.openUntil);
         return {
           id: provider.spec.id,
           router: router.spec.name,
           max_concurrent: provider.spec.max_concurrent ?? null,
           in_use: inQueue ? (live?.slotsInUse ?? null) : here.inFlight,
           in_flight_here: here.inFlight,
-          cooling_until: coolingUntil > Date.now() ? new Date(coolingUntil).toISOString() : null,
+          cooling_until: coolingUntil > now ? new Date(coolingUntil).toISOString() : null,
+          breaker: here.breaker.state(now),
+          breaker_reason: here.breaker.reason,
+          healthy: here.healthy ?? null,
+          health_reason: here.healthReason,
+          checked_at: here.checkedAt === null ? null : new Date(here.checkedAt).toISOString(),
           ttft_ms: inQueue ? rounded(live?.ttftMs) : here.measured > 0 ? rounded(here.ttftMs) : null,
           ttft_p95_ms: inQueue ? rounded(live?.ttftP95Ms) : null,
           error_rate: inQueue && live?.errorRate !== undefined ? Math.round(live.errorRate * 1000) / 1000 : null,

@@ -60,6 +60,10 @@ export class QueuePlacer implements Placer {
   place(request: PlaceRequest): Placement | Promise<Placement> {
     if (this.modeOf(request.router) === 'local') return this.#local.place(request);
     if (!this.#client || !this.#available()) return this.#fallback(request);
+    // With a fallback router next, a router none of whose providers is ready (the breakers and
+    // health checks every gateway shares) is left at once rather than after its wait.
+    if (request.onlyHealthy && !this.#local.anyReady(request))
+      throw new ProvidersFailedError(request.router.spec.name, request.tried.size, undefined);
     return this.#ask(this.#client, request);
   }
 
@@ -110,7 +114,7 @@ export class QueuePlacer implements Placer {
       void client.release(answer.requestId, { outcome: 'none', ...this.#failure });
       throw new ProvidersFailedError(router.spec.name, tried.size, undefined);
     }
-    return heldHere(provider, (ending) => void client.release(answer.requestId, slotEnding(ending, this.#failure)));
+    return heldHere(provider, Date.now(), (ending) => void client.release(answer.requestId, slotEnding(ending, this.#failure)));
   }
 }
 

@@ -1,7 +1,8 @@
 // Sends a request to one of a router's providers, failing over to another when the chosen one
-// fails before anything reached the client (connection, timeout, 429, 5xx). Where each attempt
-// goes is the placer's choice (local or queue mode); a provider that keeps failing sits out a
-// cool-down; attempts are bounded; when all fail, ProvidersFailedError.
+// fails before anything reached the client (connection, timeout, 429, 5xx), and retrying one that
+// failed for a passing reason after a growing delay. Where each attempt goes is the placer's
+// choice (local or queue mode); a provider that keeps failing sits out a cool-down; attempts are
+// bounded in number and by the request's deadline; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
@@ -9,22 +10,39 @@ import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';
-import type { FailurePolicy } from './provider-state.ts';
+import type { Breakers } from './breakers.ts';
 import type { AttemptEnding, Placement, Placer } from './placement.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
+import { backoffMs, type BackoffPolicy } from './backoff.ts';
+import { timeoutsOf, withinDeadline, type TimeoutDefaults } from '../providers/upstream-timeouts.ts';
 
-export interface ForwarderOptions extends FailurePolicy {
-  /** Providers tried at most for one request. */
+export interface ForwarderOptions {
+  /** Attempts at most for one request: the first, other providers and retries together. */
   readonly maxAttempts: number;
+  /** Retries of one provider for a transient failure, where the provider sets none. */
+  readonly retries: number;
+  readonly backoff: BackoffPolicy;
+  readonly timeouts: TimeoutDefaults;
+  /** A request's deadline, from its arrival to its answer's first byte, unless the client asks for less. */
+  readonly requestTimeoutMs: number;
 }
 
 export interface ForwarderDeps {
   readonly http: UpstreamHttp;
   readonly options: ForwarderOptions;
   readonly placer: Placer;
-  readonly now: () => number;
-  /** Told of each failed attempt, for metrics and logs. */
-  readonly onFailure?: (router: RouterRoute, provider: ProviderRoute, error: UpstreamError, coolingDown: boolean) => void;
+  /** Each provider's circuit breaker hears how its attempts ended. */
+  readonly breakers: Breakers;
+  /** Monotonic clock (ms, performance.now()), for deadlines. */
+  readonly clock: () => number;
+  /** Waits `ms` before a retry; rejects when `signal` aborts. Injected so tests see the delays without waiting them. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** In [0, 1), for the backoff's jitter. */
+  readonly random: () => number;
+  /** Told of each failed attempt (and whether it opened the provider's breaker), for metrics and logs. */
+  readonly onFailure?: (router: RouterRoute, provider: ProviderRoute, error: UpstreamError, opened: boolean) => void;
+  /** Told of each retry of a provider, with the delay waited before it. */
+  readonly onRetry?: (router: RouterRoute, provider: ProviderRoute, delayMs: number) => void;
 }
 
 /** One request to forward. */
@@ -36,6 +54,13 @@ export interface Forwarding {
   readonly signal: AbortSignal;
   /** The caller's priority, for queue mode. */
   readonly priority: number;
+  /** deps.clock() time after which no attempt starts, and none waits for its first byte. */
+  readonly deadline: number;
+  /**
+   * Only providers neither cooling down nor unhealthy are tried (a fallback router is next):
+   * with none, ProvidersFailedError with no attempt. Otherwise they are tried last.
+   */
+  readonly onlyHealthy?: boolean;
 }
 
 /** How the answer went, for the provider's numbers (lowest_latency, queue mode's fleet-wide metrics). */
@@ -58,53 +83,123 @@ export interface Forwarded {
 }
 
 /**
- * Forwards to a provider of `request.router`. On success the chosen provider's slot stays taken
- * until the caller releases it (Forwarded.release). The adapter's `retryable` decides whether
- * another provider is tried; an aborted request ends, and one the backend refused as the caller's
- * fault is rejected (neither is retryable, nor a failure of the provider).
+ * Forwards to a provider of `request.router`. An attempt that fails before the answer starts goes
+ * to a provider not tried yet, at once; once every one was tried, those whose failure was
+ * transient (UpstreamError.transient) are tried again after a growing delay (backoff.ts), each
+ * up to its `retries`; all within `maxAttempts` and the request's deadline. On success the
+ * chosen provider's slot stays taken until the caller releases it (Forwarded.release). An aborted
+ * request ends, and one the backend refused as the caller's fault is rejected (neither is tried
+ * again, nor a failure of the provider).
  */
 export async function forward(request: Forwarding, deps: ForwarderDeps): Promise<Forwarded> {
-  const { router, endpoint, body, stream, signal } = request;
+  const { router, endpoint, body, stream, signal, deadline } = request;
+  const { options } = deps;
   const candidates = router.byEndpoint.get(endpoint);
   if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
   const tried = new Set<ProviderRoute>();
+  /** Providers whose last failure was transient, with the retries they had. */
+  let retryable: Map<ProviderRoute, UpstreamError> | undefined;
+  let retriesUsed: Map<ProviderRoute, number> | undefined;
+  let round = 0;
+  let attempts = 0;
   let last: UpstreamError | undefined;
-  while (tried.size < Math.min(candidates.length, deps.options.maxAttempts)) {
+  while (attempts < options.maxAttempts && deps.clock() < deadline) {
+    if (tried.size === candidates.length) {
+      // Every provider was tried: those that may be retried go back in, after a delay.
+      const again = [...(retryable ?? [])].filter(([provider]) => (retriesUsed?.get(provider) ?? 0) < retriesOf(provider, options));
+      if (again.length === 0) break;
+      round++;
+      const delay = retryDelay(again, round, deps);
+      if (delay === undefined || deps.clock() + delay >= deadline) break;
+      await waitBeforeRetry(delay, signal, deps);
+      retriesUsed ??= new Map();
+      for (const [provider] of again) {
+        tried.delete(provider);
+        retryable!.delete(provider);
+        retriesUsed.set(provider, (retriesUsed.get(provider) ?? 0) + 1);
+        deps.onRetry?.(router, provider, delay);
+      }
+    }
     let placement: Placement;
     try {
       // Local mode places at once: no promise is made for it on the request path.
-      const placed = deps.placer.place({ router, endpoint, candidates, tried, signal, priority: request.priority });
+      const placed = deps.placer.place({
+        router,
+        endpoint,
+        candidates,
+        tried,
+        signal,
+        priority: request.priority,
+        onlyHealthy: request.onlyHealthy ?? false,
+      });
       placement = placed instanceof Promise ? await placed : placed;
     } catch (error) {
       // A placer with no provider left for the request says so as the attempts' failure.
-      if (error instanceof ProvidersFailedError && tried.size > 0) throw new ProvidersFailedError(router.spec.name, tried.size, last);
+      if (error instanceof ProvidersFailedError && attempts > 0) throw new ProvidersFailedError(router.spec.name, attempts, last);
       throw error;
     }
     const { provider } = placement;
     tried.add(provider);
+    attempts++;
     const sentAt = performance.now();
     try {
+      const timeouts = withinDeadline(timeoutsOf(provider.spec, options.timeouts), deadline - deps.clock());
       const result = await provider.adapter.forward(
         provider.spec,
-        { endpoint, body: { ...body, model: provider.spec.model_name }, stream, signal },
+        { endpoint, body: { ...body, model: provider.spec.model_name }, stream, signal, timeouts },
         deps.http,
       );
-      provider.state.recordSuccess();
-      return answered(router, provider, placement.release, result, tried.size, sentAt, deps);
+      deps.breakers.success(router, provider);
+      return answered(router, provider, placement.release, result, attempts, sentAt, deps);
     } catch (error) {
       const blameless = !(error instanceof UpstreamError) || error.failure === 'aborted' || error.blamesClient;
       placement.release({ failure: error instanceof UpstreamError ? error : undefined, blameless });
       if (!(error instanceof UpstreamError)) throw error;
       if (error.failure === 'aborted') throw error;
       if (error.blamesClient) throw new RequestRejectedError(error);
-      const coolingDown = provider.state.recordFailure(deps.now(), deps.options);
-      deps.onFailure?.(router, provider, error, coolingDown);
+      deps.onFailure?.(router, provider, error, deps.breakers.failure(router, provider, error));
       last = error;
-      // The adapter's one decision: whether another provider might do better.
+      // The adapter's one decision: whether another provider (or this one again) might do better.
       if (!error.retryable) break;
+      if (error.transient) {
+        retryable ??= new Map();
+        retryable.set(provider, error);
+      }
     }
   }
-  throw new ProvidersFailedError(router.spec.name, tried.size, last);
+  if (attempts === 0 && deps.clock() >= deadline)
+    last = new UpstreamError('timeout', "the request's deadline passed before a provider was tried");
+  throw new ProvidersFailedError(router.spec.name, attempts, last);
+}
+
+function retriesOf(provider: ProviderRoute, options: ForwarderOptions): number {
+  return provider.spec.retries ?? options.retries;
+}
+
+/**
+ * The delay before retry round `round`: the backoff, or longer when a backend asked for it
+ * (`retry-after`) and the wait is short enough to honour; undefined when one asked for longer
+ * than that (the providers are then left alone).
+ */
+function retryDelay(again: readonly [ProviderRoute, UpstreamError][], round: number, deps: ForwarderDeps): number | undefined {
+  const { backoff } = deps.options;
+  let delay = backoffMs(backoff, round, deps.random());
+  for (const [, error] of again) {
+    const asked = error.retryAfterMs;
+    if (asked === undefined) continue;
+    if (asked > backoff.retryAfterMaxMs) return undefined;
+    delay = Math.max(delay, asked);
+  }
+  return delay;
+}
+
+async function waitBeforeRetry(ms: number, signal: AbortSignal, deps: ForwarderDeps): Promise<void> {
+  try {
+    await deps.sleep(ms, signal);
+  } catch (error) {
+    if (signal.aborted) throw new UpstreamError('aborted', 'the request was cancelled');
+    throw error;
+  }
 }
 
 function answered(
@@ -131,7 +226,7 @@ function answered(
       released = true;
       const blameless = failure?.failure === 'aborted';
       release({ ...timing, failure, blameless });
-      if (failure && !blameless) deps.onFailure?.(router, provider, failure, provider.state.recordFailure(deps.now(), deps.options));
+      if (failure && !blameless) deps.onFailure?.(router, provider, failure, deps.breakers.failure(router, provider, failure));
     },
   };
 }

@@ -2,8 +2,9 @@
 // attempt (or the answer) ends. Local mode chooses in this process (LocalPlacer); queue mode asks
 // the router workers (gateway/queue/queue-placer.ts). The forwarder only sees this interface.
 import type { Endpoint } from '../../core/resources/kinds.ts';
-import type { UpstreamError } from '../providers/upstream-error.ts';
-import { ModelTooBusyError } from './routing-errors.ts';
+import { UpstreamError } from '../providers/upstream-error.ts';
+import type { BreakerPolicy } from './circuit-breaker.ts';
+import { ModelTooBusyError, ProvidersFailedError } from './routing-errors.ts';
 import type { Random } from './strategies.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
 
@@ -35,6 +36,8 @@ export interface PlaceRequest {
   readonly signal: AbortSignal;
   /** The caller's priority (queue mode orders waiting requests by it). */
   readonly priority: number;
+  /** Providers cooling down or unhealthy are not placed on, even when no other is left (a fallback router is next). */
+  readonly onlyHealthy: boolean;
 }
 
 export interface Placer {
@@ -43,37 +46,61 @@ export interface Placer {
 }
 
 /**
- * Local mode: the router's strategy picks among healthy untried providers (cooling ones only
- * when nothing else is left), on this process's own counts. A provider's max_concurrent caps
- * this process's requests on it; 0 closes it.
+ * Local mode: the router's strategy picks among untried providers that are live (health checks)
+ * and whose breaker lets a request through, on this process's own counts; with none of those,
+ * among live ones whose breaker is open, unless the request must only go to ready ones (a
+ * fallback router is next). A provider the health checks took out is never chosen. A provider's
+ * max_concurrent caps this process's requests on it; 0 closes it.
  */
 export class LocalPlacer implements Placer {
   readonly #random: Random;
   readonly #now: () => number;
+  readonly #policy: BreakerPolicy;
 
-  constructor(random: Random, now: () => number) {
+  constructor(random: Random, now: () => number, policy: BreakerPolicy) {
     this.#random = random;
     this.#now = now;
+    this.#policy = policy;
   }
 
-  place({ router, candidates, tried }: PlaceRequest): Placement {
+  place({ router, candidates, tried, onlyHealthy }: PlaceRequest): Placement {
     const now = this.#now();
     let untried = candidates;
     if (tried.size > 0) untried = candidates.filter((p) => !tried.has(p));
     const open = untried.filter(hasRoom);
     if (open.length === 0) throw new ModelTooBusyError(router.spec.name, 1, 'every provider is at its max_concurrent in this gateway');
-    const healthy = open.filter((p) => !p.state.isCooling(now));
-    return heldHere(router.pick(router, healthy.length > 0 ? healthy : open, this.#random));
+    const ready = open.filter((p) => p.state.ready(now, this.#policy));
+    if (ready.length > 0) return heldHere(router.pick(router, ready, this.#random), now);
+    const live = onlyHealthy ? [] : open.filter((p) => p.state.live);
+    if (live.length > 0) return heldHere(router.pick(router, live, this.#random), now);
+    throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open));
   }
+
+  /** Whether an untried candidate is ready: live, and its breaker lets a request through. */
+  anyReady({ candidates, tried }: PlaceRequest): boolean {
+    const now = this.#now();
+    return candidates.some((p) => !tried.has(p) && p.state.ready(now, this.#policy));
+  }
+}
+
+/** Why no provider could be tried: their health checks fail, or their breakers are open. */
+function unavailable(providers: readonly ProviderRoute[]): UpstreamError {
+  const down = providers.find((p) => !p.state.live);
+  if (down && providers.every((p) => !p.state.live))
+    return new UpstreamError('connect', `every provider is failing its health checks (last: ${down.state.healthReason ?? 'no answer'})`);
+  const reason = providers.find((p) => p.state.breaker.reason)?.state.breaker.reason;
+  return new UpstreamError('connect', `every provider is out after failing (circuit breaker open; last: ${reason ?? 'unknown'})`);
 }
 
 /**
  * A placement on `provider` counted in this gateway's requests in flight (least_busy, the
- * in-flight gauge, local caps), given back once with the answer's time to first token
- * (lowest_latency); `andThen` hears the ending too (queue mode gives back its fleet-wide slot).
+ * in-flight gauge, local caps) and, while its breaker is half-open, as one of its probes; given
+ * back once with the answer's time to first token (lowest_latency); `andThen` hears the ending
+ * too (queue mode gives back its fleet-wide slot).
  */
-export function heldHere(provider: ProviderRoute, andThen?: (ending: AttemptEnding) => void): Placement {
+export function heldHere(provider: ProviderRoute, now: number, andThen?: (ending: AttemptEnding) => void): Placement {
   provider.state.inFlight++;
+  const probe = provider.state.breaker.placed(now);
   let released = false;
   return {
     provider,
@@ -81,6 +108,7 @@ export function heldHere(provider: ProviderRoute, andThen?: (ending: AttemptEndi
       if (released) return;
       released = true;
       provider.state.inFlight--;
+      if (probe) provider.state.breaker.probeDone();
       if (!ending.failure && ending.ttftMs !== undefined) provider.state.recordTtft(ending.ttftMs);
       andThen?.(ending);
     },

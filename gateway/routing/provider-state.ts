@@ -1,18 +1,21 @@
-// Runtime state of each provider: requests in flight (for least_busy and the gauge) and recent
-// failures (for the cool-down). Kept by provider id outside the routing table, so a reloaded
-// table keeps counting where the last one left off.
+// Runtime state of each provider: requests in flight (for least_busy and the gauge), its circuit
+// breaker (circuit-breaker.ts) and its health checks' verdict (health-checks.ts). Kept by provider
+// id outside the routing table, so a reloaded table keeps counting where the last one left off.
+import { CircuitBreaker, type BreakerPolicy } from './circuit-breaker.ts';
 
-export interface FailurePolicy {
-  /** Consecutive failures that send a provider to sit out. */
-  readonly threshold: number;
-  /** How long it sits out, in milliseconds. */
-  readonly cooldownMs: number;
-}
+export type { BreakerPolicy } from './circuit-breaker.ts';
+
+/** What queue mode's scripts apply fleet-wide on their own: failures in a row, and the cool-down they start. */
+export type FailurePolicy = Pick<BreakerPolicy, 'threshold' | 'cooldownMs'>;
 
 export class ProviderState {
   inFlight = 0;
-  consecutiveFailures = 0;
-  coolingUntil = 0;
+  readonly breaker = new CircuitBreaker();
+  /** The health checks' verdict: false takes the provider out; undefined while it is not checked. */
+  healthy: boolean | undefined = undefined;
+  /** Why the last probe failed, and when the last verdict came (ms since the epoch). */
+  healthReason: string | null = null;
+  checkedAt: number | null = null;
   /** Moving average of the time to first token (ms; the whole answer's time when not streamed), for lowest_latency. */
   ttftMs = 0;
   /** Answers measured into ttftMs. */
@@ -23,22 +26,14 @@ export class ProviderState {
     this.measured++;
   }
 
-  isCooling(now: number): boolean {
-    return this.coolingUntil > now;
+  /** Not taken out by its health checks. */
+  get live(): boolean {
+    return this.healthy !== false;
   }
 
-  recordSuccess(): void {
-    this.consecutiveFailures = 0;
-    this.coolingUntil = 0;
-  }
-
-  /** Returns true when this failure starts a cool-down. */
-  recordFailure(now: number, policy: FailurePolicy): boolean {
-    this.consecutiveFailures++;
-    if (this.consecutiveFailures < policy.threshold) return false;
-    this.consecutiveFailures = 0;
-    this.coolingUntil = now + policy.cooldownMs;
-    return true;
+  /** Whether a request may go to it now: live, and its breaker lets it through. */
+  ready(now: number, policy: BreakerPolicy): boolean {
+    return this.healthy !== false && this.breaker.allows(now, policy);
   }
 }
 

@@ -26,6 +26,13 @@ export interface RouterRoute {
   readonly byEndpoint: ReadonlyMap<Endpoint, readonly ProviderRoute[]>;
   readonly pick: Pick;
   readonly cursor: Cursor;
+  /**
+   * Where a request goes when this router cannot serve it, in order: each fallback followed by
+   * its own (depth first), none twice, this router never (core/resources/fallbacks.ts).
+   */
+  readonly fallbacks: readonly RouterRoute[];
+  /** A request too long for this router's context goes to the first fallback it fits. */
+  readonly contextFallback: boolean;
 }
 
 /** The public description of a model (spec 2.4) in OpenAI's model object. */
@@ -43,7 +50,10 @@ export class RoutingTable {
   readonly version: string;
   readonly routers: readonly RouterRoute[];
   readonly models: readonly ModelInfo[];
+  /** Every provider of every router. */
+  readonly providerList: readonly ProviderRoute[];
   readonly #byName: ReadonlyMap<string, RouterRoute>;
+  readonly #providers: ReadonlyMap<string, ProviderRoute>;
 
   private constructor(version: string, routers: RouterRoute[], createdAt: number) {
     this.version = version;
@@ -54,6 +64,8 @@ export class RoutingTable {
       for (const alias of router.spec.aliases) byName.set(alias, router);
     }
     this.#byName = byName;
+    this.providerList = routers.flatMap((r) => r.providers);
+    this.#providers = new Map(this.providerList.map((p) => [p.spec.id, p]));
     this.models = routers.map((r) => ({
       id: r.spec.name,
       object: 'model',
@@ -63,6 +75,11 @@ export class RoutingTable {
       aliases: r.spec.aliases,
       max_context_length: r.spec.max_context_length,
     }));
+  }
+
+  /** A provider by id. */
+  provider(id: string): ProviderRoute | undefined {
+    return this.#providers.get(id);
   }
 
   /** A router by name or alias. */
@@ -79,6 +96,7 @@ export class RoutingTable {
       else byRouter.set(provider.router, [provider]);
     }
     const routers = snapshot.routers.map((spec) => buildRouter(spec, byRouter.get(spec.name) ?? [], states));
+    chainFallbacks(routers);
     states.retain(new Set(snapshot.providers.map((p) => p.id)), new Set(snapshot.routers.map((r) => r.name)));
     return new RoutingTable(snapshot.version, routers, createdAt);
   }
@@ -108,5 +126,28 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
     byEndpoint,
     pick: STRATEGY_PICKS[spec.load_balancing_strategy],
     cursor: states.cursor(spec.name),
+    fallbacks: [],
+    contextFallback: spec.context_fallback ?? spec.fallbacks.length > 0,
   };
+}
+
+/** Fills each router's fallback chain (the snapshot's fallbacks passed their checks: they name routers, and form no loop). */
+function chainFallbacks(routers: readonly RouterRoute[]): void {
+  const byName = new Map<string, RouterRoute>();
+  for (const router of routers) for (const name of [router.spec.name, ...router.spec.aliases]) byName.set(name, router);
+  const visit = (router: RouterRoute, chain: RouterRoute[], seen: Set<RouterRoute>) => {
+    for (const name of router.spec.fallbacks) {
+      const next = byName.get(name);
+      if (!next || seen.has(next)) continue;
+      seen.add(next);
+      chain.push(next);
+      visit(next, chain, seen);
+    }
+  };
+  for (const router of routers) {
+    if (router.spec.fallbacks.length === 0) continue;
+    const chain: RouterRoute[] = [];
+    visit(router, chain, new Set([router]));
+    (router as { fallbacks: readonly RouterRoute[] }).fallbacks = chain;
+  }
 }

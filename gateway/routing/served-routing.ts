@@ -11,6 +11,7 @@ export class ServedRouting {
   #table: RoutingTable;
   #waiting: string | undefined;
   readonly #onLoad: (table: RoutingTable) => void;
+  readonly #listeners: ((table: RoutingTable) => void)[] = [];
 
   /**
    * Without a snapshot the state starts empty and not ready (see `waiting`) until the first
@@ -42,6 +43,13 @@ export class ServedRouting {
     this.#table = RoutingTable.build(snapshot, this.providerStates);
     this.#waiting = undefined;
     this.#onLoad(this.#table);
+    for (const listener of this.#listeners) listener(this.#table);
     return this.#table;
+  }
+
+  /** Calls `listener` with the table served now, then with each one loaded after. */
+  onLoad(listener: (table: RoutingTable) => void): void {
+    this.#listeners.push(listener);
+    listener(this.#table);
   }
 }

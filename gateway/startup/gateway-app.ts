@@ -1,6 +1,7 @@
 // What every gateway has, whatever its routing snapshots come from: the store (Redis when a URL
 // is given, memory otherwise), the bootstrap admin, and the Fastify app with its forwarder.
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { UserResources } from '../kubernetes/cr-catalog.ts';
@@ -11,6 +12,7 @@ import { buildApp } from '../http/app.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { UpstreamHttp } from '../providers/upstream-http.ts';
 import { routingParts } from '../queue/queue-mode.ts';
+import type { ForwarderOptions } from '../routing/forwarder.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
 import { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
@@ -69,6 +71,21 @@ export interface GatewayParts {
   readonly userResources?: UserResources | undefined;
 }
 
+/** How the forwarder fails over, retries and times out, from the process settings. */
+function forwarderOptions(settings: GatewaySettings): ForwarderOptions {
+  return {
+    maxAttempts: settings.maxAttempts,
+    retries: settings.retries,
+    requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
+    backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs, retryAfterMaxMs: settings.retryAfterMaxSeconds * 1000 },
+    timeouts: {
+      connectSeconds: settings.connectTimeoutSeconds,
+      firstByteSeconds: settings.firstByteTimeoutSeconds,
+      betweenChunksSeconds: settings.chunkTimeoutSeconds,
+    },
+  };
+}
+
 /** The app, not listening yet; closing it closes the upstream connections, the key cache and the store. */
 export function gatewayApp({ settings, store, routing, metrics, catalog, userResources }: GatewayParts): FastifyInstance {
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
@@ -81,7 +98,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     warn: (details: object, message: string) => app.log.warn(details, message),
     error: (details: object, message: string) => app.log.error(details, message),
   };
-  const placement = routingParts({ settings, store, routing, metrics, log });
+  const placement = routingParts({ settings, store, routing, metrics, log, http });
   const app = buildApp({
     routing,
     metrics,
@@ -96,23 +113,20 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     reservationTtlMs: settings.reservationTtlSeconds * 1000,
     promptRatioSyncMs: settings.promptRatioSyncSeconds * 1000,
     maxKeysPerUser: settings.maxKeysPerUser,
+    hideUnavailableModels: settings.hideUnavailableModels,
     playground: settings.playground,
     logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
     forwarder: {
       http,
-      options: { maxAttempts: settings.maxAttempts, threshold: settings.failureThreshold, cooldownMs: settings.cooldownSeconds * 1000 },
+      options: forwarderOptions(settings),
       placer: placement.placer,
-      now: Date.now,
-      onFailure: (router, provider, error, coolingDown) => {
-        metrics.upstreamFailures.inc({ router: router.spec.name, provider: provider.spec.id, failure: error.failure });
-        if (coolingDown) {
-          metrics.cooldowns.inc({ router: router.spec.name, provider: provider.spec.id });
-          app.log.warn(
-            { router: router.spec.name, provider: provider.spec.id },
-            `provider sits out for ${settings.cooldownSeconds}s after repeated failures: ${error.message}`,
-          );
-        }
-      },
+      breakers: placement.breakers,
+      clock: () => performance.now(),
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+      random: Math.random,
+      onRetry: (router, provider) => metrics.retries.inc({ router: router.spec.name, provider: provider.spec.id }),
+      onFailure: (router, provider, error) =>
+        metrics.upstreamFailures.inc({ router: router.spec.name, provider: provider.spec.id, failure: error.failure }),
     },
   });
   placement.start();

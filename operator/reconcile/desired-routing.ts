@@ -7,6 +7,7 @@ import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts
 import type { RouterSpec } from '../../core/resources/router.ts';
 import type { ProviderSpec } from '../../core/resources/provider.ts';
 import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
+import { fallbackProblems, withoutRefusedFallbacks } from '../../core/resources/fallbacks.ts';
 import { describeProblems, providerFromCR, routerFromCR, type ObjectMeta } from '../../core/resources/kubernetes/translate.ts';
 import { condition, type DesiredCondition } from './conditions.ts';
 
@@ -30,7 +31,13 @@ export interface RoutingOutcome {
   readonly keys: Record<string, string>;
   /** By `namespace/name`. */
   readonly routers: Map<string, RouterOutcome>;
-  readonly providers: Map<string, { conditions: DesiredCondition[] }>;
+  readonly providers: Map<string, ProviderOutcome>;
+}
+
+export interface ProviderOutcome {
+  readonly conditions: DesiredCondition[];
+  /** A provider served: its id, and its router's namespace/name. */
+  readonly served?: { readonly id: string; readonly routerKey: string };
 }
 
 export const keyOf = (meta: ObjectMeta) => `${meta.namespace ?? ''}/${meta.name}`;
@@ -63,7 +70,7 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
 
   const servedProviders: ProviderSpec[] = [];
   const keys: Record<string, string> = {};
-  const providerOutcomes = new Map<string, { conditions: DesiredCondition[] }>();
+  const providerOutcomes = new Map<string, ProviderOutcome>();
   const counts = new Map<string, { ready: number; total: number }>();
   for (const cr of oldestFirst(providers)) {
     const key = keyOf(cr.metadata);
@@ -122,17 +129,42 @@ export function computeRouting(routers: readonly Resource[], providers: readonly
         condition('ResolvedRefs', true, 'ResolvedRefs', 'The router and the key Secret exist'),
         condition('Ready', true, 'Ready', 'The provider is served'),
       ],
+      served: { id: translated.value.id, routerKey },
     });
   }
+
+  // Fallbacks that name no served router, or would close a loop, are left out (the router is
+  // served without them) and named in its ResolvedRefs condition.
+  const acceptedKeys = [...acceptedRouters.keys()];
+  const fallbackRefusals = fallbackProblems([...acceptedRouters.values()]);
+  const withFallbacks = withoutRefusedFallbacks([...acceptedRouters.values()], fallbackRefusals);
+  const refusalsOf = (key: string) => fallbackRefusals.filter((p) => acceptedKeys[p.router] === key).map((p) => p.message);
 
   const routerResults = new Map<string, RouterOutcome>();
   const servedRouters: RouterSpec[] = [];
   for (const [key, outcome] of routerOutcomes) {
     const providerCount = counts.get(key) ?? { ready: 0, total: 0 };
-    const spec = acceptedRouters.get(key);
+    const accepted = acceptedRouters.get(key);
+    const spec = accepted && withFallbacks[acceptedKeys.indexOf(key)];
     const conditions = [...outcome.conditions];
     if (spec) {
       servedRouters.push(spec);
+      const refused = refusalsOf(key);
+      conditions.push(
+        refused.length > 0
+          ? condition(
+              'ResolvedRefs',
+              false,
+              'FallbackRefused',
+              `${refused.join('; ')}; the router is served without ${refused.length === 1 ? 'that fallback' : 'those fallbacks'}`,
+            )
+          : condition(
+              'ResolvedRefs',
+              true,
+              'ResolvedRefs',
+              spec.fallbacks.length > 0 ? 'Every fallback router is served' : 'No fallback router is named',
+            ),
+      );
       const ready = providerCount.ready > 0;
       conditions.push(
         condition(

@@ -21,6 +21,8 @@ import { computeRouting, keyOf, type Secrets } from './desired-routing.ts';
 import { programmedCondition, providerStatus, routerStatus, type GatewayReport } from './routing-status.ts';
 import { configMapUpToDate, keysSecretUpToDate, providerKeysSecret, routingConfigMap, type RoutingTarget } from './routing-writes.ts';
 import { writeStatus } from './write-status.ts';
+import { withHealth } from './provider-health-status.ts';
+import type { ProviderCondition } from '../../core/store/provider-health.ts';
 
 export const ROUTING_KEY = 'routing';
 
@@ -44,12 +46,25 @@ export interface RoutingDeps {
   readonly routingMode: RoutingMode;
   /** Queue mode: how many requests of a router wait, fleet-wide (Redis). */
   readonly queueDepth?: (router: string) => Promise<number>;
+  /** What the gateways found of the providers' health (Redis). */
+  readonly providerHealth?: (ids: readonly string[]) => Promise<Map<string, ProviderCondition>>;
 }
 
 export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal): Promise<void> {
   const routers = deps.routers.list();
   const providers = deps.providers.list();
-  const outcome = computeRouting(routers, providers, referencedSecrets(providers, deps.secrets));
+  const computed = computeRouting(routers, providers, referencedSecrets(providers, deps.secrets));
+  const outcome = {
+    ...computed,
+    ...withHealth(
+      computed,
+      await readHealth(
+        deps,
+        computed.snapshot.providers.map((p) => p.id),
+      ),
+      Date.now(),
+    ),
+  };
   // Keys before the snapshot: a gateway that sees a new provider finds its key already there.
   // (A provider removed goes the other way for a moment: served without its key, then gone.)
   await writeKeys(deps, outcome.keys, signal);
@@ -128,7 +143,17 @@ async function read<T>(
   }
 }
 
-/** undefined when Redis cannot be read: Programmed becomes Unknown, the rest goes on. */
+/** The providers' health; none known when Redis cannot tell (the status then says what the resources alone say). */
+async function readHealth(deps: RoutingDeps, ids: readonly string[]): Promise<Map<string, ProviderCondition>> {
+  if (!deps.providerHealth || ids.length === 0) return new Map();
+  try {
+    return await deps.providerHealth(ids);
+  } catch (error) {
+    deps.log.warn({ err: error }, "cannot read the providers' health");
+    return new Map();
+  }
+}
+
 /** The router's queue depth; undefined when Redis cannot tell (the status then leaves it out). */
 async function readDepth(deps: RoutingDeps, router: string): Promise<number | undefined> {
   try {
@@ -139,6 +164,7 @@ async function readDepth(deps: RoutingDeps, router: string): Promise<number | un
   }
 }
 
+/** undefined when Redis cannot be read: Programmed becomes Unknown, the rest goes on. */
 async function readReports(deps: RoutingDeps): Promise<readonly GatewayReport[] | undefined> {
   try {
     return await deps.gateways.list();

@@ -29,7 +29,12 @@ export interface Behaviour {
   echoAuthorization?: number;
   /** Streaming: fields added to every chunk (undefined removes one: `{ model: undefined }`). */
   chunkFields?: Record<string, unknown>;
+  /** With an error `status`: the `retry-after` header sent with it (seconds, or a date). */
+  retryAfter?: string;
 }
+
+/** The routes a health check probes (vLLM and TEI, Ollama, hosted APIs): answered apart from requests. */
+const HEALTH_ROUTES = new Set(['/health', '/api/tags', '/v1/models']);
 
 export interface RecordedRequest {
   method: string;
@@ -43,6 +48,10 @@ export interface FakeBackend {
   readonly requests: RecordedRequest[];
   /** Behaviour for every request from now on. */
   behave(behaviour: Behaviour): void;
+  /** Health probes (GET of a health route) received; they are not in `requests` and use no behaviour. */
+  readonly healthProbes: number;
+  /** The status health probes get from now on (200 by default). */
+  healthStatus(status: number): void;
   /** Behaviour for the next request only, then back to the standing one. */
   once(behaviour: Behaviour): void;
   /** Requests that are still open (useful to see a cancelled stream reach the backend). */
@@ -82,7 +91,16 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
   let peak = 0;
   let aborted = 0;
   let blocked = 0;
+  let probes = 0;
+  let health = 200;
   const server = createServer(async (req, res) => {
+    if (req.method === 'GET' && HEALTH_ROUTES.has(req.url ?? '')) {
+      probes++;
+      res
+        .writeHead(health, { 'content-type': 'application/json' })
+        .end(health < 300 ? '{"object":"list","data":[]}' : '{"error":"unhealthy"}');
+      return;
+    }
     open++;
     peak = Math.max(peak, open);
     let finished = false;
@@ -119,6 +137,12 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
       standing = behaviour;
     },
     once: (behaviour) => void queued.push(behaviour),
+    get healthProbes() {
+      return probes;
+    },
+    healthStatus: (status) => {
+      health = status;
+    },
     get openRequests() {
       return open;
     },
@@ -147,7 +171,8 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
   return {
     json(status, body) {
       markFinished();
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const retryAfter = status >= 400 && behaviour.retryAfter !== undefined ? { 'retry-after': behaviour.retryAfter } : {};
+      res.writeHead(status, { 'content-type': 'application/json', ...retryAfter }).end(JSON.stringify(body));
     },
     startStream(contentType, status = 200) {
       res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-cache' });

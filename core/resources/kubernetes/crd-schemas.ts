@@ -9,7 +9,7 @@ import { BUDGET_PERIODS, DEFAULT_URLS, GRID_FACTORS, PROVIDER_KINDS, PROVIDER_TY
 import { BaseUrl, ModelName } from '../fields.ts';
 import { RateLimitPolicy } from '../limits.ts';
 import { RouterQueue, RouterSpec } from '../router.ts';
-import { ProviderSpec, SimulatorOptions } from '../provider.ts';
+import { HealthCheck, ProviderSpec, ProviderTimeouts, SimulatorOptions } from '../provider.ts';
 import { UserSpec } from '../user.ts';
 import { CarbonInputs } from '../carbon.ts';
 
@@ -180,6 +180,8 @@ export const ModelRouterSpec = z
     loadBalancingStrategy: RouterSpec.shape.load_balancing_strategy,
     routingMode: RouterSpec.shape.routing_mode,
     queue: RouterQueueSpec.optional(),
+    fallbacks: RouterSpec.shape.fallbacks,
+    contextFallback: RouterSpec.shape.context_fallback,
     costs: RouterCostsSpec.default({ promptTokens: '0', completionTokens: '0' }),
     maxContextLength: RouterSpec.shape.max_context_length,
     maxCompletionTokens: RouterSpec.shape.max_completion_tokens,
@@ -215,6 +217,27 @@ export type ModelRouterStatus = z.output<typeof ModelRouterStatus>;
 // ---------------------------------------------------------------------------------------------
 // ModelProvider
 
+const timeouts = ProviderTimeouts.shape;
+export const ProviderTimeoutsSpec = z
+  .strictObject({
+    connectSeconds: timeouts.connect_seconds,
+    firstByteSeconds: timeouts.first_byte_seconds,
+    betweenChunksSeconds: timeouts.between_chunks_seconds,
+  })
+  .describe(ProviderTimeouts.description ?? 'Timeouts.');
+
+const health = HealthCheck.shape;
+export const HealthCheckSpec = z
+  .strictObject({
+    enabled: health.enabled,
+    intervalSeconds: health.interval_seconds,
+    timeoutSeconds: health.timeout_seconds,
+    path: health.path,
+    unhealthyAfter: health.unhealthy_after,
+    healthyAfter: health.healthy_after,
+  })
+  .describe(HealthCheck.description ?? 'Health checks.');
+
 export const ModelProviderSpec = z
   .strictObject({
     routerRef: z
@@ -239,6 +262,9 @@ export const ModelProviderSpec = z
       .optional()
       .describe("Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key."),
     timeoutSeconds: providerCommon.timeout,
+    timeouts: ProviderTimeoutsSpec.optional(),
+    retries: providerCommon.retries,
+    healthCheck: HealthCheckSpec.optional(),
     maxConcurrent: providerCommon.max_concurrent,
     carbon: Carbon.optional(),
     simulator: Simulator.optional(),

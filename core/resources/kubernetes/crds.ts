@@ -317,6 +317,12 @@ export const KINDS = [
       { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'Backend API kind.' },
       { name: 'Upstream-Model', type: 'string', jsonPath: '.spec.model', description: 'Model name on the backend.' },
       READY,
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+        description: 'Why it is (not) ready: Ready, Unhealthy (its health checks fail, or its circuit breaker is open), InvalidSpec...',
+      },
       AGE,
       { name: 'URL', type: 'string', jsonPath: '.spec.url', description: 'Base address of the backend.', priority: 1 },
       {

@@ -71,6 +71,8 @@ export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
         max_waiting: spec.queue.maxWaiting,
         when_redis_down: spec.queue.whenRedisDown,
       }),
+    fallbacks: spec.fallbacks,
+    context_fallback: spec.contextFallback,
     costs: { prompt_tokens: spec.costs.promptTokens, completion_tokens: spec.costs.completionTokens },
     max_context_length: spec.maxContextLength,
     max_completion_tokens: spec.maxCompletionTokens,
@@ -103,6 +105,24 @@ export function providerFromCR(cr: CustomResource, routerName: string): Translat
     model_name: spec.model,
     url: spec.url,
     timeout: spec.timeoutSeconds,
+    timeouts:
+      spec.timeouts &&
+      defined({
+        connect_seconds: spec.timeouts.connectSeconds,
+        first_byte_seconds: spec.timeouts.firstByteSeconds,
+        between_chunks_seconds: spec.timeouts.betweenChunksSeconds,
+      }),
+    retries: spec.retries,
+    health_check:
+      spec.healthCheck &&
+      defined({
+        enabled: spec.healthCheck.enabled,
+        interval_seconds: spec.healthCheck.intervalSeconds,
+        timeout_seconds: spec.healthCheck.timeoutSeconds,
+        path: spec.healthCheck.path,
+        unhealthy_after: spec.healthCheck.unhealthyAfter,
+        healthy_after: spec.healthCheck.healthyAfter,
+      }),
     max_concurrent: spec.maxConcurrent,
     carbon:
       spec.carbon &&
@@ -312,6 +332,8 @@ export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpe
         maxWaiting: spec.queue.max_waiting,
         whenRedisDown: spec.queue.when_redis_down,
       }),
+    fallbacks: spec.fallbacks.length > 0 ? spec.fallbacks : undefined,
+    contextFallback: spec.context_fallback,
     costs: { promptTokens: spec.costs.prompt_tokens, completionTokens: spec.costs.completion_tokens },
     maxContextLength: spec.max_context_length,
     maxCompletionTokens: spec.max_completion_tokens,
@@ -332,6 +354,24 @@ export function providerToCR(
     url: 'url' in spec ? spec.url : undefined,
     apiKeySecretRef,
     timeoutSeconds: spec.timeout,
+    timeouts:
+      spec.timeouts &&
+      defined({
+        connectSeconds: spec.timeouts.connect_seconds,
+        firstByteSeconds: spec.timeouts.first_byte_seconds,
+        betweenChunksSeconds: spec.timeouts.between_chunks_seconds,
+      }),
+    retries: spec.retries,
+    healthCheck:
+      spec.health_check &&
+      defined({
+        enabled: spec.health_check.enabled,
+        intervalSeconds: spec.health_check.interval_seconds,
+        timeoutSeconds: spec.health_check.timeout_seconds,
+        path: spec.health_check.path,
+        unhealthyAfter: spec.health_check.unhealthy_after,
+        healthyAfter: spec.health_check.healthy_after,
+      }),
     maxConcurrent: spec.max_concurrent,
     carbon:
       spec.carbon &&

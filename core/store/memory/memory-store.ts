@@ -7,6 +7,7 @@ import { MemoryGatewayReports } from './memory-gateway-reports.ts';
 import { MemoryLedger } from './memory-ledger.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
+import { MemoryProviderHealth } from './memory-provider-health.ts';
 
 export interface MemoryStoreOptions {
   readonly usageRetentionMs: number;
@@ -28,6 +29,7 @@ export class MemoryStore implements Store {
   readonly usage: MemoryUsageLog;
   readonly promptRatios = new MemoryPromptRatios();
   readonly gateways: MemoryGatewayReports;
+  readonly providerHealth = new MemoryProviderHealth();
 
   constructor(options: MemoryStoreOptions) {
     this.usage = new MemoryUsageLog({

@@ -21,6 +21,8 @@ import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
 import { RedisRoutingQueue } from './redis-routing-queue.ts';
+import { RedisProviderHealth } from './redis-provider-health.ts';
+import type { ProviderHealthStore } from '../provider-health.ts';
 import { unavailable } from './unavailable.ts';
 
 export interface RedisStoreOptions {
@@ -54,6 +56,7 @@ export class RedisStore implements Store {
   readonly usage: UsageLog;
   readonly promptRatios: PromptRatioStore;
   readonly gateways: GatewayReports;
+  readonly providerHealth: ProviderHealthStore;
   /** Queue mode's routers (Redis only): not gated, its users decide what an outage means (fall back, refuse, retry). */
   readonly routingQueue: RedisRoutingQueue;
   readonly #client: Redis;
@@ -116,6 +119,7 @@ export class RedisStore implements Store {
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
+    this.providerHealth = gated(new RedisProviderHealth(client, this.#channels), gate, ['onNotice']);
     // A connection of its own: every script defined on a client is copied onto each pipeline and
     // transaction it makes (ioredis), so the queue's five scripts on the shared client would slow
     // the ledger's and the usage log's batches, queue mode or not (measured: about 10% fewer

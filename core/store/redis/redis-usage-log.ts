@@ -193,10 +193,11 @@ function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: Usa
  */
 function toEntry(r: UsageRecord): string {
   const text = JSON.stringify;
-  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"router":${text(r.router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
+  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
 }
 
-type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly'> & {
+type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router'> & {
+  requested_router?: string;
   cost_micros: string;
   charged_micros?: string;
   uncovered_micros?: string;
@@ -205,7 +206,8 @@ type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncove
 
 /**
  * The record of a stream entry (`r`, its JSON), as toEntry wrote it. Records written before
- * charges and costs were told apart hold what was charged as their cost.
+ * charges and costs were told apart hold what was charged as their cost; those written before
+ * fallbacks were served by the router asked for.
  */
 function fromEntry(fields: string[]): UsageRecord {
   const stored = JSON.parse(fields[1]!) as StoredRecord;
@@ -216,6 +218,7 @@ function fromEntry(fields: string[]): UsageRecord {
     charged_micros: stored.charged_micros === undefined ? cost : BigInt(stored.charged_micros),
     uncovered_micros: stored.uncovered_micros === undefined ? 0n : BigInt(stored.uncovered_micros),
     usage_anomaly: stored.usage_anomaly ?? null,
+    requested_router: stored.requested_router ?? stored.router,
   };
 }
 

@@ -97,6 +97,9 @@ function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]) {
     routing_mode: spec.routing_mode ?? null,
     queue: spec.queue ?? null,
     aliases: spec.aliases,
+    fallbacks: spec.fallbacks,
+    // null: on when fallbacks are set.
+    context_fallback: spec.context_fallback ?? null,
     costs: { prompt_tokens: Number(spec.costs.prompt_tokens), completion_tokens: Number(spec.costs.completion_tokens) },
     costs_unit: 'per_million_tokens',
     max_context_length: spec.max_context_length,

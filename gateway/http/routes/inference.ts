@@ -23,7 +23,14 @@ import type { Caller } from '../../accounts/caller.ts';
 import { callerOf } from '../auth.ts';
 import { type ApiError, errors } from '../api-error.ts';
 import { statusOf, streamEnding } from '../error-map.ts';
-import type { OutcomeRecorder } from './request-outcome.ts';
+import type { FallbackReason, OutcomeRecorder } from './request-outcome.ts';
+import { ContextLengthError, InsufficientBudgetError, RateLimitedError } from '../../billing/billing-errors.ts';
+import {
+  ModelTooBusyError,
+  NoProviderForEndpointError,
+  ProvidersFailedError,
+  QueueUnavailableError,
+} from '../../routing/routing-errors.ts';
 
 export interface InferenceDeps {
   readonly routing: ServedRouting;
@@ -38,10 +45,16 @@ interface Call {
   /** The body as its endpoint's schema parsed it. */
   readonly body: JsonObject;
   readonly caller: Caller;
+  /** The router the caller named. */
+  readonly requested: RouterRoute;
+  /** The router serving: the one named, or a fallback of it. */
   readonly router: RouterRoute;
   readonly admitted: Admitted;
   readonly startedAt: number;
   readonly abort: AbortController;
+  readonly stream: boolean;
+  /** performance.now() time after which no attempt, retry or fallback starts. */
+  readonly deadline: number;
 }
 
 /** How a forwarded request ended. */
@@ -63,29 +76,34 @@ export function registerInference(app: FastifyInstance, deps: InferenceDeps): vo
 async function handle(endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply, deps: InferenceDeps): Promise<string | undefined> {
   const startedAt = performance.now();
   const caller = callerOf(request);
-  let router: RouterRoute | undefined;
+  let requested: RouterRoute | undefined;
   let call: Call | undefined;
   try {
     const routed = route(endpoint, request.body, deps);
-    router = routed.router;
-    const { body } = routed;
-    if (caller.user.allowed_routers !== null && !caller.user.allowed_routers.includes(router.spec.name)) throw errors.modelNotAllowed();
-    const admitted = await deps.billing.admit(caller, router, endpoint, body);
-    call = { endpoint, body, caller, router, admitted, startedAt, abort: new AbortController() };
-    const { abort } = call;
+    requested = routed.router;
+    if (!allowedTo(caller, requested)) throw errors.modelNotAllowed();
+    const abort = new AbortController();
     // The client going away cancels the upstream request, streamed or not.
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
-    const stream = ENDPOINT_SPECS[endpoint].streams(body);
-    const forwarded = await forward(
-      { router, endpoint, body, stream, signal: abort.signal, priority: caller.user.priority ?? 0 },
-      deps.forwarder,
-    );
+    const stream = ENDPOINT_SPECS[endpoint].streams(routed.body);
+    const deadline = startedAt + timeoutMs(request, deps.forwarder.options.requestTimeoutMs);
+    const start = { endpoint, body: routed.body, caller, requested, startedAt, abort, stream, deadline };
+    let forwarded: Forwarded;
+    if (requested.fallbacks.length === 0) {
+      call = { ...start, router: requested, admitted: await deps.billing.admit(caller, requested, endpoint, routed.body) };
+      forwarded = await forward(forwarding(call), deps.forwarder);
+    } else {
+      forwarded = await withFallbacks(start, deps, (admitted) => {
+        call = admitted;
+      });
+    }
+    const served = call!;
     let failure: UpstreamError | undefined;
     try {
-      if (forwarded.result.kind === 'body') return answer(call, forwarded, forwarded.result.body, reply, deps);
-      failure = await relay(call, forwarded, forwarded.result.chunks, reply, deps);
+      if (forwarded.result.kind === 'body') return answer(served, forwarded, forwarded.result.body, reply, deps);
+      failure = await relay(served, forwarded, forwarded.result.chunks, reply, deps);
       return undefined;
     } catch (error) {
       if (error instanceof UpstreamError) failure = error;
@@ -94,10 +112,110 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
       forwarded.release(failure);
     }
   } catch (error) {
-    refused({ endpoint, request, caller, router, admitted: call?.admitted, status: statusOf(error), startedAt }, deps);
+    refused({ endpoint, request, caller, requested, call, status: statusOf(error), startedAt }, deps);
     throw error;
   }
 }
+
+const allowedTo = (caller: Caller, router: RouterRoute) =>
+  caller.user.allowed_routers === null || caller.user.allowed_routers.includes(router.spec.name);
+
+const forwarding = (call: Call) => ({
+  router: call.router,
+  endpoint: call.endpoint,
+  body: call.body,
+  stream: call.stream,
+  signal: call.abort.signal,
+  priority: call.caller.user.priority ?? 0,
+  deadline: call.deadline,
+});
+
+/** The header a client shortens its request's deadline with, in seconds. */
+export const TIMEOUT_HEADER = 'x-tollgate-timeout';
+
+/** The request's deadline in ms: the process's, or the shorter one the client asked for. */
+function timeoutMs(request: FastifyRequest, processMs: number): number {
+  const asked = request.headers[TIMEOUT_HEADER];
+  if (asked === undefined) return processMs;
+  const seconds = typeof asked === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(asked) ? Number(asked) : Number.NaN;
+  if (!(seconds > 0)) throw errors.invalidRequest(`${TIMEOUT_HEADER}: must be a number of seconds more than 0`, TIMEOUT_HEADER);
+  return Math.min(processMs, seconds * 1000);
+}
+
+/**
+ * The router asked for, then its fallbacks in order, until one serves (docs/failure-handling.md).
+ * A router is left for the next when it cannot serve: its providers all failed before the first
+ * byte, are cooling down or unhealthy, it is too busy (queue mode), has no provider for the
+ * endpoint, or (context fallback) the request cannot fit its context. Each router is admitted on
+ * its own before anything is sent to it: the hold is its price, the rate limits its own, and the
+ * hold of a router left is given back. A fallback the caller is not allowed, or whose budget hold
+ * or rate limit refuses the request, is passed over; the router asked for is never passed over
+ * for the caller's budget or limits. `onCall` hears the router in use, for settlement.
+ */
+async function withFallbacks(
+  start: Omit<Call, 'router' | 'admitted'>,
+  deps: InferenceDeps,
+  onCall: (call: Call | undefined) => void,
+): Promise<Forwarded> {
+  const { endpoint, body, caller, requested } = start;
+  const chain = [
+    requested,
+    ...requested.fallbacks.filter((r) => ENDPOINT_SPECS[endpoint].routerTypes.includes(r.spec.type) && allowedTo(caller, r)),
+  ];
+  const contextFallback = requested.contextFallback;
+  // What the caller is told when no router serves: the last router's failure to serve, else a
+  // fallback's refusal at admission, else the request's being too long for the router asked for.
+  let unserved: unknown;
+  let refusal: unknown;
+  let tooLong: unknown;
+  for (let i = 0; i < chain.length; i++) {
+    const router = chain[i]!;
+    const last = i === chain.length - 1;
+    const next = chain[i + 1];
+    // Past the deadline no fallback is started: the failure that led here is the answer.
+    if (unserved !== undefined && deps.forwarder.clock() >= start.deadline) throw unserved;
+    let admitted: Admitted;
+    try {
+      admitted = await deps.billing.admit(caller, router, endpoint, body, contextFallback && !last);
+    } catch (error) {
+      // A fallback the request does not fit is passed over like one the caller cannot afford.
+      const skippable = error instanceof ContextLengthError ? contextFallback || i > 0 : i > 0 && refusesCaller(error);
+      if (!skippable) throw error;
+      if (error instanceof ContextLengthError) tooLong ??= error;
+      else refusal = error;
+      if (next) {
+        if (error instanceof ContextLengthError && unserved === undefined) deps.outcomes.fellBack(router, next, 'context');
+        continue;
+      }
+      throw unserved ?? refusal ?? tooLong;
+    }
+    const call: Call = { ...start, router, admitted };
+    onCall(call);
+    try {
+      return await forward({ ...forwarding(call), onlyHealthy: !last }, deps.forwarder);
+    } catch (error) {
+      const reason = cannotServe(error);
+      if (!reason || !next) throw error;
+      deps.billing.release(caller, admitted);
+      onCall(undefined);
+      unserved = error;
+      deps.outcomes.fellBack(router, next, reason);
+    }
+  }
+  // Not reached: the last router's failures are thrown above.
+  throw unserved;
+}
+
+/** Why a router could not serve, when the request may go on to a fallback; undefined when not (the caller's fault, or it went away). */
+function cannotServe(error: unknown): FallbackReason | undefined {
+  if (error instanceof ProvidersFailedError) return error.attempts === 0 ? 'unavailable' : 'failed';
+  if (error instanceof ModelTooBusyError) return 'too_busy';
+  if (error instanceof NoProviderForEndpointError || error instanceof QueueUnavailableError) return 'unavailable';
+  return undefined;
+}
+
+/** The caller's budget or rate limit refused the request on this router. */
+const refusesCaller = (error: unknown) => error instanceof InsufficientBudgetError || error instanceof RateLimitedError;
 
 /** Steps 1 and 2 of the spec's flow, then the body's own shape: the router, and the body as its endpoint's schema parsed it. */
 function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): { router: RouterRoute; body: JsonObject } {
@@ -136,7 +254,10 @@ function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: Fasti
   body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
   const text = JSON.stringify(body);
   ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false }, deps);
-  reply.headers(rateLimitHeaders(call.admitted.rate)).header('content-type', 'application/json; charset=utf-8');
+  reply
+    .headers(rateLimitHeaders(call.admitted.rate))
+    .headers(routerHeaders(call))
+    .header('content-type', 'application/json; charset=utf-8');
   return text;
 }
 
@@ -160,6 +281,7 @@ async function relay(
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
     ...rateLimitHeaders(call.admitted.rate),
+    ...routerHeaders(call),
   });
   const { failure, reported, first, produced, ttftMs } = await relayChunks(chunks, res, call.router.spec.name, call.startedAt);
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
@@ -179,6 +301,11 @@ async function relay(
   const status = ending?.status ?? 200;
   ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs, incomplete: failure !== undefined }, deps);
   return failure;
+}
+
+/** Which router the caller asked for and which one answered: they differ when a fallback served. */
+function routerHeaders(call: Call): Record<string, string> {
+  return { 'x-tollgate-requested-model': call.requested.spec.name, 'x-tollgate-served-model': call.router.spec.name };
 }
 
 function endStream(res: ServerResponse, call: Call, first: JsonObject | undefined, usage: Usage, ending: ApiError | undefined): void {
@@ -221,6 +348,7 @@ function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
     caller: call.caller,
     router: call.router,
     calledName: call.router.spec.name,
+    requestedRouter: call.requested.spec.name,
     endpoint: call.endpoint,
     admitted: call.admitted,
     settled: settled({
@@ -240,16 +368,17 @@ interface Refusal {
   readonly request: FastifyRequest;
   readonly caller: Caller;
   /** Undefined when the model named no router. */
-  readonly router: RouterRoute | undefined;
-  /** Undefined when it was refused before or at admission. */
-  readonly admitted: Admitted | undefined;
+  readonly requested: RouterRoute | undefined;
+  /** The router whose admission holds, if any: undefined when refused before or at admission. */
+  readonly call: Call | undefined;
   readonly status: number;
   readonly startedAt: number;
 }
 
 /** A request that ended without an answer: recorded, and its hold (if any) released. */
 function refused(refusal: Refusal, deps: InferenceDeps): void {
-  const { endpoint, router, status } = refusal;
+  const { endpoint, requested, call, status } = refusal;
+  const router = call?.router ?? requested;
   const totalSeconds = (performance.now() - refusal.startedAt) / 1000;
   deps.outcomes.record({ endpoint, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
   const called = (refusal.request.body as JsonObject | null)?.model;
@@ -257,8 +386,9 @@ function refused(refusal: Refusal, deps: InferenceDeps): void {
     caller: refusal.caller,
     router,
     calledName: typeof called === 'string' ? called.slice(0, 128) : '',
+    requestedRouter: requested?.spec.name,
     endpoint,
-    admitted: refusal.admitted,
+    admitted: call?.admitted,
     settled: settled({ status, provider: null, usage: undefined, latencyMs: totalSeconds * 1000, ttftMs: null, incomplete: false }),
   });
 }

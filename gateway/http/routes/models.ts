@@ -1,16 +1,23 @@
 // GET /v1/models and /v1/models/{model}: the routers, in OpenAI's list envelope with the spec's
-// fields (id, type, aliases, max_context_length). A model is found by its id or any alias.
+// fields (id, type, aliases, max_context_length). A model is found by its id or any alias. With
+// --hide-unavailable-models the list leaves out a router that cannot serve now (no provider live
+// with its breaker closed, and no fallback); it can still be called, and found by its name.
 import type { FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../../routing/served-routing.ts';
-import type { RoutingTable } from '../../routing/routing-table.ts';
+import type { RouterRoute, RoutingTable } from '../../routing/routing-table.ts';
 import { errors } from '../api-error.ts';
 
-export function registerModels(app: FastifyInstance, routing: ServedRouting): void {
-  // The list only changes with the table: serialise it once per table.
-  let cached: { table: RoutingTable; text: string } | undefined;
+export function registerModels(app: FastifyInstance, routing: ServedRouting, serving?: (router: RouterRoute) => boolean): void {
+  // The list only changes with the table (and, when it hides routers, with which are shown):
+  // serialised once per change.
+  let cached: { table: RoutingTable; shown: string; text: string } | undefined;
   app.get('/v1/models', (_request, reply) => {
     const table = routing.table;
-    if (cached?.table !== table) cached = { table, text: JSON.stringify({ object: 'list', data: table.models }) };
+    const shown = serving ? table.routers.map((router) => (serving(router) ? '1' : '0')).join('') : '';
+    if (cached?.table !== table || cached.shown !== shown) {
+      const data = serving ? table.models.filter((_, i) => shown[i] === '1') : table.models;
+      cached = { table, shown, text: JSON.stringify({ object: 'list', data }) };
+    }
     reply.type('application/json; charset=utf-8');
     return cached.text;
   });

@@ -16,6 +16,9 @@ export interface RequestOutcome {
   readonly upstreamSeconds: number | undefined;
 }
 
+/** Why a request left a router for its next fallback (the metric's `reason`). */
+export type FallbackReason = 'failed' | 'unavailable' | 'too_busy' | 'context';
+
 interface Series {
   readonly requests: { inc(): void };
   readonly duration: { observe(value: number): void };
@@ -51,6 +54,11 @@ export class OutcomeRecorder {
       series.completionTokens.inc(outcome.usage.block.completion_tokens);
       series.cost.inc(outcome.usage.block.cost);
     }
+  }
+
+  /** A request `from` could not serve went on to `to`. */
+  fellBack(from: RouterRoute, to: RouterRoute, reason: FallbackReason): void {
+    this.#metrics.fallbacks.inc({ from: from.spec.name, to: to.spec.name, reason });
   }
 
   #seriesFor(router: string, provider: string, endpoint: Endpoint, status: number): Series {

@@ -157,6 +157,7 @@ function recordView(record: UsageRecord) {
     user: record.user_id,
     key_id: record.key_id,
     model: record.router,
+    requested_model: record.requested_router,
     provider: record.provider,
     endpoint: record.endpoint,
     status: record.status,

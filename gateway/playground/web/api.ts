@@ -86,6 +86,10 @@ export interface Router {
   readonly max_completion_tokens: number | null;
   /** null: the gateway's --routing-mode. */
   readonly routing_mode: 'local' | 'queue' | null;
+  /** Routers tried in order when this one cannot serve. */
+  readonly fallbacks: string[];
+  /** null: on when fallbacks are set. */
+  readonly context_fallback: boolean | null;
   readonly providers: string[];
 }
 
@@ -100,6 +104,11 @@ export interface RoutingLive {
     readonly in_flight_here: number;
     readonly cooling_until: string | null;
     readonly ttft_ms: number | null;
+    readonly breaker: 'closed' | 'open' | 'half_open';
+    readonly breaker_reason: string | null;
+    /** null while the provider is not checked. */
+    readonly healthy: boolean | null;
+    readonly health_reason: string | null;
   }[];
 }
 
@@ -116,7 +125,10 @@ export interface Provider {
   readonly type: string;
   readonly model_name: string;
   readonly url?: string;
-  readonly timeout: number;
+  /** Absent: the gateway's timeouts. */
+  readonly timeout?: number;
+  readonly retries?: number;
+  readonly health_check?: { readonly enabled: boolean; readonly interval_seconds: number };
   /** Most requests at once; absent: unlimited. */
   readonly max_concurrent?: number;
   readonly carbon: CarbonInputs | null;

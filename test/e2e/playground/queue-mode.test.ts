@@ -9,7 +9,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
-import { goTo, signIn } from './steps.ts';
+import { goTo, rowOf, signIn } from './steps.ts';
 
 let redis: RunningRedis;
 let backend: FakeBackend;
@@ -43,15 +43,6 @@ after(async () => {
   await redis?.stop();
 });
 
-/** The text of the cells of the row whose header is `name`. */
-async function rowOf(page: OpenPage['page'], name: string): Promise<string[]> {
-  return page
-    .getByRole('row')
-    .filter({ has: page.getByRole('rowheader', { name, exact: true }) })
-    .getByRole('cell')
-    .allTextContents();
-}
-
 describe('queue mode in the Playground', () => {
   test("the Routers page shows the router's mode and how many requests wait, and the form changes the mode", async () => {
     const { page } = admin;
@@ -84,17 +75,18 @@ describe('queue mode in the Playground', () => {
     await goTo(page, 'Providers');
     const cells = await eventually(
       () => rowOf(page, 'capped'),
-      (row) => row.at(-3) === '2' && row.at(-2) === '0',
+      (row) => row.at(-4) === '2' && row.at(-3) === '0',
       'the row with max concurrent 2 and no slot in use',
     );
-    assert.equal(cells.at(-4), '60 s');
+    assert.equal(cells.at(-5), 'default', "no timeout of its own: the gateway's");
+    assert.equal(cells.at(-2), 'ok', 'health: not checked, breaker closed');
     await page.getByRole('button', { name: 'Edit capped' }).click();
     assert.equal(await page.getByLabel('Max concurrent (optional)').inputValue(), '2');
     await page.getByLabel('Max concurrent (optional)').fill('3');
     await page.getByRole('button', { name: 'Save provider' }).click();
     await eventually(
       () => rowOf(page, 'capped'),
-      (row) => row.at(-3) === '3',
+      (row) => row.at(-4) === '3',
       'the row with max concurrent 3',
     );
     assert.equal((await gw.get('/v1/admin/providers/capped')).body.max_concurrent, 3);

@@ -6,6 +6,15 @@ import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
 import { eventually } from './browser.ts';
 
+/** The texts of the cells of the list row whose header is `name` (the action cell last). */
+export async function rowOf(page: Page, name: string): Promise<string[]> {
+  return page
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name, exact: true }) })
+    .getByRole('cell')
+    .allTextContents();
+}
+
 /** Signs in with `key` on the sign-in page, and waits for the Chat page it opens on. */
 export async function signIn(page: Page, key: string): Promise<void> {
   await page.goto('/playground/');

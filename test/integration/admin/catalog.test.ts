@@ -51,6 +51,8 @@ describe('routers', () => {
       routing_mode: null,
       queue: null,
       aliases: ['r-basic-alias'],
+      fallbacks: [],
+      context_fallback: null,
       costs: { prompt_tokens: 0.15, completion_tokens: 0.6 },
       costs_unit: 'per_million_tokens',
       max_context_length: 8192,

@@ -170,6 +170,7 @@ describe('GET /v1/usage', () => {
       'model',
       'prompt_tokens',
       'provider',
+      'requested_model',
       'status',
       'time',
       'total_tokens',

@@ -61,7 +61,8 @@ describe('after some traffic', () => {
     assert.equal((await gw.post('/v1/embeddings', { model: 'sim-embed', input: 'hello world' })).status, 200);
     assert.equal((await gw.post('/v1/chat/completions', { model: 'no-such-model', messages: USER })).status, 404);
     assert.equal((await gw.post('/v1/embeddings', { model: 'metered', input: 'x' })).status, 400);
-    fake.once({ status: 503 });
+    // A 500 is not retried (a 503 would be, and answered): one failed attempt.
+    fake.once({ status: 500 });
     assert.equal((await gw.post('/v1/chat/completions', { model: 'metered', messages: USER })).status, 502);
     metrics = await scrape(gw);
   });
@@ -81,6 +82,9 @@ describe('after some traffic', () => {
       tollgate_tokens_total: 'counter',
       tollgate_cost_total: 'counter',
       tollgate_provider_in_flight_requests: 'gauge',
+      tollgate_provider_breaker_state: 'gauge',
+      tollgate_upstream_retries_total: 'counter',
+      tollgate_fallbacks_total: 'counter',
     };
     for (const [name, type] of Object.entries(types)) {
       assert.match(metrics.text, new RegExp(`^# HELP ${name} \\S`, 'm'), `HELP of ${name}`);

@@ -13,6 +13,7 @@ import { startFakeServer, type FakeBackend } from '../../support/fake-server.ts'
 import { waitUntil } from '../http/helpers.ts';
 import { CREATED_AT, DEFAULT_TEXT, EMBED_TOKENS, PROMPT_TOKENS, startFakeOllama } from '../../support/fake-ollama.ts';
 import { readChunks } from '../../support/read-chunks.ts';
+import { DEFAULT_TIMEOUTS, timeoutsOf } from '../../../gateway/providers/upstream-timeouts.ts';
 
 const MODEL = 'llama3.2';
 const CREATED = Math.floor(Date.parse(CREATED_AT) / 1000);
@@ -42,8 +43,16 @@ interface Call {
 }
 
 function forward(endpoint: Endpoint, body: JsonObject, call: Call = {}): Promise<ForwardResult> {
-  const request = { endpoint, body: { model: MODEL, ...body }, stream: call.stream ?? false, signal: new AbortController().signal };
-  return ollama.forward(call.provider ?? spec(), request, http);
+  const provider = call.provider ?? spec();
+  const request = {
+    endpoint,
+    body: { model: MODEL, ...body },
+    stream: call.stream ?? false,
+    signal: new AbortController().signal,
+    // As the forwarder gives them: the provider's own, else the gateway's defaults.
+    timeouts: timeoutsOf(provider, DEFAULT_TIMEOUTS),
+  };
+  return ollama.forward(provider, request, http);
 }
 
 async function answer(endpoint: Endpoint, body: JsonObject, call: Call = {}): Promise<JsonObject> {
@@ -335,6 +344,7 @@ describe('ollama stream lines past the bound', () => {
       body: { model: MODEL, messages: USER },
       stream: true,
       signal: new AbortController().signal,
+      timeouts: timeoutsOf(spec(), DEFAULT_TIMEOUTS),
     };
     const result = await ollama.forward(spec({ url: endless.url }), request, bounded);
     assert.equal(result.kind, 'stream');
@@ -528,7 +538,13 @@ describe('ollama failures and authentication', () => {
     const controller = new AbortController();
     const result = await ollama.forward(
       spec(),
-      { endpoint: 'chat', body: { model: MODEL, messages: USER }, stream: true, signal: controller.signal },
+      {
+        endpoint: 'chat',
+        body: { model: MODEL, messages: USER },
+        stream: true,
+        signal: controller.signal,
+        timeouts: timeoutsOf(spec(), DEFAULT_TIMEOUTS),
+      },
       http,
     );
     assert.equal(result.kind, 'stream');

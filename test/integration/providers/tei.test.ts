@@ -10,6 +10,7 @@ import type { Endpoint } from '../../../core/resources/kinds.ts';
 import { ProviderSpec, type ProviderSpecOf } from '../../../core/resources/provider.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { fakeVector, startFakeTei } from '../../support/fake-tei.ts';
+import { DEFAULT_TIMEOUTS, timeoutsOf } from '../../../gateway/providers/upstream-timeouts.ts';
 
 const MODEL = 'BAAI/bge-small-en-v1.5';
 
@@ -32,7 +33,9 @@ function spec(extra: Record<string, unknown> = {}): ProviderSpecOf<'tei'> {
 }
 
 async function answer(endpoint: Endpoint, body: JsonObject, provider = spec()): Promise<JsonObject> {
-  const request = { endpoint, body: { model: MODEL, ...body }, stream: false, signal: new AbortController().signal };
+  // Timeouts as the forwarder gives them: the provider's own, else the gateway's defaults.
+  const timeouts = timeoutsOf(provider, DEFAULT_TIMEOUTS);
+  const request = { endpoint, body: { model: MODEL, ...body }, stream: false, signal: new AbortController().signal, timeouts };
   const result = await tei.forward(provider, request, http);
   assert.equal(result.kind, 'body');
   return result.body;

@@ -69,6 +69,7 @@ models:
         type: 'text-generation',
         load_balancing_strategy: 'shuffle',
         aliases: ['llama', 'chat'],
+        fallbacks: [],
         costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
         max_context_length: 8192,
       },
@@ -77,6 +78,7 @@ models:
         type: 'text-embeddings-inference',
         load_balancing_strategy: 'round_robin',
         aliases: [],
+        fallbacks: [],
         costs: { prompt_tokens: '0', completion_tokens: '0' },
         max_context_length: 512,
       },
@@ -98,9 +100,8 @@ models:
         router: 'Llama-3.1-8B',
         model_name: 'llama3.1:8b',
         url: 'http://localhost:11434',
-        timeout: 60,
       },
-      { type: 'tei', id: 'embed-0', router: 'embed', model_name: 'BAAI/bge-small-en-v1.5', url: 'http://tei.inference', timeout: 60 },
+      { type: 'tei', id: 'embed-0', router: 'embed', model_name: 'BAAI/bge-small-en-v1.5', url: 'http://tei.inference' },
     ]);
   });
 

@@ -34,6 +34,31 @@ describe('computeRouting', () => {
     assert.equal(conditionOf(outcome.providers.get('team/a')!.conditions, 'Ready')?.status, 'True');
   });
 
+  test('a router whose fallback is unknown or closes a loop is served without it: ResolvedRefs=False, FallbackRefused', () => {
+    const outcome = computeRouting(
+      [
+        router('small', { fallbacks: ['large', 'ghost'] }, '2026-11-01T00:00:00Z'),
+        router('large', { fallbacks: ['small'] }, '2026-11-01T00:00:01Z'),
+      ],
+      [provider('a', 'small'), provider('b', 'large')],
+      noSecrets,
+    );
+    assert.deepEqual(
+      outcome.snapshot.routers.map((r) => [r.name, r.fallbacks]),
+      [
+        ['small', ['large']],
+        ['large', []],
+      ],
+    );
+    const small = conditionOf(outcome.routers.get('team/small')!.conditions, 'ResolvedRefs')!;
+    assert.deepEqual([small.status, small.reason], ['False', 'FallbackRefused']);
+    assert.match(small.message, /fallback "ghost" of router "small" does not exist; the router is served without that fallback/);
+    const large = conditionOf(outcome.routers.get('team/large')!.conditions, 'ResolvedRefs')!;
+    assert.match(large.message, /fallback "small" of router "large" would close a loop: large → small → large/);
+    assert.equal(conditionOf(outcome.routers.get('team/small')!.conditions, 'Ready')?.status, 'True', 'both routers still serve');
+    assert.equal(conditionOf(outcome.routers.get('team/large')!.conditions, 'Ready')?.status, 'True');
+  });
+
   test('an invalid provider is left out with Accepted=False and the reason, and the others keep serving', () => {
     const outcome = computeRouting([router('chat')], [provider('good', 'chat'), provider('bad', 'chat', { type: 'vllm' })], noSecrets);
     assert.deepEqual(

@@ -8,7 +8,10 @@ import { RouterSpec } from '../../../core/resources/router.ts';
 import type { ForwardResult, ProviderAdapter } from '../../../gateway/providers/adapter.ts';
 import type { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
-import { forward, type ForwarderDeps } from '../../../gateway/routing/forwarder.ts';
+import { forward, type ForwarderDeps, type ForwarderOptions } from '../../../gateway/routing/forwarder.ts';
+import { DEFAULT_TIMEOUTS } from '../../../gateway/providers/upstream-timeouts.ts';
+import { Breakers } from '../../../gateway/routing/breakers.ts';
+import { MemoryProviderHealth } from '../../../core/store/memory/memory-provider-health.ts';
 import { ProvidersFailedError, RequestRejectedError } from '../../../gateway/routing/routing-errors.ts';
 import { ProviderState } from '../../../gateway/routing/provider-state.ts';
 import { LocalPlacer } from '../../../gateway/routing/placement.ts';
@@ -26,6 +29,7 @@ function router(...answers: Answer[][]): { route: RouterRoute; providers: Provid
     const id = `p${i}`;
     const adapter: ProviderAdapter = {
       endpoints: ['chat'],
+      healthPath: undefined,
       forward: () => {
         calls.push(id);
         const next = queue.shift();
@@ -47,6 +51,8 @@ function router(...answers: Answer[][]): { route: RouterRoute; providers: Provid
     byEndpoint: new Map([['chat', providers]]),
     pick: STRATEGY_PICKS.round_robin,
     cursor: { next: 0 },
+    fallbacks: [],
+    contextFallback: false,
   };
   return { route, providers, calls };
 }
@@ -57,22 +63,53 @@ const failing =
   async () =>
     Promise.reject(error);
 
-function deps(failures: string[] = []): ForwarderDeps {
+const BREAKER_POLICY = { threshold: 3, cooldownMs: 30_000, windowMs: 60_000, failureRate: 0.5, minRequests: 10, halfOpenProbes: 1 };
+
+/** A clock the test moves: sleeps advance it by what they were asked to wait, and are recorded. */
+interface TestClock {
+  now: number;
+  readonly slept: number[];
+}
+
+function deps(failures: string[] = [], clock: TestClock = { now: 0, slept: [] }, options: Partial<ForwarderOptions> = {}): ForwarderDeps {
   return {
     http: {} as UpstreamHttp,
-    options: { maxAttempts: 3, threshold: 3, cooldownMs: 30_000 },
+    options: {
+      maxAttempts: 3,
+      retries: 2,
+      backoff: { baseMs: 100, maxMs: 1_000, retryAfterMaxMs: 5_000 },
+      timeouts: DEFAULT_TIMEOUTS,
+      requestTimeoutMs: 300_000,
+      ...options,
+    },
     placer: new LocalPlacer(
       () => 0,
       () => 0,
+      BREAKER_POLICY,
     ),
-    now: () => 0,
+    breakers: new Breakers({ policy: BREAKER_POLICY, now: () => 0, shared: new MemoryProviderHealth() }),
+    clock: () => clock.now,
+    sleep: async (ms) => {
+      clock.slept.push(ms);
+      clock.now += ms;
+    },
+    // The jitter's top: each delay is its round's ceiling.
+    random: () => 0.999999,
     onFailure: (_router, provider, error) => failures.push(`${provider.spec.id}: ${error.failure}`),
   };
 }
 
-const send = (route: RouterRoute, d: ForwarderDeps) =>
+const send = (route: RouterRoute, d: ForwarderDeps, deadline = 300_000) =>
   forward(
-    { router: route, endpoint: 'chat', body: { model: 'chat' }, stream: false, signal: new AbortController().signal, priority: 0 },
+    {
+      router: route,
+      endpoint: 'chat',
+      body: { model: 'chat' },
+      stream: false,
+      signal: new AbortController().signal,
+      priority: 0,
+      deadline,
+    },
     d,
   );
 
@@ -93,7 +130,7 @@ describe('the in-flight slot', () => {
     (await send(route, d)).release(new UpstreamError('protocol', 'the backend ended the stream early'));
     (await send(route, d)).release(new UpstreamError('aborted', 'the client went away'));
     assert.deepEqual(failures, ['p0: protocol']);
-    assert.equal(providers[0]!.state.consecutiveFailures, 1);
+    assert.equal(providers[0]!.state.breaker.consecutiveFailures, 1);
     assert.equal(providers[0]!.state.inFlight + providers[1]!.state.inFlight, 0);
   });
 
@@ -127,7 +164,7 @@ describe("failing over, on the adapter's retryable", () => {
     const { route, calls, providers } = router([failing(new UpstreamError('status', 'bad field', 422))], [ok]);
     await assert.rejects(send(route, deps()), RequestRejectedError);
     assert.deepEqual(calls, ['p0']);
-    assert.equal(providers[0]!.state.consecutiveFailures, 0, "not the provider's failure");
+    assert.equal(providers[0]!.state.breaker.consecutiveFailures, 0, "not the provider's failure");
   });
 
   test('an aborted request ends there', async () => {
@@ -141,5 +178,65 @@ describe("failing over, on the adapter's retryable", () => {
     const { route, calls } = router([down()], [down()], [down()], [ok]);
     await assert.rejects(send(route, deps()), (error) => error instanceof ProvidersFailedError && error.attempts === 3);
     assert.deepEqual(calls, ['p0', 'p1', 'p2']);
+  });
+});
+
+describe('retries of a provider, with backoff', () => {
+  const unavailable = () => failing(new UpstreamError('status', 'overloaded', 503));
+
+  test('a provider failing twice with 503 then answering is retried after growing delays, and serves', async () => {
+    const clock: TestClock = { now: 0, slept: [] };
+    const { route, calls } = router([unavailable(), unavailable(), ok]);
+    const forwarded = await send(route, deps([], clock));
+    assert.deepEqual(calls, ['p0', 'p0', 'p0']);
+    assert.equal(forwarded.attempts, 3);
+    assert.deepEqual(clock.slept.map(Math.round), [100, 200], 'base, then twice the base');
+  });
+
+  test('another provider is tried at once before the first is retried', async () => {
+    const clock: TestClock = { now: 0, slept: [] };
+    const { route, calls } = router([unavailable(), ok], [unavailable(), ok]);
+    await send(route, deps([], clock));
+    assert.deepEqual(calls.slice(0, 2), ['p0', 'p1']);
+    assert.equal(calls.length, 3, 'then one of them again');
+    assert.equal(clock.slept.length, 1, 'one wait, before the retry round');
+  });
+
+  test("a short retry-after is waited for instead of the backoff; a long one ends the provider's retries", async () => {
+    const clock: TestClock = { now: 0, slept: [] };
+    const short = router([failing(new UpstreamError('status', 'slow down', 429).withRetryAfter(2_000)), ok]);
+    await send(short.route, deps([], clock));
+    assert.deepEqual(clock.slept, [2_000]);
+
+    const long = router([failing(new UpstreamError('status', 'come back later', 429).withRetryAfter(60_000)), ok]);
+    await assert.rejects(send(long.route, deps()), (error) => error instanceof ProvidersFailedError && error.attempts === 1);
+    assert.deepEqual(long.calls, ['p0']);
+  });
+
+  test('a provider is retried at most its retries, and not for a failure that is not transient (500, timeout)', async () => {
+    const once = router([unavailable(), unavailable(), ok]);
+    Object.assign(once.providers[0]!, { spec: { ...once.providers[0]!.spec, retries: 1 } });
+    await assert.rejects(send(once.route, deps()), (error) => error instanceof ProvidersFailedError && error.attempts === 2);
+
+    for (const error of [new UpstreamError('status', 'bug', 500), new UpstreamError('timeout', 'slow')]) {
+      const { route, calls } = router([failing(error), ok]);
+      await assert.rejects(send(route, deps()), ProvidersFailedError);
+      assert.deepEqual(calls, ['p0'], `${error.message}: not retried`);
+    }
+  });
+
+  test('the deadline stops retries: no retry whose delay would end past it', async () => {
+    const clock: TestClock = { now: 0, slept: [] };
+    const { route, calls } = router([unavailable(), unavailable(), ok]);
+    await assert.rejects(send(route, deps([], clock), 250), (error) => error instanceof ProvidersFailedError && error.attempts === 2);
+    assert.deepEqual(calls, ['p0', 'p0']);
+    assert.deepEqual(clock.slept.map(Math.round), [100], 'the second delay (200 ms) would end past the deadline');
+  });
+
+  test('a request whose deadline passed before any attempt is a timeout (504)', async () => {
+    const clock: TestClock = { now: 1_000, slept: [] };
+    const { route, calls } = router([ok]);
+    await assert.rejects(send(route, deps([], clock), 500), (error) => error instanceof ProvidersFailedError && error.timedOut);
+    assert.deepEqual(calls, []);
   });
 });

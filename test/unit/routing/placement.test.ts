@@ -12,6 +12,8 @@ import { STRATEGY_PICKS } from '../../../gateway/routing/strategies.ts';
 import { pricesFrom } from '../../../gateway/metering/cost.ts';
 import { adapterFor } from '../../../gateway/providers/registry.ts';
 
+const BREAKER_POLICY = { threshold: 3, cooldownMs: 30_000, windowMs: 60_000, failureRate: 0.5, minRequests: 10, halfOpenProbes: 1 };
+
 function routerOf(caps: (number | undefined)[]): { router: RouterRoute; providers: ProviderRoute[] } {
   const spec = RouterSpec.parse({ name: 'chat', type: 'text-generation', load_balancing_strategy: 'round_robin' });
   const providers = caps.map(
@@ -29,18 +31,21 @@ function routerOf(caps: (number | undefined)[]): { router: RouterRoute; provider
     byEndpoint: new Map([['chat', providers]]),
     pick: STRATEGY_PICKS.round_robin,
     cursor: { next: 0 },
+    fallbacks: [],
+    contextFallback: false,
   };
   return { router, providers };
 }
 
 const place = (router: RouterRoute) =>
-  new LocalPlacer(Math.random, Date.now).place({
+  new LocalPlacer(Math.random, Date.now, BREAKER_POLICY).place({
     router,
     endpoint: 'chat',
     candidates: router.providers,
     tried: new Set(),
     signal: new AbortController().signal,
     priority: 0,
+    onlyHealthy: false,
   });
 
 test('a provider at its max_concurrent in this gateway is skipped; one closed (0) is never chosen; the slot comes back on release', () => {

@@ -27,13 +27,13 @@ end
 
 -- The router's providers as the worker passed them ({id, cap, eps}: cap -1 is unlimited, eps the
 -- endpoints it serves as ",chat,completions,"), with their live state: slots in use (expired ones
--- dropped), cool-down end and moving averages.
+-- dropped), cool-down end (an open circuit breaker's too), health check verdict and moving averages.
 local function provider_states(providers, now)
   local states = {}
   for i, p in ipairs(providers) do
     local slots = Q.slots(p.id)
     redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
-    local m = redis.call('HMGET', Q.metrics(p.id), 'cool', 'ttft', 'n')
+    local m = redis.call('HMGET', Q.metrics(p.id), 'cool', 'ttft', 'n', 'down')
     states[i] = {
       id = p.id,
       cap = p.cap,
@@ -42,13 +42,14 @@ local function provider_states(providers, now)
       cool = tonumber(m[1]) or 0,
       ttft = tonumber(m[2]) or 0,
       n = tonumber(m[3]) or 0,
+      down = m[4] == '1',
     }
   end
   return states
 end
 
 local function has_room(s, now)
-  return s.cool <= now and (s.cap < 0 or s.used < s.cap)
+  return s.cool <= now and not s.down and (s.cap < 0 or s.used < s.cap)
 end
 
 local function any_room(states, now)

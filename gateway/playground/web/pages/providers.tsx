@@ -24,6 +24,9 @@ type ProviderField =
   | 'key'
   | 'clearKey'
   | 'timeout'
+  | 'retries'
+  | 'healthCheck'
+  | 'healthInterval'
   | 'maxConcurrent'
   | 'prompt'
   | 'completion'
@@ -43,7 +46,10 @@ const EMPTY: Values<ProviderField> = {
   url: '',
   key: '',
   clearKey: 'false',
-  timeout: '60',
+  timeout: '',
+  retries: '',
+  healthCheck: 'false',
+  healthInterval: '15',
   maxConcurrent: '',
   prompt: '',
   completion: '',
@@ -64,6 +70,8 @@ const PARAMS: Record<string, ProviderField> = {
   url: 'url',
   key: 'key',
   timeout: 'timeout',
+  retries: 'retries',
+  'health_check.interval_seconds': 'healthInterval',
   max_concurrent: 'maxConcurrent',
   'carbon.params_total_b': 'paramsTotal',
   'carbon.params_active_b': 'paramsActive',
@@ -142,7 +150,10 @@ export function ProvidersPage() {
       url: p.url ?? '',
       key: '',
       clearKey: 'false',
-      timeout: String(p.timeout),
+      timeout: p.timeout === undefined ? '' : String(p.timeout),
+      retries: p.retries === undefined ? '' : String(p.retries),
+      healthCheck: String(p.health_check?.enabled === true),
+      healthInterval: String(p.health_check?.interval_seconds ?? 15),
       maxConcurrent: p.max_concurrent === undefined ? '' : String(p.max_concurrent),
       prompt: router ? price(router.costs.prompt_tokens) : '',
       completion: router ? price(router.costs.completion_tokens) : '',
@@ -209,7 +220,7 @@ export function ProvidersPage() {
       {providers && providers.length > 0 && (
         <ListTable
           caption="Providers"
-          columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout'), num('Max concurrent'), num('In use')]}
+          columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout'), num('Max concurrent'), num('In use'), 'Health']}
           actions
         >
           {providers.map((p) => (
@@ -220,9 +231,10 @@ export function ProvidersPage() {
               <td>{p.model_name}</td>
               <td>{p.url ?? '–'}</td>
               <td>{p.has_key ? 'set' : 'not set'}</td>
-              <td class="num">{p.timeout} s</td>
+              <td class="num">{p.timeout === undefined ? 'default' : `${p.timeout} s`}</td>
               <td class="num">{p.max_concurrent ?? '∞'}</td>
               <td class="num">{liveOf(p.id)?.in_use ?? '–'}</td>
+              <HealthCell live={liveOf(p.id)} />
               <EditDeleteCell name={p.id} question={`Delete provider "${p.id}"?`} onEdit={() => edit(p)} onDelete={() => remove(p)} />
             </tr>
           ))}
@@ -283,7 +295,20 @@ export function ProvidersPage() {
               hint="Base address, without /v1."
             />
           )}
-          <TextField form={form} name="timeout" label="Timeout (seconds)" inputMode="decimal" required />
+          <TextField
+            form={form}
+            name="timeout"
+            label="Timeout (seconds)"
+            inputMode="decimal"
+            hint="Optional: for the first byte, and between two streamed chunks; empty: the gateway's settings."
+          />
+          <TextField
+            form={form}
+            name="retries"
+            label="Retries (optional)"
+            inputMode="numeric"
+            hint="After a 429, 502, 503, 504 or a refused connection, with backoff; empty: the gateway's --retries."
+          />
           <TextField
             form={form}
             name="maxConcurrent"
@@ -307,6 +332,14 @@ export function ProvidersPage() {
           />
           {editing?.has_key && <CheckboxField form={form} name="clearKey" label="Remove the key" />}
         </div>
+        {!simulator && (
+          <div class="row">
+            <CheckboxField form={form} name="healthCheck" label="Health checks: probe the backend's health route" />
+            {v.healthCheck === 'true' && (
+              <TextField form={form} name="healthInterval" label="Probe every (seconds)" inputMode="decimal" required />
+            )}
+          </div>
+        )}
         <fieldset>
           <legend>Prices of router {v.router || '…'} (per 1M tokens)</legend>
           <p class="hint">Prices belong to the router: changing them here changes them for all its providers.</p>
@@ -357,6 +390,25 @@ export function ProvidersPage() {
   );
 }
 
+/** Health as the gateway sees it: taken out by its checks, its breaker open or half-open, or fine. */
+function HealthCell({ live }: { live: RoutingLive['providers'][number] | undefined }) {
+  if (!live) return <td>–</td>;
+  if (live.healthy === false)
+    return (
+      <td class="unhealthy" title={live.health_reason ?? undefined}>
+        unhealthy{live.health_reason ? `: ${live.health_reason}` : ''}
+      </td>
+    );
+  if (live.breaker === 'open')
+    return (
+      <td class="unhealthy" title={live.breaker_reason ?? undefined}>
+        out (breaker open){live.breaker_reason ? `: ${live.breaker_reason}` : ''}
+      </td>
+    );
+  if (live.breaker === 'half_open') return <td>probing</td>;
+  return <td>{live.healthy === true ? 'healthy' : 'ok'}</td>;
+}
+
 function validate(v: Values<ProviderField>) {
   const simulator = v.type === 'simulator';
   return {
@@ -366,7 +418,10 @@ function validate(v: Values<ProviderField>) {
     url: simulator
       ? undefined
       : (check(v.url.trim(), URL_REQUIRED.includes(v.type) ? [required, baseUrl] : [baseUrl], !URL_REQUIRED.includes(v.type)) ?? undefined),
-    timeout: check(v.timeout, [number(0, 3600, { exclusiveMin: true })]) ?? undefined,
+    timeout: check(v.timeout, [number(0, 3600, { exclusiveMin: true })], true) ?? undefined,
+    retries: check(v.retries, [integer(0, 10)], true) ?? undefined,
+    healthInterval:
+      !simulator && v.healthCheck === 'true' ? (check(v.healthInterval, [required, number(1, 3600)]) ?? undefined) : undefined,
     maxConcurrent: check(v.maxConcurrent, [integer(0, 1_000_000)], true) ?? undefined,
     prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,
     completion: check(v.completion, [required, decimal(9)]) ?? undefined,
@@ -393,7 +448,9 @@ function providerBody(v: Values<ProviderField>, editing: Provider | null): Recor
     model_name: v.model,
     url: simulator ? null : textOrNull(v.url),
     ...(key === undefined ? {} : { key }),
-    timeout: Number(v.timeout),
+    timeout: numberOrNull(v.timeout),
+    retries: numberOrNull(v.retries),
+    health_check: !simulator && v.healthCheck === 'true' ? { enabled: true, interval_seconds: Number(v.healthInterval) } : null,
     max_concurrent: numberOrNull(v.maxConcurrent),
     carbon: carbonSet
       ? {

@@ -1,5 +1,5 @@
 // Routers (admin): the model names users call, their aliases, strategy, routing mode (and, in
-// queue mode, how many requests wait) and prices per million tokens. Create and edit share one form; deleting a router also deletes its providers.
+// queue mode, how many requests wait), fallbacks and prices per million tokens. Create and edit share one form; deleting a router also deletes its providers.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { segment, type List, type Router, type RoutingLive } from '../api.ts';
 import { useSession } from '../context.ts';
@@ -12,7 +12,18 @@ import { check, decimal, integer, modelName, required } from '../rules.ts';
 import { EditDeleteCell, ListTable, num } from '../components/list-table.tsx';
 import { LoadError } from '../components/notice.tsx';
 
-type RouterField = 'name' | 'type' | 'aliases' | 'strategy' | 'mode' | 'prompt' | 'completion' | 'maxCompletion' | 'maxContext';
+type RouterField =
+  | 'name'
+  | 'type'
+  | 'aliases'
+  | 'strategy'
+  | 'mode'
+  | 'fallbacks'
+  | 'contextFallback'
+  | 'prompt'
+  | 'completion'
+  | 'maxCompletion'
+  | 'maxContext';
 
 const EMPTY: Values<RouterField> = {
   name: '',
@@ -20,6 +31,8 @@ const EMPTY: Values<RouterField> = {
   aliases: '',
   strategy: 'shuffle',
   mode: '',
+  fallbacks: '',
+  contextFallback: '',
   prompt: '0',
   completion: '0',
   maxCompletion: '',
@@ -33,6 +46,8 @@ const PARAMS: Record<string, RouterField> = {
   aliases: 'aliases',
   load_balancing_strategy: 'strategy',
   routing_mode: 'mode',
+  fallbacks: 'fallbacks',
+  context_fallback: 'contextFallback',
   'costs.prompt_tokens': 'prompt',
   'costs.completion_tokens': 'completion',
   max_completion_tokens: 'maxCompletion',
@@ -70,6 +85,8 @@ export function RoutersPage() {
       aliases: router.aliases.join(', '),
       strategy: router.load_balancing_strategy,
       mode: router.routing_mode ?? '',
+      fallbacks: router.fallbacks.join(', '),
+      contextFallback: router.context_fallback === null ? '' : String(router.context_fallback),
       prompt: price(router.costs.prompt_tokens),
       completion: price(router.costs.completion_tokens),
       maxCompletion: router.max_completion_tokens === null ? '' : String(router.max_completion_tokens),
@@ -92,6 +109,9 @@ export function RoutersPage() {
           load_balancing_strategy: v.strategy,
           // '' leaves the mode to the gateway's setting (null removes one set before).
           routing_mode: v.mode === '' ? null : v.mode,
+          fallbacks: splitList(v.fallbacks),
+          // '' leaves it to the default: on when fallbacks are set.
+          context_fallback: v.contextFallback === '' ? null : v.contextFallback === 'true',
           costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim() },
           max_completion_tokens: numberOrNull(v.maxCompletion),
           max_context_length: Number(v.maxContext),
@@ -137,6 +157,7 @@ export function RoutersPage() {
             'Strategy',
             'Mode',
             num('Waiting'),
+            'Fallbacks',
             num('Prompt / 1M'),
             num('Completion / 1M'),
             num('Providers'),
@@ -151,6 +172,7 @@ export function RoutersPage() {
               <td>{r.load_balancing_strategy}</td>
               <td>{liveOf(r.name)?.routing_mode ?? r.routing_mode ?? '–'}</td>
               <td class="num">{liveOf(r.name)?.queue_depth ?? '–'}</td>
+              <td>{r.fallbacks.join(' → ') || '–'}</td>
               <td class="num">{price(r.costs.prompt_tokens)}</td>
               <td class="num">{price(r.costs.completion_tokens)}</td>
               <td class="num">{r.providers.length}</td>
@@ -186,6 +208,24 @@ export function RoutersPage() {
         </div>
         <TextField form={form} name="aliases" label="Aliases" hint="Other names that call this router, separated by commas." />
         <div class="row">
+          <TextField
+            form={form}
+            name="fallbacks"
+            label="Fallbacks"
+            hint="Routers tried in order, separated by commas, when this one cannot serve (its providers failed or are down)."
+          />
+          <SelectField
+            form={form}
+            name="contextFallback"
+            label="Too long for the context"
+            options={[
+              ['', 'default: to a fallback when there are fallbacks'],
+              ['true', 'go to the first fallback it fits'],
+              ['false', 'refuse with 400'],
+            ]}
+          />
+        </div>
+        <div class="row">
           <TextField form={form} name="prompt" label="Prompt token cost (per 1M tokens)" inputMode="decimal" required />
           <TextField form={form} name="completion" label="Completion token cost (per 1M tokens)" inputMode="decimal" required />
         </div>
@@ -207,7 +247,16 @@ export function RoutersPage() {
 function validate(v: Values<RouterField>) {
   const aliases = splitList(v.aliases);
   const badAlias = aliases.map((a) => modelName(a)).find(Boolean);
+  const fallbacks = splitList(v.fallbacks);
+  const badFallback = fallbacks.map((a) => modelName(a)).find(Boolean);
   return {
+    fallbacks: badFallback
+      ? `Each fallback: ${badFallback}`
+      : fallbacks.includes(v.name.trim())
+        ? 'A router cannot be its own fallback.'
+        : new Set(fallbacks).size !== fallbacks.length
+          ? 'A fallback is listed twice.'
+          : undefined,
     name: check(v.name.trim(), [required, modelName]) ?? undefined,
     aliases: badAlias ? `Each alias: ${badAlias}` : new Set(aliases).size !== aliases.length ? 'An alias is listed twice.' : undefined,
     prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,

@@ -57,6 +57,7 @@ export function usageRecord(userId: string, time: number, fields: Partial<UsageR
     user_id: userId,
     key_id: 'k1',
     router: 'chat',
+    requested_router: fields.router ?? 'chat',
     provider: 'sim-1',
     endpoint: 'chat',
     status: 200,

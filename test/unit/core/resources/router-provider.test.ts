@@ -16,6 +16,7 @@ describe('RouterSpec', () => {
       type: 'text-generation',
       load_balancing_strategy: 'shuffle',
       aliases: [],
+      fallbacks: [],
       costs: { prompt_tokens: '0', completion_tokens: '0' },
       max_context_length: 8192,
     });
@@ -56,8 +57,8 @@ describe('ProviderSpec', () => {
     { type: 'ollama', url: 'http://localhost:11434' },
   ];
   for (const { type, url } of defaults) {
-    test(`${type} defaults its url to ${url} and its timeout to 60 s`, () => {
-      assert.deepEqual(ProviderSpec.parse({ ...base, type }), { type, ...base, timeout: 60, url });
+    test(`${type} defaults its url to ${url}, and leaves its timeouts to the gateway's settings`, () => {
+      assert.deepEqual(ProviderSpec.parse({ ...base, type }), { type, ...base, url });
     });
   }
 
@@ -71,7 +72,6 @@ describe('ProviderSpec', () => {
     assert.deepEqual(ProviderSpec.parse({ ...base, type: 'simulator' }), {
       type: 'simulator',
       ...base,
-      timeout: 60,
       simulator: { latency_ms: 0, tokens_per_second: 0, completion_tokens: 32 },
     });
     assert.deepEqual(issues(ProviderSpec.safeParse({ ...base, type: 'simulator', url: 'http://x' })), [['', 'Unrecognized key: "url"']]);

@@ -110,6 +110,7 @@ describe('CRD shape', () => {
       ['Type', '.spec.type'],
       ['Upstream-Model', '.spec.model'],
       ['Ready', '.status.conditions[?(@.type=="Ready")].status'],
+      ['Reason', '.status.conditions[?(@.type=="Ready")].reason'],
       ['Age', '.metadata.creationTimestamp'],
       ['URL', '.spec.url'],
       ['Max-Concurrent', '.spec.maxConcurrent'],

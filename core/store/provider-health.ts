@@ -1,0 +1,40 @@
+// What the gateways know of each backend's health, shared: a circuit breaker one gateway opened
+// (the provider gets no requests until the time it names), and the verdict of the active health
+// checks. In memory a gateway shares it with no one; on Redis every gateway, the router workers
+// (queue mode reads the same fields) and the operator (ModelProvider status) see it
+// (docs/failure-handling.md).
+
+export interface ProviderCondition {
+  /** A circuit breaker is open on the provider until this time (ms since the epoch); 0: closed. */
+  readonly openUntil: number;
+  /** The health checks' verdict; undefined while the provider is not checked. */
+  readonly healthy: boolean | undefined;
+  /** Why it is out: the failure that opened the breaker, or the failed probe's; null when in. */
+  readonly reason: string | null;
+  /** When the verdict was last given (ms since the epoch), or null. */
+  readonly checkedAt: number | null;
+}
+
+export const UNKNOWN_CONDITION: ProviderCondition = Object.freeze({ openUntil: 0, healthy: undefined, reason: null, checkedAt: null });
+
+/** A change another gateway made. */
+export type ProviderNotice =
+  | { readonly id: string; readonly kind: 'open'; readonly until: number; readonly reason: string }
+  | { readonly id: string; readonly kind: 'closed' }
+  | { readonly id: string; readonly kind: 'health'; readonly healthy: boolean; readonly reason: string | null };
+
+export interface ProviderHealthStore {
+  /** Opens the provider's breaker for every gateway until `until`. */
+  open(id: string, until: number, reason: string): Promise<void>;
+  /** Closes it (a probe request succeeded); `router` is told so that its waiting requests (queue mode) may go. */
+  close(id: string, router: string): Promise<void>;
+  /** Records a health check's verdict; `router` is told when it comes back. */
+  reportHealth(id: string, router: string, healthy: boolean, reason: string | null, at: number): Promise<void>;
+  /** Forgets a provider that is not checked any more (its checks were turned off, or it is gone). */
+  forgetHealth(id: string): Promise<void>;
+  read(ids: readonly string[]): Promise<Map<string, ProviderCondition>>;
+  /** Takes the provider's next probe for `owner` for `ttlMs`: false when another gateway has it, so one probe per interval runs fleet-wide. */
+  claimProbe(id: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Calls `listener` with each change another gateway made, and with null when everything should be read again. */
+  onNotice(listener: (notice: ProviderNotice | null) => void): () => void;
+}

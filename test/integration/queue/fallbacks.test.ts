@@ -1,0 +1,58 @@
+// Queue mode and fallbacks: a request a queue-mode router cannot place within its wait ("Model is
+// too busy") goes to the router's fallback instead of failing, and is answered by it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import type { FakeBackend } from '../../support/fake-server.ts';
+import { chat } from '../../support/routing.ts';
+import { eventually } from '../../support/eventually.ts';
+
+let redis: RunningRedis;
+let backend: FakeBackend;
+let gw: TestGateway;
+
+before(async () => {
+  redis = await startRedis();
+  backend = await startFakeOpenAI();
+  const config = {
+    models: [
+      {
+        id: 'queued',
+        type: 'text-generation',
+        routing_mode: 'queue',
+        queue: { max_wait_seconds: 0.5 },
+        fallbacks: ['spare'],
+        providers: [{ id: 'only', model: 'only', type: 'vllm', max_concurrent: 1, args: { api_url: backend.url } }],
+      },
+      { id: 'spare', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+    ],
+  };
+  gw = await startTestGateway(JSON.stringify(config), { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+});
+
+after(async () => {
+  await gw.close();
+  await backend.close();
+  await redis.stop();
+});
+
+test('requests a queue-mode router is too busy for are served by its fallback', async () => {
+  // The worker is up once the router serves a request itself.
+  await eventually(async () => (await chat(gw, 'queued')).body.model === 'queued', 'the router worker places requests');
+  const before = backend.requests.length;
+  // One slot, held 2 s by each request: the others cannot get it within the 0.5 s wait.
+  backend.behave({ delayMs: 2_000 });
+  const answers = await Promise.all(Array.from({ length: 4 }, () => chat(gw, 'queued')));
+
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [200, 200, 200, 200],
+  );
+  const served = answers.map((a) => a.body.model).sort();
+  assert.equal(served.filter((m) => m === 'queued').length, 1, 'the one slot served one');
+  assert.equal(served.filter((m) => m === 'spare').length, 3, 'the fallback took the others');
+  assert.equal(backend.requests.length, before + 1);
+  assert.match((await gw.get('/metrics')).body, /tollgate_fallbacks_total\{from="queued",to="spare",reason="too_busy"\} [3-9]/);
+});
