@@ -60,10 +60,14 @@ describe('CRDs on a real API server', () => {
       type: 'simulator',
       model: 'simulated-llama',
       simulator: { latencyMs: 200, tokensPerSecond: 50, completionTokens: 64 },
-      timeoutSeconds: 60,
     });
     const vllm = JSON.parse(await inNamespace(['get', 'mp', 'llama-vllm', '-o', 'json']));
     assert.deepEqual(vllm.spec.carbon, { paramsTotalB: 8, zone: 'FRA', pue: 1.2 });
+    assert.deepEqual(
+      vllm.spec.healthCheck,
+      { enabled: true, intervalSeconds: 15, timeoutSeconds: 5, unhealthyAfter: 2, healthyAfter: 1 },
+      'the example turns health checks on; the server fills in their defaults',
+    );
 
     await create({
       apiVersion: 'tollgate.dev/v1alpha1',
@@ -75,6 +79,7 @@ describe('CRDs on a real API server', () => {
     assert.deepEqual(bare.spec, {
       type: 'text-embeddings-inference',
       aliases: [],
+      fallbacks: [],
       loadBalancingStrategy: 'shuffle',
       costs: { promptTokens: '0', completionTokens: '0' },
       maxContextLength: 8192,
@@ -112,7 +117,7 @@ describe('CRDs on a real API server', () => {
     await patchStatus('modelprovider/llama-simulator', { observedGeneration: 1, conditions: [ready] });
     await patchStatus('modelprovider/llama-vllm', {
       observedGeneration: 1,
-      conditions: [condition('False', 'Unreachable', 'GET /v1/models: connection refused.')],
+      conditions: [condition('False', 'Unhealthy', 'health check failed: the backend could not be reached (ECONNREFUSED)')],
     });
     await patchStatus('gatewayuser/alice', {
       observedGeneration: 1,
@@ -133,9 +138,9 @@ describe('CRDs on a real API server', () => {
       ['MODEL', 'meta-llama/Llama-3.1-8B-Instruct'],
     );
     assert.deepEqual(table(await inNamespace(['get', 'mp', '--sort-by=.metadata.name'])), [
-      ['NAME', 'ROUTER', 'TYPE', 'UPSTREAM-MODEL', 'READY', 'AGE'],
-      ['llama-simulator', 'llama-3-1-8b', 'simulator', 'simulated-llama', 'True', AGE],
-      ['llama-vllm', 'llama-3-1-8b', 'vllm', 'meta-llama/Llama-3.1-8B-Instruct', 'False', AGE],
+      ['NAME', 'ROUTER', 'TYPE', 'UPSTREAM-MODEL', 'READY', 'REASON', 'AGE'],
+      ['llama-simulator', 'llama-3-1-8b', 'simulator', 'simulated-llama', 'True', 'Serving', AGE],
+      ['llama-vllm', 'llama-3-1-8b', 'vllm', 'meta-llama/Llama-3.1-8B-Instruct', 'False', 'Unhealthy', AGE],
     ]);
     assert.deepEqual(table(await inNamespace(['get', 'gu', 'alice'])), [
       ['NAME', 'BUDGET', 'SPENT', 'REMAINING', 'READY', 'AGE'],

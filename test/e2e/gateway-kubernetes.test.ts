@@ -413,7 +413,6 @@ describe('gateway pods in Kubernetes mode', () => {
       model: 'llama-backend',
       url: fake.url,
       apiKeySecretRef: { name: 'llama-1-api-key', key: 'api-key' },
-      timeoutSeconds: 60,
     });
     assert.ok(!JSON.stringify(object).includes('sk-from-admin-api'), 'the key is not in the resource');
     const secret = await getObject(SECRETS, 'llama-1-api-key');

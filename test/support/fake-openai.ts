@@ -4,7 +4,8 @@ import { startFakeServer, words, type FakeBackend } from './fake-server.ts';
 
 export const DEFAULT_TEXT = 'Hello from the fake backend';
 
-export function startFakeOpenAI(): Promise<FakeBackend> {
+/** `port`: listen there (a backend started again where it was); default a free one. */
+export function startFakeOpenAI(port = 0): Promise<FakeBackend> {
   return startFakeServer(async (request, behaviour, response) => {
     if (behaviour.echoAuthorization) {
       const echoed = `invalid credentials: ${String(request.headers.authorization)}`;
@@ -95,5 +96,5 @@ export function startFakeOpenAI(): Promise<FakeBackend> {
       default:
         return response.json(404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error' } });
     }
-  });
+  }, port);
 }

@@ -83,7 +83,7 @@ export interface StreamingResponse {
 
 const FILLER_PIECE = Buffer.alloc(64 * 1024, 'x');
 
-export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
+export async function startFakeServer(handler: Handler, port = 0): Promise<FakeBackend> {
   let standing: Behaviour = {};
   const queued: Behaviour[] = [];
   const requests: RecordedRequest[] = [];
@@ -128,10 +128,10 @@ export async function startFakeServer(handler: Handler): Promise<FakeBackend> {
     }
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const listening = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${listening}`,
     requests,
     behave: (behaviour) => {
       standing = behaviour;

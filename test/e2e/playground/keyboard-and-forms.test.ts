@@ -112,7 +112,7 @@ describe('with the keyboard alone', () => {
     const formOrder = ['router-name'];
     await page.keyboard.type('kb-typed');
     const typing: Record<string, string> = { 'router-aliases': 'typed-alias', 'router-prompt': '0.5', 'router-completion': '1.5' };
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 11; i++) {
       await page.keyboard.press('Tab');
       const { id, text } = await focused(page);
       formOrder.push(id || text);
@@ -125,6 +125,8 @@ describe('with the keyboard alone', () => {
       'router-strategy',
       'router-mode',
       'router-aliases',
+      'router-fallbacks',
+      'router-contextFallback',
       'router-prompt',
       'router-completion',
       'router-maxContext',

@@ -168,12 +168,13 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
       .getByRole('cell')
       .allTextContents();
-    // Type, aliases, strategy, routing mode (the gateways' default) and waiting requests (none: local mode), prices.
-    assert.deepEqual(cells.slice(0, 7), [
+    // Type, aliases, strategy, routing mode (the gateways' default), waiting requests (none: local mode), fallbacks (none), prices.
+    assert.deepEqual(cells.slice(0, 8), [
       'text-generation',
       'team, team-gpt',
       'round_robin',
       'local',
+      '–',
       '–',
       PROMPT_PRICE_AT_CREATION,
       COMPLETION_PRICE,
@@ -323,7 +324,15 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
       .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
       .getByRole('cell')
       .allTextContents();
-    assert.deepEqual(cells.slice(1, 7), ['team, team-gpt, team-next', 'round_robin', 'local', '–', PROMPT_PRICE, NEW_COMPLETION_PRICE]);
+    assert.deepEqual(cells.slice(1, 8), [
+      'team, team-gpt, team-next',
+      'round_robin',
+      'local',
+      '–',
+      '–',
+      PROMPT_PRICE,
+      NEW_COMPLETION_PRICE,
+    ]);
     await screenshot(page, 'routers-edited', 'kubernetes');
 
     // The user's Chat page offers the new alias once the gateway serves it.

@@ -123,6 +123,27 @@ describe('active health checks', () => {
     assert.ok(sick!.requests.length > 0, 'used again');
   });
 
+  test('a backend killed is taken out within the probe interval; started again on its port, it is used again', async (t) => {
+    const [well] = await backends(t, 1);
+    let killed = await startFakeOpenAI();
+    const port = Number(new URL(killed.url).port);
+    t.after(() => killed.close());
+    const checks = ', health_check: { interval_seconds: 1, timeout_seconds: 1, unhealthy_after: 1 }';
+    const gw = await gateway(t, twoProviders(killed, well!, checks));
+    await eventually(async () => (await providerLive(gw, 'flaky')).healthy === true, 'the first probe passes');
+
+    await killed.close();
+    await eventually(async () => (await providerLive(gw, 'flaky')).healthy === false, 'taken out once its probe is refused');
+    assert.match(String((await providerLive(gw, 'flaky')).health_reason), /could not be reached/);
+    for (let i = 0; i < 4; i++)
+      assert.equal((await chat(gw, 'chat')).status, 200, 'the other provider serves, nothing is sent to the dead one');
+
+    killed = await startFakeOpenAI(port);
+    await eventually(async () => (await providerLive(gw, 'flaky')).healthy === true, 'put back once it answers');
+    for (let i = 0; i < 4; i++) await chat(gw, 'chat');
+    assert.ok(killed.requests.length > 0, 'used again');
+  });
+
   test('a router whose only provider is unhealthy is hidden from /v1/models (when asked) and answers 502 naming why', async (t) => {
     const [sick] = await backends(t, 1);
     sick!.healthStatus(500);
