@@ -97,7 +97,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
   const candidates = router.byEndpoint.get(endpoint);
   if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
   const tried = new Set<ProviderRoute>();
-  /** Providers whose last failure was transient, with the retries they had. */
+  /** Providers whose last failure was transient, with that failure (its retry-after). */
   let retryable: Map<ProviderRoute, UpstreamError> | undefined;
   let retriesUsed: Map<ProviderRoute, number> | undefined;
   let round = 0;
