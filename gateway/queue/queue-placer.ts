@@ -88,7 +88,11 @@ export class QueuePlacer implements Placer {
           endpoint: request.endpoint,
           priority: request.priority,
           exclude: [...tried].map((p) => p.spec.id),
-          maxWaitMs: (router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000,
+          // The router's wait, and never past the request's deadline.
+          maxWaitMs: Math.max(
+            1,
+            Math.floor(Math.min((router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000, request.deadline - performance.now())),
+          ),
           maxWaiting: router.spec.queue?.max_waiting ?? this.#defaults.maxWaiting,
         },
         signal,

@@ -131,6 +131,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
         signal,
         priority: request.priority,
         onlyHealthy: request.onlyHealthy ?? false,
+        deadline,
       });
       placement = placed instanceof Promise ? await placed : placed;
     } catch (error) {

@@ -38,6 +38,8 @@ export interface PlaceRequest {
   readonly priority: number;
   /** Providers cooling down or unhealthy are not placed on, even when no other is left (a fallback router is next). */
   readonly onlyHealthy: boolean;
+  /** performance.now() time past which the request must not wait for a slot (its deadline). */
+  readonly deadline: number;
 }
 
 export interface Placer {

@@ -1,5 +1,6 @@
-// Queue mode and fallbacks: a request a queue-mode router cannot place within its wait ("Model is
-// too busy") goes to the router's fallback instead of failing, and is answered by it.
+// Queue mode and failure handling: a request a queue-mode router cannot place within its wait
+// ("Model is too busy") goes to the router's fallback instead of failing, and is answered by it;
+// and no request waits for a slot past its deadline.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
@@ -27,6 +28,13 @@ before(async () => {
         providers: [{ id: 'only', model: 'only', type: 'vllm', max_concurrent: 1, args: { api_url: backend.url } }],
       },
       { id: 'spare', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+      {
+        id: 'patient',
+        type: 'text-generation',
+        routing_mode: 'queue',
+        queue: { max_wait_seconds: 60 },
+        providers: [{ id: 'slow', model: 'slow', type: 'simulator', max_concurrent: 1, args: { latency_ms: 5_000 } }],
+      },
     ],
   };
   gw = await startTestGateway(JSON.stringify(config), { settings: { redisUrl: redis.url, routerWorkers: 1 } });
@@ -55,4 +63,17 @@ test('requests a queue-mode router is too busy for are served by its fallback', 
   assert.equal(served.filter((m) => m === 'spare').length, 3, 'the fallback took the others');
   assert.equal(backend.requests.length, before + 1);
   assert.match((await gw.get('/metrics')).body, /tollgate_fallbacks_total\{from="queued",to="spare",reason="too_busy"\} [3-9]/);
+});
+
+test("a request waits for a slot no longer than its deadline: x-tollgate-timeout shortens the router's 60 s wait", async () => {
+  const holding = chat(gw, 'patient');
+  // The one slot is taken by the first request (5 s); the second may wait 0.5 s only.
+  await eventually(async () => {
+    const depth = (await gw.get('/v1/admin/routing')).body.providers.find((p: { id: string }) => p.id === 'slow')?.in_use;
+    return depth === 1;
+  }, 'the slot taken');
+  const answer = await chat(gw, 'patient', { ...gw.auth, 'x-tollgate-timeout': '0.5' });
+  assert.equal(answer.status, 503);
+  assert.equal(answer.body.error.code, 'model_too_busy');
+  assert.equal((await holding).status, 200);
 });

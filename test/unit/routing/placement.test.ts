@@ -46,6 +46,7 @@ const place = (router: RouterRoute) =>
     signal: new AbortController().signal,
     priority: 0,
     onlyHealthy: false,
+    deadline: Number.POSITIVE_INFINITY,
   });
 
 test('a provider at its max_concurrent in this gateway is skipped; one closed (0) is never chosen; the slot comes back on release', () => {
