@@ -77,6 +77,18 @@ export class QueuePlacer implements Placer {
     return this.#local.place(request);
   }
 
+  /**
+   * The providers the workers must not give this request: those it tried, and those this
+   * gateway's breaker keeps requests off (half-open with its probes taken, or open before the
+   * fleet's cool-down reached Redis), unless that would leave none.
+   */
+  #excluded({ candidates, tried }: PlaceRequest): string[] {
+    const untried = candidates.filter((p) => !tried.has(p));
+    const held = untried.filter((p) => !this.#local.isReady(p));
+    const out = held.length < untried.length ? [...tried, ...held] : [...tried];
+    return out.map((p) => p.spec.id);
+  }
+
   async #ask(client: QueueClient, request: PlaceRequest): Promise<Placement> {
     const { router, candidates, tried, signal } = request;
     const startedAt = performance.now();
@@ -87,11 +99,16 @@ export class QueuePlacer implements Placer {
           router: router.spec.name,
           endpoint: request.endpoint,
           priority: request.priority,
-          exclude: [...tried].map((p) => p.spec.id),
+          exclude: this.#excluded(request),
           // The router's wait, and never past the request's deadline.
           maxWaitMs: Math.max(
             1,
-            Math.floor(Math.min((router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000, request.deadline - performance.now())),
+            Math.floor(
+              Math.min(
+                (router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000,
+                request.deadline - performance.now(),
+              ),
+            ),
           ),
           maxWaiting: router.spec.queue?.max_waiting ?? this.#defaults.maxWaiting,
         },

@@ -80,8 +80,12 @@ export class LocalPlacer implements Placer {
 
   /** Whether an untried candidate is ready: live, and its breaker lets a request through. */
   anyReady({ candidates, tried }: PlaceRequest): boolean {
-    const now = this.#now();
-    return candidates.some((p) => !tried.has(p) && p.state.ready(now, this.#policy));
+    return candidates.some((p) => !tried.has(p) && this.isReady(p));
+  }
+
+  /** Whether `provider` is live and its breaker lets a request through now. */
+  isReady(provider: ProviderRoute): boolean {
+    return provider.state.ready(this.#now(), this.#policy);
   }
 }
 

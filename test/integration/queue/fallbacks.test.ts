@@ -77,3 +77,37 @@ test("a request waits for a slot no longer than its deadline: x-tollgate-timeout
   assert.equal(answer.body.error.code, 'model_too_busy');
   assert.equal((await holding).status, 200);
 });
+
+test("a provider whose breaker a gateway opened gets no more queue-mode requests: the workers read the fleet's state", async (t) => {
+  const [failing, steady] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
+  failing.behave({ status: 500 });
+  const config = {
+    models: [
+      {
+        id: 'pair',
+        type: 'text-generation',
+        routing_mode: 'queue',
+        load_balancing_strategy: 'round_robin',
+        providers: [
+          { id: 'q-failing', model: 'f', type: 'vllm', retries: 0, args: { api_url: failing.url } },
+          { id: 'q-steady', model: 's', type: 'vllm', retries: 0, args: { api_url: steady.url } },
+        ],
+      },
+    ],
+  };
+  const own = await startTestGateway(JSON.stringify(config), {
+    settings: { redisUrl: redis.url, routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 600 },
+  });
+  t.after(async () => {
+    await own.close();
+    await Promise.all([failing.close(), steady.close()]);
+  });
+
+  await eventually(async () => (await chat(own, 'pair')).status === 200 && failing.requests.length >= 1, 'the failing provider tried once');
+  const failedBefore = failing.requests.length;
+  for (let i = 0; i < 8; i++) assert.equal((await chat(own, 'pair')).status, 200);
+  assert.equal(failing.requests.length, failedBefore, 'no request placed on it while its breaker is open');
+  const live = (await own.get('/v1/admin/routing')).body.providers.find((p: { id: string }) => p.id === 'q-failing');
+  assert.equal(live.breaker, 'open');
+  assert.ok(live.cooling_until !== null, 'the fleet cools it down until the breaker would half-open');
+});
