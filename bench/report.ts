@@ -169,6 +169,17 @@ export function ratioLines(measurements: readonly Measurement[], markdown: boole
       `${bold(`The floor, a bare Node proxy (node:http + undici, no framework or feature): ${floor.median.toFixed(1)}% of nginx proxy_pass, non-streamed chat`)} (${percentOf(floor)})${nearFloor === undefined ? '' : `; the pass-through reaches ${percentOf(nearFloor)} of it`}.`,
     );
   }
+  // Each gateway against the bare Node proxy of the same round: the steadiest figure for a
+  // before/after question, as no change to Tollgate moves the proxy (the pass-through, which the
+  // full-path ratios below divide by, moved by up to 17% between runs of one tree).
+  const againstFloor = GATEWAY_CONTENDERS.map((contender) => {
+    const value = ratio(measurements, 'json', contender, 'node');
+    const label = measurements.find((m) => m.contender === contender)?.label;
+    return value === undefined || label === undefined ? undefined : `${label} ${percentOf(value)}`;
+  }).filter((text): text is string => text !== undefined);
+  if (againstFloor.length > 0) {
+    lines.push(`${bold('Against the bare Node proxy, non-streamed chat (for before/after comparisons)')}: ${againstFloor.join('; ')}.`);
+  }
   for (const { contender, name } of FULL_PATHS) {
     const verdict = (mode: Mode, value: Ratio) =>
       `goal ≥ ${FULL_PATH_GOAL_PERCENT}%: ${value.median >= FULL_PATH_GOAL_PERCENT ? 'met' : 'not met'}${disturbed(mode, [contender, 'gateway-plain']) ? '; unreliable: a run it uses was disturbed †' : ''}`;
