@@ -68,7 +68,17 @@ export interface UsageLog {
   query(userId: string, query: UsageQuery): Promise<UsagePage>;
   /** Totals per UTC day (YYYY-MM-DD, both ends included) of a user or a router; days without usage are absent. */
   dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>>;
+  /**
+   * Totals over the UTC days `fromDay` to `toDay` (both included) of every user or every router
+   * that has usage in them, by id or name: a spend report. Read from the daily totals, so as
+   * long-lived as they are (a deleted user's go with it; routers keep theirs).
+   */
+  totalsByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, UsageTotals>>;
 }
+
+/** What a spend report groups by. */
+export const USAGE_GROUPS = ['user', 'router'] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 export const EMPTY_TOTALS: UsageTotals = Object.freeze({
   requests: 0,
@@ -79,6 +89,19 @@ export const EMPTY_TOTALS: UsageTotals = Object.freeze({
   kwh: 0,
   kgco2eq: 0,
 });
+
+/** Two totals added together. */
+export function sumTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
+  return {
+    requests: a.requests + b.requests,
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    cost_micros: a.cost_micros + b.cost_micros,
+    uncovered_micros: a.uncovered_micros + b.uncovered_micros,
+    kwh: a.kwh + b.kwh,
+    kgco2eq: a.kgco2eq + b.kgco2eq,
+  };
+}
 
 export function addToTotals(totals: UsageTotals, record: UsageRecord): UsageTotals {
   return {

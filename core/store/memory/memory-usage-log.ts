@@ -4,6 +4,8 @@
 import {
   addToTotals,
   EMPTY_TOTALS,
+  sumTotals,
+  type UsageGroup,
   type UsageLog,
   type UsagePage,
   type UsageQuery,
@@ -106,6 +108,22 @@ export class MemoryUsageLog implements UsageLog {
     for (const day of daysBetween(fromDay, toDay)) {
       const totals = days?.get(day);
       if (totals) out[day] = totals;
+    }
+    return out;
+  }
+
+  async totalsByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, UsageTotals>> {
+    const prefix = group === 'user' ? 'u:' : 'r:';
+    const days = daysBetween(fromDay, toDay);
+    const out = new Map<string, UsageTotals>();
+    for (const [subject, byDay] of this.#daily) {
+      if (!subject.startsWith(prefix)) continue;
+      let sum: UsageTotals | undefined;
+      for (const day of days) {
+        const totals = byDay.get(day);
+        if (totals) sum = sumTotals(sum ?? EMPTY_TOTALS, totals);
+      }
+      if (sum) out.set(subject.slice(prefix.length), sum);
     }
     return out;
   }

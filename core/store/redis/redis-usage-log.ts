@@ -8,6 +8,8 @@ import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 import {
   addToTotals,
   EMPTY_TOTALS,
+  sumTotals,
+  type UsageGroup,
   type UsageLog,
   type UsagePage,
   type UsageQuery,
@@ -135,6 +137,35 @@ export class RedisUsageLog implements UsageLog {
     return out;
   }
 
+  /**
+   * Found by SCAN over the daily totals' keys (an admin's report, not a request's path: it reads
+   * the key space once, in pages), then read in one pipeline per page.
+   */
+  async totalsByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, UsageTotals>> {
+    const wanted = new Set(daysBetween(fromDay, toDay));
+    const pattern = group === 'user' ? keys.userDaily('*', '*') : keys.routerDaily('*', '*');
+    const idOf = group === 'user' ? userOfDaily : routerOfDaily;
+    const out = new Map<string, UsageTotals>();
+    let cursor = '0';
+    do {
+      const [next, found] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      const inRange = found.filter((key) => wanted.has(key.slice(key.lastIndexOf(':') + 1)));
+      if (inRange.length === 0) continue;
+      const pipeline = this.#redis.pipeline();
+      for (const key of inRange) pipeline.hgetall(key);
+      const replies = (await pipeline.exec()) ?? [];
+      replies.forEach(([error, hash], i) => {
+        if (error) throw error;
+        const fields = hash as Record<string, string>;
+        const id = idOf(inRange[i]!);
+        if (fields.requests === undefined || id === undefined) return;
+        out.set(id, sumTotals(out.get(id) ?? EMPTY_TOTALS, toTotals(fields)));
+      });
+    } while (cursor !== '0');
+    return out;
+  }
+
   /** Entries of the user's stream in the query's time range, newest first, read in batches of BATCH. */
   async *#entries(userId: string, query: UsageQuery): AsyncGenerator<[id: string, record: UsageRecord]> {
     // Ids without a sequence: `to` means its last entry, `from` its first.
@@ -220,6 +251,18 @@ function fromEntry(fields: string[]): UsageRecord {
     usage_anomaly: stored.usage_anomaly ?? null,
     requested_router: stored.requested_router ?? stored.router,
   };
+}
+
+/** The user id in a key of keys.userDaily (`tg:{u:<id>}:daily:<day>`). */
+function userOfDaily(key: string): string | undefined {
+  const match = /^tg:\{u:(.+)\}:daily:[^:]+$/.exec(key);
+  return match?.[1];
+}
+
+/** The router name in a key of keys.routerDaily (`tg:r:{<name>}:daily:<day>`); a name may hold `:`. */
+function routerOfDaily(key: string): string | undefined {
+  const match = /^tg:r:\{(.+)\}:daily:[^:]+$/.exec(key);
+  return match?.[1];
 }
 
 function toTotals(hash: Record<string, string>): UsageTotals {

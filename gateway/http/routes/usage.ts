@@ -1,12 +1,13 @@
 // The caller's usage records (spec 2.6: the request history with each request's cost), newest
-// first, with totals over everything the filter matches; and per-day totals for charts. Admins
-// may read anyone's (`user=`) and a router's (`router=`, daily only); others only their own.
+// first, with totals over everything the filter matches; per-day totals for charts; and spend
+// reports grouped by user or router (admins). Admins may read anyone's (`user=`) and a router's
+// (`router=`, daily only); others only their own.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ModelName, ResourceId } from '../../../core/resources/fields.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { Store } from '../../../core/store/store.ts';
-import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../../core/store/usage-log.ts';
+import { EMPTY_TOTALS, sumTotals, USAGE_GROUPS, type UsageRecord, type UsageTotals } from '../../../core/store/usage-log.ts';
 import { daysBetween, utcDay } from '../../../core/store/usage-days.ts';
 import { microsToNumber } from '../../metering/cost.ts';
 import { callerOf } from '../auth.ts';
@@ -60,6 +61,26 @@ const DailyQuery = z.strictObject({
   router: ModelName.optional(),
 });
 
+const ReportQuery = z.strictObject({
+  group_by: z.enum(USAGE_GROUPS),
+  from: Day.optional(),
+  to: Day.optional(),
+  format: z.enum(['json', 'csv']).default('json'),
+});
+
+/** The columns of a spend report, in order (the CSV's header after the group's). */
+const REPORT_COLUMNS = [
+  'requests',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cost',
+  'charged',
+  'uncovered',
+  'kwh',
+  'kgco2eq',
+] as const;
+
 export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
   app.get('/v1/usage', async (request) => {
     const query = parseWith(UsageQuery, request.query);
@@ -72,6 +93,26 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
       limit: query.limit,
     });
     return { object: 'list', data: page.records.map(recordView), next: page.next, totals: totalsView(page.totals) };
+  });
+
+  // A spend report (admins): every user's or router's totals over a range of days, dearest
+  // first, as JSON or CSV.
+  app.get('/v1/usage/report', async (request, reply) => {
+    const query = parseWith(ReportQuery, request.query);
+    if (callerOf(request).user.role !== 'admin') throw errors.forbidden('Only admins may read spend reports', 'group_by');
+    const { from, to } = dayRange(query.from, query.to, deps.now());
+    const groups = await deps.store.usage.totalsByGroup(query.group_by, from, to);
+    const data: Record<string, string | number>[] = [...groups]
+      .sort(([a, x], [b, y]) => (y.cost_micros > x.cost_micros ? 1 : y.cost_micros < x.cost_micros ? -1 : a.localeCompare(b)))
+      .map(([group, totals]) => ({ [query.group_by]: group, ...totalsView(totals) }));
+    const totals = totalsView([...groups.values()].reduce(sumTotals, EMPTY_TOTALS));
+    if (query.format === 'json') return { object: 'usage_report', group_by: query.group_by, from, to, data, totals };
+    const header = [query.group_by, ...REPORT_COLUMNS];
+    const rows = data.map((row) => header.map((column) => csvField(row[column])));
+    reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="usage-by-${query.group_by}-${from}-to-${to}.csv"`);
+    return [header, ...rows].map((fields) => `${fields.join(',')}\r\n`).join('');
   });
 
   app.get('/v1/usage/daily', async (request) => {
@@ -88,7 +129,7 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
     }
     const byDay = await deps.store.usage.dailyTotals(subject, from, to);
     const data = daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) }));
-    const sum = Object.values(byDay).reduce(addTotals, EMPTY_TOTALS);
+    const sum = Object.values(byDay).reduce(sumTotals, EMPTY_TOTALS);
     return {
       object: 'list',
       user: 'user' in subject ? subject.user : null,
@@ -99,6 +140,12 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
       totals: totalsView(sum),
     };
   });
+}
+
+/** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+function csvField(value: unknown): string {
+  const text = value === null || value === undefined ? '' : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** Whose usage: the caller's own, or for an admin anyone's (who must exist). */
@@ -122,18 +169,6 @@ function dayRange(fromDay: string | undefined, toDay: string | undefined, now: n
   if (!(days >= 1)) throw errors.invalidRequest('to: must not be before from', 'to');
   if (days > MAX_DAYS) throw errors.invalidRequest(`from: the range may span at most ${MAX_DAYS} days`, 'from');
   return { from, to };
-}
-
-function addTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
-  return {
-    requests: a.requests + b.requests,
-    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-    completion_tokens: a.completion_tokens + b.completion_tokens,
-    cost_micros: a.cost_micros + b.cost_micros,
-    uncovered_micros: a.uncovered_micros + b.uncovered_micros,
-    kwh: a.kwh + b.kwh,
-    kgco2eq: a.kgco2eq + b.kgco2eq,
-  };
 }
 
 function totalsView(totals: UsageTotals) {

@@ -331,3 +331,63 @@ describe('GET /v1/usage', () => {
     assertError(await gw.get('/v1/usage/daily?from=01/02/2024', alice.auth), invalid('from', 'from: must be a date like 2030-01-31'));
   });
 });
+
+describe('GET /v1/usage/report', () => {
+  test('an admin reads every user and every router with usage over a range, dearest first, as JSON or CSV', async () => {
+    const payer = await createUser(gw, { name: 'Payer' });
+    const light = await createUser(gw, { name: 'Light' });
+    for (let i = 0; i < 2; i++) assert.equal((await chat(gw, 'priced', payer.auth)).status, 200);
+    assert.equal((await chat(gw, 'free', light.auth)).status, 200);
+    await usageRecords(gw, payer.auth, 2);
+    await usageRecords(gw, light.auth, 1);
+    const today = new Date().toISOString().slice(0, 10);
+
+    const byUser = await gw.get(`/v1/usage/report?group_by=user&from=${today}&to=${today}`);
+    assert.equal(byUser.status, 200, JSON.stringify(byUser.body));
+    assert.equal(byUser.body.object, 'usage_report');
+    assert.deepEqual([byUser.body.group_by, byUser.body.from, byUser.body.to], ['user', today, today]);
+    const rowOf = (id: string) => byUser.body.data.find((row: { user: string }) => row.user === id);
+    const mine = await gw.get('/v1/usage', payer.auth);
+    assert.equal(rowOf(payer.id).requests, 2);
+    assert.equal(rowOf(payer.id).cost, mine.body.totals.cost, "the report's cost is the records' cost");
+    assert.equal(rowOf(light.id).cost, 0);
+    const costs = byUser.body.data.map((row: { cost: number }) => row.cost);
+    assert.deepEqual(
+      costs,
+      [...costs].sort((a, b) => b - a),
+      'dearest first',
+    );
+    assert.equal(
+      byUser.body.totals.requests,
+      byUser.body.data.reduce((sum: number, row: { requests: number }) => sum + row.requests, 0),
+    );
+
+    const byRouter = await gw.get(`/v1/usage/report?group_by=router&from=${today}&to=${today}`);
+    assert.deepEqual(byRouter.body.data.map((row: { router: string }) => row.router).sort(), ['free', 'priced']);
+
+    const csv = await gw.get(`/v1/usage/report?group_by=user&from=${today}&to=${today}&format=csv`);
+    assert.equal(csv.status, 200);
+    assert.match(csv.headers.get('content-type') ?? '', /^text\/csv; charset=utf-8/);
+    assert.equal(csv.headers.get('content-disposition'), `attachment; filename="usage-by-user-${today}-to-${today}.csv"`);
+    const lines = (csv.body as string).trimEnd().split('\r\n');
+    assert.equal(lines[0], 'user,requests,prompt_tokens,completion_tokens,total_tokens,cost,charged,uncovered,kwh,kgco2eq');
+    assert.equal(lines.length, byUser.body.data.length + 1, 'one line per user');
+    const payerLine = lines.find((line) => line.startsWith(`${payer.id},`))!.split(',');
+    assert.deepEqual([payerLine[1], payerLine[5]], ['2', String(rowOf(payer.id).cost)]);
+  });
+
+  test('only admins read spend reports; the grouping and the range are checked', async () => {
+    const user = await createUser(gw, { name: 'Nosy' });
+    assertError(await gw.get('/v1/usage/report?group_by=user', user.auth), {
+      status: 403,
+      type: 'permission_error',
+      code: 'forbidden',
+      message: 'Only admins may read spend reports',
+      param: 'group_by',
+    });
+    assertError(await gw.get('/v1/usage/report?group_by=team'), invalid('group_by'));
+    assertError(await gw.get('/v1/usage/report'), invalid('group_by'));
+    assertError(await gw.get('/v1/usage/report?group_by=user&format=xml'), invalid('format'));
+    assertError(await gw.get('/v1/usage/report?group_by=user&from=2024-01-10&to=2024-01-01'), invalid('to', 'to: must not be before from'));
+  });
+});

@@ -609,5 +609,32 @@ function describeUsageLog(current: () => Store): void {
       });
       assert.deepEqual(await current().usage.dailyTotals({ router: 'unused' }, from, day(today)), {});
     });
+
+    test('totals by user and by router over a range of days, for spend reports', async () => {
+      const today = Date.now();
+      const yesterday = today - DAY;
+      await appendAll([
+        usageRecord('alice', yesterday, { router: 'chat', cost_micros: 100n }),
+        usageRecord('alice', today, { router: 'chat', cost_micros: 200n }),
+        usageRecord('alice', today, { router: 'meta-llama/Llama-3.1:8b', cost_micros: 400n }),
+        usageRecord('bob', today, { router: 'chat', cost_micros: 800n }),
+      ]);
+      const costs = (totals: Map<string, UsageTotals>) =>
+        Object.fromEntries([...totals].map(([id, t]) => [id, [t.requests, t.cost_micros]]));
+      assert.deepEqual(costs(await current().usage.totalsByGroup('user', day(yesterday), day(today))), {
+        alice: [3, 700n],
+        bob: [1, 800n],
+      });
+      assert.deepEqual(costs(await current().usage.totalsByGroup('router', day(yesterday), day(today))), {
+        chat: [3, 1_100n],
+        'meta-llama/Llama-3.1:8b': [1, 400n],
+      });
+      assert.deepEqual(
+        costs(await current().usage.totalsByGroup('user', day(yesterday), day(yesterday))),
+        { alice: [1, 100n] },
+        'days outside the range are left out',
+      );
+      assert.deepEqual(costs(await current().usage.totalsByGroup('router', day(today - 9 * DAY), day(today - 8 * DAY))), {});
+    });
   });
 }
