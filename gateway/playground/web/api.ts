@@ -170,6 +170,15 @@ export interface DailyUsage extends List<Totals & { readonly date: string }> {
   readonly totals: Totals;
 }
 
+/** GET /v1/usage/report: each user's or router's totals over a range, dearest first. */
+export interface SpendReport {
+  readonly group_by: 'user' | 'router';
+  readonly from: string;
+  readonly to: string;
+  readonly data: (Totals & { readonly user?: string; readonly router?: string })[];
+  readonly totals: Totals;
+}
+
 /** The usage block of an answer (spec 2.5). */
 export interface Usage {
   readonly prompt_tokens: number;
