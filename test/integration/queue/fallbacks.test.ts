@@ -111,3 +111,56 @@ test("a provider whose breaker a gateway opened gets no more queue-mode requests
   assert.equal(live.breaker, 'open');
   assert.ok(live.cooling_until !== null, 'the fleet cools it down until the breaker would half-open');
 });
+
+test("while a gateway's probe request is out on a half-open provider, its other queue-mode requests go elsewhere", async (t) => {
+  const [flaky, steady] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
+  const config = {
+    models: [
+      {
+        id: 'probed-pair',
+        type: 'text-generation',
+        routing_mode: 'queue',
+        load_balancing_strategy: 'round_robin',
+        providers: [
+          { id: 'h-flaky', model: 'f', type: 'vllm', retries: 0, args: { api_url: flaky.url } },
+          { id: 'h-steady', model: 's', type: 'vllm', retries: 0, args: { api_url: steady.url } },
+        ],
+      },
+    ],
+  };
+  const own = await startTestGateway(JSON.stringify(config), {
+    settings: { redisUrl: redis.url, routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 0.5 },
+  });
+  t.after(async () => {
+    await own.close();
+    await Promise.all([flaky.close(), steady.close()]);
+  });
+  const breaker = async () =>
+    (await own.get('/v1/admin/routing')).body.providers.find((p: { id: string }) => p.id === 'h-flaky')?.breaker as string;
+
+  // One failure opens the breaker; half a second later it is half-open.
+  flaky.once({ status: 500 });
+  await eventually(async () => {
+    await chat(own, 'probed-pair');
+    return flaky.requests.length >= 1;
+  }, 'the flaky provider failed once');
+  await eventually(async () => (await breaker()) === 'half_open', 'the breaker half-open');
+
+  // The next request placed on it is the probe: it answers slowly, and while it is out...
+  flaky.behave({ delayMs: 1_500 });
+  const before = flaky.requests.length;
+  const probes: Promise<unknown>[] = [];
+  await eventually(async () => {
+    if (flaky.requests.length === before) probes.push(chat(own, 'probed-pair'));
+    return flaky.requests.length > before;
+  }, 'a probe request out on the half-open provider');
+  // ...every other request of this gateway goes to the other provider.
+  const answers = await Promise.all(Array.from({ length: 6 }, () => chat(own, 'probed-pair')));
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [200, 200, 200, 200, 200, 200],
+  );
+  assert.equal(flaky.requests.length, before + 1, 'only the probe reached the half-open provider');
+  await Promise.all(probes);
+  await eventually(async () => (await breaker()) === 'closed', 'the probe answered: closed');
+});
