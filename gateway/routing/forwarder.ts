@@ -1,8 +1,8 @@
 // Sends a request to one of a router's providers, failing over to another when the chosen one
 // fails before anything reached the client (connection, timeout, 429, 5xx), and retrying one that
 // failed for a passing reason after a growing delay. Where each attempt goes is the placer's
-// choice (local or queue mode); a provider that keeps failing sits out a cool-down; attempts are
-// bounded in number and by the request's deadline; when all fail, ProvidersFailedError.
+// choice (local or queue mode); each attempt's ending goes to the provider's circuit breaker;
+// attempts are bounded in number and by the request's deadline; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
