@@ -213,39 +213,28 @@ export class UpstreamHttp {
    */
   get(baseUrl: string, path: string, options: PostOptions): Promise<void> {
     const { signal } = options;
-    const target = this.#target(baseUrl);
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(cancelled());
       let stopCancelling = () => {};
       let status = 0;
-      this.#agent(options.timeouts.connectMs).dispatch(
-        {
-          origin: target.origin,
-          path: target.prefix + path,
-          method: 'GET',
-          headers: { accept: 'application/json', ...options.headers },
-          headersTimeout: options.timeouts.firstByteMs,
-          bodyTimeout: options.timeouts.betweenChunksMs,
+      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, undefined, options, 'application/json'), {
+        onRequestStart(controller) {
+          stopCancelling = cancelOn(signal, controller);
         },
-        {
-          onRequestStart(controller) {
-            stopCancelling = cancelOn(signal, controller);
-          },
-          onResponseStart(_controller, statusCode) {
-            status = statusCode;
-          },
-          onResponseData() {},
-          onResponseEnd() {
-            stopCancelling();
-            if (isOk(status)) resolve();
-            else reject(new UpstreamError('status', `the backend answered ${status}`, status));
-          },
-          onResponseError(_controller, error) {
-            stopCancelling();
-            reject(toUpstreamError(error, signal));
-          },
+        onResponseStart(_controller, statusCode) {
+          status = statusCode;
         },
-      );
+        onResponseData() {},
+        onResponseEnd() {
+          stopCancelling();
+          if (isOk(status)) resolve();
+          else reject(new UpstreamError('status', `the backend answered ${status}`, status));
+        },
+        onResponseError(_controller, error) {
+          stopCancelling();
+          reject(toUpstreamError(error, signal));
+        },
+      });
     });
   }
 
@@ -253,17 +242,29 @@ export class UpstreamHttp {
     await Promise.all([...this.#agents.values()].map((agent) => agent.close()));
   }
 
-  /** A JSON POST to `baseUrl + path`, with the backend's timeouts. */
+  /** A JSON POST of `payload` to `baseUrl + path`, or a GET when there is none, with the backend's timeouts. */
   #request(baseUrl: string, path: string, payload: unknown, options: PostOptions, accept: string): Dispatcher.DispatchOptions {
     const target = this.#target(baseUrl);
+    const { firstByteMs, betweenChunksMs } = options.timeouts;
+    if (payload === undefined) {
+      const headers = { accept, ...options.headers };
+      return {
+        origin: target.origin,
+        path: target.prefix + path,
+        method: 'GET',
+        headers,
+        headersTimeout: firstByteMs,
+        bodyTimeout: betweenChunksMs,
+      };
+    }
     return {
       origin: target.origin,
       path: target.prefix + path,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept, ...options.headers },
       body: JSON.stringify(payload),
-      headersTimeout: options.timeouts.firstByteMs,
-      bodyTimeout: options.timeouts.betweenChunksMs,
+      headersTimeout: firstByteMs,
+      bodyTimeout: betweenChunksMs,
     };
   }
 

@@ -33,7 +33,7 @@ export class ProviderState {
 
   /** Whether a request may go to it now: live, and its breaker lets it through. */
   ready(now: number, policy: BreakerPolicy): boolean {
-    return this.healthy !== false && this.breaker.allows(now, policy);
+    return this.live && this.breaker.allows(now, policy);
   }
 }
 

@@ -96,9 +96,10 @@ export class RoutingTable {
       else byRouter.set(provider.router, [provider]);
     }
     const routers = snapshot.routers.map((spec) => buildRouter(spec, byRouter.get(spec.name) ?? [], states));
-    chainFallbacks(routers);
     states.retain(new Set(snapshot.providers.map((p) => p.id)), new Set(snapshot.routers.map((r) => r.name)));
-    return new RoutingTable(snapshot.version, routers, createdAt);
+    const table = new RoutingTable(snapshot.version, routers, createdAt);
+    chainFallbacks(table);
+    return table;
   }
 }
 
@@ -132,19 +133,17 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
 }
 
 /** Fills each router's fallback chain (the snapshot's fallbacks passed their checks: they name routers, and form no loop). */
-function chainFallbacks(routers: readonly RouterRoute[]): void {
-  const byName = new Map<string, RouterRoute>();
-  for (const router of routers) for (const name of [router.spec.name, ...router.spec.aliases]) byName.set(name, router);
+function chainFallbacks(table: RoutingTable): void {
   const visit = (router: RouterRoute, chain: RouterRoute[], seen: Set<RouterRoute>) => {
     for (const name of router.spec.fallbacks) {
-      const next = byName.get(name);
+      const next = table.lookup(name);
       if (!next || seen.has(next)) continue;
       seen.add(next);
       chain.push(next);
       visit(next, chain, seen);
     }
   };
-  for (const router of routers) {
+  for (const router of table.routers) {
     if (router.spec.fallbacks.length === 0) continue;
     const chain: RouterRoute[] = [];
     visit(router, chain, new Set([router]));
