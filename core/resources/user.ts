@@ -5,7 +5,8 @@ import { ModelName, ResourceId } from './fields.ts';
 import { BUDGET_PERIODS } from './kinds.ts';
 import { RateLimitPolicy } from './limits.ts';
 
-export const ROLES = ['admin', 'user'] as const;
+export const ROLES = ['admin', 'team_admin', 'user'] as const;
+export type Role = (typeof ROLES)[number];
 
 /** Priorities of a user's waiting requests (queue mode); 0 is the default. */
 export const PRIORITY_RANGE = { min: -10, max: 10 } as const;
@@ -24,27 +25,36 @@ export const Money = z.union([z.number(), z.string()]).transform((value, ctx) =>
   return parsed.canonical;
 });
 
-export const UserSpec = z.strictObject({
-  id: ResourceId.describe('User id.'),
-  name: z.string().min(1, 'must not be empty').max(200).describe('Display name.'),
-  role: z.enum(ROLES).default('user').describe('`admin` may use the admin API; `user` may not.'),
+export const Priority = z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max);
+
+/** A budget and what goes with it, as users, teams and API keys have them. */
+export const budgetFields = (whose: string) => ({
   budget: Money.nullable()
     .default(null)
-    .describe('Most the user may spend (per period when one is set), in the money of router prices; null is unlimited.'),
+    .describe(`Most the ${whose} may spend (per period when one is set), in the money of router prices; null is unlimited.`),
   budget_period: z
     .enum(BUDGET_PERIODS)
     .nullable()
     .default(null)
     .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday); null never resets.'),
-  allowed_routers: z.array(ModelName).nullable().default(null).describe('Routers (names) the user may call; null allows all.'),
-  priority: z
-    .number()
-    .int()
-    .min(PRIORITY_RANGE.min)
-    .max(PRIORITY_RANGE.max)
-    .default(0)
+  allowed_routers: z.array(ModelName).nullable().default(null).describe(`Routers (names) the ${whose} may call; null allows all.`),
+});
+
+export const UserSpec = z.strictObject({
+  id: ResourceId.describe('User id.'),
+  name: z.string().min(1, 'must not be empty').max(200).describe('Display name.'),
+  role: z
+    .enum(ROLES)
+    .default('user')
+    .describe("`admin` may use the whole admin API; `team_admin` manages their own team's users and keys; `user` neither."),
+  team: ResourceId.nullable()
+    .default(null)
+    .describe('The team (its id) the user belongs to, whose budget and limits also apply; null for none.'),
+  ...budgetFields('user'),
+  priority: Priority.nullable()
+    .default(null)
     .describe(
-      `Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first, a lower one ages forward.`,
+      `Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first, a lower one ages forward; null takes the team's (0 without a team).`,
     ),
   rate_limits: RateLimitPolicy.nullable()
     .default(null)

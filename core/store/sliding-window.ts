@@ -2,7 +2,7 @@
 // window's count weighted by how much of it still overlaps the last W ms, plus the current one's.
 // The in-memory ledger uses this; the contract suite checks both stores agree.
 import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../resources/limits.ts';
-import type { RateStatus, RateStatuses } from './ledger.ts';
+import type { RateStatus } from './ledger.ts';
 
 export interface WindowCounter {
   start: number;
@@ -52,12 +52,6 @@ export function check(name: RateLimitName, limit: number, stored: WindowCounter,
 export function status(check: WindowCheck, admitted: boolean): RateStatus {
   const left = check.limit - check.used - (admitted ? check.cost : 0);
   return { limit: check.limit, remaining: Math.max(0, Math.floor(left)), resetMs: check.resetMs };
-}
-
-export function statuses(checks: readonly WindowCheck[], admitted: boolean): RateStatuses {
-  const out: RateStatuses = {};
-  for (const c of checks) out[c.name] = status(c, admitted);
-  return out;
 }
 
 /** The limits a policy sets, in a fixed order. Twice a request: a loop, not keys() and flatMap(). */

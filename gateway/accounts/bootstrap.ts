@@ -21,6 +21,7 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
           id: BOOTSTRAP_USER,
           name: 'Administrator',
           role: 'admin',
+          team: null,
           budget: null,
           budget_period: null,
           allowed_routers: null,

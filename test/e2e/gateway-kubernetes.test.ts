@@ -158,6 +158,7 @@ describe('gateway pods in Kubernetes mode', () => {
         id: 'alice',
         name: 'Alice',
         role: 'user',
+        team: null,
         budget: null,
         budget_period: null,
         allowed_routers: null,
@@ -334,7 +335,17 @@ describe('gateway pods in Kubernetes mode', () => {
     const adminKey = generateKey();
     const now = new Date();
     await store.accounts.createUser(
-      { id: 'root', name: 'Root', role: 'admin', budget: null, budget_period: null, allowed_routers: null, priority: 0, rate_limits: null },
+      {
+        id: 'root',
+        name: 'Root',
+        role: 'admin',
+        team: null,
+        budget: null,
+        budget_period: null,
+        allowed_routers: null,
+        priority: 0,
+        rate_limits: null,
+      },
       now,
     );
     await store.accounts.addKey({
@@ -459,6 +470,7 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.deepEqual((await getObject(GATEWAY_USERS, 'carol'))?.spec, {
       displayName: 'Carol',
       role: 'user',
+      team: null,
       budget: '12.5',
       budgetPeriod: 'monthly',
     });
@@ -470,6 +482,7 @@ describe('gateway pods in Kubernetes mode', () => {
         id: 'carol',
         name: 'Carol',
         role: 'user',
+        team: null,
         budget: '12.5',
         budget_period: 'monthly',
         allowed_routers: null,

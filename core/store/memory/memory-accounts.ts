@@ -1,27 +1,42 @@
-// Users and API keys of a single process. Records are copied in and out, so callers can never
+// Users, teams and API keys of a single process. Records are copied in and out, so callers can never
 // change what is stored by changing what they hold.
+import type { KeyLimits } from '../../resources/key-limits.ts';
+import type { TeamSpec } from '../../resources/team.ts';
 import type { UserSpec } from '../../resources/user.ts';
-import type { AccountStore, ApiKeyRecord, Page, UserRecord } from '../accounts.ts';
+import type { AccountStore, ApiKeyRecord, FoundKey, Page, TeamRecord, UserRecord } from '../accounts.ts';
 import { ConflictError, KeyLimitError, NotFoundError } from '../store-errors.ts';
 import { byCreation, checkLimit, isActiveKey } from '../paging.ts';
 
 export class MemoryAccounts implements AccountStore {
   readonly #listeners = new Set<(userId: string | null) => void>();
   readonly #users = new Map<string, UserRecord>();
+  readonly #teams = new Map<string, TeamRecord>();
+  /** key id -> key, for the ledger */
+  readonly #byId = new Map<string, ApiKeyRecord>();
   /** user id -> key id -> key */
   readonly #keys = new Map<string, Map<string, ApiKeyRecord>>();
   /** key hash -> its key */
   readonly #byHash = new Map<string, ApiKeyRecord>();
-  /** What else goes with a deleted user (their money, limits and usage, as on Redis). */
-  readonly #onDelete: (userId: string) => void;
+  /** What else goes with a deleted user, key or team (its money, limits and usage, as on Redis): a ledger subject. */
+  readonly #onDelete: (subject: string) => void;
 
-  constructor(onDelete: (userId: string) => void = () => {}) {
+  constructor(onDelete: (subject: string) => void = () => {}) {
     this.#onDelete = onDelete;
   }
 
   /** The stored user itself, synchronously, for the ledger (which only reads it). */
   peek(id: string): UserRecord | undefined {
     return this.#users.get(id);
+  }
+
+  /** The stored team, synchronously, for the ledger. */
+  peekTeam(id: string): TeamRecord | undefined {
+    return this.#teams.get(id);
+  }
+
+  /** The stored key with this id, synchronously, for the ledger. */
+  peekKey(id: string): ApiKeyRecord | undefined {
+    return this.#byId.get(id);
   }
 
   async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
@@ -54,7 +69,11 @@ export class MemoryAccounts implements AccountStore {
   }
 
   async deleteUser(id: string): Promise<boolean> {
-    for (const key of this.#keys.get(id)?.values() ?? []) this.#byHash.delete(key.hash);
+    for (const key of this.#keys.get(id)?.values() ?? []) {
+      this.#byHash.delete(key.hash);
+      this.#byId.delete(key.id);
+      this.#onDelete(`key:${key.id}`);
+    }
     this.#keys.delete(id);
     const deleted = this.#users.delete(id);
     this.#onDelete(id);
@@ -72,10 +91,24 @@ export class MemoryAccounts implements AccountStore {
       for (const existing of keys.values()) if (isActiveKey(existing, key.created_at)) active++;
       if (active >= maxActive) throw new KeyLimitError(key.user_id, maxActive);
     }
-    const stored = Object.freeze({ ...key });
+    this.#store(key, keys);
+  }
+
+  #store(key: ApiKeyRecord, keys = this.#keys.get(key.user_id) ?? new Map<string, ApiKeyRecord>()): ApiKeyRecord {
+    const stored = frozen({ ...key });
     keys.set(key.id, stored);
     this.#keys.set(key.user_id, keys);
     this.#byHash.set(key.hash, stored);
+    this.#byId.set(key.id, stored);
+    return stored;
+  }
+
+  async updateKey(userId: string, keyId: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined> {
+    const key = this.#keys.get(userId)?.get(keyId);
+    if (!key) return undefined;
+    const updated = this.#store({ ...key, ...structuredClone(limits) });
+    this.#changed(userId);
+    return structuredClone(updated);
   }
 
   async listKeys(userId: string): Promise<ApiKeyRecord[]> {
@@ -87,14 +120,48 @@ export class MemoryAccounts implements AccountStore {
     const key = keys?.get(keyId);
     if (!keys || !key) return undefined;
     if (key.revoked_at !== null) return { ...key };
-    const revoked = Object.freeze({ ...key, revoked_at: now.toISOString() });
-    keys.set(keyId, revoked);
-    this.#byHash.set(key.hash, revoked);
+    const revoked = this.#store({ ...key, revoked_at: now.toISOString() });
     this.#changed(userId);
     return { ...revoked };
   }
 
-  onAccountChange(listener: (userId: string | null) => void): () => void {
+  async createTeam(team: TeamSpec, now: Date): Promise<TeamRecord> {
+    if (this.#teams.has(team.id)) throw new ConflictError(`team "${team.id}" already exists`);
+    const record = frozen({ ...structuredClone(team), created_at: now.toISOString() });
+    this.#teams.set(team.id, record);
+    this.#changed(`team:${team.id}`);
+    return structuredClone(record);
+  }
+
+  async getTeam(id: string): Promise<TeamRecord | undefined> {
+    const team = this.#teams.get(id);
+    return team && structuredClone(team);
+  }
+
+  async listTeams(after: string | null, limit: number): Promise<Page<TeamRecord>> {
+    checkLimit(limit);
+    const ids = [...this.#teams.keys()].filter((id) => after === null || id > after).sort();
+    const page = ids.slice(0, limit);
+    return { items: page.map((id) => structuredClone(this.#teams.get(id)!)), next: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  async updateTeam(team: TeamSpec): Promise<TeamRecord> {
+    const current = this.#teams.get(team.id);
+    if (!current) throw new NotFoundError(`team "${team.id}" does not exist`);
+    const record = frozen({ ...structuredClone(team), created_at: current.created_at });
+    this.#teams.set(team.id, record);
+    this.#changed(`team:${team.id}`);
+    return structuredClone(record);
+  }
+
+  async deleteTeam(id: string): Promise<boolean> {
+    const deleted = this.#teams.delete(id);
+    this.#onDelete(`team:${id}`);
+    this.#changed(`team:${id}`);
+    return deleted;
+  }
+
+  onAccountChange(listener: (subject: string | null) => void): () => void {
     this.#listeners.add(listener);
     return () => {
       this.#listeners.delete(listener);
@@ -105,16 +172,18 @@ export class MemoryAccounts implements AccountStore {
     for (const listener of this.#listeners) queueMicrotask(() => listener(userId));
   }
 
-  async findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
+  async findKey(hash: string): Promise<FoundKey | undefined> {
     const key = this.#byHash.get(hash);
     const user = key && this.#users.get(key.user_id);
+    if (!key || !user) return undefined;
     // Every request authenticates: hand out the stored records, frozen, rather than copies.
-    return key && user ? { key, user } : undefined;
+    const team = user.team === null ? undefined : this.#teams.get(user.team);
+    return team ? { key, user, team } : { key, user };
   }
 }
 
-/** Stored users are frozen all the way down, so they can be handed out without copying. */
-function frozen(user: UserRecord): UserRecord {
-  for (const value of Object.values(user)) if (value !== null && typeof value === 'object') Object.freeze(value);
-  return Object.freeze(user);
+/** Stored records are frozen all the way down, so they can be handed out without copying. */
+function frozen<T extends object>(record: T): T {
+  for (const value of Object.values(record)) if (value !== null && typeof value === 'object') Object.freeze(value);
+  return Object.freeze(record);
 }

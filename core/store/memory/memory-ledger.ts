@@ -1,12 +1,24 @@
 // The ledger of a single process, with the same semantics as the Redis scripts (lua/admit.lua,
-// lua/settle.lua). Every method runs to completion without awaiting, so each is atomic.
+// lua/settle.lua), at every level of a request (user, key, team). Every method runs to completion
+// without awaiting, so each is atomic.
 import { RATE_WINDOWS, type RateLimitName } from '../../resources/limits.ts';
 import type { BudgetPeriod } from '../../resources/kinds.ts';
 import { parseDecimal } from '../../money/decimal.ts';
-import type { UserRecord } from '../accounts.ts';
-import type { Admission, AdmissionResult, Balance, Ledger, Settlement, SettleResult } from '../ledger.ts';
+import type { RateLimitPolicy } from '../../resources/limits.ts';
+import {
+  subjectOf,
+  type Admission,
+  type AdmissionResult,
+  type Balance,
+  type Ledger,
+  type LevelName,
+  type OtherLevel,
+  type RateStatuses,
+  type Settlement,
+  type SettleResult,
+} from '../ledger.ts';
 import { periodIndex, periodLabel, periodStart } from '../periods.ts';
-import { check, FRESH, limitsOf, rolled, statuses, type WindowCounter, type WindowCheck } from '../sliding-window.ts';
+import { check, FRESH, limitsOf, rolled, status, type WindowCounter, type WindowCheck } from '../sliding-window.ts';
 
 interface UserLedger {
   ptype: BudgetPeriod | null;
@@ -22,82 +34,141 @@ interface UserLedger {
   windows: Map<string, Map<RateLimitName, WindowCounter>>;
 }
 
+/** What a level's budget is: a user's, a key's or a team's record has these two fields. */
+export interface BudgetSource {
+  readonly budget: string | null;
+  readonly budget_period: BudgetPeriod | null;
+}
+
+/** One level of a request as admission and settlement see it. */
+interface Level {
+  readonly name: LevelName;
+  readonly source: BudgetSource;
+  readonly ledger: UserLedger;
+  readonly policy: RateLimitPolicy | undefined;
+}
+
 export class MemoryLedger implements Ledger {
-  readonly #users: (id: string) => UserRecord | undefined;
+  readonly #sources: (subject: string) => BudgetSource | undefined;
   readonly #ledgers = new Map<string, UserLedger>();
 
-  constructor(users: (id: string) => UserRecord | undefined) {
-    this.#users = users;
+  /** `sources` finds a subject's budget: a user's by id, a key's or team's by subjectOf(). */
+  constructor(sources: (subject: string) => BudgetSource | undefined) {
+    this.#sources = sources;
+  }
+
+  /** The request's levels (user first), or undefined for an unknown user; a key or team gone since is left out. */
+  #levels(
+    userId: string,
+    policy: RateLimitPolicy | undefined,
+    others: readonly OtherLevel[] | undefined,
+    now: number,
+  ): Level[] | undefined {
+    const user = this.#sources(userId);
+    if (!user) return undefined;
+    const levels: Level[] = [{ name: 'user', source: user, ledger: this.#prepare(userId, user, now), policy }];
+    for (const other of others ?? []) {
+      const subject = subjectOf(other);
+      const source = this.#sources(subject);
+      if (source) levels.push({ name: other.level, source, ledger: this.#prepare(subject, source, now), policy: other.policy });
+    }
+    return levels;
   }
 
   async admit(userId: string, admission: Admission): Promise<AdmissionResult> {
-    const user = this.#users(userId);
-    if (!user) return { ok: false, reason: 'unknown_user' };
-    const ledger = this.#prepare(userId, user, admission.now);
     const rate = admission.rate;
-    const counters = rate ? this.#counters(ledger, rate.scope) : undefined;
-    const checks: WindowCheck[] = rate
-      ? limitsOf(rate.policy).map(([name, limit]) =>
-          check(name, limit, counters!.get(name) ?? FRESH, admission.now, RATE_WINDOWS[name].unit === 'requests' ? 1 : rate.tokens),
-        )
-      : [];
-    let worst: WindowCheck | undefined;
-    for (const c of checks) if (c.retryMs > 0 && (!worst || c.retryMs > worst.retryMs)) worst = c;
-    if (worst) return { ok: false, reason: 'rate', limit: worst.name, retryAfterMs: worst.retryMs, rate: statuses(checks, false) };
-
-    const budget = budgetMicros(user);
-    const hold = admission.reservation;
-    if (budget !== null && hold) {
-      const remaining = budget - ledger.spent - ledger.reserved;
-      if (hold.micros > remaining) return { ok: false, reason: 'budget', remainingMicros: remaining < 0n ? 0n : remaining };
+    const levels = this.#levels(userId, rate?.policy, admission.levels, admission.now);
+    if (!levels) return { ok: false, reason: 'unknown_user' };
+    const checks: { level: Level; counters: Map<RateLimitName, WindowCounter>; check: WindowCheck }[] = [];
+    if (rate) {
+      for (const level of levels) {
+        if (!level.policy) continue;
+        const counters = this.#counters(level.ledger, rate.scope);
+        for (const [name, limit] of limitsOf(level.policy)) {
+          const cost = RATE_WINDOWS[name].unit === 'requests' ? 1 : rate.tokens;
+          checks.push({ level, counters, check: check(name, limit, counters.get(name) ?? FRESH, admission.now, cost) });
+        }
+      }
     }
-    for (const c of checks) counters!.set(c.name, { ...c.counter, cur: c.counter.cur + c.cost });
+    let worst: (typeof checks)[number] | undefined;
+    for (const c of checks) if (c.check.retryMs > 0 && (!worst || c.check.retryMs > worst.check.retryMs)) worst = c;
+    if (worst)
+      return {
+        ok: false,
+        reason: 'rate',
+        level: worst.level.name,
+        limit: worst.check.name,
+        retryAfterMs: worst.check.retryMs,
+        rate: leastRoom(checks, false),
+      };
+
+    const hold = admission.reservation;
+    let tightest: { level: Level; room: bigint } | undefined;
+    if (hold) {
+      for (const level of levels) {
+        const budget = budgetMicros(level.source);
+        if (budget === null) continue;
+        const room = budget - level.ledger.spent - level.ledger.reserved;
+        if (!tightest || room < tightest.room) tightest = { level, room };
+      }
+    }
+    if (tightest && hold && hold.micros > tightest.room)
+      return { ok: false, reason: 'budget', level: tightest.level.name, remainingMicros: tightest.room < 0n ? 0n : tightest.room };
+    for (const c of checks) c.counters.set(c.check.name, { ...c.check.counter, cur: c.check.counter.cur + c.check.cost });
     if (hold) {
       const expires = admission.now + hold.ttlMs;
-      ledger.holds.set(hold.id, { micros: hold.micros, expires });
-      ledger.reserved += hold.micros;
-      if (expires < ledger.nextExpiry) ledger.nextExpiry = expires;
+      for (const { ledger } of levels) {
+        ledger.holds.set(hold.id, { micros: hold.micros, expires });
+        ledger.reserved += hold.micros;
+        if (expires < ledger.nextExpiry) ledger.nextExpiry = expires;
+      }
     }
-    return { ok: true, rate: statuses(checks, true) };
+    const rateStatuses = leastRoom(checks, true);
+    if (tightest && hold)
+      return { ok: true, rate: rateStatuses, budget: { level: tightest.level.name, remainingMicros: tightest.room - hold.micros } };
+    return { ok: true, rate: rateStatuses };
   }
 
   async settle(userId: string, settlement: Settlement): Promise<SettleResult> {
-    const user = this.#users(userId);
-    if (!user) return { chargedMicros: 0n };
-    const ledger = this.#prepare(userId, user, settlement.now);
-    const hold = settlement.reservation && ledger.holds.get(settlement.reservation.id);
-    if (hold && settlement.reservation && hold.micros === settlement.reservation.micros) {
-      ledger.holds.delete(settlement.reservation.id);
-      ledger.reserved -= hold.micros;
-    }
-    let charge = settlement.actualMicros;
-    const budget = budgetMicros(user);
-    if (budget !== null) {
-      let room = budget - ledger.spent - ledger.reserved;
-      if (room < 0n) room = 0n;
-      if (charge > room) charge = room;
-    }
-    if (charge > 0n) {
-      ledger.spent += charge;
-      const label = `${ledger.ptype ?? ''}:${ledger.pidx}`;
-      ledger.history.set(label, (ledger.history.get(label) ?? 0n) + charge);
-    }
     const rate = settlement.rate;
-    if (rate && rate.tokens > 0) {
-      const counters = this.#counters(ledger, rate.scope);
-      for (const [name] of limitsOf(rate.policy)) {
-        if (RATE_WINDOWS[name].unit !== 'tokens') continue;
-        const counter = rolled(counters.get(name) ?? FRESH, settlement.now, RATE_WINDOWS[name].windowMs);
-        counters.set(name, { ...counter, cur: counter.cur + rate.tokens });
+    const levels = this.#levels(userId, rate?.policy, settlement.levels, settlement.now);
+    if (!levels) return { chargedMicros: 0n };
+    let charged: bigint | undefined;
+    for (const { source, ledger, policy } of levels) {
+      const hold = settlement.reservation && ledger.holds.get(settlement.reservation.id);
+      if (hold && settlement.reservation && hold.micros === settlement.reservation.micros) {
+        ledger.holds.delete(settlement.reservation.id);
+        ledger.reserved -= hold.micros;
+      }
+      let charge = settlement.actualMicros;
+      const budget = budgetMicros(source);
+      if (budget !== null) {
+        let room = budget - ledger.spent - ledger.reserved;
+        if (room < 0n) room = 0n;
+        if (charge > room) charge = room;
+      }
+      if (charged === undefined || charge < charged) charged = charge;
+      if (charge > 0n) {
+        ledger.spent += charge;
+        const label = `${ledger.ptype ?? ''}:${ledger.pidx}`;
+        ledger.history.set(label, (ledger.history.get(label) ?? 0n) + charge);
+      }
+      if (rate && rate.tokens > 0 && policy) {
+        const counters = this.#counters(ledger, rate.scope);
+        for (const [name] of limitsOf(policy)) {
+          if (RATE_WINDOWS[name].unit !== 'tokens') continue;
+          const counter = rolled(counters.get(name) ?? FRESH, settlement.now, RATE_WINDOWS[name].windowMs);
+          counters.set(name, { ...counter, cur: counter.cur + rate.tokens });
+        }
       }
     }
-    return { chargedMicros: charge };
+    return { chargedMicros: charged ?? 0n };
   }
 
-  async balance(userId: string, now: number): Promise<Balance> {
-    const user = this.#users(userId);
-    const ledger = user ? this.#prepare(userId, user, now) : undefined;
-    const period = user?.budget_period ?? null;
+  async balance(subject: string, now: number): Promise<Balance> {
+    const source = this.#sources(subject);
+    const ledger = source ? this.#prepare(subject, source, now) : undefined;
+    const period = source?.budget_period ?? null;
     const index = period ? periodIndex(period, now) : 0;
     const history: Record<string, bigint> = {};
     for (const [key, micros] of ledger?.history ?? []) {
@@ -105,7 +176,7 @@ export class MemoryLedger implements Ledger {
       history[periodLabel((kind || null) as BudgetPeriod | null, Number(idx))] = micros;
     }
     return {
-      budgetMicros: user ? budgetMicros(user) : null,
+      budgetMicros: source ? budgetMicros(source) : null,
       period,
       spentMicros: ledger?.spent ?? 0n,
       reservedMicros: ledger?.reserved ?? 0n,
@@ -115,14 +186,14 @@ export class MemoryLedger implements Ledger {
     };
   }
 
-  /** Forgets a deleted user's money and limits. */
-  forget(userId: string): void {
-    this.#ledgers.delete(userId);
+  /** Forgets a deleted user's, key's or team's money and limits (a subject as for balance). */
+  forget(subject: string): void {
+    this.#ledgers.delete(subject);
   }
 
-  /** The user's ledger at `now`: period rolled forward, expired holds released. */
-  #prepare(userId: string, user: UserRecord, now: number): UserLedger {
-    let ledger = this.#ledgers.get(userId);
+  /** The subject's ledger at `now`: period rolled forward, expired holds released. */
+  #prepare(subject: string, source: BudgetSource, now: number): UserLedger {
+    let ledger = this.#ledgers.get(subject);
     if (!ledger) {
       ledger = {
         ptype: null,
@@ -134,9 +205,9 @@ export class MemoryLedger implements Ledger {
         history: new Map(),
         windows: new Map(),
       };
-      this.#ledgers.set(userId, ledger);
+      this.#ledgers.set(subject, ledger);
     }
-    const ptype = user.budget_period;
+    const ptype = source.budget_period;
     const pidx = ptype ? periodIndex(ptype, now) : 0;
     if (ledger.ptype !== ptype) {
       ledger.ptype = ptype;
@@ -172,11 +243,11 @@ export class MemoryLedger implements Ledger {
   }
 }
 
-/** Parsed budgets by user record: records are replaced, never changed, so this never goes stale. */
-const budgets = new WeakMap<UserRecord, bigint | null>();
+/** Parsed budgets by record: records are replaced, never changed, so this never goes stale. */
+const budgets = new WeakMap<BudgetSource, bigint | null>();
 
 /** The budget in micro-units, or null for unlimited. */
-export function budgetMicros(user: UserRecord): bigint | null {
+export function budgetMicros(user: BudgetSource): bigint | null {
   let micros = budgets.get(user);
   if (micros === undefined) {
     const parsed = user.budget === null ? null : parseDecimal(user.budget, 6);
@@ -184,4 +255,15 @@ export function budgetMicros(user: UserRecord): bigint | null {
     budgets.set(user, micros);
   }
   return micros;
+}
+
+/** Each limit's status at the level where it has least room (as redis-ledger.ts reads the script's). */
+function leastRoom(checks: readonly { check: WindowCheck }[], admitted: boolean): RateStatuses {
+  const out: RateStatuses = {};
+  for (const { check: c } of checks) {
+    const s = status(c, admitted);
+    const seen = out[c.name];
+    if (seen === undefined || s.remaining < seen.remaining) out[c.name] = s;
+  }
+  return out;
 }

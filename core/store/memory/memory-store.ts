@@ -5,6 +5,7 @@ import { MemoryAccounts } from './memory-accounts.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
 import { MemoryGatewayReports } from './memory-gateway-reports.ts';
 import { MemoryLedger } from './memory-ledger.ts';
+import { isKeyLevel } from '../../resources/key-limits.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
@@ -19,13 +20,19 @@ export interface MemoryStoreOptions {
 
 export class MemoryStore implements Store {
   readonly healthy = true;
-  /** Deleting a user removes their keys, and their money, limits and usage (as Redis does). */
-  readonly accounts = new MemoryAccounts((userId) => {
-    this.ledger.forget(userId);
-    this.usage.forget(userId);
+  /** Deleting a user removes their keys, and their money, limits and usage (as Redis does); deleting a team, its money and limits. */
+  readonly accounts = new MemoryAccounts((subject) => {
+    this.ledger.forget(subject);
+    if (!subject.includes(':')) this.usage.forget(subject);
   });
   readonly catalog = new MemoryCatalog();
-  readonly ledger = new MemoryLedger((userId) => this.accounts.peek(userId));
+  /** A ledger subject (store/ledger.ts subjectOf) is a user's id, `key:<id>` or `team:<id>`. */
+  readonly ledger = new MemoryLedger((subject) => {
+    if (subject.startsWith('team:')) return this.accounts.peekTeam(subject.slice(5));
+    if (!subject.startsWith('key:')) return this.accounts.peek(subject);
+    const key = this.accounts.peekKey(subject.slice(4));
+    return key && isKeyLevel(key) ? { budget: key.budget ?? null, budget_period: key.budget_period ?? null } : undefined;
+  });
   readonly usage: MemoryUsageLog;
   readonly promptRatios = new MemoryPromptRatios();
   readonly gateways: MemoryGatewayReports;

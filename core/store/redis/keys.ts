@@ -2,6 +2,43 @@
 // script that touches several of them stays within one cluster slot.
 
 const user = (id: string) => `tg:{u:${id}}`;
+const team = (id: string) => `tg:{t:${id}}`;
+const apiKeyLevel = (id: string) => `tg:{k:${id}}`;
+
+/** The ledger's keys of one level (a user, a key or a team): what lua/ledger-common.lua calls K. */
+export interface LevelKeys {
+  /** Hash with `budget` (micros, '' = unlimited) and `period`. */
+  readonly budget: string;
+  readonly ledger: string;
+  readonly holds: string;
+  readonly history: string;
+  readonly prefix: string;
+}
+
+/**
+ * The keys of the level a ledger subject names (ledger.ts subjectOf): a user's id, `key:<id>` or
+ * `team:<id>`. A key's and a team's are laid out as a user's: the same scripts count them.
+ */
+export function levelKeys(subject: string): LevelKeys {
+  const colon = subject.indexOf(':');
+  if (colon < 0)
+    return {
+      budget: keys.user(subject),
+      ledger: keys.ledger(subject),
+      holds: keys.holds(subject),
+      history: keys.history(subject),
+      prefix: user(subject),
+    };
+  const id = subject.slice(colon + 1);
+  const prefix = subject.startsWith('team:') ? team(id) : apiKeyLevel(id);
+  return {
+    budget: subject.startsWith('team:') ? keys.team(id) : `${prefix}:budget`,
+    ledger: `${prefix}:ledger`,
+    holds: `${prefix}:holds`,
+    history: `${prefix}:history`,
+    prefix,
+  };
+}
 
 export const keys = {
   /** Hash: spec (JSON UserSpec), created_at, budget (micros, '' = unlimited), period ('' | daily | weekly | monthly). */
@@ -26,6 +63,18 @@ export const keys = {
   apiKey: (hash: string) => `tg:apikey:${hash}`,
   /** Sorted set of user ids (all scores 0), listed in lexical order. */
   users: 'tg:users',
+  /** Hash: spec (JSON TeamSpec), created_at, budget and period (as a user's); the team's ledger keys share its prefix (levelKeys). */
+  team: (id: string) => `${team(id)}:team`,
+  /** Every key of one team, for deleting it. */
+  teamPattern: (id: string) => `${team(id)}:*`,
+  /** Sorted set of team ids (all scores 0). */
+  teams: 'tg:teams',
+  /** Every ledger key of one API key (its budget hash, ledger, holds, history, rate limits), for deleting it. */
+  apiKeyLevelPattern: (id: string) => `${apiKeyLevel(id)}:*`,
+  /** Hash: a team's totals for one UTC day. */
+  teamDaily: (id: string, day: string) => `${team(id)}:daily:${day}`,
+  /** Hash: an API key's totals for one UTC day. */
+  keyDaily: (id: string, day: string) => `${apiKeyLevel(id)}:daily:${day}`,
   /** Hash: a router's totals for one UTC day. */
   routerDaily: (router: string, day: string) => `tg:r:{${router}}:daily:${day}`,
   /** Hash: `<ratio bucket>:<router>` -> requests; reported / counted prompt tokens (store/prompt-ratios.ts). */

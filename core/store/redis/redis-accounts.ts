@@ -1,50 +1,60 @@
-// Users and API keys on Redis (key layout in keys.ts). The user hash carries, beside the spec,
-// the two fields the ledger's scripts read: `budget` in micro-units and `period`.
+// Users, teams and API keys on Redis (key layout in keys.ts). The user and team hashes carry,
+// beside the spec, the two fields the ledger's scripts read: `budget` in micro-units and
+// `period`; so does a key's budget hash, for a key with a budget or limits of its own.
 //
 // The scripts that create a user (user hash + users index), add a key (user's keys + the key
 // index) and find a key touch keys in different cluster slots: this store needs one Redis
 // server (with replicas if you like), not a Redis Cluster.
 import type { Redis } from 'ioredis';
 import type { UserSpec } from '../../resources/user.ts';
+import type { TeamSpec } from '../../resources/team.ts';
+import { isKeyLevel, type KeyLimits } from '../../resources/key-limits.ts';
+import type { BudgetPeriod } from '../../resources/kinds.ts';
 import { parseDecimal } from '../../money/decimal.ts';
-import type { AccountStore, ApiKeyRecord, Page, UserRecord } from '../accounts.ts';
+import type { AccountStore, ApiKeyRecord, FoundKey, Page, TeamRecord, UserRecord } from '../accounts.ts';
 import { ConflictError, KeyLimitError, NotFoundError } from '../store-errors.ts';
 import { byCreation, checkLimit } from '../paging.ts';
-import { keys } from './keys.ts';
+import { keys, levelKeys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 import type { RedisChannels } from './redis-channels.ts';
 
 /** How many keys one SCAN step asks for when deleting a user. */
 const SCAN_COUNT = 1000;
 
+/** How often a key change is tried again when another change came first (key-replace.lua). */
+const KEY_REPLACE_TRIES = 10;
+
 export class RedisAccounts implements AccountStore {
   readonly #redis: Redis;
-  readonly #createUser: LuaScript;
-  readonly #updateUser: LuaScript;
+  readonly #create: LuaScript;
+  readonly #update: LuaScript;
   readonly #addKey: LuaScript;
-  readonly #revokeKey: LuaScript;
+  readonly #replaceKey: LuaScript;
   readonly #findKey: LuaScript;
-  /** Prefix and suffix of a user hash's and a user's keys hash's names, for key-find.lua. */
-  readonly #templates = [...template(keys.user), ...template(keys.userKeys)];
+  /** Prefix and suffix of a user hash's, a user's keys hash's and a team hash's names, for key-find.lua. */
+  readonly #templates = [...template(keys.user), ...template(keys.userKeys), ...template(keys.team)];
 
   readonly #channels: RedisChannels;
-  readonly #beforeChange: (userId: string) => Promise<unknown>;
+  readonly #beforeChange: (subject: string) => Promise<unknown>;
 
-  /** `beforeChange` runs before a user is updated or deleted (the ledger gives back this gateway's leases). */
-  constructor(redis: Redis, channels: RedisChannels, beforeChange: (userId: string) => Promise<unknown> = async () => {}) {
+  /**
+   * `beforeChange` runs before a user, key or team (a ledger subject) is updated or deleted (the
+   * ledger gives back this gateway's leases).
+   */
+  constructor(redis: Redis, channels: RedisChannels, beforeChange: (subject: string) => Promise<unknown> = async () => {}) {
     this.#redis = redis;
     this.#channels = channels;
     this.#beforeChange = beforeChange;
-    this.#createUser = defineScript(redis, 'user-create', 2);
-    this.#updateUser = defineScript(redis, 'user-update', 1);
+    this.#create = defineScript(redis, 'account-create', 2);
+    this.#update = defineScript(redis, 'account-update', 1);
     this.#addKey = defineScript(redis, 'key-add', 3);
-    this.#revokeKey = defineScript(redis, 'key-revoke', 1);
+    this.#replaceKey = defineScript(redis, 'key-replace', 2);
     this.#findKey = defineScript(redis, 'key-find', 1);
   }
 
   async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
     const created_at = now.toISOString();
-    const created = await this.#createUser.run(
+    const created = await this.#create.run(
       keys.user(user.id),
       keys.users,
       user.id,
@@ -81,7 +91,7 @@ export class RedisAccounts implements AccountStore {
 
   async updateUser(user: UserSpec): Promise<UserRecord> {
     await this.#beforeChange(user.id);
-    const createdAt = await this.#updateUser.run(keys.user(user.id), JSON.stringify(user), ...budgetFields(user));
+    const createdAt = await this.#update.run(keys.user(user.id), JSON.stringify(user), ...budgetFields(user));
     if (typeof createdAt !== 'string') throw new NotFoundError(`user "${user.id}" does not exist`);
     await this.#changed(user.id);
     return { ...user, created_at: createdAt };
@@ -90,8 +100,12 @@ export class RedisAccounts implements AccountStore {
   async deleteUser(id: string): Promise<boolean> {
     await this.#beforeChange(id);
     const userKeys = await this.#scan(keys.userPattern(id));
-    const apiKeys = (await this.#redis.hvals(keys.userKeys(id))).map((raw) => keys.apiKey((JSON.parse(raw) as ApiKeyRecord).hash));
-    const others = [...userKeys, ...apiKeys].filter((key) => key !== keys.user(id));
+    const records = (await this.#redis.hvals(keys.userKeys(id))).map((raw) => JSON.parse(raw) as ApiKeyRecord);
+    const apiKeys = records.map((key) => keys.apiKey(key.hash));
+    // Each key's own money and limits (its budget hash, ledger, holds, history, rate limits).
+    const keyLevels: string[] = [];
+    for (const key of records) keyLevels.push(...(await this.#scan(keys.apiKeyLevelPattern(key.id))));
+    const others = [...userKeys, ...apiKeys, ...keyLevels].filter((key) => key !== keys.user(id));
     const transaction = this.#redis.multi().del(keys.user(id));
     if (others.length > 0) transaction.unlink(...others);
     transaction.zrem(keys.users, id);
@@ -118,6 +132,18 @@ export class RedisAccounts implements AccountStore {
     if (outcome === 'limit') throw new KeyLimitError(key.user_id, maxActive!);
     if (outcome === 'conflict')
       throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}", or a key with this secret exists`);
+    // A new key: nobody holds it yet, so its budget hash may follow the record.
+    if (isKeyLevel(key)) {
+      const [budget, period] = keyBudgetFields(key);
+      await this.#redis.hset(levelKeys(`key:${key.id}`).budget, 'budget', budget, 'period', period);
+    }
+  }
+
+  async updateKey(userId: string, keyId: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined> {
+    await this.#beforeChange(`key:${keyId}`);
+    const updated = await this.#changeKey(userId, keyId, (key) => ({ ...key, ...limits }), true);
+    if (updated) await this.#changed(userId);
+    return updated;
   }
 
   async listKeys(userId: string): Promise<ApiKeyRecord[]> {
@@ -126,26 +152,113 @@ export class RedisAccounts implements AccountStore {
   }
 
   async revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
-    const raw = await this.#revokeKey.run(keys.userKeys(userId), keyId, now.toISOString());
-    if (typeof raw !== 'string') return undefined;
-    await this.#changed(userId);
-    return JSON.parse(raw) as ApiKeyRecord;
+    // A key revoked before keeps its first revocation time.
+    const revoked = await this.#changeKey(
+      userId,
+      keyId,
+      (key) => (key.revoked_at === null ? { ...key, revoked_at: now.toISOString() } : key),
+      false,
+    );
+    if (revoked) await this.#changed(userId);
+    return revoked;
   }
 
-  async findKey(hash: string): Promise<{ key: ApiKeyRecord; user: UserRecord } | undefined> {
+  /**
+   * Changes a key record as `change` says, in a compare and set (key-replace.lua) tried again
+   * while other changes come first; with `budget`, writes its budget hash too.
+   */
+  async #changeKey(
+    userId: string,
+    keyId: string,
+    change: (key: ApiKeyRecord) => ApiKeyRecord,
+    budget: boolean,
+  ): Promise<ApiKeyRecord | undefined> {
+    for (let attempt = 0; attempt < KEY_REPLACE_TRIES; attempt++) {
+      const raw = await this.#redis.hget(keys.userKeys(userId), keyId);
+      if (raw === null) return undefined;
+      const key = change(JSON.parse(raw) as ApiKeyRecord);
+      const json = JSON.stringify(key);
+      if (json === raw) return key;
+      const fields = budget ? ['1', ...keyBudgetFields(key)] : ['', '', ''];
+      const outcome = await this.#replaceKey.run(keys.userKeys(userId), levelKeys(`key:${keyId}`).budget, keyId, raw, json, ...fields);
+      if (outcome === 1) return key;
+      if (outcome !== 0) return undefined;
+    }
+    throw new ConflictError(`key "${keyId}" kept changing while it was being changed: try again`);
+  }
+
+  async findKey(hash: string): Promise<FoundKey | undefined> {
     const found = await this.#findKey.run(keys.apiKey(hash), ...this.#templates);
     if (!Array.isArray(found)) return undefined;
-    const [key, spec, createdAt] = found as [string, string, string];
-    return { key: JSON.parse(key) as ApiKeyRecord, user: userRecord(spec, createdAt)! };
+    const [key, spec, createdAt, teamSpec, teamCreatedAt] = found as [string, string, string, string?, string?];
+    const record = { key: JSON.parse(key) as ApiKeyRecord, user: userRecord(spec, createdAt)! };
+    return teamSpec === undefined ? record : { ...record, team: teamRecord(teamSpec, teamCreatedAt!)! };
   }
 
-  onAccountChange(listener: (userId: string | null) => void): () => void {
+  async createTeam(team: TeamSpec, now: Date): Promise<TeamRecord> {
+    const created_at = now.toISOString();
+    const created = await this.#create.run(
+      keys.team(team.id),
+      keys.teams,
+      team.id,
+      JSON.stringify(team),
+      created_at,
+      ...budgetFields(team),
+    );
+    if (created !== 1) throw new ConflictError(`team "${team.id}" already exists`);
+    await this.#changed(`team:${team.id}`);
+    return { ...team, created_at };
+  }
+
+  async getTeam(id: string): Promise<TeamRecord | undefined> {
+    const [spec, createdAt] = await this.#redis.hmget(keys.team(id), 'spec', 'created_at');
+    return teamRecord(spec ?? null, createdAt ?? null);
+  }
+
+  async listTeams(after: string | null, limit: number): Promise<Page<TeamRecord>> {
+    checkLimit(limit);
+    const ids = await this.#redis.zrangebylex(keys.teams, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, limit + 1);
+    const page = ids.slice(0, limit);
+    const pipeline = this.#redis.pipeline();
+    for (const id of page) pipeline.hmget(keys.team(id), 'spec', 'created_at');
+    const replies = page.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    const items: TeamRecord[] = [];
+    for (const [error, fields] of replies) {
+      if (error) throw error;
+      const [spec, createdAt] = fields as (string | null)[];
+      const team = teamRecord(spec ?? null, createdAt ?? null);
+      if (team) items.push(team);
+    }
+    return { items, next: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  async updateTeam(team: TeamSpec): Promise<TeamRecord> {
+    await this.#beforeChange(`team:${team.id}`);
+    const createdAt = await this.#update.run(keys.team(team.id), JSON.stringify(team), ...budgetFields(team));
+    if (typeof createdAt !== 'string') throw new NotFoundError(`team "${team.id}" does not exist`);
+    await this.#changed(`team:${team.id}`);
+    return { ...team, created_at: createdAt };
+  }
+
+  async deleteTeam(id: string): Promise<boolean> {
+    await this.#beforeChange(`team:${id}`);
+    const others = (await this.#scan(keys.teamPattern(id))).filter((key) => key !== keys.team(id));
+    const transaction = this.#redis.multi().del(keys.team(id));
+    if (others.length > 0) transaction.unlink(...others);
+    transaction.zrem(keys.teams, id);
+    const [[error, deleted] = []] = (await transaction.exec()) ?? [];
+    if (error) throw error;
+    await this.#changed(`team:${id}`);
+    return deleted === 1;
+  }
+
+  onAccountChange(listener: (subject: string | null) => void): () => void {
     return this.#channels.listen(keys.accountsChanged, listener);
   }
 
-  /** Tells every gateway's caches that this user's record or keys changed. */
-  async #changed(userId: string): Promise<void> {
-    await this.#redis.publish(keys.accountsChanged, userId);
+  /** Tells every gateway's caches that this user's record or keys (or, `team:<id>`, this team) changed. */
+  async #changed(subject: string): Promise<void> {
+    await this.#redis.publish(keys.accountsChanged, subject);
   }
 
   /** Every key matching a SCAN pattern. */
@@ -161,12 +274,22 @@ export class RedisAccounts implements AccountStore {
   }
 }
 
-/** The user hash's `budget` (micros, '' = unlimited) and `period` ('' = none), as the ledger reads them. */
-function budgetFields(user: UserSpec): [budget: string, period: string] {
-  if (user.budget === null) return ['', user.budget_period ?? ''];
-  const parsed = parseDecimal(user.budget, 6);
-  if (!parsed.ok) throw new RangeError(`user "${user.id}": budget ${parsed.reason}`);
-  return [parsed.value.toString(), user.budget_period ?? ''];
+/** A user's or team's hash's `budget` (micros, '' = unlimited) and `period` ('' = none), as the ledger reads them. */
+function budgetFields(owner: { id: string; budget: string | null; budget_period: BudgetPeriod | null }): [budget: string, period: string] {
+  if (owner.budget === null) return ['', owner.budget_period ?? ''];
+  const parsed = parseDecimal(owner.budget, 6);
+  if (!parsed.ok) throw new RangeError(`"${owner.id}": budget ${parsed.reason}`);
+  return [parsed.value.toString(), owner.budget_period ?? ''];
+}
+
+/** A key's budget hash's fields, as for a user (budgetFields). */
+function keyBudgetFields(key: ApiKeyRecord): [budget: string, period: string] {
+  return budgetFields({ id: key.id, budget: key.budget ?? null, budget_period: key.budget_period ?? null });
+}
+
+function teamRecord(spec: string | null, createdAt: string | null): TeamRecord | undefined {
+  if (spec === null || createdAt === null) return undefined;
+  return { ...(JSON.parse(spec) as TeamSpec), created_at: createdAt };
 }
 
 function userRecord(spec: string | null, createdAt: string | null): UserRecord | undefined {

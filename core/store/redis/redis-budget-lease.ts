@@ -1,11 +1,11 @@
 // A lease: room for requests that a gateway takes from Redis ahead of them, so that while a user
 // is far from every limit most admissions need no round trip. The room is real: a hold in the
 // user's holds zset and a share counted in every rate-limit window, taken atomically by the
-// admission that asked for it (lua/admit.lua), so the budget guarantee is the same as with one
-// hold per request. The gateway admits against it here, settles each request against it, and
+// admission that asked for it (lua/admit.lua), at every level of the request (user, key, team),
+// so the budget guarantee is the same as with one hold per request. The gateway admits against it here, settles each request against it, and
 // gives back what is left when it closes (lua/settle.lua).
 import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
-import type { Admission, RateStatuses } from '../ledger.ts';
+import { subjectOf, type Admission, type BudgetStatus, type OtherLevel, type RateStatuses } from '../ledger.ts';
 
 export const BUDGET_LEASES = {
   /** Default size of a lease: room for this many more requests like the one that asked for it. */
@@ -37,8 +37,13 @@ export class BudgetLease {
   readonly scope: string;
   readonly grantedAt: number;
   readonly ttlMs: number;
+  /** The key's and team's levels it holds room at too. */
+  readonly levels: readonly OtherLevel[] | undefined;
   readonly #policy: RateLimitPolicy | undefined;
   readonly #snapshot: RateStatuses;
+  readonly #budget: BudgetStatus | undefined;
+  /** Worst-case costs admitted against it since the grant, for the budget status. */
+  #admitted = 0n;
   /** Which limits of RATE_LIMIT_NAMES are set. */
   readonly #limited: readonly boolean[];
   /** Rate-limit room granted and left, per limit in RATE_LIMIT_NAMES order (0 for limits not set). */
@@ -54,18 +59,23 @@ export class BudgetLease {
 
   /**
    * `admission` is the one that asked for the lease, `size` how many requests like it the lease
-   * holds room for, `statuses` what that admission was told of its limits.
+   * holds room for, `statuses` and `budget` what that admission was told of its limits and budget.
    */
-  constructor(id: string, userId: string, admission: Admission, size: number, statuses: RateStatuses) {
+  constructor(id: string, userId: string, admission: Admission, size: number, statuses: RateStatuses, budget?: BudgetStatus) {
     this.id = id;
     this.userId = userId;
     this.scope = admission.rate?.scope ?? '-';
     this.grantedAt = admission.now;
     this.ttlMs = admission.reservation?.ttlMs ?? 0;
+    this.levels = admission.levels;
     this.#policy = admission.rate?.policy;
     this.#snapshot = statuses;
+    this.#budget = budget;
     this.#room = this.#held = BigInt(size) * (admission.reservation?.micros ?? 0n);
-    this.#limited = RATE_LIMIT_NAMES.map((name) => this.#policy?.[name] !== undefined);
+    // A limit set at any level is counted in the lease's room: every level took the same share.
+    this.#limited = RATE_LIMIT_NAMES.map(
+      (name) => this.#policy?.[name] !== undefined || (this.levels ?? []).some((level) => level.policy?.[name] !== undefined),
+    );
     this.#granted = RATE_LIMIT_NAMES.map((name, i) => (this.#limited[i] ? size * share(name, admission.rate!.tokens) : 0));
     this.#left = [...this.#granted];
   }
@@ -76,7 +86,7 @@ export class BudgetLease {
    */
   admit(admission: Admission): boolean {
     if (!this.#open || admission.now >= this.grantedAt + BUDGET_LEASES.openMs || admission.now < this.grantedAt) return false;
-    if (!samePolicy(admission.rate?.policy, this.#policy)) return false;
+    if (!samePolicy(admission.rate?.policy, this.#policy) || !sameLevels(admission.levels, this.levels)) return false;
     const micros = admission.reservation?.micros ?? 0n;
     if (micros > this.#room) return false;
     const tokens = admission.rate?.tokens ?? 0;
@@ -88,7 +98,20 @@ export class BudgetLease {
     }
     this.#room -= micros;
     this.#inflight += micros;
+    this.#admitted += micros;
     return true;
+  }
+
+  /** Whether the lease holds room of this subject (a user's id, or subjectOf() a key or team). */
+  charges(subject: string): boolean {
+    return this.userId === subject || (this.levels ?? []).some((level) => subjectOf(level) === subject);
+  }
+
+  /** The budget with least room as at the grant, less what the lease has admitted since (its own room counted as free). */
+  budget(): BudgetStatus | undefined {
+    if (this.#budget === undefined) return undefined;
+    const remaining = this.#budget.remainingMicros - this.#admitted;
+    return { level: this.#budget.level, remainingMicros: remaining < 0n ? 0n : remaining };
   }
 
   /** Where the limits stand for a request admitted against the lease: as at the grant, less what the lease has admitted since. */
@@ -129,6 +152,18 @@ export class BudgetLease {
     this.#room = 0n;
     return { hold: { before, after: this.#held }, unused: this.#left };
   }
+}
+
+function sameLevels(a: readonly OtherLevel[] | undefined, b: readonly OtherLevel[] | undefined): boolean {
+  if (a === b) return true;
+  const n = a?.length ?? 0;
+  if (n !== (b?.length ?? 0)) return false;
+  for (let i = 0; i < n; i++) {
+    const x = a![i]!;
+    const y = b![i]!;
+    if (x.level !== y.level || x.id !== y.id || !samePolicy(x.policy, y.policy)) return false;
+  }
+  return true;
 }
 
 function samePolicy(a: RateLimitPolicy | undefined, b: RateLimitPolicy | undefined): boolean {

@@ -7,10 +7,21 @@ import type { Redis } from 'ioredis';
 import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
 import { DAY_MS } from '../../time.ts';
 import type { BudgetPeriod } from '../../resources/kinds.ts';
-import type { Admission, AdmissionResult, Balance, Ledger, RateStatuses, Settlement, SettleResult } from '../ledger.ts';
+import {
+  subjectOf,
+  type Admission,
+  type AdmissionResult,
+  type Balance,
+  type LevelName,
+  type Ledger,
+  type OtherLevel,
+  type RateStatuses,
+  type Settlement,
+  type SettleResult,
+} from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
 import { randomId } from '../../ids.ts';
-import { keys } from './keys.ts';
+import { levelKeys } from './keys.ts';
 import { BudgetLease, BUDGET_LEASES, type HoldChange } from './redis-budget-lease.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
@@ -92,29 +103,38 @@ interface Pending {
   readonly userId: string;
   /** The router whose rate-limit windows it counts in ('-' when none). */
   readonly scope: string;
+  /** Its key's and team's levels, when they have budgets or limits. */
+  readonly levels: readonly OtherLevel[] | undefined;
   readonly step: AdmitStep | SettleStep;
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /**
- * Sends the waiting requests in one script call and hands each its own reply. Each user's keys
- * go once per batch (`k`), and each request names its set by position (`r`: index, arguments):
- * the keys are most of a request's bytes, and a batch often holds several requests of one user.
+ * Sends the waiting requests in one script call and hands each its own reply. Each level's keys
+ * go once per batch (`k`), and each request names its sets by position (`r`: index, arguments,
+ * and `x`, its other levels): the keys are most of a request's bytes, and a batch often holds
+ * several requests of one user.
  */
 function runBatch(waiting: Pending[], script: LuaScript, onFailure: () => void): void {
   const batch = waiting.splice(0, waiting.length);
   if (batch.length === 0) return;
   const keySets: string[][] = [];
   const positions = new Map<string, number>();
-  const requests = batch.map(({ userId, scope, step }) => {
-    const id = `${userId}\u0000${scope}`;
+  const keySet = (subject: string, scope: string): number => {
+    const id = `${subject}\u0000${scope}`;
     let position = positions.get(id);
     if (position === undefined) {
-      position = keySets.push(userKeys(userId, scope)); // 1-based, as Lua counts
+      position = keySets.push(subjectKeys(subject, scope)); // 1-based, as Lua counts
       positions.set(id, position);
     }
-    return { k: position, ...step };
+    return position;
+  };
+  const requests = batch.map(({ userId, scope, levels, step }) => {
+    const k = keySet(userId, scope);
+    if (levels === undefined || levels.length === 0) return { k, ...step };
+    const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope), n: l.level, limits: limitsOf(l.policy) }));
+    return { k, ...step, x };
   });
   script.run(JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {
@@ -136,22 +156,29 @@ function readAdmission(reply: (string | number)[]): AdmitReply {
     case 'unknown_user':
       return { result: { ok: false, reason: 'unknown_user' }, leased: 0 };
     case 'budget':
-      return { result: { ok: false, reason: 'budget', remainingMicros: BigInt(reply[1]!) }, leased: 0 };
+      return { result: { ok: false, reason: 'budget', level: reply[2] as LevelName, remainingMicros: BigInt(reply[1]!) }, leased: 0 };
     case 'rate':
       return {
         result: {
           ok: false,
           reason: 'rate',
+          level: reply[3] as LevelName,
           limit: reply[1] as RateLimitName,
           retryAfterMs: Number(reply[2]),
-          rate: readStatuses(reply, 3),
+          rate: readStatuses(reply, 4),
         },
         leased: 0,
       };
     case 'busy':
       return { busyUntil: Number(reply[1]) };
-    default:
-      return { result: { ok: true, rate: readStatuses(reply, 2) }, leased: Number(reply[1]) };
+    default: {
+      const rate = readStatuses(reply, 4);
+      const result: AdmissionResult =
+        reply[2] === ''
+          ? { ok: true, rate }
+          : { ok: true, rate, budget: { level: reply[2] as LevelName, remainingMicros: BigInt(reply[3]!) } };
+      return { result, leased: Number(reply[1]) };
+    }
   }
 }
 
@@ -194,7 +221,7 @@ export class RedisLedger implements Ledger {
    */
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
     if (this.#options.leaseRequests === 0) return this.#admitInRedis(userId, admission);
-    const slotKey = `${userId}\u0000${admission.rate?.scope ?? '-'}`;
+    const slotKey = slotOf(userId, admission);
     let slot = this.#slots.get(slotKey);
     if (slot === undefined) {
       slot = { lease: undefined, asking: undefined, noLeaseUntil: 0 };
@@ -215,7 +242,8 @@ export class RedisLedger implements Ledger {
     if (lease === undefined) return undefined;
     if (this.#options.healthy() && lease.admit(admission)) {
       if (admission.reservation) this.#leased.set(admission.reservation.id, lease);
-      return { ok: true, rate: lease.statuses(admission.now) };
+      const budget = lease.budget();
+      return budget ? { ok: true, rate: lease.statuses(admission.now), budget } : { ok: true, rate: lease.statuses(admission.now) };
     }
     this.#close(slot);
     return undefined;
@@ -229,7 +257,7 @@ export class RedisLedger implements Ledger {
       ({ result, leased }) => {
         slot.asking = undefined;
         if (leased > 0 && result.ok) {
-          const lease = new BudgetLease(leaseId, userId, admission, leased, result.rate);
+          const lease = new BudgetLease(leaseId, userId, admission, leased, result.rate, result.budget);
           slot.lease = lease;
           setTimeout(() => slot.lease === lease && this.#close(slot), BUDGET_LEASES.openMs).unref();
         } else {
@@ -264,6 +292,7 @@ export class RedisLedger implements Ledger {
       this.#add({
         userId,
         scope: rate?.scope ?? '-',
+        levels: admission.levels,
         step: {
           t: 'a',
           ...stepTime(now),
@@ -293,12 +322,24 @@ export class RedisLedger implements Ledger {
     const step = lease ? leaseHold(lease, lease.settle(hold!.micros, actualMicros)) : hold;
     // Redis does not answer: refused at once (the hold expires by itself) rather than waiting out the command timeout.
     if (!this.#options.healthy()) return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
-    return this.#settleStep(userId, rate?.scope ?? '-', settleStep(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy));
+    return this.#settleStep(
+      userId,
+      rate?.scope ?? '-',
+      settlement.levels,
+      settleStep(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy),
+    );
   }
 
-  #settleStep(userId: string, scope: string, step: SettleStep): Promise<SettleResult> {
+  #settleStep(userId: string, scope: string, levels: readonly OtherLevel[] | undefined, step: SettleStep): Promise<SettleResult> {
     return new Promise((resolve, reject) => {
-      this.#add({ userId, scope, step, resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }), reject });
+      this.#add({
+        userId,
+        scope,
+        levels,
+        step,
+        resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }),
+        reject,
+      });
     });
   }
 
@@ -314,6 +355,7 @@ export class RedisLedger implements Ledger {
     return this.#settleStep(
       lease.userId,
       lease.scope,
+      lease.levels,
       settleStep(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused }),
     ).catch(() => {
       // Redis is unreachable: the hold expires by itself, and the rate-limit room with its window.
@@ -321,13 +363,14 @@ export class RedisLedger implements Ledger {
   }
 
   /**
-   * Gives back the leases of one user (their budget or limits changed) or, with null, of all
-   * (shutting down, or the routers changed). Resolves when Redis has them back.
+   * Gives back the leases charged to one subject (a user, key or team whose budget or limits
+   * changed: an id, or ledger.ts subjectOf()) or, with null, all of them (shutting down, or the
+   * routers changed). Resolves when Redis has them back.
    */
-  closeLeases(userId: string | null): Promise<unknown> {
+  closeLeases(subject: string | null): Promise<unknown> {
     const closing: Promise<unknown>[] = [];
     for (const slot of this.#slots.values()) {
-      if (slot.lease && (userId === null || slot.lease.userId === userId)) closing.push(this.#close(slot));
+      if (slot.lease && (subject === null || slot.lease.charges(subject))) closing.push(this.#close(slot));
     }
     return Promise.all(closing);
   }
@@ -350,13 +393,14 @@ export class RedisLedger implements Ledger {
     runBatch(this.#waiting, this.#run, () => this.#dropLeases());
   }
 
-  async balance(userId: string, now: number): Promise<Balance> {
+  async balance(subject: string, now: number): Promise<Balance> {
+    const k = levelKeys(subject);
     const replies = await this.#redis
       .multi()
-      .hmget(keys.user(userId), 'budget', 'period')
-      .hmget(keys.ledger(userId), 'ptype', 'pidx', 'spent')
-      .zrangebyscore(keys.holds(userId), `(${now}`, '+inf')
-      .hgetall(keys.history(userId))
+      .hmget(k.budget, 'budget', 'period')
+      .hmget(k.ledger, 'ptype', 'pidx', 'spent')
+      .zrangebyscore(k.holds, `(${now}`, '+inf')
+      .hgetall(k.history)
       .exec();
     const [[budget, periodText], [ptype, pidx, spent], live, historyRaw] = (replies ?? []).map(([, value]) => value) as [
       (string | null)[],
@@ -423,8 +467,20 @@ function settleStep(
   };
 }
 
-function userKeys(userId: string, scope: string): string[] {
-  return [keys.user(userId), keys.ledger(userId), keys.holds(userId), keys.history(userId), keys.rate(userId, scope)];
+/** A level's key set, as lua/ledger-common.lua reads it (K). */
+function subjectKeys(subject: string, scope: string): string[] {
+  const k = levelKeys(subject);
+  return [k.budget, k.ledger, k.holds, k.history, `${k.prefix}:rl:${scope}`];
+}
+
+/** Requests share a lease when they have the same user, router and other levels. */
+function slotOf(userId: string, admission: Admission): string {
+  const slot = `${userId}\u0000${admission.rate?.scope ?? '-'}`;
+  const levels = admission.levels;
+  if (levels === undefined || levels.length === 0) return slot;
+  let out = slot;
+  for (const level of levels) out += `\u0000${subjectOf(level)}`;
+  return out;
 }
 
 function stepTime(now: number): StepTime {
@@ -439,10 +495,15 @@ function limitsOf(policy: RateLimitPolicy | undefined): Partial<Record<RateLimit
   return limits;
 }
 
+/** Each limit's status at the level where it has least room (a limit set at several levels comes once per level). */
 function readStatuses(reply: (string | number)[], from: number): RateStatuses {
   const out: RateStatuses = {};
   for (let i = from; i + 3 < reply.length; i += 4) {
-    out[reply[i] as RateLimitName] = { limit: Number(reply[i + 1]), remaining: Number(reply[i + 2]), resetMs: Number(reply[i + 3]) };
+    const name = reply[i] as RateLimitName;
+    const remaining = Number(reply[i + 2]);
+    const seen = out[name];
+    if (seen === undefined || remaining < seen.remaining)
+      out[name] = { limit: Number(reply[i + 1]), remaining, resetMs: Number(reply[i + 3]) };
   }
   return out;
 }

@@ -14,6 +14,7 @@ const user = (id: string, role: 'admin' | 'user'): UserRecord => ({
   id,
   name: id,
   role,
+  team: null,
   budget: null,
   budget_period: null,
   allowed_routers: null,

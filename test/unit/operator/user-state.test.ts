@@ -41,6 +41,7 @@ describe('sameUserSpec', () => {
     id: 'alice',
     name: 'Alice',
     role: 'user',
+    team: null,
     budget: '25',
     budget_period: 'monthly',
     allowed_routers: ['chat'],

@@ -3,12 +3,13 @@
 -- settle.lua and ledger.lua are loaded as one script, in that order (scripts.ts), as Redis
 -- scripts cannot import one another.
 --
--- K is one request's keys (1 user hash, 2 ledger hash, 3 holds zset, 4 history hash, 5 rate-limit
--- hash) and A its fields, by name (admit.lua and settle.lua list theirs); every step has `now`
+-- K is one request's keys at one level (1 budget hash: the user's, key's or team's, 2 ledger hash,
+-- 3 holds zset, 4 history hash, 5 rate-limit hash), KS every key set of the batch, and A its
+-- fields, by name (admit.lua and settle.lua list theirs); every step has `now`
 -- (ms) and `day`, `week` and `month`, the period indices of `now` (as text: they are written as they are).
 --
 -- A batch comes as one argument, ARGV[1], JSON: `k`, the key sets of the batch (each a list of
--- keys, once per user and router), and `r`, one object per request: `k`, the position of its key
+-- keys, once per level and router), and `r`, one object per request: `k`, the position of its key
 -- set in `k`, `t`, its kind ('a' or 's'), and its fields. One argument rather than
 -- several per request because the client encodes every argument (and decodes every reply
 -- element) one by one on the gateway's one thread: about 15 µs a request, against 4 this way. The
@@ -45,8 +46,9 @@ local HISTORY = {} -- history hash -> { period label -> micros charged by the ba
 -- The member is removed at first use and the final one added back by the flush.
 local HOLDS = {}
 
--- The user's ledger, with the budget period rolled forward to the request's (A 2-4). Returns nil
--- for an unknown user, else the ledger the batch's requests of this user share: budget (nil when
+-- A level's ledger (a user's, a key's or a team's), with the budget period rolled forward to the
+-- request's (A 2-4). Returns nil when its budget hash (K[1]) is gone, else the ledger the batch's
+-- requests of this level share: budget (nil when
 -- unlimited), spent, reserved, ptype and pidx (the period being counted), and lease_until (the
 -- time until which a lease may still be open, see admit.lua). Whatever changes it sets `dirty`.
 -- A new period starts spending from zero; a changed kind of period starts counting periods
@@ -85,6 +87,24 @@ local function read_ledger(K, A)
     end
   end
   return L
+end
+
+-- A request's levels: its user's (K, A.limits), then those in A.x, each {k, the position of its
+-- key set in the batch's KS; n, 'key' or 'team'; limits}. Each level has K, limits, name and L,
+-- its ledger (read_ledger). Returns the levels, or nil and true when the user is unknown. A key's
+-- or a team's level whose budget hash is gone (deleted since the gateway looked) is left out.
+local function read_levels(K, A, KS)
+  local L = read_ledger(K, A)
+  if L == nil then return nil, true end
+  local levels = { { K = K, limits = A.limits, name = 'user', L = L } }
+  if A.x ~= nil then
+    for _, x in ipairs(A.x) do
+      local XK = KS[x.k]
+      local XL = read_ledger(XK, A)
+      if XL ~= nil then levels[#levels + 1] = { K = XK, limits = x.limits, name = x.n, L = XL } end
+    end
+  end
+  return levels, false
 end
 
 -- The label `<kind>:<index>` of the period a ledger counts, as the history hash names it.
@@ -215,7 +235,7 @@ local function each_request(steps)
   local replies = {}
   local ok, failure = pcall(function()
     for _, request in ipairs(batch.r) do
-      replies[#replies + 1] = steps[request.t](batch.k[request.k], request)
+      replies[#replies + 1] = steps[request.t](batch.k[request.k], request, batch.k)
     end
   end)
   flush()

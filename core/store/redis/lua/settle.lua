@@ -1,7 +1,8 @@
--- settle_one settles one request, one step of a batch (ledger.lua): releases its hold and
--- charges its real cost, never more than the budget has room for (so the spent total can never
--- pass the budget, even if the hold had expired), records the charge in the period's history,
--- and adds the completion tokens to the token rate-limit windows.
+-- settle_one settles one request, one step of a batch (ledger.lua), at every level of the request
+-- (read_levels, ledger-common.lua): releases its hold and charges its real cost, never more than
+-- the level's budget has room for (so no spent total can pass its budget, even if the hold had
+-- expired), records the charge in the period's history, and adds the completion tokens to the
+-- token rate-limit windows.
 --
 -- K, the settlement's key set (ledger-common.lua); A, its fields (SettleStep in redis-ledger.ts):
 --       now, day, week, month (ledger-common.lua); hold, the hold id ('' for none); micros, its
@@ -10,8 +11,8 @@
 --       (admit.lua), after, what is left of its hold after this step (text; '0' ends it) and ttl,
 --       how long that stays held (ms); and when the lease closes, granted_at, when it was granted
 --       (ms), and unused, its unused room by limit name, given back to the windows it was taken
---       from (if those are still the current or the previous one)
--- Returns the micros charged (money()).
+--       from (if those are still the current or the previous one); x, the other levels
+-- Returns the micros charged (money()): the least any level was charged.
 
 -- The limits completion tokens count in.
 local TOKEN_LIMITS = {}
@@ -38,41 +39,47 @@ local function give_back(K, A, now)
   write_windows(K[5], windows)
 end
 
-local function settle_one(K, A)
+local function settle_one(K, A, KS)
   local now = A.now
-  local L = read_ledger(K, A)
-  if L == nil then return '0' end
+  local levels, unknown = read_levels(K, A, KS)
+  if unknown then return '0' end
 
-  if A.hold ~= '' then
-    local after = tonumber(A.after or '0')
-    if take_hold(K[3], A.hold, A.micros, after, now + (A.ttl or 0)) then
-      L.reserved = L.reserved - (tonumber(A.micros) - after)
-      L.dirty = true
-    end
-  end
-
-  local charge = tonumber(A.charge)
-  if L.budget ~= nil then
-    local room = L.budget - L.spent - L.reserved
-    if room < 0 then room = 0 end
-    if charge > room then charge = room end
-  end
-  local charged = money(charge)
-  if charge > 0 then
-    L.spent = L.spent + charge
-    L.dirty = true
-    add_history(K[4], L, charge)
-  end
-
+  -- Each level is charged the real cost, never more than its budget has room for; what the
+  -- request is said to have been charged is the least of them (the rest was not covered).
+  local charged = nil
+  local after = tonumber(A.after or '0')
   local tokens = A.tokens
-  if tokens > 0 then
-    local windows = {}
-    for _, l in ipairs(TOKEN_LIMITS) do
-      if A.limits[l.name] ~= nil then windows[#windows + 1] = { w = l.w, add = tokens } end
+  for _, lv in ipairs(levels) do
+    local L = lv.L
+    if A.hold ~= '' then
+      if take_hold(lv.K[3], A.hold, A.micros, after, now + (A.ttl or 0)) then
+        L.reserved = L.reserved - (tonumber(A.micros) - after)
+        L.dirty = true
+      end
     end
-    read_windows(K[5], windows, now)
-    write_windows(K[5], windows)
+
+    local charge = tonumber(A.charge)
+    if L.budget ~= nil then
+      local room = L.budget - L.spent - L.reserved
+      if room < 0 then room = 0 end
+      if charge > room then charge = room end
+    end
+    if charged == nil or charge < charged then charged = charge end
+    if charge > 0 then
+      L.spent = L.spent + charge
+      L.dirty = true
+      add_history(lv.K[4], L, charge)
+    end
+
+    if tokens > 0 then
+      local windows = {}
+      for _, l in ipairs(TOKEN_LIMITS) do
+        if lv.limits[l.name] ~= nil then windows[#windows + 1] = { w = l.w, add = tokens } end
+      end
+      read_windows(lv.K[5], windows, now)
+      write_windows(lv.K[5], windows)
+    end
+    if A.granted_at ~= nil then give_back(lv.K, A, now) end
   end
-  if A.granted_at ~= nil then give_back(K, A, now) end
-  return charged
+  return money(charged)
 end

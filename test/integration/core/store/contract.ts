@@ -9,9 +9,12 @@ import { hashKey, hintOf } from '../../../../core/accounts/api-keys.ts';
 import { ProviderSpec } from '../../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../../core/resources/router.ts';
 import { UserSpec, type UserSpecInput } from '../../../../core/resources/user.ts';
+import { TeamSpec } from '../../../../core/resources/team.ts';
+import { KeyLimits } from '../../../../core/resources/key-limits.ts';
 import type { ApiKeyRecord } from '../../../../core/store/accounts.ts';
 import { ConflictError, KeyLimitError, NotFoundError } from '../../../../core/store/store-errors.ts';
 import type { Store } from '../../../../core/store/store.ts';
+import { eventually } from '../../../support/eventually.ts';
 import { EMPTY_TOTALS, type UsageRecord, type UsageTotals } from '../../../../core/store/usage-log.ts';
 import { RATIO_HALVING_TOTAL, ratioBucket, ratioQuantile } from '../../../../core/store/prompt-ratios.ts';
 
@@ -111,6 +114,7 @@ export function describeStoreContract(name: string, harness: StoreHarness): void
     };
 
     describeAccounts(() => store, peer);
+    describeTeams(() => store, peer);
     describeCatalog(() => store, peer);
     describeUsageLog(() => store);
     describePromptRatios(() => store, peer);
@@ -198,6 +202,80 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
       assert.deepEqual(counts.get('other'), new Map([[16, 5]]));
     });
   });
+}
+
+function describeTeams(current: () => Store, peer: () => Promise<Store>): void {
+  describe('teams and key limits', () => {
+    const team = (id: string, fields: Partial<TeamSpec> = {}) => TeamSpec.parse({ id, name: `Team ${id}`, ...fields });
+
+    test('a created team reads back the same, is listed by id a page at a time, and its id cannot be taken twice', async () => {
+      const spec = team('red', { budget: '100', budget_period: 'monthly', priority: 3, rate_limits: { requests_per_minute: 50 } });
+      const created = await current().accounts.createTeam(spec, CREATED);
+      assert.deepEqual(created, { ...spec, created_at: CREATED.toISOString() });
+      assert.deepEqual(await current().accounts.getTeam('red'), created);
+      await assert.rejects(current().accounts.createTeam(team('red'), CREATED), ConflictError);
+      for (const id of ['blue', 'green']) await current().accounts.createTeam(team(id), CREATED);
+      const first = await current().accounts.listTeams(null, 2);
+      assert.deepEqual(
+        first.items.map((t) => t.id),
+        ['blue', 'green'],
+      );
+      assert.deepEqual(
+        (await current().accounts.listTeams(first.next, 2)).items.map((t) => t.id),
+        ['red'],
+      );
+    });
+
+    test("a key authenticates with its user's team; a team's change reaches every gateway's listeners, and its deletion leaves the user teamless", async () => {
+      const other = await peer();
+      const heard: (string | null)[] = [];
+      const stop = other.accounts.onAccountChange((subject) => heard.push(subject));
+      await current().accounts.createTeam(team('red', { budget: '10' }), CREATED);
+      await current().accounts.createUser(userSpec('alice', { team: 'red' }), CREATED);
+      const key = apiKey('alice', 'k1');
+      await current().accounts.addKey(key);
+      const found = await other.accounts.findKey(key.hash);
+      assert.equal(found?.team?.id, 'red');
+      assert.equal(found?.team?.budget, '10');
+      await current().accounts.updateTeam(team('red', { budget: '20' }));
+      assert.equal((await other.accounts.findKey(key.hash))?.team?.budget, '20');
+      assert.equal(await current().accounts.deleteTeam('red'), true);
+      assert.equal(await current().accounts.deleteTeam('red'), false);
+      const after = await other.accounts.findKey(key.hash);
+      assert.equal(after?.user.team, 'red');
+      assert.equal(after?.team, undefined);
+      await assert.rejects(current().accounts.updateTeam(team('red')), NotFoundError);
+      await eventually(() => heard.filter((s) => s === 'team:red').length >= 3, 'the peer heard of the team changes');
+      stop();
+    });
+
+    test("a key's own budget and limits are kept, replaced, and survive its revocation", async () => {
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      const limits = KeyLimits.parse({
+        budget: '5',
+        budget_period: 'daily',
+        allowed_routers: ['chat'],
+        rate_limits: { requests_per_minute: 3 },
+      });
+      await current().accounts.addKey({ ...apiKey('alice', 'app'), ...limits });
+      assert.deepEqual(pickLimits((await current().accounts.listKeys('alice'))[0]!), limits);
+      const raised = KeyLimits.parse({ budget: '7', allowed_routers: [] });
+      assert.deepEqual(pickLimits((await current().accounts.updateKey('alice', 'app', raised))!), raised);
+      const revoked = await current().accounts.revokeKey('alice', 'app', CREATED);
+      assert.deepEqual(pickLimits(revoked!), raised, 'an empty list of routers stays a list');
+      assert.equal(await current().accounts.updateKey('alice', 'nope', raised), undefined);
+      assert.equal((await current().ledger.balance('key:app', CREATED.getTime())).budgetMicros, 7_000_000n);
+    });
+  });
+}
+
+function pickLimits(key: ApiKeyRecord): KeyLimits {
+  return {
+    budget: key.budget ?? null,
+    budget_period: key.budget_period ?? null,
+    allowed_routers: key.allowed_routers ?? null,
+    rate_limits: key.rate_limits ?? null,
+  };
 }
 
 function describeAccounts(current: () => Store, peer: () => Promise<Store>): void {

@@ -38,13 +38,22 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
     describe('budgets', () => {
       test('a hold that fits is admitted, and one that does not is refused with what remains', async () => {
         const id = await user({ budget: '1' });
-        assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(600_000n) }), { ok: true, rate: {} });
+        assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(600_000n) }), {
+          ok: true,
+          rate: {},
+          budget: { level: 'user', remainingMicros: 400_000n },
+        });
         assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(400_001n) }), {
           ok: false,
           reason: 'budget',
+          level: 'user',
           remainingMicros: 400_000n,
         });
-        assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(400_000n) }), { ok: true, rate: {} });
+        assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(400_000n) }), {
+          ok: true,
+          rate: {},
+          budget: { level: 'user', remainingMicros: 0n },
+        });
       });
 
       test('a refusal changes nothing', async () => {
@@ -71,7 +80,11 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
         const h = hold(M);
         await store.ledger.admit(id, { now: T0, reservation: h });
         assert.deepEqual(await store.ledger.settle(id, { now: T0, reservation: h, actualMicros: 0n }), { chargedMicros: 0n });
-        assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(M) }), { ok: true, rate: {} });
+        assert.deepEqual(await store.ledger.admit(id, { now: T0, reservation: hold(M) }), {
+          ok: true,
+          rate: {},
+          budget: { level: 'user', remainingMicros: 0n },
+        });
       });
 
       test('a real cost above the hold is charged while the budget has room', async () => {
@@ -98,7 +111,11 @@ export function describeLedgerContract(name: string, factory: StoreFactory): voi
         await store.ledger.admit(id, { now: T0, reservation: hold(M, 60_000) });
         assert.equal((await store.ledger.admit(id, { now: T0 + 59_999, reservation: hold(1n) })).ok, false);
         assert.equal((await store.ledger.balance(id, T0 + 60_000)).reservedMicros, 0n);
-        assert.deepEqual(await store.ledger.admit(id, { now: T0 + 60_000, reservation: hold(M) }), { ok: true, rate: {} });
+        assert.deepEqual(await store.ledger.admit(id, { now: T0 + 60_000, reservation: hold(M) }), {
+          ok: true,
+          rate: {},
+          budget: { level: 'user', remainingMicros: 0n },
+        });
       });
 
       test('settling after the hold expired still charges, within the room left', async () => {

@@ -5,6 +5,7 @@ import { MemoryStore } from '../../../../core/store/memory/memory-store.ts';
 import { RedisStore } from '../../../../core/store/redis/redis-store.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { describeLedgerContract } from './ledger-contract.ts';
+import { describeLevelsContract } from './levels-contract.ts';
 
 const RETENTION = { usageRetentionMs: 30 * 86_400_000 };
 
@@ -25,6 +26,19 @@ after(async () => {
 });
 
 describeLedgerContract('redis store', {
+  make: async () => {
+    await admin.flushall();
+    return RedisStore.connect(redis.url, RETENTION);
+  },
+  dispose: (store) => store.close(),
+});
+
+describeLevelsContract('memory store', {
+  make: async () => new MemoryStore(RETENTION),
+  dispose: (store) => store.close(),
+});
+
+describeLevelsContract('redis store', {
   make: async () => {
     await admin.flushall();
     return RedisStore.connect(redis.url, RETENTION);

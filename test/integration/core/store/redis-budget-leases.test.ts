@@ -8,7 +8,8 @@ import { Redis } from 'ioredis';
 import { keys } from '../../../../core/store/redis/keys.ts';
 import { BUDGET_LEASES } from '../../../../core/store/redis/redis-budget-lease.ts';
 import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis/redis-store.ts';
-import type { Admission } from '../../../../core/store/ledger.ts';
+import type { Admission, OtherLevel } from '../../../../core/store/ledger.ts';
+import { TeamSpec } from '../../../../core/resources/team.ts';
 import type { RateLimitPolicy } from '../../../../core/resources/limits.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { RETENTION_MS, userSpec } from './contract.ts';
@@ -131,6 +132,30 @@ describe('redis store: leases', () => {
     await second.close();
     const balance = await (await connect()).ledger.balance('alice', Date.now());
     assert.equal(balance.reservedMicros, BigInt(covered) * HOLD);
+  });
+
+  test('users of one team on two gateways admit exactly what the team covers: a lease never takes room a teammate needs', async () => {
+    const [first, second] = [await connect(), await connect()];
+    const covered = 300;
+    await first.accounts.createTeam(TeamSpec.parse({ id: 'red', name: 'Red', budget: String((covered * Number(HOLD)) / 1e6) }), new Date());
+    for (const id of ['alice', 'bob']) await first.accounts.createUser(userSpec(id, { team: 'red' }), new Date());
+    const levels: OtherLevel[] = [{ level: 'team', id: 'red', policy: undefined }];
+    assert.equal((await first.ledger.admit('alice', { ...admission(), levels })).ok, true);
+    assert.equal(await admin.zcard('tg:{t:red}:holds'), 2, "alice's first request took a lease at the team's level too");
+    let admitted = 1;
+    for (;;) {
+      const result = await second.ledger.admit('bob', { ...admission(), levels });
+      if (!result.ok) {
+        assert.ok(result.reason === 'budget' && result.level === 'team');
+        break;
+      }
+      admitted++;
+    }
+    assert.equal(admitted, covered);
+    await first.close();
+    await second.close();
+    const team = await (await connect()).ledger.balance('team:red', Date.now());
+    assert.equal(team.reservedMicros, BigInt(covered) * HOLD);
   });
 
   test('with leases off, every admission is made in Redis', async () => {
