@@ -1,6 +1,10 @@
 // Users that must exist at start-up: the bootstrap admin (a key given by environment variable
-// or file, so a fresh system can be administered at all) and the users a config file declares.
-import type { AccountStore } from '../../core/store/accounts.ts';
+// or file, so a fresh system can be administered at all) and the teams and users a config file
+// declares.
+import { isDeepStrictEqual } from 'node:util';
+import type { AccountStore, ApiKeyRecord } from '../../core/store/accounts.ts';
+import type { KeyLimits } from '../../core/resources/key-limits.ts';
+import type { TeamSpec } from '../../core/resources/team.ts';
 import { ConflictError } from '../../core/store/store-errors.ts';
 import type { FileUser } from '../config/config-file.ts';
 import { hashKey, hintOf, KEY_PREFIX } from '../../core/accounts/api-keys.ts';
@@ -56,7 +60,11 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
  * Makes the config file's users exist as declared (their spec replaced; their money and usage
  * kept) with the keys listed. Keys are found by hash, so restarting adds nothing twice.
  */
-export async function seedUsers(accounts: AccountStore, users: readonly FileUser[], now: Date): Promise<void> {
+export async function seedUsers(accounts: AccountStore, teams: readonly TeamSpec[], users: readonly FileUser[], now: Date): Promise<void> {
+  for (const team of teams) {
+    if (await accounts.getTeam(team.id)) await accounts.updateTeam(team);
+    else await accounts.createTeam(team, now);
+  }
   for (const { spec, keys } of users) {
     if (await accounts.getUser(spec.id)) await accounts.updateUser(spec);
     else await accounts.createUser(spec, now);
@@ -65,8 +73,18 @@ export async function seedUsers(accounts: AccountStore, users: readonly FileUser
       const existing = await accounts.findKey(hash);
       if (existing && existing.user.id !== spec.id)
         throw new Error(`the key "${key.name}" of user ${spec.id} in the config file belongs to user ${existing.user.id}`);
-      if (existing) continue;
+      const limits: KeyLimits = {
+        budget: key.budget,
+        budget_period: key.budget_period,
+        allowed_routers: key.allowed_routers,
+        rate_limits: key.rate_limits,
+      };
+      if (existing) {
+        if (!sameLimits(existing.key, limits)) await accounts.updateKey(spec.id, existing.key.id, limits);
+        continue;
+      }
       await accounts.addKey({
+        ...limits,
         id: `file-${hash.slice(0, 12)}`,
         user_id: spec.id,
         name: key.name,
@@ -78,4 +96,17 @@ export async function seedUsers(accounts: AccountStore, users: readonly FileUser
       });
     }
   }
+}
+
+/** Whether a stored key already has these limits (a key stored before keys had limits has none). */
+function sameLimits(key: ApiKeyRecord, limits: KeyLimits): boolean {
+  return isDeepStrictEqual(
+    {
+      budget: key.budget ?? null,
+      budget_period: key.budget_period ?? null,
+      allowed_routers: key.allowed_routers ?? null,
+      rate_limits: key.rate_limits ?? null,
+    },
+    limits,
+  );
 }

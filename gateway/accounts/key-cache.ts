@@ -3,10 +3,10 @@
 // (unpriced routers, or everything when failing open). Any change to a user, from any gateway,
 // drops that user's entries at once (the store's change notices); an entry is trusted for
 // `freshMs` at most, and served stale only while the store is unavailable.
-import type { AccountStore, ApiKeyRecord, UserRecord } from '../../core/store/accounts.ts';
+import type { AccountStore, FoundKey } from '../../core/store/accounts.ts';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 
-type Found = { key: ApiKeyRecord; user: UserRecord };
+type Found = FoundKey;
 
 export interface KeyCacheOptions {
   readonly freshMs?: number;
@@ -31,7 +31,7 @@ export class KeyCache {
     this.#staleMs = options.staleMs ?? 600_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
     this.#now = options.now ?? Date.now;
-    this.#unsubscribe = store.onAccountChange((userId) => this.#drop(userId));
+    this.#unsubscribe = store.onAccountChange((subject) => this.#drop(subject));
   }
 
   async findKey(hash: string): Promise<Found | undefined> {
@@ -58,12 +58,20 @@ export class KeyCache {
     this.#entries.clear();
   }
 
-  /** Forgets one user's keys, or every key when null (a lost connection may have hidden changes). */
-  #drop(userId: string | null): void {
-    if (userId === null) {
+  /**
+   * Forgets one user's keys, or those of a team's users (`team:<id>`), or every key when null (a
+   * lost connection may have hidden changes).
+   */
+  #drop(subject: string | null): void {
+    if (subject === null) {
       this.#entries.clear();
       return;
     }
-    for (const [hash, entry] of this.#entries) if (entry.found.user.id === userId) this.#entries.delete(hash);
+    if (subject.startsWith('team:')) {
+      const team = subject.slice(5);
+      for (const [hash, entry] of this.#entries) if (entry.found.user.team === team) this.#entries.delete(hash);
+      return;
+    }
+    for (const [hash, entry] of this.#entries) if (entry.found.user.id === subject) this.#entries.delete(hash);
   }
 }

@@ -3,22 +3,24 @@
 // decided in one place, gateway/http/error-map.ts.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { RateLimitName, RateLimitPolicy } from '../../core/resources/limits.ts';
-import type { RateStatuses } from '../../core/store/ledger.ts';
+import type { LevelName, RateStatuses } from '../../core/store/ledger.ts';
 
-/** The budget has less room than the request's worst-case cost. */
+/** A level's budget (the key's, the user's or the team's) has less room than the request's worst-case cost. */
 export class InsufficientBudgetError extends Error {
   override name = 'InsufficientBudgetError';
   readonly remainingMicros: bigint;
   readonly neededMicros: bigint;
+  readonly level: LevelName;
 
-  constructor(remainingMicros: bigint, neededMicros: bigint) {
-    super(`the budget has ${remainingMicros} micros left, the request may cost up to ${neededMicros}`);
+  constructor(remainingMicros: bigint, neededMicros: bigint, level: LevelName) {
+    super(`the ${level} budget has ${remainingMicros} micros left, the request may cost up to ${neededMicros}`);
     this.remainingMicros = remainingMicros;
     this.neededMicros = neededMicros;
+    this.level = level;
   }
 }
 
-/** One of the caller's rate limits has no room left in its window. */
+/** One of the caller's rate limits (at the key's, the user's or the team's level) has no room left in its window. */
 export class RateLimitedError extends Error {
   override name = 'RateLimitedError';
   readonly limit: RateLimitName;
@@ -26,13 +28,15 @@ export class RateLimitedError extends Error {
   readonly retryAfterMs: number;
   /** Every limit's state after the refusal, for the x-ratelimit-* headers. */
   readonly rate: RateStatuses;
+  readonly level: LevelName;
 
-  constructor(limit: RateLimitName, policy: RateLimitPolicy, retryAfterMs: number, rate: RateStatuses) {
-    super(`rate limit ${limit} (${policy[limit]}) reached; room again in ${retryAfterMs} ms`);
+  constructor(limit: RateLimitName, policy: RateLimitPolicy, retryAfterMs: number, rate: RateStatuses, level: LevelName) {
+    super(`${level} rate limit ${limit} (${policy[limit]}) reached; room again in ${retryAfterMs} ms`);
     this.limit = limit;
     this.policy = policy;
     this.retryAfterMs = retryAfterMs;
     this.rate = rate;
+    this.level = level;
   }
 }
 

@@ -6,9 +6,18 @@ import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { RateLimitPolicy } from '../../core/resources/limits.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
-import type { Caller } from '../accounts/caller.ts';
+import { levelsOf, type Caller } from '../accounts/caller.ts';
 import type { KindLog } from '../observability/log-throttle.ts';
-import type { AdmissionResult, Ledger, RateCharge, RateStatuses, Reservation } from '../../core/store/ledger.ts';
+import type {
+  AdmissionResult,
+  BudgetStatus,
+  LevelName,
+  Ledger,
+  OtherLevel,
+  RateCharge,
+  RateStatuses,
+  Reservation,
+} from '../../core/store/ledger.ts';
 import type { UsageLog } from '../../core/store/usage-log.ts';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { promptTokenCount } from '../metering/usage-block.ts';
@@ -48,8 +57,14 @@ export interface BillingDeps {
 /** What admission took, to be given back (or charged) at settlement. */
 export interface Admitted extends PromptCounts {
   readonly reservation: Reservation | undefined;
+  /** Whether a rate limit applies at any level: the completion's tokens are then counted at settlement. */
+  readonly limited: boolean;
   readonly ratePolicy: RateLimitPolicy | undefined;
+  /** The key's and team's levels it was held at. */
+  readonly levels: readonly OtherLevel[] | undefined;
   readonly rate: RateStatuses;
+  /** The budget with least room after the hold, for the x-tollgate-budget-* headers. */
+  readonly budget: BudgetStatus | undefined;
 }
 
 /** How the request ended, for settlement and its usage record. */
@@ -95,8 +110,11 @@ export const CHECK_BEFORE_COUNTING_CHARS = 16 * 1024;
 
 const NOTHING: Admitted = {
   reservation: undefined,
+  limited: false,
   ratePolicy: undefined,
+  levels: undefined,
   rate: {},
+  budget: undefined,
   promptTokens: undefined,
   fewestPrompt: undefined,
   promptBase: undefined,
@@ -118,11 +136,13 @@ export class Billing {
    */
   async admit(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject, checkContext = false): Promise<Admitted> {
     const ratePolicy = caller.user.rate_limits ?? router.spec.rate_limits;
+    const { levels, budgeted } = levelsOf(caller);
+    const limited = ratePolicy !== undefined || levels?.some((l) => l.policy !== undefined) === true;
     const routerPriced = isPriced(router);
-    const priced = routerPriced && caller.user.budget !== null;
-    if (!routerPriced && !ratePolicy && !checkContext) return NOTHING;
-    const limitsTokens = ratePolicy?.tokens_per_minute !== undefined || ratePolicy?.tokens_per_day !== undefined;
-    if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body);
+    const priced = routerPriced && (caller.user.budget !== null || budgeted);
+    if (!routerPriced && !limited && !checkContext) return NOTHING;
+    const limitsTokens = limitsTokensIn(ratePolicy) || levels?.some((l) => limitsTokensIn(l.policy)) === true;
+    if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body, levels);
     // Counted only when money, a token limit or the context check depends on it (for users
     // without a budget too: what they spend is reported, and their prompts teach the hold); kept
     // for the usage block. The count is exact, or an upper bound past what one count may do
@@ -142,25 +162,29 @@ export class Billing {
       ? { id: randomId(), micros: worstCaseMicros(router, endpoint, body, heldPrompt!, count!.fewest), ttlMs: this.#deps.reservationTtlMs }
       : undefined;
     const counts = { promptTokens, fewestPrompt: count?.fewest, promptBase: base, heldPrompt };
-    if (!priced && !ratePolicy) return { ...NOTHING, ...counts };
-    const rate: RateCharge | undefined = ratePolicy
-      ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 }
-      : undefined;
+    if (!priced && !limited) return { ...NOTHING, ...counts };
+    const rate: RateCharge | undefined = limited ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result: AdmissionResult;
     try {
-      result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate });
+      result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate, levels });
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       if (priced && !this.#deps.failOpen) throw new BudgetsUnavailableError(error.message, { cause: error });
       this.#deps.log.warn('fail open', `serving without budget or rate-limit accounting: ${error.message}`);
       return { ...NOTHING, ...counts };
     }
-    if (result.ok) return { reservation, ratePolicy, rate: result.rate, ...counts };
+    if (result.ok) return { reservation, limited, ratePolicy, levels, rate: result.rate, budget: result.budget, ...counts };
     switch (result.reason) {
       case 'budget':
-        throw new InsufficientBudgetError(result.remainingMicros, reservation!.micros);
+        throw new InsufficientBudgetError(result.remainingMicros, reservation!.micros, result.level);
       case 'rate':
-        throw new RateLimitedError(result.limit, ratePolicy!, result.retryAfterMs, result.rate);
+        throw new RateLimitedError(
+          result.limit,
+          policyAt(result.level, ratePolicy, levels)!,
+          result.retryAfterMs,
+          result.rate,
+          result.level,
+        );
       case 'unknown_user':
         throw new UnknownUserError(caller.user.id);
     }
@@ -172,7 +196,13 @@ export class Billing {
    * usage/tokens.ts TokenBounds). The room is asked for and given back at once, the ledger having
    * no other way to tell; shorter prompts skip this, their count costing less than the round trips.
    */
-  async #checkBeforeCounting(caller: Caller, router: RouterRoute, endpoint: Endpoint, body: JsonObject): Promise<void> {
+  async #checkBeforeCounting(
+    caller: Caller,
+    router: RouterRoute,
+    endpoint: Endpoint,
+    body: JsonObject,
+    levels: readonly OtherLevel[] | undefined,
+  ): Promise<void> {
     const bounds = promptTokenCount(endpoint, body, new TokenBounds());
     if (bounds.chars <= CHECK_BEFORE_COUNTING_CHARS) return;
     const leastMicros = leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most);
@@ -180,15 +210,15 @@ export class Billing {
     const { ledger } = this.#deps;
     let result: AdmissionResult;
     try {
-      result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation });
-      if (result.ok) await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n });
+      result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, levels });
+      if (result.ok) await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels });
     } catch (error) {
       // The admission after the count meets the same outage and answers it as configured.
       if (error instanceof StoreUnavailableError) return;
       throw error;
     }
     if (result.ok) return;
-    if (result.reason === 'budget') throw new InsufficientBudgetError(result.remainingMicros, leastMicros);
+    if (result.reason === 'budget') throw new InsufficientBudgetError(result.remainingMicros, leastMicros, result.level);
     if (result.reason === 'unknown_user') throw new UnknownUserError(caller.user.id);
   }
 
@@ -198,9 +228,9 @@ export class Billing {
    * that router's request limits, as any request its providers failed. Never throws.
    */
   release(caller: Caller, admitted: Admitted): void {
-    const { reservation } = admitted;
+    const { reservation, levels } = admitted;
     if (!reservation) return;
-    this.#deps.ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n }).catch((error: unknown) =>
+    this.#deps.ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels }).catch((error: unknown) =>
       // The hold expires by itself (reservation TTL).
       this.#deps.log.error('release failed', `could not release a hold of user ${caller.user.id}: ${(error as Error).message}`),
     );
@@ -217,15 +247,16 @@ export class Billing {
     const charge = async (): Promise<bigint> => {
       // Without a hold or limits to settle, only a real cost needs writing (spent is kept for
       // unlimited users too, for reporting).
-      if (!admitted?.reservation && !admitted?.ratePolicy && settled.costMicros === 0n) return 0n;
+      if (!admitted?.reservation && !admitted?.limited && settled.costMicros === 0n) return 0n;
       const result = await this.#deps.ledger.settle(caller.user.id, {
         now,
         reservation: admitted?.reservation,
         actualMicros: settled.costMicros,
         rate:
-          admitted?.ratePolicy && router
+          admitted?.limited && router
             ? { scope: router.spec.name, policy: admitted.ratePolicy, tokens: settled.completionTokens }
             : undefined,
+        levels: admitted?.levels ?? levelsOf(caller).levels,
       });
       return result.chargedMicros;
     };
@@ -280,4 +311,17 @@ export class Billing {
       `usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`,
     );
   }
+}
+
+function limitsTokensIn(policy: RateLimitPolicy | undefined): boolean {
+  return policy?.tokens_per_minute !== undefined || policy?.tokens_per_day !== undefined;
+}
+
+/** The rate limits of the level that refused. */
+function policyAt(
+  level: LevelName,
+  user: RateLimitPolicy | undefined,
+  levels: readonly OtherLevel[] | undefined,
+): RateLimitPolicy | undefined {
+  return level === 'user' ? user : levels?.find((l) => l.level === level)?.policy;
 }

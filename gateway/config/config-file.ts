@@ -8,6 +8,8 @@ import { RouterSpec } from '../../core/resources/router.ts';
 import { ProviderSpec } from '../../core/resources/provider.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
 import { UserSpec } from '../../core/resources/user.ts';
+import { TeamSpec } from '../../core/resources/team.ts';
+import { KeyLimits } from '../../core/resources/key-limits.ts';
 import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
 import { findConflicts, formatPath } from '../../core/resources/consistency.ts';
 import { substituteEnv, type SubstitutionProblem } from './substitute-env.ts';
@@ -26,12 +28,14 @@ export class ConfigError extends Error {
 /** A user declared in the file, with the API keys (secrets, from the environment) it may use. */
 export interface FileUser {
   readonly spec: UserSpec;
-  readonly keys: readonly { readonly name: string; readonly secret: string }[];
+  /** Each key's secret and its own budget and limits (KeyLimits). */
+  readonly keys: readonly ({ readonly name: string; readonly secret: string } & KeyLimits)[];
 }
 
-/** What a configuration file declares: the routing snapshot, and users to make exist. */
+/** What a configuration file declares: the routing snapshot, and teams and users to make exist. */
 export interface ConfigFile {
   readonly snapshot: Snapshot;
+  readonly teams: readonly TeamSpec[];
   readonly users: readonly FileUser[];
 }
 
@@ -41,9 +45,11 @@ const FileKey = z.strictObject({
     .string()
     .startsWith(KEY_PREFIX, `must start with "${KEY_PREFIX}"`)
     .min(KEY_PREFIX.length + 32, `must have at least 32 characters after "${KEY_PREFIX}"`),
+  ...KeyLimits.shape,
 });
 
 const FileShape = z.strictObject({
+  teams: z.array(z.unknown()).default([]),
   users: z.array(z.looseObject({ keys: z.array(z.unknown()).default([]) })).default([]),
   models: z.array(
     z.looseObject({
@@ -104,7 +110,8 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
       }
     });
   });
-  const users = parseUsers(shape.data.users, problems);
+  const teams = parseTeams(shape.data.teams, problems);
+  const users = parseUsers(shape.data.users, problems, new Set(teams.map((t) => t.id)));
   if (problems.length === 0) {
     for (const conflict of findConflicts(routers, providers)) {
       problems.push(`${formatPath(fileConflictPath(conflict.path, providerPaths))}: ${conflict.message}`);
@@ -115,10 +122,22 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
   const distinct = problems.filter((line, i) => i < envProblems.length || !unset.has(line.slice(0, line.indexOf(': '))));
   if (distinct.length > 0) throw new ConfigError(file, distinct);
   const content = { routers, providers };
-  return { snapshot: { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content }, users };
+  return { snapshot: { format: SNAPSHOT_FORMAT, version: snapshotVersion(content), ...content }, teams, users };
 }
 
-function parseUsers(entries: readonly Record<string, unknown>[], problems: string[]): FileUser[] {
+function parseTeams(entries: readonly unknown[], problems: string[]): TeamSpec[] {
+  const teams: TeamSpec[] = [];
+  entries.forEach((entry, i) => {
+    const team = TeamSpec.safeParse(entry);
+    if (!team.success) problems.push(...issuesToLines(team.error.issues, ['teams', i]));
+    else if (teams.some((t) => t.id === team.data.id))
+      problems.push(`${formatPath(['teams', i, 'id'])}: team id "${team.data.id}" is used twice`);
+    else teams.push(team.data);
+  });
+  return teams;
+}
+
+function parseUsers(entries: readonly Record<string, unknown>[], problems: string[], teams: ReadonlySet<string>): FileUser[] {
   const users: FileUser[] = [];
   const ids = new Set<string>();
   entries.forEach((entry, i) => {
@@ -127,11 +146,16 @@ function parseUsers(entries: readonly Record<string, unknown>[], problems: strin
     if (!spec.success) problems.push(...issuesToLines(spec.error.issues, ['users', i]));
     const keys = rawKeys.flatMap((rawKey, j) => {
       const key = FileKey.safeParse(rawKey);
-      if (key.success) return [{ name: key.data.name, secret: key.data.key }];
+      if (key.success) {
+        const { key: secret, ...rest } = key.data;
+        return [{ ...rest, secret }];
+      }
       problems.push(...issuesToLines(key.error.issues, ['users', i, 'keys', j]));
       return [];
     });
     if (!spec.success) return;
+    if (spec.data.team !== null && !teams.has(spec.data.team))
+      problems.push(`${formatPath(['users', i, 'team'])}: team "${spec.data.team}" is not declared under teams`);
     if (ids.has(spec.data.id)) problems.push(`${formatPath(['users', i, 'id'])}: user id "${spec.data.id}" is used twice`);
     ids.add(spec.data.id);
     users.push({ spec: spec.data, keys });

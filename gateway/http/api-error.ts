@@ -4,6 +4,9 @@
 // `errors` writes each message. Only these reach a caller: the domain's own errors are turned
 // into them by error-map.ts, and anything else is logged and answered `internal_error`.
 
+import type { LevelName } from '../../core/store/ledger.ts';
+import { LIMIT_LEVEL_HEADER } from './budget-headers.ts';
+
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -136,16 +139,20 @@ export const errors = {
   modelNotAllowed: () => new ApiError('model_not_allowed', 'Your API key may not use this model', { param: 'model' }),
 
   // Budgets and limits
-  insufficientBudget: (remaining: string, needed: string) =>
+  /** `level` is the budget that refused: the user's own (named as before levels existed), the key's or the team's. */
+  insufficientBudget: (remaining: string, needed: string, level: LevelName) =>
     new ApiError(
       'insufficient_budget',
-      `Insufficient budget: ${remaining} remaining, and this request may cost up to ${needed} (set a lower max_tokens to reserve less)`,
+      `Insufficient ${level === 'user' ? '' : `${level} `}budget: ${remaining} remaining, and this request may cost up to ${needed} (set a lower max_tokens to reserve less)`,
+      { headers: { [LIMIT_LEVEL_HEADER]: level } },
     ),
   /** `allowed` is the limit reached ("10 requests per minute"); `headers` are the x-ratelimit-* of every limit. */
-  rateLimited: (allowed: string, retryAfterSeconds: number, headers: Readonly<Record<string, string>>) =>
-    new ApiError('rate_limit_exceeded', `Rate limit reached: ${allowed} on this model; retry in ${retryAfterSeconds}s`, {
-      headers: { 'retry-after': String(retryAfterSeconds), ...headers },
-    }),
+  rateLimited: (allowed: string, retryAfterSeconds: number, headers: Readonly<Record<string, string>>, level: LevelName) =>
+    new ApiError(
+      'rate_limit_exceeded',
+      `${level === 'user' ? 'Rate' : `${level === 'key' ? 'Key' : 'Team'} rate`} limit reached: ${allowed} on this model; retry in ${retryAfterSeconds}s`,
+      { headers: { 'retry-after': String(retryAfterSeconds), [LIMIT_LEVEL_HEADER]: level, ...headers } },
+    ),
   /** OpenAI's refusal of a request that cannot fit the model's context; `field` is `messages` or `prompt`. */
   contextLengthExceeded: (field: string, context: number, prompt: number, completion: number) =>
     new ApiError(

@@ -31,7 +31,7 @@ export function publicError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   // Billing
   if (error instanceof InsufficientBudgetError)
-    return errors.insufficientBudget(microsToDecimal(error.remainingMicros), microsToDecimal(error.neededMicros));
+    return errors.insufficientBudget(microsToDecimal(error.remainingMicros), microsToDecimal(error.neededMicros), error.level);
   if (error instanceof RateLimitedError) return rateLimited(error);
   if (error instanceof ContextLengthError)
     return errors.contextLengthExceeded(ENDPOINT_SPECS[error.endpoint].promptParam, error.context, error.prompt, error.completion);
@@ -74,5 +74,5 @@ export function streamEnding(failure: UpstreamError): ApiError {
 function rateLimited(error: RateLimitedError): ApiError {
   const { unit, windowMs } = RATE_WINDOWS[error.limit];
   const allowed = `${error.policy[error.limit]} ${unit} per ${windowMs === 60_000 ? 'minute' : 'day'}`;
-  return errors.rateLimited(allowed, Math.max(1, Math.ceil(error.retryAfterMs / 1000)), rateLimitHeaders(error.rate));
+  return errors.rateLimited(allowed, Math.max(1, Math.ceil(error.retryAfterMs / 1000)), rateLimitHeaders(error.rate), error.level);
 }

@@ -16,7 +16,7 @@ export async function fileSource(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<SnapshotSource> {
   let file = settings.config ? await loadConfigFile(settings.config, env) : undefined;
-  if (file) await seedUsers(store.accounts, file.users, new Date());
+  if (file) await seedUsers(store.accounts, file.teams, file.users, new Date());
   const catalog = new CatalogService(store.catalog);
   const initial = file ? await catalog.seed(file.snapshot) : await catalog.current();
   let context: SourceContext | undefined;
@@ -35,7 +35,7 @@ export async function fileSource(
       try {
         const next = await loadConfigFile(settings.config, env);
         const snapshot = await catalog.seed(next.snapshot, file?.snapshot);
-        await seedUsers(store.accounts, next.users, new Date());
+        await seedUsers(store.accounts, next.teams, next.users, new Date());
         file = next;
         routing.load(snapshot);
         log.info({ snapshot: snapshot.version, routers: snapshot.routers.length }, 'configuration reloaded');
@@ -45,7 +45,7 @@ export async function fileSource(
     },
     async reseed() {
       if (!file) return;
-      await seedUsers(store.accounts, file.users, new Date());
+      await seedUsers(store.accounts, file.teams, file.users, new Date());
       const snapshot = await catalog.seed(file.snapshot);
       if (context && snapshot.version !== context.routing.table.version) context.routing.load(snapshot);
     },

@@ -19,7 +19,8 @@ import { forward, type Forwarded, type ForwarderDeps } from '../../routing/forwa
 import { usageFor, type Usage } from '../../metering/usage-block.ts';
 import type { Admitted, Billing, Settled } from '../../billing/billing.ts';
 import { rateLimitHeaders } from '../rate-limit-headers.ts';
-import type { Caller } from '../../accounts/caller.ts';
+import { putBudgetHeaders } from '../budget-headers.ts';
+import { mayCall, priorityOf, type Caller } from '../../accounts/caller.ts';
 import { callerOf } from '../auth.ts';
 import { type ApiError, errors } from '../api-error.ts';
 import { statusOf, streamEnding } from '../error-map.ts';
@@ -81,7 +82,7 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
   try {
     const routed = route(endpoint, request.body, deps);
     requested = routed.router;
-    if (!allowedTo(caller, requested)) throw errors.modelNotAllowed();
+    if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
     const abort = new AbortController();
     // The client going away cancels the upstream request, streamed or not.
     reply.raw.once('close', () => {
@@ -117,16 +118,13 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
   }
 }
 
-const allowedTo = (caller: Caller, router: RouterRoute) =>
-  caller.user.allowed_routers === null || caller.user.allowed_routers.includes(router.spec.name);
-
 const forwarding = (call: Call) => ({
   router: call.router,
   endpoint: call.endpoint,
   body: call.body,
   stream: call.stream,
   signal: call.abort.signal,
-  priority: call.caller.user.priority ?? 0,
+  priority: priorityOf(call.caller),
   deadline: call.deadline,
 });
 
@@ -160,7 +158,7 @@ async function withFallbacks(
   const { endpoint, body, caller, requested } = start;
   const chain = [
     requested,
-    ...requested.fallbacks.filter((r) => ENDPOINT_SPECS[endpoint].routerTypes.includes(r.spec.type) && allowedTo(caller, r)),
+    ...requested.fallbacks.filter((r) => ENDPOINT_SPECS[endpoint].routerTypes.includes(r.spec.type) && mayCall(caller, r.spec.name)),
   ];
   const contextFallback = requested.contextFallback;
   // What the caller is told when no router serves: the last router's failure to serve, else a
@@ -304,8 +302,10 @@ async function relay(
 }
 
 /** Which router the caller asked for and which one answered: they differ when a fallback served. */
+/** Which router was asked for and which served, and the budget left (budget-headers.ts). */
 function routerHeaders(call: Call): Record<string, string> {
-  return { 'x-tollgate-requested-model': call.requested.spec.name, 'x-tollgate-served-model': call.router.spec.name };
+  const headers = { 'x-tollgate-requested-model': call.requested.spec.name, 'x-tollgate-served-model': call.router.spec.name };
+  return putBudgetHeaders(headers, call.admitted.budget);
 }
 
 function endStream(res: ServerResponse, call: Call, first: JsonObject | undefined, usage: Usage, ending: ApiError | undefined): void {

@@ -30,24 +30,52 @@ const refused = new UpstreamError('status', 'the backend answered 503: busy', 50
 const CASES: { name: string; error: unknown; shown: Shown }[] = [
   {
     name: 'a budget without room for the hold',
-    error: new InsufficientBudgetError(1_500_000n, 2_000_001n),
+    error: new InsufficientBudgetError(1_500_000n, 2_000_001n, 'user'),
     shown: {
       status: 402,
       code: 'insufficient_budget',
       message: 'Insufficient budget: 1.5 remaining, and this request may cost up to 2.000001 (set a lower max_tokens to reserve less)',
+      headers: { 'x-tollgate-limit-level': 'user' },
+    },
+  },
+  {
+    name: "a team's budget without room: the message names the team",
+    error: new InsufficientBudgetError(0n, 2_000_001n, 'team'),
+    shown: {
+      status: 402,
+      code: 'insufficient_budget',
+      message: 'Insufficient team budget: 0 remaining, and this request may cost up to 2.000001 (set a lower max_tokens to reserve less)',
+      headers: { 'x-tollgate-limit-level': 'team' },
+    },
+  },
+  {
+    name: "a key's rate limit: the message names the key",
+    error: new RateLimitedError('requests_per_day', { requests_per_day: 100 }, 60_000, {}, 'key'),
+    shown: {
+      status: 429,
+      code: 'rate_limit_exceeded',
+      message: 'Key rate limit reached: 100 requests per day on this model; retry in 60s',
+      headers: { 'retry-after': '60', 'x-tollgate-limit-level': 'key' },
     },
   },
   {
     name: 'a rate limit reached, with Retry-After and the x-ratelimit-* headers',
-    error: new RateLimitedError('requests_per_minute', { requests_per_minute: 10 }, 2_100, {
-      requests_per_minute: { limit: 10, remaining: 0, resetMs: 2_100 },
-    }),
+    error: new RateLimitedError(
+      'requests_per_minute',
+      { requests_per_minute: 10 },
+      2_100,
+      {
+        requests_per_minute: { limit: 10, remaining: 0, resetMs: 2_100 },
+      },
+      'user',
+    ),
     shown: {
       status: 429,
       code: 'rate_limit_exceeded',
       message: 'Rate limit reached: 10 requests per minute on this model; retry in 3s',
       headers: {
         'retry-after': '3',
+        'x-tollgate-limit-level': 'user',
         'x-ratelimit-limit-requests': '10',
         'x-ratelimit-remaining-requests': '0',
         'x-ratelimit-reset-requests': '3s',
@@ -56,12 +84,12 @@ const CASES: { name: string; error: unknown; shown: Shown }[] = [
   },
   {
     name: 'a daily token limit, retried in at least a second',
-    error: new RateLimitedError('tokens_per_day', { tokens_per_day: 1000 }, 10, {}),
+    error: new RateLimitedError('tokens_per_day', { tokens_per_day: 1000 }, 10, {}, 'user'),
     shown: {
       status: 429,
       code: 'rate_limit_exceeded',
       message: 'Rate limit reached: 1000 tokens per day on this model; retry in 1s',
-      headers: { 'retry-after': '1' },
+      headers: { 'retry-after': '1', 'x-tollgate-limit-level': 'user' },
     },
   },
   {
