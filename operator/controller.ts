@@ -8,12 +8,14 @@ import { WorkQueue } from './kube/work-queue.ts';
 import type { NamespacedObject, SecretObject } from './kube/resources.ts';
 import { reconcileRouting, ROUTING_KEY, type RoutingDeps } from './reconcile/routing.ts';
 import { reconcileUser, USER_KEY_PREFIX, type UserDeps } from './reconcile/users.ts';
+import { reconcileTeam, TEAM_KEY_PREFIX, type TeamDeps, type TeamObject } from './reconcile/teams.ts';
 import type { UserObject } from './reconcile/user-state.ts';
-import { keysForSecret, keysForUser, userKey, worthReconciling } from './work-keys.ts';
+import { keysForSecret, keysForTeam, keysForUser, teamKey, userKey, worthReconciling } from './work-keys.ts';
 
 export interface ControllerOptions {
   readonly routing: RoutingDeps;
   readonly users: UserDeps;
+  readonly teams: TeamDeps;
   /** How often usage and Programmed are brought into status, by queueing every key. */
   readonly statusPeriodMs: number;
   readonly log: Log;
@@ -39,7 +41,12 @@ export class Controller {
   }
 
   userChanged(event: InformerEvent<UserObject>): void {
-    if (worthReconciling(event)) this.#enqueue(keysForUser(event.object, this.#options.users.users.list()));
+    if (worthReconciling(event))
+      this.#enqueue(keysForUser(event.object, this.#options.users.users.list(), this.#options.teams.teams.list()));
+  }
+
+  teamChanged(event: InformerEvent<TeamObject>): void {
+    if (worthReconciling(event)) this.#enqueue(keysForTeam(event.object, this.#options.teams.teams.list()));
   }
 
   /** One leadership term: reconciles until the signal is aborted (leadership lost or stopping). */
@@ -51,6 +58,7 @@ export class Controller {
     const everything = () => {
       queue.add(ROUTING_KEY);
       for (const user of this.#options.users.users.list()) queue.add(userKey(user));
+      for (const team of this.#options.teams.teams.list()) queue.add(teamKey(team));
     };
     const timer = setInterval(everything, this.#options.statusPeriodMs);
     this.#queue = queue;
@@ -86,6 +94,8 @@ export class Controller {
     if (key === ROUTING_KEY) return this.#measured('routing', () => reconcileRouting(this.#options.routing, signal));
     if (key.startsWith(USER_KEY_PREFIX))
       return this.#measured('user', () => reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal));
+    if (key.startsWith(TEAM_KEY_PREFIX))
+      return this.#measured('team', () => reconcileTeam(this.#options.teams, key.slice(TEAM_KEY_PREFIX.length), signal));
     return Promise.reject(new Error(`unknown work-queue key ${key}`));
   }
 

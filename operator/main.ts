@@ -1,4 +1,4 @@
-// `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser and Secret, a Lease
+// `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser, GatewayTeam and Secret, a Lease
 // for leader election, and the controller that reconciles them while this replica leads.
 import { Informer, type InformerEvent } from '../core/kubernetes/informer.ts';
 import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../core/kubernetes/kube-client.ts';
@@ -10,10 +10,11 @@ import { startHealthServer } from './health/health-server.ts';
 import { OperatorMetrics } from './health/metrics.ts';
 import { EventRecorder } from './kube/events.ts';
 import { LeaderElector } from './kube/leader-election.ts';
-import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type SecretObject } from './kube/resources.ts';
+import { GATEWAY_TEAMS, GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS, SECRETS, type SecretObject } from './kube/resources.ts';
 import { createLog } from '../core/log.ts';
 import type { ProviderObject, RouterObject } from './reconcile/routing.ts';
 import type { UserObject } from './reconcile/user-state.ts';
+import type { TeamObject } from './reconcile/teams.ts';
 import type { OperatorSettings } from './settings.ts';
 import { DAY_MS } from '../core/time.ts';
 
@@ -80,6 +81,7 @@ async function startLoops(
   const routers = watch<RouterObject>(MODEL_ROUTERS, (event) => controller?.routingChanged(event));
   const providers = watch<ProviderObject>(MODEL_PROVIDERS, (event) => controller?.routingChanged(event));
   const users = watch<UserObject>(GATEWAY_USERS, (event) => controller?.userChanged(event));
+  const teams = watch<TeamObject>(GATEWAY_TEAMS, (event) => controller?.teamChanged(event));
   const secrets = watch<SecretObject>(SECRETS, (event) => controller?.secretChanged(event));
   const events = new EventRecorder(client, settings.identity, log);
   const target = { namespace: settings.namespace, configMap: settings.routingConfigMap, secret: settings.providerKeysSecret };
@@ -99,12 +101,13 @@ async function startLoops(
       providerHealth: (ids) => store.providerHealth.read(ids),
     },
     users: { client, users, secrets, store, events, log },
+    teams: { client, teams, users, store, events, log },
     statusPeriodMs: settings.statusPeriodSeconds * 1000,
     log,
     metrics,
   });
 
-  const informers = [routers, providers, users, secrets];
+  const informers = [routers, providers, users, teams, secrets];
   setNotReady("waiting for the informers' caches to sync");
   for (const informer of informers) informer.start();
   await Promise.all(informers.map((informer) => informer.synced));

@@ -8,8 +8,10 @@ import type { NamespacedObject, SecretObject } from './kube/resources.ts';
 import { ROUTING_KEY, type ProviderObject } from './reconcile/routing.ts';
 import { keySecretName, type UserObject } from './reconcile/user-state.ts';
 import { USER_KEY_PREFIX } from './reconcile/users.ts';
+import { TEAM_KEY_PREFIX, teamRefOf, type TeamObject } from './reconcile/teams.ts';
 
 export const userKey = (user: NamespacedObject) => `${USER_KEY_PREFIX}${objectKey(user)}`;
+export const teamKey = (team: NamespacedObject) => `${TEAM_KEY_PREFIX}${objectKey(team)}`;
 
 /** A Secret matters if a provider names it (its key) or it is a user's key Secret; most match nothing. */
 export function keysForSecret(secret: SecretObject, providers: readonly ProviderObject[], users: readonly UserObject[]): string[] {
@@ -24,10 +26,22 @@ export function keysForSecret(secret: SecretObject, providers: readonly Provider
   return keys;
 }
 
-/** The user, and every other GatewayUser of the same name: who owns the user id may have changed. */
-export function keysForUser(user: UserObject, users: readonly UserObject[]): string[] {
+/**
+ * The user, every other GatewayUser of the same name (who owns the user id may have changed), and
+ * the team it names (its member count).
+ */
+export function keysForUser(user: UserObject, users: readonly UserObject[], teams: readonly TeamObject[] = []): string[] {
   const keys = new Set([userKey(user)]);
   for (const other of users) if (other.metadata.name === user.metadata.name) keys.add(userKey(other));
+  const team = teamRefOf(user);
+  for (const t of teams) if (t.metadata.name === team && t.metadata.namespace === user.metadata.namespace) keys.add(teamKey(t));
+  return [...keys];
+}
+
+/** The team, and every other GatewayTeam of the same name (who owns the team id may have changed). */
+export function keysForTeam(team: TeamObject, teams: readonly TeamObject[]): string[] {
+  const keys = new Set([teamKey(team)]);
+  for (const other of teams) if (other.metadata.name === team.metadata.name) keys.add(teamKey(other));
   return [...keys];
 }
 

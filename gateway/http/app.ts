@@ -23,6 +23,7 @@ import type { RouterRoute } from '../routing/routing-table.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
 import { registerHealth } from './routes/health.ts';
 import { registerAdminUsers } from './routes/admin-users.ts';
+import { registerAdminTeams } from './routes/admin-teams.ts';
 import { registerAdminRouters } from './routes/admin-routers.ts';
 import { registerAdminProviders } from './routes/admin-providers.ts';
 import { registerAdminRouting } from './routes/admin-routing.ts';
@@ -156,6 +157,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerModels(app, deps.routing, deps.hideUnavailableModels ? (router) => canServe(router, deps.forwarder.breakers.policy) : undefined);
   registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
   registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
+  registerAdminTeams(app, { store: deps.store, now: deps.now, resources: deps.userResources });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminRouting(app, deps.routingLive);

@@ -12,9 +12,10 @@ import { errors } from './api-error.ts';
 
 /**
  * Who may call a route: anyone (`public`), any valid key (`key`, what a route that declares
- * nothing gets) or an admin's key (`admin`).
+ * nothing gets), an admin's or a team admin's key (`manager`: the route scopes a team admin to
+ * their team, team-scope.ts) or an admin's key (`admin`).
  */
-export type Access = 'public' | 'key' | 'admin';
+export type Access = 'public' | 'key' | 'manager' | 'admin';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +40,14 @@ export function registerAuth(app: FastifyInstance, accounts: KeyLookup, now: () 
     if (access === 'public') return;
     request.caller = await authenticate(request, accounts, now());
     if (access === 'admin') requireAdmin(request);
+    else if (access === 'manager') requireManager(request);
+  });
+}
+
+/** Makes every route registered on `instance` open to admins and team admins, each route scoping the latter (team-scope.ts). */
+export function managersOnly(instance: FastifyInstance): void {
+  instance.addHook('onRoute', (route) => {
+    route.config = { ...route.config, access: route.config?.access ?? 'manager' };
   });
 }
 
@@ -67,6 +76,15 @@ export function requireAdmin(request: FastifyRequest): Caller {
   if (!caller) throw errors.missingKey();
   if (caller.user.role !== 'admin') throw errors.adminRequired();
   return caller;
+}
+
+/** For team-scoped admin routes: the caller must be an admin, or a team admin who has a team. */
+export function requireManager(request: FastifyRequest): Caller {
+  const caller = request.caller;
+  if (!caller) throw errors.missingKey();
+  if (caller.user.role === 'admin') return caller;
+  if (caller.user.role === 'team_admin' && caller.user.team !== null) return caller;
+  throw errors.adminRequired();
 }
 
 /** The authenticated caller of a /v1 route. */

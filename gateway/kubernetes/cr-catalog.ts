@@ -1,5 +1,5 @@
-// The admin API in Kubernetes mode: routers, providers and users are written as ModelRouter,
-// ModelProvider and GatewayUser resources (server-side apply, field manager `tollgate-gateway`),
+// The admin API in Kubernetes mode: routers, providers, users and teams are written as
+// ModelRouter, ModelProvider, GatewayUser and GatewayTeam resources (server-side apply, field manager `tollgate-gateway`),
 // so the resources stay the single source of truth. The operator turns them into the routing
 // ConfigMap and Redis, as it does for resources applied with kubectl.
 //
@@ -21,10 +21,12 @@ import {
   providerToCR,
   routerObjectName,
   routerToCR,
+  teamToCR,
   userToCR,
 } from '../../core/resources/kubernetes/translate.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
 import type { UserSpec } from '../../core/resources/user.ts';
+import type { TeamSpec } from '../../core/resources/team.ts';
 import { ConflictError } from '../../core/store/store-errors.ts';
 import {
   applyObject,
@@ -41,6 +43,7 @@ import { InvalidResourceError, KubernetesWriteError } from './write-errors.ts';
 export const MODEL_ROUTERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelrouters' };
 export const MODEL_PROVIDERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelproviders' };
 export const GATEWAY_USERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'gatewayusers' };
+export const GATEWAY_TEAMS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'gatewayteams' };
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets' };
 
 interface CR extends KubeObject {
@@ -48,8 +51,17 @@ interface CR extends KubeObject {
   spec?: { name?: string; routerRef?: { name?: string }; apiKeySecretRef?: { name: string; key: string } };
 }
 
-/** The users the admin API writes as GatewayUser resources (Redis stays what is read). */
-export interface UserResources {
+/** The teams the admin API writes as GatewayTeam resources (Redis stays what is read). */
+export interface TeamResources {
+  /** A ConflictError if a GatewayTeam of that name exists already. */
+  createTeam(spec: TeamSpec): Promise<void>;
+  updateTeam(spec: TeamSpec): Promise<void>;
+  /** False if there is no such GatewayTeam. */
+  deleteTeam(id: string): Promise<boolean>;
+}
+
+/** The users (and teams) the admin API writes as GatewayUser (and GatewayTeam) resources (Redis stays what is read). */
+export interface UserResources extends TeamResources {
   /** A ConflictError if a GatewayUser of that name exists already. */
   create(spec: UserSpec): Promise<void>;
   update(spec: UserSpec): Promise<void>;
@@ -226,6 +238,24 @@ export class CrCatalog implements RoutingCatalog, UserResources {
 
   async delete(id: string): Promise<boolean> {
     return kubeErrors(() => this.#delete(GATEWAY_USERS, id));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Teams
+
+  async createTeam(spec: TeamSpec): Promise<void> {
+    await kubeErrors(async () => {
+      if (await this.#get(GATEWAY_TEAMS, spec.id)) throw new ConflictError(`A team with id "${spec.id}" already exists`);
+      await this.#apply(GATEWAY_TEAMS, 'GatewayTeam', spec.id, teamToCR(spec));
+    });
+  }
+
+  async updateTeam(spec: TeamSpec): Promise<void> {
+    await kubeErrors(() => this.#apply(GATEWAY_TEAMS, 'GatewayTeam', spec.id, teamToCR(spec)));
+  }
+
+  async deleteTeam(id: string): Promise<boolean> {
+    return kubeErrors(() => this.#delete(GATEWAY_TEAMS, id));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What a reconcile was about: the one routing key, or one GatewayUser. */
-export type ReconcileKind = 'routing' | 'user';
+export type ReconcileKind = 'routing' | 'user' | 'team';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 

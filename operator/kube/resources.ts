@@ -6,6 +6,7 @@ import { GROUP, VERSION } from '../../core/resources/kubernetes/crd-schemas.ts';
 export const MODEL_ROUTERS: ResourceType = { group: GROUP, version: VERSION, plural: 'modelrouters' };
 export const MODEL_PROVIDERS: ResourceType = { group: GROUP, version: VERSION, plural: 'modelproviders' };
 export const GATEWAY_USERS: ResourceType = { group: GROUP, version: VERSION, plural: 'gatewayusers' };
+export const GATEWAY_TEAMS: ResourceType = { group: GROUP, version: VERSION, plural: 'gatewayteams' };
 export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets' };
 export const CONFIGMAPS: ResourceType = { group: '', version: 'v1', plural: 'configmaps' };
 export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events' };

@@ -2,10 +2,10 @@
 // copy is current, what its API key Secret holds and looks like, and the status to write.
 import { isDeepStrictEqual } from 'node:util';
 import type { Balance } from '../../core/store/ledger.ts';
-import { API_VERSION, type GatewayUserStatus } from '../../core/resources/kubernetes/crd-schemas.ts';
+import { API_VERSION, type Condition, type GatewayUserStatus } from '../../core/resources/kubernetes/crd-schemas.ts';
 import type { UserSpec } from '../../core/resources/user.ts';
 import { formatScaled } from '../../core/money/decimal.ts';
-import { MANAGED_BY, type CustomObject, type SecretObject } from '../kube/resources.ts';
+import { MANAGED_BY, type CustomObject, type NamespacedObject, type SecretObject } from '../kube/resources.ts';
 import { keyOf } from './desired-routing.ts';
 import { condition, mergeConditions, type DesiredCondition } from './conditions.ts';
 import type { StatusPatch } from './status.ts';
@@ -29,7 +29,7 @@ export function keySecretName(user: UserObject): string {
  * oldest (creationTimestamp, then namespace/name) owns it, as with router names. Objects being
  * deleted still count, so a newer one takes over only once the old one's state is gone.
  */
-export function idOwner(users: readonly UserObject[], id: string): string | undefined {
+export function idOwner(users: readonly NamespacedObject[], id: string): string | undefined {
   const candidates = users.filter((user) => user.metadata.name === id);
   candidates.sort(
     (a, b) =>
@@ -43,6 +43,8 @@ const SPEC_FIELDS = [
   'id',
   'name',
   'role',
+  'team',
+  'priority',
   'budget',
   'budget_period',
   'allowed_routers',
@@ -104,8 +106,9 @@ export function usageStatus(usage: Usage) {
   };
 }
 
+/** The status of a GatewayUser (or GatewayTeam): `fields`, and the conditions merged into those it has. */
 export function userStatus(
-  user: UserObject,
+  user: CustomObject<{ conditions?: Condition[] | undefined }>,
   desired: readonly DesiredCondition[],
   fields: Record<string, unknown>,
   now: Date,

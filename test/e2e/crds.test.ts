@@ -43,6 +43,7 @@ describe('CRDs on a real API server', () => {
       .map((line) => line.trim().split(/\s+/))
       .sort((a, b) => a[0]!.localeCompare(b[0]!));
     assert.deepEqual(rows, [
+      ['gatewayteams', 'gt', 'tollgate.dev/v1alpha1', 'true', 'GatewayTeam'],
       ['gatewayusers', 'gu', 'tollgate.dev/v1alpha1', 'true', 'GatewayUser'],
       ['modelproviders', 'mp', 'tollgate.dev/v1alpha1', 'true', 'ModelProvider'],
       ['modelrouters', 'mr', 'tollgate.dev/v1alpha1', 'true', 'ModelRouter'],
@@ -51,7 +52,13 @@ describe('CRDs on a real API server', () => {
 
   it("applies the examples, and the server fills in the schema's defaults", async () => {
     const examples = readdirSync(path('examples/kubernetes/')).filter((name) => name.endsWith('.yaml'));
-    assert.deepEqual(examples.sort(), ['gatewayuser.yaml', 'modelproviders.yaml', 'modelrouter.yaml', 'vllm-api-key.yaml']);
+    assert.deepEqual(examples.sort(), [
+      'gatewayteam.yaml',
+      'gatewayuser.yaml',
+      'modelproviders.yaml',
+      'modelrouter.yaml',
+      'vllm-api-key.yaml',
+    ]);
     await inNamespace(['apply', '-f', path('examples/kubernetes/')]);
 
     const simulator = JSON.parse(await inNamespace(['get', 'modelprovider', 'llama-simulator', '-o', 'json']));

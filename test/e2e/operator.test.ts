@@ -103,6 +103,7 @@ describe('tollgate operator against a real API server and Redis', () => {
       'crd/modelrouters.tollgate.dev',
       'crd/modelproviders.tollgate.dev',
       'crd/gatewayusers.tollgate.dev',
+      'crd/gatewayteams.tollgate.dev',
     ]);
     await applyChartRbac(plane, [OPERATOR_USER]);
     await kubectl(['create', 'namespace', TEAM]);

@@ -126,6 +126,43 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
     assert.deepEqual(row.trim().split(/\s+/).slice(1, 4), ['25.00', spent, user.status!.remaining], `kubectl get gatewayusers:\n${table}`);
   });
 
+  it("charges a team's users to the team too: `kubectl get gatewayteams` shows what both members spent", async () => {
+    const bob = {
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'GatewayUser',
+      metadata: { name: 'bob', namespace: TEAM },
+      spec: { teamRef: { name: 'research' } },
+    };
+    await apply(bob);
+    const secret = await until(() => get<{ data?: Record<string, string> }>('secrets', 'bob-api-key'), "bob's key Secret", operators());
+    const bobKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
+    await chatOk(system.gateways[0]!.url, bobKey, ROUTER);
+    await chatOk(system.gateways[1]!.url, aliceKey, ROUTER);
+    type Spending = Conditioned & { status?: { spent?: string; remaining?: string; members?: number } };
+    const spentOf = async (plural: string, name: string) => Number((await get<Spending>(plural, name))?.status?.spent ?? 0);
+    const team = await until(
+      async () => {
+        const found = await get<Spending>('gatewayteams', 'research');
+        const users = (await spentOf('gatewayusers', 'alice')) + (await spentOf('gatewayusers', 'bob'));
+        const bobSpent = await spentOf('gatewayusers', 'bob');
+        return found?.status?.members === 2 && bobSpent > 0 && Math.abs(Number(found.status.spent) - users) < 1e-9 ? found : undefined;
+      },
+      "the team's spent, the sum of its two members'",
+      operators(),
+      30_000,
+    );
+    assert.equal(condition(team, 'Ready')?.status, 'True');
+    assert.equal(Number(team.status!.remaining), 500 - Number(team.status!.spent));
+    const table = await inTeam(['get', 'gatewayteams']);
+    const row = table.split('\n').find((line) => line.startsWith('research '));
+    assert.ok(row, table);
+    assert.deepEqual(
+      row.trim().split(/\s+/).slice(1, 5),
+      ['500.00', team.status!.spent, team.status!.remaining, '2'],
+      `kubectl get gatewayteams:\n${table}`,
+    );
+  });
+
   it('sends nothing more to a deleted provider', async () => {
     // The fake gets requests while the provider exists.
     const before = fake.requests.length;

@@ -10,7 +10,8 @@ import { BaseUrl, ModelName } from '../fields.ts';
 import { RateLimitPolicy } from '../limits.ts';
 import { RouterQueue, RouterSpec } from '../router.ts';
 import { HealthCheck, ProviderSpec, ProviderTimeouts, SimulatorOptions } from '../provider.ts';
-import { UserSpec } from '../user.ts';
+import { Priority, PRIORITY_RANGE, UserSpec } from '../user.ts';
+import { TeamSpec } from '../team.ts';
 import { CarbonInputs } from '../carbon.ts';
 
 export const GROUP = 'tollgate.dev';
@@ -297,11 +298,14 @@ export const GatewayUserSpec = z
       .describe(
         'Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.',
       ),
-    // No default here: the server would write `priority: 0` into every GatewayUser.
-    priority: UserSpec.shape.priority
-      .unwrap()
+    teamRef: z
+      .strictObject({ name: UserObjectName.describe('Name of the GatewayTeam, in the same namespace.') })
       .optional()
-      .describe(`${UserSpec.shape.priority.description ?? ''} Absent: 0.`),
+      .describe("The GatewayTeam the user belongs to: the team's budget and limits apply too. Absent: no team."),
+    // No default here: the server would write `priority: 0` into every GatewayUser.
+    priority: Priority.optional().describe(
+      `Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first. Absent: the team's, or 0 without a team.`,
+    ),
     rateLimits: RateLimits.optional().describe("Replaces the routers' rate limits for this user. Absent: each router's own apply."),
     apiKeySecret: z
       .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })
@@ -329,6 +333,44 @@ export const GatewayUserStatus = z
   })
   .describe('State of the user and its spending, written by the operator.');
 export type GatewayUserStatus = z.output<typeof GatewayUserStatus>;
+
+export const GatewayTeamSpec = z
+  .strictObject({
+    displayName: TeamSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
+    budget: MoneyString.optional().describe(
+      "Most all the team's users together may spend in a budget period (in all, without budgetPeriod), as a decimal string with at most 6 decimal places. Absent: unlimited.",
+    ),
+    budgetPeriod: z
+      .enum(BUDGET_PERIODS)
+      .optional()
+      .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday). Absent: it never resets.'),
+    allowedRouters: z
+      .array(ModelName)
+      .max(256)
+      .optional()
+      .describe("Routers the team's users may call (besides each user's own list). Absent: all routers; empty: none."),
+    priority: Priority.optional().describe("Priority of the team's users who have none of their own (queue mode). Absent: 0."),
+    rateLimits: RateLimits.optional().describe(
+      "Limits on all the team's users together, per router, besides each user's own. Absent: none.",
+    ),
+  })
+  .describe("A team of GatewayUsers (those whose spec.teamRef names it): a budget and limits they share, besides each user's own.");
+export type GatewayTeamSpec = z.output<typeof GatewayTeamSpec>;
+export type GatewayTeamSpecInput = z.input<typeof GatewayTeamSpec>;
+
+export const GatewayTeamStatus = z
+  .strictObject({
+    ...statusCommon,
+    spent: MoneyString.optional().describe('Amount the team spent in the current budget period, as a decimal string.'),
+    remaining: MoneyString.optional().describe('budget minus spent, at least 0, as a decimal string. Absent when the budget is unlimited.'),
+    periodStart: z.iso
+      .datetime()
+      .optional()
+      .describe('Start of the budget period that spent counts (RFC 3339). Absent without budgetPeriod.'),
+    members: Count.optional().describe('GatewayUsers whose spec.teamRef names this team.'),
+  })
+  .describe('State of the team and its spending, written by the operator.');
+export type GatewayTeamStatus = z.output<typeof GatewayTeamStatus>;
 
 /** `a, b and c`, for prose written from a list. */
 function listed(words: readonly string[]): string {

@@ -1,4 +1,4 @@
-// The three CustomResourceDefinitions (apiextensions.k8s.io/v1), built from the zod schemas of
+// The four CustomResourceDefinitions (apiextensions.k8s.io/v1), built from the zod schemas of
 // crd-schemas.ts. zod writes an OpenAPI 3.0 schema; structuralSchema() turns it into the
 // *structural* schema Kubernetes requires (every node typed, no unions, no references, no
 // additionalProperties beside properties), and throws, naming the field, on anything that has no
@@ -9,6 +9,8 @@ import { dump } from 'js-yaml';
 import {
   API_VERSION,
   GROUP,
+  GatewayTeamSpec,
+  GatewayTeamStatus,
   GatewayUserSpec,
   GatewayUserStatus,
   ModelProviderSpec,
@@ -359,6 +361,25 @@ export const KINDS = [
         description: 'Queue order of its requests; higher first.',
         priority: 1,
       },
+    ],
+  },
+  {
+    kind: 'GatewayTeam',
+    plural: 'gatewayteams',
+    singular: 'gatewayteam',
+    shortNames: ['gt'],
+    description:
+      "GatewayTeam is a team of GatewayUsers (those whose spec.teamRef names it): a budget, allowed routers and rate limits they share, besides each user's own.",
+    spec: GatewayTeamSpec,
+    status: GatewayTeamStatus,
+    metadataName: UserObjectName,
+    printerColumns: [
+      { name: 'Budget', type: 'string', jsonPath: '.spec.budget', description: 'Budget per period; empty is unlimited.' },
+      { name: 'Spent', type: 'string', jsonPath: '.status.spent', description: 'Spent in the current period by all its users.' },
+      { name: 'Remaining', type: 'string', jsonPath: '.status.remaining', description: 'Budget left in the current period.' },
+      { name: 'Members', type: 'integer', jsonPath: '.status.members', description: 'GatewayUsers in the team.' },
+      READY,
+      AGE,
     ],
   },
 ] as const satisfies readonly KindDefinition[];

@@ -11,12 +11,15 @@ import { ResourceId } from '../fields.ts';
 import { RouterSpec } from '../router.ts';
 import { ProviderSpec } from '../provider.ts';
 import { UserSpec } from '../user.ts';
+import { TeamSpec } from '../team.ts';
 import type { RateLimitPolicy } from '../limits.ts';
 import { formatPath } from '../consistency.ts';
 import {
+  GatewayTeamSpec,
   GatewayUserSpec,
   ModelProviderSpec,
   ModelRouterSpec,
+  type GatewayTeamSpecInput,
   type GatewayUserSpecInput,
   type ModelProviderSpecInput,
   type ModelRouterSpecInput,
@@ -178,13 +181,39 @@ export function userFromCR(cr: CustomResource): Translation<UserSpec> {
     id: cr.metadata.name,
     name: spec.displayName ?? cr.metadata.name,
     role: spec.role,
+    team: spec.teamRef?.name ?? null,
     budget: spec.budget ?? null,
     budget_period: spec.budgetPeriod ?? null,
     allowed_routers: spec.allowedRouters ?? null,
-    priority: spec.priority,
+    priority: spec.priority ?? null,
     rate_limits: spec.rateLimits ? rateLimitsFromCR(spec.rateLimits) : null,
   };
   return build(UserSpec, input, {
+    renames: {
+      id: ['metadata', 'name'],
+      name: spec.displayName === undefined ? ['metadata', 'name'] : ['spec', 'displayName'],
+      team: ['spec', 'teamRef', 'name'],
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// GatewayTeam -> TeamSpec
+
+export function teamFromCR(cr: CustomResource): Translation<TeamSpec> {
+  const parsed = GatewayTeamSpec.safeParse(cr.spec ?? {});
+  if (!parsed.success) return specProblems(parsed.error, cr.spec);
+  const spec = parsed.data;
+  const input = {
+    id: cr.metadata.name,
+    name: spec.displayName ?? cr.metadata.name,
+    budget: spec.budget ?? null,
+    budget_period: spec.budgetPeriod ?? null,
+    allowed_routers: spec.allowedRouters ?? null,
+    priority: spec.priority ?? 0,
+    rate_limits: spec.rateLimits ? rateLimitsFromCR(spec.rateLimits) : null,
+  };
+  return build(TeamSpec, input, {
     renames: { id: ['metadata', 'name'], name: spec.displayName === undefined ? ['metadata', 'name'] : ['spec', 'displayName'] },
   });
 }
@@ -398,6 +427,19 @@ export function userToCR(spec: UserSpec): GatewayUserSpecInput {
   return defined({
     displayName: spec.name === spec.id ? undefined : spec.name,
     role: spec.role,
+    teamRef: spec.team === null ? undefined : { name: spec.team },
+    budget: spec.budget ?? undefined,
+    budgetPeriod: spec.budget_period ?? undefined,
+    allowedRouters: spec.allowed_routers ?? undefined,
+    priority: spec.priority ?? undefined,
+    rateLimits: spec.rate_limits ? rateLimitsToCR(spec.rate_limits) : undefined,
+  });
+}
+
+/** metadata.name is the team id. */
+export function teamToCR(spec: TeamSpec): GatewayTeamSpecInput {
+  return defined({
+    displayName: spec.name === spec.id ? undefined : spec.name,
     budget: spec.budget ?? undefined,
     budgetPeriod: spec.budget_period ?? undefined,
     allowedRouters: spec.allowed_routers ?? undefined,

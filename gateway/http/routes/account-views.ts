@@ -4,8 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import type { AccountStore, ApiKeyRecord, UserRecord } from '../../../core/store/accounts.ts';
-import type { Ledger } from '../../../core/store/ledger.ts';
+import type { AccountStore, ApiKeyRecord, TeamRecord, UserRecord } from '../../../core/store/accounts.ts';
+import type { Balance, Ledger } from '../../../core/store/ledger.ts';
+import { isKeyLevel, KeyLimits } from '../../../core/resources/key-limits.ts';
 import { parseDecimal } from '../../../core/money/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../metering/cost.ts';
 import { errors } from '../api-error.ts';
@@ -16,42 +17,90 @@ export interface UserView {
   readonly id: string;
   readonly name: string;
   readonly role: UserRecord['role'];
+  readonly team: string | null;
   readonly budget: number | null;
   readonly budget_period: UserRecord['budget_period'];
   readonly allowed_routers: string[] | null;
   readonly rate_limits: UserRecord['rate_limits'];
-  /** Order of the user's waiting requests in queue mode, higher first. */
-  readonly priority: number;
+  /** Order of the user's waiting requests in queue mode, higher first; null takes the team's. */
+  readonly priority: number | null;
   readonly created_at: string;
+}
+
+/** Where a budget (a user's, a key's, a team's) stands this period. */
+export interface SpendView {
   readonly spent: number;
   readonly reserved: number;
-  /** Budget minus spent and reserved, never below 0; null for an unlimited user. */
+  /** Budget minus spent and reserved, never below 0; null for an unlimited one. */
   readonly remaining: number | null;
   readonly period_start: string | null;
   readonly period_end: string | null;
 }
 
-export async function userView(user: UserRecord, ledger: Ledger, now: number): Promise<UserView> {
-  const balance = await ledger.balance(user.id, now);
-  const budgetMicros = user.budget === null ? null : moneyMicros(user.budget);
+export function spendView(budget: string | null, balance: Balance): SpendView {
+  const budgetMicros = budget === null ? null : moneyMicros(budget);
   const left = budgetMicros === null ? null : budgetMicros - balance.spentMicros - balance.reservedMicros;
   return {
-    object: 'user',
-    id: user.id,
-    name: user.name,
-    role: user.role,
-    budget: budgetMicros === null ? null : microsToNumber(budgetMicros),
-    budget_period: user.budget_period,
-    allowed_routers: user.allowed_routers,
-    rate_limits: user.rate_limits,
-    // Records written before priorities existed have none: the default.
-    priority: user.priority ?? 0,
-    created_at: user.created_at,
     spent: microsToNumber(balance.spentMicros),
     reserved: microsToNumber(balance.reservedMicros),
     remaining: left === null ? null : microsToNumber(left < 0n ? 0n : left),
     period_start: balance.periodStart?.toISOString() ?? null,
     period_end: balance.periodEnd?.toISOString() ?? null,
+  };
+}
+
+/** A budget as the views show it: a JSON number, or null for unlimited. */
+export function budgetNumber(budget: string | null | undefined): number | null {
+  return budget == null ? null : microsToNumber(moneyMicros(budget));
+}
+
+export async function userView(user: UserRecord, ledger: Ledger, now: number): Promise<UserView & SpendView> {
+  const balance = await ledger.balance(user.id, now);
+  return {
+    object: 'user',
+    id: user.id,
+    name: user.name,
+    role: user.role,
+    // Records written before teams existed have none.
+    team: user.team ?? null,
+    budget: budgetNumber(user.budget),
+    budget_period: user.budget_period,
+    allowed_routers: user.allowed_routers,
+    rate_limits: user.rate_limits,
+    priority: user.priority ?? null,
+    created_at: user.created_at,
+    ...spendView(user.budget, balance),
+  };
+}
+
+export interface TeamView extends SpendView {
+  readonly object: 'team';
+  readonly id: string;
+  readonly name: string;
+  readonly budget: number | null;
+  readonly budget_period: TeamRecord['budget_period'];
+  readonly allowed_routers: string[] | null;
+  readonly rate_limits: TeamRecord['rate_limits'];
+  readonly priority: number;
+  readonly created_at: string;
+  /** Ids of the team's users. */
+  readonly members: string[];
+}
+
+export async function teamView(team: TeamRecord, members: string[], ledger: Ledger, now: number): Promise<TeamView> {
+  const balance = await ledger.balance(`team:${team.id}`, now);
+  return {
+    object: 'team',
+    id: team.id,
+    name: team.name,
+    budget: budgetNumber(team.budget),
+    budget_period: team.budget_period,
+    allowed_routers: team.allowed_routers,
+    rate_limits: team.rate_limits,
+    priority: team.priority,
+    created_at: team.created_at,
+    members,
+    ...spendView(team.budget, balance),
   };
 }
 
@@ -71,11 +120,18 @@ export interface KeyView {
   readonly created_at: string;
   readonly expires_at: string | null;
   readonly revoked_at: string | null;
+  /** The key's own budget and limits (null: none, its user's apply). */
+  readonly budget: number | null;
+  readonly budget_period: KeyLimits['budget_period'];
+  readonly allowed_routers: string[] | null;
+  readonly rate_limits: KeyLimits['rate_limits'];
+  /** Where the key's own budget stands; absent for a key without one. */
+  readonly spend?: SpendView;
 }
 
-/** Everything of a key but its hash. */
-export function keyView(key: ApiKeyRecord): KeyView {
-  return {
+/** Everything of a key but its hash; with `balance`, where its budget stands. */
+export function keyView(key: ApiKeyRecord, balance?: Balance): KeyView {
+  const view: KeyView = {
     object: 'api_key',
     id: key.id,
     user_id: key.user_id,
@@ -84,10 +140,45 @@ export function keyView(key: ApiKeyRecord): KeyView {
     created_at: key.created_at,
     expires_at: key.expires_at,
     revoked_at: key.revoked_at,
+    budget: budgetNumber(key.budget),
+    budget_period: key.budget_period ?? null,
+    allowed_routers: key.allowed_routers ?? null,
+    rate_limits: key.rate_limits ?? null,
+  };
+  return balance && isKeyLevel(key) ? { ...view, spend: spendView(key.budget ?? null, balance) } : view;
+}
+
+/** keyView with where the key's own budget stands, for a key that has budget or limits. */
+export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Ledger, now: number): Promise<KeyView> {
+  return isKeyLevel(key) ? keyView(key, await ledger.balance(`key:${key.id}`, now)) : keyView(key);
+}
+
+/** The key's limits as stored (a key made before keys had limits has none). */
+export function limitsOf(key: ApiKeyRecord): KeyLimits {
+  return {
+    budget: key.budget ?? null,
+    budget_period: key.budget_period ?? null,
+    allowed_routers: key.allowed_routers ?? null,
+    rate_limits: key.rate_limits ?? null,
   };
 }
 
+/**
+ * A key is narrower than its user: its budget no larger than theirs, its routers among theirs.
+ * Throws 400 otherwise.
+ */
+export function assertNarrower(limits: KeyLimits, user: UserRecord): void {
+  if (limits.budget !== null && user.budget !== null && moneyMicros(limits.budget) > moneyMicros(user.budget))
+    throw errors.invalidRequest(`budget: a key's budget cannot exceed its user's (${user.budget})`, 'budget');
+  if (limits.allowed_routers !== null && user.allowed_routers !== null) {
+    const outside = limits.allowed_routers.filter((router) => !user.allowed_routers!.includes(router));
+    if (outside.length > 0)
+      throw errors.invalidRequest(`allowed_routers: the user may not call ${outside.map((r) => `"${r}"`).join(', ')}`, 'allowed_routers');
+  }
+}
+
 export const NewKeyBody = z.strictObject({
+  ...KeyLimits.shape,
   name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What the key is for.'),
   expires_at: z.iso
     .datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, like 2030-01-31T00:00:00Z' })
@@ -97,25 +188,31 @@ export const NewKeyBody = z.strictObject({
 });
 
 /**
- * Makes a key for `userId` from a request body, unless the user already has `maxActive` active
- * keys (409); the answer carries the secret as `key`, once.
+ * Makes a key for `user` from a request body, unless the user already has `maxActive` active
+ * keys (409); the answer carries the secret as `key`, once. `check` vets the key's limits first
+ * (a team admin's scope), after they are found narrower than the user's.
  */
 export async function createKey(
   accounts: AccountStore,
-  userId: string,
+  user: UserRecord,
   body: unknown,
   now: number,
   maxActive: number,
+  check: (limits: KeyLimits) => void = () => {},
 ): Promise<KeyView & { key: string }> {
-  const input = parseWith(NewKeyBody, body);
+  const { name, expires_at, ...limits } = parseWith(NewKeyBody, body);
+  assertNarrower(limits, user);
+  check(limits);
+  const input = { name, expires_at };
   const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
   if (expiresAt !== null && expiresAt.getTime() <= now) {
     throw errors.invalidRequest('expires_at: must be in the future', 'expires_at');
   }
   const { secret, hash, hint } = generateKey();
   const record: ApiKeyRecord = {
+    ...limits,
     id: `k-${randomBytes(6).toString('hex')}`,
-    user_id: userId,
+    user_id: user.id,
     name: input.name,
     hash,
     hint,
@@ -145,10 +242,11 @@ export interface KeyList {
  * `limit` keys after the key whose id is `after`. Keys are never removed, only revoked, so an
  * `after` that is not among them was not taken from this list.
  */
-export function keyPage(keys: readonly ApiKeyRecord[], query: unknown): KeyList {
+export async function keyPage(keys: readonly ApiKeyRecord[], query: unknown, ledger: Ledger, now: number): Promise<KeyList> {
   const { limit, after } = parseWith(KeysQuery, query);
   const start = after === undefined ? 0 : keys.findIndex((key) => key.id === after) + 1;
   if (start === 0 && after !== undefined) throw errors.invalidRequest('after: must be the `next` of a previous page of this list', 'after');
   const page = keys.slice(start, start + limit);
-  return { object: 'list', data: page.map(keyView), next: start + limit < keys.length ? page.at(-1)!.id : null };
+  const data = await Promise.all(page.map((key) => keyViewWithSpend(key, ledger, now)));
+  return { object: 'list', data, next: start + limit < keys.length ? page.at(-1)!.id : null };
 }

@@ -1,6 +1,8 @@
 // The admin API's users (spec 4: create and update a user, with its budget) and their API keys.
-// Admins only. A PATCH merges onto the stored user (JSON Merge Patch) and the result is validated
-// whole by UserSpec, so a budget change applies to the user's very next request.
+// Admins manage everyone; a team admin manages their own team's users and keys, within the team's
+// budget (team-scope.ts), and every step outside the team is refused with 403. A PATCH merges
+// onto the stored user (JSON Merge Patch) and the result is validated whole by UserSpec, so a
+// budget change applies to the user's very next request.
 // In Kubernetes mode (deps.resources) creating, changing and deleting a user writes its
 // GatewayUser resource instead, which the operator puts into Redis; reads, and the key endpoints
 // (for keys made through this API), stay on Redis.
@@ -8,14 +10,16 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { UserSpec } from '../../../core/resources/user.ts';
+import { KeyLimits } from '../../../core/resources/key-limits.ts';
 import type { UserResources } from '../../kubernetes/cr-catalog.ts';
 import type { Store } from '../../../core/store/store.ts';
 import type { UserRecord } from '../../../core/store/accounts.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
-import { adminOnly, requireAdmin } from '../auth.ts';
+import { managersOnly, requireManager } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
-import { createKey, keyPage, keyView, userView } from './account-views.ts';
+import { assertBudgetInScope, assertRoleInScope, assertUserInScope, scopeOf, type Scope } from '../team-scope.ts';
+import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, limitsOf, userView } from './account-views.ts';
 
 export interface AdminUsersDeps {
   readonly store: Store;
@@ -33,11 +37,14 @@ type KeyParams = { Params: { id: string; keyId: string } };
 
 export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): void {
   app.register(async (admin) => {
-    adminOnly(admin);
+    managersOnly(admin);
 
     admin.post('/v1/admin/users', async (request, reply) => {
+      const scope = scopeOf(request);
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
-      const spec = parseWith(UserSpec, { ...input, id: input.id ?? newUserId() });
+      // A team admin's users join their team unless the body says otherwise (then refused below).
+      const spec = parseWith(UserSpec, { ...(scope !== null && { team: scope }), ...input, id: input.id ?? newUserId() });
+      await assertUserFits(deps, scope, spec);
       if (deps.resources) {
         if (await deps.store.accounts.getUser(spec.id)) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
         try {
@@ -61,29 +68,35 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     });
 
     admin.get('/v1/admin/users', async (request) => {
+      const scope = scopeOf(request);
       const query = parseWith(ListQuery, request.query);
-      const page = await deps.store.accounts.listUsers(query.after ?? null, query.limit);
+      const page =
+        scope === null
+          ? await deps.store.accounts.listUsers(query.after ?? null, query.limit)
+          : await teamPage(deps.store, scope, query.after ?? null, query.limit);
       const now = deps.now();
       return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.store.ledger, now))), next: page.next };
     });
 
     admin.get<IdParams>('/v1/admin/users/:id', async (request) =>
-      userView(await userOr404(deps.store, request.params.id), deps.store.ledger, deps.now()),
+      userView(await userInScope(deps.store, scopeOf(request), request.params.id), deps.store.ledger, deps.now()),
     );
 
     admin.patch('/v1/admin/users', async (request) => {
       const patch = bodyObject(request.body);
-      return update(deps, requireAdmin(request).user.id, identityIn(patch, 'id'), patch);
+      return update(deps, request.caller!.user.id, scopeOf(request), identityIn(patch, 'id'), patch);
     });
 
     admin.patch<IdParams>('/v1/admin/users/:id', async (request) =>
-      update(deps, requireAdmin(request).user.id, request.params.id, bodyObject(request.body)),
+      update(deps, requireManager(request).user.id, scopeOf(request), request.params.id, bodyObject(request.body)),
     );
 
     admin.delete<IdParams>('/v1/admin/users/:id', async (request) => {
       const { id } = request.params;
-      if (id === requireAdmin(request).user.id)
+      const scope = scopeOf(request);
+      if (id === requireManager(request).user.id)
         throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
+      if (scope !== null) await userInScope(deps.store, scope, id);
       // A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode.
       const deleted = (deps.resources && (await deps.resources.delete(id))) || (await deps.store.accounts.deleteUser(id));
       if (!deleted) throw userNotFound(id);
@@ -91,25 +104,38 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     });
 
     admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
-      const created = await createKey(
-        deps.store.accounts,
-        (await userOr404(deps.store, request.params.id)).id,
-        request.body ?? {},
-        deps.now(),
-        deps.maxKeysPerUser,
+      const scope = scopeOf(request);
+      const user = await userInScope(deps.store, scope, request.params.id);
+      const team = await teamOf(deps.store, user);
+      const created = await createKey(deps.store.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>
+        assertBudgetInScope(scope, team, limits.budget),
       );
       reply.code(201);
       return created;
     });
 
     admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
-      const user = await userOr404(deps.store, request.params.id);
-      return keyPage(await deps.store.accounts.listKeys(user.id), request.query);
+      const user = await userInScope(deps.store, scopeOf(request), request.params.id);
+      return keyPage(await deps.store.accounts.listKeys(user.id), request.query, deps.store.ledger, deps.now());
+    });
+
+    admin.patch<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
+      const { id, keyId } = request.params;
+      const scope = scopeOf(request);
+      const user = await userInScope(deps.store, scope, id);
+      const key = (await deps.store.accounts.listKeys(id)).find((k) => k.id === keyId);
+      if (!key) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
+      const limits = parseWith(KeyLimits, mergePatch(limitsOf(key), bodyObject(request.body)));
+      assertNarrower(limits, user);
+      assertBudgetInScope(scope, await teamOf(deps.store, user), limits.budget);
+      const updated = await deps.store.accounts.updateKey(id, keyId, limits);
+      if (!updated) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
+      return keyViewWithSpend(updated, deps.store.ledger, deps.now());
     });
 
     admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
       const { id, keyId } = request.params;
-      await userOr404(deps.store, id);
+      await userInScope(deps.store, scopeOf(request), id);
       const revoked = await deps.store.accounts.revokeKey(id, keyId, new Date(deps.now()));
       if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
       return keyView(revoked);
@@ -117,14 +143,15 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
   });
 }
 
-async function update(deps: AdminUsersDeps, callerId: string, id: string, patch: Record<string, unknown>) {
-  const current = await userOr404(deps.store, id);
+async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: string, patch: Record<string, unknown>) {
+  const current = await userInScope(deps.store, scope, id);
   assertSameIdentity(patch, 'id', id, 'user');
   const { created_at: _createdAt, ...spec } = current;
   const next = parseWith(UserSpec, mergePatch(spec, patch));
   // An admin who demoted themselves could lock the gateway out of its own admin API.
-  if (id === callerId && next.role !== 'admin')
+  if (id === callerId && scope === null && next.role !== 'admin')
     throw errors.invalidRequest("role: you cannot remove your own admin role; use another admin's key", 'role');
+  await assertUserFits(deps, scope, next);
   if (deps.resources) {
     await deps.resources.update(next);
     return userView({ ...next, created_at: current.created_at }, deps.store.ledger, deps.now());
@@ -132,9 +159,42 @@ async function update(deps: AdminUsersDeps, callerId: string, id: string, patch:
   return userView(await deps.store.accounts.updateUser(next), deps.store.ledger, deps.now());
 }
 
-async function userOr404(store: Store, id: string): Promise<UserRecord> {
+/** A user as written must name a team that exists, and stay within a team admin's team, role and budget. */
+async function assertUserFits(deps: AdminUsersDeps, scope: Scope, spec: UserSpec): Promise<void> {
+  if (scope !== null && spec.team !== scope) throw errors.forbidden(`team: a team admin's users stay in their team ("${scope}")`, 'team');
+  assertRoleInScope(scope, spec.role);
+  const team = spec.team === null ? undefined : await deps.store.accounts.getTeam(spec.team);
+  // In Kubernetes mode the GatewayTeam may be written after its users: the operator reconciles either order.
+  if (spec.team !== null && team === undefined && !deps.resources)
+    throw errors.invalidRequest(`team: there is no team "${spec.team}"`, 'team');
+  assertBudgetInScope(scope, team, spec.budget);
+}
+
+async function teamOf(store: Store, user: UserRecord) {
+  return user.team === null ? undefined : store.accounts.getTeam(user.team);
+}
+
+/** A team's users, `limit` at a time after `after`, read through the whole list of users (teams are small next to it). */
+async function teamPage(store: Store, team: string, after: string | null, limit: number) {
+  const items: UserRecord[] = [];
+  let cursor = after;
+  for (;;) {
+    const page = await store.accounts.listUsers(cursor, 500);
+    for (const user of page.items) {
+      if (user.team !== team) continue;
+      if (items.length === limit) return { items, next: items.at(-1)!.id };
+      items.push(user);
+    }
+    if (page.next === null) return { items, next: null };
+    cursor = page.next;
+  }
+}
+
+/** The user, when the scope reaches them: 404 when there is none, 403 when they are in another team. */
+async function userInScope(store: Store, scope: Scope, id: string): Promise<UserRecord> {
   const user = await store.accounts.getUser(id);
   if (!user) throw userNotFound(id);
+  assertUserInScope(scope, user);
   return user;
 }
 

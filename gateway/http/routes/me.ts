@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../../core/store/store.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../api-error.ts';
-import { createKey, keyPage, keyView, userView } from './account-views.ts';
+import { KeyLimits } from '../../../core/resources/key-limits.ts';
+import { bodyObject, mergePatch, parseWith } from '../payloads.ts';
+import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, limitsOf, userView } from './account-views.ts';
 
 export interface MeDeps {
   readonly store: Store;
@@ -16,19 +18,33 @@ export interface MeDeps {
 export function registerMe(app: FastifyInstance, deps: MeDeps): void {
   app.get('/v1/me', async (request) => {
     const { user, key } = callerOf(request);
-    const view = await userView(user, deps.store.ledger, deps.now());
-    return { ...view, key: { id: key.id, name: key.name, hint: key.hint, created_at: key.created_at, expires_at: key.expires_at } };
+    const now = deps.now();
+    const view = await userView(user, deps.store.ledger, now);
+    return { ...view, key: await keyViewWithSpend(key, deps.store.ledger, now) };
   });
 
   app.get('/v1/me/keys', async (request) => {
     const { user } = callerOf(request);
-    return keyPage(await deps.store.accounts.listKeys(user.id), request.query);
+    return keyPage(await deps.store.accounts.listKeys(user.id), request.query, deps.store.ledger, deps.now());
   });
 
   app.post('/v1/me/keys', async (request, reply) => {
-    const created = await createKey(deps.store.accounts, callerOf(request).user.id, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
+    const created = await createKey(deps.store.accounts, callerOf(request).user, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
     reply.code(201);
     return created;
+  });
+
+  // A user gives each of their applications' keys a budget and limits of its own, narrower than theirs.
+  app.patch<{ Params: { keyId: string } }>('/v1/me/keys/:keyId', async (request) => {
+    const { user } = callerOf(request);
+    const { keyId } = request.params;
+    const key = (await deps.store.accounts.listKeys(user.id)).find((k) => k.id === keyId);
+    if (!key) throw errors.notFound(`You have no API key "${keyId}"`);
+    const limits = parseWith(KeyLimits, mergePatch(limitsOf(key), bodyObject(request.body)));
+    assertNarrower(limits, user);
+    const updated = await deps.store.accounts.updateKey(user.id, keyId, limits);
+    if (!updated) throw errors.notFound(`You have no API key "${keyId}"`);
+    return keyViewWithSpend(updated, deps.store.ledger, deps.now());
   });
 
   app.delete<{ Params: { keyId: string } }>('/v1/me/keys/:keyId', async (request) => {

@@ -84,6 +84,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       'crd/modelrouters.tollgate.dev',
       'crd/modelproviders.tollgate.dev',
       'crd/gatewayusers.tollgate.dev',
+      'crd/gatewayteams.tollgate.dev',
     ]);
     await applyChartRbac(plane, [OPERATOR_USER, GATEWAY_USER, WORKER_USER]);
     const admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));

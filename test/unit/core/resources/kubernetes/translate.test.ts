@@ -11,6 +11,7 @@ import {
   providerId,
   routerFromCR,
   userFromCR,
+  teamFromCR,
   type CustomResource,
   type Translation,
 } from '../../../../../core/resources/kubernetes/translate.ts';
@@ -268,10 +269,11 @@ describe('userFromCR', () => {
         id: 'alice',
         name: 'alice',
         role: 'user',
+        team: null,
         budget: null,
         budget_period: null,
         allowed_routers: null,
-        priority: 0,
+        priority: null,
         rate_limits: null,
       },
     },
@@ -285,12 +287,14 @@ describe('userFromCR', () => {
         allowedRouters: ['meta-llama/Llama-3.1-8B'],
         rateLimits: { tokensPerMinute: 10_000 },
         priority: -3,
+        teamRef: { name: 'research' },
         apiKeySecret: { name: 'alice-key' },
       }),
       expected: {
         id: 'alice',
         name: 'Alice Martin',
         role: 'admin',
+        team: 'research',
         budget: '25.5',
         budget_period: 'monthly',
         allowed_routers: ['meta-llama/Llama-3.1-8B'],
@@ -305,10 +309,11 @@ describe('userFromCR', () => {
         id: 'bob',
         name: 'bob',
         role: 'user',
+        team: null,
         budget: null,
         budget_period: null,
         allowed_routers: [],
-        priority: 0,
+        priority: null,
         rate_limits: null,
       },
     },
@@ -331,7 +336,7 @@ describe('userFromCR', () => {
       name: 'an unknown period and role',
       cr: cr('alice', { budgetPeriod: 'yearly', role: 'root' }),
       expected: [
-        'spec.role: Invalid option: expected one of "admin"|"user"',
+        'spec.role: Invalid option: expected one of "admin"|"team_admin"|"user"',
         'spec.budgetPeriod: Invalid option: expected one of "daily"|"weekly"|"monthly"',
       ],
     },
@@ -351,6 +356,47 @@ describe('userFromCR', () => {
   for (const { name, cr: resource, expected } of cases) {
     test(name, () => assert.deepEqual(outcome(userFromCR(resource)), expected));
   }
+});
+
+describe('teamFromCR', () => {
+  test("every field: the team's budget, period, routers, priority and shared limits", () => {
+    const translated = teamFromCR(
+      cr('research', {
+        displayName: 'Research',
+        budget: '500.00',
+        budgetPeriod: 'monthly',
+        allowedRouters: ['chat'],
+        priority: 2,
+        rateLimits: { requestsPerMinute: 600 },
+      }),
+    );
+    assert.deepEqual(translated.ok && translated.value, {
+      id: 'research',
+      name: 'Research',
+      budget: '500',
+      budget_period: 'monthly',
+      allowed_routers: ['chat'],
+      priority: 2,
+      rate_limits: { requests_per_minute: 600 },
+    });
+  });
+
+  test('nothing set: an unlimited team named after the object', () => {
+    const translated = teamFromCR(cr('ops', {}));
+    assert.deepEqual(translated.ok && translated.value, {
+      id: 'ops',
+      name: 'ops',
+      budget: null,
+      budget_period: null,
+      allowed_routers: null,
+      priority: 0,
+      rate_limits: null,
+    });
+  });
+
+  test('a budget as a number is refused, at its field', () => {
+    assert.deepEqual(outcome(teamFromCR(cr('ops', { budget: 5 }))), ['spec.budget: Invalid input: expected string, received number']);
+  });
 });
 
 test('describeProblems joins the problems into one condition message', () => {
@@ -377,8 +423,9 @@ describe('the examples in examples/kubernetes', () => {
   });
   const routers = objects.filter((o) => o.kind === 'ModelRouter');
 
-  test('hold a router, two providers, a Secret and a user', () => {
+  test('hold a router, two providers, a Secret, a team and a user', () => {
     assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      'GatewayTeam/research',
       'GatewayUser/alice',
       'ModelProvider/llama-simulator',
       'ModelProvider/llama-vllm',
@@ -393,6 +440,7 @@ describe('the examples in examples/kubernetes', () => {
       let translation: Translation<unknown>;
       if (object.kind === 'ModelRouter') translation = routerFromCR(resource);
       else if (object.kind === 'GatewayUser') translation = userFromCR(resource);
+      else if (object.kind === 'GatewayTeam') translation = teamFromCR(resource);
       else {
         const routerRef = (object.spec as { routerRef: { name: string } }).routerRef.name;
         const router = routers.find((r) => r.metadata.name === routerRef);
