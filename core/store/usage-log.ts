@@ -7,6 +7,8 @@ export interface UsageRecord {
   readonly time: number;
   readonly user_id: string;
   readonly key_id: string | null;
+  /** The user's team when the request was made (records made before teams existed: null). */
+  readonly team_id: string | null;
   /** The router's name (not the alias called), or the name called when no router matched. */
   readonly router: string;
   /** The router asked for: `router` itself, or the one a fallback stood in for (docs/failure-handling.md). */
@@ -66,19 +68,50 @@ export interface UsageLog {
   /** Appends a record; callers do not wait on it before answering. */
   append(record: UsageRecord): Promise<void>;
   query(userId: string, query: UsageQuery): Promise<UsagePage>;
-  /** Totals per UTC day (YYYY-MM-DD, both ends included) of a user or a router; days without usage are absent. */
-  dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>>;
+  /** Totals per UTC day (YYYY-MM-DD, both ends included) of one team, user, key, router or provider; days without usage are absent. */
+  dailyTotals(subject: UsageSubject, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>>;
   /**
-   * Totals over the UTC days `fromDay` to `toDay` (both included) of every user or every router
-   * that has usage in them, by id or name: a spend report. Read from the daily totals, so as
-   * long-lived as they are (a deleted user's go with it; routers keep theirs).
+   * Totals over the UTC days `fromDay` to `toDay` (both included) of every team, user, key,
+   * router or provider that has usage in them, by id or name: a spend report. Read from the daily
+   * totals, so as long-lived as they are (a deleted user's, key's or team's go with it; routers
+   * and providers keep theirs).
    */
   totalsByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, UsageTotals>>;
+  /** As totalsByGroup, day by day: id -> day -> totals (days without usage absent). */
+  dailyByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, Record<string, UsageTotals>>>;
 }
 
-/** What a spend report groups by. */
-export const USAGE_GROUPS = ['user', 'router'] as const;
+/** Each id's totals over all its days: totalsByGroup from dailyByGroup. */
+export function sumDays(byGroup: Map<string, Record<string, UsageTotals>>): Map<string, UsageTotals> {
+  const out = new Map<string, UsageTotals>();
+  for (const [id, days] of byGroup) out.set(id, Object.values(days).reduce(sumTotals, EMPTY_TOTALS));
+  return out;
+}
+
+/** What usage is totalled by, per day: a spend report's groups. */
+export const USAGE_GROUPS = ['team', 'user', 'key', 'router', 'provider'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+/** One team, user, key, router or provider, as `{ <group>: <id> }`. */
+export type UsageSubject = { [G in UsageGroup]: { readonly [K in G]: string } }[UsageGroup];
+
+/** The group and id of a subject. */
+export function subjectParts(subject: UsageSubject): [UsageGroup, string] {
+  const [group, id] = Object.entries(subject)[0] as [UsageGroup, string];
+  return [group, id];
+}
+
+/** The daily totals a record adds to: its user's and router's, and its team's, key's and provider's when it has them. */
+export function subjectsOf(record: UsageRecord): [UsageGroup, string][] {
+  const out: [UsageGroup, string][] = [
+    ['user', record.user_id],
+    ['router', record.router],
+  ];
+  if (record.team_id) out.push(['team', record.team_id]);
+  if (record.key_id) out.push(['key', record.key_id]);
+  if (record.provider) out.push(['provider', record.provider]);
+  return out;
+}
 
 export const EMPTY_TOTALS: UsageTotals = Object.freeze({
   requests: 0,

@@ -280,6 +280,7 @@ export class Billing {
           time: now,
           user_id: caller.user.id,
           key_id: caller.key.id,
+          team_id: caller.team?.id ?? null,
           router: routerName,
           requested_router: requestedRouter ?? routerName,
           provider: settled.provider,

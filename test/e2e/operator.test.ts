@@ -474,6 +474,7 @@ function usageRecord(userId: string, time: number, costMicros: bigint) {
     time,
     user_id: userId,
     key_id: null,
+    team_id: null,
     router: ROUTER,
     requested_router: ROUTER,
     provider: 'team-a-llama-vllm',

@@ -23,7 +23,7 @@ export class MemoryStore implements Store {
   /** Deleting a user removes their keys, and their money, limits and usage (as Redis does); deleting a team, its money and limits. */
   readonly accounts = new MemoryAccounts((subject) => {
     this.ledger.forget(subject);
-    if (!subject.includes(':')) this.usage.forget(subject);
+    this.usage.forget(subject);
   });
   readonly catalog = new MemoryCatalog();
   /** A ledger subject (store/ledger.ts subjectOf) is a user's id, `key:<id>` or `team:<id>`. */

@@ -4,9 +4,12 @@
 import {
   addToTotals,
   EMPTY_TOTALS,
-  sumTotals,
+  subjectParts,
+  subjectsOf,
+  sumDays,
   type UsageGroup,
   type UsageLog,
+  type UsageSubject,
   type UsagePage,
   type UsageQuery,
   type UsageRecord,
@@ -53,7 +56,7 @@ export class MemoryUsageLog implements UsageLog {
   readonly #now: () => number;
   /** user id -> entries, oldest first */
   readonly #entries = new Map<string, Entry[]>();
-  /** `u:<user>` or `r:<router>` -> day -> totals */
+  /** `<group>:<id>` (usage-log.ts subjectsOf) -> day -> totals */
   readonly #daily = new Map<string, Map<string, UsageTotals>>();
   #sequence = 0;
 
@@ -74,8 +77,7 @@ export class MemoryUsageLog implements UsageLog {
     if (entries.length > this.#maxRecords + TRIM_BATCH) entries.splice(0, entries.length - this.#maxRecords);
     this.#entries.set(record.user_id, entries);
     const day = utcDay(record.time);
-    this.#count(`u:${record.user_id}`, day, record);
-    this.#count(`r:${record.router}`, day, record);
+    for (const [group, id] of subjectsOf(record)) this.#count(`${group}:${id}`, day, record);
   }
 
   async query(userId: string, query: UsageQuery): Promise<UsagePage> {
@@ -102,8 +104,9 @@ export class MemoryUsageLog implements UsageLog {
     return { records, next: more && last ? formatPosition(last.position()) : null, totals };
   }
 
-  async dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
-    const days = this.#daily.get('user' in subject ? `u:${subject.user}` : `r:${subject.router}`);
+  async dailyTotals(subject: UsageSubject, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
+    const [group, id] = subjectParts(subject);
+    const days = this.#daily.get(`${group}:${id}`);
     const out: Record<string, UsageTotals> = {};
     for (const day of daysBetween(fromDay, toDay)) {
       const totals = days?.get(day);
@@ -113,25 +116,37 @@ export class MemoryUsageLog implements UsageLog {
   }
 
   async totalsByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, UsageTotals>> {
-    const prefix = group === 'user' ? 'u:' : 'r:';
+    return sumDays(await this.dailyByGroup(group, fromDay, toDay));
+  }
+
+  async dailyByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, Record<string, UsageTotals>>> {
+    const prefix = `${group}:`;
     const days = daysBetween(fromDay, toDay);
-    const out = new Map<string, UsageTotals>();
+    const out = new Map<string, Record<string, UsageTotals>>();
     for (const [subject, byDay] of this.#daily) {
       if (!subject.startsWith(prefix)) continue;
-      let sum: UsageTotals | undefined;
+      const found: Record<string, UsageTotals> = {};
+      let any = false;
       for (const day of days) {
         const totals = byDay.get(day);
-        if (totals) sum = sumTotals(sum ?? EMPTY_TOTALS, totals);
+        if (totals) {
+          found[day] = totals;
+          any = true;
+        }
       }
-      if (sum) out.set(subject.slice(prefix.length), sum);
+      if (any) out.set(subject.slice(prefix.length), found);
     }
     return out;
   }
 
-  /** Forgets a deleted user's records and daily totals (their part of router totals stays). */
-  forget(userId: string): void {
-    this.#entries.delete(userId);
-    this.#daily.delete(`u:${userId}`);
+  /** Forgets a deleted user's records and daily totals (their part of router totals stays), or a key's or team's totals (`key:<id>`, `team:<id>`). */
+  forget(subject: string): void {
+    if (subject.startsWith('key:') || subject.startsWith('team:')) {
+      this.#daily.delete(subject);
+      return;
+    }
+    this.#entries.delete(subject);
+    this.#daily.delete(`user:${subject}`);
   }
 
   /** The user's entries, those past retention dropped. */

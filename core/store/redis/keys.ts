@@ -1,9 +1,19 @@
 // Every Redis key Tollgate uses, in one place. A user's keys share the hash tag {u:<id>}, so a
 // script that touches several of them stays within one cluster slot.
+import type { UsageGroup } from '../usage-log.ts';
 
 const user = (id: string) => `tg:{u:${id}}`;
 const team = (id: string) => `tg:{t:${id}}`;
 const apiKeyLevel = (id: string) => `tg:{k:${id}}`;
+
+/** Each group's daily totals key, around the id: keys.daily. */
+export const DAILY_PREFIXES: Record<UsageGroup, readonly [string, string]> = {
+  user: ['tg:{u:', '}'],
+  router: ['tg:r:{', '}'],
+  team: ['tg:{t:', '}'],
+  key: ['tg:{k:', '}'],
+  provider: ['tg:p:{', '}'],
+};
 
 /** The ledger's keys of one level (a user, a key or a team): what lua/ledger-common.lua calls K. */
 export interface LevelKeys {
@@ -55,8 +65,6 @@ export const keys = {
   userKeys: (id: string) => `${user(id)}:keys`,
   /** Stream of the user's usage records. */
   usage: (id: string) => `${user(id)}:usage`,
-  /** Hash: the user's totals for one UTC day (YYYY-MM-DD). */
-  userDaily: (id: string, day: string) => `${user(id)}:daily:${day}`,
   /** Every key of one user, for deleting a user. */
   userPattern: (id: string) => `${user(id)}:*`,
   /** String: JSON {user_id, key_id} of the API key with this SHA-256 hash. */
@@ -71,12 +79,11 @@ export const keys = {
   teams: 'tg:teams',
   /** Every ledger key of one API key (its budget hash, ledger, holds, history, rate limits), for deleting it. */
   apiKeyLevelPattern: (id: string) => `${apiKeyLevel(id)}:*`,
-  /** Hash: a team's totals for one UTC day. */
-  teamDaily: (id: string, day: string) => `${team(id)}:daily:${day}`,
-  /** Hash: an API key's totals for one UTC day. */
-  keyDaily: (id: string, day: string) => `${apiKeyLevel(id)}:daily:${day}`,
-  /** Hash: a router's totals for one UTC day. */
-  routerDaily: (router: string, day: string) => `tg:r:{${router}}:daily:${day}`,
+  /**
+   * Hash: the totals of one UTC day of a team, user, key, router or provider (DAILY_PREFIXES): a
+   * user's, key's and team's live with their other keys, so they go when those are deleted.
+   */
+  daily: (group: UsageGroup, id: string, day: string) => `${DAILY_PREFIXES[group][0]}${id}${DAILY_PREFIXES[group][1]}:daily:${day}`,
   /** Hash: `<ratio bucket>:<router>` -> requests; reported / counted prompt tokens (store/prompt-ratios.ts). */
   promptRatios: 'tg:prompt-ratios',
   /** String: JSON Catalog {revision, routers, providers}. */

@@ -1,6 +1,6 @@
 // Usage on Redis: each user's records in a stream (keys.usage) whose entry ids are the records'
 // times, trimmed to the retention; daily totals per user and per router in hashes
-// (keys.userDaily, keys.routerDaily) kept 400 days. Queries read the stream newest first
+// (keys.daily) kept 400 days. Queries read the stream newest first
 // between `to` and `from`, in batches, and total every matching record.
 import type { Redis } from 'ioredis';
 import { checkLimit, comparePositions, matches, parsePosition } from '../paging.ts';
@@ -8,15 +8,18 @@ import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 import {
   addToTotals,
   EMPTY_TOTALS,
-  sumTotals,
+  subjectParts,
+  subjectsOf,
+  sumDays,
   type UsageGroup,
   type UsageLog,
+  type UsageSubject,
   type UsagePage,
   type UsageQuery,
   type UsageRecord,
   type UsageTotals,
 } from '../usage-log.ts';
-import { keys } from './keys.ts';
+import { DAILY_PREFIXES, keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 
 export interface RedisUsageLogOptions {
@@ -63,15 +66,14 @@ export class RedisUsageLog implements UsageLog {
     const streams: string[] = [];
     const times: string[] = [];
     const records: string[] = [];
-    // The batch's totals per daily hash (a user's, a router's): one set of increments each.
+    // The batch's totals per daily hash (a user's, a router's, ...): one set of increments each.
     const daily = new Map<string, DailyIncrement>();
     for (const { record } of batch) {
       streams.push(keys.usage(record.user_id));
       times.push(String(record.time));
       records.push(toEntry(record));
       const day = utcDay(record.time);
-      addToDaily(daily, keys.userDaily(record.user_id, day), record);
-      addToDaily(daily, keys.routerDaily(record.router, day), record);
+      for (const [group, id] of subjectsOf(record)) addToDaily(daily, keys.daily(group, id, day), record);
     }
     const increments = [...daily].map(([key, sums]) => [
       key,
@@ -123,10 +125,11 @@ export class RedisUsageLog implements UsageLog {
     return { records, next, totals };
   }
 
-  async dailyTotals(subject: { user: string } | { router: string }, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
+  async dailyTotals(subject: UsageSubject, fromDay: string, toDay: string): Promise<Record<string, UsageTotals>> {
     const days = daysBetween(fromDay, toDay);
+    const [group, id] = subjectParts(subject);
     const pipeline = this.#redis.pipeline();
-    for (const day of days) pipeline.hgetall('user' in subject ? keys.userDaily(subject.user, day) : keys.routerDaily(subject.router, day));
+    for (const day of days) pipeline.hgetall(keys.daily(group, id, day));
     const replies = days.length > 0 ? ((await pipeline.exec()) ?? []) : [];
     const out: Record<string, UsageTotals> = {};
     replies.forEach(([error, hash], i) => {
@@ -142,10 +145,17 @@ export class RedisUsageLog implements UsageLog {
    * the key space once, in pages), then read in one pipeline per page.
    */
   async totalsByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, UsageTotals>> {
+    return sumDays(await this.dailyByGroup(group, fromDay, toDay));
+  }
+
+  /**
+   * Found by SCAN over the daily totals' keys (an admin's report, not a request's path: it reads
+   * the key space once, in pages), then read in one pipeline per page.
+   */
+  async dailyByGroup(group: UsageGroup, fromDay: string, toDay: string): Promise<Map<string, Record<string, UsageTotals>>> {
     const wanted = new Set(daysBetween(fromDay, toDay));
-    const pattern = group === 'user' ? keys.userDaily('*', '*') : keys.routerDaily('*', '*');
-    const idOf = group === 'user' ? userOfDaily : routerOfDaily;
-    const out = new Map<string, UsageTotals>();
+    const pattern = keys.daily(group, '*', '*');
+    const out = new Map<string, Record<string, UsageTotals>>();
     let cursor = '0';
     do {
       const [next, found] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -158,9 +168,12 @@ export class RedisUsageLog implements UsageLog {
       replies.forEach(([error, hash], i) => {
         if (error) throw error;
         const fields = hash as Record<string, string>;
-        const id = idOf(inRange[i]!);
+        const key = inRange[i]!;
+        const id = idOfDaily(group, key);
         if (fields.requests === undefined || id === undefined) return;
-        out.set(id, sumTotals(out.get(id) ?? EMPTY_TOTALS, toTotals(fields)));
+        const days = out.get(id) ?? {};
+        days[key.slice(key.lastIndexOf(':') + 1)] = toTotals(fields);
+        out.set(id, days);
       });
     } while (cursor !== '0');
     return out;
@@ -224,11 +237,15 @@ function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: Usa
  */
 function toEntry(r: UsageRecord): string {
   const text = JSON.stringify;
-  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
+  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"team_id":${text(r.team_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
 }
 
-type StoredRecord = Omit<UsageRecord, 'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router'> & {
+type StoredRecord = Omit<
+  UsageRecord,
+  'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router' | 'team_id'
+> & {
   requested_router?: string;
+  team_id?: string | null;
   cost_micros: string;
   charged_micros?: string;
   uncovered_micros?: string;
@@ -250,19 +267,16 @@ function fromEntry(fields: string[]): UsageRecord {
     uncovered_micros: stored.uncovered_micros === undefined ? 0n : BigInt(stored.uncovered_micros),
     usage_anomaly: stored.usage_anomaly ?? null,
     requested_router: stored.requested_router ?? stored.router,
+    team_id: stored.team_id ?? null,
   };
 }
 
-/** The user id in a key of keys.userDaily (`tg:{u:<id>}:daily:<day>`). */
-function userOfDaily(key: string): string | undefined {
-  const match = /^tg:\{u:(.+)\}:daily:[^:]+$/.exec(key);
-  return match?.[1];
-}
-
-/** The router name in a key of keys.routerDaily (`tg:r:{<name>}:daily:<day>`); a name may hold `:`. */
-function routerOfDaily(key: string): string | undefined {
-  const match = /^tg:r:\{(.+)\}:daily:[^:]+$/.exec(key);
-  return match?.[1];
+/** The id in a key of keys.daily of the group (`tg:r:{<name>}:daily:<day>`, say); an id may hold `:`. */
+function idOfDaily(group: UsageGroup, key: string): string | undefined {
+  const [prefix, suffix] = DAILY_PREFIXES[group];
+  const end = key.lastIndexOf(`${suffix}:daily:`);
+  if (!key.startsWith(prefix) || end < prefix.length) return undefined;
+  return key.slice(prefix.length, end);
 }
 
 function toTotals(hash: Record<string, string>): UsageTotals {

@@ -1,13 +1,24 @@
 // The caller's usage records (spec 2.6: the request history with each request's cost), newest
 // first, with totals over everything the filter matches; per-day totals for charts; and spend
-// reports grouped by user or router (admins). Admins may read anyone's (`user=`) and a router's
-// (`router=`, daily only); others only their own.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// reports grouped by team, user, key, router or provider (`group_by`, as JSON or CSV). Admins may
+// read anyone's; a team admin their team's, its users' and their keys' (usage-scope.ts); others
+// only their own, and their own keys'.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ModelName, ResourceId } from '../../../core/resources/fields.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { Store } from '../../../core/store/store.ts';
-import { EMPTY_TOTALS, sumTotals, USAGE_GROUPS, type UsageRecord, type UsageTotals } from '../../../core/store/usage-log.ts';
+import {
+  EMPTY_TOTALS,
+  subjectParts,
+  sumTotals,
+  USAGE_GROUPS,
+  type UsageGroup,
+  type UsageRecord,
+  type UsageSubject,
+  type UsageTotals,
+} from '../../../core/store/usage-log.ts';
+import { usageScope } from '../usage-scope.ts';
 import { daysBetween, utcDay } from '../../../core/store/usage-days.ts';
 import { microsToNumber } from '../../metering/cost.ts';
 import { callerOf } from '../auth.ts';
@@ -42,6 +53,8 @@ const Day = z.iso.date({ message: 'must be a date like 2030-01-31' });
 
 const UsageQuery = z
   .strictObject({
+    group_by: z.enum(USAGE_GROUPS).optional(),
+    format: z.enum(['json', 'csv']).optional(),
     from: Instant.optional(),
     to: Instant.optional(),
     model: z.string().min(1).max(128).optional(),
@@ -59,6 +72,10 @@ const DailyQuery = z.strictObject({
   to: Day.optional(),
   user: ResourceId.optional(),
   router: ModelName.optional(),
+  team: ResourceId.optional(),
+  key: z.string().min(1).max(200).optional(),
+  provider: z.string().min(1).max(300).optional(),
+  group_by: z.enum(USAGE_GROUPS).optional(),
 });
 
 const ReportQuery = z.strictObject({
@@ -82,8 +99,13 @@ const REPORT_COLUMNS = [
 ] as const;
 
 export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
-  app.get('/v1/usage', async (request) => {
+  app.get('/v1/usage', async (request, reply) => {
     const query = parseWith(UsageQuery, request.query);
+    // Grouped: the spend report over the days the range covers.
+    if (query.group_by !== undefined) {
+      const day = (ms: number | undefined) => (ms === undefined ? undefined : utcDay(ms));
+      return report(request, reply, deps, query.group_by, day(query.from), day(query.to), query.format ?? 'json');
+    }
     const user = await subjectUser(request, query.user, deps.store);
     const page = await deps.store.usage.query(user, {
       from: query.from,
@@ -99,47 +121,83 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
   // first, as JSON or CSV.
   app.get('/v1/usage/report', async (request, reply) => {
     const query = parseWith(ReportQuery, request.query);
-    if (callerOf(request).user.role !== 'admin') throw errors.forbidden('Only admins may read spend reports', 'group_by');
-    const { from, to } = dayRange(query.from, query.to, deps.now());
-    const groups = await deps.store.usage.totalsByGroup(query.group_by, from, to);
-    const data: Record<string, string | number>[] = [...groups]
-      .sort(([a, x], [b, y]) => (y.cost_micros > x.cost_micros ? 1 : y.cost_micros < x.cost_micros ? -1 : a.localeCompare(b)))
-      .map(([group, totals]) => ({ [query.group_by]: group, ...totalsView(totals) }));
-    const totals = totalsView([...groups.values()].reduce(sumTotals, EMPTY_TOTALS));
-    if (query.format === 'json') return { object: 'usage_report', group_by: query.group_by, from, to, data, totals };
-    const header = [query.group_by, ...REPORT_COLUMNS];
-    const rows = data.map((row) => header.map((column) => csvField(row[column])));
-    reply
-      .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="usage-by-${query.group_by}-${from}-to-${to}.csv"`);
-    return [header, ...rows].map((fields) => `${fields.join(',')}\r\n`).join('');
+    return report(request, reply, deps, query.group_by, query.from, query.to, query.format);
   });
 
   app.get('/v1/usage/daily', async (request) => {
     const query = parseWith(DailyQuery, request.query);
-    if (query.user !== undefined && query.router !== undefined)
-      throw errors.invalidRequest('router: give user or router, not both', 'router');
+    const named = DAILY_SUBJECTS.filter((group) => query[group] !== undefined);
+    if (named.length > 1) throw errors.invalidRequest(`${named[1]}: give one of user, team, key, router and provider`, named[1]!);
+    if (named.length > 0 && query.group_by !== undefined)
+      throw errors.invalidRequest(`group_by: give group_by or ${named[0]}, not both`, 'group_by');
     const { from, to } = dayRange(query.from, query.to, deps.now());
-    let subject: { user: string } | { router: string };
-    if (query.router !== undefined) {
-      if (callerOf(request).user.role !== 'admin') throw errors.forbidden("Only admins may read a router's usage", 'router');
-      subject = { router: routerName(deps.routing, query.router) };
-    } else {
-      subject = { user: await subjectUser(request, query.user, deps.store) };
+    const scope = await usageScope(request, deps.store);
+    const series = (byDay: Record<string, UsageTotals>) => ({
+      data: daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) })),
+      totals: totalsView(Object.values(byDay).reduce(sumTotals, EMPTY_TOTALS)),
+    });
+    if (query.group_by !== undefined) {
+      const group = query.group_by;
+      const byGroup = await deps.store.usage.dailyByGroup(group, from, to);
+      const visible = await scope.filter(group);
+      const groups = [...byGroup].filter(([id]) => visible(id)).sort(([a], [b]) => a.localeCompare(b));
+      const total = groups.flatMap(([, days]) => Object.values(days)).reduce(sumTotals, EMPTY_TOTALS);
+      return {
+        object: 'usage_daily_report',
+        group_by: group,
+        from,
+        to,
+        data: groups.map(([id, days]) => ({ [group]: id, ...series(days) })),
+        totals: totalsView(total),
+      };
     }
-    const byDay = await deps.store.usage.dailyTotals(subject, from, to);
-    const data = daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) }));
-    const sum = Object.values(byDay).reduce(sumTotals, EMPTY_TOTALS);
+    let subject: UsageSubject;
+    if (query.router !== undefined) subject = { router: routerName(deps.routing, query.router) };
+    else if (query.team !== undefined) subject = { team: query.team };
+    else if (query.key !== undefined) subject = { key: query.key };
+    else if (query.provider !== undefined) subject = { provider: query.provider };
+    else subject = { user: await subjectUser(request, query.user, deps.store) };
+    const [group, id] = subjectParts(subject);
+    if (group !== 'user' && !(await scope.filter(group, group))(id))
+      throw errors.forbidden(`You may not read the usage of ${group} "${id}"`, group);
     return {
       object: 'list',
       user: 'user' in subject ? subject.user : null,
       router: 'router' in subject ? subject.router : null,
+      ...(group !== 'user' && group !== 'router' && { [group]: id }),
       from,
       to,
-      data,
-      totals: totalsView(sum),
+      ...series(await deps.store.usage.dailyTotals(subject, from, to)),
     };
   });
+}
+
+/** The subjects /v1/usage/daily takes one of. */
+const DAILY_SUBJECTS = ['user', 'team', 'key', 'router', 'provider'] as const;
+
+/** A spend report: each visible id's totals over a range of days, dearest first, as JSON or CSV. */
+async function report(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: UsageDeps,
+  group: UsageGroup,
+  fromDay: string | undefined,
+  toDay: string | undefined,
+  format: 'json' | 'csv',
+) {
+  const scope = await usageScope(request, deps.store);
+  const visible = await scope.filter(group);
+  const { from, to } = dayRange(fromDay, toDay, deps.now());
+  const groups = [...(await deps.store.usage.totalsByGroup(group, from, to))].filter(([id]) => visible(id));
+  const data: Record<string, string | number>[] = groups
+    .sort(([a, x], [b, y]) => (y.cost_micros > x.cost_micros ? 1 : y.cost_micros < x.cost_micros ? -1 : a.localeCompare(b)))
+    .map(([id, totals]) => ({ [group]: id, ...totalsView(totals) }));
+  const totals = totalsView(groups.map(([, t]) => t).reduce(sumTotals, EMPTY_TOTALS));
+  if (format === 'json') return { object: 'usage_report', group_by: group, from, to, data, totals };
+  const header = [group, ...REPORT_COLUMNS];
+  const rows = data.map((row) => header.map((column) => csvField(row[column])));
+  reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="usage-by-${group}-${from}-to-${to}.csv"`);
+  return [header, ...rows].map((fields) => `${fields.join(',')}\r\n`).join('');
 }
 
 /** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
@@ -148,12 +206,15 @@ function csvField(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/** Whose usage: the caller's own, or for an admin anyone's (who must exist). */
+/** Whose usage: the caller's own, or for an admin anyone's, for a team admin their team's (who must exist). */
 async function subjectUser(request: FastifyRequest, requested: string | undefined, store: Store): Promise<string> {
   const { user } = callerOf(request);
   if (requested === undefined || requested === user.id) return user.id;
-  if (user.role !== 'admin') throw errors.forbidden("Only admins may read another user's usage", 'user');
-  if (!(await store.accounts.getUser(requested))) throw errors.notFound(`User "${requested}" not found`, 'user');
+  if (user.role !== 'admin' && user.role !== 'team_admin') throw errors.forbidden("Only admins may read another user's usage", 'user');
+  const other = await store.accounts.getUser(requested);
+  if (user.role === 'team_admin' && (other === undefined || other.team !== user.team || user.team === null))
+    throw errors.forbidden(`User "${requested}" is not in your team`, 'user');
+  if (!other) throw errors.notFound(`User "${requested}" not found`, 'user');
   return requested;
 }
 

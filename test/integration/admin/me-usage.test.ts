@@ -41,11 +41,12 @@ describe('GET /v1/me', () => {
       id: me.id,
       name: 'Me',
       role: 'user',
+      team: null,
       budget: 2,
       budget_period: 'weekly',
       allowed_routers: ['priced'],
       rate_limits: null,
-      priority: 0,
+      priority: null,
       spent: 0,
       reserved: 0,
       remaining: 2,
@@ -53,7 +54,20 @@ describe('GET /v1/me', () => {
     assert.equal(new Date(period_start).getUTCDay(), 1, 'weeks start on Monday');
     assert.equal(Date.parse(period_end) - Date.parse(period_start), 7 * 86_400_000);
     assert.ok(!Number.isNaN(Date.parse(created_at)));
-    assert.deepEqual(Object.keys(key).sort(), ['created_at', 'expires_at', 'hint', 'id', 'name']);
+    assert.deepEqual(Object.keys(key).sort(), [
+      'allowed_routers',
+      'budget',
+      'budget_period',
+      'created_at',
+      'expires_at',
+      'hint',
+      'id',
+      'name',
+      'object',
+      'rate_limits',
+      'revoked_at',
+      'user_id',
+    ]);
     assert.equal(key.id, me.keyId);
     assert.equal(key.hint, `tg-…${me.key.slice(-4)}`);
 
@@ -376,16 +390,30 @@ describe('GET /v1/usage/report', () => {
     assert.deepEqual([payerLine[1], payerLine[5]], ['2', String(rowOf(payer.id).cost)]);
   });
 
-  test('only admins read spend reports; the grouping and the range are checked', async () => {
+  test("a user's report holds only themselves and their keys, never routers; the grouping and the range are checked", async () => {
     const user = await createUser(gw, { name: 'Nosy' });
-    assertError(await gw.get('/v1/usage/report?group_by=user', user.auth), {
+    assert.equal((await chat(gw, 'free', user.auth)).status, 200);
+    const own = await waitUntil(
+      () => gw.get('/v1/usage/report?group_by=user', user.auth),
+      (a) => a.status !== 200 || a.body.data.length > 0,
+    );
+    assert.deepEqual(
+      own.body.data.map((row: { user: string }) => row.user),
+      [user.id],
+    );
+    const keys = await gw.get('/v1/usage/report?group_by=key', user.auth);
+    assert.deepEqual(
+      keys.body.data.map((row: { key: string }) => row.key),
+      [user.keyId],
+    );
+    assertError(await gw.get('/v1/usage/report?group_by=router', user.auth), {
       status: 403,
       type: 'permission_error',
       code: 'forbidden',
-      message: 'Only admins may read spend reports',
+      message: "Only admins may read usage by router: it counts every team's requests",
       param: 'group_by',
     });
-    assertError(await gw.get('/v1/usage/report?group_by=team'), invalid('group_by'));
+    assertError(await gw.get('/v1/usage/report?group_by=tenant'), invalid('group_by'));
     assertError(await gw.get('/v1/usage/report'), invalid('group_by'));
     assertError(await gw.get('/v1/usage/report?group_by=user&format=xml'), invalid('format'));
     assertError(await gw.get('/v1/usage/report?group_by=user&from=2024-01-10&to=2024-01-01'), invalid('to', 'to: must not be before from'));

@@ -40,11 +40,12 @@ describe('POST /v1/admin/users', () => {
         id: created.id,
         name: 'Ann',
         role: 'user',
+        team: null,
         budget: 12.5,
         budget_period: 'monthly',
         allowed_routers: null,
         rate_limits: null,
-        priority: 0,
+        priority: null,
         created_at: undefined,
         spent: 0,
         reserved: 0,
@@ -240,7 +241,21 @@ describe('API keys of a user', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const { key: secret, ...record } = created.body;
     assert.match(secret, /^tg-/);
-    assert.deepEqual(Object.keys(record).sort(), ['created_at', 'expires_at', 'hint', 'id', 'name', 'object', 'revoked_at', 'user_id']);
+    assert.deepEqual(Object.keys(record).sort(), [
+      'allowed_routers',
+      'budget',
+      'budget_period',
+      'created_at',
+      'expires_at',
+      'hint',
+      'id',
+      'name',
+      'object',
+      'rate_limits',
+      'revoked_at',
+      'user_id',
+    ]);
+    assert.equal(record.budget, null, 'a key without limits of its own');
     assert.equal(record.hint, `tg-…${secret.slice(-4)}`);
     assert.equal(record.user_id, user.id);
     assert.equal((await gw.get('/v1/me', bearer(secret))).body.id, user.id, 'the new key works');

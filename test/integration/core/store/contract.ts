@@ -59,6 +59,7 @@ export function usageRecord(userId: string, time: number, fields: Partial<UsageR
     time,
     user_id: userId,
     key_id: 'k1',
+    team_id: null,
     router: 'chat',
     requested_router: fields.router ?? 'chat',
     provider: 'sim-1',

@@ -112,14 +112,14 @@ describe('redis store: Redis specifics', () => {
     ]);
     const day = utcDay(now);
     assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 3);
-    assert.deepEqual(await admin.hmget(keys.userDaily('alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
-    assert.deepEqual(await admin.hmget(keys.routerDaily('chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
+    assert.deepEqual(await admin.hmget(keys.daily('user', 'alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
+    assert.deepEqual(await admin.hmget(keys.daily('router', 'chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
     for (const key of [
       keys.usage('alice'),
       keys.usage('bob'),
-      keys.userDaily('alice', day),
-      keys.routerDaily('chat', day),
-      keys.routerDaily('embed', day),
+      keys.daily('user', 'alice', day),
+      keys.daily('router', 'chat', day),
+      keys.daily('router', 'embed', day),
     ]) {
       assert.ok((await admin.pttl(key)) > 0, `${key} has a lifetime`);
     }
