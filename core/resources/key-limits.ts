@@ -18,3 +18,15 @@ export type KeyLimitsInput = z.input<typeof KeyLimits>;
 export function isKeyLevel(limits: Partial<KeyLimits>): boolean {
   return (limits.budget ?? null) !== null || (limits.rate_limits ?? null) !== null;
 }
+
+/** A stored key's limits, whole (a key stored before keys had limits, or some of them, has none). */
+export function keyLimitsOf(key: Partial<KeyLimits>): KeyLimits {
+  return {
+    budget: key.budget ?? null,
+    budget_period: key.budget_period ?? null,
+    allowed_routers: key.allowed_routers ?? null,
+    budget_alerts: key.budget_alerts ?? null,
+    soft_budget: key.soft_budget ?? false,
+    rate_limits: key.rate_limits ?? null,
+  };
+}

@@ -27,6 +27,12 @@ export const Money = z.union([z.number(), z.string()]).transform((value, ctx) =>
 
 export const Priority = z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max);
 
+/** Alert thresholds, in percent of a budget: each fires once per budget period (docs/budgets.md). */
+export const BudgetAlerts = z
+  .array(z.number().int().min(1).max(1000))
+  .max(10, 'at most 10 thresholds')
+  .transform((percents) => [...new Set(percents)].sort((a, b) => a - b));
+
 /** A budget and what goes with it, as users, teams and API keys have them. */
 export const budgetFields = (whose: string) => ({
   budget: Money.nullable()
@@ -38,6 +44,10 @@ export const budgetFields = (whose: string) => ({
     .default(null)
     .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday); null never resets.'),
   allowed_routers: z.array(ModelName).nullable().default(null).describe(`Routers (names) the ${whose} may call; null allows all.`),
+  budget_alerts: BudgetAlerts.nullable()
+    .default(null)
+    .describe('Percentages of the budget at which an alert is raised, once per period each (e.g. [50, 80, 100]); null for none.'),
+  soft_budget: z.boolean().default(false).describe('A soft budget only alerts: it never refuses a request, and what is spent may pass it.'),
 });
 
 export const UserSpec = z.strictObject({

@@ -5,6 +5,7 @@ import type { AccountStore } from './accounts.ts';
 import type { CatalogStore } from './catalog.ts';
 import type { GatewayReports } from './gateway-reports.ts';
 import type { Ledger } from './ledger.ts';
+import type { BudgetAlerts } from './budget-alerts.ts';
 import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
@@ -16,6 +17,8 @@ export interface Store {
   readonly catalog: CatalogStore;
   /** Money and rate limits: admission and settlement. */
   readonly ledger: Ledger;
+  /** Alerts settlement raised as budgets near their end, for the gateways and the operator to deliver. */
+  readonly alerts: BudgetAlerts;
   /** Usage records and daily totals. */
   readonly usage: UsageLog;
   /** What backends report against the gateway's prompt counts. */

@@ -2,8 +2,8 @@
 // or file, so a fresh system can be administered at all) and the teams and users a config file
 // declares.
 import { isDeepStrictEqual } from 'node:util';
-import type { AccountStore, ApiKeyRecord } from '../../core/store/accounts.ts';
-import type { KeyLimits } from '../../core/resources/key-limits.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
+import { keyLimitsOf } from '../../core/resources/key-limits.ts';
 import type { TeamSpec } from '../../core/resources/team.ts';
 import { ConflictError } from '../../core/store/store-errors.ts';
 import type { FileUser } from '../config/config-file.ts';
@@ -29,6 +29,8 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
           budget: null,
           budget_period: null,
           allowed_routers: null,
+          budget_alerts: null,
+          soft_budget: false,
           priority: 0,
           rate_limits: null,
         },
@@ -73,14 +75,9 @@ export async function seedUsers(accounts: AccountStore, teams: readonly TeamSpec
       const existing = await accounts.findKey(hash);
       if (existing && existing.user.id !== spec.id)
         throw new Error(`the key "${key.name}" of user ${spec.id} in the config file belongs to user ${existing.user.id}`);
-      const limits: KeyLimits = {
-        budget: key.budget,
-        budget_period: key.budget_period,
-        allowed_routers: key.allowed_routers,
-        rate_limits: key.rate_limits,
-      };
+      const limits = keyLimitsOf(key);
       if (existing) {
-        if (!sameLimits(existing.key, limits)) await accounts.updateKey(spec.id, existing.key.id, limits);
+        if (!isDeepStrictEqual(keyLimitsOf(existing.key), limits)) await accounts.updateKey(spec.id, existing.key.id, limits);
         continue;
       }
       await accounts.addKey({
@@ -96,17 +93,4 @@ export async function seedUsers(accounts: AccountStore, teams: readonly TeamSpec
       });
     }
   }
-}
-
-/** Whether a stored key already has these limits (a key stored before keys had limits has none). */
-function sameLimits(key: ApiKeyRecord, limits: KeyLimits): boolean {
-  return isDeepStrictEqual(
-    {
-      budget: key.budget ?? null,
-      budget_period: key.budget_period ?? null,
-      allowed_routers: key.allowed_routers ?? null,
-      rate_limits: key.rate_limits ?? null,
-    },
-    limits,
-  );
 }

@@ -18,6 +18,7 @@ import {
   type SettleResult,
 } from '../ledger.ts';
 import { periodIndex, periodLabel, periodStart } from '../periods.ts';
+import type { MemoryBudgetAlerts } from './memory-budget-alerts.ts';
 import { check, FRESH, limitsOf, rolled, status, type WindowCounter, type WindowCheck } from '../sliding-window.ts';
 
 interface UserLedger {
@@ -26,6 +27,8 @@ interface UserLedger {
   spent: bigint;
   reserved: bigint;
   holds: Map<string, { micros: bigint; expires: number }>;
+  /** The highest alert threshold raised this period (percent; 0 for none). */
+  alerted: number;
   /** No hold expires before this (ms): until then there is nothing to release. */
   nextExpiry: number;
   /** `<period kind>:<index>` -> spent, as the Redis store keeps it. */
@@ -38,11 +41,16 @@ interface UserLedger {
 export interface BudgetSource {
   readonly budget: string | null;
   readonly budget_period: BudgetPeriod | null;
+  /** Thresholds in percent, ascending; each raises an alert once per period. */
+  readonly budget_alerts?: readonly number[] | null;
+  /** A budget that only alerts, never refuses. */
+  readonly soft_budget?: boolean;
 }
 
 /** One level of a request as admission and settlement see it. */
 interface Level {
   readonly name: LevelName;
+  readonly id: string;
   readonly source: BudgetSource;
   readonly ledger: UserLedger;
   readonly policy: RateLimitPolicy | undefined;
@@ -51,10 +59,12 @@ interface Level {
 export class MemoryLedger implements Ledger {
   readonly #sources: (subject: string) => BudgetSource | undefined;
   readonly #ledgers = new Map<string, UserLedger>();
+  readonly #alerts: MemoryBudgetAlerts;
 
-  /** `sources` finds a subject's budget: a user's by id, a key's or team's by subjectOf(). */
-  constructor(sources: (subject: string) => BudgetSource | undefined) {
+  /** `sources` finds a subject's budget: a user's by id, a key's or team's by subjectOf(); alerts go to `alerts`. */
+  constructor(sources: (subject: string) => BudgetSource | undefined, alerts: MemoryBudgetAlerts) {
     this.#sources = sources;
+    this.#alerts = alerts;
   }
 
   /** The request's levels (user first), or undefined for an unknown user; a key or team gone since is left out. */
@@ -66,11 +76,12 @@ export class MemoryLedger implements Ledger {
   ): Level[] | undefined {
     const user = this.#sources(userId);
     if (!user) return undefined;
-    const levels: Level[] = [{ name: 'user', source: user, ledger: this.#prepare(userId, user, now), policy }];
+    const levels: Level[] = [{ name: 'user', id: userId, source: user, ledger: this.#prepare(userId, user, now), policy }];
     for (const other of others ?? []) {
       const subject = subjectOf(other);
       const source = this.#sources(subject);
-      if (source) levels.push({ name: other.level, source, ledger: this.#prepare(subject, source, now), policy: other.policy });
+      if (source)
+        levels.push({ name: other.level, id: other.id, source, ledger: this.#prepare(subject, source, now), policy: other.policy });
     }
     return levels;
   }
@@ -107,7 +118,7 @@ export class MemoryLedger implements Ledger {
     if (hold) {
       for (const level of levels) {
         const budget = budgetMicros(level.source);
-        if (budget === null) continue;
+        if (budget === null || level.source.soft_budget) continue;
         const room = budget - level.ledger.spent - level.ledger.reserved;
         if (!tightest || room < tightest.room) tightest = { level, room };
       }
@@ -134,7 +145,8 @@ export class MemoryLedger implements Ledger {
     const levels = this.#levels(userId, rate?.policy, settlement.levels, settlement.now);
     if (!levels) return { chargedMicros: 0n };
     let charged: bigint | undefined;
-    for (const { source, ledger, policy } of levels) {
+    for (const level of levels) {
+      const { source, ledger, policy } = level;
       const hold = settlement.reservation && ledger.holds.get(settlement.reservation.id);
       if (hold && settlement.reservation && hold.micros === settlement.reservation.micros) {
         ledger.holds.delete(settlement.reservation.id);
@@ -142,7 +154,7 @@ export class MemoryLedger implements Ledger {
       }
       let charge = settlement.actualMicros;
       const budget = budgetMicros(source);
-      if (budget !== null) {
+      if (budget !== null && !source.soft_budget) {
         let room = budget - ledger.spent - ledger.reserved;
         if (room < 0n) room = 0n;
         if (charge > room) charge = room;
@@ -152,6 +164,7 @@ export class MemoryLedger implements Ledger {
         ledger.spent += charge;
         const label = `${ledger.ptype ?? ''}:${ledger.pidx}`;
         ledger.history.set(label, (ledger.history.get(label) ?? 0n) + charge);
+        if (budget !== null && source.budget_alerts) this.#raiseAlerts(level, budget, userId, settlement.now);
       }
       if (rate && rate.tokens > 0 && policy) {
         const counters = this.#counters(ledger, rate.scope);
@@ -186,6 +199,27 @@ export class MemoryLedger implements Ledger {
     };
   }
 
+  /** Raises the level's alerts its spending has reached, once per period each (as lua/settle.lua). */
+  #raiseAlerts(level: Level, budget: bigint, userId: string, now: number): void {
+    const { ledger } = level;
+    for (const percent of level.source.budget_alerts ?? []) {
+      if (percent <= ledger.alerted || ledger.spent * 100n < budget * BigInt(percent)) continue;
+      ledger.alerted = percent;
+      const period = `${ledger.ptype ?? ''}:${ledger.pidx}`;
+      this.#alerts.raise({
+        key: `${level.name}:${level.id}:${period}:${percent}`,
+        level: level.name,
+        id: level.id,
+        user: userId,
+        percent,
+        budgetMicros: budget,
+        spentMicros: ledger.spent,
+        period,
+        at: now,
+      });
+    }
+  }
+
   /** Forgets a deleted user's, key's or team's money and limits (a subject as for balance). */
   forget(subject: string): void {
     this.#ledgers.delete(subject);
@@ -200,6 +234,7 @@ export class MemoryLedger implements Ledger {
         pidx: 0,
         spent: 0n,
         reserved: 0n,
+        alerted: 0,
         holds: new Map(),
         nextExpiry: Infinity,
         history: new Map(),
@@ -215,6 +250,7 @@ export class MemoryLedger implements Ledger {
     } else if (pidx > ledger.pidx) {
       ledger.pidx = pidx;
       ledger.spent = 0n;
+      ledger.alerted = 0;
     }
     // Every admission and settlement comes here: the holds in flight are looked at only once one
     // may have expired (a settled hold leaves nextExpiry early, which costs one look too many).

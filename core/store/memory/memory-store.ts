@@ -5,7 +5,8 @@ import { MemoryAccounts } from './memory-accounts.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
 import { MemoryGatewayReports } from './memory-gateway-reports.ts';
 import { MemoryLedger } from './memory-ledger.ts';
-import { isKeyLevel } from '../../resources/key-limits.ts';
+import { isKeyLevel, keyLimitsOf } from '../../resources/key-limits.ts';
+import { MemoryBudgetAlerts } from './memory-budget-alerts.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
@@ -27,12 +28,13 @@ export class MemoryStore implements Store {
   });
   readonly catalog = new MemoryCatalog();
   /** A ledger subject (store/ledger.ts subjectOf) is a user's id, `key:<id>` or `team:<id>`. */
+  readonly alerts = new MemoryBudgetAlerts();
   readonly ledger = new MemoryLedger((subject) => {
     if (subject.startsWith('team:')) return this.accounts.peekTeam(subject.slice(5));
     if (!subject.startsWith('key:')) return this.accounts.peek(subject);
     const key = this.accounts.peekKey(subject.slice(4));
-    return key && isKeyLevel(key) ? { budget: key.budget ?? null, budget_period: key.budget_period ?? null } : undefined;
-  });
+    return key && isKeyLevel(key) ? keyLimitsOf(key) : undefined;
+  }, this.alerts);
   readonly usage: MemoryUsageLog;
   readonly promptRatios = new MemoryPromptRatios();
   readonly gateways: MemoryGatewayReports;

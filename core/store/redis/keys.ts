@@ -86,6 +86,8 @@ export const keys = {
   daily: (group: UsageGroup, id: string, day: string) => `${DAILY_PREFIXES[group][0]}${id}${DAILY_PREFIXES[group][1]}:daily:${day}`,
   /** Hash: `<ratio bucket>:<router>` -> requests; reported / counted prompt tokens (store/prompt-ratios.ts). */
   promptRatios: 'tg:prompt-ratios',
+  /** Stream of budget alerts (lua/settle.lua raises them; store/budget-alerts.ts delivers them), each entry's field `a` JSON. */
+  alerts: 'tg:alerts',
   /** String: JSON Catalog {revision, routers, providers}. */
   catalog: 'tg:catalog',
   /** Pub/sub channel told after every catalog write. */

@@ -8,8 +8,7 @@
 import type { Redis } from 'ioredis';
 import type { UserSpec } from '../../resources/user.ts';
 import type { TeamSpec } from '../../resources/team.ts';
-import { isKeyLevel, type KeyLimits } from '../../resources/key-limits.ts';
-import type { BudgetPeriod } from '../../resources/kinds.ts';
+import { isKeyLevel, keyLimitsOf, type KeyLimits } from '../../resources/key-limits.ts';
 import { parseDecimal } from '../../money/decimal.ts';
 import type { AccountStore, ApiKeyRecord, FoundKey, Page, TeamRecord, UserRecord } from '../accounts.ts';
 import { ConflictError, KeyLimitError, NotFoundError } from '../store-errors.ts';
@@ -134,8 +133,8 @@ export class RedisAccounts implements AccountStore {
       throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}", or a key with this secret exists`);
     // A new key: nobody holds it yet, so its budget hash may follow the record.
     if (isKeyLevel(key)) {
-      const [budget, period] = keyBudgetFields(key);
-      await this.#redis.hset(levelKeys(`key:${key.id}`).budget, 'budget', budget, 'period', period);
+      const [budget, period, alerts, soft] = keyBudgetFields(key);
+      await this.#redis.hset(levelKeys(`key:${key.id}`).budget, 'budget', budget, 'period', period, 'alerts', alerts, 'soft', soft);
     }
   }
 
@@ -179,7 +178,7 @@ export class RedisAccounts implements AccountStore {
       const key = change(JSON.parse(raw) as ApiKeyRecord);
       const json = JSON.stringify(key);
       if (json === raw) return key;
-      const fields = budget ? ['1', ...keyBudgetFields(key)] : ['', '', ''];
+      const fields = budget ? ['1', ...keyBudgetFields(key)] : ['', '', '', '', ''];
       const outcome = await this.#replaceKey.run(keys.userKeys(userId), levelKeys(`key:${keyId}`).budget, keyId, raw, json, ...fields);
       if (outcome === 1) return key;
       if (outcome !== 0) return undefined;
@@ -274,17 +273,24 @@ export class RedisAccounts implements AccountStore {
   }
 }
 
-/** A user's or team's hash's `budget` (micros, '' = unlimited) and `period` ('' = none), as the ledger reads them. */
-function budgetFields(owner: { id: string; budget: string | null; budget_period: BudgetPeriod | null }): [budget: string, period: string] {
-  if (owner.budget === null) return ['', owner.budget_period ?? ''];
+type BudgetOwner = { id: string } & Pick<KeyLimits, 'budget' | 'budget_period' | 'budget_alerts' | 'soft_budget'>;
+
+/**
+ * A user's or team's hash's `budget` (micros, '' = unlimited), `period` ('' = none), `alerts`
+ * (thresholds in percent, '50,80,100'; '' = none) and `soft` ('1' = alerts only), as the ledger
+ * reads them.
+ */
+function budgetFields(owner: BudgetOwner): [budget: string, period: string, alerts: string, soft: string] {
+  const rest = [owner.budget_period ?? '', (owner.budget_alerts ?? []).join(','), owner.soft_budget ? '1' : ''] as const;
+  if (owner.budget === null) return ['', ...rest];
   const parsed = parseDecimal(owner.budget, 6);
   if (!parsed.ok) throw new RangeError(`"${owner.id}": budget ${parsed.reason}`);
-  return [parsed.value.toString(), owner.budget_period ?? ''];
+  return [parsed.value.toString(), ...rest];
 }
 
 /** A key's budget hash's fields, as for a user (budgetFields). */
-function keyBudgetFields(key: ApiKeyRecord): [budget: string, period: string] {
-  return budgetFields({ id: key.id, budget: key.budget ?? null, budget_period: key.budget_period ?? null });
+function keyBudgetFields(key: ApiKeyRecord): [budget: string, period: string, alerts: string, soft: string] {
+  return budgetFields({ id: key.id, ...keyLimitsOf(key) });
 }
 
 function teamRecord(spec: string | null, createdAt: string | null): TeamRecord | undefined {

@@ -21,7 +21,7 @@ import {
 } from '../ledger.ts';
 import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
 import { randomId } from '../../ids.ts';
-import { levelKeys } from './keys.ts';
+import { keys, levelKeys } from './keys.ts';
 import { BudgetLease, BUDGET_LEASES, type HoldChange } from './redis-budget-lease.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
@@ -55,6 +55,8 @@ function ledgerPrelude(): string {
     `local WINDOWS = {\n${windows.join('\n')}\n}`,
     `local LIMIT_NAMES = { ${RATE_LIMIT_NAMES.map((name) => `'${name}'`).join(', ')} }`,
     `local WINDOW_HASH_TTL_MS = ${WINDOW_HASH_TTL_MS}`,
+    `local ALERTS_STREAM = '${keys.alerts}'`,
+    `local ALERTS_KEPT = ${ALERTS_KEPT}`,
   ].join('\n');
 }
 
@@ -95,6 +97,9 @@ interface SettleStep extends StepTime {
   readonly unused?: Partial<Record<RateLimitName, number>>;
 }
 
+/** Alerts the stream keeps (roughly: MAXLEN ~), delivered or not: far more than are ever raised between deliveries. */
+const ALERTS_KEPT = 10_000;
+
 /** Most admissions and settlements sent in one script call. */
 const MAX_BATCH = 128;
 
@@ -132,9 +137,11 @@ function runBatch(waiting: Pending[], script: LuaScript, onFailure: () => void):
   };
   const requests = batch.map(({ userId, scope, levels, step }) => {
     const k = keySet(userId, scope);
-    if (levels === undefined || levels.length === 0) return { k, ...step };
-    const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope), n: l.level, limits: limitsOf(l.policy) }));
-    return { k, ...step, x };
+    // A settlement names the user and its levels by id: the alerts it may raise say whose they are.
+    const u = step.t === 's' ? userId : undefined;
+    if (levels === undefined || levels.length === 0) return { k, u, ...step };
+    const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope), n: l.level, id: l.id, limits: limitsOf(l.policy) }));
+    return { k, u, ...step, x };
   });
   script.run(JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {

@@ -17,6 +17,8 @@ import { RedisChannels } from './redis-channels.ts';
 import { RedisGateways } from './redis-gateways.ts';
 import { RedisHealth } from './redis-health.ts';
 import { BUDGET_LEASES } from './redis-budget-lease.ts';
+import { RedisBudgetAlerts } from './redis-budget-alerts.ts';
+import type { BudgetAlerts } from '../budget-alerts.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
@@ -53,6 +55,7 @@ export class RedisStore implements Store {
   readonly accounts: AccountStore;
   readonly catalog: CatalogStore;
   readonly ledger: Ledger;
+  readonly alerts: BudgetAlerts;
   readonly usage: UsageLog;
   readonly promptRatios: PromptRatioStore;
   readonly gateways: GatewayReports;
@@ -106,7 +109,7 @@ export class RedisStore implements Store {
     const gate: Gate = (call) => this.#call(call);
     // Leases taken under a user's old budget or limits, or under old prices, go back before the
     // change. Other gateways' leases close by themselves within BUDGET_LEASES.openMs.
-    this.accounts = gated(new RedisAccounts(client, this.#channels, (userId) => ledger.closeLeases(userId)), gate, ['onAccountChange']);
+    this.accounts = gated(new RedisAccounts(client, this.#channels, (subject) => ledger.closeLeases(subject)), gate, ['onAccountChange']);
     this.catalog = gated(new RedisCatalog(client, this.#channels, () => ledger.closeLeases(null)), gate, ['onCatalogChange']);
     this.ledger = {
       admit: (userId, admission) => this.#call(() => ledger.admit(userId, admission)),
@@ -115,6 +118,8 @@ export class RedisStore implements Store {
       settle: (userId, settlement) => unavailable(() => ledger.settle(userId, settlement), this.#timedOut),
       balance: (userId, now) => this.#call(() => ledger.balance(userId, now)),
     };
+    // Its readers block on connections of their own, and retry by themselves: not gated.
+    this.alerts = new RedisBudgetAlerts(client);
     this.usage = gated(new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now }), gate);
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));

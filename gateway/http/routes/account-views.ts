@@ -153,16 +153,6 @@ export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Ledger, now: n
   return isKeyLevel(key) ? keyView(key, await ledger.balance(`key:${key.id}`, now)) : keyView(key);
 }
 
-/** The key's limits as stored (a key made before keys had limits has none). */
-export function limitsOf(key: ApiKeyRecord): KeyLimits {
-  return {
-    budget: key.budget ?? null,
-    budget_period: key.budget_period ?? null,
-    allowed_routers: key.allowed_routers ?? null,
-    rate_limits: key.rate_limits ?? null,
-  };
-}
-
 /**
  * A key is narrower than its user: its budget no larger than theirs, its routers among theirs.
  * Throws 400 otherwise.

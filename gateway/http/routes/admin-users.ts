@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { UserSpec } from '../../../core/resources/user.ts';
-import { KeyLimits } from '../../../core/resources/key-limits.ts';
+import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import type { UserResources } from '../../kubernetes/cr-catalog.ts';
 import type { Store } from '../../../core/store/store.ts';
 import type { UserRecord } from '../../../core/store/accounts.ts';
@@ -19,7 +19,7 @@ import { managersOnly, requireManager } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
 import { assertBudgetInScope, assertRoleInScope, assertUserInScope, scopeOf, type Scope } from '../team-scope.ts';
-import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, limitsOf, userView } from './account-views.ts';
+import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
 
 export interface AdminUsersDeps {
   readonly store: Store;
@@ -125,7 +125,7 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       const user = await userInScope(deps.store, scope, id);
       const key = (await deps.store.accounts.listKeys(id)).find((k) => k.id === keyId);
       if (!key) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
-      const limits = parseWith(KeyLimits, mergePatch(limitsOf(key), bodyObject(request.body)));
+      const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
       assertNarrower(limits, user);
       assertBudgetInScope(scope, await teamOf(deps.store, user), limits.budget);
       const updated = await deps.store.accounts.updateKey(id, keyId, limits);

@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../../core/store/store.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../api-error.ts';
-import { KeyLimits } from '../../../core/resources/key-limits.ts';
+import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import { bodyObject, mergePatch, parseWith } from '../payloads.ts';
-import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, limitsOf, userView } from './account-views.ts';
+import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
 
 export interface MeDeps {
   readonly store: Store;
@@ -40,7 +40,7 @@ export function registerMe(app: FastifyInstance, deps: MeDeps): void {
     const { keyId } = request.params;
     const key = (await deps.store.accounts.listKeys(user.id)).find((k) => k.id === keyId);
     if (!key) throw errors.notFound(`You have no API key "${keyId}"`);
-    const limits = parseWith(KeyLimits, mergePatch(limitsOf(key), bodyObject(request.body)));
+    const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
     assertNarrower(limits, user);
     const updated = await deps.store.accounts.updateKey(user.id, keyId, limits);
     if (!updated) throw errors.notFound(`You have no API key "${keyId}"`);

@@ -18,6 +18,8 @@ const user = (id: string, role: 'admin' | 'user'): UserRecord => ({
   budget: null,
   budget_period: null,
   allowed_routers: null,
+  budget_alerts: null,
+  soft_budget: false,
   priority: 0,
   rate_limits: null,
   created_at: '2030-01-01T00:00:00.000Z',

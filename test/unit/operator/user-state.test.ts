@@ -45,6 +45,8 @@ describe('sameUserSpec', () => {
     budget: '25',
     budget_period: 'monthly',
     allowed_routers: ['chat'],
+    budget_alerts: null,
+    soft_budget: false,
     priority: 0,
     rate_limits: null,
   };

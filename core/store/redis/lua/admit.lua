@@ -107,7 +107,7 @@ local function admit_one(K, A, KS)
   if holdId ~= '' then
     for _, lv in ipairs(levels) do
       local L = lv.L
-      if L.budget ~= nil then
+      if L.budget ~= nil and not L.soft then
         if holdMicros > L.budget - L.spent - L.reserved then release_stale(lv.K, L, now) end
         local room = L.budget - L.spent - L.reserved
         if tightestRoom == nil or room < tightestRoom then tightest, tightestRoom = lv, room end
@@ -126,7 +126,7 @@ local function admit_one(K, A, KS)
     local need = A.headroom * lease
     for _, lv in ipairs(levels) do
       local L = lv.L
-      if holdId ~= '' and L.budget ~= nil and L.budget - L.spent - L.reserved - holdMicros < need * holdMicros then lease = 0 end
+      if holdId ~= '' and L.budget ~= nil and not L.soft and L.budget - L.spent - L.reserved - holdMicros < need * holdMicros then lease = 0 end
     end
     for _, win in ipairs(all) do
       if win.limit - win.used - win.add < need * win.add then lease = 0 end

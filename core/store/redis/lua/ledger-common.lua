@@ -49,30 +49,38 @@ local HOLDS = {}
 -- A level's ledger (a user's, a key's or a team's), with the budget period rolled forward to the
 -- request's (A 2-4). Returns nil when its budget hash (K[1]) is gone, else the ledger the batch's
 -- requests of this level share: budget (nil when
--- unlimited), spent, reserved, ptype and pidx (the period being counted), and lease_until (the
--- time until which a lease may still be open, see admit.lua). Whatever changes it sets `dirty`.
+-- unlimited), soft (a budget that only alerts, never refuses), alerts (its thresholds in percent,
+-- ascending, or nil), spent, reserved, ptype and pidx (the period being counted), alerted (the
+-- highest threshold already raised this period) and lease_until (the time until which a lease
+-- may still be open, see admit.lua). Whatever changes it sets `dirty`.
 -- A new period starts spending from zero; a changed kind of period starts counting periods
 -- afresh without clearing what was spent; a clock behind the period already seen changes nothing.
 local function read_ledger(K, A)
   local L = LEDGERS[K[2]]
   if L == false then return nil end
   if L == nil then
-    local user = redis.call('HMGET', K[1], 'budget', 'period')
+    local user = redis.call('HMGET', K[1], 'budget', 'period', 'alerts', 'soft')
     if user[1] == false then
       LEDGERS[K[2]] = false
       return nil
     end
-    local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved', 'lease_until')
+    local led = redis.call('HMGET', K[2], 'ptype', 'pidx', 'spent', 'reserved', 'lease_until', 'alerted')
     L = {
       kind = user[2] or '',
       budget = user[1] ~= '' and tonumber(user[1]) or nil,
+      soft = user[4] == '1',
       ptype = led[1] or '',
       pidx = led[2] or '0',
       spent = tonumber(led[3] or '0'),
       reserved = tonumber(led[4] or '0'),
       lease_until = tonumber(led[5] or '0'),
+      alerted = tonumber(led[6] or '0'),
       dirty = false,
     }
+    if user[3] and user[3] ~= '' then
+      L.alerts = {}
+      for percent in string.gmatch(user[3], '%d+') do L.alerts[#L.alerts + 1] = tonumber(percent) end
+    end
     L.pidxn = tonumber(L.pidx)
     LEDGERS[K[2]] = L
   end
@@ -83,7 +91,7 @@ local function read_ledger(K, A)
   else
     local index = tonumber(pidx)
     if index > L.pidxn then
-      L.pidx, L.pidxn, L.spent, L.dirty = pidx, index, 0, true
+      L.pidx, L.pidxn, L.spent, L.alerted, L.dirty = pidx, index, 0, 0, true
     end
   end
   return L
@@ -96,12 +104,12 @@ end
 local function read_levels(K, A, KS)
   local L = read_ledger(K, A)
   if L == nil then return nil, true end
-  local levels = { { K = K, limits = A.limits, name = 'user', L = L } }
+  local levels = { { K = K, limits = A.limits, name = 'user', id = A.u, L = L } }
   if A.x ~= nil then
     for _, x in ipairs(A.x) do
       local XK = KS[x.k]
       local XL = read_ledger(XK, A)
-      if XL ~= nil then levels[#levels + 1] = { K = XK, limits = x.limits, name = x.n, L = XL } end
+      if XL ~= nil then levels[#levels + 1] = { K = XK, limits = x.limits, name = x.n, id = x.id, L = XL } end
     end
   end
   return levels, false
@@ -197,7 +205,7 @@ end
 local function flush()
   for key, L in pairs(LEDGERS) do
     if L and L.dirty then
-      redis.call('HSET', key, 'ptype', L.ptype, 'pidx', L.pidx, 'spent', money(L.spent), 'reserved', money(L.reserved), 'lease_until', L.lease_until)
+      redis.call('HSET', key, 'ptype', L.ptype, 'pidx', L.pidx, 'spent', money(L.spent), 'reserved', money(L.reserved), 'lease_until', L.lease_until, 'alerted', L.alerted)
     end
   end
   for _, H in pairs(HOLDS) do

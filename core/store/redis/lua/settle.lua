@@ -11,7 +11,8 @@
 --       (admit.lua), after, what is left of its hold after this step (text; '0' ends it) and ttl,
 --       how long that stays held (ms); and when the lease closes, granted_at, when it was granted
 --       (ms), and unused, its unused room by limit name, given back to the windows it was taken
---       from (if those are still the current or the previous one); x, the other levels
+--       from (if those are still the current or the previous one); u, the user's id (for alerts);
+--       x, the other levels
 -- Returns the micros charged (money()): the least any level was charged.
 
 -- The limits completion tokens count in.
@@ -39,6 +40,32 @@ local function give_back(K, A, now)
   write_windows(K[5], windows)
 end
 
+-- Raises the level's alerts whose threshold its spending has now reached, once per period each:
+-- `alerted`, kept in the ledger hash, is the highest raised, so however many gateways settle at
+-- once, one settlement (this atomic step) raises each. An alert is an entry of the ALERTS_STREAM
+-- stream (written by redis-ledger.ts), which the gateways deliver (webhook, metric) and the
+-- operator records as an Event; its `key` names it for idempotent delivery.
+local function raise_alerts(lv, L, now, user)
+  for _, percent in ipairs(L.alerts) do
+    if percent > L.alerted and L.spent * 100 >= L.budget * percent then
+      L.alerted = percent
+      local label = period_label(L)
+      local alert = cjson.encode({
+        key = lv.name .. ':' .. lv.id .. ':' .. label .. ':' .. percent,
+        level = lv.name,
+        id = lv.id,
+        user = user,
+        percent = percent,
+        budget = money(L.budget),
+        spent = money(L.spent),
+        period = label,
+        at = now,
+      })
+      redis.call('XADD', ALERTS_STREAM, 'MAXLEN', '~', ALERTS_KEPT, '*', 'a', alert)
+    end
+  end
+end
+
 local function settle_one(K, A, KS)
   local now = A.now
   local levels, unknown = read_levels(K, A, KS)
@@ -59,7 +86,7 @@ local function settle_one(K, A, KS)
     end
 
     local charge = tonumber(A.charge)
-    if L.budget ~= nil then
+    if L.budget ~= nil and not L.soft then
       local room = L.budget - L.spent - L.reserved
       if room < 0 then room = 0 end
       if charge > room then charge = room end
@@ -69,6 +96,7 @@ local function settle_one(K, A, KS)
       L.spent = L.spent + charge
       L.dirty = true
       add_history(lv.K[4], L, charge)
+      if L.alerts ~= nil and L.budget ~= nil then raise_alerts(lv, L, now, A.u) end
     end
 
     if tokens > 0 then

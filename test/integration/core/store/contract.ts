@@ -10,7 +10,7 @@ import { ProviderSpec } from '../../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../../core/resources/router.ts';
 import { UserSpec, type UserSpecInput } from '../../../../core/resources/user.ts';
 import { TeamSpec } from '../../../../core/resources/team.ts';
-import { KeyLimits } from '../../../../core/resources/key-limits.ts';
+import { KeyLimits, keyLimitsOf } from '../../../../core/resources/key-limits.ts';
 import type { ApiKeyRecord } from '../../../../core/store/accounts.ts';
 import { ConflictError, KeyLimitError, NotFoundError } from '../../../../core/store/store-errors.ts';
 import type { Store } from '../../../../core/store/store.ts';
@@ -270,14 +270,7 @@ function describeTeams(current: () => Store, peer: () => Promise<Store>): void {
   });
 }
 
-function pickLimits(key: ApiKeyRecord): KeyLimits {
-  return {
-    budget: key.budget ?? null,
-    budget_period: key.budget_period ?? null,
-    allowed_routers: key.allowed_routers ?? null,
-    rate_limits: key.rate_limits ?? null,
-  };
-}
+const pickLimits = keyLimitsOf;
 
 function describeAccounts(current: () => Store, peer: () => Promise<Store>): void {
   describe('accounts', () => {

@@ -5,7 +5,7 @@ import { MemoryStore } from '../../../../core/store/memory/memory-store.ts';
 import { RedisStore } from '../../../../core/store/redis/redis-store.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { describeLedgerContract } from './ledger-contract.ts';
-import { describeLevelsContract } from './levels-contract.ts';
+import { describeAlertsContract, describeLevelsContract } from './levels-contract.ts';
 
 const RETENTION = { usageRetentionMs: 30 * 86_400_000 };
 
@@ -39,6 +39,19 @@ describeLevelsContract('memory store', {
 });
 
 describeLevelsContract('redis store', {
+  make: async () => {
+    await admin.flushall();
+    return RedisStore.connect(redis.url, RETENTION);
+  },
+  dispose: (store) => store.close(),
+});
+
+describeAlertsContract('memory store', {
+  make: async () => new MemoryStore(RETENTION),
+  dispose: (store) => store.close(),
+});
+
+describeAlertsContract('redis store', {
   make: async () => {
     await admin.flushall();
     return RedisStore.connect(redis.url, RETENTION);

@@ -5,6 +5,8 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../../../../core/store/store.ts';
 import type { Admission, OtherLevel } from '../../../../core/store/ledger.ts';
+import type { AlertConsumer, BudgetAlert } from '../../../../core/store/budget-alerts.ts';
+import { eventually } from '../../../support/eventually.ts';
 import { TeamSpec, type TeamSpecInput } from '../../../../core/resources/team.ts';
 import { KeyLimits, type KeyLimitsInput } from '../../../../core/resources/key-limits.ts';
 import type { RateLimitPolicy } from '../../../../core/resources/limits.ts';
@@ -155,6 +157,100 @@ export function describeLevelsContract(name: string, factory: StoreFactory): voi
       assert.equal((await admit('alice', levels, { reservation: hold(200_000n) })).ok, true);
       await store.accounts.deleteTeam('red');
       assert.equal((await admit('alice', levels, { reservation: hold(5_000_000n) })).ok, true);
+    });
+  });
+}
+
+export function describeAlertsContract(name: string, factory: StoreFactory): void {
+  describe(`${name}: budget alerts`, () => {
+    let store: Store;
+    let received: BudgetAlert[];
+    let consumer: AlertConsumer;
+    beforeEach(async () => {
+      store = await factory.make();
+      received = [];
+      consumer = store.alerts.consume('test', async (alert) => void received.push(alert), { retryAfterMs: 50 });
+      await consumer.ready;
+    });
+    afterEach(async () => {
+      await consumer.stop();
+      await factory.dispose(store);
+    });
+
+    const charge = async (userId: string, micros: bigint, now = T0, levels: OtherLevel[] = []) => {
+      const h = hold(micros);
+      const admitted = await store.ledger.admit(userId, { now, reservation: h, levels });
+      assert.ok(
+        admitted.ok,
+        JSON.stringify(admitted, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+      );
+      await store.ledger.settle(userId, { now, reservation: h, actualMicros: micros, levels });
+    };
+
+    test('each threshold is raised once per period, by the settlement that reaches it, even from settlements at once', async () => {
+      await store.accounts.createUser(
+        userSpec('alice', { budget: '1', budget_period: 'daily', budget_alerts: [80, 50, 100] }),
+        new Date(T0),
+      );
+      await charge('alice', 400_000n);
+      assert.equal(received.length, 0);
+      // Two settlements at once: the first reaches 50% and raises it, the second does not again.
+      await Promise.all([charge('alice', 100_000n), charge('alice', 100_000n)]);
+      await charge('alice', 250_000n); // 85%
+      await charge('alice', 150_000n); // 100%
+      await eventually(() => received.length >= 3, 'three alerts delivered');
+      assert.deepEqual(
+        received.map((a) => [a.level, a.id, a.percent, a.spentMicros]),
+        [
+          ['user', 'alice', 50, 500_000n],
+          ['user', 'alice', 80, 850_000n],
+          ['user', 'alice', 100, 1_000_000n],
+        ],
+      );
+      assert.equal(received[0]!.key, `user:alice:${received[0]!.period}:50`);
+      assert.equal(received[0]!.budgetMicros, 1_000_000n);
+      // The next day: the period starts again, and so do its alerts.
+      await charge('alice', 500_000n, T0 + DAY);
+      await eventually(() => received.length >= 4, 'the next period raised 50% again');
+      assert.equal(received[3]!.percent, 50);
+      assert.notEqual(received[3]!.period, received[0]!.period);
+    });
+
+    test("a team's threshold is raised by whichever member reaches it; a soft budget alerts and never refuses", async () => {
+      await store.accounts.createTeam(
+        TeamSpec.parse({ id: 'red', name: 'Red', budget: '1', budget_alerts: [100], soft_budget: true }),
+        new Date(T0),
+      );
+      for (const id of ['alice', 'bob']) await store.accounts.createUser(userSpec(id, { team: 'red' }), new Date(T0));
+      const levels: OtherLevel[] = [{ level: 'team', id: 'red', policy: undefined }];
+      await charge('alice', 600_000n, T0, levels);
+      await charge('bob', 600_000n, T0, levels); // past the soft budget: admitted, and charged whole
+      await charge('alice', 600_000n, T0, levels);
+      await eventually(() => received.length >= 1, 'the team alert delivered');
+      assert.deepEqual(
+        received.map((a) => [a.level, a.id, a.user, a.percent]),
+        [['team', 'red', 'bob', 100]],
+      );
+      assert.equal((await store.ledger.balance('team:red', T0)).spentMicros, 1_800_000n);
+    });
+
+    test('a failed delivery is offered again until it succeeds', async () => {
+      await consumer.stop();
+      let failures = 0;
+      consumer = store.alerts.consume(
+        'flaky',
+        async (alert) => {
+          if (failures++ < 2) throw new Error('receiver down');
+          received.push(alert);
+        },
+        { retryAfterMs: 50 },
+      );
+      await consumer.ready;
+      await store.accounts.createUser(userSpec('alice', { budget: '1', budget_alerts: [50] }), new Date(T0));
+      await charge('alice', 600_000n);
+      await eventually(() => received.length >= 1, 'delivered after two failures');
+      assert.equal(failures, 3);
+      assert.equal(received.length, 1);
     });
   });
 }
