@@ -13,6 +13,7 @@ export const SETTINGS_TABLES = [
   { page: 'docs/kubernetes.md', name: 'gateway-kubernetes', table: () => settingsTable(GATEWAY_SETTINGS, 'kubernetes') },
   { page: 'docs/kubernetes.md', name: 'operator', table: () => settingsTable(OPERATOR_SETTINGS) },
   { page: 'docs/failure-handling.md', name: 'gateway-failure', table: () => settingsTable(GATEWAY_SETTINGS, 'failure') },
+  { page: 'docs/budgets.md', name: 'gateway-alerts', table: () => settingsTable(GATEWAY_SETTINGS, 'alerts') },
   { page: 'docs/routing-modes.md', name: 'gateway-queue', table: () => settingsTable(GATEWAY_SETTINGS, 'queue') },
   { page: 'docs/routing-modes.md', name: 'router-worker', table: () => settingsTable(WORKER_SETTINGS) },
 ] as const;

@@ -4,6 +4,7 @@
 // SIGHUP and drains on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import type { GatewaySettings } from './config/settings.ts';
+import { deliverAlerts } from './alerts/alert-delivery.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { ServedRouting } from './routing/served-routing.ts';
 import type { Store } from '../core/store/store.ts';
@@ -16,6 +17,8 @@ import { loadEncoding } from './metering/o200k.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
+/** How long the alert webhook has to answer one POST. */
+const ALERT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -63,6 +66,21 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     app.log,
   );
   app.addHook('onClose', async () => stopReseeding());
+  const alerts = deliverAlerts(store.alerts, {
+    webhook: settings.alertWebhookUrl
+      ? { url: settings.alertWebhookUrl, secret: settings.alertWebhookSecret, timeoutMs: ALERT_WEBHOOK_TIMEOUT_MS }
+      : undefined,
+    attempts: settings.alertWebhookAttempts,
+    backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs, retryAfterMaxMs: 0 },
+    retryAfterMs: settings.alertRetrySeconds * 1000,
+    metrics: {
+      delivered: (alert) => metrics.budgetAlerts.inc({ level: alert.level, percent: String(alert.percent) }),
+      failed: () => metrics.alertDeliveryFailures.inc(),
+    },
+    log: app.log,
+  });
+  // Registered after the app's own hook, so it runs first: delivery stops before the store closes.
+  app.addHook('onClose', () => alerts.stop());
   // Before listening: reading the o200k rank table and building its index takes about 12 ms.
   loadEncoding();
   let address: string;

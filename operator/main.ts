@@ -15,6 +15,7 @@ import { createLog } from '../core/log.ts';
 import type { ProviderObject, RouterObject } from './reconcile/routing.ts';
 import type { UserObject } from './reconcile/user-state.ts';
 import type { TeamObject } from './reconcile/teams.ts';
+import { recordAlertEvents } from './reconcile/alert-events.ts';
 import type { OperatorSettings } from './settings.ts';
 import { DAY_MS } from '../core/time.ts';
 
@@ -117,8 +118,11 @@ async function startLoops(
   // Ready with warm caches, leader or not: a standby must not be restarted for waiting its turn.
   setNotReady(undefined);
 
+  // Every replica takes part: the consumer group gives each alert to one of them.
+  const alertEvents = recordAlertEvents({ alerts: store.alerts, users, teams, events, log, retryAfterMs: 60_000 });
   return {
     async stop() {
+      await alertEvents.stop();
       await elector.stop();
       await controller.stopped();
       await Promise.all(informers.map((informer) => informer.stop()));

@@ -26,7 +26,7 @@ export const OPERATOR_SETTINGS = {
     schema: Namespace.optional(),
     value: '<name>',
     env: 'TOLLGATE_WATCH_NAMESPACE',
-    help: 'watch ModelRouters, ModelProviders, GatewayUsers and Secrets in this namespace only',
+    help: 'watch ModelRouters, ModelProviders, GatewayUsers, GatewayTeams and Secrets in this namespace only',
     defaultText: 'all namespaces',
   },
   routingConfigMap: {

@@ -113,6 +113,17 @@ export class GatewayMetrics {
     labelNames: ['router', 'provider'] as const,
     registers: [this.registry],
   });
+  readonly budgetAlerts = new Counter({
+    name: 'tollgate_budget_alerts_total',
+    help: 'Budget alerts delivered by this gateway (each raised once per threshold and period, fleet-wide), by level and threshold in percent.',
+    labelNames: ['level', 'percent'] as const,
+    registers: [this.registry],
+  });
+  readonly alertDeliveryFailures = new Counter({
+    name: 'tollgate_budget_alert_delivery_failures_total',
+    help: 'Failed attempts to POST a budget alert to the webhook (each is retried).',
+    registers: [this.registry],
+  });
   readonly fallbacks = new Counter({
     name: 'tollgate_fallbacks_total',
     help: 'Requests a router could not serve that went on to a fallback router, by why (failed, unavailable, too_busy, context).',

@@ -47,6 +47,8 @@ const SPEC_FIELDS = [
   'priority',
   'budget',
   'budget_period',
+  'budget_alerts',
+  'soft_budget',
   'allowed_routers',
   'rate_limits',
 ] as const satisfies readonly (keyof UserSpec)[];

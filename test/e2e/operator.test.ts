@@ -263,6 +263,42 @@ describe('tollgate operator against a real API server and Redis', () => {
     );
   });
 
+  it("records a team's budget alert as an event on its GatewayTeam, and shows what the team spent", async () => {
+    // The example team, with thresholds: alice is in it (examples/kubernetes/gatewayuser.yaml).
+    await inTeam(['patch', 'gatewayteam', 'research', '--type', 'merge', '-p', JSON.stringify({ spec: { budgetAlerts: [1] } })]);
+    await until(async () => (await store.accounts.getTeam('research'))?.budget_alerts?.[0] === 1, 'the thresholds in the store', operators);
+    const now = Date.now();
+    const levels = [{ level: 'team' as const, id: 'research', policy: undefined }];
+    assert.equal(
+      (await store.ledger.admit('alice', { now, reservation: { id: 'r2', micros: 6_000_000n, ttlMs: 60_000 }, levels })).ok,
+      true,
+    );
+    await store.ledger.settle('alice', { now, reservation: { id: 'r2', micros: 6_000_000n }, actualMicros: 5_000_000n, levels });
+    const event = await until(
+      async () => {
+        const list = await admin.request<{
+          items: { reason: string; type: string; message: string; involvedObject: { kind: string; name: string } }[];
+        }>({
+          path: `/api/v1/namespaces/${TEAM}/events`,
+        });
+        return list.items.find((e) => e.involvedObject.kind === 'GatewayTeam' && e.reason === 'BudgetThresholdReached');
+      },
+      'a BudgetThresholdReached event on the GatewayTeam',
+      operators,
+    );
+    assert.equal(event.involvedObject.name, 'research');
+    assert.match(event.message, /^this team has spent 5 of its budget of 500: 1% reached/);
+    const team = await until(
+      async () => {
+        const current = await get<Conditioned & { status?: { spent?: string; members?: number } }>('gatewayteams', 'research');
+        return current?.status?.spent === '5' ? current : undefined;
+      },
+      "the team's spending in status",
+      operators,
+    );
+    assert.equal(team.status?.members, 1);
+  });
+
   it('registers the key again after Redis lost its data, from the Secret that holds it', async () => {
     await redis.restart();
     await until(

@@ -291,6 +291,14 @@ export const GatewayUserSpec = z
       .enum(BUDGET_PERIODS)
       .optional()
       .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday). Absent: it never resets.'),
+    budgetAlerts: z
+      .array(z.number().int().min(1).max(1000).meta({ format: 'int32' }))
+      .max(10)
+      .optional()
+      .describe(
+        'Percentages of the budget at which a BudgetThresholdReached event (and webhook) is raised, once per period each, e.g. [50, 80, 100]. Absent: none.',
+      ),
+    softBudget: z.boolean().optional().describe('true: the budget only alerts, it never refuses a request. Absent: false.'),
     allowedRouters: z
       .array(ModelName)
       .max(256)
@@ -344,6 +352,14 @@ export const GatewayTeamSpec = z
       .enum(BUDGET_PERIODS)
       .optional()
       .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday). Absent: it never resets.'),
+    budgetAlerts: z
+      .array(z.number().int().min(1).max(1000).meta({ format: 'int32' }))
+      .max(10)
+      .optional()
+      .describe(
+        'Percentages of the budget at which a BudgetThresholdReached event (and webhook) is raised, once per period each, e.g. [50, 80, 100]. Absent: none.',
+      ),
+    softBudget: z.boolean().optional().describe('true: the budget only alerts, it never refuses a request. Absent: false.'),
     allowedRouters: z
       .array(ModelName)
       .max(256)

@@ -20,6 +20,7 @@ const TYPES: Record<string, { group: string; version: string }> = {
   modelrouters: { group: 'tollgate.dev', version: 'v1alpha1' },
   modelproviders: { group: 'tollgate.dev', version: 'v1alpha1' },
   gatewayusers: { group: 'tollgate.dev', version: 'v1alpha1' },
+  gatewayteams: { group: 'tollgate.dev', version: 'v1alpha1' },
 };
 
 /** The object as the server has it now; undefined when there is none. */
