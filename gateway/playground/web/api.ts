@@ -43,18 +43,37 @@ export type BudgetPeriod = 'daily' | 'weekly' | 'monthly';
 export interface User {
   readonly id: string;
   readonly name: string;
-  readonly role: 'admin' | 'user';
+  readonly role: 'admin' | 'team_admin' | 'user';
+  /** The team the user is in, or null. */
+  readonly team: string | null;
   readonly budget: number | null;
   readonly budget_period: BudgetPeriod | null;
   readonly allowed_routers: string[] | null;
-  /** Order of the user's waiting requests in queue mode; higher first. */
-  readonly priority: number;
+  /** Order of the user's waiting requests in queue mode; higher first; null: the team's. */
+  readonly priority: number | null;
   readonly created_at: string;
   readonly spent: number;
   readonly reserved: number;
   readonly remaining: number | null;
   readonly period_start: string | null;
   readonly period_end: string | null;
+}
+
+/** Where a budget stands this period. */
+export interface Spend {
+  readonly spent: number;
+  readonly reserved: number;
+  readonly remaining: number | null;
+}
+
+/** GET /v1/admin/teams: a team, what it spent and its members. */
+export interface Team extends Spend {
+  readonly id: string;
+  readonly name: string;
+  readonly budget: number | null;
+  readonly budget_period: BudgetPeriod | null;
+  readonly priority: number;
+  readonly members: string[];
 }
 
 export interface Me extends User {
@@ -69,6 +88,10 @@ export interface ApiKey {
   readonly created_at: string;
   readonly expires_at: string | null;
   readonly revoked_at: string | null;
+  /** The key's own budget (null: its user's alone), and where it stands. */
+  readonly budget: number | null;
+  readonly budget_period: BudgetPeriod | null;
+  readonly spend?: Spend;
 }
 
 /** Only the answer that creates a key has its secret. */
@@ -170,12 +193,15 @@ export interface DailyUsage extends List<Totals & { readonly date: string }> {
   readonly totals: Totals;
 }
 
-/** GET /v1/usage/report: each user's or router's totals over a range, dearest first. */
+/** What a spend report groups by. */
+export type SpendGroup = 'team' | 'user' | 'key' | 'router' | 'provider';
+
+/** GET /v1/usage/report: each team's, user's, key's, router's or provider's totals over a range, dearest first. */
 export interface SpendReport {
-  readonly group_by: 'user' | 'router';
+  readonly group_by: SpendGroup;
   readonly from: string;
   readonly to: string;
-  readonly data: (Totals & { readonly user?: string; readonly router?: string })[];
+  readonly data: (Totals & { readonly [G in SpendGroup]?: string })[];
   readonly totals: Totals;
 }
 

@@ -13,16 +13,26 @@ import { UsagePage } from './pages/usage.tsx';
 import { RoutersPage } from './pages/routers.tsx';
 import { ProvidersPage } from './pages/providers.tsx';
 import { UsersPage } from './pages/users.tsx';
+import { TeamsPage } from './pages/teams.tsx';
 import { UserPage } from './pages/user.tsx';
 
+/** Who sees a page: everyone, admins and team admins (`manager`), or admins. The server enforces it anyway. */
+type Access = 'all' | 'manager' | 'admin';
+
 const PAGES = [
-  { page: 'chat', label: 'Chat', admin: false },
-  { page: 'usage', label: 'Usage', admin: false },
-  { page: 'account', label: 'Account', admin: false },
-  { page: 'routers', label: 'Routers', admin: true },
-  { page: 'providers', label: 'Providers', admin: true },
-  { page: 'users', label: 'Users', admin: true },
-] as const;
+  { page: 'chat', label: 'Chat', access: 'all' },
+  { page: 'usage', label: 'Usage', access: 'all' },
+  { page: 'account', label: 'Account', access: 'all' },
+  { page: 'routers', label: 'Routers', access: 'admin' },
+  { page: 'providers', label: 'Providers', access: 'admin' },
+  { page: 'teams', label: 'Teams', access: 'manager' },
+  { page: 'users', label: 'Users', access: 'manager' },
+] as const satisfies readonly { page: string; label: string; access: Access }[];
+
+/** What a role may open. */
+function allows(role: Me['role'], access: Access): boolean {
+  return access === 'all' || role === 'admin' || (access === 'manager' && role === 'team_admin');
+}
 
 export function App() {
   const [signedIn, setSignedIn] = useState<{ key: string; me: Me } | null>(null);
@@ -92,8 +102,7 @@ function SignedIn(props: { apiKey: string; me: Me; onMe: (me: Me) => void; onSig
     }),
     [apiKey, me],
   );
-  const admin = me.role === 'admin';
-  const pages = PAGES.filter((p) => admin || !p.admin);
+  const pages = PAGES.filter((p) => allows(me.role, p.access));
   const current = route.page === 'user' ? 'users' : route.page;
 
   return (
@@ -125,7 +134,7 @@ function SignedIn(props: { apiKey: string; me: Me; onMe: (me: Me) => void; onSig
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page route={route} admin={admin} />
+        <Page route={route} role={me.role} />
       </main>
       <div class="status" role="status" aria-live="polite">
         {status || null}
@@ -134,7 +143,7 @@ function SignedIn(props: { apiKey: string; me: Me; onMe: (me: Me) => void; onSig
   );
 }
 
-function Page({ route, admin }: { route: Route; admin: boolean }) {
+function Page({ route, role }: { route: Route; role: Me['role'] }) {
   const heading = useRef<HTMLDivElement>(null);
   // After navigating, focus goes to the page so that a screen reader starts there.
   const first = useRef(true);
@@ -145,10 +154,10 @@ function Page({ route, admin }: { route: Route; admin: boolean }) {
     }
     heading.current?.querySelector<HTMLElement>('h1')?.focus();
   }, [route.page, route.arg]);
-  return <div ref={heading}>{pageFor(route, admin)}</div>;
+  return <div ref={heading}>{pageFor(route, role)}</div>;
 }
 
-function pageFor(route: Route, admin: boolean) {
+function pageFor(route: Route, role: Me['role']) {
   switch (route.page) {
     case 'chat':
       return <ChatPage />;
@@ -157,12 +166,15 @@ function pageFor(route: Route, admin: boolean) {
     case 'account':
       return <AccountPage />;
   }
-  if (!admin && ['routers', 'providers', 'users', 'user'].includes(route.page)) return <NotFound text="This page is for admins." />;
+  const page = PAGES.find((p) => p.page === (route.page === 'user' ? 'users' : route.page));
+  if (page && !allows(role, page.access)) return <NotFound text="This page is for admins." />;
   switch (route.page) {
     case 'routers':
       return <RoutersPage />;
     case 'providers':
       return <ProvidersPage />;
+    case 'teams':
+      return <TeamsPage />;
     case 'users':
       return <UsersPage />;
     case 'user':

@@ -1,5 +1,6 @@
 // The spend report on the Playground's Usage page, in a real browser: an admin sees every user's
-// (or router's) spend over a range, dearest first, and downloads it as CSV; a user does not see it.
+// (or router's) spend over a range, dearest first, charts one and downloads it as CSV; a user sees
+// only themselves and their keys, and cannot group by router.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -73,11 +74,19 @@ describe('the spend report', () => {
     assert.equal(lines[1]!.split(',').slice(0, 2).join(), 'priced,3');
   });
 
-  test('a user sees no spend report', async () => {
+  test('a user sees their own row only, charts it, and may not group by router', async () => {
     const user = await browser.open(gw.url);
     await signIn(user.page, key);
     await goTo(user.page, 'Usage');
-    await user.page.getByRole('heading', { name: 'Requests' }).waitFor();
-    assert.equal(await user.page.getByRole('heading', { name: 'Spend report' }).count(), 0);
+    const row = await eventually(
+      () => rowOf(user.page, 'spender'),
+      (cells) => cells[0] === '3',
+      'their own row',
+    );
+    assert.ok(row.length > 0);
+    assert.equal(await user.page.getByRole('rowheader', { name: 'admin', exact: true }).count(), 0);
+    await user.page.getByText('Spend per day of user spender').waitFor();
+    const groups = await user.page.getByLabel('Group by').locator('option').allTextContents();
+    assert.deepEqual(groups, ['team', 'user', 'api key']);
   });
 });

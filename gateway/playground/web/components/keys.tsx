@@ -1,16 +1,17 @@
-// API keys of one user: the list (revoke with a confirmation) and a form that creates a key and
-// shows its secret once. Used by Account (`/v1/me/keys`) and by an admin's user page
+// API keys of one user: the list, with each key's own budget and what it has left (revoke with a
+// confirmation), and a form that creates a key, with a budget of its own if wanted, and shows its
+// secret once. Used by Account (`/v1/me/keys`) and by an admin's user page
 // (`/v1/admin/users/{id}/keys`).
 import { useEffect, useState } from 'preact/hooks';
 import type { ApiKey, List, NewApiKey } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, TextField, useForm } from '../forms.tsx';
-import { utcTime } from '../format.ts';
+import { money, utcTime } from '../format.ts';
 import { readable } from '../messages.ts';
 import { readAfterWrite } from '../read-after-write.ts';
-import { check, futureDate, required } from '../rules.ts';
+import { check, decimal, futureDate, required } from '../rules.ts';
 import { ConfirmButton } from './confirm.tsx';
-import { ListTable } from './list-table.tsx';
+import { ListTable, num } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
 
 /** The largest page the API gives. */
@@ -21,7 +22,7 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<NewApiKey | null>(null);
-  const form = useForm('new-key', { name: '', expires: '' });
+  const form = useForm('new-key', { name: '', expires: '', budget: '' });
 
   /** Every key: the list comes in pages (`next`), and a user may hold more keys than one page. */
   const read = async () => {
@@ -44,17 +45,22 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
 
   const create = () =>
     form.submit(
-      (v) => ({ name: check(v.name, [required]) ?? undefined, expires: check(v.expires, [futureDate], true) ?? undefined }),
+      (v) => ({
+        name: check(v.name, [required]) ?? undefined,
+        expires: check(v.expires, [futureDate], true) ?? undefined,
+        budget: check(v.budget, [decimal(6)], true) ?? undefined,
+      }),
       async (v) => {
         const key = await session.call<NewApiKey>('POST', props.base, {
           name: v.name.trim(),
           expires_at: v.expires ? `${v.expires}T00:00:00Z` : null,
+          budget: v.budget.trim() === '' ? null : v.budget.trim(),
         });
         setCreated(key);
-        form.reset({ name: '', expires: '' });
+        form.reset({ name: '', expires: '', budget: '' });
         await reload(`Key "${key.name}" created. Copy it now: it is shown only once.`);
       },
-      { name: 'name', expires_at: 'expires' },
+      { name: 'name', expires_at: 'expires', budget: 'budget' },
     );
 
   const revoke = async (key: ApiKey) => {
@@ -74,7 +80,11 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
       {created && <SecretReveal created={created} onDone={() => setCreated(null)} />}
       {keys && keys.length === 0 && <p>No keys yet.</p>}
       {keys && keys.length > 0 && (
-        <ListTable caption="API keys" columns={['Name', 'Key', 'Created', 'Expires', 'Status']} actions>
+        <ListTable
+          caption="API keys"
+          columns={['Name', 'Key', 'Created', 'Expires', 'Status', num('Key budget'), num('Spent'), num('Remaining')]}
+          actions
+        >
           {keys.map((key) => (
             <tr key={key.id}>
               <td>{key.name}</td>
@@ -85,6 +95,9 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
               <td>{utcTime(key.created_at)}</td>
               <td>{key.expires_at ? utcTime(key.expires_at) : 'never'}</td>
               <td>{key.revoked_at ? `revoked ${utcTime(key.revoked_at)}` : 'active'}</td>
+              <td class="num">{key.budget === null ? 'none' : money(key.budget)}</td>
+              <td class="num">{key.spend ? money(key.spend.spent) : ''}</td>
+              <td class="num">{key.spend ? money(key.spend.remaining) : ''}</td>
               <td>
                 {!key.revoked_at && (
                   <ConfirmButton
@@ -108,6 +121,13 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
         <div class="row">
           <TextField form={form} name="name" label="Key name" required hint="What the key is for, such as “laptop” or “ci”." />
           <TextField form={form} name="expires" label="Expires on (optional)" type="date" hint="At 00:00 UTC that day. Empty: never." />
+          <TextField
+            form={form}
+            name="budget"
+            label="Key budget (optional)"
+            inputMode="decimal"
+            hint="This key's own, within the user's: one key per application. Empty: none."
+          />
         </div>
       </FormShell>
     </section>

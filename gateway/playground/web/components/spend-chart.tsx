@@ -6,7 +6,7 @@ import { money } from '../format.ts';
 const WIDTH = 720;
 const HEIGHT = 160;
 
-export function SpendChart({ daily }: { daily: DailyUsage }) {
+export function SpendChart({ daily, title = 'Spend per day (UTC, all models)' }: { daily: DailyUsage; title?: string }) {
   const days = daily.data;
   const top = Math.max(...days.map((d) => d.cost), 0);
   const busiest = days.reduce((best, d) => (d.cost > best.cost ? d : best), days[0] ?? { date: '', cost: 0 });
@@ -18,7 +18,7 @@ export function SpendChart({ daily }: { daily: DailyUsage }) {
   return (
     <figure class="chart">
       <figcaption>
-        Spend per day (UTC, all models) <span class="hint">highest day: {money(top)}</span>
+        {title} <span class="hint">highest day: {money(top)}</span>
       </figcaption>
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={summary} preserveAspectRatio="none">
         <line x1="0" y1={HEIGHT - 0.5} x2={WIDTH} y2={HEIGHT - 0.5} class="axis" />

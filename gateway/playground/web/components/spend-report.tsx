@@ -1,15 +1,20 @@
-// The spend report (admins): every user's or every router's totals over a range of UTC days,
-// dearest first (GET /v1/usage/report), and the same as a CSV file to download.
+// The spend report: every team's, user's, key's, router's or provider's totals over a range of UTC
+// days, dearest first (GET /v1/usage/report), as far as the caller may see (admins everything,
+// team admins their team, others themselves and their keys), the same as a CSV file to download,
+// and the spend per day of one of them as a chart.
 import { useEffect, useState } from 'preact/hooks';
-import { failureOf, headers, query, type SpendReport } from '../api.ts';
+import { failureOf, headers, query, type DailyUsage, type SpendGroup, type SpendReport } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, SelectField, TextField, useForm } from '../forms.tsx';
 import { co2, kwh, money, tokens } from '../format.ts';
 import { readable } from '../messages.ts';
 import { ListTable, num } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
+import { SpendChart } from './spend-chart.tsx';
 
-type Group = SpendReport['group_by'];
+type Group = SpendGroup;
+
+const LABELS: Record<Group, string> = { team: 'Team', user: 'User', key: 'API key', router: 'Router', provider: 'Provider' };
 
 interface Asked {
   readonly group: Group;
@@ -21,8 +26,12 @@ export function SpendReportView() {
   const session = useSession();
   const [asked, setAsked] = useState<Asked>({ group: 'user', from: '', to: '' });
   const [report, setReport] = useState<SpendReport | null>(null);
+  const [charted, setCharted] = useState<string | null>(null);
+  const [daily, setDaily] = useState<DailyUsage | null>(null);
   const [error, setError] = useState<string | null>(null);
   const form = useForm('report', { group: 'user', from: '', to: '' });
+  // Routers and providers count every team's requests: only admins may group by them.
+  const groups: Group[] = session.me.role === 'admin' ? ['team', 'user', 'key', 'router', 'provider'] : ['team', 'user', 'key'];
   const path = (format: 'json' | 'csv') =>
     `/v1/usage/report${query({ group_by: asked.group, from: asked.from || undefined, to: asked.to || undefined, format })}`;
 
@@ -30,9 +39,22 @@ export function SpendReportView() {
     setError(null);
     session
       .call<SpendReport>('GET', path('json'))
-      .then(setReport)
+      .then((found) => {
+        setReport(found);
+        // The dearest is charted first.
+        setCharted(found.data[0]?.[asked.group] ?? null);
+      })
       .catch((e) => setError(readable(e)));
   }, [asked]);
+
+  useEffect(() => {
+    setDaily(null);
+    if (charted === null || !report) return;
+    session
+      .call<DailyUsage>('GET', `/v1/usage/daily${query({ [asked.group]: charted, from: report.from, to: report.to })}`)
+      .then(setDaily)
+      .catch((e) => setError(readable(e)));
+  }, [charted, report]);
 
   const apply = () =>
     form.submit(
@@ -60,7 +82,7 @@ export function SpendReportView() {
     }
   };
 
-  const label = asked.group === 'user' ? 'User' : 'Router';
+  const label = LABELS[asked.group];
   return (
     <section aria-labelledby="report-heading" class="spend-report">
       <h2 id="report-heading">Spend report</h2>
@@ -70,10 +92,7 @@ export function SpendReportView() {
             form={form}
             name="group"
             label="Group by"
-            options={[
-              ['user', 'user'],
-              ['router', 'router'],
-            ]}
+            options={groups.map((g) => [g, LABELS[g].toLowerCase()] as [string, string])}
           />
           <TextField form={form} name="from" label="From (UTC day)" type="date" />
           <TextField form={form} name="to" label="To (UTC day, included)" type="date" />
@@ -93,7 +112,7 @@ export function SpendReportView() {
           ) : (
             <ListTable
               caption={`Spend by ${asked.group}, dearest first`}
-              columns={[label, num('Requests'), num('Tokens'), num('Cost'), num('Energy'), num('Emissions')]}
+              columns={[label, num('Requests'), num('Tokens'), num('Cost'), num('Energy'), num('Emissions'), 'Per day']}
             >
               {report.data.map((row) => {
                 const name = String(row[asked.group] ?? '');
@@ -105,11 +124,17 @@ export function SpendReportView() {
                     <td class="num">{money(row.cost)}</td>
                     <td class="num">{kwh(row.kwh)}</td>
                     <td class="num">{co2(row.kgco2eq)}</td>
+                    <td>
+                      <button type="button" aria-pressed={charted === name} onClick={() => setCharted(name)}>
+                        Chart {name}
+                      </button>
+                    </td>
                   </tr>
                 );
               })}
             </ListTable>
           )}
+          {daily && charted !== null && <SpendChart daily={daily} title={`Spend per day of ${label.toLowerCase()} ${charted}`} />}
         </>
       )}
     </section>

@@ -1,5 +1,5 @@
-// The fields of a user that an admin sets: name, role, budget and its period, and the priority of
-// its requests when they wait (queue mode). Shared by the
+// The fields of a user that an admin (or a team admin) sets: name, role, team, budget and its
+// period, and the priority of its requests when they wait (queue mode). Shared by the
 // create form (Users) and the edit form (a user's page).
 import type { User } from '../api.ts';
 import { SelectField, TextField, type Form, type Values } from '../forms.tsx';
@@ -7,14 +7,15 @@ import { money } from '../format.ts';
 import { BUDGET_PERIODS, options } from '../kinds.ts';
 import { check, decimal, integer, required, resourceId } from '../rules.ts';
 
-export type UserField = 'id' | 'name' | 'role' | 'budget' | 'period' | 'priority';
+export type UserField = 'id' | 'name' | 'role' | 'team' | 'budget' | 'period' | 'priority';
 
-export const EMPTY_USER: Values<UserField> = { id: '', name: '', role: 'user', budget: '', period: '', priority: '0' };
+export const EMPTY_USER: Values<UserField> = { id: '', name: '', role: 'user', team: '', budget: '', period: '', priority: '' };
 
 export const USER_PARAMS: Record<string, UserField> = {
   id: 'id',
   name: 'name',
   role: 'role',
+  team: 'team',
   budget: 'budget',
   budget_period: 'period',
   priority: 'priority',
@@ -25,9 +26,10 @@ export function userValues(user: User): Values<UserField> {
     id: user.id,
     name: user.name,
     role: user.role,
+    team: user.team ?? '',
     budget: user.budget === null ? '' : money(user.budget),
     period: user.budget_period ?? '',
-    priority: String(user.priority ?? 0),
+    priority: user.priority === null ? '' : String(user.priority),
   };
 }
 
@@ -36,7 +38,8 @@ export function validateUser(v: Values<UserField>) {
     id: check(v.id.trim(), [resourceId], true) ?? undefined,
     name: check(v.name, [required]) ?? (v.name.length > 200 ? 'At most 200 characters.' : undefined),
     budget: check(v.budget, [decimal(6)], true) ?? undefined,
-    priority: check(v.priority, [required, integer(-10, 10)]) ?? undefined,
+    team: check(v.team.trim(), [resourceId], true) ?? undefined,
+    priority: check(v.priority, [integer(-10, 10)], true) ?? undefined,
   };
 }
 
@@ -45,9 +48,10 @@ export function userBody(v: Values<UserField>) {
   return {
     name: v.name.trim(),
     role: v.role,
+    team: v.team.trim() === '' ? null : v.team.trim(),
     budget: v.budget.trim() === '' ? null : v.budget.trim(),
     budget_period: v.period || null,
-    priority: Number(v.priority),
+    priority: v.priority.trim() === '' ? null : Number(v.priority),
   };
 }
 
@@ -63,9 +67,11 @@ export function UserFields({ form, creating }: { form: Form<UserField>; creating
           label="Role"
           options={[
             ['user', 'user'],
+            ['team_admin', "team admin (manages the team's users and keys)"],
             ['admin', 'admin (may use the admin API)'],
           ]}
         />
+        <TextField form={form} name="team" label="Team (optional)" hint="A team's id. Empty: no team." />
       </div>
       <div class="row">
         <TextField form={form} name="budget" label="Budget" inputMode="decimal" hint="In the money of router prices. Empty: unlimited." />
@@ -75,7 +81,7 @@ export function UserFields({ form, creating }: { form: Form<UserField>; creating
           name="priority"
           label="Priority"
           inputMode="numeric"
-          hint="-10 to 10: higher goes first when requests wait for a queue-mode router."
+          hint="-10 to 10: higher goes first when requests wait for a queue-mode router. Empty: the team's (0 without one)."
         />
       </div>
     </>
