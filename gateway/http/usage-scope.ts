@@ -4,6 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Store } from '../../core/store/store.ts';
 import type { UsageGroup } from '../../core/store/usage-log.ts';
+import { teamMembers } from '../../core/store/team-members.ts';
 import { callerOf } from './auth.ts';
 import { errors } from './api-error.ts';
 
@@ -17,17 +18,8 @@ export async function usageScope(request: FastifyRequest, store: Store): Promise
   if (user.role === 'admin') return { filter: async () => () => true };
   const team = user.role === 'team_admin' ? user.team : null;
   // The users in view: the team's, or the caller alone.
-  const users = async (): Promise<Set<string>> => {
-    if (team === null) return new Set([user.id]);
-    const members = new Set<string>();
-    let after: string | null = null;
-    do {
-      const page = await store.accounts.listUsers(after, 500);
-      for (const u of page.items) if (u.team === team) members.add(u.id);
-      after = page.next;
-    } while (after !== null);
-    return members;
-  };
+  const users = async (): Promise<Set<string>> =>
+    new Set(team === null ? [user.id] : (await teamMembers(store.accounts, team)).map((member) => member.id));
   return {
     async filter(group, param = 'group_by') {
       switch (group) {

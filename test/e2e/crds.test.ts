@@ -153,9 +153,10 @@ describe('CRDs on a real API server', () => {
       ['NAME', 'BUDGET', 'SPENT', 'REMAINING', 'READY', 'AGE'],
       ['alice', '25.00', '1.25', '23.75', 'True', AGE],
     ]);
-    // The category lists all three kinds.
+    // The category lists all four kinds.
     const all = await inNamespace(['get', 'tollgate', '-o', 'name']);
     assert.deepEqual(all.trim().split('\n').sort(), [
+      'gatewayteam.tollgate.dev/research',
       'gatewayuser.tollgate.dev/alice',
       'gatewayuser.tollgate.dev/bob',
       'modelprovider.tollgate.dev/llama-simulator',

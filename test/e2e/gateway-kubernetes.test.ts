@@ -474,7 +474,6 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.deepEqual((await getObject(GATEWAY_USERS, 'carol'))?.spec, {
       displayName: 'Carol',
       role: 'user',
-      team: null,
       budget: '12.5',
       budgetPeriod: 'monthly',
     });

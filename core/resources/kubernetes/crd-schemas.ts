@@ -280,12 +280,11 @@ export type ModelProviderStatus = z.output<typeof ModelProviderStatus>;
 // ---------------------------------------------------------------------------------------------
 // GatewayUser
 
-export const GatewayUserSpec = z
-  .strictObject({
-    displayName: UserSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
-    role: UserSpec.shape.role,
+/** A GatewayUser's or GatewayTeam's budget, its period and alerts (`whose`: who spends it). */
+function budgetFieldsCR(whose: string) {
+  return {
     budget: MoneyString.optional().describe(
-      'Most the user may spend in a budget period (in all, without budgetPeriod), in the money of router prices, as a decimal string with at most 6 decimal places, e.g. "25.50". Absent: unlimited.',
+      `Most ${whose} may spend in a budget period (in all, without budgetPeriod), in the money of router prices, as a decimal string with at most 6 decimal places, e.g. "25.50". Absent: unlimited.`,
     ),
     budgetPeriod: z
       .enum(BUDGET_PERIODS)
@@ -299,6 +298,14 @@ export const GatewayUserSpec = z
         'Percentages of the budget at which a BudgetThresholdReached event (and webhook) is raised, once per period each, e.g. [50, 80, 100]. Absent: none.',
       ),
     softBudget: z.boolean().optional().describe('true: the budget only alerts, it never refuses a request. Absent: false.'),
+  };
+}
+
+export const GatewayUserSpec = z
+  .strictObject({
+    displayName: UserSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
+    role: UserSpec.shape.role,
+    ...budgetFieldsCR('the user'),
     allowedRouters: z
       .array(ModelName)
       .max(256)
@@ -345,21 +352,7 @@ export type GatewayUserStatus = z.output<typeof GatewayUserStatus>;
 export const GatewayTeamSpec = z
   .strictObject({
     displayName: TeamSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
-    budget: MoneyString.optional().describe(
-      "Most all the team's users together may spend in a budget period (in all, without budgetPeriod), as a decimal string with at most 6 decimal places. Absent: unlimited.",
-    ),
-    budgetPeriod: z
-      .enum(BUDGET_PERIODS)
-      .optional()
-      .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday). Absent: it never resets.'),
-    budgetAlerts: z
-      .array(z.number().int().min(1).max(1000).meta({ format: 'int32' }))
-      .max(10)
-      .optional()
-      .describe(
-        'Percentages of the budget at which a BudgetThresholdReached event (and webhook) is raised, once per period each, e.g. [50, 80, 100]. Absent: none.',
-      ),
-    softBudget: z.boolean().optional().describe('true: the budget only alerts, it never refuses a request. Absent: false.'),
+    ...budgetFieldsCR("all the team's users together"),
     allowedRouters: z
       .array(ModelName)
       .max(256)

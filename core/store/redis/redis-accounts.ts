@@ -70,20 +70,31 @@ export class RedisAccounts implements AccountStore {
     return userRecord(spec ?? null, createdAt ?? null);
   }
 
-  async listUsers(after: string | null, limit: number): Promise<Page<UserRecord>> {
+  listUsers(after: string | null, limit: number): Promise<Page<UserRecord>> {
+    return this.#list(keys.users, keys.user, userRecord, after, limit);
+  }
+
+  /** A page of the records an index (a sorted set of ids) lists, each read from its hash. */
+  async #list<T>(
+    index: string,
+    hash: (id: string) => string,
+    record: (spec: string | null, createdAt: string | null) => T | undefined,
+    after: string | null,
+    limit: number,
+  ): Promise<Page<T>> {
     checkLimit(limit);
-    const ids = await this.#redis.zrangebylex(keys.users, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, limit + 1);
+    const ids = await this.#redis.zrangebylex(index, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, limit + 1);
     const page = ids.slice(0, limit);
     const pipeline = this.#redis.pipeline();
-    for (const id of page) pipeline.hmget(keys.user(id), 'spec', 'created_at');
+    for (const id of page) pipeline.hmget(hash(id), 'spec', 'created_at');
     const replies = page.length > 0 ? ((await pipeline.exec()) ?? []) : [];
-    const items: UserRecord[] = [];
+    const items: T[] = [];
     for (const [error, fields] of replies) {
       if (error) throw error;
       const [spec, createdAt] = fields as (string | null)[];
-      // A user deleted between the two reads is simply not listed.
-      const user = userRecord(spec ?? null, createdAt ?? null);
-      if (user) items.push(user);
+      // One deleted between the two reads is simply not listed.
+      const found = record(spec ?? null, createdAt ?? null);
+      if (found) items.push(found);
     }
     return { items, next: ids.length > limit ? page[page.length - 1]! : null };
   }
@@ -214,21 +225,8 @@ export class RedisAccounts implements AccountStore {
     return teamRecord(spec ?? null, createdAt ?? null);
   }
 
-  async listTeams(after: string | null, limit: number): Promise<Page<TeamRecord>> {
-    checkLimit(limit);
-    const ids = await this.#redis.zrangebylex(keys.teams, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, limit + 1);
-    const page = ids.slice(0, limit);
-    const pipeline = this.#redis.pipeline();
-    for (const id of page) pipeline.hmget(keys.team(id), 'spec', 'created_at');
-    const replies = page.length > 0 ? ((await pipeline.exec()) ?? []) : [];
-    const items: TeamRecord[] = [];
-    for (const [error, fields] of replies) {
-      if (error) throw error;
-      const [spec, createdAt] = fields as (string | null)[];
-      const team = teamRecord(spec ?? null, createdAt ?? null);
-      if (team) items.push(team);
-    }
-    return { items, next: ids.length > limit ? page[page.length - 1]! : null };
+  listTeams(after: string | null, limit: number): Promise<Page<TeamRecord>> {
+    return this.#list(keys.teams, keys.team, teamRecord, after, limit);
   }
 
   async updateTeam(team: TeamSpec): Promise<TeamRecord> {

@@ -8,6 +8,7 @@ import { TeamSpec } from '../../../core/resources/team.ts';
 import type { Store } from '../../../core/store/store.ts';
 import type { TeamResources } from '../../kubernetes/cr-catalog.ts';
 import type { TeamRecord } from '../../../core/store/accounts.ts';
+import { teamMembers } from '../../../core/store/team-members.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
 import { managersOnly } from '../auth.ts';
 import { errors } from '../api-error.ts';
@@ -104,16 +105,9 @@ async function view(deps: AdminTeamsDeps, team: TeamRecord) {
   return teamView(team, await membersOf(deps.store, team.id), deps.store.ledger, deps.now());
 }
 
-/** Ids of the team's users, read through the list of users. */
-export async function membersOf(store: Store, team: string): Promise<string[]> {
-  const members: string[] = [];
-  let after: string | null = null;
-  do {
-    const page = await store.accounts.listUsers(after, 500);
-    for (const user of page.items) if (user.team === team) members.push(user.id);
-    after = page.next;
-  } while (after !== null);
-  return members;
+/** Ids of the team's users. */
+async function membersOf(store: Store, team: string): Promise<string[]> {
+  return (await teamMembers(store.accounts, team)).map((user) => user.id);
 }
 
 async function teamOr404(store: Store, id: string): Promise<TeamRecord> {

@@ -14,6 +14,7 @@ import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import type { UserResources } from '../../kubernetes/cr-catalog.ts';
 import type { Store } from '../../../core/store/store.ts';
 import type { UserRecord } from '../../../core/store/accounts.ts';
+import { teamMembers } from '../../../core/store/team-members.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
 import { managersOnly, requireManager } from '../auth.ts';
 import { errors } from '../api-error.ts';
@@ -174,20 +175,11 @@ async function teamOf(store: Store, user: UserRecord) {
   return user.team === null ? undefined : store.accounts.getTeam(user.team);
 }
 
-/** A team's users, `limit` at a time after `after`, read through the whole list of users (teams are small next to it). */
+/** A team's users, `limit` at a time after `after`. */
 async function teamPage(store: Store, team: string, after: string | null, limit: number) {
-  const items: UserRecord[] = [];
-  let cursor = after;
-  for (;;) {
-    const page = await store.accounts.listUsers(cursor, 500);
-    for (const user of page.items) {
-      if (user.team !== team) continue;
-      if (items.length === limit) return { items, next: items.at(-1)!.id };
-      items.push(user);
-    }
-    if (page.next === null) return { items, next: null };
-    cursor = page.next;
-  }
+  const members = (await teamMembers(store.accounts, team)).filter((user) => after === null || user.id > after);
+  const items = members.slice(0, limit);
+  return { items, next: members.length > limit ? items.at(-1)!.id : null };
 }
 
 /** The user, when the scope reaches them: 404 when there is none, 403 when they are in another team. */

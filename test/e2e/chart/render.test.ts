@@ -144,6 +144,8 @@ describe('charts/tollgate', () => {
       TOLLGATE_QUEUE_MAX_WAITING: '1000',
       TOLLGATE_QUEUE_AGING_SECONDS: '2',
       TOLLGATE_QUEUE_SLOT_TTL_SECONDS: '30',
+      TOLLGATE_ALERT_WEBHOOK_ATTEMPTS: '5',
+      TOLLGATE_ALERT_RETRY_SECONDS: '60',
     });
     assert.deepEqual(
       gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'admin-key'),
@@ -153,6 +155,15 @@ describe('charts/tollgate', () => {
     const service = find(objects, 'Service', 'tollgate-gateway');
     assert.deepEqual(service.spec.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);
     assert.deepEqual(service.spec.selector, gateway.spec.selector.matchLabels);
+  });
+
+  it("passes the budget alerts' webhook to the gateways, its signing key from a Secret, never as a value", async () => {
+    const objects = await render({
+      gateway: { alerts: { webhookUrl: 'https://hooks.example.com/budget', webhookSecret: { existingSecret: 'budget-hooks' } } },
+    });
+    const vars = env(find(objects, 'Deployment', 'tollgate-gateway'));
+    assert.equal(vars.TOLLGATE_ALERT_WEBHOOK_URL, 'https://hooks.example.com/budget');
+    assert.deepEqual(vars.TOLLGATE_ALERT_WEBHOOK_SECRET, { secretKeyRef: { name: 'budget-hooks', key: 'webhook-secret' } });
   });
 
   it('runs the router workers of queue mode with the routing ConfigMap and Redis, probed on their port, reading only their two objects; an HPA when asked', async () => {
@@ -243,7 +254,7 @@ describe('charts/tollgate', () => {
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
       {
         apiGroups: ['tollgate.dev'],
-        resources: ['modelrouters', 'modelproviders', 'gatewayusers'],
+        resources: ['modelrouters', 'modelproviders', 'gatewayusers', 'gatewayteams'],
         verbs: ['get', 'list', 'create', 'patch', 'delete'],
       },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
@@ -258,13 +269,21 @@ describe('charts/tollgate', () => {
     });
   });
 
-  it('grants least privilege: the operator watches the three kinds and Secrets everywhere, and writes by name in its namespace', async () => {
+  it('grants least privilege: the operator watches the four kinds and Secrets everywhere, and writes by name in its namespace', async () => {
     const objects = await render();
     assert.deepEqual(find(objects, 'ClusterRole', 'tollgate-operator').rules, [
-      { apiGroups: ['tollgate.dev'], resources: ['modelrouters', 'modelproviders', 'gatewayusers'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['tollgate.dev'], resources: ['modelrouters/status', 'modelproviders/status', 'gatewayusers/status'], verbs: ['patch'] },
-      { apiGroups: ['tollgate.dev'], resources: ['gatewayusers'], verbs: ['patch'] },
-      { apiGroups: ['tollgate.dev'], resources: ['gatewayusers/finalizers'], verbs: ['update'] },
+      {
+        apiGroups: ['tollgate.dev'],
+        resources: ['modelrouters', 'modelproviders', 'gatewayusers', 'gatewayteams'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['tollgate.dev'],
+        resources: ['modelrouters/status', 'modelproviders/status', 'gatewayusers/status', 'gatewayteams/status'],
+        verbs: ['patch'],
+      },
+      { apiGroups: ['tollgate.dev'], resources: ['gatewayusers', 'gatewayteams'], verbs: ['patch'] },
+      { apiGroups: ['tollgate.dev'], resources: ['gatewayusers/finalizers', 'gatewayteams/finalizers'], verbs: ['update'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);

@@ -98,11 +98,11 @@ describe('with the keyboard alone', () => {
 
     // Backwards from the content: the header's controls, then the navigation's links.
     const backwards: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       await page.keyboard.press('Shift+Tab');
       backwards.push((await focused(page)).text);
     }
-    assert.deepEqual(backwards, ['Sign out', 'Users', 'Providers', 'Routers']);
+    assert.deepEqual(backwards, ['Sign out', 'Users', 'Teams', 'Providers', 'Routers']);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Routers', level: 1 }).waitFor();
     await focusOn(page, 'Routers'); // the new page's heading
@@ -224,10 +224,10 @@ describe('forms', () => {
     await visit(page, '#/users');
     await page.getByLabel('Id (optional)').fill('bo');
     await page.getByLabel('Name').fill('Another Bo');
-    await page.getByRole('textbox', { name: 'Budget' }).fill('1.1234567');
+    await page.getByRole('textbox', { name: 'Budget', exact: true }).fill('1.1234567');
     await page.getByRole('button', { name: 'Create user' }).click();
     assert.equal(await problemOf(page, 'user-budget'), 'A number of 0 or more, with at most 6 decimals.');
-    await page.getByRole('textbox', { name: 'Budget' }).fill('3');
+    await page.getByRole('textbox', { name: 'Budget', exact: true }).fill('3');
     await page.getByRole('button', { name: 'Create user' }).click();
     await eventually(
       () => problemOf(page, 'user-id'),
@@ -317,7 +317,7 @@ describe('a user without the admin role', () => {
     );
     const statuses = await page.locator('table.records tbody tr td:nth-child(7)').allTextContents();
     assert.deepEqual(statuses, ['404', '429', '200']);
-    await page.getByRole('textbox', { name: 'Budget' }).fill('2.5');
+    await page.getByRole('textbox', { name: 'Budget', exact: true }).fill('2.5');
     await page.getByLabel('Budget period').selectOption('weekly');
     await page.getByRole('button', { name: 'Save user' }).click();
     await page.getByRole('status').filter({ hasText: 'User "Bo" saved.' }).waitFor();

@@ -122,7 +122,7 @@ async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Loca
 describe('in Kubernetes mode, an admin sets up a model and a user through the Playground', () => {
   test('the admin signs in with the admin key and sees the admin pages', async () => {
     await signIn(admin.page, system.adminKey);
-    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
+    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Teams', 'Users']);
   });
 
   test('the router form writes a ModelRouter, and the page lists the router once the operator has published it, without a reload', async () => {

@@ -71,7 +71,7 @@ describe('an admin sets up a model and a user through the Playground', () => {
 
   test('the admin signs in and sees the admin pages', async () => {
     await signIn(admin.page, gw.adminKey);
-    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Users']);
+    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Teams', 'Users']);
   });
 
   test('the admin creates a router with the router form', async () => {
@@ -232,7 +232,8 @@ describe('the user chats within their budget', () => {
     );
     assert.deepEqual(await firstUsageRecord(page), { model: ROUTER, cost: chatCost, status: '200' });
     assert.equal((await page.getByRole('definition').filter({ hasText: chatCost }).count()) >= 1, true, 'the totals show the same cost');
-    const chart = page.getByRole('img', { name: /^Spend per day from/ });
+    // The first chart: the caller's own spend (the spend report's follows it).
+    const chart = page.getByRole('img', { name: /^Spend per day from/ }).first();
     assert.match((await chart.getAttribute('aria-label')) ?? '', new RegExp(`${chatCost.replace('.', '\\.')} in total`));
     await page.getByLabel('Model').selectOption(ROUTER);
     await page.getByRole('button', { name: 'Apply filter' }).click();

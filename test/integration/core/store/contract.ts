@@ -708,5 +708,30 @@ function describeUsageLog(current: () => Store): void {
       );
       assert.deepEqual(costs(await current().usage.totalsByGroup('router', day(today - 9 * DAY), day(today - 8 * DAY))), {});
     });
+
+    test('totals by team, key and provider: a record counts for the team its user was in, its key and its provider', async () => {
+      const today = Date.now();
+      const yesterday = today - DAY;
+      await appendAll([
+        usageRecord('alice', yesterday, { team_id: 'red', key_id: 'k-a', provider: 'p-1', cost_micros: 100n }),
+        usageRecord('alice', today, { team_id: 'red', key_id: 'k-a', provider: 'p-2', cost_micros: 200n }),
+        usageRecord('bob', today, { team_id: 'red', key_id: 'k-b', provider: 'p-1', cost_micros: 400n }),
+        usageRecord('carol', today, { team_id: null, key_id: 'k-c', provider: null, cost_micros: 800n }),
+      ]);
+      const costs = (totals: Map<string, UsageTotals>) =>
+        Object.fromEntries([...totals].map(([id, t]) => [id, [t.requests, t.cost_micros]]));
+      const range = [day(yesterday), day(today)] as const;
+      assert.deepEqual(costs(await current().usage.totalsByGroup('team', ...range)), { red: [3, 700n] });
+      assert.deepEqual(costs(await current().usage.totalsByGroup('key', ...range)), {
+        'k-a': [2, 300n],
+        'k-b': [1, 400n],
+        'k-c': [1, 800n],
+      });
+      assert.deepEqual(costs(await current().usage.totalsByGroup('provider', ...range)), { 'p-1': [2, 500n], 'p-2': [1, 200n] });
+      const byDay = await current().usage.dailyByGroup('team', ...range);
+      assert.deepEqual(Object.keys(byDay.get('red') ?? {}).sort(), [day(yesterday), day(today)]);
+      assert.equal((await current().usage.dailyTotals({ team: 'red' }, day(today), day(today)))[day(today)]?.cost_micros, 600n);
+      assert.equal((await current().usage.dailyTotals({ key: 'k-a' }, ...range))[day(yesterday)]?.requests, 1);
+    });
   });
 }
