@@ -11,6 +11,8 @@ export class MemoryAccounts implements AccountStore {
   readonly #listeners = new Set<(userId: string | null) => void>();
   readonly #users = new Map<string, UserRecord>();
   readonly #teams = new Map<string, TeamRecord>();
+  /** The last FoundKey handed out for a key record. */
+  readonly #found = new WeakMap<ApiKeyRecord, FoundKey>();
   /** key id -> key, for the ledger */
   readonly #byId = new Map<string, ApiKeyRecord>();
   /** user id -> key id -> key */
@@ -176,9 +178,14 @@ export class MemoryAccounts implements AccountStore {
     const key = this.#byHash.get(hash);
     const user = key && this.#users.get(key.user_id);
     if (!key || !user) return undefined;
-    // Every request authenticates: hand out the stored records, frozen, rather than copies.
+    // Every request authenticates: hand out the stored records, frozen, rather than copies, and
+    // the same FoundKey while none of them changed (what is worked out per caller is cached by it).
     const team = user.team === null ? undefined : this.#teams.get(user.team);
-    return team ? { key, user, team } : { key, user };
+    const found = this.#found.get(key);
+    if (found && found.user === user && found.team === team) return found;
+    const fresh: FoundKey = Object.freeze(team ? { key, user, team } : { key, user });
+    this.#found.set(key, fresh);
+    return fresh;
   }
 }
 

@@ -39,8 +39,9 @@ interface UserLedger {
 
 /** What a level's budget is: a user's, a key's or a team's record has these two fields. */
 export interface BudgetSource {
-  readonly budget: string | null;
-  readonly budget_period: BudgetPeriod | null;
+  /** null or absent: unlimited. */
+  readonly budget?: string | null;
+  readonly budget_period?: BudgetPeriod | null;
   /** Thresholds in percent, ascending; each raises an alert once per period. */
   readonly budget_alerts?: readonly number[] | null;
   /** A budget that only alerts, never refuses. */
@@ -242,7 +243,7 @@ export class MemoryLedger implements Ledger {
       };
       this.#ledgers.set(subject, ledger);
     }
-    const ptype = source.budget_period;
+    const ptype = source.budget_period ?? null;
     const pidx = ptype ? periodIndex(ptype, now) : 0;
     if (ledger.ptype !== ptype) {
       ledger.ptype = ptype;
@@ -286,7 +287,7 @@ const budgets = new WeakMap<BudgetSource, bigint | null>();
 export function budgetMicros(user: BudgetSource): bigint | null {
   let micros = budgets.get(user);
   if (micros === undefined) {
-    const parsed = user.budget === null ? null : parseDecimal(user.budget, 6);
+    const parsed = user.budget == null ? null : parseDecimal(user.budget, 6);
     micros = parsed === null ? null : parsed.ok ? parsed.value : 0n;
     budgets.set(user, micros);
   }

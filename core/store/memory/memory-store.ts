@@ -5,7 +5,7 @@ import { MemoryAccounts } from './memory-accounts.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
 import { MemoryGatewayReports } from './memory-gateway-reports.ts';
 import { MemoryLedger } from './memory-ledger.ts';
-import { isKeyLevel, keyLimitsOf } from '../../resources/key-limits.ts';
+import { isKeyLevel } from '../../resources/key-limits.ts';
 import { MemoryBudgetAlerts } from './memory-budget-alerts.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
@@ -32,8 +32,9 @@ export class MemoryStore implements Store {
   readonly ledger = new MemoryLedger((subject) => {
     if (subject.startsWith('team:')) return this.accounts.peekTeam(subject.slice(5));
     if (!subject.startsWith('key:')) return this.accounts.peek(subject);
+    // The stored record itself (frozen, replaced on change): its parsed budget is cached by identity.
     const key = this.accounts.peekKey(subject.slice(4));
-    return key && isKeyLevel(key) ? keyLimitsOf(key) : undefined;
+    return key && isKeyLevel(key) ? key : undefined;
   }, this.alerts);
   readonly usage: MemoryUsageLog;
   readonly promptRatios = new MemoryPromptRatios();

@@ -5,7 +5,6 @@ import {
   addToTotals,
   EMPTY_TOTALS,
   subjectParts,
-  subjectsOf,
   sumDays,
   type UsageGroup,
   type UsageLog,
@@ -46,6 +45,9 @@ class Entry {
   }
 }
 
+/** A day's totals as this log keeps them: added to in place, handed out as copies. */
+type MutableTotals = { -readonly [K in keyof UsageTotals]: UsageTotals[K] };
+
 const DEFAULT_MAX_RECORDS_PER_USER = 100_000;
 /** How far past the cap a user's records may go before the oldest are cut. */
 const TRIM_BATCH = 1024;
@@ -56,8 +58,8 @@ export class MemoryUsageLog implements UsageLog {
   readonly #now: () => number;
   /** user id -> entries, oldest first */
   readonly #entries = new Map<string, Entry[]>();
-  /** `<group>:<id>` (usage-log.ts subjectsOf) -> day -> totals */
-  readonly #daily = new Map<string, Map<string, UsageTotals>>();
+  /** `<group>:<id>` (usage-log.ts subjectsOf) -> day -> totals, added to in place */
+  readonly #daily = new Map<string, Map<string, MutableTotals>>();
   #sequence = 0;
 
   constructor(options: MemoryUsageLogOptions) {
@@ -77,7 +79,12 @@ export class MemoryUsageLog implements UsageLog {
     if (entries.length > this.#maxRecords + TRIM_BATCH) entries.splice(0, entries.length - this.#maxRecords);
     this.#entries.set(record.user_id, entries);
     const day = utcDay(record.time);
-    for (const [group, id] of subjectsOf(record)) this.#count(`${group}:${id}`, day, record);
+    // As usage-log.ts subjectsOf, without its array per record.
+    this.#count(`user:${record.user_id}`, day, record);
+    this.#count(`router:${record.router}`, day, record);
+    if (record.team_id) this.#count(`team:${record.team_id}`, day, record);
+    if (record.key_id) this.#count(`key:${record.key_id}`, day, record);
+    if (record.provider) this.#count(`provider:${record.provider}`, day, record);
   }
 
   async query(userId: string, query: UsageQuery): Promise<UsagePage> {
@@ -110,7 +117,7 @@ export class MemoryUsageLog implements UsageLog {
     const out: Record<string, UsageTotals> = {};
     for (const day of daysBetween(fromDay, toDay)) {
       const totals = days?.get(day);
-      if (totals) out[day] = totals;
+      if (totals) out[day] = { ...totals };
     }
     return out;
   }
@@ -130,7 +137,7 @@ export class MemoryUsageLog implements UsageLog {
       for (const day of days) {
         const totals = byDay.get(day);
         if (totals) {
-          found[day] = totals;
+          found[day] = { ...totals };
           any = true;
         }
       }
@@ -159,14 +166,29 @@ export class MemoryUsageLog implements UsageLog {
     return entries;
   }
 
+  /** Adds the record to the subject's totals of the day, in place (read out as copies). */
   #count(subject: string, day: string, record: UsageRecord): void {
-    const days = this.#daily.get(subject) ?? new Map<string, UsageTotals>();
-    days.set(day, addToTotals(days.get(day) ?? EMPTY_TOTALS, record));
-    if (days.size > DAILY_TOTALS_DAYS) {
-      const oldest = utcDay(this.#now() - DAILY_TOTALS_DAYS * DAY_MS);
-      for (const known of days.keys()) if (known < oldest) days.delete(known);
+    let days = this.#daily.get(subject);
+    if (days === undefined) {
+      days = new Map();
+      this.#daily.set(subject, days);
     }
-    this.#daily.set(subject, days);
+    const totals = days.get(day);
+    if (totals === undefined) {
+      days.set(day, { ...addToTotals(EMPTY_TOTALS, record) });
+      if (days.size > DAILY_TOTALS_DAYS) {
+        const oldest = utcDay(this.#now() - DAILY_TOTALS_DAYS * DAY_MS);
+        for (const known of days.keys()) if (known < oldest) days.delete(known);
+      }
+      return;
+    }
+    totals.requests += 1;
+    totals.prompt_tokens += record.prompt_tokens;
+    totals.completion_tokens += record.completion_tokens;
+    totals.cost_micros += record.cost_micros;
+    totals.uncovered_micros += record.uncovered_micros;
+    totals.kwh += record.kwh;
+    totals.kgco2eq += record.kgco2eq;
   }
 }
 

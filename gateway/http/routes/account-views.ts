@@ -85,9 +85,25 @@ export interface TeamView extends SpendView {
   readonly created_at: string;
   /** Ids of the team's users. */
   readonly members: string[];
+  /** Their keys still in use (neither revoked nor expired), with each key's own budget. */
+  readonly keys: TeamKeyView[];
 }
 
-export async function teamView(team: TeamRecord, members: string[], ledger: Ledger, now: number): Promise<TeamView> {
+export interface TeamKeyView {
+  readonly id: string;
+  readonly user_id: string;
+  readonly name: string;
+  readonly hint: string;
+  readonly budget: number | null;
+}
+
+export async function teamView(
+  team: TeamRecord,
+  members: string[],
+  keys: readonly ApiKeyRecord[],
+  ledger: Ledger,
+  now: number,
+): Promise<TeamView> {
   const balance = await ledger.balance(`team:${team.id}`, now);
   return {
     object: 'team',
@@ -100,6 +116,7 @@ export async function teamView(team: TeamRecord, members: string[], ledger: Ledg
     priority: team.priority,
     created_at: team.created_at,
     members,
+    keys: keys.map((key) => ({ id: key.id, user_id: key.user_id, name: key.name, hint: key.hint, budget: budgetNumber(key.budget) })),
     ...spendView(team.budget, balance),
   };
 }

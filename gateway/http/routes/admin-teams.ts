@@ -9,6 +9,7 @@ import type { Store } from '../../../core/store/store.ts';
 import type { TeamResources } from '../../kubernetes/cr-catalog.ts';
 import type { TeamRecord } from '../../../core/store/accounts.ts';
 import { teamMembers } from '../../../core/store/team-members.ts';
+import { isActiveKey } from '../../../core/store/paging.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
 import { managersOnly } from '../auth.ts';
 import { errors } from '../api-error.ts';
@@ -102,7 +103,11 @@ export function registerAdminTeams(app: FastifyInstance, deps: AdminTeamsDeps): 
 }
 
 async function view(deps: AdminTeamsDeps, team: TeamRecord) {
-  return teamView(team, await membersOf(deps.store, team.id), deps.store.ledger, deps.now());
+  const members = await membersOf(deps.store, team.id);
+  const now = deps.now();
+  const at = new Date(now).toISOString();
+  const keys = (await Promise.all(members.map((id) => deps.store.accounts.listKeys(id)))).flat().filter((key) => isActiveKey(key, at));
+  return teamView(team, members, keys, deps.store.ledger, now);
 }
 
 /** Ids of the team's users. */

@@ -76,6 +76,7 @@ const DailyQuery = z.strictObject({
   key: z.string().min(1).max(200).optional(),
   provider: z.string().min(1).max(300).optional(),
   group_by: z.enum(USAGE_GROUPS).optional(),
+  format: z.enum(['json', 'csv']).default('json'),
 });
 
 const ReportQuery = z.strictObject({
@@ -124,7 +125,7 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
     return report(request, reply, deps, query.group_by, query.from, query.to, query.format);
   });
 
-  app.get('/v1/usage/daily', async (request) => {
+  app.get('/v1/usage/daily', async (request, reply) => {
     const query = parseWith(DailyQuery, request.query);
     const named = DAILY_SUBJECTS.filter((group) => query[group] !== undefined);
     if (named.length > 1) throw errors.invalidRequest(`${named[1]}: give one of user, team, key, router and provider`, named[1]!);
@@ -142,6 +143,12 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
       const visible = await scope.filter(group);
       const groups = [...byGroup].filter(([id]) => visible(id)).sort(([a], [b]) => a.localeCompare(b));
       const total = groups.flatMap(([, days]) => Object.values(days)).reduce(sumTotals, EMPTY_TOTALS);
+      if (query.format === 'csv') {
+        const rows = groups.flatMap(([id, days]) =>
+          daysBetween(from, to).map((date) => ({ [group]: id, date, ...totalsView(days[date] ?? EMPTY_TOTALS) })),
+        );
+        return csv(reply, [group, 'date', ...REPORT_COLUMNS], rows, `usage-daily-by-${group}-${from}-to-${to}.csv`);
+      }
       return {
         object: 'usage_daily_report',
         group_by: group,
@@ -194,10 +201,14 @@ async function report(
     .map(([id, totals]) => ({ [group]: id, ...totalsView(totals) }));
   const totals = totalsView(groups.map(([, t]) => t).reduce(sumTotals, EMPTY_TOTALS));
   if (format === 'json') return { object: 'usage_report', group_by: group, from, to, data, totals };
-  const header = [group, ...REPORT_COLUMNS];
-  const rows = data.map((row) => header.map((column) => csvField(row[column])));
-  reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="usage-by-${group}-${from}-to-${to}.csv"`);
-  return [header, ...rows].map((fields) => `${fields.join(',')}\r\n`).join('');
+  return csv(reply, [group, ...REPORT_COLUMNS], data, `usage-by-${group}-${from}-to-${to}.csv`);
+}
+
+/** Rows as a CSV file (RFC 4180: a header line, CRLF line ends), to be saved as `filename`. */
+function csv(reply: FastifyReply, header: string[], rows: Record<string, string | number>[], filename: string): string {
+  reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`);
+  const lines = rows.map((row) => header.map((column) => csvField(row[column])));
+  return [header, ...lines].map((fields) => `${fields.join(',')}\r\n`).join('');
 }
 
 /** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */

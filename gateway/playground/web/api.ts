@@ -74,6 +74,14 @@ export interface Team extends Spend {
   readonly budget_period: BudgetPeriod | null;
   readonly priority: number;
   readonly members: string[];
+  /** Its users' keys in use, with each key's own budget. */
+  readonly keys: {
+    readonly id: string;
+    readonly user_id: string;
+    readonly name: string;
+    readonly hint: string;
+    readonly budget: number | null;
+  }[];
 }
 
 export interface Me extends User {

@@ -79,6 +79,7 @@ describe('a team admin may', () => {
     assert.equal(team.body.budget, 100);
     assert.ok(team.body.spent > 0, "the member's request is charged to the team");
     assert.deepEqual(team.body.members.sort(), ['red-dev', 'red-lead']);
+    assert.deepEqual(team.body.keys.map((k: { user_id: string }) => k.user_id).sort(), ['red-dev', 'red-lead'], "its users' keys in use");
   });
 
   test("read their team's usage, by user and by team, and a member's records", async () => {
@@ -95,6 +96,16 @@ describe('a team admin may', () => {
       byTeam.body.data.map((row: { team: string }) => row.team),
       ['red'],
     );
+    const daily = await fetch(`${gw.url}/v1/usage/daily?group_by=user&format=csv`, { headers: as() });
+    assert.equal(daily.status, 200);
+    assert.match(daily.headers.get('content-disposition') ?? '', /usage-daily-by-user-/);
+    const lines = (await daily.text()).trimEnd().split('\r\n');
+    assert.equal(lines[0], 'user,date,requests,prompt_tokens,completion_tokens,total_tokens,cost,charged,uncovered,kwh,kgco2eq');
+    assert.ok(
+      lines.slice(1).every((line) => line.startsWith('red-dev,')),
+      "only the team's users",
+    );
+    assert.equal(lines.length - 1, 30, 'one line per day of the default range');
   });
 });
 

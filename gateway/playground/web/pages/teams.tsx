@@ -1,5 +1,5 @@
-// Teams (admins and team admins): each team's budget, what it spent and has left this period, and
-// its members; admins add teams here. A team admin sees their own team only (the API scopes it).
+// Teams (admins and team admins): each team's budget, what it spent and has left this period, its
+// members and their keys; admins add teams here. A team admin sees their own team only (the API scopes it).
 import { useEffect, useState } from 'preact/hooks';
 import type { List, Team } from '../api.ts';
 import { useSession } from '../context.ts';
@@ -55,7 +55,7 @@ export function TeamsPage() {
       <LoadError error={error} />
       {teams && teams.length === 0 && <p>No teams yet.</p>}
       {teams && teams.length > 0 && (
-        <ListTable caption="Teams" columns={['Team', 'Id', num('Budget'), 'Period', num('Spent'), num('Remaining'), 'Members']}>
+        <ListTable caption="Teams" columns={['Team', 'Id', num('Budget'), 'Period', num('Spent'), num('Remaining'), 'Members', 'Keys']}>
           {teams.map((t) => (
             <tr key={t.id}>
               <th scope="row">{t.name}</th>
@@ -75,6 +75,20 @@ export function TeamsPage() {
                         <a href={href('user', id)}>{id}</a>
                       </span>
                     ))}
+              </td>
+              <td>
+                {t.keys.length === 0 ? (
+                  'none'
+                ) : (
+                  <ul class="plain">
+                    {t.keys.map((k) => (
+                      <li key={k.id}>
+                        {k.user_id}: {k.name} <code>{k.hint}</code>
+                        {k.budget !== null && ` (budget ${money(k.budget)})`}
+                      </li>
+                    ))}
+                  </ul>
+                )}
               </td>
             </tr>
           ))}
