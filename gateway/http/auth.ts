@@ -1,5 +1,5 @@
-// Authentication (spec 5): `Authorization: Bearer <key>`. Who may call a route is decided on the
-// route the request MATCHED, never on its raw URL (which can spell the same route differently:
+// Authentication (spec 5): `Authorization: Bearer <key>`, or `x-api-key: <key>` as Anthropic's
+// clients send it. Who may call a route is decided on the route the request MATCHED, never on its raw URL (which can spell the same route differently:
 // `/%761/models`, `/v%31/models`, `http://host/v1/models`). Each route declares its access in its
 // config; a route that declares none needs a key, so a new route cannot be left open by mistake,
 // and so does a URL that matches no route (its 404 says nothing to a caller without a key).
@@ -9,6 +9,7 @@ import type { AccountStore } from '../../core/store/accounts.ts';
 import { hashKey } from '../../core/accounts/api-keys.ts';
 import type { Caller } from '../accounts/caller.ts';
 import { errors } from './api-error.ts';
+import type { Dialect } from '../dialects/dialect.ts';
 
 /**
  * Who may call a route: anyone (`public`), any valid key (`key`, what a route that declares
@@ -23,6 +24,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     access?: Access;
+    /** The API whose format the route speaks, errors included, when not OpenAI's (dialects/). */
+    dialect?: Dialect;
   }
 }
 
@@ -59,15 +62,27 @@ export function adminOnly(instance: FastifyInstance): void {
 }
 
 async function authenticate(request: FastifyRequest, accounts: KeyLookup, now: number): Promise<Caller> {
-  const header = request.headers.authorization;
-  if (!header) throw errors.missingKey();
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw errors.missingKey();
-  const found = await accounts.findKey(hashKey(match[1]!));
+  const found = await accounts.findKey(hashKey(presentedKey(request)));
   if (!found) throw errors.invalidKey();
   if (found.key.revoked_at !== null) throw errors.revokedKey();
   if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) throw errors.expiredKey();
   return found;
+}
+
+/**
+ * The key a request presents: `Authorization: Bearer <key>`, as OpenAI's clients send it, or
+ * `x-api-key: <key>`, as Anthropic's do.
+ */
+function presentedKey(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw errors.missingKey();
+    return match[1]!;
+  }
+  const apiKey = request.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.trim() !== '') return apiKey.trim();
+  throw errors.missingKey();
 }
 
 /** For admin routes: the caller must hold the admin role. */

@@ -19,13 +19,15 @@ export function errorHandler(bodyLimit: number, throttle: LogThrottle) {
   };
 }
 
+/** The error in the envelope of the API the route speaks (OpenAI's, or a dialect's). */
 export function sendError(reply: FastifyReply, error: ApiError): void {
   if (reply.sent || reply.raw.destroyed) return;
+  const dialect = reply.request.routeOptions.config?.dialect;
   reply
     .code(error.status)
     .headers(error.headers ?? {})
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify(error));
+    .send(JSON.stringify(dialect ? dialect.errorBody(error) : error));
 }
 
 /** The answer to `error`, or undefined when it is internal. */

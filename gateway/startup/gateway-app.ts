@@ -115,7 +115,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     maxKeysPerUser: settings.maxKeysPerUser,
     hideUnavailableModels: settings.hideUnavailableModels,
     playground: settings.playground,
-    logger: { level: settings.logLevel, redact: ['req.headers.authorization'] },
+    logger: { level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] },
     forwarder: {
       http,
       options: forwarderOptions(settings),

@@ -1,6 +1,6 @@
 // A fake OpenAI-format backend (OpenAI, vLLM, Mistral): /v1/chat/completions, /v1/completions,
 // /v1/embeddings and /v1/rerank, JSON and SSE, with usage as OpenAI reports it.
-import { startFakeServer, words, type FakeBackend } from './fake-server.ts';
+import { startFakeServer, words, type FakeBackend, type StreamingResponse } from './fake-server.ts';
 
 export const DEFAULT_TEXT = 'Hello from the fake backend';
 
@@ -41,6 +41,8 @@ export function startFakeOpenAI(port = 0): Promise<FakeBackend> {
           await response.chunk('"}');
           return response.end();
         }
+        const tool = chat ? behaviour.toolCall : undefined;
+        if (tool) return toolCallAnswer(response, body, base, tool, usage);
         if (!body.stream || behaviour.jsonForStream) {
           const choice = chat
             ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }
@@ -97,4 +99,33 @@ export function startFakeOpenAI(port = 0): Promise<FakeBackend> {
         return response.json(404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error' } });
     }
   }, port);
+}
+
+/** A chat answer that calls a tool: whole, or streamed as the function's name and then its arguments in two deltas. */
+async function toolCallAnswer(
+  response: StreamingResponse,
+  body: { stream?: boolean; stream_options?: { include_usage?: boolean } },
+  base: Record<string, unknown>,
+  tool: { id: string; name: string; arguments: string },
+  usage: Record<string, unknown>,
+): Promise<void> {
+  const call = { id: tool.id, type: 'function', function: { name: tool.name, arguments: tool.arguments } };
+  if (!body.stream) {
+    const message = { role: 'assistant', content: null, tool_calls: [call] };
+    return response.json(200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'tool_calls' }], usage });
+  }
+  response.startStream('text/event-stream');
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    response.chunk(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`);
+  const half = Math.floor(tool.arguments.length / 2);
+  const deltas = [
+    { index: 0, id: tool.id, type: 'function', function: { name: tool.name, arguments: '' } },
+    { index: 0, function: { arguments: tool.arguments.slice(0, half) } },
+    { index: 0, function: { arguments: tool.arguments.slice(half) } },
+  ];
+  for (const delta of deltas) if (!(await send([{ index: 0, delta: { tool_calls: [delta] }, finish_reason: null }]))) return;
+  if (!(await send([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]))) return;
+  if (body.stream_options?.include_usage && !(await send([], { usage }))) return;
+  if (!(await response.chunk('data: [DONE]\n\n'))) return;
+  response.end();
 }

@@ -31,6 +31,8 @@ export interface Behaviour {
   chunkFields?: Record<string, unknown>;
   /** With an error `status`: the `retry-after` header sent with it (seconds, or a date). */
   retryAfter?: string;
+  /** Chat: answer with this tool call (finish_reason `tool_calls`) instead of text; streamed as argument deltas. */
+  toolCall?: { id: string; name: string; arguments: string };
 }
 
 /** The routes a health check probes (vLLM and TEI, Ollama, hosted APIs): answered apart from requests. */

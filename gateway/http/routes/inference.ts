@@ -11,14 +11,16 @@ import { ENDPOINT_SPECS } from '../../endpoints/registry.ts';
 import { choiceText, newId, readUsage, unixSeconds, type JsonObject } from '../../providers/openai-wire.ts';
 import type { ChunkStream } from '../../providers/chunk-stream.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
-import { countTextTokens } from '../../metering/tokens.ts';
+import { countTextTokens, TokenCount } from '../../metering/tokens.ts';
 import { relayChunks } from './stream-relay.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { RouterRoute } from '../../routing/routing-table.ts';
 import { forward, type Forwarded, type ForwarderDeps } from '../../routing/forwarder.ts';
-import { usageFor, type Usage } from '../../metering/usage-block.ts';
+import { promptTokenCount, usageFor, type Usage } from '../../metering/usage-block.ts';
 import type { Admitted, Billing, Settled } from '../../billing/billing.ts';
 import { rateLimitHeaders } from '../rate-limit-headers.ts';
+import type { Dialect } from '../../dialects/dialect.ts';
+import { ANTHROPIC, countTokensChat } from '../../dialects/anthropic/anthropic-dialect.ts';
 import { putBudgetHeaders } from '../budget-headers.ts';
 import { mayCall, priorityOf, type Caller } from '../../accounts/caller.ts';
 import { callerOf } from '../auth.ts';
@@ -56,6 +58,8 @@ interface Call {
   readonly stream: boolean;
   /** performance.now() time after which no attempt, retry or fallback starts. */
   readonly deadline: number;
+  /** The API the caller speaks, when not OpenAI's (the request was translated to chat). */
+  readonly dialect: Dialect | undefined;
 }
 
 /** How a forwarded request ended. */
@@ -70,17 +74,35 @@ interface Ending {
 
 export function registerInference(app: FastifyInstance, deps: InferenceDeps): void {
   for (const endpoint of ENDPOINTS) {
-    app.post(ENDPOINT_SPECS[endpoint].path, (request, reply) => handle(endpoint, request, reply, deps));
+    app.post(ENDPOINT_SPECS[endpoint].path, (request, reply) => handle(endpoint, request, reply, deps, undefined));
   }
+  // Anthropic's Messages API: the chat endpoint, spoken in Anthropic's format (its errors too).
+  app.post('/v1/messages', { config: { dialect: ANTHROPIC } }, (request, reply) => handle('chat', request, reply, deps, ANTHROPIC));
+  // Its prompt counted as the gateway counts a chat prompt (o200k, the chat template's overhead
+  // included): what the hold and the usage of that request start from. Free, as Anthropic's is.
+  app.post('/v1/messages/count_tokens', { config: { dialect: ANTHROPIC } }, async (request) => {
+    const router = routerOf('chat', request.body, deps);
+    if (!mayCall(callerOf(request), router.spec.name)) throw errors.modelNotAllowed();
+    return { input_tokens: promptTokenCount('chat', countTokensChat(request.body), new TokenCount()).tokens };
+  });
 }
 
-async function handle(endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply, deps: InferenceDeps): Promise<string | undefined> {
+async function handle(
+  endpoint: Endpoint,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: InferenceDeps,
+  dialect: Dialect | undefined,
+): Promise<string | undefined> {
   const startedAt = performance.now();
   const caller = callerOf(request);
   let requested: RouterRoute | undefined;
   let call: Call | undefined;
   try {
-    const routed = route(endpoint, request.body, deps);
+    // The router first (spec 7's errors come before the body's), then the body in the gateway's form.
+    const routed = dialect
+      ? route(endpoint, dialect.toChat(request.body), deps, routerOf(endpoint, request.body, deps))
+      : route(endpoint, request.body, deps);
     requested = routed.router;
     if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
     const abort = new AbortController();
@@ -90,7 +112,7 @@ async function handle(endpoint: Endpoint, request: FastifyRequest, reply: Fastif
     });
     const stream = ENDPOINT_SPECS[endpoint].streams(routed.body);
     const deadline = startedAt + timeoutMs(request, deps.forwarder.options.requestTimeoutMs);
-    const start = { endpoint, body: routed.body, caller, requested, startedAt, abort, stream, deadline };
+    const start = { endpoint, body: routed.body, caller, requested, startedAt, abort, stream, deadline, dialect };
     let forwarded: Forwarded;
     if (requested.fallbacks.length === 0) {
       call = { ...start, router: requested, admitted: await deps.billing.admit(caller, requested, endpoint, routed.body) };
@@ -215,8 +237,8 @@ function cannotServe(error: unknown): FallbackReason | undefined {
 /** The caller's budget or rate limit refused the request on this router. */
 const refusesCaller = (error: unknown) => error instanceof InsufficientBudgetError || error instanceof RateLimitedError;
 
-/** Steps 1 and 2 of the spec's flow, then the body's own shape: the router, and the body as its endpoint's schema parsed it. */
-function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): { router: RouterRoute; body: JsonObject } {
+/** Steps 1 and 2 of the spec's flow: the router the body's `model` names, of a type the endpoint serves. */
+function routerOf(endpoint: Endpoint, body: unknown, deps: InferenceDeps): RouterRoute {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw errors.invalidRequest('The request body must be a JSON object');
   const model = (body as JsonObject).model;
@@ -224,8 +246,14 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): { router
     throw errors.invalidRequest('You must provide a model parameter (a router name or alias)', 'model');
   const router = deps.routing.table.lookup(model);
   if (!router) throw errors.modelNotFound();
+  if (!ENDPOINT_SPECS[endpoint].routerTypes.includes(router.spec.type)) throw errors.wrongModelType();
+  return router;
+}
+
+/** The router (routerOf, unless already found), then the body's own shape: the body as its endpoint's schema parsed it. */
+function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps, found?: RouterRoute): { router: RouterRoute; body: JsonObject } {
+  const router = found ?? routerOf(endpoint, body, deps);
   const spec = ENDPOINT_SPECS[endpoint];
-  if (!spec.routerTypes.includes(router.spec.type)) throw errors.wrongModelType();
   const parsed = spec.schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -248,9 +276,14 @@ function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: Fasti
     completionTokens: () => countTextTokens(choiceText(body)),
     latencySeconds: upstreamSeconds,
   });
-  body.model = call.router.spec.name;
-  body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
-  const text = JSON.stringify(body);
+  let text: string;
+  if (call.dialect) {
+    text = JSON.stringify(call.dialect.answer(body, call.router.spec.name, usage.block));
+  } else {
+    body.model = call.router.spec.name;
+    body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
+    text = JSON.stringify(body);
+  }
   ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false }, deps);
   reply
     .headers(rateLimitHeaders(call.admitted.rate))
@@ -281,7 +314,8 @@ async function relay(
     ...rateLimitHeaders(call.admitted.rate),
     ...routerHeaders(call),
   });
-  const { failure, reported, first, produced, ttftMs } = await relayChunks(chunks, res, call.router.spec.name, call.startedAt);
+  const translation = call.dialect?.stream(call.router.spec.name);
+  const { failure, reported, first, produced, ttftMs } = await relayChunks(chunks, res, call.router.spec.name, call.startedAt, translation);
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   // A stream cut short has no usage from the backend: what reached the client is counted.
   const usage = usageFor({
@@ -295,7 +329,10 @@ async function relay(
     latencySeconds: upstreamSeconds,
   });
   const ending = failure && streamEnding(failure);
-  if (!res.destroyed) endStream(res, call, first, usage, ending);
+  if (!res.destroyed) {
+    if (translation) res.end(ending ? translation.fail(usage.block, ending) : translation.end(usage.block));
+    else endStream(res, call, first, usage, ending);
+  }
   const status = ending?.status ?? 200;
   ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs, incomplete: failure !== undefined }, deps);
   return failure;

@@ -9,6 +9,7 @@ import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../../p
 import type { UpstreamError } from '../../providers/upstream-error.ts';
 import { ProducedText } from '../../metering/produced-text.ts';
 import { withModel } from '../../providers/model-field.ts';
+import type { StreamTranslation } from '../../dialects/dialect.ts';
 
 /** What the relay saw of a stream, once it is over. */
 export interface Relayed {
@@ -27,7 +28,13 @@ export interface Relayed {
  * Relays `stream` to `res` (its head already written) until the stream ends or fails; the
  * response is left open for the caller to end. `model` replaces the backend's model name.
  */
-export function relayChunks(stream: ChunkStream, res: ServerResponse, model: string, startedAt: number): Promise<Relayed> {
+export function relayChunks(
+  stream: ChunkStream,
+  res: ServerResponse,
+  model: string,
+  startedAt: number,
+  translation?: StreamTranslation,
+): Promise<Relayed> {
   const modelJson = JSON.stringify(model);
   return new Promise((resolve) => {
     const produced = new ProducedText();
@@ -58,6 +65,11 @@ export function relayChunks(stream: ChunkStream, res: ServerResponse, model: str
         if (text !== '') {
           produced.add(text);
           ttftMs ??= performance.now() - startedAt;
+        }
+        // Another API's events, built from the chunk (dialects/).
+        if (translation) {
+          pending += translation.chunk(chunk);
+          return;
         }
         // The backend's own text with the router's name in it (its one `"model"` key is then the top-level
         // one); serialised only when that cannot be done safely.

@@ -1,0 +1,72 @@
+// Anthropic's Messages API as a dialect of the chat endpoint (dialect.ts): its request checked
+// and translated, its answers and events built from the chat ones, its errors in its envelope
+// (`{"type":"error","error":{"type":...,"message":...}}`, the type its SDK expects for the status).
+import type { Dialect } from '../dialect.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { errors } from '../../http/api-error.ts';
+import { formatPath } from '../../../core/resources/consistency.ts';
+import type { z } from 'zod';
+import type { JsonObject } from '../../providers/openai-wire.ts';
+import { CountTokensRequest, MessagesRequest, toChat } from './messages-request.ts';
+import { MessageStream, toMessage } from './messages-response.ts';
+
+/** Anthropic's error type for a status (its SDK picks its error class by the status). */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 400:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+    case 529:
+      return 'overloaded_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+export function anthropicError(error: ApiError) {
+  return { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } };
+}
+
+/** The body checked by `schema`, or a 400 naming the first field at fault. */
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw errors.invalidRequest('The request body must be a JSON object');
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const param = formatPath(issue.path);
+    throw errors.invalidRequest(`${param ? `${param}: ` : ''}${issue.message}`, param || null);
+  }
+  return parsed.data;
+}
+
+/** A count_tokens body as the chat request whose prompt it counts (max_tokens does not count). */
+export function countTokensChat(body: unknown): JsonObject {
+  return toChat({ ...parse(CountTokensRequest, body), max_tokens: 1 });
+}
+
+export const ANTHROPIC: Dialect = {
+  toChat: (body) => toChat(parse(MessagesRequest, body)),
+  answer: (chat, model, usage) => toMessage(chat, model, usage),
+  stream(model) {
+    const stream = new MessageStream(model);
+    return {
+      chunk: (chunk) => stream.chunk(chunk),
+      end: (usage) => stream.end(usage),
+      fail: (usage, error) => stream.fail(usage, anthropicError(error).error),
+    };
+  },
+  errorBody: anthropicError,
+};

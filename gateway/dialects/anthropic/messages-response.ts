@@ -1,0 +1,148 @@
+// A chat completion, and a stream of chat chunks, as Anthropic's Messages API answers: a message
+// of content blocks (text, tool_use) with `stop_reason` and `usage` (`input_tokens`,
+// `output_tokens`, and Tollgate's `cost` and `carbon`), or the event sequence of a streamed one
+// (message_start, content_block_start/delta/stop, message_delta with the usage, message_stop).
+import { randomBytes } from 'node:crypto';
+import type { JsonObject } from '../../providers/openai-wire.ts';
+import type { UsageBlock } from '../../metering/usage-block.ts';
+
+/** Anthropic's usage: its two token counts, and the gateway's cost and carbon. */
+export function anthropicUsage(block: UsageBlock): JsonObject {
+  return { input_tokens: block.prompt_tokens, output_tokens: block.completion_tokens, cost: block.cost, carbon: { ...block.carbon } };
+}
+
+/** Why generation stopped, in Anthropic's words, with the stop sequence that matched when the backend says (vLLM's `stop_reason`). */
+function stopOf(choice: JsonObject | undefined): { stop_reason: string; stop_sequence: string | null } {
+  const finish = choice?.finish_reason;
+  if (finish === 'length') return { stop_reason: 'max_tokens', stop_sequence: null };
+  if (finish === 'tool_calls' || finish === 'function_call') return { stop_reason: 'tool_use', stop_sequence: null };
+  if (typeof choice?.stop_reason === 'string') return { stop_reason: 'stop_sequence', stop_sequence: choice.stop_reason };
+  return { stop_reason: 'end_turn', stop_sequence: null };
+}
+
+/** A tool call's arguments as the tool_use block's `input`: its JSON, or {} when the backend sent none or broken JSON. */
+function inputOf(args: unknown): unknown {
+  if (typeof args !== 'string' || args.trim() === '') return {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return {};
+  }
+}
+
+export function messageId(): string {
+  return `msg_${randomBytes(12).toString('hex')}`;
+}
+
+/** A whole chat completion as an Anthropic message. */
+export function toMessage(chat: JsonObject, model: string, usage: UsageBlock): JsonObject {
+  const choice = Array.isArray(chat.choices) ? (chat.choices[0] as JsonObject | undefined) : undefined;
+  const message = (choice?.message ?? {}) as JsonObject;
+  const content: JsonObject[] = [];
+  if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
+  for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : []) {
+    const fn = (call.function ?? {}) as JsonObject;
+    content.push({
+      type: 'tool_use',
+      id: String(call.id ?? `toolu_${randomBytes(8).toString('hex')}`),
+      name: String(fn.name ?? ''),
+      input: inputOf(fn.arguments),
+    });
+  }
+  return { id: messageId(), type: 'message', role: 'assistant', model, content, ...stopOf(choice), usage: anthropicUsage(usage) };
+}
+
+/** One server-sent event of Anthropic's stream. */
+function event(type: string, data: JsonObject): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+}
+
+/**
+ * Turns the chat chunks of a stream into Anthropic's events, block by block: text deltas into a
+ * text block, each tool call's argument deltas into its tool_use block (input_json_delta).
+ */
+export class MessageStream {
+  readonly #model: string;
+  readonly #id = messageId();
+  #started = false;
+  /** The open block: its index, and the tool call it is (-1 for text). */
+  #open: { index: number; tool: number } | undefined;
+  #blocks = 0;
+  #finish: JsonObject | undefined;
+
+  constructor(model: string) {
+    this.#model = model;
+  }
+
+  /** The events for one chat chunk (possibly none). */
+  chunk(chunk: JsonObject): string {
+    let out = this.#start();
+    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as JsonObject | undefined) : undefined;
+    if (!choice) return out;
+    const delta = (choice.delta ?? {}) as JsonObject;
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      if (this.#open?.tool !== -1) out += this.#openBlock(-1, { type: 'text', text: '' });
+      out += event('content_block_delta', { index: this.#open!.index, delta: { type: 'text_delta', text: delta.content } });
+    }
+    for (const call of Array.isArray(delta.tool_calls) ? (delta.tool_calls as JsonObject[]) : []) {
+      const tool = typeof call.index === 'number' ? call.index : 0;
+      const fn = (call.function ?? {}) as JsonObject;
+      if (this.#open?.tool !== tool) {
+        out += this.#openBlock(tool, {
+          type: 'tool_use',
+          id: String(call.id ?? `toolu_${randomBytes(8).toString('hex')}`),
+          name: String(fn.name ?? ''),
+          input: {},
+        });
+      }
+      if (typeof fn.arguments === 'string' && fn.arguments !== '')
+        out += event('content_block_delta', { index: this.#open!.index, delta: { type: 'input_json_delta', partial_json: fn.arguments } });
+    }
+    if (choice.finish_reason) this.#finish = choice;
+    return out;
+  }
+
+  /** The end of a complete stream: the open block closed, the stop reason and usage, message_stop. */
+  end(usage: UsageBlock): string {
+    let out = this.#start() + this.#closeBlock();
+    out += event('message_delta', { delta: stopOf(this.#finish), usage: anthropicUsage(usage) });
+    return out + event('message_stop', {});
+  }
+
+  /** The end of a stream the backend broke off: the usage of what was produced, then an error event. */
+  fail(usage: UsageBlock, error: JsonObject): string {
+    let out = this.#start() + this.#closeBlock();
+    out += event('message_delta', { delta: { stop_reason: null, stop_sequence: null }, usage: anthropicUsage(usage) });
+    return out + event('error', { error });
+  }
+
+  #start(): string {
+    if (this.#started) return '';
+    this.#started = true;
+    const message = {
+      id: this.#id,
+      type: 'message',
+      role: 'assistant',
+      model: this.#model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0 },
+    };
+    return event('message_start', { message }) + event('ping', {});
+  }
+
+  #openBlock(tool: number, block: JsonObject): string {
+    const out = this.#closeBlock();
+    const index = this.#blocks++;
+    this.#open = { index, tool };
+    return out + event('content_block_start', { index, content_block: block });
+  }
+
+  #closeBlock(): string {
+    if (!this.#open) return '';
+    const { index } = this.#open;
+    this.#open = undefined;
+    return event('content_block_stop', { index });
+  }
+}
