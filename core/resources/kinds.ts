@@ -18,6 +18,7 @@ export const PROVIDER_KINDS = {
   mistral: { url: 'https://api.mistral.ai' },
   ollama: { url: 'http://localhost:11434' },
   tei: { url: 'required' },
+  anthropic: { url: 'https://api.anthropic.com' },
   simulator: { url: 'none' },
 } as const satisfies Record<string, { url: string }>;
 export type ProviderType = keyof typeof PROVIDER_KINDS;

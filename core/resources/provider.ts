@@ -81,7 +81,7 @@ export const SimulatorOptions = z
 
 const URL_HELP = 'Base address of the backend, without /v1.';
 /** A kind's `url` field as PROVIDER_KINDS says: required, or defaulting to the well-known address. */
-const urlOf = (type: 'openai' | 'vllm' | 'mistral' | 'ollama' | 'tei') => {
+const urlOf = (type: 'openai' | 'vllm' | 'mistral' | 'ollama' | 'tei' | 'anthropic') => {
   const { url } = PROVIDER_KINDS[type];
   return { url: url === 'required' ? BaseUrl.describe(URL_HELP) : BaseUrl.default(url).describe(URL_HELP) };
 };
@@ -93,6 +93,7 @@ export const ProviderSpec = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('mistral'), ...common, ...urlOf('mistral') }),
   z.strictObject({ type: z.literal('ollama'), ...common, ...urlOf('ollama') }),
   z.strictObject({ type: z.literal('tei'), ...common, ...urlOf('tei') }),
+  z.strictObject({ type: z.literal('anthropic'), ...common, ...urlOf('anthropic') }),
   z.strictObject({
     type: z.literal('simulator'),
     ...common,

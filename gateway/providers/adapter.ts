@@ -34,6 +34,8 @@ export interface ProviderAdapter<T extends ProviderType = ProviderType> {
    * kind has no backend to probe (the simulator is always healthy).
    */
   readonly healthPath: string | undefined;
+  /** How the health check authenticates with the provider's key; absent: `Authorization: Bearer <key>`. */
+  readonly authHeaders?: (key: string | undefined) => Record<string, string> | undefined;
   /**
    * Sends the request. Throws UpstreamError for anything that went wrong upstream, with
    * `retryable` set when another provider might succeed (connection, timeout, 429, 5xx).

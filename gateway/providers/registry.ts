@@ -6,6 +6,7 @@ import { openai } from './openai.ts';
 import { vllm } from './vllm.ts';
 import { mistral } from './mistral.ts';
 import { ollama } from './ollama.ts';
+import { anthropic } from './anthropic.ts';
 import { tei } from './tei.ts';
 import { simulator } from './simulator.ts';
 
@@ -14,6 +15,7 @@ export const ADAPTERS = {
   vllm,
   mistral,
   ollama,
+  anthropic,
   tei,
   simulator,
 } as const satisfies { [T in ProviderType]: ProviderAdapter<T> };

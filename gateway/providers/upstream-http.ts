@@ -10,6 +10,7 @@ import { SseChunkStream } from './sse-chunk-stream.ts';
 import type { ChunkStream } from './chunk-stream.ts';
 import { describeError, eventTooLarge, parseChunk, type Secrets } from './stream-event.ts';
 import { requestSecrets, scrubSecrets } from './secrets.ts';
+import { createParser } from 'eventsource-parser';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits.ts';
 import type { UpstreamTimeouts } from './upstream-timeouts.ts';
 
@@ -129,6 +130,16 @@ export class UpstreamHttp {
   postEvents(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<ChunkStream> {
     const stream = new SseChunkStream(this.#limits.maxEventBytes, secretsOf(baseUrl, options));
     return this.#postBody(baseUrl, path, payload, options, 'text/event-stream', stream);
+  }
+
+  /**
+   * POSTs a streamed request and reads its answer as server-sent events whose data are JSON
+   * objects, to the end of the body (Anthropic's format: each event names its type in its data,
+   * and no `[DONE]` closes it). A 2xx answer that is not an event stream fails here.
+   */
+  async postSse(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<AsyncIterable<JsonObject>> {
+    const text = await this.#postBody(baseUrl, path, payload, options, 'text/event-stream', new TextFeed());
+    return sseEvents(text, options.signal, this.#limits.maxEventBytes, secretsOf(baseUrl, options));
   }
 
   /** POSTs a streamed request and reads its answer as newline-delimited JSON objects (Ollama's format). */
@@ -318,6 +329,36 @@ export async function* ndjson(
       if (partial.length > maxLineChars) throw eventTooLarge('line', maxLineChars);
     }
     if (partial.trim() !== '') yield parseChunk(partial, secrets);
+  } catch (error) {
+    throw toUpstreamError(error, signal);
+  }
+}
+
+/**
+ * Server-sent events' JSON data, in order (eventsource-parser splits them); an event past
+ * `maxEventChars` throws UpstreamError. Leaving early returns the body, which aborts the request.
+ */
+export async function* sseEvents(
+  body: AsyncIterable<string>,
+  signal: AbortSignal,
+  maxEventChars: number,
+  secrets: Secrets,
+): AsyncGenerator<JsonObject> {
+  const ready: string[] = [];
+  let overflow = false;
+  const parser = createParser({
+    maxBufferSize: maxEventChars,
+    onEvent: (event) => ready.push(event.data),
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') overflow = true;
+    },
+  });
+  try {
+    for await (const text of body) {
+      parser.feed(text);
+      if (overflow) throw eventTooLarge('event', maxEventChars);
+      while (ready.length > 0) yield parseChunk(ready.shift()!, secrets);
+    }
   } catch (error) {
     throw toUpstreamError(error, signal);
   }

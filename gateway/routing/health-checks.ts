@@ -142,7 +142,7 @@ export class HealthChecks {
       await this.#options.http.get(url, settings.path ?? provider.adapter.healthPath!, {
         signal: AbortSignal.timeout(timeoutMs + 1000),
         timeouts: { connectMs: timeoutMs, firstByteMs: timeoutMs, betweenChunksMs: timeoutMs },
-        headers: bearer(provider.spec.key),
+        headers: provider.adapter.authHeaders ? provider.adapter.authHeaders(provider.spec.key) : bearer(provider.spec.key),
       });
       return null;
     } catch (error) {

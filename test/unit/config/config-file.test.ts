@@ -216,7 +216,7 @@ describe('configuration errors', () => {
     {
       name: 'an unknown provider type lists the valid ones',
       yaml: 'models:\n  - id: a\n    type: text-generation\n    providers: [{ model: m, type: llamacpp }]\n',
-      lines: ['models[0].providers[0].type: unknown type; valid types are openai, vllm, mistral, ollama, tei, simulator'],
+      lines: ['models[0].providers[0].type: unknown type; valid types are openai, vllm, mistral, ollama, tei, anthropic, simulator'],
     },
     {
       name: 'a model without its id',
@@ -238,7 +238,7 @@ describe('configuration errors', () => {
     {
       name: 'a provider without its type',
       yaml: 'models:\n  - id: a\n    type: text-generation\n    providers: [{ model: m }]\n',
-      lines: ['models[0].providers[0].type: unknown type; valid types are openai, vllm, mistral, ollama, tei, simulator'],
+      lines: ['models[0].providers[0].type: unknown type; valid types are openai, vllm, mistral, ollama, tei, anthropic, simulator'],
     },
     {
       name: 'a file without models',

@@ -206,7 +206,7 @@ describe('providerFromCR', () => {
       cr: cr('x', { type: 'bedrock' }),
       expected: [
         'spec.routerRef: is required',
-        'spec.type: Invalid option: expected one of "openai"|"vllm"|"mistral"|"ollama"|"tei"|"simulator"',
+        'spec.type: Invalid option: expected one of "openai"|"vllm"|"mistral"|"ollama"|"tei"|"anthropic"|"simulator"',
         'spec.model: is required',
       ],
     },
