@@ -3,9 +3,9 @@
 // translates them to Anthropic's Messages format and the answers and events back. Chat only:
 // Anthropic has no completions, embeddings or rerank endpoint.
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
-import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
+import type { ForwardRequest, ProviderAdapter } from './adapter.ts';
 import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
-import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
+import type { PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 
