@@ -6,6 +6,7 @@ import type { CatalogStore } from './catalog.ts';
 import type { GatewayReports } from './gateway-reports.ts';
 import type { Ledger } from './ledger.ts';
 import type { BudgetAlerts } from './budget-alerts.ts';
+import type { ResponseStore } from './responses.ts';
 import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
@@ -19,6 +20,8 @@ export interface Store {
   readonly ledger: Ledger;
   /** Alerts settlement raised as budgets near their end, for the gateways and the operator to deliver. */
   readonly alerts: BudgetAlerts;
+  /** The Responses API's stored responses. */
+  readonly responses: ResponseStore;
   /** Usage records and daily totals. */
   readonly usage: UsageLog;
   /** What backends report against the gateway's prompt counts. */

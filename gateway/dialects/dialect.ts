@@ -1,7 +1,8 @@
 // Another API's wire format on the gateway's own pipeline: a request in that format is translated
 // to the endpoint the gateway already serves (chat completions), routed, admitted, forwarded and
 // metered as one, and its answer, stream and errors are translated back. Anthropic's Messages
-// API is the one so far (gateway/dialects/anthropic/).
+// API (gateway/dialects/anthropic/) and OpenAI's Responses API (gateway/dialects/responses/) are
+// the two so far.
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UsageBlock } from '../metering/usage-block.ts';
 import type { ApiError } from '../http/api-error.ts';
@@ -13,14 +14,18 @@ export interface StreamTranslation {
   end(usage: UsageBlock): string;
   /** The end of a stream the backend broke off: its usage, then the error. */
   fail(usage: UsageBlock, error: ApiError): string;
+  /** The answer as it ended (after end or fail), for `keep`. */
+  final?(): JsonObject | undefined;
 }
 
 export interface Dialect {
   /** The request as a chat completions body; throws an ApiError (400) for one that is not valid in this API. */
-  toChat(body: unknown): JsonObject;
+  toChat(body: unknown): JsonObject | Promise<JsonObject>;
   /** A whole chat completion (its usage block added) as this API's answer. */
   answer(chat: JsonObject, model: string, usage: UsageBlock): JsonObject;
   stream(model: string): StreamTranslation;
   /** An error as this API's envelope. */
   errorBody(error: ApiError): JsonObject;
+  /** Keeps the answer (whole, or the stream's final one) before the caller gets its end: stored responses. */
+  keep?(answer: JsonObject): Promise<void>;
 }

@@ -29,6 +29,7 @@ import { registerAdminProviders } from './routes/admin-providers.ts';
 import { registerAdminRouting } from './routes/admin-routing.ts';
 import type { RoutingLive } from '../queue/queue-mode.ts';
 import { registerMe } from './routes/me.ts';
+import { registerStoredResponses } from './routes/stored-responses.ts';
 import { registerUsage } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
 
@@ -155,7 +156,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerAuth(app, deps.keys, deps.now);
   registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
   registerModels(app, deps.routing, deps.hideUnavailableModels ? (router) => canServe(router, deps.forwarder.breakers.policy) : undefined);
-  registerInference(app, { routing: deps.routing, forwarder: deps.forwarder, outcomes: new OutcomeRecorder(deps.metrics), billing });
+  registerInference(app, {
+    routing: deps.routing,
+    forwarder: deps.forwarder,
+    outcomes: new OutcomeRecorder(deps.metrics),
+    billing,
+    responses: deps.store.responses,
+    log: app.log,
+  });
+  registerStoredResponses(app, deps.store.responses);
   registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
   registerAdminTeams(app, { store: deps.store, now: deps.now, resources: deps.userResources });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });

@@ -7,6 +7,7 @@ import { MemoryGatewayReports } from './memory-gateway-reports.ts';
 import { MemoryLedger } from './memory-ledger.ts';
 import { isKeyLevel } from '../../resources/key-limits.ts';
 import { MemoryBudgetAlerts } from './memory-budget-alerts.ts';
+import { MemoryResponses } from './memory-responses.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
@@ -25,6 +26,7 @@ export class MemoryStore implements Store {
   readonly accounts = new MemoryAccounts((subject) => {
     this.ledger.forget(subject);
     this.usage.forget(subject);
+    this.responses.forget(subject);
   });
   readonly catalog = new MemoryCatalog();
   /** A ledger subject (store/ledger.ts subjectOf) is a user's id, `key:<id>` or `team:<id>`. */
@@ -37,6 +39,7 @@ export class MemoryStore implements Store {
     return key && isKeyLevel(key) ? key : undefined;
   }, this.alerts);
   readonly usage: MemoryUsageLog;
+  readonly responses: MemoryResponses;
   readonly promptRatios = new MemoryPromptRatios();
   readonly gateways: MemoryGatewayReports;
   readonly providerHealth = new MemoryProviderHealth();
@@ -48,6 +51,7 @@ export class MemoryStore implements Store {
       now: options.now,
     });
     this.gateways = new MemoryGatewayReports(options.now);
+    this.responses = new MemoryResponses(options.usageRetentionMs, options.now);
   }
 
   /** Memory is seeded at start-up and lost only with the process. */

@@ -63,6 +63,8 @@ export const keys = {
   rate: (id: string, scope: string) => `${user(id)}:rl:${scope}`,
   /** Hash: key id -> JSON ApiKeyRecord. */
   userKeys: (id: string) => `${user(id)}:keys`,
+  /** String: JSON StoredResponse of the Responses API (store/responses.ts), expiring with the usage retention. */
+  storedResponse: (id: string, responseId: string) => `${user(id)}:resp:${responseId}`,
   /** Stream of the user's usage records. */
   usage: (id: string) => `${user(id)}:usage`,
   /** Every key of one user, for deleting a user. */

@@ -18,6 +18,8 @@ import { RedisGateways } from './redis-gateways.ts';
 import { RedisHealth } from './redis-health.ts';
 import { BUDGET_LEASES } from './redis-budget-lease.ts';
 import { RedisBudgetAlerts } from './redis-budget-alerts.ts';
+import { RedisResponses } from './redis-responses.ts';
+import type { ResponseStore } from '../responses.ts';
 import type { BudgetAlerts } from '../budget-alerts.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
@@ -56,6 +58,7 @@ export class RedisStore implements Store {
   readonly catalog: CatalogStore;
   readonly ledger: Ledger;
   readonly alerts: BudgetAlerts;
+  readonly responses: ResponseStore;
   readonly usage: UsageLog;
   readonly promptRatios: PromptRatioStore;
   readonly gateways: GatewayReports;
@@ -120,6 +123,7 @@ export class RedisStore implements Store {
     };
     // Its readers block on connections of their own, and retry by themselves: not gated.
     this.alerts = new RedisBudgetAlerts(client);
+    this.responses = gated(new RedisResponses(client, options.usageRetentionMs), gate);
     this.usage = gated(new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now }), gate);
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));

@@ -21,6 +21,8 @@ import type { Admitted, Billing, Settled } from '../../billing/billing.ts';
 import { rateLimitHeaders } from '../rate-limit-headers.ts';
 import type { Dialect } from '../../dialects/dialect.ts';
 import { ANTHROPIC, countTokensChat } from '../../dialects/anthropic/anthropic-dialect.ts';
+import { responsesDialect } from '../../dialects/responses/responses-dialect.ts';
+import type { ResponseStore } from '../../../core/store/responses.ts';
 import { putBudgetHeaders } from '../budget-headers.ts';
 import { mayCall, priorityOf, type Caller } from '../../accounts/caller.ts';
 import { callerOf } from '../auth.ts';
@@ -36,6 +38,10 @@ import {
 } from '../../routing/routing-errors.ts';
 
 export interface InferenceDeps {
+  /** The Responses API's stored responses. */
+  readonly responses: ResponseStore;
+  /** Where a stored copy that could not be written is told of. */
+  readonly log: { warn(fields: object, message: string): void };
   readonly routing: ServedRouting;
   readonly forwarder: ForwarderDeps;
   readonly outcomes: OutcomeRecorder;
@@ -78,6 +84,10 @@ export function registerInference(app: FastifyInstance, deps: InferenceDeps): vo
   }
   // Anthropic's Messages API: the chat endpoint, spoken in Anthropic's format (its errors too).
   app.post('/v1/messages', { config: { dialect: ANTHROPIC } }, (request, reply) => handle('chat', request, reply, deps, ANTHROPIC));
+  // OpenAI's Responses API: the chat endpoint too, its conversations stored per caller.
+  app.post('/v1/responses', (request, reply) =>
+    handle('chat', request, reply, deps, responsesDialect(callerOf(request).user.id, deps.responses)),
+  );
   // Its prompt counted as the gateway counts a chat prompt (o200k, the chat template's overhead
   // included): what the hold and the usage of that request start from. Free, as Anthropic's is.
   app.post('/v1/messages/count_tokens', { config: { dialect: ANTHROPIC } }, async (request) => {
@@ -101,7 +111,7 @@ async function handle(
   try {
     // The router first (spec 7's errors come before the body's), then the body in the gateway's form.
     const routed = dialect
-      ? route(endpoint, dialect.toChat(request.body), deps, routerOf(endpoint, request.body, deps))
+      ? route(endpoint, await dialect.toChat(request.body), deps, routerOf(endpoint, request.body, deps))
       : route(endpoint, request.body, deps);
     requested = routed.router;
     if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
@@ -125,7 +135,7 @@ async function handle(
     const served = call!;
     let failure: UpstreamError | undefined;
     try {
-      if (forwarded.result.kind === 'body') return answer(served, forwarded, forwarded.result.body, reply, deps);
+      if (forwarded.result.kind === 'body') return await answer(served, forwarded, forwarded.result.body, reply, deps);
       failure = await relay(served, forwarded, forwarded.result.chunks, reply, deps);
       return undefined;
     } catch (error) {
@@ -263,8 +273,8 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps, found?: R
   return { router, body: parsed.data };
 }
 
-/** A whole answer: the router's name as `model`, usage with cost and carbon added. */
-function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): string {
+/** A whole answer: the router's name as `model`, usage with cost and carbon added (in the caller's dialect, kept if it keeps answers). */
+async function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): Promise<string> {
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   const usage = usageFor({
     router: call.router,
@@ -278,7 +288,9 @@ function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: Fasti
   });
   let text: string;
   if (call.dialect) {
-    text = JSON.stringify(call.dialect.answer(body, call.router.spec.name, usage.block));
+    const translated = call.dialect.answer(body, call.router.spec.name, usage.block);
+    if (call.dialect.keep) await keep(call.dialect, translated, deps);
+    text = JSON.stringify(translated);
   } else {
     body.model = call.router.spec.name;
     body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
@@ -329,16 +341,19 @@ async function relay(
     latencySeconds: upstreamSeconds,
   });
   const ending = failure && streamEnding(failure);
-  if (!res.destroyed) {
-    if (translation) res.end(ending ? translation.fail(usage.block, ending) : translation.end(usage.block));
-    else endStream(res, call, first, usage, ending);
+  if (translation) {
+    const end = ending ? translation.fail(usage.block, ending) : translation.end(usage.block);
+    const final = translation.final?.();
+    if (final && call.dialect?.keep) await keep(call.dialect, final, deps);
+    if (!res.destroyed) res.end(end);
+  } else if (!res.destroyed) {
+    endStream(res, call, first, usage, ending);
   }
   const status = ending?.status ?? 200;
   ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs, incomplete: failure !== undefined }, deps);
   return failure;
 }
 
-/** Which router the caller asked for and which one answered: they differ when a fallback served. */
 /** Which router was asked for and which served, and the budget left (budget-headers.ts). */
 function routerHeaders(call: Call): Record<string, string> {
   const headers = { 'x-tollgate-requested-model': call.requested.spec.name, 'x-tollgate-served-model': call.router.spec.name };
@@ -360,6 +375,15 @@ function endStream(res: ServerResponse, call: Call, first: JsonObject | undefine
     res.end(`${usageEvent}data: ${JSON.stringify(ending)}\n\n`);
   } else {
     res.end(`${usageEvent}data: [DONE]\n\n`);
+  }
+}
+
+/** Keeps an answer (a stored response); a store that fails loses the stored copy, never the answer. */
+async function keep(dialect: Dialect, answer: JsonObject, deps: InferenceDeps): Promise<void> {
+  try {
+    await dialect.keep!(answer);
+  } catch (error) {
+    deps.log.warn({ err: error }, 'the answer could not be stored; it was still sent');
   }
 }
 

@@ -116,6 +116,7 @@ export function describeStoreContract(name: string, harness: StoreHarness): void
 
     describeAccounts(() => store, peer);
     describeTeams(() => store, peer);
+    describeResponses(() => store, peer);
     describeCatalog(() => store, peer);
     describeUsageLog(() => store);
     describePromptRatios(() => store, peer);
@@ -201,6 +202,21 @@ function describePromptRatios(current: () => Store, peer: () => Promise<Store>):
       const counts = await current().promptRatios.read();
       assert.deepEqual(counts.get('chat'), new Map([[ratioBucket(1), RATIO_HALVING_TOTAL / 2]]));
       assert.deepEqual(counts.get('other'), new Map([[16, 5]]));
+    });
+  });
+}
+
+function describeResponses(current: () => Store, peer: () => Promise<Store>): void {
+  describe('stored responses', () => {
+    test('a stored response reads back for its user on every gateway, never for another, and is gone once deleted', async () => {
+      const other = await peer();
+      const stored = { response: { id: 'resp_1', output: [] }, messages: [{ role: 'user', content: 'hi' }] };
+      await current().responses.put('alice', 'resp_1', stored);
+      assert.deepEqual(await other.responses.get('alice', 'resp_1'), stored);
+      assert.equal(await other.responses.get('bob', 'resp_1'), undefined);
+      assert.equal(await current().responses.delete('bob', 'resp_1'), false);
+      assert.equal(await current().responses.delete('alice', 'resp_1'), true);
+      assert.equal(await other.responses.get('alice', 'resp_1'), undefined);
     });
   });
 }

@@ -1,0 +1,210 @@
+// A chat completion, and a stream of chat chunks, as the Responses API answers: a Response whose
+// `output` holds a message (output_text) and function calls, with `usage` (input_tokens,
+// output_tokens, total_tokens, and Tollgate's cost and carbon); or its event sequence
+// (response.created, output items added, text and argument deltas, items done, response.completed).
+import { randomBytes } from 'node:crypto';
+import type { JsonObject } from '../../providers/openai-wire.ts';
+import type { UsageBlock } from '../../metering/usage-block.ts';
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+export function responsesUsage(block: UsageBlock): JsonObject {
+  return {
+    input_tokens: block.prompt_tokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: block.completion_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: block.total_tokens,
+    cost: block.cost,
+    carbon: { ...block.carbon },
+  };
+}
+
+/** What a Response repeats of its request. */
+export interface ResponseEcho {
+  readonly id: string;
+  readonly model: string;
+  readonly instructions: string | null;
+  readonly metadata: Record<string, string>;
+  readonly previousResponseId: string | null;
+  readonly store: boolean;
+  readonly maxOutputTokens: number | null;
+}
+
+export function newResponseId(): string {
+  return newId('resp');
+}
+
+/** A Response around `output`, in the state given. */
+export function responseObject(
+  echo: ResponseEcho,
+  status: string,
+  output: JsonObject[],
+  usage: JsonObject | null,
+  error: JsonObject | null = null,
+): JsonObject {
+  return {
+    id: echo.id,
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    error,
+    incomplete_details: null,
+    instructions: echo.instructions,
+    max_output_tokens: echo.maxOutputTokens,
+    model: echo.model,
+    output,
+    parallel_tool_calls: true,
+    previous_response_id: echo.previousResponseId,
+    store: echo.store,
+    metadata: echo.metadata,
+    usage,
+  };
+}
+
+function messageItem(id: string, text: string, status = 'completed'): JsonObject {
+  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+}
+
+function callItem(id: string, callId: string, name: string, args: string, status = 'completed'): JsonObject {
+  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+}
+
+/** A whole chat completion as the Response's output items. */
+export function outputOf(chat: JsonObject): JsonObject[] {
+  const choice = Array.isArray(chat.choices) ? (chat.choices[0] as JsonObject | undefined) : undefined;
+  const message = (choice?.message ?? {}) as JsonObject;
+  const output: JsonObject[] = [];
+  if (typeof message.content === 'string' && message.content !== '') output.push(messageItem(newId('msg'), message.content));
+  for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : []) {
+    const fn = (call.function ?? {}) as JsonObject;
+    output.push(callItem(newId('fc'), String(call.id ?? newId('call')), String(fn.name ?? ''), String(fn.arguments ?? '')));
+  }
+  return output;
+}
+
+/** The output items as the chat messages a later response continues from. */
+export function outputMessages(output: readonly JsonObject[]): JsonObject[] {
+  const text = output
+    .flatMap((item) => (item.type === 'message' ? [String(((item.content as JsonObject[])[0] ?? {}).text ?? '')] : []))
+    .join('');
+  const calls = output.flatMap((item) =>
+    item.type === 'function_call' ? [{ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } }] : [],
+  );
+  return [{ role: 'assistant', content: text === '' && calls.length > 0 ? null : text, ...(calls.length > 0 && { tool_calls: calls }) }];
+}
+
+/**
+ * The Responses event sequence from chat chunks: one message item for the text, one function_call
+ * item per tool call, each added, filled by deltas and done in turn, then response.completed.
+ */
+export class ResponseStream {
+  readonly #echo: ResponseEcho;
+  #sequence = 0;
+  #started = false;
+  readonly #output: JsonObject[] = [];
+  /** The item being filled: its output index, and the tool call it is (-1: the text message). */
+  #open: { index: number; tool: number; text: string; args: string } | undefined;
+  #final: JsonObject | undefined;
+
+  constructor(echo: ResponseEcho) {
+    this.#echo = echo;
+  }
+
+  chunk(chunk: JsonObject): string {
+    let out = this.#start();
+    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as JsonObject | undefined) : undefined;
+    if (!choice) return out;
+    const delta = (choice.delta ?? {}) as JsonObject;
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      if (this.#open?.tool !== -1) out += this.#openItem(-1, messageItem(newId('msg'), '', 'in_progress'));
+      const open = this.#open!;
+      open.text += delta.content;
+      const item = this.#output[open.index]!;
+      out += this.#event('response.output_text.delta', {
+        item_id: item.id,
+        output_index: open.index,
+        content_index: 0,
+        delta: delta.content,
+      });
+    }
+    for (const call of Array.isArray(delta.tool_calls) ? (delta.tool_calls as JsonObject[]) : []) {
+      const tool = typeof call.index === 'number' ? call.index : 0;
+      const fn = (call.function ?? {}) as JsonObject;
+      if (this.#open?.tool !== tool)
+        out += this.#openItem(tool, callItem(newId('fc'), String(call.id ?? newId('call')), String(fn.name ?? ''), '', 'in_progress'));
+      if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+        const open = this.#open!;
+        open.args += fn.arguments;
+        out += this.#event('response.function_call_arguments.delta', {
+          item_id: this.#output[open.index]!.id,
+          output_index: open.index,
+          delta: fn.arguments,
+        });
+      }
+    }
+    return out;
+  }
+
+  end(usage: UsageBlock): string {
+    const out = this.#start() + this.#closeItem();
+    this.#final = responseObject(this.#echo, 'completed', this.#output, responsesUsage(usage));
+    return out + this.#event('response.completed', { response: this.#final });
+  }
+
+  fail(usage: UsageBlock, error: JsonObject): string {
+    const out = this.#start() + this.#closeItem();
+    this.#final = responseObject(this.#echo, 'failed', this.#output, responsesUsage(usage), error);
+    return out + this.#event('response.failed', { response: this.#final });
+  }
+
+  /** The Response as it ended (after end or fail). */
+  final(): JsonObject | undefined {
+    return this.#final;
+  }
+
+  #event(type: string, data: JsonObject): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.#sequence++, ...data })}\n\n`;
+  }
+
+  #start(): string {
+    if (this.#started) return '';
+    this.#started = true;
+    const response = responseObject(this.#echo, 'in_progress', [], null);
+    return this.#event('response.created', { response }) + this.#event('response.in_progress', { response });
+  }
+
+  #openItem(tool: number, item: JsonObject): string {
+    let out = this.#closeItem();
+    const index = this.#output.push(item) - 1;
+    this.#open = { index, tool, text: '', args: '' };
+    out += this.#event('response.output_item.added', { output_index: index, item });
+    if (item.type === 'message') {
+      out += this.#event('response.content_part.added', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+    }
+    return out;
+  }
+
+  #closeItem(): string {
+    const open = this.#open;
+    if (!open) return '';
+    this.#open = undefined;
+    const item = this.#output[open.index]!;
+    let out = '';
+    if (item.type === 'message') {
+      const part = { type: 'output_text', text: open.text, annotations: [] };
+      out += this.#event('response.output_text.done', { item_id: item.id, output_index: open.index, content_index: 0, text: open.text });
+      out += this.#event('response.content_part.done', { item_id: item.id, output_index: open.index, content_index: 0, part });
+      this.#output[open.index] = { ...item, status: 'completed', content: [part] };
+    } else {
+      out += this.#event('response.function_call_arguments.done', { item_id: item.id, output_index: open.index, arguments: open.args });
+      this.#output[open.index] = { ...item, status: 'completed', arguments: open.args };
+    }
+    return out + this.#event('response.output_item.done', { output_index: open.index, item: this.#output[open.index] });
+  }
+}
