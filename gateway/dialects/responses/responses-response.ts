@@ -85,9 +85,7 @@ export function outputOf(chat: JsonObject): JsonObject[] {
 
 /** The output items as the chat messages a later response continues from. */
 export function outputMessages(output: readonly JsonObject[]): JsonObject[] {
-  const text = output
-    .flatMap((item) => (item.type === 'message' ? [String((item.content as JsonObject[])[0]?.text ?? '')] : []))
-    .join('');
+  const text = output.flatMap((item) => (item.type === 'message' ? [String((item.content as JsonObject[])[0]?.text ?? '')] : [])).join('');
   const calls = output.flatMap((item) =>
     item.type === 'function_call' ? [{ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } }] : [],
   );
