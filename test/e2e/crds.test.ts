@@ -199,7 +199,9 @@ describe('CRDs on a real API server', () => {
     {
       name: 'an unknown provider type',
       object: provider('bedrock', { routerRef: { name: 'llama-3-1-8b' }, type: 'bedrock', model: 'm' }),
-      messages: ['spec.type: Unsupported value: "bedrock": supported values: "openai", "vllm", "mistral", "ollama", "tei", "simulator"'],
+      messages: [
+        'spec.type: Unsupported value: "bedrock": supported values: "openai", "vllm", "mistral", "ollama", "tei", "anthropic", "simulator"',
+      ],
     },
     {
       name: 'a url that is not a string',

@@ -9,9 +9,12 @@ import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const key = generateKey().secret;
 const otherKey = generateKey().secret;
+const brokeKey = generateKey().secret;
+const limitedKey = generateKey().secret;
 let fake: FakeBackend;
 let gw: TestGateway;
 let client: OpenAI;
@@ -23,6 +26,8 @@ before(async () => {
 users:
   - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
   - { id: other, name: Other, keys: [{ name: k, key: "\${OTHER}" }] }
+  - { id: broke, name: Broke, budget: "0.001", keys: [{ name: k, key: "\${BROKE}" }] }
+  - { id: limited, name: Limited, rate_limits: { requests_per_minute: 1 }, keys: [{ name: k, key: "\${LIMITED}" }] }
 models:
   - id: gpt-like
     type: text-generation
@@ -32,7 +37,7 @@ models:
         type: vllm
         args: { api_url: "\${FAKE}" }
 `,
-    { env: { KEY: key, OTHER: otherKey, FAKE: fake.url } },
+    { env: { KEY: key, OTHER: otherKey, BROKE: brokeKey, LIMITED: limitedKey, FAKE: fake.url } },
   );
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
 });
@@ -150,5 +155,33 @@ describe('the Responses API through the official SDK', () => {
       type: 'json_schema',
       json_schema: { name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true },
     });
+  });
+
+  test("a budget too small is a 402 and a rate limit a 429, in OpenAI's envelope, as for chat", async () => {
+    const broke = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: brokeKey, maxRetries: 0 });
+    await assert.rejects(
+      broke.responses.create({ model: 'gpt-like', input: 'hi', max_output_tokens: 500 }),
+      (error: unknown) => error instanceof OpenAI.APIError && error.status === 402 && error.code === 'insufficient_budget',
+    );
+    const limited = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: limitedKey, maxRetries: 0 });
+    await limited.responses.create({ model: 'gpt-like', input: 'hi', max_output_tokens: 5 });
+    await assert.rejects(
+      limited.responses.create({ model: 'gpt-like', input: 'hi', max_output_tokens: 5 }),
+      (error: unknown) => error instanceof OpenAI.RateLimitError && error.code === 'rate_limit_exceeded',
+    );
+  });
+
+  test('a stream the backend breaks off ends with response.failed, whose usage is what was produced and charged', async () => {
+    fake.once({ breakAfterChunks: 2 });
+    const stream = await client.responses.create({ model: 'gpt-like', input: 'Say hello', stream: true });
+    let failed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === 'response.failed') failed = event.response;
+    assert.equal(failed?.status, 'failed');
+    assert.ok((failed?.usage?.output_tokens ?? 0) >= 1);
+    const record = await eventually(async () => {
+      const data = (await gw.get('/v1/usage?limit=1', { authorization: `Bearer ${key}` })).body.data;
+      return data[0]?.incomplete === true && data[0];
+    }, 'the cut stream recorded');
+    assert.equal(record.completion_tokens, failed!.usage!.output_tokens);
   });
 });
