@@ -5,7 +5,9 @@
 // the two so far.
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UsageBlock } from '../metering/usage-block.ts';
-import type { ApiError } from '../http/api-error.ts';
+import type { z } from 'zod';
+import { errors, type ApiError } from '../http/api-error.ts';
+import { parseWith } from '../http/payloads.ts';
 
 export interface StreamTranslation {
   /** What the client gets for one chat chunk (possibly nothing). */
@@ -28,4 +30,11 @@ export interface Dialect {
   errorBody(error: ApiError): JsonObject;
   /** Keeps the answer (whole, or the stream's final one) before the caller gets its end: stored responses. */
   keep?(answer: JsonObject): Promise<void>;
+}
+
+/** A request body checked by `schema`: a 400 naming the fields at fault, as the admin API names them. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw errors.invalidRequest('The request body must be a JSON object');
+  return parseWith(schema, body);
 }

@@ -1,11 +1,8 @@
 // Anthropic's Messages API as a dialect of the chat endpoint (dialect.ts): its request checked
 // and translated, its answers and events built from the chat ones, its errors in its envelope
 // (`{"type":"error","error":{"type":...,"message":...}}`, the type its SDK expects for the status).
-import type { Dialect } from '../dialect.ts';
+import { parseBody, type Dialect } from '../dialect.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import { errors } from '../../http/api-error.ts';
-import { formatPath } from '../../../core/resources/consistency.ts';
-import type { z } from 'zod';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 import { CountTokensRequest, MessagesRequest, toChat } from './messages-request.ts';
 import { MessageStream, toMessage } from './messages-response.ts';
@@ -39,26 +36,13 @@ export function anthropicError(error: ApiError) {
   return { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } };
 }
 
-/** The body checked by `schema`, or a 400 naming the first field at fault. */
-function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw errors.invalidRequest('The request body must be a JSON object');
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const param = formatPath(issue.path);
-    throw errors.invalidRequest(`${param ? `${param}: ` : ''}${issue.message}`, param || null);
-  }
-  return parsed.data;
-}
-
 /** A count_tokens body as the chat request whose prompt it counts (max_tokens does not count). */
 export function countTokensChat(body: unknown): JsonObject {
-  return toChat({ ...parse(CountTokensRequest, body), max_tokens: 1 });
+  return toChat({ ...parseBody(CountTokensRequest, body), max_tokens: 1 });
 }
 
 export const ANTHROPIC: Dialect = {
-  toChat: (body) => toChat(parse(MessagesRequest, body)),
+  toChat: (body) => toChat(parseBody(MessagesRequest, body)),
   answer: (chat, model, usage) => toMessage(chat, model, usage),
   stream(model) {
     const stream = new MessageStream(model);

@@ -1,11 +1,10 @@
 // OpenAI's Responses API as a dialect of the chat endpoint (dialect.ts), one per request: it
 // knows its caller, to continue a stored conversation (previous_response_id) and to store this
 // one (`store`, default true as in OpenAI's API). Errors keep OpenAI's envelope.
-import type { Dialect } from '../dialect.ts';
+import { parseBody, type Dialect } from '../dialect.ts';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 import type { ResponseStore } from '../../../core/store/responses.ts';
 import { errors } from '../../http/api-error.ts';
-import { formatPath } from '../../../core/resources/consistency.ts';
 import { inputMessages, ResponsesRequest, toChat } from './responses-request.ts';
 import {
   newResponseId,
@@ -23,15 +22,7 @@ export function responsesDialect(userId: string, store: ResponseStore): Dialect 
   let earlier: readonly JsonObject[] = [];
   return {
     async toChat(body) {
-      if (body === null || typeof body !== 'object' || Array.isArray(body))
-        throw errors.invalidRequest('The request body must be a JSON object');
-      const parsed = ResponsesRequest.safeParse(body);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        const param = formatPath(issue.path);
-        throw errors.invalidRequest(`Invalid request: ${param ? `${param}: ` : ''}${issue.message}`, param || null);
-      }
-      request = parsed.data;
+      request = parseBody(ResponsesRequest, body);
       const previous = request.previous_response_id;
       if (previous) {
         const stored = await store.get(userId, previous);

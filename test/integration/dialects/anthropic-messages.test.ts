@@ -211,7 +211,7 @@ describe('Anthropic Messages API through the official SDK', () => {
     assert.equal(raw.status, 400);
     assert.deepEqual(await raw.json(), {
       type: 'error',
-      error: { type: 'invalid_request_error', message: 'max_tokens: Invalid input: expected number, received undefined' },
+      error: { type: 'invalid_request_error', message: 'max_tokens: is required' },
     });
     const anonymous = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(anonymous.status, 401);
