@@ -269,6 +269,32 @@ describe('gateway pods in Kubernetes mode', () => {
     const answer = await chat('chat-a');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.object, 'chat.completion');
+    // The other APIs the gateway speaks are served in Kubernetes mode alike: Anthropic's Messages
+    // (with its x-api-key) and OpenAI's Responses, stored in Redis and read back.
+    const post = async (path: string, headers: Record<string, string>, body: object) => {
+      const response = await fetch(`${gateway!.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const message = await post(
+      '/v1/messages',
+      { 'x-api-key': userKey },
+      { model: 'chat-a', max_tokens: 16, messages: [{ role: 'user', content: 'Say hello' }] },
+    );
+    assert.equal(message.status, 200, JSON.stringify(message.body));
+    assert.equal(message.body.type, 'message');
+    const response = await post(
+      '/v1/responses',
+      { authorization: `Bearer ${userKey}` },
+      { model: 'chat-a', input: 'Say hello', max_output_tokens: 16 },
+    );
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    assert.equal(response.body.status, 'completed');
+    const stored = await fetch(`${gateway!.url}/v1/responses/${response.body.id}`, { headers: { authorization: `Bearer ${userKey}` } });
+    assert.equal(((await stored.json()) as { id: string }).id, response.body.id);
     await eventually(
       async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === first.version),
       'the version reported to Redis',
