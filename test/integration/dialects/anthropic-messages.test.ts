@@ -14,6 +14,7 @@ import { eventually } from '../../support/eventually.ts';
 
 const key = generateKey().secret;
 const brokeKey = generateKey().secret;
+const limitedKey = generateKey().secret;
 let fake: FakeBackend;
 let gw: TestGateway;
 let client: Anthropic;
@@ -25,6 +26,7 @@ before(async () => {
 users:
   - { id: coder, name: Coder, budget: "10", keys: [{ name: k, key: "\${KEY}" }] }
   - { id: broke, name: Broke, budget: "0.001", keys: [{ name: k, key: "\${BROKE}" }] }
+  - { id: limited, name: Limited, rate_limits: { requests_per_minute: 1 }, keys: [{ name: k, key: "\${LIMITED}" }] }
 models:
   - id: claude-like
     type: text-generation
@@ -37,7 +39,7 @@ models:
     type: text-embeddings-inference
     providers: [{ model: e, type: simulator }]
 `,
-    { env: { KEY: key, BROKE: brokeKey, FAKE: fake.url } },
+    { env: { KEY: key, BROKE: brokeKey, LIMITED: limitedKey, FAKE: fake.url } },
   );
   client = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
 });
@@ -227,6 +229,18 @@ describe('Anthropic Messages API through the official SDK', () => {
         error.status === 402 &&
         (error.error as { error: { type: string; message: string } }).error.type === 'billing_error' &&
         /^Insufficient budget: /.test((error.error as { error: { message: string } }).error.message),
+    );
+  });
+
+  test("a rate limit is the SDK's RateLimitError (rate_limit_error), with Retry-After", async () => {
+    const limited = new Anthropic({ baseURL: gw.url, apiKey: limitedKey, maxRetries: 0 });
+    await limited.messages.create({ model: 'claude-like', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    await assert.rejects(
+      limited.messages.create({ model: 'claude-like', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      (error: unknown) =>
+        error instanceof Anthropic.RateLimitError &&
+        (error.error as { error: { type: string } }).error.type === 'rate_limit_error' &&
+        Number(error.headers?.get('retry-after')) >= 1,
     );
   });
 
