@@ -137,13 +137,21 @@ export function sumTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
 }
 
 export function addToTotals(totals: UsageTotals, record: UsageRecord): UsageTotals {
-  return {
-    requests: totals.requests + 1,
-    prompt_tokens: totals.prompt_tokens + record.prompt_tokens,
-    completion_tokens: totals.completion_tokens + record.completion_tokens,
-    cost_micros: totals.cost_micros + record.cost_micros,
-    uncovered_micros: totals.uncovered_micros + record.uncovered_micros,
-    kwh: totals.kwh + record.kwh,
-    kgco2eq: totals.kgco2eq + record.kgco2eq,
-  };
+  const sum = { ...totals };
+  addInto(sum, record);
+  return sum;
+}
+
+/** Totals a log adds to in place (a day's, per subject), handed out as copies. */
+export type MutableTotals = { -readonly [K in keyof UsageTotals]: UsageTotals[K] };
+
+/** Adds one record to `totals`, in place: the daily totals of both logs, once per record and subject. */
+export function addInto(totals: MutableTotals, record: UsageRecord): void {
+  totals.requests += 1;
+  totals.prompt_tokens += record.prompt_tokens;
+  totals.completion_tokens += record.completion_tokens;
+  totals.cost_micros += record.cost_micros;
+  totals.uncovered_micros += record.uncovered_micros;
+  totals.kwh += record.kwh;
+  totals.kgco2eq += record.kgco2eq;
 }

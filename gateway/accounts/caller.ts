@@ -3,6 +3,7 @@
 // together: the routers it may call, its priority, and the levels its requests are charged at.
 import type { FoundKey } from '../../core/store/accounts.ts';
 import type { OtherLevel } from '../../core/store/ledger.ts';
+import { isKeyLevel } from '../../core/resources/key-limits.ts';
 
 export type Caller = FoundKey;
 
@@ -40,7 +41,7 @@ export function levelsOf(caller: Caller): CallerLevels {
     const levels: OtherLevel[] = [];
     let budgeted = false;
     const { key, team } = caller;
-    if ((key.budget ?? null) !== null || (key.rate_limits ?? null) !== null) {
+    if (isKeyLevel(key)) {
       levels.push({ level: 'key', id: key.id, policy: key.rate_limits ?? undefined });
       budgeted ||= (key.budget ?? null) !== null;
     }

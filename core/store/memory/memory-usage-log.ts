@@ -4,8 +4,10 @@
 import {
   addToTotals,
   EMPTY_TOTALS,
+  addInto,
   subjectParts,
   sumDays,
+  type MutableTotals,
   type UsageGroup,
   type UsageLog,
   type UsageSubject,
@@ -44,9 +46,6 @@ class Entry {
     return [this.record.time, this.seq];
   }
 }
-
-/** A day's totals as this log keeps them: added to in place, handed out as copies. */
-type MutableTotals = { -readonly [K in keyof UsageTotals]: UsageTotals[K] };
 
 const DEFAULT_MAX_RECORDS_PER_USER = 100_000;
 /** How far past the cap a user's records may go before the oldest are cut. */
@@ -174,21 +173,15 @@ export class MemoryUsageLog implements UsageLog {
       this.#daily.set(subject, days);
     }
     const totals = days.get(day);
-    if (totals === undefined) {
-      days.set(day, { ...addToTotals(EMPTY_TOTALS, record) });
-      if (days.size > DAILY_TOTALS_DAYS) {
-        const oldest = utcDay(this.#now() - DAILY_TOTALS_DAYS * DAY_MS);
-        for (const known of days.keys()) if (known < oldest) days.delete(known);
-      }
+    if (totals !== undefined) {
+      addInto(totals, record);
       return;
     }
-    totals.requests += 1;
-    totals.prompt_tokens += record.prompt_tokens;
-    totals.completion_tokens += record.completion_tokens;
-    totals.cost_micros += record.cost_micros;
-    totals.uncovered_micros += record.uncovered_micros;
-    totals.kwh += record.kwh;
-    totals.kgco2eq += record.kgco2eq;
+    days.set(day, addToTotals(EMPTY_TOTALS, record));
+    if (days.size > DAILY_TOTALS_DAYS) {
+      const oldest = utcDay(this.#now() - DAILY_TOTALS_DAYS * DAY_MS);
+      for (const known of days.keys()) if (known < oldest) days.delete(known);
+    }
   }
 }
 

@@ -51,18 +51,22 @@ export class RedisAccounts implements AccountStore {
     this.#findKey = defineScript(redis, 'key-find', 1);
   }
 
-  async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
+  createUser(user: UserSpec, now: Date): Promise<UserRecord> {
+    return this.#createRecord('user', keys.user(user.id), keys.users, user, now);
+  }
+
+  /** Writes a new user's or team's hash and lists it in its index (account-create.lua); ConflictError when the id is taken. */
+  async #createRecord<Spec extends BudgetOwner>(
+    what: 'user' | 'team',
+    hash: string,
+    index: string,
+    spec: Spec,
+    now: Date,
+  ): Promise<Spec & { created_at: string }> {
     const created_at = now.toISOString();
-    const created = await this.#create.run(
-      keys.user(user.id),
-      keys.users,
-      user.id,
-      JSON.stringify(user),
-      created_at,
-      ...budgetFields(user),
-    );
-    if (created !== 1) throw new ConflictError(`user "${user.id}" already exists`);
-    return { ...user, created_at };
+    const created = await this.#create.run(hash, index, spec.id, JSON.stringify(spec), created_at, ...budgetFields(spec));
+    if (created !== 1) throw new ConflictError(`${what} "${spec.id}" already exists`);
+    return { ...spec, created_at };
   }
 
   async getUser(id: string): Promise<UserRecord | undefined> {
@@ -206,18 +210,9 @@ export class RedisAccounts implements AccountStore {
   }
 
   async createTeam(team: TeamSpec, now: Date): Promise<TeamRecord> {
-    const created_at = now.toISOString();
-    const created = await this.#create.run(
-      keys.team(team.id),
-      keys.teams,
-      team.id,
-      JSON.stringify(team),
-      created_at,
-      ...budgetFields(team),
-    );
-    if (created !== 1) throw new ConflictError(`team "${team.id}" already exists`);
+    const created = await this.#createRecord('team', keys.team(team.id), keys.teams, team, now);
     await this.#changed(`team:${team.id}`);
-    return { ...team, created_at };
+    return created;
   }
 
   async getTeam(id: string): Promise<TeamRecord | undefined> {
@@ -291,15 +286,14 @@ function keyBudgetFields(key: ApiKeyRecord): [budget: string, period: string, al
   return budgetFields({ id: key.id, ...keyLimitsOf(key) });
 }
 
-function teamRecord(spec: string | null, createdAt: string | null): TeamRecord | undefined {
+/** A user's or team's record from its hash's `spec` and `created_at`; undefined when it is gone. */
+function storedRecord<Spec>(spec: string | null, createdAt: string | null): (Spec & { created_at: string }) | undefined {
   if (spec === null || createdAt === null) return undefined;
-  return { ...(JSON.parse(spec) as TeamSpec), created_at: createdAt };
+  return { ...(JSON.parse(spec) as Spec), created_at: createdAt };
 }
 
-function userRecord(spec: string | null, createdAt: string | null): UserRecord | undefined {
-  if (spec === null || createdAt === null) return undefined;
-  return { ...(JSON.parse(spec) as UserSpec), created_at: createdAt };
-}
+const userRecord = storedRecord<UserSpec>;
+const teamRecord = storedRecord<TeamSpec>;
 
 /** A key name function split around the id: [prefix, suffix]. */
 function template(name: (id: string) => string): [string, string] {

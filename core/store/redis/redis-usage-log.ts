@@ -8,9 +8,11 @@ import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 import {
   addToTotals,
   EMPTY_TOTALS,
+  addInto,
   subjectParts,
   subjectsOf,
   sumDays,
+  type MutableTotals,
   type UsageGroup,
   type UsageLog,
   type UsageSubject,
@@ -67,7 +69,7 @@ export class RedisUsageLog implements UsageLog {
     const times: string[] = [];
     const records: string[] = [];
     // The batch's totals per daily hash (a user's, a router's, ...): one set of increments each.
-    const daily = new Map<string, DailyIncrement>();
+    const daily = new Map<string, MutableTotals>();
     for (const { record } of batch) {
       streams.push(keys.usage(record.user_id));
       times.push(String(record.time));
@@ -78,12 +80,12 @@ export class RedisUsageLog implements UsageLog {
     const increments = [...daily].map(([key, sums]) => [
       key,
       String(sums.requests),
-      String(sums.prompt),
-      String(sums.completion),
-      sums.cost.toString(),
+      String(sums.prompt_tokens),
+      String(sums.completion_tokens),
+      sums.cost_micros.toString(),
       String(sums.kwh),
-      String(sums.kg),
-      sums.uncovered.toString(),
+      String(sums.kgco2eq),
+      sums.uncovered_micros.toString(),
     ]);
     const header = {
       oldest: String(this.#oldestKept()),
@@ -197,37 +199,11 @@ export class RedisUsageLog implements UsageLog {
   }
 }
 
-interface DailyIncrement {
-  requests: number;
-  prompt: number;
-  completion: number;
-  cost: bigint;
-  uncovered: bigint;
-  kwh: number;
-  kg: number;
-}
-
-function addToDaily(daily: Map<string, DailyIncrement>, key: string, record: UsageRecord): void {
+/** Adds a record to the batch's sums for one daily hash. */
+function addToDaily(daily: Map<string, MutableTotals>, key: string, record: UsageRecord): void {
   const sums = daily.get(key);
-  if (sums === undefined) {
-    daily.set(key, {
-      requests: 1,
-      prompt: record.prompt_tokens,
-      completion: record.completion_tokens,
-      cost: record.cost_micros,
-      uncovered: record.uncovered_micros,
-      kwh: record.kwh,
-      kg: record.kgco2eq,
-    });
-    return;
-  }
-  sums.requests += 1;
-  sums.prompt += record.prompt_tokens;
-  sums.completion += record.completion_tokens;
-  sums.cost += record.cost_micros;
-  sums.uncovered += record.uncovered_micros;
-  sums.kwh += record.kwh;
-  sums.kg += record.kgco2eq;
+  if (sums === undefined) daily.set(key, addToTotals(EMPTY_TOTALS, record));
+  else addInto(sums, record);
 }
 
 /**
