@@ -77,6 +77,12 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runQueue({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--dialects')) {
+    // Issue 18: CPU per request of Anthropic's Messages and OpenAI's Responses against chat: bench/dialects.ts.
+    const { runDialects } = await import('./dialects.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runDialects({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');

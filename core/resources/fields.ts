@@ -16,24 +16,32 @@ export const ResourceId = z
   .max(63, 'must be at most 63 characters')
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be lowercase letters, digits and -, starting and ending with a letter or digit');
 
+/** A price per `unit`, as a number or a decimal string, kept as the exact decimal string. */
+function price(unit: string) {
+  return z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const text = typeof value === 'number' ? String(value) : value.trim();
+    const parsed = parseDecimal(text, 9);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', message: `price per ${unit} ${parsed.reason}` });
+      return z.NEVER;
+    }
+    if (parsed.value < 0n) {
+      ctx.addIssue({ code: 'custom', message: `price per ${unit} must not be negative` });
+      return z.NEVER;
+    }
+    return parsed.canonical;
+  });
+}
+
 /**
  * A price per one million tokens. Accepted as a number or a decimal string (Kubernetes objects
  * carry money as strings); kept as the exact decimal string so no float residue enters the
  * cost formula.
  */
-export const PricePerMillion = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const text = typeof value === 'number' ? String(value) : value.trim();
-  const parsed = parseDecimal(text, 9);
-  if (!parsed.ok) {
-    ctx.addIssue({ code: 'custom', message: `price per million tokens ${parsed.reason}` });
-    return z.NEVER;
-  }
-  if (parsed.value < 0n) {
-    ctx.addIssue({ code: 'custom', message: 'price per million tokens must not be negative' });
-    return z.NEVER;
-  }
-  return parsed.canonical;
-});
+export const PricePerMillion = price('million tokens');
+
+/** A price per minute of audio (transcription routers), accepted and kept as PricePerMillion is. */
+export const PricePerMinute = price('minute of audio');
 
 /** Base address of a backend: http(s), no path ending in /v1 (the adapter adds its own paths). */
 export const BaseUrl = z

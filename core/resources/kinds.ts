@@ -3,7 +3,13 @@
 // from these.
 
 /** Router (model) types, as the spec names them. */
-export const ROUTER_TYPES = ['text-generation', 'image-text-to-text', 'text-embeddings-inference', 'text-classification'] as const;
+export const ROUTER_TYPES = [
+  'text-generation',
+  'image-text-to-text',
+  'text-embeddings-inference',
+  'text-classification',
+  'automatic-speech-recognition',
+] as const;
 export type RouterType = (typeof ROUTER_TYPES)[number];
 
 /**
@@ -57,7 +63,7 @@ export const QUEUE_FALLBACKS = ['local', 'refuse'] as const;
 export type QueueFallback = (typeof QUEUE_FALLBACKS)[number];
 
 /** The gateway's inference endpoints. What each is (path, router types, request, counting) is gateway/endpoints/registry.ts. */
-export const ENDPOINTS = ['chat', 'completions', 'embeddings', 'rerank'] as const;
+export const ENDPOINTS = ['chat', 'completions', 'embeddings', 'rerank', 'transcriptions'] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];
 
 /** The router types each endpoint may call (a router of another type answers 400). */
@@ -66,6 +72,7 @@ export const ENDPOINT_ROUTER_TYPES: Readonly<Record<Endpoint, readonly RouterTyp
   completions: ['text-generation'],
   embeddings: ['text-embeddings-inference'],
   rerank: ['text-classification'],
+  transcriptions: ['automatic-speech-recognition'],
 };
 
 /** Whether a router of type `fallback` can serve some endpoint a router of type `router` is called on. */

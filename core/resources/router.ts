@@ -1,7 +1,7 @@
 // A router: the model name users call. Snake_case fields, as the spec's admin API names them.
 import { z } from 'zod';
 import { QUEUE_FALLBACKS, ROUTER_TYPES, ROUTING_MODES, STRATEGIES } from './kinds.ts';
-import { ModelName, PricePerMillion } from './fields.ts';
+import { ModelName, PricePerMillion, PricePerMinute } from './fields.ts';
 import { RateLimitPolicy } from './limits.ts';
 
 /** Fallbacks one router may name (its fallbacks' own come after them). */
@@ -11,8 +11,11 @@ export const RouterCosts = z
   .strictObject({
     prompt_tokens: PricePerMillion.default('0').describe('Price per one million prompt (input) tokens.'),
     completion_tokens: PricePerMillion.default('0').describe('Price per one million completion (output) tokens.'),
+    audio_minutes: PricePerMinute.default('0').describe(
+      'Price per minute of audio transcribed (automatic-speech-recognition routers), besides the token prices.',
+    ),
   })
-  .describe('Prices per one million tokens, in the same money as user budgets.');
+  .describe('Prices per one million tokens (and per minute of audio), in the same money as user budgets.');
 
 export const RouterQueue = z
   .strictObject({
@@ -62,7 +65,7 @@ export const RouterSpec = z.strictObject({
     .describe(
       'A prompt plus max_tokens that cannot fit max_context_length goes to the first fallback it fits instead of failing. Absent: on when fallbacks are set.',
     ),
-  costs: RouterCosts.default({ prompt_tokens: '0', completion_tokens: '0' }),
+  costs: RouterCosts.default({ prompt_tokens: '0', completion_tokens: '0', audio_minutes: '0' }),
   max_context_length: z.number().int().positive().max(100_000_000).default(8192).describe('Maximum input length of the model, in tokens.'),
   max_completion_tokens: z
     .number()

@@ -18,6 +18,8 @@ export interface UsageRecord {
   readonly status: number;
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
+  /** Transcriptions: the seconds of audio charged for (0 for other endpoints). */
+  readonly audio_seconds: number;
   /** The real cost (tokens times prices), in micro-units. */
   readonly cost_micros: bigint;
   /** What was charged to the budget: the cost, or less when the budget had no room left for it. */

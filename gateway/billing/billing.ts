@@ -73,6 +73,8 @@ export interface Settled {
   readonly provider: string | null;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Transcriptions: the seconds of audio charged for; 0 otherwise. */
+  readonly audioSeconds: number;
   /** The real cost: the tokens (as believed, usage-block.ts) times the prices. */
   readonly costMicros: bigint;
   /** What in the usage was not believed (usage-block.ts), or null. */
@@ -288,6 +290,7 @@ export class Billing {
           status: settled.status,
           prompt_tokens: settled.promptTokens,
           completion_tokens: settled.completionTokens,
+          audio_seconds: settled.audioSeconds,
           cost_micros: settled.costMicros,
           charged_micros: charged,
           uncovered_micros: uncovered > 0n ? uncovered : 0n,

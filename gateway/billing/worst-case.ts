@@ -6,6 +6,7 @@ import type { JsonObject } from '../providers/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import { costMicros } from '../metering/cost.ts';
 import { MAX_HOLD_RATIO } from './prompt-ratio-learner.ts';
+import { transcriptTokenBound } from '../endpoints/audio-file.ts';
 
 /**
  * Chat template tokens the backend adds that the gateway's count (OpenAI's accounting: 3 per
@@ -53,7 +54,9 @@ export function heldPromptTokens(base: number, ratio: number): number {
  * inputs are each held to it, not their sum). Without a count, the context alone.
  */
 export function plausiblePromptTokens(router: RouterRoute, endpoint: Endpoint, base: number | undefined, held: number | undefined): number {
-  const context = ENDPOINT_SPECS[endpoint].generates ? router.spec.max_context_length : Infinity;
+  const spec = ENDPOINT_SPECS[endpoint];
+  // A transcription's prompt is its audio, bounded by its length (counted in its base), not a context.
+  const context = spec.generates && !spec.audio ? router.spec.max_context_length : Infinity;
   if (base === undefined) return context;
   return Math.min(context, Math.max(held ?? base, Math.ceil(base * PROMPT_PLAUSIBLE_RATIO) + PROMPT_SLACK));
 }
@@ -71,7 +74,9 @@ function askedCompletionTokens(body: JsonObject): number | undefined {
  * count the whole context bounds it.
  */
 export function maxCompletionTokens(router: RouterRoute, endpoint: Endpoint, body: JsonObject, promptTokens: number | undefined): number {
-  if (!ENDPOINT_SPECS[endpoint].generates) return 0;
+  const spec = ENDPOINT_SPECS[endpoint];
+  if (!spec.generates) return 0;
+  if (spec.audio) return transcriptTokenBound(spec.audio(body).seconds ?? 0);
   const contextLeft = Math.max(0, router.spec.max_context_length - (promptTokens ?? 0));
   const allowance = Math.min(router.spec.max_completion_tokens ?? contextLeft, contextLeft);
   const choices = typeof body.n === 'number' ? body.n : 1;
@@ -109,7 +114,7 @@ export function worstCaseMicros(
   heldPrompt: number,
   fewestPrompt = heldPrompt,
 ): bigint {
-  return costMicros(router.prices, heldPrompt, maxCompletionTokens(router, endpoint, body, fewestPrompt));
+  return costMicros(router.prices, heldPrompt, maxCompletionTokens(router, endpoint, body, fewestPrompt), audioMs(endpoint, body));
 }
 
 /**
@@ -117,9 +122,21 @@ export function worstCaseMicros(
  * `most`: what a request is checked against before its prompt is counted.
  */
 export function leastWorstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, fewest: number, most: number): bigint {
-  return costMicros(router.prices, fewest, maxCompletionTokens(router, endpoint, body, most));
+  return costMicros(router.prices, fewest, maxCompletionTokens(router, endpoint, body, most), audioMs(endpoint, body));
+}
+
+/** The milliseconds of audio a transcription's hold covers: the whole file's, from its header. */
+function audioMs(endpoint: Endpoint, body: JsonObject): number {
+  const audio = ENDPOINT_SPECS[endpoint].audio;
+  return audio ? secondsToMs(audio(body).seconds ?? 0) : 0;
+}
+
+/** Seconds of audio as whole milliseconds, rounded up: what the cost formula takes. */
+export function secondsToMs(seconds: number): number {
+  return Math.ceil(seconds * 1000);
 }
 
 export function isPriced(router: RouterRoute): boolean {
-  return router.prices.promptNano > 0n || router.prices.completionNano > 0n;
+  const { prices } = router;
+  return prices.promptNano > 0n || prices.completionNano > 0n || prices.audioMinuteNano > 0n;
 }

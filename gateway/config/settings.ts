@@ -52,6 +52,15 @@ export const GATEWAY_SETTINGS = {
     env: 'TOLLGATE_BODY_LIMIT',
     help: 'largest request body accepted, in bytes; larger gets 413',
   },
+  maxAudioBytes: {
+    schema: Int(1024, 1024 * 1024 * 1024).default(25 * 1024 * 1024),
+    value: '<bytes>',
+    env: 'TOLLGATE_MAX_AUDIO_BYTES',
+    help: 'largest audio file a transcription may upload, in bytes; larger gets 413',
+    doc:
+      'Largest audio file `POST /v1/audio/transcriptions` accepts, in bytes (25 MiB by default, as OpenAI). The upload is read as it arrives and refused with 413 ' +
+      '`request_too_large` the moment it passes the limit (or at once when its Content-Length says it will): no more of it is read or kept. A file within it is held in memory while it is forwarded.',
+  },
   maxUpstreamBodyBytes: {
     schema: Int(1024, 2 ** 32).default(DEFAULT_UPSTREAM_LIMITS.maxBodyBytes),
     value: '<bytes>',

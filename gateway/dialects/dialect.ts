@@ -8,6 +8,10 @@ import type { UsageBlock } from '../metering/usage-block.ts';
 import type { z } from 'zod';
 import { errors, type ApiError } from '../http/api-error.ts';
 import { parseWith } from '../http/payloads.ts';
+import type { NativeApi } from '../providers/native.ts';
+
+/** The APIs the gateway speaks: OpenAI's own endpoints, and the dialects. */
+export type Api = 'openai' | 'anthropic-messages' | 'openai-responses';
 
 export interface StreamTranslation {
   /** What the client gets for one chat chunk (possibly nothing). */
@@ -21,8 +25,19 @@ export interface StreamTranslation {
 }
 
 export interface Dialect {
-  /** The request as a chat completions body; throws an ApiError (400) for one that is not valid in this API. */
-  toChat(body: unknown): JsonObject | Promise<JsonObject>;
+  /** The API the caller speaks, as the metrics' `api` label names it. */
+  readonly api: Api;
+  /**
+   * The API a backend may speak natively, so that a request to a router all of whose providers
+   * speak it passes through (providers/native.ts).
+   */
+  readonly nativeApi?: NativeApi;
+  /**
+   * The request as a chat completions body; throws an ApiError (400) for one that is not valid in
+   * this API. `native`: the router's providers all speak this API, which checks what the
+   * translation cannot say.
+   */
+  toChat(body: unknown, native: boolean): JsonObject | Promise<JsonObject>;
   /** A whole chat completion (its usage block added) as this API's answer. */
   answer(chat: JsonObject, model: string, usage: UsageBlock): JsonObject;
   stream(model: string): StreamTranslation;

@@ -8,7 +8,8 @@ import type { z } from 'zod';
 import { ENDPOINT_ROUTER_TYPES, type Endpoint, type RouterType } from '../../core/resources/kinds.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import { chatPromptTokens, inputTokens, type TokenSink } from '../metering/tokens.ts';
-import { Chat, Completions, Embeddings, Rerank } from './request-schemas.ts';
+import { Chat, Completions, Embeddings, Rerank, Transcription } from './request-schemas.ts';
+import { AUDIO_TOKENS_PER_SECOND, type AudioFile } from './audio-file.ts';
 
 export interface EndpointSpec<Body = JsonObject> {
   /** The gateway's path, which OpenAI-compatible backends serve too. */
@@ -30,6 +31,11 @@ export interface EndpointSpec<Body = JsonObject> {
   readonly promptParam: string;
   /** The `object` of the stream's chunks, the usage chunk the gateway adds included. */
   readonly chunkObject: string | undefined;
+  /**
+   * Transcribes an audio file: priced per minute of it (besides its tokens), its tokens bounded by
+   * its length rather than the router's context, and charged only as the backend reports them.
+   */
+  readonly audio?: (body: Body) => AudioFile;
 }
 
 /**
@@ -97,5 +103,23 @@ export const ENDPOINT_SPECS: Readonly<Record<Endpoint, EndpointSpec>> = {
     oneContext: never,
     promptParam: 'query',
     chunkObject: undefined,
+  }),
+  transcriptions: endpoint({
+    path: '/v1/audio/transcriptions',
+    routerTypes: ENDPOINT_ROUTER_TYPES.transcriptions,
+    schema: Transcription,
+    streams: never,
+    generates: true,
+    templated: notTemplated,
+    // The prompt's text, and the most tokens the audio may be reported as (audio-file.ts).
+    countPrompt: (body, count) => {
+      if (body.prompt) count.addText(body.prompt);
+      count.addTokens(Math.ceil((body.file.seconds ?? 0) * AUDIO_TOKENS_PER_SECOND));
+      return count;
+    },
+    oneContext: never,
+    promptParam: 'file',
+    chunkObject: undefined,
+    audio: (body) => body.file,
   }),
 };

@@ -1,6 +1,7 @@
 // What each inference endpoint accepts. Objects are loose: fields the gateway does not know
 // (tools, response_format, ...) pass through to the backend untouched.
 import { z } from 'zod';
+import { type AudioFile, isAudioFile } from './audio-file.ts';
 
 const MaxTokens = z.number().int().min(1).max(10_000_000);
 
@@ -54,4 +55,22 @@ export const Rerank = z.looseObject({
   documents: z.array(z.union([z.string(), z.looseObject({ text: z.string() })])).min(1, 'must hold at least one document'),
   top_n: z.number().int().min(1).optional(),
   return_documents: z.boolean().optional(),
+});
+
+/** What a transcription's answer is written as (OpenAI's names); json when absent. */
+export const TRANSCRIPT_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
+
+/** A multipart form (multipart-body.ts): its file, and its other fields as the strings they were sent as. */
+export const Transcription = z.looseObject({
+  model: z.string(),
+  file: z.custom<AudioFile>(isAudioFile, 'must be an audio file, sent as a file part of the form'),
+  language: z.string().max(32).optional(),
+  prompt: z.string().max(100_000).optional(),
+  response_format: z.enum(TRANSCRIPT_FORMATS).optional(),
+  temperature: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*$/, 'must be a number from 0 to 1')
+    .refine((text) => Number(text) <= 1, 'must be a number from 0 to 1')
+    .optional(),
+  stream: z.enum(['false'], { error: 'streamed transcriptions are not served; leave stream out' }).optional(),
 });

@@ -114,8 +114,22 @@ export const errors = {
     ),
   bodyTooLarge: (limitBytes: number) =>
     new ApiError('request_too_large', `The request body is larger than the limit of ${limitBytes} bytes`),
-  unsupportedMediaType: (contentType: string | undefined) =>
-    new ApiError('unsupported_media_type', `Content-Type must be application/json${contentType ? `, got ${contentType}` : ''}`),
+  /** The upload is not read further: the connection closes after the answer. */
+  audioTooLarge: (limitBytes: number) =>
+    new ApiError('request_too_large', `The audio file is larger than the limit of ${limitBytes} bytes`, {
+      param: 'file',
+      headers: { connection: 'close' },
+    }),
+  malformedForm: (reason: string) => new ApiError('invalid_request', `The multipart form cannot be read: ${reason}`),
+  /** A priced transcription router needs the audio's length before it is sent. */
+  unreadableAudio: () =>
+    new ApiError(
+      'invalid_request',
+      "The audio file's duration could not be read from its header; send WAV, MP3, FLAC, OGG, M4A or WebM audio",
+      { param: 'file' },
+    ),
+  unsupportedMediaType: (contentType: string | undefined, expected = 'application/json') =>
+    new ApiError('unsupported_media_type', `Content-Type must be ${expected}${contentType ? `, got ${contentType}` : ''}`),
   routeNotFound: (method: string, url: string) => new ApiError('unknown_url', `Unknown request URL: ${method} ${url.split('?')[0]}`),
   /** The path is not valid percent-encoding (`%E0%A4%A`): it names no route. */
   badUrl: () => new ApiError('invalid_url', 'The request URL is not valid: it has a malformed percent-encoding (%XX)'),

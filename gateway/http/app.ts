@@ -15,6 +15,7 @@ import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
+import { registerMultipartBody } from './multipart-body.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerInference } from './routes/inference.ts';
 import { OutcomeRecorder } from './routes/request-outcome.ts';
@@ -49,6 +50,8 @@ export interface AppDeps {
   readonly now: () => number;
   /** Largest request body accepted, in bytes. */
   readonly bodyLimit: number;
+  /** Largest audio file a transcription may upload, in bytes. */
+  readonly maxAudioBytes: number;
   /** Serve priced routers without charging when the store is down (default: 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
@@ -151,6 +154,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
+  registerMultipartBody(app, deps.maxAudioBytes);
   app.setErrorHandler(errorHandler(deps.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);

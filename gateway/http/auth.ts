@@ -26,6 +26,8 @@ declare module 'fastify' {
     access?: Access;
     /** The API whose format the route speaks, errors included, when not OpenAI's (dialects/). */
     dialect?: Dialect;
+    /** The route reads a multipart form (multipart-body.ts): transcriptions. */
+    multipart?: boolean;
   }
 }
 

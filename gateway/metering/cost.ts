@@ -1,5 +1,7 @@
 // The spec's cost formula (section 8), computed exactly:
 //   cost = round(prompt_tokens / 1e6 * prompt_price + completion_tokens / 1e6 * completion_price, 6)
+// plus, for transcriptions, audio minutes times their price (audio_seconds / 60 * audio_price)
+// inside the same rounding.
 // Prices are held in nano-units per million tokens, costs in micro-units (the 6 decimals the spec
 // rounds to). Rounding is half-up, as the cost is never negative.
 import { formatScaled, parseDecimal } from '../../core/money/decimal.ts';
@@ -14,10 +16,16 @@ export interface RouterPrices {
   readonly promptNano: bigint;
   /** Price per million completion tokens, in 10^-9 money units. */
   readonly completionNano: bigint;
+  /** Price per minute of audio, in 10^-9 money units. */
+  readonly audioMinuteNano: bigint;
 }
 
-export function pricesFrom(costs: { prompt_tokens: string; completion_tokens: string }): RouterPrices {
-  return { promptNano: priceNano(costs.prompt_tokens), completionNano: priceNano(costs.completion_tokens) };
+export function pricesFrom(costs: { prompt_tokens: string; completion_tokens: string; audio_minutes: string }): RouterPrices {
+  return {
+    promptNano: priceNano(costs.prompt_tokens),
+    completionNano: priceNano(costs.completion_tokens),
+    audioMinuteNano: priceNano(costs.audio_minutes),
+  };
 }
 
 function priceNano(text: string): bigint {
@@ -29,10 +37,18 @@ function priceNano(text: string): bigint {
 // tokens * nano-per-million / 1e6 tokens / 1e3 nano-per-micro = micro-units, times 1e9 in total.
 const DIVISOR = 10n ** BigInt(6 + PRICE_SCALE - COST_SCALE);
 
-/** Cost of one request in micro-units (integer), rounded half-up to 6 decimals. */
-export function costMicros(prices: RouterPrices, promptTokens: number, completionTokens: number): bigint {
+// ms * nano-per-minute / 60_000 ms / 1e3 nano-per-micro = micro-units: 6e7 in all. Over the common
+// divisor 6e10 a token term is 60 times itself and an audio term 1000 times.
+const AUDIO_DIVISOR = DIVISOR * 60n;
+const TOKEN_TO_AUDIO = 60n;
+const AUDIO_MS_FACTOR = AUDIO_DIVISOR / (60_000n * 1000n);
+
+/** Cost of one request in micro-units (integer), rounded half-up to 6 decimals; `audioMs`: milliseconds of audio transcribed. */
+export function costMicros(prices: RouterPrices, promptTokens: number, completionTokens: number, audioMs = 0): bigint {
   const numerator = BigInt(promptTokens) * prices.promptNano + BigInt(completionTokens) * prices.completionNano;
-  return (numerator + DIVISOR / 2n) / DIVISOR;
+  if (audioMs === 0) return (numerator + DIVISOR / 2n) / DIVISOR;
+  const withAudio = numerator * TOKEN_TO_AUDIO + BigInt(audioMs) * prices.audioMinuteNano * AUDIO_MS_FACTOR;
+  return (withAudio + AUDIO_DIVISOR / 2n) / AUDIO_DIVISOR;
 }
 
 /** Micro-units as the JSON number clients see: the nearest double prints as the exact decimal. */

@@ -4,7 +4,8 @@ import type { JsonObject, TokenUsage } from '../providers/openai-wire.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
 import { costMicros, microsToNumber } from './cost.ts';
-import { maxCompletionTokens, plausiblePromptTokens } from '../billing/worst-case.ts';
+import { maxCompletionTokens, plausiblePromptTokens, secondsToMs } from '../billing/worst-case.ts';
+import { transcriptTokenBound } from '../endpoints/audio-file.ts';
 import { TokenCount, type TokenSink } from './tokens.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
@@ -14,6 +15,8 @@ export interface UsageBlock {
   total_tokens: number;
   cost: number;
   carbon: CarbonEstimate;
+  /** Transcriptions: the seconds of audio charged for. */
+  seconds?: number;
 }
 
 export interface Usage {
@@ -50,6 +53,8 @@ export interface UsageInputs {
   /** The completion's tokens as the gateway counts them (countTextTokens of its text), asked for only when needed. */
   readonly completionTokens: () => number;
   readonly latencySeconds: number;
+  /** Transcriptions: the audio's length as the backend reported it (verbose_json's `duration`, or `usage.seconds`), not yet checked. */
+  readonly reportedSeconds?: unknown;
 }
 
 /**
@@ -59,13 +64,20 @@ export interface UsageInputs {
  * (worst-case.ts); what is not is replaced by the gateway's count or cut to the bound, and
  * named in `anomaly`. The gateway's own completion count is cut to the bound too (another
  * tokenizer can count more than the backend generated). So no request costs more than it could.
+ * A transcription is charged for its audio's length (the backend's report, no more than the
+ * file's header says) and for the tokens the backend reports, none when it reports none.
  */
 export function usageFor(inputs: UsageInputs): Usage {
   const { router, provider, endpoint, reported, request, counts, completionTokens, latencySeconds } = inputs;
   const anomalies: string[] = [];
+  const audio = ENDPOINT_SPECS[endpoint].audio?.(request);
+  const seconds = audio && billedSeconds(audio.seconds, inputs.reportedSeconds, anomalies);
   const promptLimit = plausiblePromptTokens(router, endpoint, counts.promptBase, counts.heldPrompt);
-  const completionLimit = maxCompletionTokens(router, endpoint, request, counts.fewestPrompt ?? counts.promptTokens);
-  const counted = () => counts.promptTokens ?? countPromptTokens(endpoint, request);
+  const completionLimit =
+    seconds === undefined
+      ? maxCompletionTokens(router, endpoint, request, counts.fewestPrompt ?? counts.promptTokens)
+      : transcriptTokenBound(Math.max(seconds, audio?.seconds ?? 0));
+  const counted = () => (audio ? 0 : (counts.promptTokens ?? countPromptTokens(endpoint, request)));
   let prompt: number;
   let reportedPrompt: number | undefined;
   if (reported === undefined) prompt = counted();
@@ -87,26 +99,44 @@ export function usageFor(inputs: UsageInputs): Usage {
     fromReport = false;
   }
   if (fromReport) completion = reported!.completion_tokens as number;
-  else completion = generates(endpoint) ? completionTokens() : 0;
+  else completion = generates(endpoint) && !audio ? completionTokens() : 0;
   if (completion > completionLimit) {
     anomalies.push(fromReport ? 'completion_over_limit' : 'completion_count_over_limit');
     completion = completionLimit;
   }
-  const micros = costMicros(router.prices, prompt, completion);
-  // Embeddings and reranking are not modelled by the carbon method: they report 0.
+  const micros = costMicros(router.prices, prompt, completion, seconds === undefined ? 0 : secondsToMs(seconds));
+  // Embeddings and reranking are not modelled by the carbon method: they report 0. Of a
+  // transcription, the text decoded (its reported completion tokens) is; its audio is not.
   const carbon = generates(endpoint) ? estimateCarbon(provider.carbon, completion, latencySeconds) : NO_CARBON;
-  return {
-    block: {
-      prompt_tokens: prompt,
-      completion_tokens: completion,
-      total_tokens: prompt + completion,
-      cost: microsToNumber(micros),
-      carbon,
-    },
-    costMicros: micros,
-    anomaly: anomalies.length === 0 ? null : anomalies.join(','),
-    reportedPrompt,
+  const block: UsageBlock = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    cost: microsToNumber(micros),
+    carbon,
   };
+  if (seconds !== undefined) block.seconds = secondsToMs(seconds) / 1000;
+  return { block, costMicros: micros, anomaly: anomalies.length === 0 ? null : anomalies.join(','), reportedPrompt };
+}
+
+/** Seconds of audio a backend may report past the file's header before the report is not believed. */
+const AUDIO_SLACK_SECONDS = 1;
+
+/**
+ * The seconds a transcription is charged for: the backend's report when it gives a plausible one
+ * (no more than the file's header says, give or take a second of rounding), else the header's.
+ */
+function billedSeconds(fileSeconds: number | undefined, reported: unknown, anomalies: string[]): number {
+  if (reported === undefined || reported === null) return fileSeconds ?? 0;
+  if (typeof reported !== 'number' || !Number.isFinite(reported) || reported < 0) {
+    anomalies.push('audio_invalid');
+    return fileSeconds ?? 0;
+  }
+  if (fileSeconds !== undefined && reported > fileSeconds + AUDIO_SLACK_SECONDS) {
+    anomalies.push('audio_over_limit');
+    return fileSeconds;
+  }
+  return reported;
 }
 
 function isTokenCount(value: unknown): value is number {

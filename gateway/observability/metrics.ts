@@ -21,8 +21,8 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly requests = new SeriesCounter({
     name: 'tollgate_requests_total',
-    help: 'Inference requests answered, by router, provider, endpoint and HTTP status.',
-    labelNames: ['router', 'provider', 'endpoint', 'status'] as const,
+    help: 'Inference requests answered, by router, provider, endpoint, the API the caller spoke and HTTP status.',
+    labelNames: ['router', 'provider', 'endpoint', 'api', 'status'] as const,
     registers: [this.registry],
   });
   readonly duration = new SeriesHistogram({

@@ -7,6 +7,7 @@ import type { JsonObject } from './openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
 import type { ChunkStream } from './chunk-stream.ts';
 import type { UpstreamTimeouts } from './upstream-timeouts.ts';
+import type { NativeApi, NativeRequest } from './native.ts';
 
 export interface ForwardRequest {
   readonly endpoint: Endpoint;
@@ -17,13 +18,17 @@ export interface ForwardRequest {
   readonly signal: AbortSignal;
   /** How long to wait on the backend, step by step; passed on to UpstreamHttp as they are. */
   readonly timeouts: UpstreamTimeouts;
+  /** The caller's own request, when made in another API (native.ts): an adapter that speaks it may send it as it is. */
+  readonly native?: NativeRequest | undefined;
 }
 
 export type ForwardResult =
   /** A whole OpenAI-format response; its `usage` may be missing when the backend gives none. */
   | { readonly kind: 'body'; readonly body: JsonObject }
   /** OpenAI-format stream chunks, pushed to a sink; it fails if the backend breaks off (chunk-stream.ts). */
-  | { readonly kind: 'stream'; readonly chunks: ChunkStream };
+  | { readonly kind: 'stream'; readonly chunks: ChunkStream }
+  /** A whole answer that is not JSON (a transcript as text, SRT or WebVTT), with its media type. */
+  | { readonly kind: 'text'; readonly text: string; readonly contentType: string };
 
 export interface ProviderAdapter<T extends ProviderType = ProviderType> {
   /** The gateway endpoints this backend kind can serve. */
@@ -34,6 +39,8 @@ export interface ProviderAdapter<T extends ProviderType = ProviderType> {
    * kind has no backend to probe (the simulator is always healthy).
    */
   readonly healthPath: string | undefined;
+  /** The APIs besides chat it speaks natively: a request made in one passes through (native.ts). */
+  readonly speaks?: readonly NativeApi[];
   /** How the health check authenticates with the provider's key; absent: `Authorization: Bearer <key>`. */
   readonly authHeaders?: (key: string | undefined) => Record<string, string> | undefined;
   /**

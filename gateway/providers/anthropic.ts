@@ -1,13 +1,15 @@
 // Anthropic's hosted API (POST /v1/messages). The gateway hands adapters OpenAI-format chat
-// requests (a /v1/messages request arrives here translated, dialects/anthropic/), so this one
-// translates them to Anthropic's Messages format and the answers and events back. Chat only:
-// Anthropic has no completions, embeddings or rerank endpoint.
+// requests, so this one translates them to Anthropic's Messages format and the answers and
+// events back. A /v1/messages request passes through as the caller made it (native.ts): its
+// answer and events, carried on the chat ones, go back as they came. Chat only: Anthropic has no
+// completions, embeddings or rerank endpoint.
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ProviderAdapter } from './adapter.ts';
 import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import type { PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
+import { carry, NATIVE, NATIVE_END } from './native.ts';
 
 type Anthropic = ProviderSpecOf<'anthropic'>;
 
@@ -18,18 +20,21 @@ const DEFAULT_MAX_TOKENS = 4096;
 
 export const anthropic: ProviderAdapter<'anthropic'> = {
   endpoints: ['chat'],
+  speaks: ['anthropic-messages'],
   healthPath: '/v1/models',
   authHeaders,
   async forward(provider, request, http) {
     if (request.endpoint !== 'chat') throw new UpstreamError('status', `Anthropic has no ${request.endpoint} endpoint`, 404);
-    const payload = toMessagesRequest(request.body);
+    const native = request.native?.api === 'anthropic-messages';
+    const payload = native ? request.native!.body : toMessagesRequest(request.body);
     const model = String(request.body.model);
     if (!request.stream) {
       const answer = (await http.postJson(provider.url, '/v1/messages', payload, postOptions(provider, request))) as JsonObject;
-      return { kind: 'body', body: toCompletion(answer, model) };
+      const chat = toCompletion(answer, model);
+      return { kind: 'body', body: native ? carry(chat, NATIVE, answer) : chat };
     }
     const events = await http.postSse(provider.url, '/v1/messages', { ...payload, stream: true }, postOptions(provider, request));
-    return { kind: 'stream', chunks: chunkStreamOf(toChunks(events, model), request.signal) };
+    return { kind: 'stream', chunks: chunkStreamOf(toChunks(events, model, native), request.signal) };
   },
 };
 
@@ -143,7 +148,17 @@ function finishOf(stopReason: unknown): string {
 function usageOf(usage: unknown): JsonObject | undefined {
   const { input_tokens: input, output_tokens: output } = (usage ?? {}) as JsonObject;
   if (typeof input !== 'number' || typeof output !== 'number') return undefined;
-  return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const prompt = promptTokensOf(usage as JsonObject);
+  return { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
+}
+
+/**
+ * All the input a Messages answer counts: `input_tokens` leaves out what was written to and read
+ * from the prompt cache, which a router's one prompt price covers too.
+ */
+function promptTokensOf(usage: JsonObject | undefined): number {
+  const count = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 0);
+  return count(usage?.input_tokens) + count(usage?.cache_creation_input_tokens) + count(usage?.cache_read_input_tokens);
 }
 
 /** A Message as a chat completion. */
@@ -169,13 +184,22 @@ export function toCompletion(answer: JsonObject, model: string): JsonObject {
   };
 }
 
-/** Anthropic's events as chat chunks: text deltas, tool calls (name, then argument deltas), the finish, then the usage. */
-async function* toChunks(events: AsyncIterable<JsonObject>, model: string): AsyncGenerator<JsonObject> {
+/**
+ * Anthropic's events as chat chunks: text deltas, tool calls (name, then argument deltas), the
+ * finish, then the usage. `native`: each chunk carries the events since the one before (NATIVE),
+ * and the finish the closing message_delta (NATIVE_END), to go back to the caller as they came.
+ */
+async function* toChunks(events: AsyncIterable<JsonObject>, model: string, native: boolean): AsyncGenerator<JsonObject> {
   const base = { id: newId('chatcmpl'), object: 'chat.completion.chunk', created: unixSeconds(), model };
-  const chunk = (delta: JsonObject, finish: string | null = null) => ({
-    ...base,
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-  });
+  let passed: JsonObject[] = [];
+  const chunk = (delta: JsonObject, finish: string | null = null) => {
+    const made = { ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
+    if (!native || passed.length === 0) return made;
+    const carried = carry(made, NATIVE, passed as unknown as JsonObject);
+    passed = [];
+    return carried;
+  };
+  let ending: JsonObject | undefined;
   let input = 0;
   let output = 0;
   let tools = -1;
@@ -183,10 +207,12 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string): Asyn
   const toolOf = new Map<number, number>();
   let stop: unknown;
   for await (const event of events) {
+    // The closing events are the gateway's to send, with the usage it charged.
+    if (native && event.type !== 'message_delta' && event.type !== 'message_stop' && event.type !== 'error') passed.push(event);
     switch (event.type) {
       case 'message_start': {
         const usage = ((event.message ?? {}) as JsonObject).usage as JsonObject | undefined;
-        input = Number(usage?.input_tokens ?? 0);
+        input = promptTokensOf(usage);
         output = Number(usage?.output_tokens ?? 0);
         yield chunk({ role: 'assistant', content: '' });
         break;
@@ -214,12 +240,15 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string): Asyn
         stop = ((event.delta ?? {}) as JsonObject).stop_reason;
         const usage = event.usage as JsonObject | undefined;
         if (typeof usage?.output_tokens === 'number') output = usage.output_tokens;
+        ending = event;
         break;
       }
-      case 'message_stop':
-        yield chunk({}, finishOf(stop));
+      case 'message_stop': {
+        const finish = chunk({}, finishOf(stop));
+        yield native && ending ? carry(finish, NATIVE_END, ending) : finish;
         yield { ...base, choices: [], usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } };
         return;
+      }
       case 'error': {
         const error = (event.error ?? {}) as JsonObject;
         throw new UpstreamError(
@@ -228,6 +257,8 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string): Asyn
         );
       }
     }
+    // A native event no chat chunk stands for (ping, a block's start or end, thinking) goes on at once.
+    if (passed.length > 0) yield chunk({});
   }
   throw new UpstreamError('protocol', 'Anthropic ended the stream before message_stop');
 }

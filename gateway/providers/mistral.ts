@@ -1,5 +1,6 @@
 // Mistral's hosted API: OpenAI's shape, but it refuses fields it does not know (422), names the
-// seed `random_seed`, has no legacy completions, and always reports usage in its last chunk.
+// seed `random_seed`, has no legacy completions, and always reports usage in its last chunk. Its
+// transcriptions (Voxtral) take OpenAI's form as it is.
 import type { JsonObject } from './openai-wire.ts';
 import { openAICompatible } from './openai-compatible.ts';
 
@@ -18,7 +19,7 @@ const UNSUPPORTED = [
 ];
 
 export const mistral = openAICompatible<'mistral'>({
-  endpoints: ['chat', 'embeddings'],
+  endpoints: ['chat', 'embeddings', 'transcriptions'],
   healthPath: '/v1/models',
   adaptBody(body) {
     const out: JsonObject = { ...body };

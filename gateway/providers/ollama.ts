@@ -23,8 +23,9 @@ export const ollama: ProviderAdapter<'ollama'> = {
       case 'embeddings':
         return embed(provider, request, http);
       case 'rerank':
-        // The router should never send this here; 404 marks it as configuration, not the caller.
-        throw new UpstreamError('status', 'Ollama has no rerank endpoint', 404);
+      case 'transcriptions':
+        // The router should never send these here; 404 marks it as configuration, not the caller.
+        throw new UpstreamError('status', `Ollama has no ${request.endpoint} endpoint`, 404);
     }
   },
 };

@@ -8,6 +8,7 @@ import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.t
 import type { JsonObject } from './openai-wire.ts';
 import { bearer, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
+import { transcribe } from './transcription.ts';
 
 export interface OpenAICompatibleOptions {
   readonly endpoints: readonly Endpoint[];
@@ -25,6 +26,7 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
     async forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {
       const url = (provider as { url: string }).url;
       const post = { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
+      if (request.endpoint === 'transcriptions') return transcribe(url, request.body, post, http);
       const body = adaptBody(request.body, request);
       if (!request.stream) {
         const answer = await http.postJson(url, ENDPOINT_SPECS[request.endpoint].path, body, post);

@@ -20,6 +20,18 @@ export function readUsage(value: unknown): TokenUsage | undefined {
   return { prompt_tokens: prompt, completion_tokens: usage.completion_tokens ?? 0 };
 }
 
+/**
+ * What a transcription's answer says it used: OpenAI's `usage` of type `tokens` (input and output
+ * tokens, gpt-4o-transcribe) as token counts; its audio's length from verbose_json's `duration`
+ * or a `usage` of type `duration` (whisper-1, vLLM). Neither is checked here.
+ */
+export function readTranscriptUsage(answer: JsonObject): { tokens: TokenUsage | undefined; seconds: unknown } {
+  const usage = answer.usage !== null && typeof answer.usage === 'object' ? (answer.usage as Record<string, unknown>) : undefined;
+  const tokens =
+    usage?.input_tokens !== undefined ? { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens ?? 0 } : undefined;
+  return { tokens, seconds: answer.duration ?? usage?.seconds };
+}
+
 /** The text a chat or completion chunk (or whole answer) adds, for counting tokens ourselves. */
 export function choiceText(body: JsonObject): string {
   const choices = body.choices;

@@ -1,4 +1,7 @@
 // OpenAI's hosted API.
 import { openAICompatible } from './openai-compatible.ts';
 
-export const openai = openAICompatible<'openai'>({ healthPath: '/v1/models', endpoints: ['chat', 'completions', 'embeddings'] });
+export const openai = openAICompatible<'openai'>({
+  healthPath: '/v1/models',
+  endpoints: ['chat', 'completions', 'embeddings', 'transcriptions'],
+});

@@ -6,6 +6,7 @@ import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import { countChatPromptTokens, countInputTokens } from '../metering/tokens.ts';
+import type { AudioFile } from '../endpoints/audio-file.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 
@@ -24,7 +25,7 @@ const WORDS = (
 ).split(' ');
 
 export const simulator: ProviderAdapter<'simulator'> = {
-  endpoints: ['chat', 'completions', 'embeddings', 'rerank'],
+  endpoints: ['chat', 'completions', 'embeddings', 'rerank', 'transcriptions'],
   healthPath: undefined,
   async forward(provider, request) {
     try {
@@ -40,6 +41,8 @@ export const simulator: ProviderAdapter<'simulator'> = {
         return { kind: 'body', body: embed(request.body) };
       case 'rerank':
         return { kind: 'body', body: rerank(request.body) };
+      case 'transcriptions':
+        return transcribe(request.body);
     }
   },
 };
@@ -135,4 +138,49 @@ function rerank(body: JsonObject): JsonObject {
   const results = scored.slice(0, topN).map((r) => (keepText ? r : { index: r.index, relevance_score: r.relevance_score }));
   const tokens = countInputTokens([query, ...documents]);
   return { id: newId('rerank'), model: body.model, results, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+}
+
+/** Words a second of simulated speech: about 150 a minute. */
+const WORDS_PER_SECOND = 2.5;
+
+/**
+ * A transcript of as many words as the audio's length holds (its header's, as Whisper reads it),
+ * in the format asked for; its usage is the audio's duration in whole seconds, as OpenAI's.
+ */
+function transcribe(body: JsonObject): ForwardResult {
+  const file = body.file as AudioFile;
+  const seconds = file.seconds ?? 0;
+  const text = deterministicWords(
+    file.bytes.subarray(0, 4096).toString('base64'),
+    Math.max(1, Math.round(seconds * WORDS_PER_SECOND)),
+  ).join('');
+  const cue = `${timestamp(0, ',')} --> ${timestamp(seconds, ',')}`;
+  switch (body.response_format) {
+    case 'text':
+      return { kind: 'text', text: `${text}\n`, contentType: 'text/plain; charset=utf-8' };
+    case 'srt':
+      return { kind: 'text', text: `1\n${cue}\n${text}\n\n`, contentType: 'text/plain; charset=utf-8' };
+    case 'vtt':
+      return { kind: 'text', text: `WEBVTT\n\n${cue.replaceAll(',', '.')}\n${text}\n\n`, contentType: 'text/vtt; charset=utf-8' };
+    case 'verbose_json':
+      return {
+        kind: 'body',
+        body: {
+          task: 'transcribe',
+          language: body.language ?? 'english',
+          duration: seconds,
+          text,
+          segments: [{ id: 0, start: 0, end: seconds, text }],
+        },
+      };
+    default:
+      return { kind: 'body', body: { text, usage: { type: 'duration', seconds: Math.ceil(seconds) } } };
+  }
+}
+
+/** `seconds` as SRT writes a time (HH:MM:SS,mmm); WebVTT's is the same with a dot. */
+function timestamp(seconds: number, separator: string): string {
+  const ms = Math.round(seconds * 1000);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}${separator}${pad(ms % 1000, 3)}`;
 }

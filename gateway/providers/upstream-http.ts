@@ -65,6 +65,31 @@ export class UpstreamHttp {
    * stream object per request. An answer larger than maxBodyBytes is a failure of the backend.
    */
   postJson(baseUrl: string, path: string, payload: unknown, options: PostOptions): Promise<unknown> {
+    return this.#postWhole(baseUrl, path, payload, options, 'application/json', parseJsonAnswer);
+  }
+
+  /**
+   * POSTs a multipart form (a transcription's audio and fields) and reads the whole answer back:
+   * a JSON answer parsed, any other (text, SRT, WebVTT) as text with its media type.
+   */
+  async postForm(baseUrl: string, path: string, form: FormData, options: PostOptions): Promise<FormAnswer> {
+    // undici's Response encodes the form (boundary, part headers) as fetch() would send it.
+    const encoded = new Response(form);
+    const body: RawBody = { bytes: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type')! };
+    return this.#postWhole(baseUrl, path, body, options, '*/*', (text, contentType) =>
+      contentType.toLowerCase().startsWith('application/json') ? { json: parseJsonAnswer(text) } : { text, contentType },
+    );
+  }
+
+  /** POSTs and gathers the whole answer, handed to `decode` with its media type once it is all in (postJson, postForm). */
+  #postWhole<T>(
+    baseUrl: string,
+    path: string,
+    payload: unknown,
+    options: PostOptions,
+    accept: string,
+    decode: (text: string, contentType: string) => T,
+  ): Promise<T> {
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {
@@ -72,9 +97,10 @@ export class UpstreamHttp {
       const chunks: Buffer[] = [];
       let received = 0;
       let status = 0;
+      let contentType = '';
       let retryAfterMs: number | undefined;
       let stopCancelling = () => {};
-      const settle = (outcome: () => unknown) => {
+      const settle = (outcome: () => T) => {
         stopCancelling();
         try {
           resolve(outcome());
@@ -82,12 +108,13 @@ export class UpstreamHttp {
           reject(error);
         }
       };
-      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, payload, options, 'application/json'), {
+      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, payload, options, accept), {
         onRequestStart(controller) {
           stopCancelling = cancelOn(signal, controller);
         },
         onResponseStart(controller, statusCode, headers) {
           status = statusCode;
+          contentType = headerText(headers['content-type']) ?? '';
           if (!isOk(status)) retryAfterMs = retryAfterOf(headers);
           if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
         },
@@ -105,11 +132,7 @@ export class UpstreamHttp {
           settle(() => {
             const text = Buffer.concat(chunks).toString('utf8');
             if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options), retryAfterMs);
-            try {
-              return JSON.parse(text);
-            } catch {
-              throw new UpstreamError('protocol', 'the backend answered with a body that is not JSON');
-            }
+            return decode(text, contentType);
           });
         },
         onResponseError(_controller, error) {
@@ -253,7 +276,7 @@ export class UpstreamHttp {
     await Promise.all([...this.#agents.values()].map((agent) => agent.close()));
   }
 
-  /** A JSON POST of `payload` to `baseUrl + path`, or a GET when there is none, with the backend's timeouts. */
+  /** A POST of `payload` (JSON, or a body already encoded) to `baseUrl + path`, or a GET when there is none, with the backend's timeouts. */
   #request(baseUrl: string, path: string, payload: unknown, options: PostOptions, accept: string): Dispatcher.DispatchOptions {
     const target = this.#target(baseUrl);
     const { firstByteMs, betweenChunksMs } = options.timeouts;
@@ -268,12 +291,13 @@ export class UpstreamHttp {
         bodyTimeout: betweenChunksMs,
       };
     }
+    const raw = isRawBody(payload);
     return {
       origin: target.origin,
       path: target.prefix + path,
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept, ...options.headers },
-      body: JSON.stringify(payload),
+      headers: { 'content-type': raw ? payload.contentType : 'application/json', accept, ...options.headers },
+      body: raw ? payload.bytes : JSON.stringify(payload),
       headersTimeout: firstByteMs,
       bodyTimeout: betweenChunksMs,
     };
@@ -287,6 +311,27 @@ export class UpstreamHttp {
       this.#targets.set(baseUrl, target);
     }
     return target;
+  }
+}
+
+/** A whole answer to a form: JSON, or text of another media type. */
+export type FormAnswer = { readonly json: unknown } | { readonly text: string; readonly contentType: string };
+
+/** A request body already encoded (a multipart form), sent as it is. */
+interface RawBody {
+  readonly bytes: Buffer;
+  readonly contentType: string;
+}
+
+function isRawBody(payload: unknown): payload is RawBody {
+  return payload !== null && typeof payload === 'object' && Buffer.isBuffer((payload as RawBody).bytes) && 'contentType' in payload;
+}
+
+function parseJsonAnswer(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError('protocol', 'the backend answered with a body that is not JSON');
   }
 }
 

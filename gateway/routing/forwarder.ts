@@ -6,6 +6,7 @@
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
+import type { NativeRequest } from '../providers/native.ts';
 import type { JsonObject } from '../providers/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
@@ -50,6 +51,8 @@ export interface Forwarding {
   readonly router: RouterRoute;
   readonly endpoint: Endpoint;
   readonly body: JsonObject;
+  /** The caller's own request, when made in another API (providers/native.ts). */
+  readonly native?: NativeRequest | undefined;
   readonly stream: boolean;
   readonly signal: AbortSignal;
   /** The caller's priority, for queue mode. */
@@ -92,7 +95,7 @@ export interface Forwarded {
  * again, nor a failure of the provider).
  */
 export async function forward(request: Forwarding, deps: ForwarderDeps): Promise<Forwarded> {
-  const { router, endpoint, body, stream, signal, deadline } = request;
+  const { router, endpoint, body, native, stream, signal, deadline } = request;
   const { options } = deps;
   const candidates = router.byEndpoint.get(endpoint);
   if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
@@ -147,7 +150,14 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
       const timeouts = withinDeadline(timeoutsOf(provider.spec, options.timeouts), deadline - deps.clock());
       const result = await provider.adapter.forward(
         provider.spec,
-        { endpoint, body: { ...body, model: provider.spec.model_name }, stream, signal, timeouts },
+        {
+          endpoint,
+          body: { ...body, model: provider.spec.model_name },
+          stream,
+          signal,
+          timeouts,
+          native: native && { api: native.api, body: { ...native.body, model: provider.spec.model_name } },
+        },
         deps.http,
       );
       deps.breakers.success(router, provider);

@@ -109,6 +109,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     routingLive: () => placement.live(),
     now: Date.now,
     bodyLimit: settings.bodyLimit,
+    maxAudioBytes: settings.maxAudioBytes,
     failOpen: settings.failOpen,
     reservationTtlMs: settings.reservationTtlSeconds * 1000,
     promptRatioSyncMs: settings.promptRatioSyncSeconds * 1000,

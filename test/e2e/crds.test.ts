@@ -262,7 +262,9 @@ describe('CRDs on a real API server', () => {
     const explain = async (field: string) => (await kubectl(['explain', field])).replace(/\s+/g, ' ');
     const costs = await explain('modelrouter.spec.costs');
     assert.ok(
-      costs.includes('DESCRIPTION: Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).'),
+      costs.includes(
+        'DESCRIPTION: Prices per one million tokens (and per minute of audio), in the money of user budgets. Absent prices are 0 (free).',
+      ),
       costs,
     );
     assert.ok(

@@ -24,6 +24,7 @@ import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS } from '../../gateway/kub
 import { routerObjectName } from '../../core/resources/kubernetes/translate.ts';
 import { ANNOTATIONS, encodeSnapshot } from '../../core/kubernetes/snapshot-configmap.ts';
 import { ProviderSpec } from '../../core/resources/provider.ts';
+import { wav } from '../support/wav.ts';
 import { RouterSpec } from '../../core/resources/router.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
 import { RedisStore } from '../../core/store/redis/redis-store.ts';
@@ -300,6 +301,32 @@ describe('gateway pods in Kubernetes mode', () => {
       'the version reported to Redis',
       { timeoutMs: 30_000 },
     );
+  });
+
+  it('a transcription router in the snapshot serves /v1/audio/transcriptions, priced per minute of the audio', async () => {
+    const withWhisper = snapshotWith(
+      served.at(-1)!,
+      [RouterSpec.parse({ name: 'whisper', type: 'automatic-speech-recognition', costs: { audio_minutes: '0.6' } })],
+      [ProviderSpec.parse({ router: 'whisper', id: 'whisper-sim', type: 'simulator', model_name: 'sim' })],
+    );
+    served.push(withWhisper);
+    await writeConfigMap(encodeSnapshot(withWhisper));
+    await eventually(async () => (await readyVersion()) === withWhisper.version, 'the gateway serves the transcription router', {
+      timeoutMs: 30_000,
+    });
+    const form = new FormData();
+    form.append('model', 'whisper');
+    form.append('file', new Blob([wav(2)], { type: 'audio/wav' }), 'two-seconds.wav');
+    const response = await fetch(`${gateway!.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userKey}` },
+      body: form,
+    });
+    const body = (await response.json()) as { text: string; usage: { seconds: number; cost: number } };
+    assert.equal(response.status, 200, JSON.stringify(body));
+    assert.ok(body.text.length > 0);
+    assert.equal(body.usage.seconds, 2);
+    assert.equal(body.usage.cost, 0.02);
   });
 
   it('a new snapshot in the ConfigMap is served without a restart', async () => {

@@ -518,6 +518,7 @@ function usageRecord(userId: string, time: number, costMicros: bigint) {
     status: 200,
     prompt_tokens: 10,
     completion_tokens: 20,
+    audio_seconds: 0,
     cost_micros: costMicros,
     charged_micros: costMicros,
     uncovered_micros: 0n,

@@ -1,6 +1,7 @@
 // A fake OpenAI-format backend (OpenAI, vLLM, Mistral): /v1/chat/completions, /v1/completions,
-// /v1/embeddings and /v1/rerank, JSON and SSE, with usage as OpenAI reports it.
-import { startFakeServer, words, type FakeBackend, type StreamingResponse } from './fake-server.ts';
+// /v1/embeddings, /v1/rerank and /v1/audio/transcriptions, JSON, SSE and text, with usage as
+// OpenAI reports it.
+import { startFakeServer, words, type Behaviour, type FakeBackend, type FormFile, type StreamingResponse } from './fake-server.ts';
 
 export const DEFAULT_TEXT = 'Hello from the fake backend';
 
@@ -95,10 +96,59 @@ export function startFakeOpenAI(port = 0): Promise<FakeBackend> {
         const results = documents.map((document, index) => ({ index, relevance_score: 1 / (index + 1), document: { text: document } }));
         return response.json(200, { id: 'rerank-1', model, results, ...(behaviour.omitUsage ? {} : { usage: { total_tokens: 9 } }) });
       }
+      case '/v1/audio/transcriptions':
+        return transcription(response, body, text, behaviour);
       default:
         return response.json(404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error' } });
     }
   }, port);
+}
+
+/**
+ * A transcript of `text` in the format asked for, as OpenAI's whisper-1 answers: json with a
+ * usage of type duration (whole seconds), verbose_json with the `duration`, or text, SRT, WebVTT.
+ * The audio's length is its WAV header's, or what the behaviour says.
+ */
+function transcription(response: StreamingResponse, form: Record<string, string | FormFile>, text: string, behaviour: Behaviour): void {
+  const file = form.file;
+  if (!file || typeof file === 'string') {
+    response.json(400, { error: { message: 'file is required', type: 'invalid_request_error' } });
+    return;
+  }
+  const seconds = behaviour.audioSeconds ?? wavSeconds(file.bytes);
+  const cue = (separator: string) => `00:00:00${separator}000 --> 00:00:${String(Math.ceil(seconds)).padStart(2, '0')}${separator}000`;
+  switch (form.response_format) {
+    case 'text':
+      response.text(200, 'text/plain; charset=utf-8', `${text}\n`);
+      break;
+    case 'srt':
+      response.text(200, 'text/plain; charset=utf-8', `1\n${cue(',')}\n${text}\n\n`);
+      break;
+    case 'vtt':
+      response.text(200, 'text/vtt; charset=utf-8', `WEBVTT\n\n${cue('.')}\n${text}\n\n`);
+      break;
+    case 'verbose_json':
+      response.json(200, {
+        task: 'transcribe',
+        language: form.language ?? 'english',
+        duration: seconds,
+        text,
+        segments: [{ id: 0, start: 0, end: seconds, text }],
+        ...(behaviour.usage ? { usage: behaviour.usage } : {}),
+      });
+      break;
+    default:
+      response.json(200, {
+        text,
+        ...(behaviour.omitUsage ? {} : { usage: behaviour.usage ?? { type: 'duration', seconds: Math.ceil(seconds) } }),
+      });
+  }
+}
+
+/** A PCM WAV's length: its data chunk's size over its byte rate (the canonical 44-byte header). */
+function wavSeconds(bytes: Buffer): number {
+  if (bytes.length < 44 || bytes.toString('ascii', 0, 4) !== 'RIFF') return 0;
+  return bytes.readUInt32LE(40) / bytes.readUInt32LE(28);
 }
 
 /** A chat answer that calls a tool: whole, or streamed as the function's name and then its arguments in two deltas. */

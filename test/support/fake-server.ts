@@ -33,6 +33,8 @@ export interface Behaviour {
   retryAfter?: string;
   /** Chat: answer with this tool call (finish_reason `tool_calls`) instead of text; streamed as argument deltas. */
   toolCall?: { id: string; name: string; arguments: string };
+  /** Transcriptions: report the audio as this many seconds long (by default, what the WAV's header says). */
+  audioSeconds?: number;
 }
 
 /** The routes a health check probes (vLLM and TEI, Ollama, hosted APIs): answered apart from requests. */
@@ -72,6 +74,8 @@ export type Handler = (request: RecordedRequest, behaviour: Behaviour, response:
 
 export interface StreamingResponse {
   json(status: number, body: unknown): void;
+  /** A whole answer of another media type (a transcript as text, SRT or WebVTT). */
+  text(status: number, contentType: string, text: string): void;
   /** Writes one chunk of a streamed answer, honouring chunkDelayMs and breakAfterChunks. */
   chunk(text: string): Promise<boolean>;
   startStream(contentType: string, status?: number): void;
@@ -110,7 +114,7 @@ export async function startFakeServer(handler: Handler, port = 0): Promise<FakeB
       open--;
       if (!finished) aborted++;
     });
-    const body = await readBody(req);
+    const body = await readBody(req, req.headers['content-type']);
     const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
     requests.push(recorded);
     const behaviour = queued.shift() ?? standing;
@@ -176,6 +180,10 @@ function streamingResponse(res: ServerResponse, behaviour: Behaviour, markFinish
       const retryAfter = status >= 400 && behaviour.retryAfter !== undefined ? { 'retry-after': behaviour.retryAfter } : {};
       res.writeHead(status, { 'content-type': 'application/json', ...retryAfter }).end(JSON.stringify(body));
     },
+    text(status, contentType, text) {
+      markFinished();
+      res.writeHead(status, { 'content-type': contentType }).end(text);
+    },
     startStream(contentType, status = 200) {
       res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-cache' });
     },
@@ -222,9 +230,26 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
   });
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+/** A file part of a multipart form, as the fake received it. */
+export interface FormFile {
+  readonly filename: string;
+  readonly type: string;
+  readonly bytes: Buffer;
+}
+
+/** The body: JSON parsed, a multipart form as its fields (strings) and files, else its text. */
+async function readBody(req: IncomingMessage, contentType: string | undefined): Promise<unknown> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
+  if (contentType?.startsWith('multipart/form-data')) {
+    const form = await new Response(Buffer.concat(parts), { headers: { 'content-type': contentType } }).formData();
+    const fields: Record<string, string | FormFile> = {};
+    for (const [name, value] of form) {
+      fields[name] =
+        typeof value === 'string' ? value : { filename: value.name, type: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
+    }
+    return fields;
+  }
   const text = Buffer.concat(parts).toString('utf8');
   if (text === '') return undefined;
   try {

@@ -159,8 +159,12 @@ export const RouterCostsSpec = z
     completionTokens: PriceString.default('0').describe(
       'Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".',
     ),
+    // No default: routers that transcribe nothing read as before, without it.
+    audioMinutes: PriceString.optional().describe(
+      'Price per minute of audio transcribed (automatic-speech-recognition routers), besides the token prices, e.g. "0.006". Absent: 0.',
+    ),
   })
-  .describe('Prices per one million tokens, in the money of user budgets. Absent prices are 0 (free).');
+  .describe('Prices per one million tokens (and per minute of audio), in the money of user budgets. Absent prices are 0 (free).');
 
 const queue = RouterQueue.shape;
 export const RouterQueueSpec = z

@@ -76,7 +76,11 @@ export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
       }),
     fallbacks: spec.fallbacks,
     context_fallback: spec.contextFallback,
-    costs: { prompt_tokens: spec.costs.promptTokens, completion_tokens: spec.costs.completionTokens },
+    costs: {
+      prompt_tokens: spec.costs.promptTokens,
+      completion_tokens: spec.costs.completionTokens,
+      audio_minutes: spec.costs.audioMinutes,
+    },
     max_context_length: spec.maxContextLength,
     max_completion_tokens: spec.maxCompletionTokens,
     rate_limits: spec.rateLimits && rateLimitsFromCR(spec.rateLimits),
@@ -367,7 +371,12 @@ export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpe
       }),
     fallbacks: spec.fallbacks.length > 0 ? spec.fallbacks : undefined,
     contextFallback: spec.context_fallback,
-    costs: { promptTokens: spec.costs.prompt_tokens, completionTokens: spec.costs.completion_tokens },
+    costs: {
+      promptTokens: spec.costs.prompt_tokens,
+      completionTokens: spec.costs.completion_tokens,
+      // Left out while 0, so that routers that are not transcription routers read as before.
+      ...(spec.costs.audio_minutes === '0' ? {} : { audioMinutes: spec.costs.audio_minutes }),
+    },
     maxContextLength: spec.max_context_length,
     maxCompletionTokens: spec.max_completion_tokens,
     rateLimits: spec.rate_limits && rateLimitsToCR(spec.rate_limits),

@@ -213,13 +213,14 @@ function addToDaily(daily: Map<string, MutableTotals>, key: string, record: Usag
  */
 function toEntry(r: UsageRecord): string {
   const text = JSON.stringify;
-  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"team_id":${text(r.team_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
+  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"team_id":${text(r.team_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"audio_seconds":${r.audio_seconds},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
 }
 
 type StoredRecord = Omit<
   UsageRecord,
-  'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router' | 'team_id'
+  'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router' | 'team_id' | 'audio_seconds'
 > & {
+  audio_seconds?: number;
   requested_router?: string;
   team_id?: string | null;
   cost_micros: string;
@@ -244,6 +245,7 @@ function fromEntry(fields: string[]): UsageRecord {
     usage_anomaly: stored.usage_anomaly ?? null,
     requested_router: stored.requested_router ?? stored.router,
     team_id: stored.team_id ?? null,
+    audio_seconds: stored.audio_seconds ?? 0,
   };
 }
 

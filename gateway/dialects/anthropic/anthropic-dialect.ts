@@ -4,7 +4,7 @@
 import { parseBody, type Dialect } from '../dialect.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import type { JsonObject } from '../../providers/openai-wire.ts';
-import { CountTokensRequest, MessagesRequest, toChat } from './messages-request.ts';
+import { CountTokensRequest, MessagesRequest, NativeMessagesRequest, toChat } from './messages-request.ts';
 import { MessageStream, toMessage } from './messages-response.ts';
 
 /** Anthropic's error type for a status (its SDK picks its error class by the status). */
@@ -42,7 +42,9 @@ export function countTokensChat(body: unknown): JsonObject {
 }
 
 export const ANTHROPIC: Dialect = {
-  toChat: (body) => toChat(parseBody(MessagesRequest, body)),
+  api: 'anthropic-messages',
+  nativeApi: 'anthropic-messages',
+  toChat: (body, native) => toChat(native ? parseBody(NativeMessagesRequest, body) : parseBody(MessagesRequest, body)),
   answer: (chat, model, usage) => toMessage(chat, model, usage),
   stream(model) {
     const stream = new MessageStream(model);

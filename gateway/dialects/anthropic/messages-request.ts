@@ -1,7 +1,10 @@
 // Anthropic's Messages API request (POST /v1/messages), checked, and translated to the gateway's
 // own form, an OpenAI chat completions request, which every text-generation backend adapter
 // speaks. What has no counterpart is said in docs/api.md: `metadata` is dropped (its `user_id`
-// becomes `user`), `top_k` passes through (vLLM and Ollama take it), `thinking` is refused.
+// becomes `user`), `top_k` passes through (vLLM and Ollama take it), `thinking` is refused. To a
+// router whose providers all speak Messages natively (Anthropic), the request passes through as
+// it is: any content block, tool and `thinking` are accepted (NativeMessagesRequest), and the chat
+// form only counts its prompt (and serves a fallback of another kind, without what it cannot say).
 import { z } from 'zod';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 
@@ -55,6 +58,23 @@ export const MessagesRequest = z.looseObject({
 });
 export type MessagesRequest = z.output<typeof MessagesRequest>;
 
+/** What a router served natively by Anthropic accepts: Anthropic's API checks the rest. */
+export const NativeMessagesRequest = MessagesRequest.extend({
+  messages: z
+    .array(
+      z.strictObject({
+        role: z.enum(['user', 'assistant']),
+        content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })).min(1, 'must hold at least one content block')]),
+      }),
+    )
+    .min(1, 'must hold at least one message'),
+  system: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]).optional(),
+  tools: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  tool_choice: z.looseObject({ type: z.string() }).optional(),
+  thinking: z.looseObject({ type: z.string() }).optional(),
+});
+type NativeMessagesRequest = z.output<typeof NativeMessagesRequest>;
+
 /** POST /v1/messages/count_tokens: the same, without max_tokens. */
 export const CountTokensRequest = MessagesRequest.omit({ max_tokens: true, stream: true, stop_sequences: true }).extend({
   max_tokens: z.number().int().min(1).optional(),
@@ -62,29 +82,34 @@ export const CountTokensRequest = MessagesRequest.omit({ max_tokens: true, strea
 
 type Block = z.output<typeof Block>;
 
-/** The request as an OpenAI chat completions body, the router's name as its model. */
-export function toChat(request: MessagesRequest): JsonObject {
+/** The request as an OpenAI chat completions body, the router's name as its model; blocks and tools chat has no words for are left out. */
+export function toChat(request: MessagesRequest | NativeMessagesRequest): JsonObject {
   const messages: JsonObject[] = [];
-  const system = typeof request.system === 'string' ? request.system : request.system?.map((b) => b.text).join('\n');
+  const system =
+    typeof request.system === 'string'
+      ? request.system
+      : request.system?.flatMap((b) => (b.type === 'text' ? [String(b.text)] : [])).join('\n');
   if (system) messages.push({ role: 'system', content: system });
-  for (const message of request.messages) messages.push(...chatMessages(message.role, message.content));
+  for (const message of request.messages) messages.push(...chatMessages(message.role, message.content as string | Block[]));
   const chat: JsonObject = { model: request.model, messages, max_tokens: request.max_tokens };
   if (request.stop_sequences?.length) chat.stop = request.stop_sequences;
   if (request.temperature !== undefined) chat.temperature = request.temperature;
   if (request.top_p !== undefined) chat.top_p = request.top_p;
   if (request.top_k !== undefined) chat.top_k = request.top_k;
   if (request.metadata?.user_id) chat.user = request.metadata.user_id;
-  if (request.tools?.length) {
-    chat.tools = request.tools.map((tool) => ({
+  // Client tools only: Anthropic's server tools (web search, ...) have no input_schema.
+  const tools = (request.tools ?? []).filter((tool) => tool.input_schema !== undefined);
+  if (tools.length > 0) {
+    chat.tools = tools.map((tool) => ({
       type: 'function',
       function: {
         name: tool.name,
-        ...(tool.description !== undefined && { description: tool.description }),
+        ...(typeof tool.description === 'string' && { description: tool.description }),
         parameters: tool.input_schema,
       },
     }));
   }
-  const choice = request.tool_choice;
+  const choice = request.tool_choice as z.output<typeof ToolChoice> | undefined;
   if (choice) {
     chat.tool_choice =
       choice.type === 'auto'
@@ -120,15 +145,16 @@ function chatMessages(role: 'user' | 'assistant', content: string | Block[]): Js
   const out: JsonObject[] = [];
   for (const block of content) {
     if (block.type !== 'tool_result') continue;
+    // Blocks of a native request are not checked (NativeMessagesRequest): their shape is not relied on.
     const text =
       typeof block.content === 'string'
         ? block.content
-        : (block.content ?? []).flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        : (Array.isArray(block.content) ? block.content : []).flatMap((b) => (b.type === 'text' ? [String(b.text)] : [])).join('');
     out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${text}` : text });
   }
   const parts = content.flatMap((b): JsonObject[] => {
-    if (b.type === 'text') return [{ type: 'text', text: b.text }];
-    if (b.type === 'image') {
+    if (b.type === 'text') return [{ type: 'text', text: String(b.text) }];
+    if (b.type === 'image' && b.source) {
       const url = b.source.type === 'base64' ? `data:${b.source.media_type};base64,${b.source.data}` : b.source.url;
       return [{ type: 'image_url', image_url: { url } }];
     }

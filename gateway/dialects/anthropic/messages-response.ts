@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 import type { UsageBlock } from '../../metering/usage-block.ts';
+import { nativeEndOf, nativeOf } from '../../providers/native.ts';
 
 /** Anthropic's usage: its two token counts, and the gateway's cost and carbon. */
 export function anthropicUsage(block: UsageBlock): JsonObject {
@@ -34,8 +35,19 @@ export function messageId(): string {
   return `msg_${randomBytes(12).toString('hex')}`;
 }
 
-/** A whole chat completion as an Anthropic message. */
+/**
+ * The usage of an answer that passed through (providers/native.ts): Anthropic's own fields kept
+ * (input, cache and output tokens), the output as charged, and the gateway's cost and carbon.
+ */
+function nativeUsage(reported: unknown, block: UsageBlock): JsonObject {
+  const own = reported !== null && typeof reported === 'object' ? (reported as JsonObject) : {};
+  return { ...own, output_tokens: block.completion_tokens, cost: block.cost, carbon: { ...block.carbon } };
+}
+
+/** A whole chat completion as an Anthropic message; one that passed through is the backend's own message, its model and usage the gateway's. */
 export function toMessage(chat: JsonObject, model: string, usage: UsageBlock): JsonObject {
+  const native = nativeOf(chat);
+  if (typeof native === 'object') return { ...native, model, usage: nativeUsage(native.usage, usage) };
   const choice = Array.isArray(chat.choices) ? (chat.choices[0] as JsonObject | undefined) : undefined;
   const message = (choice?.message ?? {}) as JsonObject;
   const content: JsonObject[] = [];
@@ -69,6 +81,8 @@ export class MessageStream {
   #open: { index: number; tool: number } | undefined;
   #blocks = 0;
   #finish: JsonObject | undefined;
+  /** A stream that passes through: the backend's closing message_delta, once it came. */
+  #nativeEnd: JsonObject | undefined;
 
   constructor(model: string) {
     this.#model = model;
@@ -76,6 +90,8 @@ export class MessageStream {
 
   /** The events for one chat chunk (possibly none). */
   chunk(chunk: JsonObject): string {
+    const native = nativeOf(chunk);
+    if (native !== undefined || nativeEndOf(chunk) !== undefined) return this.#passThrough(native as JsonObject[] | undefined, chunk);
     let out = this.#start();
     const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as JsonObject | undefined) : undefined;
     if (!choice) return out;
@@ -105,8 +121,25 @@ export class MessageStream {
   /** The end of a complete stream: the open block closed, the stop reason and usage, message_stop. */
   end(usage: UsageBlock): string {
     let out = this.#start() + this.#closeBlock();
-    out += event('message_delta', { delta: stopOf(this.#finish), usage: anthropicUsage(usage) });
+    const ending = this.#nativeEnd;
+    if (ending) out += event('message_delta', { delta: ending.delta, usage: nativeUsage(ending.usage, usage) });
+    else out += event('message_delta', { delta: stopOf(this.#finish), usage: anthropicUsage(usage) });
     return out + event('message_stop', {});
+  }
+
+  /** The backend's own events, as they came: its message_start with the router's name as the model. */
+  #passThrough(events: JsonObject[] | undefined, chunk: JsonObject): string {
+    this.#nativeEnd = nativeEndOf(chunk) ?? this.#nativeEnd;
+    let out = '';
+    for (const passed of events ?? []) {
+      const type = String(passed.type);
+      if (type === 'message_start') {
+        this.#started = true;
+        passed.message = { ...(passed.message as JsonObject), model: this.#model };
+      }
+      out += `event: ${type}\ndata: ${JSON.stringify(passed)}\n\n`;
+    }
+    return out;
   }
 
   /** The end of a stream the backend broke off: the usage of what was produced, then an error event. */

@@ -21,6 +21,7 @@ export function responsesDialect(userId: string, store: ResponseStore): Dialect 
   let echo: ResponseEcho | undefined;
   let earlier: readonly JsonObject[] = [];
   return {
+    api: 'openai-responses',
     async toChat(body) {
       request = parseBody(ResponsesRequest, body);
       const previous = request.previous_response_id;

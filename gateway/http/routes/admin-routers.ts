@@ -100,7 +100,11 @@ function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]) {
     fallbacks: spec.fallbacks,
     // null: on when fallbacks are set.
     context_fallback: spec.context_fallback ?? null,
-    costs: { prompt_tokens: Number(spec.costs.prompt_tokens), completion_tokens: Number(spec.costs.completion_tokens) },
+    costs: {
+      prompt_tokens: Number(spec.costs.prompt_tokens),
+      completion_tokens: Number(spec.costs.completion_tokens),
+      audio_minutes: Number(spec.costs.audio_minutes),
+    },
     costs_unit: 'per_million_tokens',
     max_context_length: spec.max_context_length,
     max_completion_tokens: spec.max_completion_tokens ?? null,

@@ -8,7 +8,10 @@ import type { ServerResponse } from 'node:http';
 import { ENDPOINTS, type Endpoint } from '../../../core/resources/kinds.ts';
 import { formatPath } from '../../../core/resources/consistency.ts';
 import { ENDPOINT_SPECS } from '../../endpoints/registry.ts';
-import { choiceText, newId, readUsage, unixSeconds, type JsonObject } from '../../providers/openai-wire.ts';
+import { choiceText, newId, readTranscriptUsage, readUsage, unixSeconds, type JsonObject } from '../../providers/openai-wire.ts';
+import type { ForwardResult } from '../../providers/adapter.ts';
+import type { NativeRequest } from '../../providers/native.ts';
+import { isPriced } from '../../billing/worst-case.ts';
 import type { ChunkStream } from '../../providers/chunk-stream.ts';
 import { UpstreamError } from '../../providers/upstream-error.ts';
 import { countTextTokens, TokenCount } from '../../metering/tokens.ts';
@@ -53,6 +56,8 @@ interface Call {
   readonly endpoint: Endpoint;
   /** The body as its endpoint's schema parsed it. */
   readonly body: JsonObject;
+  /** The caller's own request, to pass through to providers that speak its API (providers/native.ts). */
+  readonly native: NativeRequest | undefined;
   readonly caller: Caller;
   /** The router the caller named. */
   readonly requested: RouterRoute;
@@ -80,7 +85,10 @@ interface Ending {
 
 export function registerInference(app: FastifyInstance, deps: InferenceDeps): void {
   for (const endpoint of ENDPOINTS) {
-    app.post(ENDPOINT_SPECS[endpoint].path, (request, reply) => handle(endpoint, request, reply, deps, undefined));
+    const spec = ENDPOINT_SPECS[endpoint];
+    // A transcription's audio comes as a multipart form (multipart-body.ts).
+    const config = { multipart: spec.audio !== undefined };
+    app.post(spec.path, { config }, (request, reply) => handle(endpoint, request, reply, deps, undefined));
   }
   // Anthropic's Messages API: the chat endpoint, spoken in Anthropic's format (its errors too).
   app.post('/v1/messages', { config: { dialect: ANTHROPIC } }, (request, reply) => handle('chat', request, reply, deps, ANTHROPIC));
@@ -110,9 +118,18 @@ async function handle(
   let call: Call | undefined;
   try {
     // The router first (spec 7's errors come before the body's), then the body in the gateway's form.
-    const routed = dialect
-      ? route(endpoint, await dialect.toChat(request.body), deps, routerOf(endpoint, request.body, deps))
-      : route(endpoint, request.body, deps);
+    let routed: { router: RouterRoute; body: JsonObject };
+    let native: NativeRequest | undefined;
+    if (dialect) {
+      const router = routerOf(endpoint, request.body, deps);
+      const api = dialect.nativeApi;
+      const passesThrough =
+        api !== undefined && router.providers.length > 0 && router.providers.every((p) => p.adapter.speaks?.includes(api));
+      routed = route(endpoint, await dialect.toChat(request.body, passesThrough), deps, router);
+      if (passesThrough) native = { api, body: request.body as JsonObject };
+    } else {
+      routed = route(endpoint, request.body, deps);
+    }
     requested = routed.router;
     if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
     const abort = new AbortController();
@@ -122,7 +139,7 @@ async function handle(
     });
     const stream = ENDPOINT_SPECS[endpoint].streams(routed.body);
     const deadline = startedAt + timeoutMs(request, deps.forwarder.options.requestTimeoutMs);
-    const start = { endpoint, body: routed.body, caller, requested, startedAt, abort, stream, deadline, dialect };
+    const start = { endpoint, body: routed.body, native, caller, requested, startedAt, abort, stream, deadline, dialect };
     let forwarded: Forwarded;
     if (requested.fallbacks.length === 0) {
       call = { ...start, router: requested, admitted: await deps.billing.admit(caller, requested, endpoint, routed.body) };
@@ -135,7 +152,7 @@ async function handle(
     const served = call!;
     let failure: UpstreamError | undefined;
     try {
-      if (forwarded.result.kind === 'body') return await answer(served, forwarded, forwarded.result.body, reply, deps);
+      if (forwarded.result.kind !== 'stream') return await answer(served, forwarded, forwarded.result, reply, deps);
       failure = await relay(served, forwarded, forwarded.result.chunks, reply, deps);
       return undefined;
     } catch (error) {
@@ -145,7 +162,7 @@ async function handle(
       forwarded.release(failure);
     }
   } catch (error) {
-    refused({ endpoint, request, caller, requested, call, status: statusOf(error), startedAt }, deps);
+    refused({ endpoint, request, caller, requested, call, status: statusOf(error), startedAt, dialect }, deps);
     throw error;
   }
 }
@@ -154,6 +171,7 @@ const forwarding = (call: Call) => ({
   router: call.router,
   endpoint: call.endpoint,
   body: call.body,
+  native: call.native,
   stream: call.stream,
   signal: call.abort.signal,
   priority: priorityOf(call.caller),
@@ -270,39 +288,67 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps, found?: R
     const param = formatPath(issue.path);
     throw errors.invalidRequest(`Invalid request: ${param ? `${param}: ` : ''}${issue.message}`, param || null);
   }
+  // A priced transcription is held for its audio's whole length, which must be known before it is sent.
+  if (spec.audio && spec.audio(parsed.data).seconds === undefined && isPriced(router)) throw errors.unreadableAudio();
   return { router, body: parsed.data };
 }
 
-/** A whole answer: the router's name as `model`, usage with cost and carbon added (in the caller's dialect, kept if it keeps answers). */
-async function answer(call: Call, forwarded: Forwarded, body: JsonObject, reply: FastifyReply, deps: InferenceDeps): Promise<string> {
+/**
+ * A whole answer: the router's name as `model`, usage with cost and carbon added (in the caller's
+ * dialect, kept if it keeps answers). A transcript that is not JSON (text, SRT, WebVTT) goes as
+ * it came, its usage in the `x-tollgate-usage` header.
+ */
+async function answer(
+  call: Call,
+  forwarded: Forwarded,
+  result: Exclude<ForwardResult, { kind: 'stream' }>,
+  reply: FastifyReply,
+  deps: InferenceDeps,
+): Promise<string> {
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
+  const body = result.kind === 'body' ? result.body : undefined;
+  const transcript = call.endpoint === 'transcriptions' && body ? readTranscriptUsage(body) : undefined;
   const usage = usageFor({
     router: call.router,
     provider: forwarded.provider,
     endpoint: call.endpoint,
-    reported: readUsage(body.usage),
+    reported: transcript ? transcript.tokens : body && readUsage(body.usage),
+    reportedSeconds: transcript?.seconds,
     request: call.body,
     counts: call.admitted,
-    completionTokens: () => countTextTokens(choiceText(body)),
+    completionTokens: () => (body ? countTextTokens(choiceText(body)) : 0),
     latencySeconds: upstreamSeconds,
   });
   let text: string;
-  if (call.dialect) {
-    const translated = call.dialect.answer(body, call.router.spec.name, usage.block);
+  let contentType = 'application/json; charset=utf-8';
+  if (result.kind === 'text') {
+    reply.header(USAGE_HEADER, JSON.stringify(usage.block));
+    text = result.text;
+    // A transcript is text of some kind; nothing else a backend names goes to the client.
+    if (/^text\/[a-z]+(;|$)/i.test(result.contentType)) contentType = result.contentType;
+    else contentType = 'text/plain; charset=utf-8';
+  } else if (call.dialect) {
+    const translated = call.dialect.answer(result.body, call.router.spec.name, usage.block);
     if (call.dialect.keep) await keep(call.dialect, translated, deps);
     text = JSON.stringify(translated);
   } else {
-    body.model = call.router.spec.name;
-    body.usage = isObject(body.usage) ? { ...body.usage, ...usage.block } : usage.block;
-    text = JSON.stringify(body);
+    const reported = isObject(result.body.usage) ? result.body.usage : undefined;
+    if (transcript) {
+      // A transcript names no model; its usage says what it counts, as OpenAI's does.
+      result.body.usage = { type: 'duration', ...reported, ...usage.block };
+    } else {
+      result.body.model = call.router.spec.name;
+      result.body.usage = reported ? { ...reported, ...usage.block } : usage.block;
+    }
+    text = JSON.stringify(result.body);
   }
   ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false }, deps);
-  reply
-    .headers(rateLimitHeaders(call.admitted.rate))
-    .headers(routerHeaders(call))
-    .header('content-type', 'application/json; charset=utf-8');
+  reply.headers(rateLimitHeaders(call.admitted.rate)).headers(routerHeaders(call)).header('content-type', contentType);
   return text;
 }
+
+/** Where an answer that is not JSON (a transcript as text, SRT or WebVTT) carries its usage block, as JSON. */
+export const USAGE_HEADER = 'x-tollgate-usage';
 
 /**
  * Relays a stream chunk by chunk as it arrives. The backend's own usage chunk is replaced by one
@@ -398,6 +444,7 @@ function ended(call: Call, ending: Ending, deps: InferenceDeps): void {
   });
   deps.outcomes.record({
     endpoint: call.endpoint,
+    api: call.dialect?.api ?? 'openai',
     router: call.router,
     provider: forwarded.provider,
     status: ending.status,
@@ -434,6 +481,7 @@ interface Refusal {
   readonly call: Call | undefined;
   readonly status: number;
   readonly startedAt: number;
+  readonly dialect: Dialect | undefined;
 }
 
 /** A request that ended without an answer: recorded, and its hold (if any) released. */
@@ -441,7 +489,8 @@ function refused(refusal: Refusal, deps: InferenceDeps): void {
   const { endpoint, requested, call, status } = refusal;
   const router = call?.router ?? requested;
   const totalSeconds = (performance.now() - refusal.startedAt) / 1000;
-  deps.outcomes.record({ endpoint, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
+  const api = refusal.dialect?.api ?? 'openai';
+  deps.outcomes.record({ endpoint, api, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
   const called = (refusal.request.body as JsonObject | null)?.model;
   deps.billing.settleAndRecord({
     caller: refusal.caller,
@@ -472,6 +521,7 @@ function settled(ending: {
     provider: ending.provider,
     promptTokens: usage?.block.prompt_tokens ?? 0,
     completionTokens: usage?.block.completion_tokens ?? 0,
+    audioSeconds: usage?.block.seconds ?? 0,
     costMicros: usage?.costMicros ?? 0n,
     usageAnomaly: usage?.anomaly ?? null,
     reportedPrompt: usage?.reportedPrompt,

@@ -3,9 +3,12 @@ import type { Endpoint } from '../../../core/resources/kinds.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import type { ProviderRoute, RouterRoute } from '../../routing/routing-table.ts';
 import type { Usage } from '../../metering/usage-block.ts';
+import type { Api } from '../../dialects/dialect.ts';
 
 export interface RequestOutcome {
   readonly endpoint: Endpoint;
+  /** The API the caller spoke (OpenAI's, or a dialect's over the chat endpoint). */
+  readonly api: Api;
   readonly router: RouterRoute | undefined;
   readonly provider: ProviderRoute | undefined;
   readonly status: number;
@@ -42,7 +45,13 @@ export class OutcomeRecorder {
   }
 
   record(outcome: RequestOutcome): void {
-    const series = this.#seriesFor(outcome.router?.spec.name ?? '', outcome.provider?.spec.id ?? '', outcome.endpoint, outcome.status);
+    const series = this.#seriesFor(
+      outcome.router?.spec.name ?? '',
+      outcome.provider?.spec.id ?? '',
+      outcome.endpoint,
+      outcome.api,
+      outcome.status,
+    );
     series.requests.inc();
     series.duration.observe(outcome.totalSeconds);
     if (outcome.upstreamSeconds !== undefined) {
@@ -61,13 +70,13 @@ export class OutcomeRecorder {
     this.#metrics.fallbacks.inc({ from: from.spec.name, to: to.spec.name, reason });
   }
 
-  #seriesFor(router: string, provider: string, endpoint: Endpoint, status: number): Series {
-    const key = `${router}\u0000${provider}\u0000${endpoint}\u0000${status}`;
+  #seriesFor(router: string, provider: string, endpoint: Endpoint, api: Api, status: number): Series {
+    const key = `${router}\u0000${provider}\u0000${endpoint}\u0000${api}\u0000${status}`;
     let series = this.#series.get(key);
     if (!series) {
       const m = this.#metrics;
       series = {
-        requests: m.requests.series({ router, provider, endpoint, status }),
+        requests: m.requests.series({ router, provider, endpoint, api, status }),
         duration: m.duration.series({ router, endpoint }),
         upstream: m.upstreamDuration.series({ router, provider }),
         overhead: m.overhead.series({ endpoint }),

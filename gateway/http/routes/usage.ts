@@ -271,6 +271,7 @@ function recordView(record: UsageRecord) {
     prompt_tokens: record.prompt_tokens,
     completion_tokens: record.completion_tokens,
     total_tokens: record.prompt_tokens + record.completion_tokens,
+    audio_seconds: record.audio_seconds,
     cost: microsToNumber(record.cost_micros),
     charged: microsToNumber(record.charged_micros),
     uncovered: microsToNumber(record.uncovered_micros),

@@ -112,7 +112,7 @@ export interface Router {
   readonly type: string;
   readonly load_balancing_strategy: string;
   readonly aliases: string[];
-  readonly costs: { readonly prompt_tokens: number; readonly completion_tokens: number };
+  readonly costs: { readonly prompt_tokens: number; readonly completion_tokens: number; readonly audio_minutes: number };
   readonly max_context_length: number;
   readonly max_completion_tokens: number | null;
   /** null: the gateway's --routing-mode. */

@@ -112,7 +112,7 @@ describe('with the keyboard alone', () => {
     const formOrder = ['router-name'];
     await page.keyboard.type('kb-typed');
     const typing: Record<string, string> = { 'router-aliases': 'typed-alias', 'router-prompt': '0.5', 'router-completion': '1.5' };
-    for (let i = 0; i < 11; i++) {
+    for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
       const { id, text } = await focused(page);
       formOrder.push(id || text);
@@ -129,6 +129,7 @@ describe('with the keyboard alone', () => {
       'router-contextFallback',
       'router-prompt',
       'router-completion',
+      'router-audio',
       'router-maxContext',
       'router-maxCompletion',
       'Create router',
@@ -138,7 +139,7 @@ describe('with the keyboard alone', () => {
     const router = (await gw.get('/v1/admin/routers/kb-typed')).body;
     assert.deepEqual(
       { aliases: router.aliases, costs: router.costs },
-      { aliases: ['typed-alias'], costs: { prompt_tokens: 0.5, completion_tokens: 1.5 } },
+      { aliases: ['typed-alias'], costs: { prompt_tokens: 0.5, completion_tokens: 1.5, audio_minutes: 0 } },
     );
   });
 

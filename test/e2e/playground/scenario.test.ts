@@ -104,7 +104,7 @@ describe('an admin sets up a model and a user through the Playground', () => {
         type: 'text-generation',
         aliases: ['team', 'team-gpt'],
         strategy: 'round_robin',
-        costs: { prompt_tokens: 500, completion_tokens: 1000 },
+        costs: { prompt_tokens: 500, completion_tokens: 1000, audio_minutes: 0 },
         max: 20,
       },
     );
@@ -152,7 +152,7 @@ describe('an admin sets up a model and a user through the Playground', () => {
     const router = (await gw.get(`/v1/admin/routers/${ROUTER}`)).body;
     assert.deepEqual(
       router.costs,
-      { prompt_tokens: 1000, completion_tokens: 1000 },
+      { prompt_tokens: 1000, completion_tokens: 1000, audio_minutes: 0 },
       'the provider form saved the new prompt price on the router',
     );
     assert.deepEqual(router.providers, ['team-sim']);

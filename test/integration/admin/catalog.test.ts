@@ -53,7 +53,7 @@ describe('routers', () => {
       aliases: ['r-basic-alias'],
       fallbacks: [],
       context_fallback: null,
-      costs: { prompt_tokens: 0.15, completion_tokens: 0.6 },
+      costs: { prompt_tokens: 0.15, completion_tokens: 0.6, audio_minutes: 0 },
       costs_unit: 'per_million_tokens',
       max_context_length: 8192,
       max_completion_tokens: null,
@@ -148,7 +148,7 @@ describe('routers', () => {
       rate_limits: { requests_per_minute: 5 },
     });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    assert.deepEqual(answer.body.costs, { prompt_tokens: 3, completion_tokens: 2 });
+    assert.deepEqual(answer.body.costs, { prompt_tokens: 3, completion_tokens: 2, audio_minutes: 0 });
     assert.equal(answer.body.max_completion_tokens, null);
     assert.deepEqual(answer.body.rate_limits, { requests_per_minute: 5 });
     assert.deepEqual((await gw.get('/v1/admin/routers/r-patch')).body, answer.body, 'stored');

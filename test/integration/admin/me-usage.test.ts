@@ -171,6 +171,7 @@ describe('GET /v1/usage', () => {
     );
     const newestPriced = records.find((r: any) => r.model === 'priced');
     assert.deepEqual(Object.keys(newestPriced).sort(), [
+      'audio_seconds',
       'charged',
       'completion_tokens',
       'cost',

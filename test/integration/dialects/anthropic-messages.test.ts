@@ -271,5 +271,11 @@ describe('Anthropic Messages API through the official SDK', () => {
     const records = (await gw.get('/v1/usage?limit=1', auth)).body.data;
     assert.equal(records[0].endpoint, 'chat');
     assert.equal(records[0].cost, 0.021);
+    // The metrics tell the APIs apart: the chat endpoint, spoken in Anthropic's.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      /tollgate_requests_total\{router="claude-like",provider="[^"]+",endpoint="chat",api="anthropic-messages",status="200"\} [1-9]/,
+    );
   });
 });

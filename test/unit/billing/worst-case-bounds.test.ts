@@ -9,7 +9,7 @@ import { leastWorstCaseMicros, worstCaseMicros } from '../../../gateway/billing/
 
 const router = {
   spec: { max_context_length: 200_000, max_completion_tokens: undefined },
-  prices: pricesFrom({ prompt_tokens: '1', completion_tokens: '4' }),
+  prices: pricesFrom({ prompt_tokens: '1', completion_tokens: '4', audio_minutes: '0' }),
 } as unknown as RouterRoute;
 const body = { model: 'm', messages: [] };
 

@@ -13,7 +13,7 @@ import type { RouterRoute } from '../../../gateway/routing/routing-table.ts';
 import { pricesFrom } from '../../../gateway/metering/cost.ts';
 
 const router = (spec: { max_context_length: number; max_completion_tokens?: number }) =>
-  ({ spec, prices: pricesFrom({ prompt_tokens: '2.5', completion_tokens: '10' }) }) as unknown as RouterRoute;
+  ({ spec, prices: pricesFrom({ prompt_tokens: '2.5', completion_tokens: '10', audio_minutes: '0' }) }) as unknown as RouterRoute;
 
 test('a one-word chat message is held for 15 prompt tokens: 7 counted, 3 more per message and 5 per request', () => {
   const body = { messages: [{ role: 'user', content: 'Hello' }], max_tokens: 9 };

@@ -70,7 +70,7 @@ models:
         load_balancing_strategy: 'shuffle',
         aliases: ['llama', 'chat'],
         fallbacks: [],
-        costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+        costs: { prompt_tokens: '0.15', completion_tokens: '0.6', audio_minutes: '0' },
         max_context_length: 8192,
       },
       {
@@ -79,7 +79,7 @@ models:
         load_balancing_strategy: 'round_robin',
         aliases: [],
         fallbacks: [],
-        costs: { prompt_tokens: '0', completion_tokens: '0' },
+        costs: { prompt_tokens: '0', completion_tokens: '0', audio_minutes: '0' },
         max_context_length: 512,
       },
     ]);
@@ -210,7 +210,7 @@ describe('configuration errors', () => {
       name: 'an unknown router type lists the valid ones',
       yaml: 'models:\n  - id: a\n    type: chat\n    providers: [{ model: m, type: simulator }]\n',
       lines: [
-        'models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"',
+        'models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"|"automatic-speech-recognition"',
       ],
     },
     {
@@ -227,7 +227,7 @@ describe('configuration errors', () => {
       name: 'a model without its type',
       yaml: 'models:\n  - id: a\n    providers: [{ model: m, type: simulator }]\n',
       lines: [
-        'models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"',
+        'models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"|"automatic-speech-recognition"',
       ],
     },
     {
@@ -443,7 +443,7 @@ models:
     providers: [{ model: m, type: tei }]
 `;
     assert.deepEqual(problemLines(yaml), [
-      `${FILE}: models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"`,
+      `${FILE}: models[0].type: Invalid option: expected one of "text-generation"|"image-text-to-text"|"text-embeddings-inference"|"text-classification"|"automatic-speech-recognition"`,
       `${FILE}: models[0].providers[0].args.timeout: must be more than 0 seconds`,
       `${FILE}: models[0].providers[0].args.api_url: must be the base address without /v1 (the gateway adds the API path)`,
       `${FILE}: models[1].providers: a model needs at least one provider`,

@@ -181,9 +181,10 @@ describe('the forms a price may take', () => {
   ];
   for (const { form, price, canonical } of forms) {
     test(`${form} (${JSON.stringify(price)}) is kept as the exact decimal "${canonical}"`, () => {
-      assert.deepEqual(RouterCosts.parse({ prompt_tokens: price, completion_tokens: price }), {
+      assert.deepEqual(RouterCosts.parse({ prompt_tokens: price, completion_tokens: price, audio_minutes: price }), {
         prompt_tokens: canonical,
         completion_tokens: canonical,
+        audio_minutes: canonical,
       });
     });
   }
@@ -194,8 +195,39 @@ describe('the forms a price may take', () => {
   });
 
   test('missing prices default to 0', () => {
-    assert.deepEqual(RouterCosts.parse({}), { prompt_tokens: '0', completion_tokens: '0' });
-    assert.deepEqual(RouterCosts.parse({ completion_tokens: 2 }), { prompt_tokens: '0', completion_tokens: '2' });
+    assert.deepEqual(RouterCosts.parse({}), { prompt_tokens: '0', completion_tokens: '0', audio_minutes: '0' });
+    assert.deepEqual(RouterCosts.parse({ completion_tokens: 2 }), { prompt_tokens: '0', completion_tokens: '2', audio_minutes: '0' });
+  });
+});
+
+describe('cost of a transcription: minutes of audio, besides tokens', () => {
+  const audioCost = (audioMinutes: Price, audioMs: number, tokens: { prompt?: Price; promptTokens?: number } = {}) => {
+    const costs = RouterCosts.parse({ prompt_tokens: tokens.prompt ?? 0, audio_minutes: audioMinutes });
+    return microsToDecimal(costMicros(pricesFrom(costs), tokens.promptTokens ?? 0, 0, audioMs));
+  };
+
+  test("one minute at OpenAI's whisper-1 price of 0.006 costs 0.006; 3 seconds cost 0.0003", () => {
+    assert.equal(audioCost('0.006', 60_000), '0.006');
+    assert.equal(audioCost('0.006', 3_000), '0.0003');
+  });
+
+  test('the audio is priced to the millisecond and the sum rounded once, half-up', () => {
+    // 1 ms at 0.03 a minute is 0.0000005: half a micro-unit, rounded up.
+    assert.equal(audioCost('0.03', 1), '0.000001');
+    // 1 ms at 0.029999999 a minute is just under half: rounded down.
+    assert.equal(audioCost('0.029999999', 1), '0');
+    // Half a micro-unit of audio and half of tokens make one, rounded once rather than twice.
+    assert.equal(audioCost('0.03', 1, { prompt: '0.5', promptTokens: 1 }), '0.000001');
+    assert.equal(audioCost('0.029999999', 1, { prompt: '0.499999999', promptTokens: 1 }), '0.000001');
+  });
+
+  test('an hour at 0.006 a minute with 1000 prompt tokens at 2.5 a million costs 0.3625', () => {
+    assert.equal(audioCost('0.006', 3_600_000, { prompt: '2.5', promptTokens: 1000 }), '0.3625');
+  });
+
+  test('a price per minute is checked as a token price is', () => {
+    assert.throws(() => RouterCosts.parse({ audio_minutes: -1 }), /price per minute of audio must not be negative/);
+    assert.throws(() => RouterCosts.parse({ audio_minutes: '0.0000000001' }), /price per minute of audio/);
   });
 });
 
@@ -236,7 +268,10 @@ describe('rejected prices', () => {
   }
 
   test('pricesFrom refuses text the schema would have refused', () => {
-    assert.throws(() => pricesFrom({ prompt_tokens: '0.0000000001', completion_tokens: '0' }), /price must have at most 9 decimal places/);
+    assert.throws(
+      () => pricesFrom({ prompt_tokens: '0.0000000001', completion_tokens: '0', audio_minutes: '0' }),
+      /price must have at most 9 decimal places/,
+    );
   });
 });
 
@@ -244,9 +279,10 @@ describe('cost as the client sees it', () => {
   test('costs are held in micro-units and prices in nano-units', () => {
     assert.equal(COST_SCALE, 6);
     assert.equal(PRICE_SCALE, 9);
-    assert.deepEqual(pricesFrom({ prompt_tokens: '0.15', completion_tokens: '0.6' }), {
+    assert.deepEqual(pricesFrom({ prompt_tokens: '0.15', completion_tokens: '0.6', audio_minutes: '0.006' }), {
       promptNano: 150_000_000n,
       completionNano: 600_000_000n,
+      audioMinuteNano: 6_000_000n,
     });
   });
 

@@ -1,5 +1,6 @@
 // Routers (admin): the model names users call, their aliases, strategy, routing mode (and, in
-// queue mode, how many requests wait), fallbacks and prices per million tokens. Create and edit share one form; deleting a router also deletes its providers.
+// queue mode, how many requests wait), fallbacks and prices per million tokens (and per minute of
+// audio, for transcription routers). Create and edit share one form; deleting a router also deletes its providers.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { segment, type List, type Router, type RoutingLive } from '../api.ts';
 import { useSession } from '../context.ts';
@@ -22,6 +23,7 @@ type RouterField =
   | 'contextFallback'
   | 'prompt'
   | 'completion'
+  | 'audio'
   | 'maxCompletion'
   | 'maxContext';
 
@@ -35,6 +37,7 @@ const EMPTY: Values<RouterField> = {
   contextFallback: '',
   prompt: '0',
   completion: '0',
+  audio: '0',
   maxCompletion: '',
   maxContext: '8192',
 };
@@ -50,6 +53,7 @@ const PARAMS: Record<string, RouterField> = {
   context_fallback: 'contextFallback',
   'costs.prompt_tokens': 'prompt',
   'costs.completion_tokens': 'completion',
+  'costs.audio_minutes': 'audio',
   max_completion_tokens: 'maxCompletion',
   max_context_length: 'maxContext',
 };
@@ -89,6 +93,7 @@ export function RoutersPage() {
       contextFallback: router.context_fallback === null ? '' : String(router.context_fallback),
       prompt: price(router.costs.prompt_tokens),
       completion: price(router.costs.completion_tokens),
+      audio: price(router.costs.audio_minutes),
       maxCompletion: router.max_completion_tokens === null ? '' : String(router.max_completion_tokens),
       maxContext: String(router.max_context_length),
     });
@@ -112,7 +117,7 @@ export function RoutersPage() {
           fallbacks: splitList(v.fallbacks),
           // '' leaves it to the default: on when fallbacks are set.
           context_fallback: v.contextFallback === '' ? null : v.contextFallback === 'true',
-          costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim() },
+          costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim(), audio_minutes: v.audio.trim() },
           max_completion_tokens: numberOrNull(v.maxCompletion),
           max_context_length: Number(v.maxContext),
         };
@@ -144,7 +149,10 @@ export function RoutersPage() {
   return (
     <section>
       <h1 tabIndex={-1}>Routers</h1>
-      <p class="lead">A router is a model name users call. Prices are per one million tokens, in the money of user budgets.</p>
+      <p class="lead">
+        A router is a model name users call. Prices are per one million tokens (and per minute of audio for transcription routers), in the
+        money of user budgets.
+      </p>
       <LoadError error={error} />
       {routers && routers.length === 0 && <p>No routers yet.</p>}
       {routers && routers.length > 0 && (
@@ -160,6 +168,7 @@ export function RoutersPage() {
             'Fallbacks',
             num('Prompt / 1M'),
             num('Completion / 1M'),
+            num('Audio / min'),
             num('Providers'),
           ]}
           actions
@@ -175,6 +184,7 @@ export function RoutersPage() {
               <td>{r.fallbacks.join(' → ') || '–'}</td>
               <td class="num">{price(r.costs.prompt_tokens)}</td>
               <td class="num">{price(r.costs.completion_tokens)}</td>
+              <td class="num">{price(r.costs.audio_minutes)}</td>
               <td class="num">{r.providers.length}</td>
               <EditDeleteCell
                 name={r.name}
@@ -228,6 +238,14 @@ export function RoutersPage() {
         <div class="row">
           <TextField form={form} name="prompt" label="Prompt token cost (per 1M tokens)" inputMode="decimal" required />
           <TextField form={form} name="completion" label="Completion token cost (per 1M tokens)" inputMode="decimal" required />
+          <TextField
+            form={form}
+            name="audio"
+            label="Audio cost (per minute)"
+            inputMode="decimal"
+            required
+            hint="Transcription (automatic-speech-recognition) routers: charged per minute of audio."
+          />
         </div>
         <div class="row">
           <TextField form={form} name="maxContext" label="Max context length (tokens)" inputMode="numeric" required />
@@ -261,6 +279,7 @@ function validate(v: Values<RouterField>) {
     aliases: badAlias ? `Each alias: ${badAlias}` : new Set(aliases).size !== aliases.length ? 'An alias is listed twice.' : undefined,
     prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,
     completion: check(v.completion, [required, decimal(9)]) ?? undefined,
+    audio: check(v.audio, [required, decimal(9)]) ?? undefined,
     maxContext: check(v.maxContext, [required, integer(1, 100_000_000)]) ?? undefined,
     maxCompletion: check(v.maxCompletion, [integer(1, 100_000_000)], true) ?? undefined,
   };

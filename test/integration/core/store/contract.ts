@@ -67,6 +67,7 @@ export function usageRecord(userId: string, time: number, fields: Partial<UsageR
     status: 200,
     prompt_tokens: 10,
     completion_tokens: 20,
+    audio_seconds: 0,
     cost_micros: 1_500n,
     charged_micros: 1_500n,
     uncovered_micros: 0n,

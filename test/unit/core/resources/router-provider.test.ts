@@ -17,7 +17,7 @@ describe('RouterSpec', () => {
       load_balancing_strategy: 'shuffle',
       aliases: [],
       fallbacks: [],
-      costs: { prompt_tokens: '0', completion_tokens: '0' },
+      costs: { prompt_tokens: '0', completion_tokens: '0', audio_minutes: '0' },
       max_context_length: 8192,
     });
   });

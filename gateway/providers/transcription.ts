@@ -1,0 +1,34 @@
+// A transcription sent to an OpenAI-compatible backend (OpenAI, vLLM serving Whisper, Mistral):
+// the form as the client sent it, its model set to the provider's, posted to the same path.
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
+import type { AudioFile } from '../endpoints/audio-file.ts';
+import type { ForwardResult } from './adapter.ts';
+import type { JsonObject } from './openai-wire.ts';
+import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
+import { UpstreamError } from './upstream-error.ts';
+
+export async function transcribe(url: string, body: JsonObject, post: PostOptions, http: UpstreamHttp): Promise<ForwardResult> {
+  const answer = await http.postForm(url, ENDPOINT_SPECS.transcriptions.path, transcriptionForm(body), post);
+  if (!('json' in answer)) return { kind: 'text', text: answer.text, contentType: answer.contentType };
+  const { json } = answer;
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new UpstreamError('protocol', 'the backend answered with JSON that is not an object');
+  }
+  return { kind: 'body', body: json as JsonObject };
+}
+
+/** The form again: its fields as they came (repeated ones repeated), and its file. */
+function transcriptionForm(body: JsonObject): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'file') {
+      const file = value as AudioFile;
+      form.append('file', new Blob([file.bytes], { type: file.mimeType }), file.filename);
+    } else if (Array.isArray(value)) {
+      for (const item of value) form.append(name, String(item));
+    } else if (value !== undefined && value !== null) {
+      form.append(name, String(value));
+    }
+  }
+  return form;
+}
