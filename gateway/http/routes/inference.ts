@@ -278,9 +278,19 @@ function routerOf(endpoint: Endpoint, body: unknown, deps: InferenceDeps): Route
   return router;
 }
 
-/** The router (routerOf, unless already found), then the body's own shape: the body as its endpoint's schema parsed it. */
-function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps, found?: RouterRoute): { router: RouterRoute; body: JsonObject } {
-  const router = found ?? routerOf(endpoint, body, deps);
+/**
+ * The router (routerOf), then the body's own shape: the body as its endpoint's schema parsed it.
+ * A dialect's translation (`translatedFor` its router, found first) is built by the gateway to
+ * that shape from a body its own schema checked: it is not parsed again.
+ */
+function route(
+  endpoint: Endpoint,
+  body: unknown,
+  deps: InferenceDeps,
+  translatedFor?: RouterRoute,
+): { router: RouterRoute; body: JsonObject } {
+  if (translatedFor) return { router: translatedFor, body: body as JsonObject };
+  const router = routerOf(endpoint, body, deps);
   const spec = ENDPOINT_SPECS[endpoint];
   const parsed = spec.schema.safeParse(body);
   if (!parsed.success) {
