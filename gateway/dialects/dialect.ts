@@ -38,6 +38,8 @@ export interface Dialect {
    * translation cannot say.
    */
   toChat(body: unknown, native: boolean): JsonObject | Promise<JsonObject>;
+  /** The body to pass through (after toChat), when it is not the caller's as it came. */
+  nativeBody?(body: JsonObject): JsonObject;
   /** A whole chat completion (its usage block added) as this API's answer. */
   answer(chat: JsonObject, model: string, usage: UsageBlock): JsonObject;
   stream(model: string): StreamTranslation;

@@ -9,7 +9,7 @@ import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import type { PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
-import { carry, NATIVE, NATIVE_END } from './native.ts';
+import { carry, ChunkMaker, NATIVE } from './native.ts';
 
 type Anthropic = ProviderSpecOf<'anthropic'>;
 
@@ -190,15 +190,7 @@ export function toCompletion(answer: JsonObject, model: string): JsonObject {
  * and the finish the closing message_delta (NATIVE_END), to go back to the caller as they came.
  */
 async function* toChunks(events: AsyncIterable<JsonObject>, model: string, native: boolean): AsyncGenerator<JsonObject> {
-  const base = { id: newId('chatcmpl'), object: 'chat.completion.chunk', created: unixSeconds(), model };
-  let passed: JsonObject[] = [];
-  const chunk = (delta: JsonObject, finish: string | null = null) => {
-    const made = { ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
-    if (!native || passed.length === 0) return made;
-    const carried = carry(made, NATIVE, passed as unknown as JsonObject);
-    passed = [];
-    return carried;
-  };
+  const chunks = new ChunkMaker(model, native);
   let ending: JsonObject | undefined;
   let input = 0;
   let output = 0;
@@ -208,20 +200,20 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string, nativ
   let stop: unknown;
   for await (const event of events) {
     // The closing events are the gateway's to send, with the usage it charged.
-    if (native && event.type !== 'message_delta' && event.type !== 'message_stop' && event.type !== 'error') passed.push(event);
+    if (event.type !== 'message_delta' && event.type !== 'message_stop' && event.type !== 'error') chunks.pass(event);
     switch (event.type) {
       case 'message_start': {
         const usage = ((event.message ?? {}) as JsonObject).usage as JsonObject | undefined;
         input = promptTokensOf(usage);
         output = Number(usage?.output_tokens ?? 0);
-        yield chunk({ role: 'assistant', content: '' });
+        yield chunks.chunk({ role: 'assistant', content: '' });
         break;
       }
       case 'content_block_start': {
         const block = (event.content_block ?? {}) as JsonObject;
         if (block.type === 'tool_use') {
           toolOf.set(Number(event.index), ++tools);
-          yield chunk({
+          yield chunks.chunk({
             tool_calls: [{ index: tools, id: String(block.id), type: 'function', function: { name: String(block.name), arguments: '' } }],
           });
         }
@@ -229,9 +221,9 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string, nativ
       }
       case 'content_block_delta': {
         const delta = (event.delta ?? {}) as JsonObject;
-        if (delta.type === 'text_delta') yield chunk({ content: String(delta.text ?? '') });
+        if (delta.type === 'text_delta') yield chunks.chunk({ content: String(delta.text ?? '') });
         else if (delta.type === 'input_json_delta')
-          yield chunk({
+          yield chunks.chunk({
             tool_calls: [{ index: toolOf.get(Number(event.index)) ?? 0, function: { arguments: String(delta.partial_json ?? '') } }],
           });
         break;
@@ -243,12 +235,10 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string, nativ
         ending = event;
         break;
       }
-      case 'message_stop': {
-        const finish = chunk({}, finishOf(stop));
-        yield native && ending ? carry(finish, NATIVE_END, ending) : finish;
-        yield { ...base, choices: [], usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } };
+      case 'message_stop':
+        yield chunks.chunk({}, finishOf(stop), ending);
+        yield chunks.usage(input, output);
         return;
-      }
       case 'error': {
         const error = (event.error ?? {}) as JsonObject;
         throw new UpstreamError(
@@ -258,7 +248,8 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string, nativ
       }
     }
     // A native event no chat chunk stands for (ping, a block's start or end, thinking) goes on at once.
-    if (passed.length > 0) yield chunk({});
+    const pending = chunks.pending();
+    if (pending) yield pending;
   }
   throw new UpstreamError('protocol', 'Anthropic ended the stream before message_stop');
 }

@@ -1,12 +1,12 @@
 // A request in the API a backend speaks natively (Anthropic's Messages to an `anthropic`
-// provider) passes through rather than being translated twice: the adapter sends the caller's
+// provider, OpenAI's Responses to an `openai` one) passes through rather than being translated twice: the adapter sends the caller's
 // own body, and hands the gateway chat chunks and answers as always (for usage, metering and
 // failover), each carrying the backend's own answer or events under NATIVE, which the caller's
 // dialect then sends on as they came, usage added.
-import type { JsonObject } from './openai-wire.ts';
+import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 
 /** The API a request was made in, when it is not OpenAI's chat: what a backend may speak natively. */
-export type NativeApi = 'anthropic-messages';
+export type NativeApi = 'anthropic-messages' | 'openai-responses';
 
 export interface NativeRequest {
   readonly api: NativeApi;
@@ -36,4 +36,49 @@ export function nativeOf(target: JsonObject): JsonObject | string | undefined {
 
 export function nativeEndOf(target: JsonObject): JsonObject | undefined {
   return (target as NativeCarrier)[NATIVE_END];
+}
+
+/**
+ * Makes the chat chunks of a backend's stream, one model and id for all. When the request passes
+ * through, each chunk carries the backend's events given to `pass` since the one before it, and
+ * `pending` makes a chunk for events no chat chunk stands for, so they go on at once.
+ */
+export class ChunkMaker {
+  readonly #base: JsonObject;
+  readonly #native: boolean;
+  #passed: JsonObject[] = [];
+
+  constructor(model: string, native: boolean) {
+    this.#base = { id: newId('chatcmpl'), object: 'chat.completion.chunk', created: unixSeconds(), model };
+    this.#native = native;
+  }
+
+  /** A backend event, to go on with the next chunk (when the request passes through). */
+  pass(event: JsonObject): void {
+    if (this.#native) this.#passed.push(event);
+  }
+
+  chunk(delta: JsonObject, finish: string | null = null, ending?: JsonObject): JsonObject {
+    const made = { ...this.#base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
+    if (!this.#native) return made;
+    if (ending) carry(made, NATIVE_END, ending);
+    if (this.#passed.length === 0) return made;
+    const events = this.#passed;
+    this.#passed = [];
+    return carry(made, NATIVE, events as unknown as JsonObject);
+  }
+
+  /** A chunk for the events passed that no chunk carried yet, if any. */
+  pending(): JsonObject | undefined {
+    return this.#passed.length > 0 ? this.chunk({}) : undefined;
+  }
+
+  /** The last chunk: the usage, as a chat stream reports it. */
+  usage(prompt: number, completion: number): JsonObject {
+    return {
+      ...this.#base,
+      choices: [],
+      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    };
+  }
 }

@@ -9,6 +9,7 @@ import type { JsonObject } from './openai-wire.ts';
 import { bearer, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { transcribe } from './transcription.ts';
+import { forwardResponses } from './openai-responses.ts';
 
 export interface OpenAICompatibleOptions {
   readonly endpoints: readonly Endpoint[];
@@ -16,6 +17,8 @@ export interface OpenAICompatibleOptions {
   readonly healthPath: string;
   /** Adjusts the outgoing body for this kind; the default asks streams to report usage. */
   readonly adaptBody?: (body: JsonObject, request: ForwardRequest) => JsonObject;
+  /** Serves OpenAI's Responses API too: a /v1/responses request passes through (native.ts). */
+  readonly responsesApi?: boolean;
 }
 
 export function openAICompatible<T extends ProviderType>(options: OpenAICompatibleOptions): ProviderAdapter<T> {
@@ -23,10 +26,12 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
   return {
     endpoints: options.endpoints,
     healthPath: options.healthPath,
+    ...(options.responsesApi && { speaks: ['openai-responses'] as const }),
     async forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {
       const url = (provider as { url: string }).url;
       const post = { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
       if (request.endpoint === 'transcriptions') return transcribe(url, request.body, post, http);
+      if (request.native?.api === 'openai-responses' && options.responsesApi) return forwardResponses(url, request, post, http);
       const body = adaptBody(request.body, request);
       if (!request.stream) {
         const answer = await http.postJson(url, ENDPOINT_SPECS[request.endpoint].path, body, post);

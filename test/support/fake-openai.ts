@@ -1,6 +1,6 @@
 // A fake OpenAI-format backend (OpenAI, vLLM, Mistral): /v1/chat/completions, /v1/completions,
-// /v1/embeddings, /v1/rerank and /v1/audio/transcriptions, JSON, SSE and text, with usage as
-// OpenAI reports it.
+// /v1/embeddings, /v1/rerank, /v1/audio/transcriptions and OpenAI's /v1/responses, JSON, SSE and
+// text, with usage as OpenAI reports it.
 import { startFakeServer, words, type Behaviour, type FakeBackend, type FormFile, type StreamingResponse } from './fake-server.ts';
 
 export const DEFAULT_TEXT = 'Hello from the fake backend';
@@ -98,6 +98,8 @@ export function startFakeOpenAI(port = 0): Promise<FakeBackend> {
       }
       case '/v1/audio/transcriptions':
         return transcription(response, body, text, behaviour);
+      case '/v1/responses':
+        return responses(response, body, pieces, behaviour);
       default:
         return response.json(404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error' } });
     }
@@ -143,6 +145,60 @@ function transcription(response: StreamingResponse, form: Record<string, string 
         ...(behaviour.omitUsage ? {} : { usage: behaviour.usage ?? { type: 'duration', seconds: Math.ceil(seconds) } }),
       });
   }
+}
+
+/**
+ * A Response of `pieces` as OpenAI's Responses API makes it (its own `resp_` id, a message item,
+ * usage with input and output tokens), or its event sequence, numbered; a function call instead
+ * when the behaviour has one.
+ */
+async function responses(
+  response: StreamingResponse,
+  body: { model?: string; stream?: boolean },
+  pieces: string[],
+  behaviour: Behaviour,
+): Promise<void> {
+  const text = pieces.join('');
+  const tool = behaviour.toolCall;
+  const item = tool
+    ? { type: 'function_call', id: 'fc_fake', call_id: tool.id, name: tool.name, arguments: tool.arguments, status: 'completed' }
+    : {
+        type: 'message',
+        id: 'msg_fake',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      };
+  const usage = {
+    input_tokens: 11,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: pieces.length,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 11 + pieces.length,
+  };
+  const made = { id: 'resp_fake', object: 'response', created_at: 1700000000, model: body.model, store: false, error: null };
+  if (!body.stream) {
+    response.json(200, { ...made, status: 'completed', output: [item], usage });
+    return;
+  }
+  response.startStream('text/event-stream');
+  let sequence = 0;
+  const send = (type: string, data: object) =>
+    response.chunk(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  const started = { ...made, status: 'in_progress', output: [], usage: null };
+  if (!(await send('response.created', { response: started }))) return;
+  if (!(await send('response.in_progress', { response: started }))) return;
+  if (tool) {
+    if (!(await send('response.output_item.added', { output_index: 0, item: { ...item, arguments: '', status: 'in_progress' } }))) return;
+    if (!(await send('response.function_call_arguments.delta', { item_id: 'fc_fake', output_index: 0, delta: tool.arguments }))) return;
+  } else {
+    if (!(await send('response.output_item.added', { output_index: 0, item: { ...item, content: [], status: 'in_progress' } }))) return;
+    for (const piece of pieces)
+      if (!(await send('response.output_text.delta', { item_id: 'msg_fake', output_index: 0, content_index: 0, delta: piece }))) return;
+  }
+  if (!(await send('response.output_item.done', { output_index: 0, item }))) return;
+  if (!(await send('response.completed', { response: { ...made, status: 'completed', output: [item], usage } }))) return;
+  response.end();
 }
 
 /** A PCM WAV's length: its data chunk's size over its byte rate (the canonical 44-byte header). */

@@ -1,13 +1,17 @@
 // OpenAI's Responses API as a dialect of the chat endpoint (dialect.ts), one per request: it
 // knows its caller, to continue a stored conversation (previous_response_id) and to store this
-// one (`store`, default true as in OpenAI's API). Errors keep OpenAI's envelope.
+// one (`store`, default true as in OpenAI's API). Errors keep OpenAI's envelope. To a router
+// whose providers all have a Responses API (OpenAI's), the request passes through with the stored
+// conversation before its input, and the backend's own Response comes back as this one.
 import { parseBody, type Dialect } from '../dialect.ts';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 import type { ResponseStore } from '../../../core/store/responses.ts';
 import { errors } from '../../http/api-error.ts';
-import { inputMessages, ResponsesRequest, toChat } from './responses-request.ts';
+import { inputMessages, nativeBody, NativeResponsesRequest, ResponsesRequest, toChat } from './responses-request.ts';
+import { nativeOf } from '../../providers/native.ts';
 import {
   newResponseId,
+  ownResponse,
   outputMessages,
   outputOf,
   responseObject,
@@ -22,8 +26,9 @@ export function responsesDialect(userId: string, store: ResponseStore): Dialect 
   let earlier: readonly JsonObject[] = [];
   return {
     api: 'openai-responses',
-    async toChat(body) {
-      request = parseBody(ResponsesRequest, body);
+    nativeApi: 'openai-responses',
+    async toChat(body, native) {
+      request = native ? (parseBody(NativeResponsesRequest, body) as ResponsesRequest) : parseBody(ResponsesRequest, body);
       const previous = request.previous_response_id;
       if (previous) {
         const stored = await store.get(userId, previous);
@@ -41,7 +46,12 @@ export function responsesDialect(userId: string, store: ResponseStore): Dialect 
       };
       return toChat(request, earlier);
     },
-    answer: (chat, model, usage) => responseObject({ ...echo!, model }, 'completed', outputOf(chat), responsesUsage(usage)),
+    nativeBody: (body) => nativeBody(body, earlier),
+    answer(chat, model, usage) {
+      const native = nativeOf(chat);
+      if (typeof native === 'object') return ownResponse(native, { ...echo!, model }, usage);
+      return responseObject({ ...echo!, model }, 'completed', outputOf(chat), responsesUsage(usage));
+    },
     stream(model) {
       const stream = new ResponseStream({ ...echo!, model });
       return {

@@ -1,6 +1,8 @@
 // OpenAI's Responses API request (POST /v1/responses), checked, and translated to a chat
 // completions request for the router's providers. Hosted tools (web search, file search, code
-// interpreter, computer use, ...) run on OpenAI's side only: refused with a clear 400.
+// interpreter, computer use, ...) run on OpenAI's side only: refused with a clear 400, unless
+// the router's providers all speak the Responses API (OpenAI's own), where the request passes
+// through (NativeResponsesRequest, nativeBody) and OpenAI checks what chat has no words for.
 import { z } from 'zod';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 
@@ -58,11 +60,63 @@ export const ResponsesRequest = z.looseObject({
 });
 export type ResponsesRequest = z.output<typeof ResponsesRequest>;
 
-/** The request's own input as chat messages (`instructions` apart: they do not carry over to the next response). */
+/** What a router served natively by OpenAI's Responses API accepts: any tool and input item; OpenAI checks them. */
+export const NativeResponsesRequest = ResponsesRequest.extend({
+  input: z.union([z.string(), z.array(z.looseObject({})).min(1, 'must hold at least one item')]),
+  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
+  tool_choice: z.union([z.string(), z.looseObject({ type: z.string() })]).nullish(),
+  text: z.looseObject({}).nullish(),
+});
+
+/**
+ * The request as it goes to a backend with a Responses API of its own: the earlier conversation
+ * (Tollgate's stored one, which that backend does not know) as input items before this input,
+ * and not stored there: Tollgate keeps it.
+ */
+export function nativeBody(body: JsonObject, earlier: readonly JsonObject[]): JsonObject {
+  const native: JsonObject = { ...body, store: false };
+  delete native.previous_response_id;
+  if (earlier.length > 0) {
+    const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as JsonObject[]);
+    native.input = [...earlier.flatMap(inputItems), ...input];
+  }
+  return native;
+}
+
+/** A stored chat message as the Responses input items that say it. */
+function inputItems(message: JsonObject): JsonObject[] {
+  if (message.role === 'tool')
+    return [{ type: 'function_call_output', call_id: message.tool_call_id, output: String(message.content ?? '') }];
+  const items: JsonObject[] = [];
+  const content = message.content;
+  if (typeof content === 'string' ? content !== '' : Array.isArray(content)) {
+    const parts = Array.isArray(content)
+      ? (content as JsonObject[]).map((part) =>
+          part.type === 'image_url'
+            ? { type: 'input_image', image_url: (part.image_url as JsonObject | undefined)?.url }
+            : { type: message.role === 'assistant' ? 'output_text' : 'input_text', text: part.text },
+        )
+      : content;
+    items.push({ role: message.role, content: parts });
+  }
+  for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : []) {
+    const fn = (call.function ?? {}) as JsonObject;
+    items.push({ type: 'function_call', call_id: call.id, name: fn.name, arguments: fn.arguments });
+  }
+  return items;
+}
+
+/**
+ * The request's own input as chat messages (`instructions` apart: they do not carry over to the
+ * next response). Items chat has no words for (a native request's) are left out.
+ */
 export function inputMessages(request: ResponsesRequest): JsonObject[] {
   if (typeof request.input === 'string') return [{ role: 'user', content: request.input }];
   const out: JsonObject[] = [];
   for (const item of request.input as z.output<typeof Item>[]) {
+    // A native request's items are not checked here (NativeResponsesRequest): their shape is not relied on.
+    if (item.type !== undefined && item.type !== 'message' && item.type !== 'function_call' && item.type !== 'function_call_output')
+      continue;
     if (item.type === 'function_call') {
       const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = out.at(-1);
@@ -81,6 +135,7 @@ export function inputMessages(request: ResponsesRequest): JsonObject[] {
 
 function chatContent(content: z.output<typeof Content>): string | JsonObject[] {
   if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
   if (content.every((part) => part.type !== 'input_image')) return content.map((part) => (part as { text: string }).text).join('');
   return content.map((part) =>
     part.type === 'input_image' ? { type: 'image_url', image_url: { url: part.image_url ?? '' } } : { type: 'text', text: part.text },
@@ -98,8 +153,10 @@ export function toChat(request: ResponsesRequest, earlier: readonly JsonObject[]
   if (request.top_p != null) chat.top_p = request.top_p;
   if (request.user) chat.user = request.user;
   if (request.parallel_tool_calls === false) chat.parallel_tool_calls = false;
-  if (request.tools?.length) {
-    chat.tools = request.tools.map((tool) => {
+  // Function tools only: a native request's hosted tools have no chat counterpart.
+  const tools = (request.tools ?? []).filter((tool) => tool.type === 'function' && typeof tool.name === 'string');
+  if (tools.length > 0) {
+    chat.tools = tools.map((tool) => {
       const fn = tool as z.output<typeof FunctionTool>;
       return {
         type: 'function',
@@ -113,8 +170,10 @@ export function toChat(request: ResponsesRequest, earlier: readonly JsonObject[]
     });
   }
   const choice = request.tool_choice;
-  if (choice) chat.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
-  const format = request.text?.format;
+  if (choice === 'auto' || choice === 'none' || choice === 'required') chat.tool_choice = choice;
+  else if (choice && typeof choice === 'object' && choice.type === 'function')
+    chat.tool_choice = { type: 'function', function: { name: choice.name } };
+  const format = TextFormat.safeParse(request.text?.format).data;
   if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
   else if (format?.type === 'json_schema') {
     chat.response_format = {

@@ -5,6 +5,7 @@
 import { randomId } from '../../../core/ids.ts';
 import type { JsonObject } from '../../providers/openai-wire.ts';
 import type { UsageBlock } from '../../metering/usage-block.ts';
+import { nativeEndOf, nativeOf } from '../../providers/native.ts';
 
 /** An id as OpenAI's look (`resp_`, `msg_`, ... and 24 hex digits), cut from the id pool (core/ids.ts): randomBytes per id cost 5% of a request's CPU. */
 const newId = (prefix: string) => `${prefix}_${randomId().slice(0, 24)}`;
@@ -34,6 +35,20 @@ export interface ResponseEcho {
 
 export function newResponseId(): string {
   return newId('resp');
+}
+
+/**
+ * A Response a backend made (passed through, providers/native.ts) as this gateway's: its id (the
+ * one stored), the router's name, what the caller asked of storing, and the backend's usage with
+ * the output as charged and the cost and carbon added.
+ */
+export function ownResponse(response: JsonObject, echo: ResponseEcho, usage?: UsageBlock): JsonObject {
+  const own: JsonObject = { ...response, id: echo.id, model: echo.model, store: echo.store, previous_response_id: echo.previousResponseId };
+  if (usage) {
+    const reported = response.usage !== null && typeof response.usage === 'object' ? (response.usage as JsonObject) : {};
+    own.usage = { ...reported, output_tokens: usage.completion_tokens, cost: usage.cost, carbon: { ...usage.carbon } };
+  }
+  return own;
 }
 
 /** A Response around `output`, in the state given. */
@@ -105,12 +120,16 @@ export class ResponseStream {
   /** The item being filled: its output index, and the tool call it is (-1: the text message). */
   #open: { index: number; tool: number; text: string; args: string } | undefined;
   #final: JsonObject | undefined;
+  /** A stream that passes through: the backend's closing event (response.completed or .incomplete), once it came. */
+  #nativeEnd: JsonObject | undefined;
 
   constructor(echo: ResponseEcho) {
     this.#echo = echo;
   }
 
   chunk(chunk: JsonObject): string {
+    const native = nativeOf(chunk);
+    if (native !== undefined || nativeEndOf(chunk) !== undefined) return this.#passThrough(native as JsonObject[] | undefined, chunk);
     let out = this.#start();
     const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as JsonObject | undefined) : undefined;
     if (!choice) return out;
@@ -146,6 +165,11 @@ export class ResponseStream {
   }
 
   end(usage: UsageBlock): string {
+    const ending = this.#nativeEnd;
+    if (ending) {
+      this.#final = ownResponse(ending.response as JsonObject, this.#echo, usage);
+      return this.#event(String(ending.type), { response: this.#final });
+    }
     const out = this.#start() + this.#closeItem();
     this.#final = responseObject(this.#echo, 'completed', this.#output, responsesUsage(usage));
     return out + this.#event('response.completed', { response: this.#final });
@@ -160,6 +184,24 @@ export class ResponseStream {
   /** The Response as it ended (after end or fail). */
   final(): JsonObject | undefined {
     return this.#final;
+  }
+
+  /**
+   * The backend's own events, as they came, numbered on: the Responses in them made this
+   * gateway's (ownResponse), and the items it finished kept for a Response cut short.
+   */
+  #passThrough(events: JsonObject[] | undefined, chunk: JsonObject): string {
+    this.#nativeEnd = nativeEndOf(chunk) ?? this.#nativeEnd;
+    let out = '';
+    for (const passed of events ?? []) {
+      this.#started = true;
+      if (passed.response !== null && typeof passed.response === 'object')
+        passed.response = ownResponse(passed.response as JsonObject, this.#echo);
+      if (passed.type === 'response.output_item.done' && passed.item) this.#output.push(passed.item as JsonObject);
+      if (typeof passed.sequence_number === 'number') this.#sequence = passed.sequence_number + 1;
+      out += `event: ${String(passed.type)}\ndata: ${JSON.stringify(passed)}\n\n`;
+    }
+    return out;
   }
 
   #event(type: string, data: JsonObject): string {

@@ -125,8 +125,12 @@ async function handle(
       const api = dialect.nativeApi;
       const passesThrough =
         api !== undefined && router.providers.length > 0 && router.providers.every((p) => p.adapter.speaks?.includes(api));
-      routed = route(endpoint, await dialect.toChat(request.body, passesThrough), deps, router);
-      if (passesThrough) native = { api, body: request.body as JsonObject };
+      // The translation is built to the chat schema from a body the dialect's own schema checked: not parsed again.
+      routed = { router, body: await dialect.toChat(request.body, passesThrough) };
+      if (passesThrough) {
+        const body = request.body as JsonObject;
+        native = { api, body: dialect.nativeBody ? dialect.nativeBody(body) : body };
+      }
     } else {
       routed = route(endpoint, request.body, deps);
     }
@@ -278,18 +282,8 @@ function routerOf(endpoint: Endpoint, body: unknown, deps: InferenceDeps): Route
   return router;
 }
 
-/**
- * The router (routerOf), then the body's own shape: the body as its endpoint's schema parsed it.
- * A dialect's translation (`translatedFor` its router, found first) is built by the gateway to
- * that shape from a body its own schema checked: it is not parsed again.
- */
-function route(
-  endpoint: Endpoint,
-  body: unknown,
-  deps: InferenceDeps,
-  translatedFor?: RouterRoute,
-): { router: RouterRoute; body: JsonObject } {
-  if (translatedFor) return { router: translatedFor, body: body as JsonObject };
+/** The router (routerOf), then the body's own shape: the body as its endpoint's schema parsed it. */
+function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): { router: RouterRoute; body: JsonObject } {
   const router = routerOf(endpoint, body, deps);
   const spec = ENDPOINT_SPECS[endpoint];
   const parsed = spec.schema.safeParse(body);

@@ -8,6 +8,7 @@ import { href, useRoute, type Route } from './routes.ts';
 import { forgetKey, storedKey, storeKey } from './session.ts';
 import { SignInPage } from './pages/sign-in.tsx';
 import { ChatPage } from './pages/chat.tsx';
+import { TranscribePage } from './pages/transcribe.tsx';
 import { AccountPage } from './pages/account.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import { RoutersPage } from './pages/routers.tsx';
@@ -21,6 +22,7 @@ type Access = 'all' | 'manager' | 'admin';
 
 const PAGES = [
   { page: 'chat', label: 'Chat', access: 'all' },
+  { page: 'transcribe', label: 'Transcribe', access: 'all' },
   { page: 'usage', label: 'Usage', access: 'all' },
   { page: 'account', label: 'Account', access: 'all' },
   { page: 'routers', label: 'Routers', access: 'admin' },
@@ -161,6 +163,8 @@ function pageFor(route: Route, role: Me['role']) {
   switch (route.page) {
     case 'chat':
       return <ChatPage />;
+    case 'transcribe':
+      return <TranscribePage />;
     case 'usage':
       return <UsagePage />;
     case 'account':

@@ -122,7 +122,16 @@ async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Loca
 describe('in Kubernetes mode, an admin sets up a model and a user through the Playground', () => {
   test('the admin signs in with the admin key and sees the admin pages', async () => {
     await signIn(admin.page, system.adminKey);
-    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Teams', 'Users']);
+    assert.deepEqual(await navigationLinks(admin.page), [
+      'Chat',
+      'Transcribe',
+      'Usage',
+      'Account',
+      'Routers',
+      'Providers',
+      'Teams',
+      'Users',
+    ]);
   });
 
   test('the router form writes a ModelRouter, and the page lists the router once the operator has published it, without a reload', async () => {
@@ -253,7 +262,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
 describe('in Kubernetes mode, the user chats with the router the operator published', () => {
   test('the user signs in and sees no admin page', async () => {
     await signIn(user.page, userKey);
-    assert.deepEqual(await navigationLinks(user.page), ['Chat', 'Usage', 'Account']);
+    assert.deepEqual(await navigationLinks(user.page), ['Chat', 'Transcribe', 'Usage', 'Account']);
   });
 
   test('the answer streams in, then its cost appears under it', async () => {

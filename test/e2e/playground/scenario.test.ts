@@ -71,7 +71,16 @@ describe('an admin sets up a model and a user through the Playground', () => {
 
   test('the admin signs in and sees the admin pages', async () => {
     await signIn(admin.page, gw.adminKey);
-    assert.deepEqual(await navigationLinks(admin.page), ['Chat', 'Usage', 'Account', 'Routers', 'Providers', 'Teams', 'Users']);
+    assert.deepEqual(await navigationLinks(admin.page), [
+      'Chat',
+      'Transcribe',
+      'Usage',
+      'Account',
+      'Routers',
+      'Providers',
+      'Teams',
+      'Users',
+    ]);
   });
 
   test('the admin creates a router with the router form', async () => {
@@ -182,7 +191,7 @@ describe('an admin sets up a model and a user through the Playground', () => {
 describe('the user chats within their budget', () => {
   test('the user signs in and sees no admin page', async () => {
     await signIn(user.page, userKey);
-    assert.deepEqual(await navigationLinks(user.page), ['Chat', 'Usage', 'Account']);
+    assert.deepEqual(await navigationLinks(user.page), ['Chat', 'Transcribe', 'Usage', 'Account']);
   });
 
   test('the answer streams in, then its usage appears under it: tokens, cost, kWh and kgCO2eq', async () => {

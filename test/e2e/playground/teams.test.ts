@@ -52,7 +52,7 @@ describe('teams in the Playground', () => {
   test("a team admin sees their team's budget, spending and members, and their team's users only", async () => {
     const { page } = await browser.open(gw.url);
     await signIn(page, leadKey);
-    assert.deepEqual(await navigationLinks(page), ['Chat', 'Usage', 'Account', 'Teams', 'Users']);
+    assert.deepEqual(await navigationLinks(page), ['Chat', 'Transcribe', 'Usage', 'Account', 'Teams', 'Users']);
     await goTo(page, 'Teams');
     const row = await eventually(
       () => rowOf(page, 'Red team'),

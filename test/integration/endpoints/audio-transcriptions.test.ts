@@ -17,6 +17,8 @@ import { wav } from '../../support/wav.ts';
 const MAX_AUDIO_BYTES = 1024 * 1024;
 const key = generateKey().secret;
 const brokeKey = generateKey().secret;
+const limitedKey = generateKey().secret;
+const goneKey = generateKey().secret;
 let fake: FakeBackend;
 let gw: TestGateway;
 let client: OpenAI;
@@ -29,6 +31,8 @@ before(async () => {
 users:
   - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
   - { id: broke, name: Broke, budget: "0.05", keys: [{ name: k, key: "\${BROKE}" }] }
+  - { id: limited, name: Limited, rate_limits: { requests_per_minute: 1 }, keys: [{ name: k, key: "\${LIMITED}" }] }
+  - { id: gone, name: Gone, budget: "10", keys: [{ name: k, key: "\${GONE}" }] }
 models:
   - id: whisper
     type: automatic-speech-recognition
@@ -51,7 +55,10 @@ models:
         type: vllm
         args: { api_url: "\${FAKE}" }
 `,
-    { env: { KEY: key, BROKE: brokeKey, FAKE: fake.url }, settings: { maxAudioBytes: MAX_AUDIO_BYTES } },
+    {
+      env: { KEY: key, BROKE: brokeKey, LIMITED: limitedKey, GONE: goneKey, FAKE: fake.url },
+      settings: { maxAudioBytes: MAX_AUDIO_BYTES },
+    },
   );
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
 });
@@ -218,6 +225,70 @@ describe("the spec's errors, budgets and the upload limit", () => {
     // 4 seconds (0.04) fits.
     const fits = await broke.audio.transcriptions.create({ model: 'whisper', file: await toFile(wav(4), 'a.wav', { type: 'audio/wav' }) });
     assert.equal((fits.usage as unknown as Priced).cost, 0.04);
+  });
+
+  test('a rate limit counts transcriptions: the second in the minute is 429 with Retry-After', async () => {
+    const limited = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: limitedKey, maxRetries: 0 });
+    const file = await toFile(wav(1), 'a.wav', { type: 'audio/wav' });
+    await limited.audio.transcriptions.create({ model: 'whisper', file });
+    await assert.rejects(
+      limited.audio.transcriptions.create({ model: 'whisper', file }),
+      (error: unknown) => error instanceof OpenAI.RateLimitError && Number(error.headers?.get('retry-after')) > 0,
+    );
+  });
+
+  test('a client that goes away while the backend transcribes: the backend request is aborted, nothing charged or left held', async () => {
+    const goneAuth = { authorization: `Bearer ${goneKey}` };
+    const abortedBefore = fake.abortedRequests;
+    const sentBefore = fake.requests.length;
+    fake.once({ delayMs: 60_000 });
+    const abort = new AbortController();
+    const form = new FormData();
+    form.append('model', 'whisper');
+    form.append('file', new Blob([wav(2)], { type: 'audio/wav' }), 'a.wav');
+    const answered = fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: goneAuth, body: form, signal: abort.signal });
+    await eventually(() => fake.requests.length > sentBefore, 'the backend got the audio');
+    abort.abort();
+    await assert.rejects(answered);
+    await eventually(() => fake.abortedRequests > abortedBefore, 'the backend saw its request cut off');
+    const record: any = await eventually(async () => (await gw.get('/v1/usage?limit=1', goneAuth)).body.data?.[0], 'the usage record');
+    assert.equal(record.status, 499);
+    assert.equal(record.cost, 0);
+    const me = await eventually(async () => {
+      const now = (await gw.get('/v1/me', goneAuth)).body;
+      return now.reserved === 0 && now;
+    }, 'nothing left held');
+    assert.equal(me.spent, 0);
+  });
+
+  test('a client that goes away mid-upload: nothing is forwarded or held, and the gateway serves on', async () => {
+    const goneAuth = { authorization: `Bearer ${goneKey}` };
+    const sentBefore = fake.requests.length;
+    await new Promise<void>((resolve) => {
+      const url = new URL(`${gw.url}/v1/audio/transcriptions`);
+      const boundary = 'cut-off-boundary';
+      const req = httpRequest({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { ...goneAuth, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' },
+      });
+      req.on('error', () => resolve());
+      req.write(`--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper\r\n--${boundary}\r\n`);
+      req.write('Content-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n');
+      req.write(wav(1).subarray(0, 1000), () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    const after = await client.audio.transcriptions.create({
+      model: 'whisper',
+      file: await toFile(wav(1), 'a.wav', { type: 'audio/wav' }),
+    });
+    assert.equal(after.text, 'Hello from the fake backend');
+    assert.equal(fake.requests.length, sentBefore + 1, 'only the whole upload was forwarded');
+    assert.equal((await gw.get('/v1/me', goneAuth)).body.reserved, 0);
   });
 
   test('a file whose duration cannot be read is refused on a priced router, and passed on to a free one', async () => {

@@ -5,9 +5,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { List, Model, Usage } from '../api.ts';
 import { streamChat, type ChatMessage } from '../chat-stream.ts';
 import { useSession } from '../context.ts';
-import { co2, kwh, money, tokens } from '../format.ts';
+import { money, tokens } from '../format.ts';
 import { readable } from '../messages.ts';
 import { LoadError } from '../components/notice.tsx';
+import { UsageLine } from '../components/usage-line.tsx';
 
 /** Router types that /v1/chat/completions accepts. */
 const CHAT_TYPES = ['text-generation', 'image-text-to-text'];
@@ -120,7 +121,14 @@ export function ChatPage() {
             <p class="speaker">{turn.role === 'user' ? 'You' : `Assistant (${turn.model})`}</p>
             {turn.content && <p class="text">{turn.content}</p>}
             {turn.streaming && !turn.content && <p class="hint">Waiting for the answer…</p>}
-            {turn.usage && <UsageLine usage={turn.usage} />}
+            {turn.usage && (
+              <UsageLine
+                usage={turn.usage}
+                label="Usage of this answer"
+                measure="Tokens"
+                amount={`${tokens(turn.usage.prompt_tokens)} prompt + ${tokens(turn.usage.completion_tokens)} completion = ${tokens(turn.usage.total_tokens)}`}
+              />
+            )}
             {turn.error && (
               <p class="form-error" role="alert">
                 {turn.error}
@@ -204,30 +212,5 @@ export function ChatPage() {
         </div>
       </form>
     </section>
-  );
-}
-
-function UsageLine({ usage }: { usage: Usage }) {
-  return (
-    <dl class="usage" aria-label="Usage of this answer">
-      <div>
-        <dt>Tokens</dt>
-        <dd>
-          {tokens(usage.prompt_tokens)} prompt + {tokens(usage.completion_tokens)} completion = {tokens(usage.total_tokens)}
-        </dd>
-      </div>
-      <div>
-        <dt>Cost</dt>
-        <dd class="cost">{money(usage.cost)}</dd>
-      </div>
-      <div>
-        <dt>Energy</dt>
-        <dd>{kwh(usage.carbon.kWh)}</dd>
-      </div>
-      <div>
-        <dt>Emissions</dt>
-        <dd>{co2(usage.carbon.kgCO2eq)}</dd>
-      </div>
-    </dl>
   );
 }
