@@ -173,9 +173,15 @@ export function toChat(request: ResponsesRequest, earlier: readonly JsonObject[]
   if (choice === 'auto' || choice === 'none' || choice === 'required') chat.tool_choice = choice;
   else if (choice && typeof choice === 'object' && choice.type === 'function')
     chat.tool_choice = { type: 'function', function: { name: choice.name } };
-  const format = TextFormat.safeParse(request.text?.format).data;
+  // Checked by ResponsesRequest; a native request's is not, and only a well-formed one is said in chat.
+  const format = request.text?.format as z.output<typeof TextFormat> | undefined;
   if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
-  else if (format?.type === 'json_schema') {
+  else if (
+    format?.type === 'json_schema' &&
+    typeof format.name === 'string' &&
+    format.schema !== null &&
+    typeof format.schema === 'object'
+  ) {
     chat.response_format = {
       type: 'json_schema',
       json_schema: { name: format.name, schema: format.schema, ...(format.strict != null && { strict: format.strict }) },
