@@ -12,6 +12,7 @@ import { type ApiError, errors } from './api-error.ts';
 
 /** What a form may hold besides its file: OpenAI's transcription form has 8 fields or so. */
 const FORM_LIMITS = { fields: 32, fieldSize: 128 * 1024, parts: 33, files: 1, headerPairs: 64 } as const;
+const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
 /** Bytes a form adds around its file (boundaries, part headers, fields): what a declared length may exceed the file limit by. */
 const FORM_OVERHEAD = FORM_LIMITS.fields * FORM_LIMITS.fieldSize;
 
@@ -75,6 +76,8 @@ function readForm(payload: Readable, headers: Record<string, string | string[] |
       });
     });
     busboy.on('field', (name, value, _nameTruncated, valueTruncated) => {
+      // As the JSON parser refuses them (json-body.ts): such a key could change the objects the gateway builds.
+      if (RESERVED.has(name)) return fail(errors.invalidRequest(`A form field may not be named ${name}`, name));
       if (valueTruncated) return fail(errors.invalidRequest(`${name}: must be at most ${FORM_LIMITS.fieldSize} bytes`, name));
       const earlier = fields.get(name);
       fields.set(name, earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value]);

@@ -326,6 +326,15 @@ describe("the spec's errors, budgets and the upload limit", () => {
     const stream = await post(streamed);
     assert.equal(stream.status, 400);
     assert.match(((await stream.json()) as ErrorBody).error.message, /stream: streamed transcriptions are not served/);
+
+    const polluting = new FormData();
+    polluting.append('model', 'whisper');
+    polluting.append('__proto__', 'x');
+    polluting.append('__proto__', 'y');
+    polluting.append('file', new Blob([wav(1)]), 'a.wav');
+    const refused = await post(polluting);
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as ErrorBody).error.message, 'A form field may not be named __proto__');
   });
 
   test('a multipart body on a JSON endpoint is 415', async () => {
