@@ -86,9 +86,11 @@ describe('audio transcriptions through the official SDK', () => {
     assert.equal(usage.type, 'duration');
     assert.equal(usage.seconds, 3);
     assert.equal(usage.cost, 0.03);
-    // The backend reported no tokens: none are charged or counted.
+    // The backend reported no tokens: none are charged or counted, and no carbon is estimated
+    // (the method models decoded tokens, not the encoding of audio).
     assert.equal(usage.prompt_tokens, 0);
     assert.equal(usage.completion_tokens, 0);
+    assert.equal(usage.carbon.kWh, 0);
 
     // The backend got the form as sent, its model the provider's, the file's bytes unchanged.
     const sent = fake.requests.at(-1)!;
