@@ -27,7 +27,7 @@ export function encodeSnapshot(snapshot: Snapshot): SnapshotConfigMapContent {
   for (const provider of snapshot.providers) {
     if (provider.key !== undefined) throw new Error(`provider ${provider.id} carries a key: keys never enter the routing ConfigMap`);
   }
-  const json = JSON.stringify(snapshot);
+  const json = JSON.stringify(snapshot, leaveOutAddedDefaults);
   const annotations = {
     [ANNOTATIONS.format]: String(SNAPSHOT_FORMAT),
     [ANNOTATIONS.version]: snapshot.version,
@@ -35,6 +35,18 @@ export function encodeSnapshot(snapshot: Snapshot): SnapshotConfigMapContent {
   };
   if (Buffer.byteLength(json) <= COMPRESS_ABOVE) return { annotations, data: { [SNAPSHOT_KEY]: json } };
   return { annotations, binaryData: { [SNAPSHOT_GZIP_KEY]: gzipSync(json, { level: 9 }).toString('base64') } };
+}
+
+/**
+ * Fields added to the snapshot's format since gateways began reading it, with the value that
+ * means they are not used. Left out at that value, a snapshot stays readable by a gateway of an
+ * earlier version (its schemas are strict), as during a rolling upgrade; the schemas of this
+ * version fill them back in.
+ */
+const ADDED_FIELDS: Readonly<Record<string, unknown>> = { audio_minutes: '0' };
+
+function leaveOutAddedDefaults(key: string, value: unknown): unknown {
+  return Object.hasOwn(ADDED_FIELDS, key) && ADDED_FIELDS[key] === value ? undefined : value;
 }
 
 export type DecodeResult = { ok: true; snapshot: Snapshot } | { ok: false; reason: string };

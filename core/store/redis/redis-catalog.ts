@@ -1,8 +1,10 @@
 // The catalog on Redis: one JSON value (keys.catalog), replaced by compare-and-set on its
-// revision in a Lua script that also publishes the change (lua/catalog-write.lua).
+// revision in a Lua script that also publishes the change (lua/catalog-write.lua). What is read
+// is parsed by the resource schemas: a catalog an older gateway wrote lacks the fields added
+// since (a router's `costs.audio_minutes`), which their defaults fill in.
 import type { Redis } from 'ioredis';
-import type { ProviderSpec } from '../../resources/provider.ts';
-import type { RouterSpec } from '../../resources/router.ts';
+import { ProviderSpec } from '../../resources/provider.ts';
+import { RouterSpec } from '../../resources/router.ts';
 import type { Catalog, CatalogStore } from '../catalog.ts';
 import type { RedisChannels } from './redis-channels.ts';
 import { keys } from './keys.ts';
@@ -26,7 +28,13 @@ export class RedisCatalog implements CatalogStore {
 
   async readCatalog(): Promise<Catalog> {
     const raw = await this.#redis.get(keys.catalog);
-    return raw === null ? structuredClone(EMPTY) : (JSON.parse(raw) as Catalog);
+    if (raw === null) return structuredClone(EMPTY);
+    const stored = JSON.parse(raw) as Catalog;
+    return {
+      revision: stored.revision,
+      routers: stored.routers.map((router) => RouterSpec.parse(router)),
+      providers: stored.providers.map((provider) => ProviderSpec.parse(provider)),
+    };
   }
 
   async writeCatalog(expectedRevision: number, next: { routers: RouterSpec[]; providers: ProviderSpec[] }): Promise<number | 'conflict'> {

@@ -101,6 +101,29 @@ describe('redis store: Redis specifics', () => {
     assert.equal((await store.accounts.listKeys('bob')).length, 1);
   });
 
+  test("a catalog an earlier gateway wrote, before routers' costs had audio_minutes, reads with the field's default", async () => {
+    const older = {
+      revision: 3,
+      routers: [
+        {
+          name: 'chat',
+          type: 'text-generation',
+          load_balancing_strategy: 'shuffle',
+          aliases: [],
+          fallbacks: [],
+          costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+          max_context_length: 8192,
+        },
+      ],
+      providers: [{ id: 'sim', router: 'chat', type: 'simulator', model_name: 'sim' }],
+    };
+    await admin.set(keys.catalog, JSON.stringify(older));
+    const catalog = await store.catalog.readCatalog();
+    assert.equal(catalog.revision, 3);
+    assert.deepEqual(catalog.routers[0]!.costs, { prompt_tokens: '0.15', completion_tokens: '0.6', audio_minutes: '0' });
+    assert.equal(catalog.providers[0]!.id, 'sim');
+  });
+
   test('records written in one batch are each kept, the daily totals add them all, and every usage key expires', async () => {
     const now = Date.now();
     // Appended in one turn of the event loop: one script call for the lot.

@@ -101,4 +101,19 @@ describe('snapshot ConfigMap', () => {
     snapshot.providers[0] = { ...snapshot.providers[0]!, key: 'sk-secret' };
     assert.throws(() => encodeSnapshot(snapshot), /keys never enter the routing ConfigMap/);
   });
+
+  test('a field added since format 1 is left out at its default, so a gateway of an earlier version reads the snapshot; this one reads it back whole', () => {
+    const snapshot = catalog(2, 1);
+    snapshot.routers[1] = RouterSpec.parse({ name: 'whisper', type: 'automatic-speech-recognition', costs: { audio_minutes: '0.006' } });
+    const content = { routers: snapshot.routers, providers: snapshot.providers };
+    const priced = { ...snapshot, version: snapshotVersion(content) };
+    const json = encodeSnapshot(priced).data![SNAPSHOT_KEY]!;
+    const [chat, whisper] = (JSON.parse(json) as { routers: { costs: object }[] }).routers;
+    // What a router's costs were before audio was priced: an earlier gateway's strict schema takes them.
+    assert.deepEqual(chat!.costs, { prompt_tokens: '0.15', completion_tokens: '0.6' });
+    assert.deepEqual(whisper!.costs, { prompt_tokens: '0', completion_tokens: '0', audio_minutes: '0.006' });
+    const read = decodeSnapshot(encodeSnapshot(priced));
+    assert.ok(read.ok);
+    assert.deepEqual(read.snapshot, priced);
+  });
 });
