@@ -31,7 +31,14 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
       const url = (provider as { url: string }).url;
       const post = { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
       if (request.endpoint === 'transcriptions') return transcribe(url, request.body, post, http);
-      if (request.native?.api === 'openai-responses' && options.responsesApi) return forwardResponses(url, request, post, http);
+      if (request.native?.api === 'openai-responses' && options.responsesApi) {
+        try {
+          return await forwardResponses(url, request, post, http);
+        } catch (error) {
+          // An OpenAI-compatible server without a Responses API of its own: chat serves the translation.
+          if (!(error instanceof UpstreamError && error.status === 404)) throw error;
+        }
+      }
       const body = adaptBody(request.body, request);
       if (!request.stream) {
         const answer = await http.postJson(url, ENDPOINT_SPECS[request.endpoint].path, body, post);

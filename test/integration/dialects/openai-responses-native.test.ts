@@ -127,6 +127,18 @@ describe('the Responses API passing through to OpenAI', () => {
     assert.equal((await client.responses.retrieve(completed!.id)).output_text, 'Hello from the fake backend');
   });
 
+  test('a server declared openai without a Responses API of its own (404) is sent the chat translation instead', async () => {
+    fake.once({ status: 404 });
+    const response = await client.responses.create({ model: 'gpt', input: 'Say hello' });
+    assert.deepEqual(
+      fake.requests.slice(-2).map((request) => request.path),
+      ['/v1/responses', '/v1/chat/completions'],
+    );
+    assert.equal(response.output_text, 'Hello from the fake backend');
+    assert.equal((response.usage as unknown as { cost: number }).cost, COST);
+    assert.equal((await client.responses.retrieve(response.id)).output_text, 'Hello from the fake backend');
+  });
+
   test('a function call round trip passes through too', async () => {
     fake.once({ toolCall: { id: 'call_7', name: 'get_time', arguments: '{}' } });
     const tools = [{ type: 'function' as const, name: 'get_time', parameters: { type: 'object', properties: {} }, strict: false }];
