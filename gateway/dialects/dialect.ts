@@ -49,6 +49,11 @@ export interface Dialect {
   keep?(answer: JsonObject): Promise<void>;
 }
 
+/** One server-sent event, named `type` (both Anthropic's and OpenAI's Responses streams name theirs). */
+export function sseEvent(type: string, data: object): string {
+  return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
 /** A request body checked by `schema`: a 400 naming the fields at fault, as the admin API names them. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (body === null || typeof body !== 'object' || Array.isArray(body))

@@ -9,7 +9,7 @@ import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import type { PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
-import { carry, ChunkMaker, NATIVE } from './native.ts';
+import { ChunkMaker, withNativeAnswer } from './native.ts';
 
 type Anthropic = ProviderSpecOf<'anthropic'>;
 
@@ -31,7 +31,7 @@ export const anthropic: ProviderAdapter<'anthropic'> = {
     if (!request.stream) {
       const answer = (await http.postJson(provider.url, '/v1/messages', payload, postOptions(provider, request))) as JsonObject;
       const chat = toCompletion(answer, model);
-      return { kind: 'body', body: native ? carry(chat, NATIVE, answer) : chat };
+      return { kind: 'body', body: native ? withNativeAnswer(chat, answer) : chat };
     }
     const events = await http.postSse(provider.url, '/v1/messages', { ...payload, stream: true }, postOptions(provider, request));
     return { kind: 'stream', chunks: chunkStreamOf(toChunks(events, model, native), request.signal) };
@@ -186,8 +186,8 @@ export function toCompletion(answer: JsonObject, model: string): JsonObject {
 
 /**
  * Anthropic's events as chat chunks: text deltas, tool calls (name, then argument deltas), the
- * finish, then the usage. `native`: each chunk carries the events since the one before (NATIVE),
- * and the finish the closing message_delta (NATIVE_END), to go back to the caller as they came.
+ * finish, then the usage. `native`: each chunk carries the events since the one before, and the
+ * finish the closing message_delta (ChunkMaker), to go back to the caller as they came.
  */
 async function* toChunks(events: AsyncIterable<JsonObject>, model: string, native: boolean): AsyncGenerator<JsonObject> {
   const chunks = new ChunkMaker(model, native);

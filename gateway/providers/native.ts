@@ -1,8 +1,8 @@
 // A request in the API a backend speaks natively (Anthropic's Messages to an `anthropic`
 // provider, OpenAI's Responses to an `openai` one) passes through rather than being translated twice: the adapter sends the caller's
 // own body, and hands the gateway chat chunks and answers as always (for usage, metering and
-// failover), each carrying the backend's own answer or events under NATIVE, which the caller's
-// dialect then sends on as they came, usage added.
+// failover), each carrying the backend's own answer or events (withNativeAnswer, ChunkMaker),
+// which the caller's dialect then sends on as they came, usage added.
 import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 
 /** The API a request was made in, when it is not OpenAI's chat: what a backend may speak natively. */
@@ -14,28 +14,37 @@ export interface NativeRequest {
   readonly body: JsonObject;
 }
 
-/** On a chat answer: the backend's own answer. On a chat chunk: the backend's events (SSE text) since the last chunk. */
-export const NATIVE = Symbol('native answer');
-/** On the last chunk of a native stream: its closing event's data (the stop reason, the backend's usage). */
-export const NATIVE_END = Symbol('native ending');
+/** Where a chat answer carries the backend's own answer, and a chat chunk the backend's events: hidden from JSON. */
+const ANSWER = Symbol('native answer');
+const PASSED = Symbol('native events');
 
-export interface NativeCarrier {
-  [NATIVE]?: JsonObject | string;
-  [NATIVE_END]?: JsonObject;
+/** What a chunk of a stream that passes through carries. */
+export interface PassedEvents {
+  /** The backend's events since the chunk before, as it sent them. */
+  readonly events: readonly JsonObject[];
+  /** On the stream's last chunk: the backend's closing event (its stop reason, its usage), which the gateway sends itself. */
+  readonly ending: JsonObject | undefined;
 }
 
-/** Puts `value` on a chat answer or chunk, hidden from JSON. */
-export function carry<T extends JsonObject>(target: T, key: typeof NATIVE | typeof NATIVE_END, value: JsonObject | string): T {
-  (target as NativeCarrier)[key] = value as never;
-  return target;
+interface Carrier {
+  [ANSWER]?: JsonObject;
+  [PASSED]?: PassedEvents;
 }
 
-export function nativeOf(target: JsonObject): JsonObject | string | undefined {
-  return (target as NativeCarrier)[NATIVE];
+/** `chat`, the chat form of a backend's own `answer`, carrying it. */
+export function withNativeAnswer<T extends JsonObject>(chat: T, answer: JsonObject): T {
+  (chat as Carrier)[ANSWER] = answer;
+  return chat;
 }
 
-export function nativeEndOf(target: JsonObject): JsonObject | undefined {
-  return (target as NativeCarrier)[NATIVE_END];
+/** The backend's own answer a chat answer carries, when the request passed through. */
+export function nativeAnswer(chat: JsonObject): JsonObject | undefined {
+  return (chat as Carrier)[ANSWER];
+}
+
+/** The backend's events a chat chunk carries, when the request passed through. */
+export function passedEvents(chunk: JsonObject): PassedEvents | undefined {
+  return (chunk as Carrier)[PASSED];
 }
 
 /**
@@ -60,12 +69,10 @@ export class ChunkMaker {
 
   chunk(delta: JsonObject, finish: string | null = null, ending?: JsonObject): JsonObject {
     const made = { ...this.#base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
-    if (!this.#native) return made;
-    if (ending) carry(made, NATIVE_END, ending);
-    if (this.#passed.length === 0) return made;
-    const events = this.#passed;
+    if (!this.#native || (this.#passed.length === 0 && !ending)) return made;
+    (made as Carrier)[PASSED] = { events: this.#passed, ending };
     this.#passed = [];
-    return carry(made, NATIVE, events as unknown as JsonObject);
+    return made;
   }
 
   /** A chunk for the events passed that no chunk carried yet, if any. */

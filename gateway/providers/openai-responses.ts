@@ -4,7 +4,7 @@
 // chunks, which the gateway meters as any (the text, tool calls, finish and usage they say).
 import type { ForwardRequest, ForwardResult } from './adapter.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
-import { carry, ChunkMaker, NATIVE } from './native.ts';
+import { ChunkMaker, withNativeAnswer } from './native.ts';
 import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
@@ -23,7 +23,7 @@ export async function forwardResponses(
     const answer = await http.postJson(url, PATH, body, post);
     if (answer === null || typeof answer !== 'object' || Array.isArray(answer) || (answer as JsonObject).object !== 'response')
       throw new UpstreamError('protocol', 'the backend answered /v1/responses with something other than a Response');
-    return { kind: 'body', body: carry(toCompletion(answer as JsonObject, model), NATIVE, answer as JsonObject) };
+    return { kind: 'body', body: withNativeAnswer(toCompletion(answer as JsonObject, model), answer as JsonObject) };
   }
   const events = await http.postSse(url, PATH, { ...body, stream: true }, post);
   return { kind: 'stream', chunks: chunkStreamOf(toChunks(events, model), request.signal) };

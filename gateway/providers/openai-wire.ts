@@ -32,6 +32,33 @@ export function readTranscriptUsage(answer: JsonObject): { tokens: TokenUsage | 
   return { tokens, seconds: answer.duration ?? usage?.seconds };
 }
 
+/** The first choice of a chat answer or chunk: the one the other APIs' answers are made of. */
+export function firstChoice(body: JsonObject): JsonObject | undefined {
+  return Array.isArray(body.choices) ? (body.choices[0] as JsonObject | undefined) : undefined;
+}
+
+/** A tool call of a chat message, or the piece of one a streamed delta carries. */
+export interface ToolCallPiece {
+  /** Which call of the message a streamed piece belongs to (0 when the backend says none). */
+  readonly index: number;
+  /** Sent with a call's first piece. */
+  readonly id: unknown;
+  readonly name: string;
+  /** The arguments' JSON text, or what a streamed piece adds to it, as the backend sent it. */
+  readonly arguments: unknown;
+}
+
+const NO_CALLS: readonly ToolCallPiece[] = [];
+
+/** The tool calls of a chat message or delta (`tool_calls`), none when it has none. */
+export function toolCallPieces(message: JsonObject): readonly ToolCallPiece[] {
+  if (!Array.isArray(message.tool_calls)) return NO_CALLS;
+  return (message.tool_calls as JsonObject[]).map((call) => {
+    const fn = (call.function ?? {}) as JsonObject;
+    return { index: typeof call.index === 'number' ? call.index : 0, id: call.id, name: String(fn.name ?? ''), arguments: fn.arguments };
+  });
+}
+
 /** The text a chat or completion chunk (or whole answer) adds, for counting tokens ourselves. */
 export function choiceText(body: JsonObject): string {
   const choices = body.choices;

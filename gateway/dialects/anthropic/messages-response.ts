@@ -3,9 +3,10 @@
 // `output_tokens`, and Tollgate's `cost` and `carbon`), or the event sequence of a streamed one
 // (message_start, content_block_start/delta/stop, message_delta with the usage, message_stop).
 import { randomId } from '../../../core/ids.ts';
-import type { JsonObject } from '../../providers/openai-wire.ts';
 import type { UsageBlock } from '../../metering/usage-block.ts';
-import { nativeEndOf, nativeOf } from '../../providers/native.ts';
+import { nativeAnswer, passedEvents, type PassedEvents } from '../../providers/native.ts';
+import { firstChoice, toolCallPieces, type JsonObject } from '../../providers/openai-wire.ts';
+import { sseEvent } from '../dialect.ts';
 
 /** Anthropic's usage: its two token counts, and the gateway's cost and carbon. */
 export function anthropicUsage(block: UsageBlock): JsonObject {
@@ -47,27 +48,26 @@ function nativeUsage(reported: unknown, block: UsageBlock): JsonObject {
 
 /** A whole chat completion as an Anthropic message; one that passed through is the backend's own message, its model and usage the gateway's. */
 export function toMessage(chat: JsonObject, model: string, usage: UsageBlock): JsonObject {
-  const native = nativeOf(chat);
-  if (typeof native === 'object') return { ...native, model, usage: nativeUsage(native.usage, usage) };
-  const choice = Array.isArray(chat.choices) ? (chat.choices[0] as JsonObject | undefined) : undefined;
+  const native = nativeAnswer(chat);
+  if (native) return { ...native, model, usage: nativeUsage(native.usage, usage) };
+  const choice = firstChoice(chat);
   const message = (choice?.message ?? {}) as JsonObject;
   const content: JsonObject[] = [];
   if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
-  for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : []) {
-    const fn = (call.function ?? {}) as JsonObject;
-    content.push({
-      type: 'tool_use',
-      id: String(call.id ?? `toolu_${randomId().slice(0, 16)}`),
-      name: String(fn.name ?? ''),
-      input: inputOf(fn.arguments),
-    });
+  for (const call of toolCallPieces(message)) {
+    content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: inputOf(call.arguments) });
   }
   return { id: messageId(), type: 'message', role: 'assistant', model, content, ...stopOf(choice), usage: anthropicUsage(usage) };
 }
 
+/** A tool_use block's id: the backend's call id, or one made up as Anthropic's look. */
+function toolUseId(id: unknown): string {
+  return String(id ?? `toolu_${randomId().slice(0, 16)}`);
+}
+
 /** One server-sent event of Anthropic's stream. */
 function event(type: string, data: JsonObject): string {
-  return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  return sseEvent(type, { type, ...data });
 }
 
 /**
@@ -91,29 +91,25 @@ export class MessageStream {
 
   /** The events for one chat chunk (possibly none). */
   chunk(chunk: JsonObject): string {
-    const native = nativeOf(chunk);
-    if (native !== undefined || nativeEndOf(chunk) !== undefined) return this.#passThrough(native as JsonObject[] | undefined, chunk);
+    const passed = passedEvents(chunk);
+    if (passed) return this.#passThrough(passed);
     let out = this.#start();
-    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as JsonObject | undefined) : undefined;
+    const choice = firstChoice(chunk);
     if (!choice) return out;
     const delta = (choice.delta ?? {}) as JsonObject;
     if (typeof delta.content === 'string' && delta.content !== '') {
       if (this.#open?.tool !== -1) out += this.#openBlock(-1, { type: 'text', text: '' });
       out += event('content_block_delta', { index: this.#open!.index, delta: { type: 'text_delta', text: delta.content } });
     }
-    for (const call of Array.isArray(delta.tool_calls) ? (delta.tool_calls as JsonObject[]) : []) {
-      const tool = typeof call.index === 'number' ? call.index : 0;
-      const fn = (call.function ?? {}) as JsonObject;
-      if (this.#open?.tool !== tool) {
-        out += this.#openBlock(tool, {
-          type: 'tool_use',
-          id: String(call.id ?? `toolu_${randomId().slice(0, 16)}`),
-          name: String(fn.name ?? ''),
-          input: {},
-        });
+    for (const call of toolCallPieces(delta)) {
+      if (this.#open?.tool !== call.index) {
+        out += this.#openBlock(call.index, { type: 'tool_use', id: toolUseId(call.id), name: call.name, input: {} });
       }
-      if (typeof fn.arguments === 'string' && fn.arguments !== '')
-        out += event('content_block_delta', { index: this.#open!.index, delta: { type: 'input_json_delta', partial_json: fn.arguments } });
+      if (typeof call.arguments === 'string' && call.arguments !== '')
+        out += event('content_block_delta', {
+          index: this.#open!.index,
+          delta: { type: 'input_json_delta', partial_json: call.arguments },
+        });
     }
     if (choice.finish_reason) this.#finish = choice;
     return out;
@@ -129,16 +125,16 @@ export class MessageStream {
   }
 
   /** The backend's own events, as they came: its message_start with the router's name as the model. */
-  #passThrough(events: JsonObject[] | undefined, chunk: JsonObject): string {
-    this.#nativeEnd = nativeEndOf(chunk) ?? this.#nativeEnd;
+  #passThrough({ events, ending }: PassedEvents): string {
+    this.#nativeEnd = ending ?? this.#nativeEnd;
     let out = '';
-    for (const passed of events ?? []) {
+    for (const passed of events) {
       const type = String(passed.type);
       if (type === 'message_start') {
         this.#started = true;
         passed.message = { ...(passed.message as JsonObject), model: this.#model };
       }
-      out += `event: ${type}\ndata: ${JSON.stringify(passed)}\n\n`;
+      out += sseEvent(type, passed);
     }
     return out;
   }

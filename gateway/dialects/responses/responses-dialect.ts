@@ -8,7 +8,7 @@ import type { JsonObject } from '../../providers/openai-wire.ts';
 import type { ResponseStore } from '../../../core/store/responses.ts';
 import { errors } from '../../http/api-error.ts';
 import { inputMessages, nativeBody, NativeResponsesRequest, ResponsesRequest, toChat } from './responses-request.ts';
-import { nativeOf } from '../../providers/native.ts';
+import { nativeAnswer } from '../../providers/native.ts';
 import {
   newResponseId,
   ownResponse,
@@ -48,8 +48,8 @@ export function responsesDialect(userId: string, store: ResponseStore): Dialect 
     },
     nativeBody: (body) => nativeBody(body, earlier),
     answer(chat, model, usage) {
-      const native = nativeOf(chat);
-      if (typeof native === 'object') return ownResponse(native, { ...echo!, model }, usage);
+      const native = nativeAnswer(chat);
+      if (native) return ownResponse(native, { ...echo!, model }, usage);
       return responseObject({ ...echo!, model }, 'completed', outputOf(chat), responsesUsage(usage));
     },
     stream(model) {

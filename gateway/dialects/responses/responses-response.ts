@@ -3,9 +3,10 @@
 // output_tokens, total_tokens, and Tollgate's cost and carbon); or its event sequence
 // (response.created, output items added, text and argument deltas, items done, response.completed).
 import { randomId } from '../../../core/ids.ts';
-import type { JsonObject } from '../../providers/openai-wire.ts';
+import { firstChoice, toolCallPieces, type JsonObject } from '../../providers/openai-wire.ts';
 import type { UsageBlock } from '../../metering/usage-block.ts';
-import { nativeEndOf, nativeOf } from '../../providers/native.ts';
+import { passedEvents, type PassedEvents } from '../../providers/native.ts';
+import { sseEvent } from '../dialect.ts';
 
 /** An id as OpenAI's look (`resp_`, `msg_`, ... and 24 hex digits), cut from the id pool (core/ids.ts): randomBytes per id cost 5% of a request's CPU. */
 const newId = (prefix: string) => `${prefix}_${randomId().slice(0, 24)}`;
@@ -88,13 +89,11 @@ function callItem(id: string, callId: string, name: string, args: string, status
 
 /** A whole chat completion as the Response's output items. */
 export function outputOf(chat: JsonObject): JsonObject[] {
-  const choice = Array.isArray(chat.choices) ? (chat.choices[0] as JsonObject | undefined) : undefined;
-  const message = (choice?.message ?? {}) as JsonObject;
+  const message = (firstChoice(chat)?.message ?? {}) as JsonObject;
   const output: JsonObject[] = [];
   if (typeof message.content === 'string' && message.content !== '') output.push(messageItem(newId('msg'), message.content));
-  for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : []) {
-    const fn = (call.function ?? {}) as JsonObject;
-    output.push(callItem(newId('fc'), String(call.id ?? newId('call')), String(fn.name ?? ''), String(fn.arguments ?? '')));
+  for (const call of toolCallPieces(message)) {
+    output.push(callItem(newId('fc'), String(call.id ?? newId('call')), call.name, String(call.arguments ?? '')));
   }
   return output;
 }
@@ -128,10 +127,10 @@ export class ResponseStream {
   }
 
   chunk(chunk: JsonObject): string {
-    const native = nativeOf(chunk);
-    if (native !== undefined || nativeEndOf(chunk) !== undefined) return this.#passThrough(native as JsonObject[] | undefined, chunk);
+    const passed = passedEvents(chunk);
+    if (passed) return this.#passThrough(passed);
     let out = this.#start();
-    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as JsonObject | undefined) : undefined;
+    const choice = firstChoice(chunk);
     if (!choice) return out;
     const delta = (choice.delta ?? {}) as JsonObject;
     if (typeof delta.content === 'string' && delta.content !== '') {
@@ -146,18 +145,16 @@ export class ResponseStream {
         delta: delta.content,
       });
     }
-    for (const call of Array.isArray(delta.tool_calls) ? (delta.tool_calls as JsonObject[]) : []) {
-      const tool = typeof call.index === 'number' ? call.index : 0;
-      const fn = (call.function ?? {}) as JsonObject;
-      if (this.#open?.tool !== tool)
-        out += this.#openItem(tool, callItem(newId('fc'), String(call.id ?? newId('call')), String(fn.name ?? ''), '', 'in_progress'));
-      if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+    for (const call of toolCallPieces(delta)) {
+      if (this.#open?.tool !== call.index)
+        out += this.#openItem(call.index, callItem(newId('fc'), String(call.id ?? newId('call')), call.name, '', 'in_progress'));
+      if (typeof call.arguments === 'string' && call.arguments !== '') {
         const open = this.#open!;
-        open.args += fn.arguments;
+        open.args += call.arguments;
         out += this.#event('response.function_call_arguments.delta', {
           item_id: this.#output[open.index]!.id,
           output_index: open.index,
-          delta: fn.arguments,
+          delta: call.arguments,
         });
       }
     }
@@ -190,22 +187,22 @@ export class ResponseStream {
    * The backend's own events, as they came, numbered on: the Responses in them made this
    * gateway's (ownResponse), and the items it finished kept for a Response cut short.
    */
-  #passThrough(events: JsonObject[] | undefined, chunk: JsonObject): string {
-    this.#nativeEnd = nativeEndOf(chunk) ?? this.#nativeEnd;
+  #passThrough({ events, ending }: PassedEvents): string {
+    this.#nativeEnd = ending ?? this.#nativeEnd;
     let out = '';
-    for (const passed of events ?? []) {
+    for (const passed of events) {
       this.#started = true;
       if (passed.response !== null && typeof passed.response === 'object')
         passed.response = ownResponse(passed.response as JsonObject, this.#echo);
       if (passed.type === 'response.output_item.done' && passed.item) this.#output.push(passed.item as JsonObject);
       if (typeof passed.sequence_number === 'number') this.#sequence = passed.sequence_number + 1;
-      out += `event: ${String(passed.type)}\ndata: ${JSON.stringify(passed)}\n\n`;
+      out += sseEvent(String(passed.type), passed);
     }
     return out;
   }
 
   #event(type: string, data: JsonObject): string {
-    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.#sequence++, ...data })}\n\n`;
+    return sseEvent(type, { type, sequence_number: this.#sequence++, ...data });
   }
 
   #start(): string {
