@@ -75,20 +75,22 @@ export class UpstreamHttp {
   async postForm(baseUrl: string, path: string, form: FormData, options: PostOptions): Promise<FormAnswer> {
     // undici's Response encodes the form (boundary, part headers) as fetch() would send it.
     const encoded = new Response(form);
-    const body: RawBody = { bytes: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type')! };
-    return this.#postWhole(baseUrl, path, body, options, '*/*', (text, contentType) =>
-      contentType.toLowerCase().startsWith('application/json') ? { json: parseJsonAnswer(text) } : { text, contentType },
-    );
+    const body = Buffer.from(await encoded.arrayBuffer());
+    const sent = { ...options, headers: { ...options.headers, 'content-type': encoded.headers.get('content-type')! } };
+    return this.#postWhole(baseUrl, path, body, sent, '*/*', (text, headers) => {
+      const contentType = headerText(headers['content-type']) ?? '';
+      return contentType.toLowerCase().startsWith('application/json') ? { json: parseJsonAnswer(text) } : { text, contentType };
+    });
   }
 
-  /** POSTs and gathers the whole answer, handed to `decode` with its media type once it is all in (postJson, postForm). */
+  /** POSTs and gathers the whole answer, handed to `decode` with its headers once it is all in (postJson, postForm). */
   #postWhole<T>(
     baseUrl: string,
     path: string,
     payload: unknown,
     options: PostOptions,
     accept: string,
-    decode: (text: string, contentType: string) => T,
+    decode: (text: string, headers: AnswerHeaders) => T,
   ): Promise<T> {
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
@@ -97,7 +99,7 @@ export class UpstreamHttp {
       const chunks: Buffer[] = [];
       let received = 0;
       let status = 0;
-      let contentType = '';
+      let answerHeaders: AnswerHeaders = {};
       let retryAfterMs: number | undefined;
       let stopCancelling = () => {};
       const settle = (outcome: () => T) => {
@@ -114,7 +116,7 @@ export class UpstreamHttp {
         },
         onResponseStart(controller, statusCode, headers) {
           status = statusCode;
-          contentType = headerText(headers['content-type']) ?? '';
+          answerHeaders = headers;
           if (!isOk(status)) retryAfterMs = retryAfterOf(headers);
           if (declaredLength(headers) > maxBytes) controller.abort(answerTooLarge(maxBytes));
         },
@@ -132,7 +134,7 @@ export class UpstreamHttp {
           settle(() => {
             const text = Buffer.concat(chunks).toString('utf8');
             if (!isOk(status)) throw statusError(status, text, secretsOf(baseUrl, options), retryAfterMs);
-            return decode(text, contentType);
+            return decode(text, answerHeaders);
           });
         },
         onResponseError(_controller, error) {
@@ -276,7 +278,10 @@ export class UpstreamHttp {
     await Promise.all([...this.#agents.values()].map((agent) => agent.close()));
   }
 
-  /** A POST of `payload` (JSON, or a body already encoded) to `baseUrl + path`, or a GET when there is none, with the backend's timeouts. */
+  /**
+   * A POST of `payload` to `baseUrl + path` (JSON, or bytes already encoded, whose content-type is
+   * in the options' headers), or a GET when there is none, with the backend's timeouts.
+   */
   #request(baseUrl: string, path: string, payload: unknown, options: PostOptions, accept: string): Dispatcher.DispatchOptions {
     const target = this.#target(baseUrl);
     const { firstByteMs, betweenChunksMs } = options.timeouts;
@@ -291,13 +296,13 @@ export class UpstreamHttp {
         bodyTimeout: betweenChunksMs,
       };
     }
-    const raw = isRawBody(payload);
+
     return {
       origin: target.origin,
       path: target.prefix + path,
       method: 'POST',
-      headers: { 'content-type': raw ? payload.contentType : 'application/json', accept, ...options.headers },
-      body: raw ? payload.bytes : JSON.stringify(payload),
+      headers: { 'content-type': 'application/json', accept, ...options.headers },
+      body: Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
       headersTimeout: firstByteMs,
       bodyTimeout: betweenChunksMs,
     };
@@ -317,15 +322,8 @@ export class UpstreamHttp {
 /** A whole answer to a form: JSON, or text of another media type. */
 export type FormAnswer = { readonly json: unknown } | { readonly text: string; readonly contentType: string };
 
-/** A request body already encoded (a multipart form), sent as it is. */
-interface RawBody {
-  readonly bytes: Buffer;
-  readonly contentType: string;
-}
-
-function isRawBody(payload: unknown): payload is RawBody {
-  return payload !== null && typeof payload === 'object' && Buffer.isBuffer((payload as RawBody).bytes) && 'contentType' in payload;
-}
+/** An answer's headers, as undici hands them over. */
+type AnswerHeaders = Record<string, string | string[] | undefined>;
 
 function parseJsonAnswer(text: string): unknown {
   try {
