@@ -1,6 +1,7 @@
 // The routing table: an immutable view of one snapshot, indexed for the hot path. A request
 // takes the table once at its start, so a reload never changes a request in flight.
 import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { NativeApi } from '../providers/native.ts';
 import type { RouterSpec } from '../../core/resources/router.ts';
 import type { ProviderSpec } from '../../core/resources/provider.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
@@ -24,6 +25,8 @@ export interface RouterRoute {
   readonly providers: readonly ProviderRoute[];
   /** Providers able to serve each endpoint, in declaration order. */
   readonly byEndpoint: ReadonlyMap<Endpoint, readonly ProviderRoute[]>;
+  /** The APIs besides chat that every one of its providers speaks natively: a request in one passes through (providers/native.ts). */
+  readonly nativeApis: ReadonlySet<NativeApi>;
   readonly pick: Pick;
   readonly cursor: Cursor;
   /**
@@ -120,11 +123,14 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
       else byEndpoint.set(endpoint, [provider]);
     }
   }
+  const nativeApis = new Set(providers[0]?.adapter.speaks ?? []);
+  for (const provider of providers) for (const api of nativeApis) if (!provider.adapter.speaks?.includes(api)) nativeApis.delete(api);
   return {
     spec,
     prices: pricesFrom(spec.costs),
     providers,
     byEndpoint,
+    nativeApis,
     pick: STRATEGY_PICKS[spec.load_balancing_strategy],
     cursor: states.cursor(spec.name),
     fallbacks: [],

@@ -123,8 +123,7 @@ async function handle(
     if (dialect) {
       const router = routerOf(endpoint, request.body, deps);
       const api = dialect.nativeApi;
-      const passesThrough =
-        api !== undefined && router.providers.length > 0 && router.providers.every((p) => p.adapter.speaks?.includes(api));
+      const passesThrough = api !== undefined && router.nativeApis.has(api);
       // The translation is built to the chat schema from a body the dialect's own schema checked: not parsed again.
       routed = { router, body: await dialect.toChat(request.body, passesThrough) };
       if (passesThrough) {

@@ -49,6 +49,7 @@ function router(...answers: Answer[][]): { route: RouterRoute; providers: Provid
     prices: pricesFrom(spec.costs),
     providers,
     byEndpoint: new Map([['chat', providers]]),
+    nativeApis: new Set(),
     pick: STRATEGY_PICKS.round_robin,
     cursor: { next: 0 },
     fallbacks: [],

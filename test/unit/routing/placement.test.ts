@@ -29,6 +29,7 @@ function routerOf(caps: (number | undefined)[]): { router: RouterRoute; provider
     prices: pricesFrom(spec.costs),
     providers,
     byEndpoint: new Map([['chat', providers]]),
+    nativeApis: new Set(),
     pick: STRATEGY_PICKS.round_robin,
     cursor: { next: 0 },
     fallbacks: [],
