@@ -11,17 +11,34 @@ export type Role = (typeof ROLES)[number];
 /** Priorities of a user's waiting requests (queue mode); 0 is the default. */
 export const PRIORITY_RANGE = { min: -10, max: 10 } as const;
 
-/** An amount of money, in the money of router prices: at most 6 decimals (a cost has 6). */
+/**
+ * An amount written as text: digits, then a point and decimals if any; no exponent, spaces, sign
+ * or leading zeros. The shape of the CRDs' MoneyString (kubernetes/crd-schemas.ts), whose bounds
+ * (15 digits, 6 decimals) parseDecimal checks, each with a message of its own.
+ */
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+/**
+ * An amount of money, in the money of router prices: at most 6 decimals (a cost has 6). Text is
+ * a plain decimal, as the docs say: "1e3" or " 5 " is refused rather than read as 1000 or 5. A
+ * JSON number is read from String(), which writes an exponent only below 1e-6 or from 1e21:
+ * parseDecimal reads it exactly, and refuses such an amount as too precise or too large.
+ */
 export const Money = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const parsed = parseDecimal(typeof value === 'number' ? String(value) : value.trim(), 6);
-  if (!parsed.ok) {
-    ctx.addIssue({ code: 'custom', message: `amount ${parsed.reason}` });
+  const refuse = (message: string) => {
+    ctx.addIssue({ code: 'custom', message: `amount ${message}` });
     return z.NEVER;
+  };
+  if (typeof value === 'string') {
+    if (value.startsWith('-') && PLAIN_DECIMAL.test(value.slice(1))) return refuse('must not be negative');
+    if (!PLAIN_DECIMAL.test(value))
+      return refuse(
+        `must be a decimal number written as digits, with a point and at most 6 decimals, such as "25.50" (no exponent, spaces or sign), got ${JSON.stringify(value)}`,
+      );
   }
-  if (parsed.value < 0n) {
-    ctx.addIssue({ code: 'custom', message: 'amount must not be negative' });
-    return z.NEVER;
-  }
+  const parsed = parseDecimal(typeof value === 'number' ? String(value) : value, 6);
+  if (!parsed.ok) return refuse(parsed.reason);
+  if (parsed.value < 0n) return refuse('must not be negative');
   return parsed.canonical;
 });
 

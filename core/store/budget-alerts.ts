@@ -1,5 +1,6 @@
-// Budget alerts: raised by settlement when a level's spending reaches one of its thresholds, once
-// per period (lua/settle.lua, memory-ledger.ts), and handed to whoever delivers them: the
+// Budget alerts: raised when a level's spending reaches one of its thresholds, and when a hard
+// budget runs out (less is left than a request needs: every threshold up to 100% then), once per
+// period each (lua/ledger-common.lua, memory-ledger.ts), and handed to whoever delivers them: the
 // gateways (webhook, metric) and the operator (a Kubernetes Event). Each consumer group gets
 // every alert raised after the group first started, from whichever process of the group takes
 // it; delivery is at least once: an alert whose delivery failed, or whose process died, is offered
@@ -19,6 +20,12 @@ export interface BudgetAlert {
   readonly budgetMicros: bigint;
   /** Spent in the period when the threshold was reached. */
   readonly spentMicros: bigint;
+  /**
+   * true: raised because the hard budget ran out (it refused a request, or cut a charge short,
+   * as less was left than the request needed) before spending reached the threshold; false:
+   * spending reached it.
+   */
+  readonly exhausted: boolean;
   /** The period, `<kind>:<index>` as the ledger counts it (`:0` without a period). */
   readonly period: string;
   /** When it was raised (ms). */

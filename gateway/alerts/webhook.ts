@@ -19,6 +19,7 @@ export function alertBody(alert: BudgetAlert): string {
     percent: alert.percent,
     budget: microsToDecimal(alert.budgetMicros),
     spent: microsToDecimal(alert.spentMicros),
+    exhausted: alert.exhausted,
     period: alert.period,
     raised_at: new Date(alert.at).toISOString(),
   });
@@ -35,13 +36,26 @@ export interface WebhookTarget {
   readonly timeoutMs: number;
 }
 
-/** One POST; throws unless the receiver answers 2xx within the timeout. */
+/**
+ * One POST; throws unless the receiver answers 2xx within the timeout. A redirect is not
+ * followed: it would resend the body, its signature and its idempotency key to wherever the
+ * answer points (fetch follows up to 20 by default, turning a 303 into a GET). It fails the
+ * delivery as any other answer but 2xx, so it is logged and retried, and the URL to fix is named.
+ */
 export async function postAlert(target: WebhookTarget, alert: BudgetAlert): Promise<void> {
   const body = alertBody(alert);
   const headers: Record<string, string> = { 'content-type': 'application/json', [IDEMPOTENCY_HEADER]: alert.key };
   if (target.secret !== undefined) headers[SIGNATURE_HEADER] = signature(target.secret, body);
-  const answer = await fetch(target.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(target.timeoutMs) });
+  const answer = await fetch(target.url, {
+    method: 'POST',
+    headers,
+    body,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(target.timeoutMs),
+  });
   // The body is not read: drop it so the connection can be reused.
   await answer.body?.cancel();
+  if (answer.status >= 300 && answer.status <= 399)
+    throw new Error(`the alert webhook answered ${answer.status}, a redirect, not followed: set --alert-webhook-url to where it points`);
   if (answer.status < 200 || answer.status > 299) throw new Error(`the alert webhook answered ${answer.status}`);
 }

@@ -52,6 +52,41 @@ export const GATEWAY_SETTINGS = {
     env: 'TOLLGATE_BODY_LIMIT',
     help: 'largest request body accepted, in bytes; larger gets 413',
   },
+  bodyTimeoutSeconds: {
+    schema: z.coerce.number().positive().max(3600).default(120),
+    value: '<s>',
+    env: 'TOLLGATE_BODY_TIMEOUT_SECONDS',
+    help: 'longest a request body may take to arrive whole; longer gets 408',
+    doc: "Longest a request's body (JSON, or a transcription's upload) may take to arrive whole, from when the gateway starts reading it. Past it the request is answered 408 `request_timeout` in the API's envelope, what was read is let go, and the connection closes.",
+  },
+  bodyIdleSeconds: {
+    schema: z.coerce.number().positive().max(3600).default(30),
+    value: '<s>',
+    env: 'TOLLGATE_BODY_IDLE_SECONDS',
+    help: 'longest a request body may go without a byte; longer gets 408',
+    doc: 'Longest a request body may go without a byte arriving. Past it the request is answered 408 `request_timeout`, what was read is let go, and the connection closes.',
+  },
+  maxJsonValues: {
+    schema: Int(1000, 100_000_000).default(100_000),
+    value: '<n>',
+    env: 'TOLLGATE_MAX_JSON_VALUES',
+    help: 'most values a JSON body may hold (array elements, object members, containers); more gets 413',
+    doc:
+      'Most values a JSON request body may hold: each array element, object member and container counts one. They are counted as the body arrives, before it is parsed; past the bound the request is answered 413 `request_too_large` and the rest is not read. ' +
+      'Parsing and checking a body takes time by its values, not its bytes, on the event loop every request shares: 100,000 values parse and check in a few milliseconds, while 4.8 million took seconds. Raise it for embeddings sent as more than 100,000 token ids.',
+  },
+  maxJsonDepth: {
+    schema: Int(8, 1000).default(128),
+    value: '<n>',
+    env: 'TOLLGATE_MAX_JSON_DEPTH',
+    help: 'most levels of arrays and objects inside one another in a JSON body; deeper gets 400',
+  },
+  maxJsonKeys: {
+    schema: Int(16, 1_000_000).default(1024),
+    value: '<n>',
+    env: 'TOLLGATE_MAX_JSON_KEYS',
+    help: 'most members of one object in a JSON body; more gets 413',
+  },
   maxAudioBytes: {
     schema: Int(1024, 1024 * 1024 * 1024).default(25 * 1024 * 1024),
     value: '<bytes>',
@@ -216,8 +251,8 @@ export const GATEWAY_SETTINGS = {
     schema: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     value: '<url>',
     env: 'TOLLGATE_ALERT_WEBHOOK_URL',
-    help: 'where budget alerts are POSTed (JSON, HMAC-signed); none: alerts are counted only',
-    doc: 'Where budget alerts are POSTed as JSON, signed with `--alert-webhook-secret`, with an `idempotency-key` header (docs/budgets.md). Without it, alerts are only counted (`tollgate_budget_alerts_total`) and, in Kubernetes mode, recorded as Events.',
+    help: 'where budget alerts are POSTed (JSON, HMAC-signed: needs --alert-webhook-secret); none: alerts are counted only',
+    doc: 'Where budget alerts are POSTed as JSON, signed with `--alert-webhook-secret` (required with it, unless `--alert-webhook-unsigned true`), with an `idempotency-key` header (docs/budgets.md). A redirect is never followed. Without it, alerts are only counted (`tollgate_budget_alerts_total`) and, in Kubernetes mode, recorded as Events.',
     group: 'alerts',
   },
   alertWebhookSecret: {
@@ -225,7 +260,20 @@ export const GATEWAY_SETTINGS = {
     value: '<secret>',
     env: 'TOLLGATE_ALERT_WEBHOOK_SECRET',
     help: 'HMAC-SHA256 key of the alert webhook signature; prefer the variable to the flag',
-    doc: 'The key of the `x-tollgate-signature: sha256=<hex>` HMAC-SHA256 of each alert body. Prefer the variable (a mounted Secret) to the flag, which shows in `ps`.',
+    doc: 'The key of the `x-tollgate-signature: sha256=<hex>` HMAC-SHA256 of each alert body. Required with `--alert-webhook-url`. Prefer the variable (a mounted Secret) to the flag, which shows in `ps`.',
+    group: 'alerts',
+  },
+  alertWebhookUnsigned: {
+    // Absent is false; optional rather than defaulted, as only a webhook without a secret reads it.
+    schema: z
+      .preprocess((v) => (typeof v === 'boolean' ? String(v) : v), z.enum(['true', 'false']))
+      .transform((v) => v === 'true')
+      .optional(),
+    value: '<bool>',
+    env: 'TOLLGATE_ALERT_WEBHOOK_UNSIGNED',
+    help: 'true: POST alerts to --alert-webhook-url unsigned, without --alert-webhook-secret',
+    doc: "true: alerts are POSTed to `--alert-webhook-url` without a signature, for a receiver that cannot check one (it cannot tell them from anyone else's). Without it, a webhook without `--alert-webhook-secret` is refused at start-up; with a secret, it is refused as a contradiction.",
+    defaultText: '`false`',
     group: 'alerts',
   },
   alertWebhookAttempts: {
@@ -269,6 +317,28 @@ export const GATEWAY_SETTINGS = {
     value: '<days>',
     env: 'TOLLGATE_USAGE_RETENTION_DAYS',
     help: 'how long usage records are kept',
+  },
+  storedResponseMaxBytes: {
+    schema: Int(1024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
+    value: '<bytes>',
+    env: 'TOLLGATE_STORED_RESPONSE_MAX_BYTES',
+    help: 'largest conversation a stored response of the Responses API may hold (store: true), in bytes; larger gets 400',
+    doc:
+      "Largest conversation a stored response of the Responses API may hold (`store: true`, the default), in bytes of JSON: what `previous_response_id` continues, with the request's own input. " +
+      'A request that would store a larger one is refused with 400 before it is sent (`store: false` is served). Each stored response is read whole to be continued, so this bounds what one request reads back.',
+  },
+  storedResponseMaxTurns: {
+    schema: Int(1, 1_000_000).default(1000),
+    value: '<n>',
+    env: 'TOLLGATE_STORED_RESPONSE_MAX_TURNS',
+    help: 'most responses one chain of previous_response_id may store; one more gets 400',
+  },
+  storedResponsesMaxBytesPerUser: {
+    schema: Int(1024, 2 ** 40).default(64 * 1024 * 1024),
+    value: '<bytes>',
+    env: 'TOLLGATE_STORED_RESPONSES_MAX_BYTES_PER_USER',
+    help: "most bytes of stored responses one user keeps; past it the user's oldest are let go",
+    doc: "Most bytes of stored responses (the Responses API's) one user keeps, besides at most 10,000 of them: past either, the user's oldest are let go (a `previous_response_id` naming one is then 404). In memory, every user's together are also kept under 256 MiB.",
   },
   reservationTtlSeconds: {
     schema: Int(10, 86_400).default(900),
@@ -440,6 +510,14 @@ export const GatewaySettings = SettingsFields.superRefine((s, context) => {
   const problem = (key: keyof typeof s, message: string) => context.addIssue({ code: 'custom', path: [key], message });
   if (s.routerWorkers > 0 && s.redisUrl === undefined)
     problem('routerWorkers', 'needs --redis-url: router workers take requests from the queues in Redis');
+  // An unsigned alert can be sent by anyone who finds the receiver: unsigned only when asked for.
+  if (s.alertWebhookUrl !== undefined && s.alertWebhookSecret === undefined && s.alertWebhookUnsigned !== true)
+    problem(
+      'alertWebhookSecret',
+      "required with --alert-webhook-url (the signing key, 16 characters or more), so that the receiver can tell alerts from this gateway from anyone else's; set --alert-webhook-unsigned true to send them unsigned",
+    );
+  if (s.alertWebhookSecret !== undefined && s.alertWebhookUnsigned === true)
+    problem('alertWebhookUnsigned', 'contradicts --alert-webhook-secret: alerts are either signed or unsigned, set one of them');
   if (!s.kubernetes) return;
   if (s.config !== undefined)
     problem(

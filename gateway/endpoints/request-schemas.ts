@@ -26,13 +26,35 @@ export const Chat = z.looseObject({
   ...Streaming,
 });
 
-const TokenArray = z.array(z.number().int().min(0));
-const TextInput = z.union([
-  z.string(),
-  z.array(z.string()).min(1, 'must not be empty'),
-  TokenArray.min(1, 'must not be empty'),
-  z.array(TokenArray).min(1, 'must not be empty'),
-]);
+/** A prompt or an input to embed: a string, strings, token ids, or arrays of token ids. */
+type TextInput = string | string[] | number[] | number[][];
+
+/**
+ * TextInput checked in one pass rather than as a union of array schemas: the union tried each
+ * branch element by element, with an issue for every element that failed, so 100,000 token ids
+ * took 45 ms of the event loop.
+ */
+const TextInput = z.custom<TextInput>().superRefine((value, ctx) => {
+  const problem = textInputProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const TEXT_INPUT_SHAPES = 'must be a string, an array of strings, an array of token ids, or an array of arrays of token ids';
+
+function textInputProblem(value: unknown): string | undefined {
+  if (typeof value === 'string') return undefined;
+  if (!Array.isArray(value)) return TEXT_INPUT_SHAPES;
+  if (value.length === 0) return 'must not be empty';
+  const first = value[0];
+  if (typeof first === 'string') return value.every((item) => typeof item === 'string') ? undefined : TEXT_INPUT_SHAPES;
+  if (Array.isArray(first)) return value.every((item) => Array.isArray(item) && isTokenIds(item)) ? undefined : TEXT_INPUT_SHAPES;
+  return isTokenIds(value) ? undefined : TEXT_INPUT_SHAPES;
+}
+
+function isTokenIds(items: readonly unknown[]): boolean {
+  for (const item of items) if (!Number.isSafeInteger(item) || (item as number) < 0) return false;
+  return true;
+}
 
 export const Completions = z.looseObject({
   model: z.string(),

@@ -6,6 +6,8 @@
 
 import type { LevelName } from '../../core/store/ledger.ts';
 import { LIMIT_LEVEL_HEADER } from './budget-headers.ts';
+import type { BodyExpiry } from './body-deadlines.ts';
+import type { ShapeViolation } from './json-shape.ts';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -95,6 +97,8 @@ export class ApiError extends Error {
   }
 }
 
+/** An answer after which the connection closes: the rest of the request is not read. */
+const CLOSE = { headers: { connection: 'close' } } as const;
 const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
 /** Clients retry a store outage after this many seconds. */
 const STORE_RETRY_AFTER = { 'retry-after': '1' } as const;
@@ -114,6 +118,26 @@ export const errors = {
     ),
   bodyTooLarge: (limitBytes: number) =>
     new ApiError('request_too_large', `The request body is larger than the limit of ${limitBytes} bytes`),
+  /** The body is not read further (json-shape.ts): the connection closes after the answer. */
+  bodyShape: (violation: ShapeViolation) =>
+    violation.kind === 'depth'
+      ? new ApiError('invalid_request', `The request body nests arrays and objects more than ${violation.limit} deep`, CLOSE)
+      : new ApiError(
+          'request_too_large',
+          violation.kind === 'values'
+            ? `The request body holds more than ${violation.limit} JSON values (array elements, object members and containers)`
+            : `An object in the request body has more than ${violation.limit} members`,
+          CLOSE,
+        ),
+  /** The body did not arrive in time (body-deadlines.ts): the connection closes after the answer. */
+  bodyTimeout: (why: BodyExpiry, ms: number) =>
+    new ApiError(
+      'request_timeout',
+      why === 'total'
+        ? `The request body did not arrive within ${ms / 1000} s`
+        : `The request body stopped arriving: nothing came for ${ms / 1000} s`,
+      CLOSE,
+    ),
   /** The upload is not read further: the connection closes after the answer. */
   audioTooLarge: (limitBytes: number) =>
     new ApiError('request_too_large', `The audio file is larger than the limit of ${limitBytes} bytes`, {

@@ -15,6 +15,9 @@ import { errors } from './api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
+import { BodyDeadlines, type BodyTimeouts } from './body-deadlines.ts';
+import type { JsonShapeLimits } from './json-shape.ts';
+import type { StoredLimits } from '../dialects/responses/responses-dialect.ts';
 import { registerMultipartBody } from './multipart-body.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerInference } from './routes/inference.ts';
@@ -52,6 +55,12 @@ export interface AppDeps {
   readonly bodyLimit: number;
   /** Largest audio file a transcription may upload, in bytes. */
   readonly maxAudioBytes: number;
+  /** How large a conversation the Responses API may store. */
+  readonly storedResponses: StoredLimits;
+  /** The bounds of a JSON body's shape, counted as it arrives (json-shape.ts). */
+  readonly jsonShape: JsonShapeLimits;
+  /** How long a body may take to arrive, and go without a byte (body-deadlines.ts). */
+  readonly bodyTimeouts: BodyTimeouts;
   /** Serve priced routers without charging when the store is down (default: 503). */
   readonly failOpen: boolean;
   readonly reservationTtlMs: number;
@@ -153,8 +162,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
-  registerJsonBody(app);
-  registerMultipartBody(app, deps.maxAudioBytes);
+  const deadlines = new BodyDeadlines(deps.bodyTimeouts);
+  app.addHook('onClose', async () => deadlines.close());
+  registerJsonBody(app, { bytes: deps.bodyLimit, shape: deps.jsonShape }, deadlines);
+  registerMultipartBody(app, deps.maxAudioBytes, deadlines);
   app.setErrorHandler(errorHandler(deps.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);
@@ -166,10 +177,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     outcomes: new OutcomeRecorder(deps.metrics),
     billing,
     responses: deps.store.responses,
+    storedLimits: deps.storedResponses,
     log: app.log,
   });
   registerStoredResponses(app, deps.store.responses);
-  registerAdminUsers(app, { store: deps.store, now: deps.now, resources: deps.userResources, maxKeysPerUser: deps.maxKeysPerUser });
+  registerAdminUsers(app, {
+    store: deps.store,
+    now: deps.now,
+    resources: deps.userResources,
+    maxKeysPerUser: deps.maxKeysPerUser,
+    routing: deps.routing,
+  });
   registerAdminTeams(app, { store: deps.store, now: deps.now, resources: deps.userResources });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });

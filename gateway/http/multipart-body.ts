@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { audioSeconds, type AudioFile } from '../endpoints/audio-file.ts';
 import { type ApiError, errors } from './api-error.ts';
+import type { BodyDeadlines } from './body-deadlines.ts';
 
 /** What a form may hold besides its file: OpenAI's transcription form has 8 fields or so. */
 const FORM_LIMITS = { fields: 32, fieldSize: 128 * 1024, parts: 33, files: 1, headerPairs: 64 } as const;
@@ -16,13 +17,13 @@ const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
 /** Bytes a form adds around its file (boundaries, part headers, fields): what a declared length may exceed the file limit by. */
 const FORM_OVERHEAD = FORM_LIMITS.fields * FORM_LIMITS.fieldSize;
 
-export function registerMultipartBody(app: FastifyInstance, maxFileBytes: number): void {
+export function registerMultipartBody(app: FastifyInstance, maxFileBytes: number, deadlines: BodyDeadlines): void {
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
     if (request.is404) return done(null, undefined);
     if (!request.routeOptions.config?.multipart) return done(errors.unsupportedMediaType(request.headers['content-type']), undefined);
     const declared = Number(request.headers['content-length']);
     if (declared > maxFileBytes + FORM_OVERHEAD) return done(errors.audioTooLarge(maxFileBytes), undefined);
-    readForm(payload, request.headers, maxFileBytes).then(
+    readForm(payload, request.headers, maxFileBytes, deadlines).then(
       (form) => done(null, form),
       (error: ApiError) => done(error, undefined),
     );
@@ -30,7 +31,12 @@ export function registerMultipartBody(app: FastifyInstance, maxFileBytes: number
 }
 
 /** The form's fields (a field sent more than once: its values in order) and its `file`, with the audio's length read from its header. */
-function readForm(payload: Readable, headers: Record<string, string | string[] | undefined>, maxFileBytes: number): Promise<object> {
+function readForm(
+  payload: Readable,
+  headers: Record<string, string | string[] | undefined>,
+  maxFileBytes: number,
+  deadlines: BodyDeadlines,
+): Promise<object> {
   return new Promise((resolve, reject) => {
     let busboy: BusboyInstance;
     try {
@@ -41,14 +47,21 @@ function readForm(payload: Readable, headers: Record<string, string | string[] |
     const fields = new Map<string, string | string[]>();
     let file: { chunks: Buffer[]; filename: string; mimeType: string } | undefined;
     let failed = false;
+    // The upload must arrive in time (body-deadlines.ts); its bytes are counted as busboy reads them.
+    const watch = deadlines.watch((why, ms) => fail(errors.bodyTimeout(why, ms)));
+    const counted = (chunk: Buffer) => watch.received(chunk.length);
+    payload.on('data', counted);
     const fail = (error: ApiError) => {
       if (failed) return;
       failed = true;
+      watch.stop();
+      payload.off('data', counted);
       payload.unpipe(busboy);
       // Fastify closes the connection after a body it could not read. An upload past the limit
       // is answered at once; any other refusal once the client has sent the rest (read to
       // nowhere, up to what the limit allows), so that it reads the answer, not a broken pipe.
-      if (error.code === 'request_too_large') return reject(error);
+      // A form found broken at its end (no closing boundary) has nothing more to wait for.
+      if (error.code === 'request_too_large' || error.code === 'request_timeout' || payload.readableEnded) return reject(error);
       let rest = 0;
       const answer = () => {
         payload.off('data', count);
@@ -64,12 +77,15 @@ function readForm(payload: Readable, headers: Record<string, string | string[] |
     };
     busboy.on('file', (name, stream, filename, _encoding, mimeType) => {
       if (name !== 'file') {
+        stream.on('error', () => {});
         stream.resume();
         return fail(errors.invalidRequest(`The form's file must be its \`file\` field, not \`${name}\``, name));
       }
       const chunks: Buffer[] = [];
       file = { chunks, filename: filename || 'audio', mimeType };
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // A body that ends inside the file ("Part terminated early"): unheard, this error would end the process.
+      stream.on('error', (error: Error) => fail(errors.malformedForm(error.message)));
       stream.on('limit', () => {
         chunks.length = 0;
         fail(errors.audioTooLarge(maxFileBytes));
@@ -88,10 +104,13 @@ function readForm(payload: Readable, headers: Record<string, string | string[] |
     busboy.on('error', (error: Error) => fail(errors.malformedForm(error.message)));
     // A client gone mid-upload: what was read is let go at once (nothing waits for an end that will not come).
     payload.once('close', () => {
+      watch.stop();
       if (!(payload as IncomingMessage).complete) reject(errors.malformedForm('the upload was cut off'));
     });
     payload.on('error', () => {});
     busboy.on('finish', () => {
+      watch.stop();
+      payload.off('data', counted);
       if (failed) return;
       const form: Record<string, unknown> = Object.fromEntries(fields);
       if (!file) return resolve(form);

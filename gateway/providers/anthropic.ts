@@ -55,7 +55,7 @@ export function toMessagesRequest(body: JsonObject): JsonObject {
     if (blocks.length === 0) return;
     const last = messages.at(-1);
     // Anthropic alternates roles: consecutive messages of one role (tool results) are merged.
-    if (last && last.role === role) (last.content as JsonObject[]).push(...blocks);
+    if (last && last.role === role) for (const block of blocks) (last.content as JsonObject[]).push(block);
     else messages.push({ role, content: blocks });
   };
   for (const message of (body.messages ?? []) as JsonObject[]) {

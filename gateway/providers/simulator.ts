@@ -96,7 +96,9 @@ function deterministicWords(prompt: string, count: number): string[] {
 }
 
 function embed(body: JsonObject): JsonObject {
-  const inputs = Array.isArray(body.input) ? (body.input as unknown[]) : [body.input];
+  // One input per string or per array of token ids; a flat array of token ids is one input, as in OpenAI's API.
+  const input = body.input;
+  const inputs = Array.isArray(input) && input.length > 0 && typeof input[0] !== 'number' ? (input as unknown[]) : [input];
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 16;
   if (inputs.length * dimensions > SIMULATOR_LIMITS.embeddingValues) {
     // As a backend refuses what it will not do: 400, which the gateway passes on to the caller.

@@ -19,17 +19,20 @@ import type { RedisStore } from '../../core/store/redis/redis-store.ts';
 import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
 import { redactedUrl, StartupError } from './startup-error.ts';
 import { DAY_MS } from '../../core/time.ts';
+import { DEFAULT_RESPONSE_LIMITS } from '../../core/store/responses.ts';
 
 /** The store; a Redis that cannot be reached at start-up is a StartupError naming why. */
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
   const retentionMs = settings.usageRetentionDays * DAY_MS;
-  if (!settings.redisUrl) return new MemoryStore({ usageRetentionMs: retentionMs });
+  const responseLimits = { bytesPerUser: settings.storedResponsesMaxBytesPerUser, countPerUser: DEFAULT_RESPONSE_LIMITS.countPerUser };
+  if (!settings.redisUrl) return new MemoryStore({ usageRetentionMs: retentionMs, responseLimits });
   // Loaded only with --redis-url: a gateway with an in-memory store does not pay for ioredis.
   const { RedisStore } = await import('../../core/store/redis/redis-store.ts');
   let lastError: Error | undefined;
   try {
     return await RedisStore.connect(settings.redisUrl, {
       usageRetentionMs: retentionMs,
+      responseLimits,
       leaseRequests: settings.leaseRequests,
       commandTimeoutMs: settings.redisCommandTimeoutMs,
       onConnectionError: (error) => (lastError = error),
@@ -110,6 +113,9 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     now: Date.now,
     bodyLimit: settings.bodyLimit,
     maxAudioBytes: settings.maxAudioBytes,
+    storedResponses: { bytes: settings.storedResponseMaxBytes, turns: settings.storedResponseMaxTurns },
+    jsonShape: { values: settings.maxJsonValues, depth: settings.maxJsonDepth, keys: settings.maxJsonKeys },
+    bodyTimeouts: { totalMs: settings.bodyTimeoutSeconds * 1000, idleMs: settings.bodyIdleSeconds * 1000 },
     failOpen: settings.failOpen,
     reservationTtlMs: settings.reservationTtlSeconds * 1000,
     promptRatioSyncMs: settings.promptRatioSyncSeconds * 1000,

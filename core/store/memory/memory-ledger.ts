@@ -124,8 +124,15 @@ export class MemoryLedger implements Ledger {
         if (!tightest || room < tightest.room) tightest = { level, room };
       }
     }
-    if (tightest && hold && hold.micros > tightest.room)
+    if (tightest && hold && hold.micros > tightest.room) {
+      // A level whose rest is too small for this request has run out: its last thresholds are raised.
+      for (const level of levels) {
+        const budget = budgetMicros(level.source);
+        if (budget !== null && level.source.budget_alerts && runsOut(level, budget, hold.micros))
+          this.#raiseAlerts(level, budget, userId, admission.now, true);
+      }
       return { ok: false, reason: 'budget', level: tightest.level.name, remainingMicros: tightest.room < 0n ? 0n : tightest.room };
+    }
     for (const c of checks) c.counters.set(c.check.name, { ...c.check.counter, cur: c.check.counter.cur + c.check.cost });
     if (hold) {
       const expires = admission.now + hold.ttlMs;
@@ -155,6 +162,7 @@ export class MemoryLedger implements Ledger {
       }
       let charge = settlement.actualMicros;
       const budget = budgetMicros(source);
+      const ranOut = budget !== null && runsOut(level, budget, charge);
       if (budget !== null && !source.soft_budget) {
         let room = budget - ledger.spent - ledger.reserved;
         if (room < 0n) room = 0n;
@@ -165,8 +173,9 @@ export class MemoryLedger implements Ledger {
         ledger.spent += charge;
         const label = `${ledger.ptype ?? ''}:${ledger.pidx}`;
         ledger.history.set(label, (ledger.history.get(label) ?? 0n) + charge);
-        if (budget !== null && source.budget_alerts) this.#raiseAlerts(level, budget, userId, settlement.now);
       }
+      if (budget !== null && source.budget_alerts && (charge > 0n || ranOut))
+        this.#raiseAlerts(level, budget, userId, settlement.now, ranOut);
       if (rate && rate.tokens > 0 && policy) {
         const counters = this.#counters(ledger, rate.scope);
         for (const [name] of limitsOf(policy)) {
@@ -200,11 +209,16 @@ export class MemoryLedger implements Ledger {
     };
   }
 
-  /** Raises the level's alerts its spending has reached, once per period each (as lua/settle.lua). */
-  #raiseAlerts(level: Level, budget: bigint, userId: string, now: number): void {
+  /**
+   * Raises the level's alerts its spending has reached, once per period each, and when its budget
+   * `ranOut` (runsOut) those up to 100% too, however much was spent (as raise_alerts, lua/ledger-common.lua).
+   */
+  #raiseAlerts(level: Level, budget: bigint, userId: string, now: number, ranOut: boolean): void {
     const { ledger } = level;
     for (const percent of level.source.budget_alerts ?? []) {
-      if (percent <= ledger.alerted || ledger.spent * 100n < budget * BigInt(percent)) continue;
+      if (percent <= ledger.alerted) continue;
+      const reached = ledger.spent * 100n >= budget * BigInt(percent);
+      if (!reached && !(ranOut && percent <= 100)) continue;
       ledger.alerted = percent;
       const period = `${ledger.ptype ?? ''}:${ledger.pidx}`;
       this.#alerts.raise({
@@ -215,6 +229,7 @@ export class MemoryLedger implements Ledger {
         percent,
         budgetMicros: budget,
         spentMicros: ledger.spent,
+        exhausted: !reached,
         period,
         at: now,
       });
@@ -292,6 +307,17 @@ export function budgetMicros(user: BudgetSource): bigint | null {
     budgets.set(user, micros);
   }
   return micros;
+}
+
+/**
+ * Whether a level's hard budget has run out for a request that needs `micros` (its hold at
+ * admission, its real cost at settlement): less is left unspent. Spending seldom lands on a hard
+ * budget exactly, as the last requests are refused (or cut short) while a little is left, so this
+ * is what reaching 100% means for it. Holds of requests in flight are not counted: they may yet
+ * settle for less, so a refusal they cause alone is passing, not running out.
+ */
+function runsOut({ source, ledger }: Level, budget: bigint, micros: bigint): boolean {
+  return !source.soft_budget && micros > budget - ledger.spent;
 }
 
 /** Each limit's status at the level where it has least room (as redis-ledger.ts reads the script's). */

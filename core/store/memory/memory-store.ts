@@ -8,6 +8,7 @@ import { MemoryLedger } from './memory-ledger.ts';
 import { isKeyLevel } from '../../resources/key-limits.ts';
 import { MemoryBudgetAlerts } from './memory-budget-alerts.ts';
 import { MemoryResponses } from './memory-responses.ts';
+import type { ResponseLimits } from '../responses.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
@@ -16,6 +17,8 @@ export interface MemoryStoreOptions {
   readonly usageRetentionMs: number;
   /** Most usage records kept per user; the oldest go first. */
   readonly maxUsageRecordsPerUser?: number;
+  /** What one user's stored responses may take in all (store/responses.ts). */
+  readonly responseLimits?: ResponseLimits;
   /** The clock usage retention and gateway reports are measured on. */
   readonly now?: () => number;
 }
@@ -51,7 +54,7 @@ export class MemoryStore implements Store {
       now: options.now,
     });
     this.gateways = new MemoryGatewayReports(options.now);
-    this.responses = new MemoryResponses(options.usageRetentionMs, options.now);
+    this.responses = new MemoryResponses(options.usageRetentionMs, { limits: options.responseLimits, now: options.now });
   }
 
   /** Memory is seeded at start-up and lost only with the process. */

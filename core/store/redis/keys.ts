@@ -65,6 +65,10 @@ export const keys = {
   userKeys: (id: string) => `${user(id)}:keys`,
   /** String: JSON StoredResponse of the Responses API (store/responses.ts), expiring with the usage retention. */
   storedResponse: (id: string, responseId: string) => `${user(id)}:resp:${responseId}`,
+  /** Sorted set: the user's stored response ids, scored by when each expires (ms): oldest first (lua/response-write.lua). */
+  storedResponseIndex: (id: string) => `${user(id)}:resp-index`,
+  /** Hash: the user's stored response id -> its bytes, and `total` (lua/response-write.lua). */
+  storedResponseSizes: (id: string) => `${user(id)}:resp-sizes`,
   /** Stream of the user's usage records. */
   usage: (id: string) => `${user(id)}:usage`,
   /** Every key of one user, for deleting a user. */

@@ -109,6 +109,7 @@ function readAlert(fields: string[]): BudgetAlert | undefined {
     percent: number;
     budget: number | string;
     spent: number | string;
+    exhausted?: boolean;
     period: string;
     at: number;
   };
@@ -120,6 +121,8 @@ function readAlert(fields: string[]): BudgetAlert | undefined {
     percent: a.percent,
     budgetMicros: BigInt(a.budget),
     spentMicros: BigInt(a.spent),
+    // Absent from the alerts raised before it was added: those were all reached by spending.
+    exhausted: a.exhausted === true,
     period: a.period,
     at: a.at,
   };

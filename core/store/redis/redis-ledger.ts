@@ -137,11 +137,11 @@ function runBatch(waiting: Pending[], script: LuaScript, onFailure: () => void):
   };
   const requests = batch.map(({ userId, scope, levels, step }) => {
     const k = keySet(userId, scope);
-    // A settlement names the user and its levels by id: the alerts it may raise say whose they are.
-    const u = step.t === 's' ? userId : undefined;
-    if (levels === undefined || levels.length === 0) return { k, u, ...step };
+    // Each step names the user and its levels by id: the alerts it may raise say whose they are
+    // (a settlement's, and an admission's refused by a budget that ran out).
+    if (levels === undefined || levels.length === 0) return { k, u: userId, ...step };
     const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope), n: l.level, id: l.id, limits: limitsOf(l.policy) }));
-    return { k, u, ...step, x };
+    return { k, u: userId, ...step, x };
   });
   script.run(JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {

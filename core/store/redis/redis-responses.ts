@@ -1,28 +1,40 @@
 // Stored responses on Redis: one string per response under the user's prefix (keys.storedResponse),
-// expiring with the usage retention, and gone with the user.
+// expiring with the usage retention, and gone with the user. The user's index and sizes let the
+// oldest go when the user's stored responses pass the limits (lua/response-write.lua).
 import type { Redis } from 'ioredis';
-import type { ResponseStore, StoredResponse } from '../responses.ts';
+import { DEFAULT_RESPONSE_LIMITS, readResponse, type ReadResponse, type ResponseLimits, type ResponseStore } from '../responses.ts';
 import { keys } from './keys.ts';
+import { defineScript, type LuaScript } from './scripts.ts';
 
 export class RedisResponses implements ResponseStore {
   readonly #redis: Redis;
   readonly #retentionMs: number;
+  readonly #limits: ResponseLimits;
+  readonly #write: LuaScript;
 
-  constructor(redis: Redis, retentionMs: number) {
+  constructor(redis: Redis, retentionMs: number, limits: ResponseLimits = DEFAULT_RESPONSE_LIMITS) {
     this.#redis = redis;
     this.#retentionMs = retentionMs;
+    this.#limits = limits;
+    this.#write = defineScript(redis, 'response-write', 3);
   }
 
-  async put(userId: string, id: string, stored: StoredResponse): Promise<void> {
-    await this.#redis.set(keys.storedResponse(userId, id), JSON.stringify(stored), 'PX', this.#retentionMs);
+  async put(userId: string, id: string, json: string): Promise<void> {
+    const { bytesPerUser, countPerUser } = this.#limits;
+    const prefix = keys.storedResponse(userId, '');
+    await this.#write.run(...this.#keys(userId, id), 'put', id, json, this.#retentionMs, bytesPerUser, countPerUser, prefix);
   }
 
-  async get(userId: string, id: string): Promise<StoredResponse | undefined> {
+  async get(userId: string, id: string): Promise<ReadResponse | undefined> {
     const raw = await this.#redis.get(keys.storedResponse(userId, id));
-    return raw === null ? undefined : (JSON.parse(raw) as StoredResponse);
+    return raw === null ? undefined : readResponse(raw);
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    return (await this.#redis.del(keys.storedResponse(userId, id))) === 1;
+    return (await this.#write.run(...this.#keys(userId, id), 'delete', id)) === 1;
+  }
+
+  #keys(userId: string, id: string): [string, string, string] {
+    return [keys.storedResponse(userId, id), keys.storedResponseIndex(userId), keys.storedResponseSizes(userId)];
   }
 }

@@ -19,7 +19,7 @@ import { RedisHealth } from './redis-health.ts';
 import { BUDGET_LEASES } from './redis-budget-lease.ts';
 import { RedisBudgetAlerts } from './redis-budget-alerts.ts';
 import { RedisResponses } from './redis-responses.ts';
-import type { ResponseStore } from '../responses.ts';
+import type { ResponseLimits, ResponseStore } from '../responses.ts';
 import type { BudgetAlerts } from '../budget-alerts.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
@@ -31,6 +31,8 @@ import { unavailable } from './unavailable.ts';
 
 export interface RedisStoreOptions {
   readonly usageRetentionMs: number;
+  /** What one user's stored responses may take in all (store/responses.ts). */
+  readonly responseLimits?: ResponseLimits;
   /** Longest wait between two reconnection attempts; they go on for ever. Default 2000 ms. */
   readonly maxReconnectDelayMs?: number;
   /** How long connect() waits for Redis to answer. Default 10 s. */
@@ -123,7 +125,7 @@ export class RedisStore implements Store {
     };
     // Its readers block on connections of their own, and retry by themselves: not gated.
     this.alerts = new RedisBudgetAlerts(client);
-    this.responses = gated(new RedisResponses(client, options.usageRetentionMs), gate);
+    this.responses = gated(new RedisResponses(client, options.usageRetentionMs, options.responseLimits), gate);
     this.usage = gated(new RedisUsageLog(client, { retentionMs: options.usageRetentionMs, now: options.now }), gate);
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));

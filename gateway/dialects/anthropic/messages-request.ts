@@ -90,7 +90,9 @@ export function toChat(request: MessagesRequest | NativeMessagesRequest): JsonOb
       ? request.system
       : request.system?.flatMap((b) => (b.type === 'text' ? [String(b.text)] : [])).join('\n');
   if (system) messages.push({ role: 'system', content: system });
-  for (const message of request.messages) messages.push(...chatMessages(message.role, message.content as string | Block[]));
+  // One by one, not push(...): a message of 150,000 tool results overflowed the stack as arguments.
+  for (const message of request.messages)
+    for (const chat of chatMessages(message.role, message.content as string | Block[])) messages.push(chat);
   const chat: JsonObject = { model: request.model, messages, max_tokens: request.max_tokens };
   if (request.stop_sequences?.length) chat.stop = request.stop_sequences;
   if (request.temperature !== undefined) chat.temperature = request.temperature;

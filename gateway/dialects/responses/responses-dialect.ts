@@ -3,9 +3,10 @@
 // one (`store`, default true as in OpenAI's API). Errors keep OpenAI's envelope. To a router
 // whose providers all have a Responses API (OpenAI's), the request passes through with the stored
 // conversation before its input, and the backend's own Response comes back as this one.
+// A conversation is stored only within bounds (StoredLimits), checked before anything is sent.
 import { parseBody, type Dialect } from '../dialect.ts';
 import type { JsonObject } from '../../providers/openai-wire.ts';
-import type { ResponseStore } from '../../../core/store/responses.ts';
+import type { ResponseStore, StoredResponse } from '../../../core/store/responses.ts';
 import { errors } from '../../http/api-error.ts';
 import { inputMessages, nativeBody, NativeResponsesRequest, ResponsesRequest, toChat } from './responses-request.ts';
 import { nativeAnswer } from '../../providers/native.ts';
@@ -20,21 +21,38 @@ import {
   type ResponseEcho,
 } from './responses-response.ts';
 
-export function responsesDialect(userId: string, store: ResponseStore): Dialect {
+/** How large a stored conversation may grow (settings: --stored-response-max-bytes, --stored-response-max-turns). */
+export interface StoredLimits {
+  /** Bytes of JSON of the conversation before its answer: the stored response continued, and the request. */
+  readonly bytes: number;
+  /** Responses in one chain of previous_response_id. */
+  readonly turns: number;
+}
+
+/**
+ * The dialect for one request of `userId`, whose body was `bodyBytes` long: with what it
+ * continues, the conversation to store must stay within `limits` (checked before it is sent).
+ */
+export function responsesDialect(userId: string, store: ResponseStore, limits: StoredLimits, bodyBytes: number): Dialect {
   let request: ResponsesRequest | undefined;
   let echo: ResponseEcho | undefined;
   let earlier: readonly JsonObject[] = [];
+  let turns = 1;
   return {
     api: 'openai-responses',
     nativeApi: 'openai-responses',
     async toChat(body, native) {
       request = native ? (parseBody(NativeResponsesRequest, body) as ResponsesRequest) : parseBody(ResponsesRequest, body);
       const previous = request.previous_response_id;
+      let earlierBytes = 0;
       if (previous) {
         const stored = await store.get(userId, previous);
         if (!stored) throw errors.notFound(`Previous response with id '${previous}' not found.`, 'previous_response_id');
         earlier = stored.messages as JsonObject[];
+        earlierBytes = stored.bytes;
+        turns = (stored.turns ?? 1) + 1;
       }
+      if (request.store ?? true) assertStorable(limits, turns, earlierBytes + bodyBytes, previous);
       echo = {
         id: newResponseId(),
         model: request.model,
@@ -65,7 +83,23 @@ export function responsesDialect(userId: string, store: ResponseStore): Dialect 
     async keep(answer) {
       if (!echo?.store || !request) return;
       const output = (answer.output ?? []) as JsonObject[];
-      await store.put(userId, echo.id, { response: answer, messages: [...earlier, ...inputMessages(request), ...outputMessages(output)] });
+      const messages = [...earlier, ...inputMessages(request), ...outputMessages(output)];
+      await store.put(userId, echo.id, JSON.stringify({ response: answer, messages, turns } satisfies StoredResponse));
     },
   };
+}
+
+/** Refuses, before it is sent, a request whose conversation would be stored past the limits. */
+function assertStorable(limits: StoredLimits, turns: number, bytes: number, previous: string | null | undefined): void {
+  const withoutStore = 'start a new conversation, or send `store: false` (it is then not kept)';
+  if (turns > limits.turns)
+    throw errors.invalidRequest(
+      `previous_response_id: its conversation holds ${turns - 1} stored responses, the most one may hold is ${limits.turns}; ${withoutStore}`,
+      'previous_response_id',
+    );
+  if (bytes > limits.bytes)
+    throw errors.invalidRequest(
+      `The conversation to store would be ${bytes} bytes, more than a stored response may hold (${limits.bytes}); ${withoutStore}`,
+      previous ? 'previous_response_id' : 'input',
+    );
 }

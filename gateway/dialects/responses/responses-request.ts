@@ -144,9 +144,9 @@ function chatContent(content: z.output<typeof Content>): string | JsonObject[] {
 
 /** The chat completions request: the earlier conversation (previous_response_id), the instructions, then this input. */
 export function toChat(request: ResponsesRequest, earlier: readonly JsonObject[]): JsonObject {
-  const messages: JsonObject[] = [];
-  if (request.instructions) messages.push({ role: 'system', content: request.instructions });
-  messages.push(...earlier, ...inputMessages(request));
+  // Joined, not push(...): 150,000 input items overflowed the stack as arguments.
+  const system: JsonObject[] = request.instructions ? [{ role: 'system', content: request.instructions }] : [];
+  const messages = system.concat(earlier, inputMessages(request));
   const chat: JsonObject = { model: request.model, messages };
   if (request.max_output_tokens != null) chat.max_tokens = request.max_output_tokens;
   if (request.temperature != null) chat.temperature = request.temperature;

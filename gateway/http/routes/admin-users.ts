@@ -1,6 +1,7 @@
 // The admin API's users (spec 4: create and update a user, with its budget) and their API keys.
 // Admins manage everyone; a team admin manages their own team's users and keys, within the team's
-// budget (team-scope.ts), and every step outside the team is refused with 403. A PATCH merges
+// budget, only narrowing what an admin set for a user (team-scope.ts); to them a user of another
+// team does not exist (404), and every other step outside the team is refused with 403. A PATCH merges
 // onto the stored user (JSON Merge Patch) and the result is validated whole by UserSpec, so a
 // budget change applies to the user's very next request.
 // In Kubernetes mode (deps.resources) creating, changing and deleting a user writes its
@@ -19,7 +20,18 @@ import { ConflictError } from '../../../core/store/store-errors.ts';
 import { managersOnly, requireManager } from '../auth.ts';
 import { errors } from '../api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
-import { assertBudgetInScope, assertRoleInScope, assertUserInScope, scopeOf, type Scope } from '../team-scope.ts';
+import type { ServedRouting } from '../../routing/served-routing.ts';
+import {
+  assertBudgetInScope,
+  assertNarrowerInScope,
+  assertNewIdInScope,
+  assertRoleInScope,
+  assertUserInScope,
+  scopeOf,
+  userNotFound,
+  type Scope,
+  type UserPolicy,
+} from '../team-scope.ts';
 import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
 
 export interface AdminUsersDeps {
@@ -29,6 +41,8 @@ export interface AdminUsersDeps {
   readonly maxKeysPerUser: number;
   /** Kubernetes mode: where users are written (GatewayUser resources). */
   readonly resources?: UserResources | undefined;
+  /** The routers served, whose rate limits a team admin may only narrow for a user. */
+  readonly routing: ServedRouting;
 }
 
 const ListQuery = z.strictObject({ limit: PageLimit, after: z.string().min(1).optional() });
@@ -45,7 +59,8 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
       // A team admin's users join their team unless the body says otherwise (then refused below).
       const spec = parseWith(UserSpec, { ...(scope !== null && { team: scope }), ...input, id: input.id ?? newUserId() });
-      await assertUserFits(deps, scope, spec);
+      if (input.id !== undefined) assertNewIdInScope(scope, spec.id);
+      await assertUserFits(deps, scope, spec, undefined);
       if (deps.resources) {
         if (await deps.store.accounts.getUser(spec.id)) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
         try {
@@ -152,7 +167,7 @@ async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: 
   // An admin who demoted themselves could lock the gateway out of its own admin API.
   if (id === callerId && scope === null && next.role !== 'admin')
     throw errors.invalidRequest("role: you cannot remove your own admin role; use another admin's key", 'role');
-  await assertUserFits(deps, scope, next);
+  await assertUserFits(deps, scope, next, current);
   if (deps.resources) {
     await deps.resources.update(next);
     return userView({ ...next, created_at: current.created_at }, deps.store.ledger, deps.now());
@@ -160,8 +175,11 @@ async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: 
   return userView(await deps.store.accounts.updateUser(next), deps.store.ledger, deps.now());
 }
 
-/** A user as written must name a team that exists, and stay within a team admin's team, role and budget. */
-async function assertUserFits(deps: AdminUsersDeps, scope: Scope, spec: UserSpec): Promise<void> {
+/**
+ * A user as written must name a team that exists, and stay within a team admin's team, role and
+ * budget, and within what is in force for the user now (`current`; undefined for a new user).
+ */
+async function assertUserFits(deps: AdminUsersDeps, scope: Scope, spec: UserSpec, current: UserPolicy | undefined): Promise<void> {
   if (scope !== null && spec.team !== scope) throw errors.forbidden(`team: a team admin's users stay in their team ("${scope}")`, 'team');
   assertRoleInScope(scope, spec.role);
   const team = spec.team === null ? undefined : await deps.store.accounts.getTeam(spec.team);
@@ -169,6 +187,12 @@ async function assertUserFits(deps: AdminUsersDeps, scope: Scope, spec: UserSpec
   if (spec.team !== null && team === undefined && !deps.resources)
     throw errors.invalidRequest(`team: there is no team "${spec.team}"`, 'team');
   assertBudgetInScope(scope, team, spec.budget);
+  assertNarrowerInScope(scope, current, spec, { team, routers: servedRouters(deps.routing) });
+}
+
+/** The routers' specs as served; undefined until a first routing snapshot is loaded (Kubernetes mode). */
+function servedRouters(routing: ServedRouting) {
+  return routing.waiting === undefined ? routing.table.routers.map((router) => router.spec) : undefined;
 }
 
 async function teamOf(store: Store, user: UserRecord) {
@@ -182,15 +206,13 @@ async function teamPage(store: Store, team: string, after: string | null, limit:
   return { items, next: members.length > limit ? items.at(-1)!.id : null };
 }
 
-/** The user, when the scope reaches them: 404 when there is none, 403 when they are in another team. */
+/** The user, when the scope reaches them: 404 when there is none, and to a team admin when they are in another team. */
 async function userInScope(store: Store, scope: Scope, id: string): Promise<UserRecord> {
   const user = await store.accounts.getUser(id);
   if (!user) throw userNotFound(id);
   assertUserInScope(scope, user);
   return user;
 }
-
-const userNotFound = (id: string) => errors.notFound(`User "${id}" not found`, 'id');
 
 /** `u-` and 12 hex digits: a valid ResourceId that never collides in practice. */
 function newUserId(): string {

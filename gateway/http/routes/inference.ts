@@ -24,7 +24,7 @@ import type { Admitted, Billing, Settled } from '../../billing/billing.ts';
 import { rateLimitHeaders } from '../rate-limit-headers.ts';
 import type { Dialect } from '../../dialects/dialect.ts';
 import { ANTHROPIC, countTokensChat } from '../../dialects/anthropic/anthropic-dialect.ts';
-import { responsesDialect } from '../../dialects/responses/responses-dialect.ts';
+import { responsesDialect, type StoredLimits } from '../../dialects/responses/responses-dialect.ts';
 import type { ResponseStore } from '../../../core/store/responses.ts';
 import { putBudgetHeaders } from '../budget-headers.ts';
 import { mayCall, priorityOf, type Caller } from '../../accounts/caller.ts';
@@ -43,6 +43,8 @@ import {
 export interface InferenceDeps {
   /** The Responses API's stored responses. */
   readonly responses: ResponseStore;
+  /** How large a conversation may be stored (the Responses API). */
+  readonly storedLimits: StoredLimits;
   /** Where a stored copy that could not be written is told of. */
   readonly log: { warn(fields: object, message: string): void };
   readonly routing: ServedRouting;
@@ -94,7 +96,7 @@ export function registerInference(app: FastifyInstance, deps: InferenceDeps): vo
   app.post('/v1/messages', { config: { dialect: ANTHROPIC } }, (request, reply) => handle('chat', request, reply, deps, ANTHROPIC));
   // OpenAI's Responses API: the chat endpoint too, its conversations stored per caller.
   app.post('/v1/responses', (request, reply) =>
-    handle('chat', request, reply, deps, responsesDialect(callerOf(request).user.id, deps.responses)),
+    handle('chat', request, reply, deps, responsesDialect(callerOf(request).user.id, deps.responses, deps.storedLimits, request.bodyBytes)),
   );
   // Its prompt counted as the gateway counts a chat prompt (o200k, the chat template's overhead
   // included): what the hold and the usage of that request start from. Free, as Anthropic's is.

@@ -1,16 +1,19 @@
 // What a team admin may do, route by route: manage their own team's users and keys, within the
-// team's budget, and read their team's usage; every step outside the team (another team's user,
-// another team, a raised team budget, an admin role, the routing catalogue) is refused with 403.
+// team's budget, and read their team's usage; another team's user is, to them, a user that does
+// not exist (404), and every other step outside the team (another team, a raised team budget, an
+// admin role, the routing catalogue) is refused with 403. Within the team they may only narrow
+// what an admin set for a user (routers, priority, a hard budget, rate limits), never widen it.
 import { before, after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { ADMIN_REQUIRED, assertError, bearer, chat, createUser, type ExpectedError, type TestUser } from './helpers.ts';
+import { ADMIN_REQUIRED, assertError, bearer, chat, conflict, createUser, notFound, type ExpectedError, type TestUser } from './helpers.ts';
 
 let gw: TestGateway;
 let teamAdmin: TestUser;
 let member: TestUser;
 let outsider: TestUser;
 let plain: TestUser;
+let amberLead: TestUser;
 
 const FORBIDDEN: ExpectedError = { status: 403, code: 'forbidden', type: 'permission_error' };
 
@@ -19,16 +22,25 @@ before(async () => {
 teams:
   - { id: red, name: Red, budget: "100" }
   - { id: blue, name: Blue }
+  - { id: amber, name: Amber, priority: 2, allowed_routers: [priced, limited] }
 models:
   - id: priced
     type: text-generation
     costs: { prompt_tokens: 0, completion_tokens: 1000 }
+    providers: [{ model: sim, type: simulator }]
+  - id: limited
+    type: text-generation
+    rate_limits: { requests_per_minute: 3 }
+    providers: [{ model: sim, type: simulator }]
+  - id: spare
+    type: text-generation
     providers: [{ model: sim, type: simulator }]
 `);
   teamAdmin = await createUser(gw, { id: 'red-lead', name: 'Red lead', role: 'team_admin', team: 'red' });
   member = await createUser(gw, { id: 'red-dev', name: 'Red dev', team: 'red', budget: 40 });
   outsider = await createUser(gw, { id: 'blue-dev', name: 'Blue dev', team: 'blue' });
   plain = await createUser(gw, { id: 'loner', name: 'Loner' });
+  amberLead = await createUser(gw, { id: 'amber-lead', name: 'Amber lead', role: 'team_admin', team: 'amber' });
   for (const user of [member, outsider]) assert.equal((await chat(gw, 'priced', user.auth)).status, 200);
 });
 after(() => gw.close());
@@ -111,11 +123,6 @@ describe('a team admin may', () => {
 
 describe('a team admin is refused with 403', () => {
   const cases: { name: string; call: () => ReturnType<TestGateway['get']>; expected?: ExpectedError }[] = [
-    { name: "reading another team's user", call: () => gw.get('/v1/admin/users/blue-dev', as()) },
-    { name: "changing another team's user", call: () => gw.patch('/v1/admin/users/blue-dev', { budget: 1 }, as()) },
-    { name: "deleting another team's user", call: () => gw.delete('/v1/admin/users/blue-dev', as()) },
-    { name: "listing another team's user's keys", call: () => gw.get('/v1/admin/users/blue-dev/keys', as()) },
-    { name: "making a key for another team's user", call: () => gw.post('/v1/admin/users/blue-dev/keys', { name: 'x' }, as()) },
     { name: 'creating a user in another team', call: () => gw.post('/v1/admin/users', { name: 'Spy', team: 'blue' }, as()) },
     { name: 'creating an admin', call: () => gw.post('/v1/admin/users', { name: 'Boss', role: 'admin' }, as()) },
     { name: 'moving a member to another team', call: () => gw.patch('/v1/admin/users/red-dev', { team: 'blue' }, as()) },
@@ -149,6 +156,175 @@ describe('a team admin is refused with 403', () => {
     assert.equal((await gw.get('/v1/admin/users/red-dev')).body.team, 'red');
     assert.equal((await gw.get('/v1/admin/teams/red')).body.budget, 100);
     assert.equal((await gw.get('/v1/admin/teams/green')).status, 404);
+  });
+});
+
+describe("to a team admin, another team's user does not exist", () => {
+  // Each route is asked about blue-dev (in team blue) and about an id no one has: the two answers
+  // must be the same 404 but for the id, so no answer tells a team admin which ids are taken.
+  const routes: { name: string; call: (id: string) => ReturnType<TestGateway['get']> }[] = [
+    { name: 'reading the user', call: (id) => gw.get(`/v1/admin/users/${id}`, as()) },
+    { name: 'changing the user', call: (id) => gw.patch(`/v1/admin/users/${id}`, { budget: 1 }, as()) },
+    { name: 'changing the user, id in the body', call: (id) => gw.patch('/v1/admin/users', { id, budget: 1 }, as()) },
+    { name: 'deleting the user', call: (id) => gw.delete(`/v1/admin/users/${id}`, as()) },
+    { name: "listing the user's keys", call: (id) => gw.get(`/v1/admin/users/${id}/keys`, as()) },
+    { name: 'making a key for the user', call: (id) => gw.post(`/v1/admin/users/${id}/keys`, { name: 'x' }, as()) },
+    { name: "changing the user's key", call: (id) => gw.patch(`/v1/admin/users/${id}/keys/${outsider.keyId}`, { budget: 1 }, as()) },
+    { name: "revoking the user's key", call: (id) => gw.delete(`/v1/admin/users/${id}/keys/${outsider.keyId}`, as()) },
+  ];
+  for (const { name, call } of routes) {
+    test(`${name}: 404, as for an id no one has`, async () => {
+      const outside = assertError(await call('blue-dev'), notFound('User "blue-dev" not found', 'id'));
+      const nobody = assertError(await call('nobody'), notFound('User "nobody" not found', 'id'));
+      assert.deepEqual({ ...outside, message: null }, { ...nobody, message: null });
+    });
+  }
+
+  test('and blue-dev and their key are untouched', async () => {
+    const user = await gw.get('/v1/admin/users/blue-dev');
+    assert.equal(user.body.team, 'blue');
+    assert.equal(user.body.budget, null);
+    const keys = await gw.get('/v1/admin/users/blue-dev/keys');
+    assert.deepEqual(
+      keys.body.data.map((k: { revoked_at: string | null; budget: number | null }) => [k.revoked_at, k.budget]),
+      [[null, null]],
+    );
+  });
+
+  test("ids a team admin chooses start with their team's id, so creating one never tells whether another team's exists", async () => {
+    const lead = amberLead.auth;
+    const taken = assertError(await gw.post('/v1/admin/users', { id: 'blue-dev', name: 'Probe' }, lead), {
+      ...FORBIDDEN,
+      param: 'id',
+      message: 'id: a team admin\'s users have ids that start with "amber-"; leave id out to have one generated',
+    });
+    const free = assertError(await gw.post('/v1/admin/users', { id: 'nobody', name: 'Probe' }, lead), FORBIDDEN);
+    assert.deepEqual(taken, free, 'the same answer for a taken id as for a free one');
+    // Within their own prefix a taken id is still a conflict: it can only be their own team's.
+    assertError(await gw.post('/v1/admin/users', { id: 'amber-lead', name: 'Twin' }, lead), conflict('id'));
+    const generated = await gw.post('/v1/admin/users', { name: 'Unnamed' }, lead);
+    assert.equal(generated.status, 201, JSON.stringify(generated.body));
+    assert.match(generated.body.id, /^u-[0-9a-f]{12}$/);
+    assert.equal(generated.body.team, 'amber');
+    assert.equal((await gw.delete(`/v1/admin/users/${generated.body.id}`, lead)).status, 200);
+    assert.equal((await gw.get('/v1/admin/users/nobody')).status, 404, 'the refused id was not created');
+  });
+});
+
+describe('a team admin may only narrow what an admin set for a user', () => {
+  // Team amber: priority 2, routers priced and limited (3 requests a minute per user); spare is
+  // outside the team's list. Each test has users of its own.
+  const lead = () => amberLead.auth;
+  const create = (body: Record<string, unknown>) => gw.post('/v1/admin/users', { name: 'Member', ...body }, lead());
+  const change = (id: string, body: Record<string, unknown>) => gw.patch(`/v1/admin/users/${id}`, body, lead());
+  const refused = (field: string, message?: string | RegExp): ExpectedError => ({ ...FORBIDDEN, param: field, message });
+
+  test("priority: at most the team's for a new user, and never above what is in force", async () => {
+    assertError(
+      await create({ id: 'amber-p1', priority: 3 }),
+      refused('priority', "priority: a team admin may only lower a user's priority (in force: 2)"),
+    );
+    assert.equal((await create({ id: 'amber-p1', priority: 2 })).status, 201);
+    assert.equal((await create({ id: 'amber-p2', priority: -1 })).status, 201);
+    assertError(await change('amber-p2', { priority: 0 }), refused('priority', /\(in force: -1\)$/));
+    // null takes the team's 2: higher too.
+    assertError(await change('amber-p2', { priority: null }), refused('priority', /\(in force: -1\)$/));
+    assert.equal((await change('amber-p2', { priority: -3 })).status, 200);
+    // An admin's higher priority stays, and bounds the team admin, who may still change the rest.
+    await createUser(gw, { id: 'amber-vip', name: 'VIP', team: 'amber', priority: 8 });
+    assert.equal((await change('amber-vip', { name: 'Very important', budget: 5 })).status, 200);
+    assertError(await change('amber-vip', { priority: 10 }), refused('priority', /\(in force: 8\)$/));
+    assert.equal((await change('amber-vip', { priority: 7 })).body.priority, 7);
+  });
+
+  test('soft_budget: a team admin never makes a budget soft, and may make one hard', async () => {
+    assertError(await create({ id: 'amber-s1', budget: 5, soft_budget: true }), refused('soft_budget'));
+    assert.equal((await create({ id: 'amber-s1', budget: 5 })).status, 201);
+    assertError(await change('amber-s1', { soft_budget: true }), refused('soft_budget'));
+    await createUser(gw, { id: 'amber-soft', name: 'Soft', team: 'amber', budget: 5, soft_budget: true });
+    assert.equal((await change('amber-soft', { budget: 6 })).status, 200, 'an unchanged soft_budget passes');
+    assert.equal((await change('amber-soft', { soft_budget: false })).status, 200);
+    assertError(await change('amber-soft', { soft_budget: true }), refused('soft_budget'));
+  });
+
+  test("allowed_routers: within the team's for a new user; never a router added, never the list lifted", async () => {
+    assertError(
+      await create({ id: 'amber-r1', allowed_routers: ['priced', 'spare'] }),
+      refused('allowed_routers', /"spare" not among those in force \("priced", "limited"\)$/),
+    );
+    assert.equal((await create({ id: 'amber-r1', allowed_routers: ['priced'] })).status, 201);
+    assert.equal((await create({ id: 'amber-r2' })).status, 201, "no list: the team's");
+    await createUser(gw, { id: 'amber-listed', name: 'Listed', team: 'amber', allowed_routers: ['priced', 'limited'] });
+    assertError(await change('amber-listed', { allowed_routers: ['priced', 'limited', 'spare'] }), refused('allowed_routers'));
+    assertError(await change('amber-listed', { allowed_routers: null }), refused('allowed_routers', /not lift the list/));
+    assert.equal((await change('amber-listed', { budget: 3 })).status, 200);
+    assert.deepEqual((await change('amber-listed', { allowed_routers: ['limited'] })).body.allowed_routers, ['limited']);
+    assertError(await change('amber-listed', { allowed_routers: ['priced', 'limited'] }), refused('allowed_routers'));
+  });
+
+  test("rate_limits: none looser than the router's; refused, the router's 3 a minute still hold", async () => {
+    const fast = await createUser(gw, { id: 'amber-fast', name: 'Fast', team: 'amber' });
+    const message = 'rate_limits.requests_per_minute: a team admin may only narrow a user\'s limits (in force on router "limited": 3)';
+    assertError(
+      await change('amber-fast', { rate_limits: { requests_per_minute: 10 } }),
+      refused('rate_limits.requests_per_minute', message),
+    );
+    assertError(await change('amber-fast', { rate_limits: { tokens_per_day: 100 } }), refused('rate_limits.requests_per_minute', message));
+    assertError(
+      await create({ id: 'amber-f2', rate_limits: { requests_per_minute: 10 } }),
+      refused('rate_limits.requests_per_minute', message),
+    );
+    assert.equal((await gw.get('/v1/admin/users/amber-fast')).body.rate_limits, null);
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await chat(gw, 'limited', fast.auth)).status);
+    assert.deepEqual(statuses, [200, 200, 200, 429]);
+  });
+
+  test('rate_limits: narrower ones are taken, and hold', async () => {
+    const slow = await createUser(gw, { id: 'amber-slow', name: 'Slow', team: 'amber' });
+    const narrowed = await change('amber-slow', { rate_limits: { requests_per_minute: 2 } });
+    assert.equal(narrowed.status, 200, JSON.stringify(narrowed.body));
+    assert.deepEqual(narrowed.body.rate_limits, { requests_per_minute: 2 });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await chat(gw, 'limited', slow.auth)).status);
+    assert.deepEqual(statuses, [200, 200, 429]);
+    // Only the routers the user may call count: without limited, the router's 3 are not in force.
+    assert.equal((await create({ id: 'amber-f3', allowed_routers: ['priced'], rate_limits: { requests_per_minute: 10 } })).status, 201);
+  });
+
+  test("rate_limits an admin set: each kept, none raised, and not traded for the routers' looser ones", async () => {
+    await createUser(gw, {
+      id: 'amber-capped',
+      name: 'Capped',
+      team: 'amber',
+      rate_limits: { requests_per_minute: 5, tokens_per_day: 1000 },
+    });
+    assert.equal((await change('amber-capped', { name: 'Still capped' })).status, 200);
+    assertError(
+      await change('amber-capped', { rate_limits: { requests_per_minute: 6 } }),
+      refused('rate_limits.requests_per_minute', /\(in force: 5\)$/),
+    );
+    assertError(await change('amber-capped', { rate_limits: { tokens_per_day: null } }), refused('rate_limits.tokens_per_day'));
+    assertError(
+      await change('amber-capped', { rate_limits: null }),
+      refused('rate_limits', /for the routers' own, looser on "priced" \(requests_per_minute in force: 5\)$/),
+    );
+    const lowered = await change('amber-capped', { rate_limits: { requests_per_minute: 1 } });
+    assert.deepEqual(lowered.body.rate_limits, { requests_per_minute: 1, tokens_per_day: 1000 });
+  });
+
+  test('an admin is bound by none of it', async () => {
+    const made = await gw.post('/v1/admin/users', {
+      id: 'amber-free',
+      name: 'Free',
+      team: 'amber',
+      priority: 10,
+      soft_budget: true,
+      allowed_routers: ['spare'],
+      rate_limits: { requests_per_minute: 100 },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal((await gw.patch('/v1/admin/users/amber-free', { allowed_routers: null, rate_limits: null })).status, 200);
   });
 });
 

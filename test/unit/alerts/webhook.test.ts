@@ -13,6 +13,7 @@ const alert = {
   percent: 80,
   budgetMicros: 500_000_000n,
   spentMicros: 400_250_000n,
+  exhausted: false,
   period: 'monthly:682',
   at: Date.UTC(2026, 10, 26, 10, 15),
 };
@@ -27,6 +28,7 @@ test('the body names the alert, with money as decimals and the time in ISO form'
     percent: 80,
     budget: '500',
     spent: '400.25',
+    exhausted: false,
     period: 'monthly:682',
     raised_at: '2026-11-26T10:15:00.000Z',
   });

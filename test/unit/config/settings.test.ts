@@ -28,6 +28,11 @@ describe('readSettings', () => {
       alertRetrySeconds: 60,
       alertWebhookAttempts: 5,
       bodyLimit: 10 * 1024 * 1024,
+      bodyTimeoutSeconds: 120,
+      bodyIdleSeconds: 30,
+      maxJsonValues: 100_000,
+      maxJsonDepth: 128,
+      maxJsonKeys: 1024,
       maxAudioBytes: 25 * 1024 * 1024,
       logLevel: 'info',
       maxUpstreamBodyBytes: 64 * 1024 * 1024,
@@ -51,6 +56,9 @@ describe('readSettings', () => {
       failOpen: false,
       usageRetentionDays: 30,
       reservationTtlSeconds: 900,
+      storedResponseMaxBytes: 4 * 1024 * 1024,
+      storedResponseMaxTurns: 1000,
+      storedResponsesMaxBytesPerUser: 64 * 1024 * 1024,
       routingMode: 'local',
       routerWorkers: 0,
       queueWhenRedisDown: 'local',
@@ -74,6 +82,11 @@ describe('readSettings', () => {
     host: { text: '127.0.0.1', parsed: '127.0.0.1' },
     port: { text: '9090', parsed: 9090 },
     bodyLimit: { text: '2048', parsed: 2048 },
+    bodyTimeoutSeconds: { text: '45.5', parsed: 45.5 },
+    bodyIdleSeconds: { text: '5', parsed: 5 },
+    maxJsonValues: { text: '250000', parsed: 250_000 },
+    maxJsonDepth: { text: '64', parsed: 64 },
+    maxJsonKeys: { text: '300', parsed: 300 },
     maxAudioBytes: { text: '4096', parsed: 4096 },
     logLevel: { text: 'debug', parsed: 'debug' },
     maxUpstreamBodyBytes: { text: '1048576', parsed: 1048576 },
@@ -100,6 +113,9 @@ describe('readSettings', () => {
     failOpen: { text: 'true', parsed: true },
     usageRetentionDays: { text: '7', parsed: 7 },
     reservationTtlSeconds: { text: '60', parsed: 60 },
+    storedResponseMaxBytes: { text: '65536', parsed: 65_536 },
+    storedResponseMaxTurns: { text: '20', parsed: 20 },
+    storedResponsesMaxBytesPerUser: { text: '1048576', parsed: 1_048_576 },
     leaseRequests: { text: '0', parsed: 0 },
     promptRatioSyncSeconds: { text: '0.5', parsed: 0.5 },
     redisCommandTimeoutMs: { text: '250', parsed: 250 },
@@ -113,6 +129,7 @@ describe('readSettings', () => {
     maxKeysPerUser: { text: '5', parsed: 5 },
     alertWebhookUrl: { text: 'https://hooks.example.com/budget', parsed: 'https://hooks.example.com/budget' },
     alertWebhookSecret: { text: 'a-long-enough-secret', parsed: 'a-long-enough-secret' },
+    alertWebhookUnsigned: { text: 'true', parsed: true },
     alertWebhookAttempts: { text: '3', parsed: 3 },
     alertRetrySeconds: { text: '30', parsed: 30 },
     playground: { text: 'false', parsed: false },
@@ -133,8 +150,13 @@ describe('readSettings', () => {
         assert.equal(readSettings({}, { ...KUBERNETES_NEEDS_ENV, [option.env]: text })[option.key], parsed);
         return;
       }
-      // Router workers in the gateway take requests from the queues in Redis.
-      const needs = option.key === 'routerWorkers' ? { TOLLGATE_REDIS_URL: 'redis://127.0.0.1:6379' } : {};
+      // Router workers in the gateway take requests from the queues in Redis; a webhook signs its alerts.
+      const needs =
+        option.key === 'routerWorkers'
+          ? { TOLLGATE_REDIS_URL: 'redis://127.0.0.1:6379' }
+          : option.key === 'alertWebhookUrl'
+            ? { TOLLGATE_ALERT_WEBHOOK_SECRET: 'a-long-enough-secret' }
+            : {};
       assert.equal(readSettings(CONFIG, { ...needs, [option.env]: text })[option.key], option.key === 'config' ? 'tollgate.yaml' : parsed);
       assert.equal(
         readSettings({}, { ...needs, ...(option.key === 'config' ? {} : { TOLLGATE_CONFIG: 'c.yaml' }), [option.env]: text })[option.key],

@@ -11,7 +11,8 @@
 --       size in requests like this one; headroom: a lease is granted only while every limit has
 --       room for this many leases beyond it; open_ms, how long the lease may admit, grace
 --       included; may_wait, true to answer 'busy' rather than refuse while another gateway's
---       lease may still hold room; x, the request's other levels (read_levels)
+--       lease may still hold room; u, the user's id (for alerts); x, the request's other levels
+--       (read_levels)
 -- Returns {'unknown_user'} | {'budget', remaining, level} | {'busy', leaseUntil}
 --       | {'rate', limit, retryAfterMs, level, statuses...}
 --       | {'ok', lease size granted (0: none), level, remaining, statuses...}: level and remaining
@@ -90,7 +91,8 @@ local function admit_one(K, A, KS)
     return out
   end
 
-  -- A refusal changes nothing but what the roll forward and the stale holds changed.
+  -- A refusal changes nothing but what the roll forward and the stale holds changed, and the
+  -- alerts of a budget that ran out (below).
   -- The longest wait decides: the request needs room in every window of every level.
   local worst = nil
   for _, win in ipairs(all) do
@@ -116,6 +118,11 @@ local function admit_one(K, A, KS)
   end
   if tightest ~= nil and holdMicros > tightestRoom then
     if A.may_wait and now < tightest.L.lease_until then return { 'busy', tightest.L.lease_until } end
+    -- A level whose rest is too small for this request has run out: its last thresholds are raised.
+    for _, lv in ipairs(levels) do
+      local L = lv.L
+      if L.alerts ~= nil and runs_out(L, holdMicros) then raise_alerts(lv, L, now, A.u, true) end
+    end
     if tightestRoom < 0 then tightestRoom = 0 end
     return { 'budget', money(tightestRoom), tightest.name }
   end

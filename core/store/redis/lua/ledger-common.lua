@@ -120,6 +120,45 @@ local function period_label(L)
   return L.ptype .. ':' .. L.pidx
 end
 
+-- Whether a level's hard budget has run out for a request that needs `micros` (its hold at
+-- admission, its real cost at settlement): less is left unspent. Spending seldom lands on a hard
+-- budget exactly, as the last requests are refused (or cut short) while a little is left, so this
+-- is what reaching 100% means for it. Holds of requests in flight are not counted: they may yet
+-- settle for less, so a refusal they cause alone is passing, not running out.
+local function runs_out(L, micros)
+  return L.budget ~= nil and not L.soft and micros > L.budget - L.spent
+end
+
+-- Raises the level's alerts whose threshold its spending has now reached, and when its budget
+-- ran out (runs_out) those up to 100% too, however much was spent; once per period each:
+-- `alerted`, kept in the ledger hash, is the highest raised, so however many gateways settle at
+-- once, one step (admit.lua's or settle.lua's, atomic) raises each. An alert is an entry of the
+-- ALERTS_STREAM stream (redis-budget-alerts.ts), which the gateways deliver (webhook, metric) and
+-- the operator records as an Event; its `key` names it for idempotent delivery.
+local function raise_alerts(lv, L, now, user, ran_out)
+  for _, percent in ipairs(L.alerts) do
+    local reached = L.spent * 100 >= L.budget * percent
+    if percent > L.alerted and (reached or (ran_out and percent <= 100)) then
+      L.alerted = percent
+      L.dirty = true
+      local label = period_label(L)
+      local alert = cjson.encode({
+        key = lv.name .. ':' .. lv.id .. ':' .. label .. ':' .. percent,
+        level = lv.name,
+        id = lv.id,
+        user = user,
+        percent = percent,
+        budget = money(L.budget),
+        spent = money(L.spent),
+        exhausted = not reached,
+        period = label,
+        at = now,
+      })
+      redis.call('XADD', ALERTS_STREAM, 'MAXLEN', '~', ALERTS_KEPT, '*', 'a', alert)
+    end
+  end
+end
+
 -- WINDOWS (written by redis-ledger.ts): by limit name, the sliding-window counters of a
 -- rate-limit hash, each with its window in ms and three fields, the window's start (s), the
 -- current window's count (c) and the previous one's (p).

@@ -1,8 +1,9 @@
 -- settle_one settles one request, one step of a batch (ledger.lua), at every level of the request
 -- (read_levels, ledger-common.lua): releases its hold and charges its real cost, never more than
 -- the level's budget has room for (so no spent total can pass its budget, even if the hold had
--- expired), records the charge in the period's history, and adds the completion tokens to the
--- token rate-limit windows.
+-- expired), records the charge in the period's history, raises the alerts its spending reached, or
+-- those up to 100% when the real cost was more than was left (raise_alerts, ledger-common.lua),
+-- and adds the completion tokens to the token rate-limit windows.
 --
 -- K, the settlement's key set (ledger-common.lua); A, its fields (SettleStep in redis-ledger.ts):
 --       now, day, week, month (ledger-common.lua); hold, the hold id ('' for none); micros, its
@@ -40,32 +41,6 @@ local function give_back(K, A, now)
   write_windows(K[5], windows)
 end
 
--- Raises the level's alerts whose threshold its spending has now reached, once per period each:
--- `alerted`, kept in the ledger hash, is the highest raised, so however many gateways settle at
--- once, one settlement (this atomic step) raises each. An alert is an entry of the ALERTS_STREAM
--- stream (written by redis-ledger.ts), which the gateways deliver (webhook, metric) and the
--- operator records as an Event; its `key` names it for idempotent delivery.
-local function raise_alerts(lv, L, now, user)
-  for _, percent in ipairs(L.alerts) do
-    if percent > L.alerted and L.spent * 100 >= L.budget * percent then
-      L.alerted = percent
-      local label = period_label(L)
-      local alert = cjson.encode({
-        key = lv.name .. ':' .. lv.id .. ':' .. label .. ':' .. percent,
-        level = lv.name,
-        id = lv.id,
-        user = user,
-        percent = percent,
-        budget = money(L.budget),
-        spent = money(L.spent),
-        period = label,
-        at = now,
-      })
-      redis.call('XADD', ALERTS_STREAM, 'MAXLEN', '~', ALERTS_KEPT, '*', 'a', alert)
-    end
-  end
-end
-
 local function settle_one(K, A, KS)
   local now = A.now
   local levels, unknown = read_levels(K, A, KS)
@@ -86,6 +61,7 @@ local function settle_one(K, A, KS)
     end
 
     local charge = tonumber(A.charge)
+    local ran_out = runs_out(L, charge)
     if L.budget ~= nil and not L.soft then
       local room = L.budget - L.spent - L.reserved
       if room < 0 then room = 0 end
@@ -96,8 +72,8 @@ local function settle_one(K, A, KS)
       L.spent = L.spent + charge
       L.dirty = true
       add_history(lv.K[4], L, charge)
-      if L.alerts ~= nil and L.budget ~= nil then raise_alerts(lv, L, now, A.u) end
     end
+    if L.alerts ~= nil and L.budget ~= nil and (charge > 0 or ran_out) then raise_alerts(lv, L, now, A.u, ran_out) end
 
     if tokens > 0 then
       local windows = {}

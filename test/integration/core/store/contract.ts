@@ -28,6 +28,8 @@ export interface StoreHarness {
 
 /** Usage retention of the stores under test. */
 export const RETENTION_MS = 7 * 86_400_000;
+/** What one user's stored responses may take in the stores under test: small, to be passed. */
+export const RESPONSE_LIMITS = { bytesPerUser: 4096, countPerUser: 5 } as const;
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -211,13 +213,56 @@ function describeResponses(current: () => Store, peer: () => Promise<Store>): vo
   describe('stored responses', () => {
     test('a stored response reads back for its user on every gateway, never for another, and is gone once deleted', async () => {
       const other = await peer();
-      const stored = { response: { id: 'resp_1', output: [] }, messages: [{ role: 'user', content: 'hi' }] };
-      await current().responses.put('alice', 'resp_1', stored);
-      assert.deepEqual(await other.responses.get('alice', 'resp_1'), stored);
+      const stored = { response: { id: 'resp_1', output: [] }, messages: [{ role: 'user', content: 'hi' }], turns: 2 };
+      const json = JSON.stringify(stored);
+      await current().responses.put('alice', 'resp_1', json);
+      assert.deepEqual(await other.responses.get('alice', 'resp_1'), { ...stored, bytes: json.length });
       assert.equal(await other.responses.get('bob', 'resp_1'), undefined);
       assert.equal(await current().responses.delete('bob', 'resp_1'), false);
       assert.equal(await current().responses.delete('alice', 'resp_1'), true);
       assert.equal(await other.responses.get('alice', 'resp_1'), undefined);
+    });
+
+    /** A stored response of `bytes` bytes of JSON. */
+    const sized = (id: string, bytes: number) => {
+      const head = JSON.stringify({ response: { id }, messages: [{ role: 'user', content: '' }] });
+      return JSON.stringify({ response: { id }, messages: [{ role: 'user', content: 'x'.repeat(bytes - head.length) }] });
+    };
+    const held = async (user: string, ids: string[]) => {
+      const found: string[] = [];
+      for (const id of ids) if (await current().responses.get(user, id)) found.push(id);
+      return found;
+    };
+
+    test("past a user's most stored responses, the oldest go first; another user keeps theirs", async () => {
+      await current().responses.put('bob', 'b', sized('b', 100));
+      const ids = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7'];
+      for (const id of ids) await current().responses.put('alice', id, sized(id, 100));
+      assert.deepEqual(await held('alice', ids), ['r3', 'r4', 'r5', 'r6', 'r7']);
+      assert.deepEqual(await held('bob', ['b']), ['b']);
+    });
+
+    test("past a user's most bytes, the oldest go first, whatever their number", async () => {
+      const ids = ['s1', 's2', 's3', 's4'];
+      for (const id of ids) await current().responses.put('alice', id, sized(id, 1500));
+      // 4,096 bytes hold two of 1,500: each new one lets the oldest go.
+      assert.deepEqual(await held('alice', ids), ['s3', 's4']);
+      // One as large as the limit stays, alone.
+      await current().responses.put('alice', 'big', sized('big', 4096));
+      assert.deepEqual(await held('alice', [...ids, 'big']), ['big']);
+    });
+
+    test('a deleted or replaced response frees its room, and is not counted twice', async () => {
+      await current().responses.put('alice', 'a', sized('a', 1500));
+      await current().responses.put('alice', 'b', sized('b', 1500));
+      assert.equal(await current().responses.delete('alice', 'a'), true);
+      await current().responses.put('alice', 'c', sized('c', 1500));
+      assert.deepEqual(await held('alice', ['a', 'b', 'c']), ['b', 'c']);
+      // Storing c again in its place takes no more room: b stays.
+      await current().responses.put('alice', 'c', sized('c', 1500));
+      assert.deepEqual(await held('alice', ['b', 'c']), ['b', 'c']);
+      await current().responses.put('alice', 'd', sized('d', 1500));
+      assert.deepEqual(await held('alice', ['b', 'c', 'd']), ['c', 'd']);
     });
   });
 }

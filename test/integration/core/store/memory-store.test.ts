@@ -3,16 +3,29 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MemoryStore } from '../../../../core/store/memory/memory-store.ts';
-import { describeStoreContract, RETENTION_MS, usageRecord } from './contract.ts';
+import { describeStoreContract, RESPONSE_LIMITS, RETENTION_MS, usageRecord } from './contract.ts';
+import { MemoryResponses } from '../../../../core/store/memory/memory-responses.ts';
 
 describeStoreContract('memory store', {
-  make: async () => new MemoryStore({ usageRetentionMs: RETENTION_MS }),
+  make: async () => new MemoryStore({ usageRetentionMs: RETENTION_MS, responseLimits: RESPONSE_LIMITS }),
   dispose: (store) => store.close(),
   // One process, one store: a "second gateway" shares the very same object.
   peer: async (store) => store,
 });
 
 describe('memory store: bounds', () => {
+  test("past the process's most bytes of stored responses, the oldest of any user go first", async () => {
+    const responses = new MemoryResponses(RETENTION_MS, { limits: { bytesPerUser: 10_000, countPerUser: 100 }, processBytes: 5_000 });
+    const json = (n: number) => JSON.stringify({ response: {}, messages: [{ content: 'x'.repeat(n) }] });
+    await responses.put('alice', 'a1', json(2000));
+    await responses.put('bob', 'b1', json(2000));
+    await responses.put('carol', 'c1', json(2000));
+    assert.equal(await responses.get('alice', 'a1'), undefined);
+    assert.ok(await responses.get('bob', 'b1'));
+    assert.ok(await responses.get('carol', 'c1'));
+    assert.ok(responses.bytes <= 5_000);
+  });
+
   test('past the most records per user, the oldest are dropped', async () => {
     const store = new MemoryStore({ usageRetentionMs: RETENTION_MS, maxUsageRecordsPerUser: 3 });
     const base = Date.now() - 60_000;

@@ -8,10 +8,10 @@ import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis
 import { StoreUnavailableError } from '../../../../core/store/store-errors.ts';
 import { utcDay } from '../../../../core/store/usage-days.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
-import { apiKey, describeStoreContract, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
+import { apiKey, describeStoreContract, RESPONSE_LIMITS, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
 import { eventually } from '../../../support/eventually.ts';
 
-const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS, maxReconnectDelayMs: 100 };
+const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS, maxReconnectDelayMs: 100, responseLimits: RESPONSE_LIMITS };
 
 let redis: RunningRedis;
 let admin: Redis;
