@@ -204,8 +204,11 @@ export const errors = {
     new ApiError('unsupported_endpoint', `No provider of model "${router}" serves ${path}`, { param: 'model' }),
   upstreamRejected: (status: number | undefined, detail: string) =>
     new ApiError('upstream_rejected', `The provider rejected the request: ${detail}`, { status: status === 413 ? 413 : 400 }),
-  upstreamFailed: (router: string, tried: number, detail: string) =>
-    new ApiError('upstream_failed', `All providers of model "${router}" failed (${attempts(tried)}); last error: ${detail}`),
+  /** With `retryAfterMs`, when a provider will be tried again (an open circuit breaker's probe), in a Retry-After. */
+  upstreamFailed: (router: string, tried: number, detail: string, retryAfterMs?: number) =>
+    new ApiError('upstream_failed', `All providers of model "${router}" failed (${attempts(tried)}); last error: ${detail}`, {
+      headers: retryAfterMs === undefined ? undefined : { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    }),
   upstreamTimeout: (router: string, tried: number) =>
     new ApiError('upstream_timeout', `No provider of model "${router}" answered within its timeout (${attempts(tried)})`),
   /** The SSE error event that ends a stream the backend broke off, after the usage of what was produced. */

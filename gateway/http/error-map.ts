@@ -42,7 +42,7 @@ export function publicError(error: unknown): ApiError | undefined {
   if (error instanceof RequestRejectedError) return errors.upstreamRejected(error.cause.status, error.cause.message);
   if (error instanceof ProvidersFailedError) {
     if (error.timedOut) return errors.upstreamTimeout(error.router, error.attempts);
-    return errors.upstreamFailed(error.router, error.attempts, error.last?.message ?? 'no provider could be tried');
+    return errors.upstreamFailed(error.router, error.attempts, error.last?.message ?? 'no provider could be tried', error.retryAfterMs);
   }
   if (error instanceof ModelTooBusyError) return errors.modelTooBusy(error.retryAfterSeconds);
   if (error instanceof QueueUnavailableError) return errors.routingUnavailable();

@@ -24,7 +24,7 @@ export interface Usage {
   readonly costMicros: bigint;
   /** What in the backend's report (or the gateway's count) was not believed, comma-separated (null: nothing). */
   readonly anomaly: string | null;
-  /** The prompt tokens the backend reported, when it reported a non-negative integer (believed or not). */
+  /** The prompt tokens the backend reported, when it reported a non-negative integer (believed or not; not of an all-zero report, usage_zero). */
   readonly reportedPrompt: number | undefined;
 }
 
@@ -62,8 +62,11 @@ export interface UsageInputs {
  * Reported counts must be non-negative integers, the completion no more than the request allows
  * (max_tokens x n, or the router's allowance) and the prompt no more than is plausible
  * (worst-case.ts); what is not is replaced by the gateway's count or cut to the bound, and
- * named in `anomaly`. The gateway's own completion count is cut to the bound too (another
- * tokenizer can count more than the backend generated). So no request costs more than it could.
+ * named in `anomaly`. Of chat and completions, whose answer the gateway can count, a report
+ * without a completion count, with 0 of it for an answer with text, or all zero for one (both
+ * counts then the gateway's), is not believed either: no answer with text goes uncharged. The
+ * gateway's own completion count is cut to the bound too (another tokenizer can count more than
+ * the backend generated). So no request costs more than it could.
  * A transcription is charged for its audio's length (the backend's report, no more than the
  * file's header says) and for the tokens the backend reports, none when it reports none.
  */
@@ -78,30 +81,39 @@ export function usageFor(inputs: UsageInputs): Usage {
       ? maxCompletionTokens(router, endpoint, request, counts.fewestPrompt ?? counts.promptTokens)
       : transcriptTokenBound(Math.max(seconds, audio?.seconds ?? 0));
   const counted = () => (audio ? 0 : (counts.promptTokens ?? countPromptTokens(endpoint, request)));
+  // Chat and completions: the gateway can count the answer's text, so a report that leaves the
+  // completion out, or says 0 of an answer with text, is not believed (distrustedCompletion).
+  const countsAnswer = generates(endpoint) && !audio;
+  let produced: number | undefined;
+  const answerTokens = () => (produced ??= countsAnswer ? completionTokens() : 0);
+  // Only total_tokens says nothing of how a generated answer splits: as if no usage came.
+  const report = reported?.totalOnly && countsAnswer ? undefined : reported;
+  // All zero (a prompt of 0, a completion of 0 or none) for an answer with text: neither count is believed.
+  const allZero = countsAnswer && report?.prompt_tokens === 0 && (report.completion_tokens ?? 0) === 0 && answerTokens() > 0;
   let prompt: number;
   let reportedPrompt: number | undefined;
-  if (reported === undefined) prompt = counted();
-  else if (!isTokenCount(reported.prompt_tokens)) {
+  if (report === undefined) prompt = counted();
+  else if (allZero) {
+    anomalies.push('usage_zero');
+    prompt = counted();
+  } else if (!isTokenCount(report.prompt_tokens)) {
     anomalies.push('prompt_invalid');
     prompt = counted();
   } else {
-    reportedPrompt = reported.prompt_tokens;
+    reportedPrompt = report.prompt_tokens;
     prompt = reportedPrompt;
   }
   if (prompt > promptLimit) {
     anomalies.push(reportedPrompt === prompt ? 'prompt_over_limit' : 'prompt_count_over_limit');
     prompt = promptLimit;
   }
-  let completion: number;
-  let fromReport = reported !== undefined;
-  if (reported !== undefined && !isTokenCount(reported.completion_tokens)) {
-    anomalies.push('completion_invalid');
-    fromReport = false;
-  }
-  if (fromReport) completion = reported!.completion_tokens as number;
-  else completion = generates(endpoint) && !audio ? completionTokens() : 0;
+  const completionAnomaly =
+    report === undefined || allZero ? undefined : distrustedCompletion(report.completion_tokens, countsAnswer, request, answerTokens);
+  if (completionAnomaly) anomalies.push(completionAnomaly);
+  const believed = report !== undefined && !allZero && completionAnomaly === undefined ? (report.completion_tokens as number) : undefined;
+  let completion = believed ?? answerTokens();
   if (completion > completionLimit) {
-    anomalies.push(fromReport ? 'completion_over_limit' : 'completion_count_over_limit');
+    anomalies.push(believed !== undefined ? 'completion_over_limit' : 'completion_count_over_limit');
     completion = completionLimit;
   }
   const micros = costMicros(router.prices, prompt, completion, seconds === undefined ? 0 : secondsToMs(seconds));
@@ -137,6 +149,19 @@ function billedSeconds(fileSeconds: number | undefined, reported: unknown, anoma
     return fileSeconds;
   }
   return reported;
+}
+
+/**
+ * Why a reported completion count is not believed, if it is not: not a count; or, where the
+ * gateway counts the answer (`countsAnswer`: chat and completions), none given, or 0 for an answer
+ * with text (unless that text is the prompt sent back, `echo`). Embeddings and reranking report
+ * none, and a transcription's completion is charged only as reported: none is 0 there.
+ */
+function distrustedCompletion(value: unknown, countsAnswer: boolean, request: JsonObject, answerTokens: () => number): string | undefined {
+  if (value === undefined || value === null) return countsAnswer ? 'completion_missing' : undefined;
+  if (!isTokenCount(value)) return 'completion_invalid';
+  if (value === 0 && countsAnswer && request.echo !== true && answerTokens() > 0) return 'completion_zero';
+  return undefined;
 }
 
 function isTokenCount(value: unknown): value is number {

@@ -5,7 +5,7 @@
 // completions, embeddings or rerank endpoint.
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ProviderAdapter } from './adapter.ts';
-import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { chatUsage, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import type { PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
@@ -145,20 +145,21 @@ function finishOf(stopReason: unknown): string {
   return 'stop';
 }
 
+/** A Message's usage as a chat answer's: none without input tokens; output tokens as given, missing when missing (chatUsage). */
 function usageOf(usage: unknown): JsonObject | undefined {
-  const { input_tokens: input, output_tokens: output } = (usage ?? {}) as JsonObject;
-  if (typeof input !== 'number' || typeof output !== 'number') return undefined;
-  const prompt = promptTokensOf(usage as JsonObject);
-  return { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
+  const prompt = promptTokensOf(usage as JsonObject | undefined);
+  return prompt === undefined ? undefined : chatUsage(prompt, (usage as JsonObject).output_tokens);
 }
 
 /**
  * All the input a Messages answer counts: `input_tokens` leaves out what was written to and read
- * from the prompt cache, which a router's one prompt price covers too.
+ * from the prompt cache, which a router's one prompt price covers too. Undefined when it gives no
+ * `input_tokens` (then the gateway counts the prompt, rather than charging none).
  */
-function promptTokensOf(usage: JsonObject | undefined): number {
+function promptTokensOf(usage: JsonObject | undefined): number | undefined {
+  if (typeof usage?.input_tokens !== 'number') return undefined;
   const count = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 0);
-  return count(usage?.input_tokens) + count(usage?.cache_creation_input_tokens) + count(usage?.cache_read_input_tokens);
+  return count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
 }
 
 /** A Message as a chat completion. */
@@ -192,8 +193,9 @@ export function toCompletion(answer: JsonObject, model: string): JsonObject {
 async function* toChunks(events: AsyncIterable<JsonObject>, model: string, native: boolean): AsyncGenerator<JsonObject> {
   const chunks = new ChunkMaker(model, native);
   let ending: JsonObject | undefined;
-  let input = 0;
-  let output = 0;
+  // The counts as Anthropic gives them: one it never gives stays undefined, for the gateway to count.
+  let input: number | undefined;
+  let output: unknown;
   let tools = -1;
   /** Block index -> tool call index, for the argument deltas. */
   const toolOf = new Map<number, number>();
@@ -205,7 +207,7 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string, nativ
       case 'message_start': {
         const usage = ((event.message ?? {}) as JsonObject).usage as JsonObject | undefined;
         input = promptTokensOf(usage);
-        output = Number(usage?.output_tokens ?? 0);
+        output = usage?.output_tokens;
         yield chunks.chunk({ role: 'assistant', content: '' });
         break;
       }

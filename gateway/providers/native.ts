@@ -3,7 +3,7 @@
 // own body, and hands the gateway chat chunks and answers as always (for usage, metering and
 // failover), each carrying the backend's own answer or events (withNativeAnswer, ChunkMaker),
 // which the caller's dialect then sends on as they came, usage added.
-import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { chatUsage, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 
 /** The API a request was made in, when it is not OpenAI's chat: what a backend may speak natively. */
 export type NativeApi = 'anthropic-messages' | 'openai-responses';
@@ -80,12 +80,8 @@ export class ChunkMaker {
     return this.#passed.length > 0 ? this.chunk({}) : undefined;
   }
 
-  /** The last chunk: the usage, as a chat stream reports it. */
-  usage(prompt: number, completion: number): JsonObject {
-    return {
-      ...this.#base,
-      choices: [],
-      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-    };
+  /** The last chunk: the usage, as a chat stream reports it (a count the backend gave none of left out: chatUsage). */
+  usage(prompt: unknown, completion: unknown): JsonObject {
+    return { ...this.#base, choices: [], usage: chatUsage(prompt, completion) };
   }
 }

@@ -5,7 +5,7 @@
 import type { ForwardRequest, ForwardResult } from './adapter.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 import { ChunkMaker, withNativeAnswer } from './native.ts';
-import { newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { chatUsage, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
 import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 
@@ -35,9 +35,12 @@ function finishOf(response: JsonObject, calls: number): string {
   return calls > 0 ? 'tool_calls' : 'stop';
 }
 
-function tokens(response: JsonObject): { input: number; output: number } {
-  const usage = (response.usage ?? {}) as JsonObject;
-  return { input: Number(usage.input_tokens ?? 0), output: Number(usage.output_tokens ?? 0) };
+/** A Response's usage as a chat answer's, none when it has none; a count it leaves out stays missing (chatUsage). */
+function usageOf(response: JsonObject): JsonObject | undefined {
+  const usage = response.usage;
+  if (usage === null || typeof usage !== 'object') return undefined;
+  const { input_tokens: input, output_tokens: output } = usage as JsonObject;
+  return chatUsage(input, output);
 }
 
 /** A Response as a chat completion: its messages' text, its function calls, its usage (input tokens include the cached ones). */
@@ -57,14 +60,14 @@ function toCompletion(response: JsonObject, model: string): JsonObject {
   }
   const message: JsonObject = { role: 'assistant', content: calls.length > 0 && text === '' ? null : text };
   if (calls.length > 0) message.tool_calls = calls;
-  const { input, output: completion } = tokens(response);
+  const usage = usageOf(response);
   return {
     id: newId('chatcmpl'),
     object: 'chat.completion',
     created: unixSeconds(),
     model,
     choices: [{ index: 0, message, finish_reason: finishOf(response, calls.length), logprobs: null }],
-    ...(response.usage ? { usage: { prompt_tokens: input, completion_tokens: completion, total_tokens: input + completion } } : {}),
+    ...(usage ? { usage } : {}),
   };
 }
 
@@ -82,9 +85,10 @@ async function* toChunks(events: AsyncIterable<JsonObject>, model: string): Asyn
       case 'response.completed':
       case 'response.incomplete': {
         const response = (event.response ?? {}) as JsonObject;
-        const { input, output } = tokens(response);
+        const usage = usageOf(response);
         yield chunks.chunk({}, finishOf(response, callOf.size), event);
-        yield chunks.usage(input, output);
+        // A Response without usage: no usage chunk, and the gateway counts the tokens itself.
+        if (usage) yield chunks.usage(usage.prompt_tokens, usage.completion_tokens);
         return;
       }
       case 'response.failed':

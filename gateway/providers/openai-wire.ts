@@ -7,17 +7,40 @@ export type JsonObject = Record<string, unknown>;
 /** Token counts as a backend reported them: not yet checked (usage-block.ts validates them). */
 export interface TokenUsage {
   prompt_tokens: unknown;
+  /** Undefined or null when the backend gave none: usage-block.ts decides what that means for the endpoint. */
   completion_tokens: unknown;
+  /**
+   * The prompt count is the backend's `total_tokens` (it gave neither prompt nor completion
+   * tokens): all input for embeddings and reranking, no split at all of a generated answer.
+   */
+  totalOnly?: true;
 }
 
-/** The usage a backend reported, or undefined when it gave no usage object or no prompt count. */
+/**
+ * The usage a backend reported, or undefined when it gave no usage object or no prompt count.
+ * A missing completion count stays missing (never a made-up 0, which would bill a generated
+ * answer as free).
+ */
 export function readUsage(value: unknown): TokenUsage | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const usage = value as Record<string, unknown>;
+  const completion = usage.completion_tokens;
+  if (usage.prompt_tokens !== undefined && usage.prompt_tokens !== null)
+    return { prompt_tokens: usage.prompt_tokens, completion_tokens: completion };
   // Embedding and rerank backends (vLLM, Jina) may give only total_tokens: all of it is input.
-  const prompt = usage.prompt_tokens ?? (usage.completion_tokens === undefined ? usage.total_tokens : undefined);
-  if (prompt === undefined || prompt === null) return undefined;
-  return { prompt_tokens: prompt, completion_tokens: usage.completion_tokens ?? 0 };
+  if (completion !== undefined || usage.total_tokens === undefined || usage.total_tokens === null) return undefined;
+  return { prompt_tokens: usage.total_tokens, completion_tokens: undefined, totalOnly: true };
+}
+
+/**
+ * Usage as a chat answer reports it, from counts an adapter read in a backend's own format: one
+ * the backend gave none of (undefined) stays missing, never a made-up 0, so the gateway counts it
+ * (usage-block.ts); the total only when both are numbers.
+ */
+export function chatUsage(prompt: unknown, completion: unknown): JsonObject {
+  const usage: JsonObject = { prompt_tokens: prompt, completion_tokens: completion };
+  if (typeof prompt === 'number' && typeof completion === 'number') usage.total_tokens = prompt + completion;
+  return usage;
 }
 
 /**
@@ -28,7 +51,7 @@ export function readUsage(value: unknown): TokenUsage | undefined {
 export function readTranscriptUsage(answer: JsonObject): { tokens: TokenUsage | undefined; seconds: unknown } {
   const usage = answer.usage !== null && typeof answer.usage === 'object' ? (answer.usage as Record<string, unknown>) : undefined;
   const tokens =
-    usage?.input_tokens !== undefined ? { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens ?? 0 } : undefined;
+    usage?.input_tokens !== undefined ? { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens } : undefined;
   return { tokens, seconds: answer.duration ?? usage?.seconds };
 }
 

@@ -1,10 +1,12 @@
 // A gateway process's side of the routing queue: it adds a request to its router's stream and
 // waits for the worker's answer on the process's one reply channel, dispatched by request id (no
 // polling, no connection per request). It keeps the slots its requests hold alive while they
-// run, and gives each back once, with how the provider did.
+// run, and gives each back once, with how the provider did. After its connection to Redis comes
+// back it asks what became of each request still waiting, and asks again for those Redis lost
+// (restarted empty) or dropped while this process was not listening.
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../../core/log.ts';
-import type { RedisRoutingQueue, SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
+import type { QueueRequest, RedisRoutingQueue, SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
 
 export type QueueAnswer =
@@ -17,6 +19,8 @@ export type QueueAnswer =
 
 export interface QueueAsk {
   readonly router: string;
+  /** Who asks (a user id): a full waiting list is shared fairly between callers. */
+  readonly caller: string;
   readonly endpoint: string;
   readonly priority: number;
   readonly exclude: readonly string[];
@@ -32,14 +36,30 @@ export interface QueueClientOptions {
   /** How long past the router's wait the gateway waits for a worker's answer before giving up itself. */
   readonly graceMs: number;
   readonly timers?: Timers;
+  /** Monotonic clock (ms), for what is left of a request's wait when it is asked for again. */
+  readonly now?: () => number;
   readonly log: Log;
 }
 
 /** A slot given back without having served (no metrics recorded against the provider). */
 const UNUSED: SlotEnding = { outcome: 'none', threshold: 1, cooldownMs: 0 };
 
+/**
+ * Entries a router's stream may hold that no worker has taken, beyond the router's waiting list:
+ * with no worker running, requests past it are refused at once rather than piling up in Redis.
+ */
+export const STREAM_SLACK = 1000;
+/** How soon a request's state is read again when Redis did not answer the last read. */
+const RECHECK_AGAIN_MS = 200;
+
 interface Waiter {
+  /** The request's id now: a request asked for again gets a new one. */
+  id: string;
+  /** Its entry's id in the stream, to find it there. */
+  streamId: string;
   readonly ask: QueueAsk;
+  /** When the wait ends (the clock's time). */
+  readonly until: number;
   readonly resolve: (answer: QueueAnswer) => void;
   settled: boolean;
 }
@@ -50,6 +70,7 @@ export class QueueClient {
   readonly #queue: RedisRoutingQueue;
   readonly #options: QueueClientOptions;
   readonly #timers: Timers;
+  readonly #now: () => number;
   readonly #waiters = new Map<string, Waiter>();
   /** Slots held by requests of this process: request id -> [router, provider]. */
   readonly #held = new Map<string, readonly [string, string]>();
@@ -62,6 +83,7 @@ export class QueueClient {
     this.#queue = queue;
     this.#options = options;
     this.#timers = options.timers ?? realTimers;
+    this.#now = options.now ?? (() => performance.now());
     this.#unlisten = queue.listenReplies(this.gatewayId, (message) => (message === null ? this.#recheck() : this.#heard(message)));
     this.#scheduleRenewal();
   }
@@ -73,26 +95,23 @@ export class QueueClient {
    */
   async ask(ask: QueueAsk, signal: AbortSignal): Promise<QueueAnswer> {
     if (signal.aborted) return { status: 'aborted' };
-    const id = `${this.gatewayId}.${(this.#next++).toString(36)}`;
-    const answered = new Promise<QueueAnswer>((resolve) => this.#waiters.set(id, { ask, resolve, settled: false }));
+    let resolve!: (answer: QueueAnswer) => void;
+    const answered = new Promise<QueueAnswer>((r) => (resolve = r));
+    const waiter: Waiter = { id: this.#newId(), streamId: '', ask, until: this.#now() + ask.maxWaitMs, resolve, settled: false };
+    this.#waiters.set(waiter.id, waiter);
+    let refused: QueueAnswer | undefined;
     try {
-      await this.#queue.enqueue(ask.router, {
-        id,
-        gw: this.gatewayId,
-        endpoint: ask.endpoint,
-        priority: ask.priority,
-        maxWaitMs: ask.maxWaitMs,
-        agingMs: this.#options.agingMs,
-        maxWaiting: ask.maxWaiting,
-        exclude: ask.exclude,
-        slotTtlMs: this.#options.slotTtlMs,
-      });
+      refused = await this.#enqueue(waiter, ask.maxWaitMs);
     } catch (error) {
-      this.#waiters.delete(id);
+      this.#waiters.delete(waiter.id);
       throw error;
     }
-    const guard = this.#timers.setTimeout(() => void this.#giveUp(id, false), ask.maxWaitMs + this.#options.graceMs);
-    const onAbort = () => void this.#giveUp(id, true);
+    if (refused) {
+      this.#settle(waiter, refused);
+      return refused;
+    }
+    const guard = this.#timers.setTimeout(() => void this.#giveUp(waiter, false), ask.maxWaitMs + this.#options.graceMs);
+    const onAbort = () => void this.#giveUp(waiter, true);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       return await answered;
@@ -120,7 +139,32 @@ export class QueueClient {
     this.#closed = true;
     this.#unlisten();
     this.#timers.clearTimeout(this.#renewTimer);
-    for (const [id, waiter] of this.#waiters) this.#settle(id, waiter, { status: 'none' });
+    for (const waiter of this.#waiters.values()) this.#settle(waiter, { status: 'none' });
+  }
+
+  #newId(): string {
+    return `${this.gatewayId}.${(this.#next++).toString(36)}`;
+  }
+
+  /** Adds the waiter's entry, waiting `maxWaitMs` at most; the answer at once when the stream is full. */
+  async #enqueue(waiter: Waiter, maxWaitMs: number): Promise<QueueAnswer | undefined> {
+    const { ask } = waiter;
+    const request: QueueRequest = {
+      id: waiter.id,
+      gw: this.gatewayId,
+      caller: ask.caller,
+      endpoint: ask.endpoint,
+      priority: ask.priority,
+      maxWaitMs,
+      agingMs: this.#options.agingMs,
+      maxWaiting: ask.maxWaiting,
+      exclude: ask.exclude,
+      slotTtlMs: this.#options.slotTtlMs,
+    };
+    const enqueued = await this.#queue.enqueue(ask.router, request, ask.maxWaiting + STREAM_SLACK);
+    if (enqueued.status === 'full') return { status: 'busy', retryAfterSeconds: enqueued.retryAfterSeconds };
+    waiter.streamId = enqueued.streamId;
+    return undefined;
   }
 
   #heard(message: string): void {
@@ -130,40 +174,65 @@ export class QueueClient {
       const router = waiter?.ask.router;
       if (waiter && !waiter.settled) {
         this.#held.set(id, [waiter.ask.router, detail]);
-        this.#settle(id, waiter, { status: 'ok', provider: detail, requestId: id });
+        this.#settle(waiter, { status: 'ok', provider: detail, requestId: id });
       } else if (!this.#held.has(id)) {
         // An answer no one waits for any more (a duplicate, or after the request gave up): the
         // slot goes back at once.
         void this.#queue.release(router ?? '', detail, id, UNUSED).catch(() => {});
       }
     } else if (waiter && status === 'busy') {
-      this.#settle(id, waiter, { status: 'busy', retryAfterSeconds: Math.max(1, Number(detail) || 1) });
+      this.#settle(waiter, { status: 'busy', retryAfterSeconds: Math.max(1, Number(detail) || 1) });
     } else if (waiter && status === 'none') {
-      this.#settle(id, waiter, { status: 'none' });
+      this.#settle(waiter, { status: 'none' });
     }
   }
 
-  /** After a reconnection answers may have been missed: what became of each request is read back. */
+  /**
+   * After a reconnection answers may have been missed: what became of each request is read back.
+   * One Redis lost (it restarted empty) or dropped while this process did not listen is asked for
+   * again, for what is left of its wait.
+   */
   #recheck(): void {
-    for (const [id, waiter] of this.#waiters) {
-      this.#queue.outcome(id).then(
-        (outcome) => {
-          if (outcome === null || waiter.settled) return;
-          if (outcome === '-') this.#settle(id, waiter, { status: 'busy', retryAfterSeconds: 1 });
-          else {
-            this.#held.set(id, [waiter.ask.router, outcome]);
-            this.#settle(id, waiter, { status: 'ok', provider: outcome, requestId: id });
-          }
-        },
-        () => {},
-      );
+    for (const waiter of [...this.#waiters.values()]) this.#checkOn(waiter);
+  }
+
+  /** Reads what became of one request; while Redis does not answer yet (the other connections reconnect too), again soon. */
+  #checkOn(waiter: Waiter): void {
+    const { id } = waiter;
+    this.#queue.status(waiter.ask.router, id, waiter.streamId).then(
+      (found) => {
+        if (waiter.settled || waiter.id !== id) return;
+        if (found.status === 'refused') this.#settle(waiter, { status: 'busy', retryAfterSeconds: 1 });
+        else if (found.status === 'assigned') {
+          this.#held.set(id, [waiter.ask.router, found.provider]);
+          this.#settle(waiter, { status: 'ok', provider: found.provider, requestId: id });
+        } else if (found.status === 'lost') void this.#askAgain(waiter);
+      },
+      () => {
+        if (waiter.settled || waiter.id !== id || this.#closed || this.#now() >= waiter.until) return;
+        this.#timers.setTimeout(() => this.#checkOn(waiter), RECHECK_AGAIN_MS);
+      },
+    );
+  }
+
+  async #askAgain(waiter: Waiter): Promise<void> {
+    const left = Math.floor(waiter.until - this.#now());
+    if (left <= 0) return this.#settle(waiter, { status: 'busy', retryAfterSeconds: 1 });
+    this.#waiters.delete(waiter.id);
+    waiter.id = this.#newId();
+    this.#waiters.set(waiter.id, waiter);
+    try {
+      const refused = await this.#enqueue(waiter, left);
+      if (refused) this.#settle(waiter, refused);
+    } catch {
+      this.#settle(waiter, { status: 'unavailable' });
     }
   }
 
   /** The client went away, or no answer came in time: the request leaves the queue. */
-  async #giveUp(id: string, aborted: boolean): Promise<void> {
-    const waiter = this.#waiters.get(id);
-    if (!waiter || waiter.settled) return;
+  async #giveUp(waiter: Waiter, aborted: boolean): Promise<void> {
+    if (waiter.settled) return;
+    const { id } = waiter;
     let answer: QueueAnswer = aborted
       ? { status: 'aborted' }
       : { status: 'busy', retryAfterSeconds: Math.ceil(waiter.ask.maxWaitMs / 1000) };
@@ -181,13 +250,13 @@ export class QueueClient {
       // Redis unavailable: the entry leaves the queue by its deadline.
       if (!aborted) answer = { status: 'unavailable' };
     }
-    this.#settle(id, waiter, answer);
+    this.#settle(waiter, answer);
   }
 
-  #settle(id: string, waiter: Waiter, answer: QueueAnswer): void {
+  #settle(waiter: Waiter, answer: QueueAnswer): void {
     if (waiter.settled) return;
     waiter.settled = true;
-    this.#waiters.delete(id);
+    this.#waiters.delete(waiter.id);
     waiter.resolve(answer);
   }
 

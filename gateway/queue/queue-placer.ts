@@ -97,6 +97,7 @@ export class QueuePlacer implements Placer {
       answer = await client.ask(
         {
           router: router.spec.name,
+          caller: request.caller,
           endpoint: request.endpoint,
           priority: request.priority,
           exclude: this.#excluded(request),

@@ -57,6 +57,8 @@ export interface Forwarding {
   readonly signal: AbortSignal;
   /** The caller's priority, for queue mode. */
   readonly priority: number;
+  /** Who calls (a user id), for queue mode's fair share of a full waiting list. */
+  readonly caller: string;
   /** deps.clock() time after which no attempt starts, and none waits for its first byte. */
   readonly deadline: number;
   /**
@@ -106,6 +108,8 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
   let round = 0;
   let attempts = 0;
   let last: UpstreamError | undefined;
+  /** When the failing providers' breakers let a probe through, once a last resort failed. */
+  let retryAfterMs: number | undefined;
   while (attempts < options.maxAttempts && deps.clock() < deadline) {
     if (tried.size === candidates.length) {
       // Every provider was tried: those that may be retried go back in, after a delay.
@@ -133,13 +137,15 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
         tried,
         signal,
         priority: request.priority,
+        caller: request.caller,
         onlyHealthy: request.onlyHealthy ?? false,
         deadline,
       });
       placement = placed instanceof Promise ? await placed : placed;
     } catch (error) {
       // A placer with no provider left for the request says so as the attempts' failure.
-      if (error instanceof ProvidersFailedError && attempts > 0) throw new ProvidersFailedError(router.spec.name, attempts, last);
+      if (error instanceof ProvidersFailedError && attempts > 0)
+        throw new ProvidersFailedError(router.spec.name, attempts, last, error.retryAfterMs);
       throw error;
     }
     const { provider } = placement;
@@ -172,6 +178,11 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
       last = error;
       // The adapter's one decision: whether another provider (or this one again) might do better.
       if (!error.retryable) break;
+      // A last resort failing (every breaker open): no more calls to providers that are failing.
+      if (placement.lastResort) {
+        retryAfterMs = placement.lastResort.retryAfterMs;
+        break;
+      }
       if (error.transient) {
         retryable ??= new Map();
         retryable.set(provider, error);
@@ -180,7 +191,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
   }
   if (attempts === 0 && deps.clock() >= deadline)
     last = new UpstreamError('timeout', "the request's deadline passed before a provider was tried");
-  throw new ProvidersFailedError(router.spec.name, attempts, last);
+  throw new ProvidersFailedError(router.spec.name, attempts, last, retryAfterMs);
 }
 
 function retriesOf(provider: ProviderRoute, options: ForwarderOptions): number {

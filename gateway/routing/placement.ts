@@ -22,6 +22,11 @@ export interface AttemptEnding {
 
 export interface Placement {
   readonly provider: ProviderRoute;
+  /**
+   * Placed although its breaker is open, no provider being ready: a failure ends the request's
+   * attempts, and the caller is told when a breaker lets a probe through (ms from now), if known.
+   */
+  readonly lastResort?: { readonly retryAfterMs: number | undefined };
   /** Gives the slot back, with how the attempt ended; calls after the first do nothing. */
   release(ending: AttemptEnding): void;
 }
@@ -36,6 +41,8 @@ export interface PlaceRequest {
   readonly signal: AbortSignal;
   /** The caller's priority (queue mode orders waiting requests by it). */
   readonly priority: number;
+  /** Who calls (a user id): queue mode shares a full waiting list fairly between callers. */
+  readonly caller: string;
   /** Providers cooling down or unhealthy are not placed on, even when no other is left (a fallback router is next). */
   readonly onlyHealthy: boolean;
   /** performance.now() time past which the request must not wait for a slot (its deadline). */
@@ -50,9 +57,11 @@ export interface Placer {
 /**
  * Local mode: the router's strategy picks among untried providers that are live (health checks)
  * and whose breaker lets a request through, on this process's own counts; with none of those,
- * among live ones whose breaker is open, unless the request must only go to ready ones (a
- * fallback router is next). A provider the health checks took out is never chosen. A provider's
- * max_concurrent caps this process's requests on it; 0 closes it.
+ * unless the request must only go to ready ones (a fallback router is next), one live provider
+ * whose breaker is open, as a last resort (the backend may be back): that attempt is the
+ * request's last, so a request never makes more than one call to providers that are failing. A
+ * provider the health checks took out is never chosen. A provider's max_concurrent caps this
+ * process's requests on it; 0 closes it.
  */
 export class LocalPlacer implements Placer {
   readonly #random: Random;
@@ -74,8 +83,9 @@ export class LocalPlacer implements Placer {
     const ready = open.filter((p) => p.state.ready(now, this.#policy));
     if (ready.length > 0) return heldHere(router.pick(router, ready, this.#random), now);
     const live = onlyHealthy ? [] : open.filter((p) => p.state.live);
-    if (live.length > 0) return heldHere(router.pick(router, live, this.#random), now);
-    throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open));
+    if (live.length > 0)
+      return { ...heldHere(router.pick(router, live, this.#random), now), lastResort: { retryAfterMs: probeIn(live, now) } };
+    throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open), probeIn(open, now));
   }
 
   /** Whether an untried candidate is ready: live, and its breaker lets a request through. */
@@ -119,6 +129,17 @@ export function heldHere(provider: ProviderRoute, now: number, andThen?: (ending
       andThen?.(ending);
     },
   };
+}
+
+/** How long until an open breaker of these (live) providers lets a probe through; undefined when none will by itself. */
+function probeIn(providers: readonly ProviderRoute[], now: number): number | undefined {
+  let soonest: number | undefined;
+  for (const { state } of providers) {
+    if (!state.live || state.breaker.openUntil <= now) continue;
+    const wait = state.breaker.openUntil - now;
+    if (soonest === undefined || wait < soonest) soonest = wait;
+  }
+  return soonest;
 }
 
 function hasRoom(provider: ProviderRoute): boolean {

@@ -34,12 +34,15 @@ export class ProvidersFailedError extends Error {
   readonly attempts: number;
   /** The last attempt's failure; undefined when no provider could be tried. */
   readonly last: UpstreamError | undefined;
+  /** When a provider may be tried again (ms from now), when that is known: the soonest an open circuit breaker lets a probe through. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(router: string, attempts: number, last: UpstreamError | undefined) {
+  constructor(router: string, attempts: number, last: UpstreamError | undefined, retryAfterMs?: number) {
     super(`all ${attempts} providers tried of router "${router}" failed; last: ${last?.message ?? 'none could be tried'}`);
     this.router = router;
     this.attempts = attempts;
     this.last = last;
+    this.retryAfterMs = retryAfterMs;
   }
 
   /** The last attempt ran out of time (whatever the earlier ones did). */

@@ -3,6 +3,8 @@
 // written from the same templates. A router's keys share the hash tag {q:<router>}, a provider's
 // {p:<id>}, so that a script's keys of one router, or of one provider, stay within a cluster slot.
 
+import { PRIORITY_RANGE } from '../../resources/user.ts';
+
 /** `%s` is the router name, the provider id, the request id or the gateway's id. */
 const TEMPLATES = {
   /** Stream: the router's routing queue, named as the spec says. */
@@ -11,15 +13,23 @@ const TEMPLATES = {
   waiting: 'tg:q:{q:%s}:waiting',
   /** Hash: request id -> JSON entry of a waiting request. */
   entries: 'tg:q:{q:%s}:entries',
-  /** Hash: last, iv, rr, assigned (queue-common.lua). */
+  /** Hash: last, pace, rs, rt, rr, assigned (queue-common.lua). */
   stats: 'tg:q:{q:%s}:stats',
+  /**
+   * Hash: caller (user id) -> how many of the caller's requests wait; and, under this key and
+   * `:<caller>`, a sorted set of the caller's waiting request ids, scored as in `waiting`.
+   */
+  callers: 'tg:q:{q:%s}:callers',
   /** Sorted set: request ids holding one of the provider's slots, by expiry (ms). */
   slots: 'tg:p:{p:%s}:slots',
   /** Hash: the provider's live metrics, written as requests end (queue-release.lua). */
   metrics: 'tg:p:{p:%s}:metrics',
   /** List: the provider's last 50 times to first token (ms). */
   recent: 'tg:p:{p:%s}:recent',
-  /** String with a TTL: the provider id a request was given, or '-' once it will get none. */
+  /**
+   * String with a TTL: the provider id a request was given; '-' once it will get none; 'x' when
+   * it was dropped because no gateway listened for its answer (its gateway, if alive, asks again).
+   */
   outcome: 'tg:q:outcome:%s',
   /** Pub/sub: the answers to one gateway process's requests: `<request id>|ok|<provider>`, `|busy|<seconds>`, `|none|`. */
   reply: 'tg:q:reply:%s',
@@ -37,6 +47,12 @@ export const QUEUE_FREED_CHANNEL = 'tg:q:freed';
 export const WORKER_GROUP = 'tollgate-router-workers';
 /** How long a request's outcome is remembered, so that a late duplicate of its entry is only acknowledged. */
 export const OUTCOME_TTL_MS = 10 * 60_000;
+/** The longest a slot lives without renewal, and a request waits, whatever an entry says (an entry is anyone's who can write to Redis). */
+export const QUEUE_BOUNDS = { maxSlotTtlMs: 3_600_000, maxWaitMs: 3_600_000, maxAgingMs: 3_600_000 } as const;
+/** While a provider cools down, one request is let through as a probe this often, fleet-wide; its answer ends the cool-down. */
+export const COOLING_PROBE_EVERY_MS = 5_000;
+/** The time constant of the rate at which slots are given (Retry-After): about the last 10 s count. */
+export const SLOT_RATE_TAU_MS = 10_000;
 
 /** The prelude of the queue scripts: Q.<name>(part) builds the same keys as queueKeys. */
 export function queuePrelude(): string {
@@ -45,6 +61,16 @@ export function queuePrelude(): string {
     const [before, after] = template.split('%s');
     lines.push(`Q.${name} = function(part) return ${JSON.stringify(before)} .. part .. ${JSON.stringify(after)} end`);
   }
-  lines.push(`Q.FREED = ${JSON.stringify(QUEUE_FREED_CHANNEL)}`, `Q.OUTCOME_TTL_MS = ${OUTCOME_TTL_MS}`);
+  lines.push(
+    `Q.FREED = ${JSON.stringify(QUEUE_FREED_CHANNEL)}`,
+    `Q.OUTCOME_TTL_MS = ${OUTCOME_TTL_MS}`,
+    `Q.MAX_SLOT_TTL_MS = ${QUEUE_BOUNDS.maxSlotTtlMs}`,
+    `Q.MAX_WAIT_MS = ${QUEUE_BOUNDS.maxWaitMs}`,
+    `Q.MAX_AGING_MS = ${QUEUE_BOUNDS.maxAgingMs}`,
+    `Q.MIN_PRIORITY = ${PRIORITY_RANGE.min}`,
+    `Q.MAX_PRIORITY = ${PRIORITY_RANGE.max}`,
+    `Q.PROBE_EVERY_MS = ${COOLING_PROBE_EVERY_MS}`,
+    `Q.RATE_TAU_MS = ${SLOT_RATE_TAU_MS}`,
+  );
   return lines.join('\n');
 }

@@ -31,6 +31,8 @@ export interface QueueRequest {
   readonly id: string;
   /** The gateway process's reply channel id. */
   readonly gw: string;
+  /** Who asks (a user id): a full waiting list is shared fairly between callers. */
+  readonly caller: string;
   readonly endpoint: string;
   readonly priority: number;
   readonly maxWaitMs: number;
@@ -46,6 +48,7 @@ export interface TakenEntry {
   readonly sid: string;
   readonly id: string;
   readonly gw: string;
+  readonly u: string;
   readonly ep: string;
   readonly pr: number;
   readonly mw: number;
@@ -65,6 +68,15 @@ export interface AssignPass {
 }
 
 export type Cancelled = { status: 'cancelled'; retryAfterSeconds: number } | { status: 'assigned'; provider: string } | { status: 'gone' };
+
+/** An entry added to its router's stream (its stream id), or refused at once: the stream holds too many no worker took. */
+export type Enqueued = { status: 'queued'; streamId: string } | { status: 'full'; retryAfterSeconds: number };
+
+/**
+ * What became of a request, asked after a reconnection: the provider given; refused ('-'); dropped
+ * while no one listened ('x'); still waiting or queued; or lost (Redis lost it).
+ */
+export type RequestStatus = { status: 'assigned'; provider: string } | { status: 'refused' } | { status: 'waiting' } | { status: 'lost' };
 
 /** How a request ended on its provider, for the fleet-wide metrics. */
 export interface SlotEnding {
@@ -99,29 +111,40 @@ export class RedisRoutingQueue {
   readonly #cancel: LuaScript;
   readonly #release: LuaScript;
   readonly #renew: LuaScript;
+  readonly #enqueue: LuaScript;
+  readonly #status: LuaScript;
 
   constructor(redis: Redis, channels: RedisChannels) {
     this.#redis = redis;
     this.#channels = channels;
     const parts = { prelude: queuePrelude(), before: ['queue-common'] };
-    this.#take = defineScript(redis, 'queue-take', 4, parts);
-    this.#assign = defineScript(redis, 'queue-assign', 4, parts);
-    this.#cancel = defineScript(redis, 'queue-cancel', 3, parts);
+    this.#take = defineScript(redis, 'queue-take', 5, parts);
+    this.#assign = defineScript(redis, 'queue-assign', 5, parts);
+    this.#cancel = defineScript(redis, 'queue-cancel', 4, parts);
+    this.#enqueue = defineScript(redis, 'queue-enqueue', 2, parts);
+    this.#status = defineScript(redis, 'queue-status', 2, parts);
     this.#release = defineScript(redis, 'queue-release', 3, parts);
     this.#renew = defineScript(redis, 'queue-renew', 0, parts);
   }
 
   // --- gateways
 
-  /** Adds a request to its router's stream. */
-  async enqueue(router: string, request: QueueRequest): Promise<void> {
-    await this.#redis.xadd(
+  /**
+   * Adds a request to its router's stream, unless `maxInStream` entries there wait for a worker
+   * already (none runs, or too few): then it is refused at once, with when to come back.
+   */
+  async enqueue(router: string, request: QueueRequest, maxInStream: number): Promise<Enqueued> {
+    const [status, detail] = (await this.#enqueue.run(
       queueKeys.stream(router),
-      '*',
+      queueKeys.stats(router),
+      maxInStream,
+      Math.round(request.maxWaitMs),
       'id',
       request.id,
       'gw',
       request.gw,
+      'u',
+      request.caller,
       'ep',
       request.endpoint,
       'pr',
@@ -136,7 +159,17 @@ export class RedisRoutingQueue {
       request.exclude.join(','),
       'st',
       Math.round(request.slotTtlMs),
-    );
+    )) as [string, string];
+    return status === 'full' ? { status, retryAfterSeconds: Number(detail) } : { status: 'queued', streamId: detail };
+  }
+
+  /** What became of a request (after a reconnection, when its answer may have been missed). */
+  async status(router: string, requestId: string, streamId: string): Promise<RequestStatus> {
+    const found = (await this.#status.run(queueKeys.stream(router), queueKeys.entries(router), requestId, streamId)) as string;
+    if (found === '-') return { status: 'refused' };
+    if (found === 'x' || found === 'lost') return { status: 'lost' };
+    if (found === 'waiting' || found === 'queued') return { status: 'waiting' };
+    return { status: 'assigned', provider: found };
   }
 
   /** Calls `listener` with each answer to this gateway's requests, and with null when it should re-check (after a reconnection). */
@@ -144,16 +177,12 @@ export class RedisRoutingQueue {
     return this.#channels.listen(queueKeys.reply(gateway), listener);
   }
 
-  /** What became of a request: the provider it was given, '-' when none, null while undecided. */
-  outcome(requestId: string): Promise<string | null> {
-    return this.#redis.get(queueKeys.outcome(requestId));
-  }
-
   async cancel(router: string, requestId: string, maxWaitMs: number): Promise<Cancelled> {
     const [status, detail] = (await this.#cancel.run(
       queueKeys.waiting(router),
       queueKeys.entries(router),
       queueKeys.stats(router),
+      queueKeys.callers(router),
       requestId,
       Math.round(maxWaitMs),
     )) as [string, string];
@@ -310,8 +339,14 @@ export class RedisRoutingQueue {
     return live;
   }
 
-  #routerKeys(router: string): [string, string, string, string] {
-    return [queueKeys.stream(router), queueKeys.waiting(router), queueKeys.entries(router), queueKeys.stats(router)];
+  #routerKeys(router: string): [string, string, string, string, string] {
+    return [
+      queueKeys.stream(router),
+      queueKeys.waiting(router),
+      queueKeys.entries(router),
+      queueKeys.stats(router),
+      queueKeys.callers(router),
+    ];
   }
 }
 
@@ -326,6 +361,7 @@ function entryOf(sid: string, fields: readonly string[]): TakenEntry {
     sid,
     id: f.id ?? sid,
     gw: f.gw ?? '',
+    u: f.u ?? '',
     ep: f.ep ?? '',
     pr: int(f.pr, 0),
     mw: int(f.mw, 30_000),

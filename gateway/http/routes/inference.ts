@@ -180,6 +180,7 @@ const forwarding = (call: Call) => ({
   stream: call.stream,
   signal: call.abort.signal,
   priority: priorityOf(call.caller),
+  caller: call.caller.user.id,
   deadline: call.deadline,
 });
 

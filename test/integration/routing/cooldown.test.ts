@@ -92,4 +92,17 @@ describe('cool-down after repeated failures', () => {
     const answer = await chat(s.gw, 'chat');
     assert.equal(answer.status, 200);
   });
+
+  test('while every breaker is open, a request makes one call at most, and is told when to come back', async (t) => {
+    const s = await setup(t, { failureThreshold: 1, cooldownSeconds: 60, retries: 2, maxAttempts: 3 });
+    s.healthy.behave({ status: 503 });
+    assert.equal((await chat(s.gw, 'chat')).status, 502);
+    // Both breakers are open now. Before, each request still went to both, and retried: three calls.
+    const before = s.failing.requests.length + s.healthy.requests.length;
+    const answer = await chat(s.gw, 'chat');
+    assert.equal(answer.status, 502);
+    assert.equal(s.failing.requests.length + s.healthy.requests.length, before + 1, 'one call, to one of them');
+    const retryAfter = Number(answer.headers.get('retry-after'));
+    assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After: ${answer.headers.get('retry-after')}`);
+  });
 });

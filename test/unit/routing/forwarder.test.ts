@@ -106,6 +106,7 @@ const send = (route: RouterRoute, d: ForwarderDeps, deadline = 300_000) =>
       router: route,
       endpoint: 'chat',
       body: { model: 'chat' },
+      caller: 'tester',
       stream: false,
       signal: new AbortController().signal,
       priority: 0,

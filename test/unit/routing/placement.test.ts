@@ -43,6 +43,7 @@ const place = (router: RouterRoute) =>
     router,
     endpoint: 'chat',
     candidates: router.providers,
+    caller: 'tester',
     tried: new Set(),
     signal: new AbortController().signal,
     priority: 0,

@@ -3,19 +3,22 @@
 -- is marked so that the worker that takes it only acknowledges it; one already given a slot is
 -- returned, for the gateway to use or release.
 --
--- KEYS: waiting, entries, stats (Q.* of the router)
+-- KEYS: waiting, entries, stats, callers (Q.* of the router)
 -- ARGV: request id, the router's wait (ms, for the retry-after of a request that waited it all)
 -- Returns {'cancelled', retry-after seconds} or {'assigned', provider id} or {'gone', ''}.
+local R = { waiting = KEYS[1], entries = KEYS[2], stats = KEYS[3], callers = KEYS[4] }
 local id = ARGV[1]
 local now = now_ms()
 local outcome = Q.outcome(id)
-if redis.call('ZREM', KEYS[1], id) == 1 then
-  redis.call('HDEL', KEYS[2], id)
+local packed = redis.call('HGET', R.entries, id)
+if packed then
+  leave(R, id, cjson.decode(packed))
   redis.call('SET', outcome, '-', 'PX', Q.OUTCOME_TTL_MS)
-  return { 'cancelled', tostring(retry_after(KEYS[3], redis.call('ZCARD', KEYS[1]), now, tonumber(ARGV[2]))) }
+  return { 'cancelled', tostring(retry_after(R.stats, redis.call('ZCARD', R.waiting), now, tonumber(ARGV[2]))) }
 end
+redis.call('ZREM', R.waiting, id)
 local given = redis.call('GET', outcome)
-if given == '-' then return { 'gone', '' } end
+if given == '-' or given == 'x' then return { 'gone', '' } end
 if given then return { 'assigned', given } end
 redis.call('SET', outcome, '-', 'PX', Q.OUTCOME_TTL_MS)
-return { 'cancelled', tostring(retry_after(KEYS[3], redis.call('ZCARD', KEYS[1]), now, tonumber(ARGV[2]))) }
+return { 'cancelled', tostring(retry_after(R.stats, redis.call('ZCARD', R.waiting), now, tonumber(ARGV[2]))) }

@@ -1,18 +1,26 @@
 -- The routing queue's shared steps (docs/routing-modes.md): the fleet-wide state of a router's
--- providers, the choice of one with room, and the answers sent to the gateway that waits. Loaded
--- before queue-take.lua and queue-assign.lua. Keys are named from the prelude's Q (queue-keys.ts).
+-- providers, the choice of one with room, the waiting list and its fair share, and the answers
+-- sent to the gateway that waits. Loaded before queue-take.lua, queue-assign.lua and the others.
+-- Keys are named from the prelude's Q (queue-keys.ts).
 --
--- A router's queue: Q.waiting(router), a sorted set of request ids scored by when they may go
+-- A router's queue, R: R.waiting, a sorted set of request ids scored by when they may go
 -- (arrival minus priority times the aging step: a higher priority goes first, a lower one ages
--- forward); Q.entries(router), a hash of request id -> JSON entry {gw, ep, deadline, ex}; and
--- Q.stats(router), a hash {last, iv, rr, assigned}: when the last slot was given, the moving
--- average interval between two (ms), the round-robin cursor, the slots given in all.
+-- forward); R.entries, a hash of request id -> JSON entry {gw, u, ep, pr, deadline, mw, st, ex};
+-- R.callers, a hash of caller -> requests waiting, and under R.callers .. ':' .. caller the
+-- caller's waiting ids (scored as in R.waiting); R.stats, a hash {last, pace, rs, rt, rr,
+-- assigned}: when the last slot was given, what the capped providers can serve (slots per ms),
+-- the decayed count of slots given and when it was last brought up to date, the round-robin
+-- cursor, the slots given in all.
 -- A provider: Q.slots(id), a sorted set of request ids holding a slot, scored by expiry (ms);
 -- Q.metrics(id), a hash the gateways write as requests end (queue-release.lua).
 
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function clamp(value, low, high)
+  return math.max(low, math.min(high, value))
 end
 
 -- A small generator seeded by the worker, so that each choice of a script call differs.
@@ -27,20 +35,25 @@ end
 
 -- The router's providers as the worker passed them ({id, cap, eps}: cap -1 is unlimited, eps the
 -- endpoints it serves as ",chat,completions,"), with their live state: slots in use (expired ones
--- dropped), cool-down end (an open circuit breaker's too), health check verdict and moving averages.
+-- dropped), cool-down end (an open circuit breaker's too) and whether a probe may go through it
+-- now, health check verdict and moving averages.
 local function provider_states(providers, now)
   local states = {}
   for i, p in ipairs(providers) do
     local slots = Q.slots(p.id)
     redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
-    local m = redis.call('HMGET', Q.metrics(p.id), 'cool', 'ttft', 'n', 'down')
+    local m = redis.call('HMGET', Q.metrics(p.id), 'cool', 'ttft', 'n', 'down', 'probe_at', 'latency')
+    local cool = tonumber(m[1]) or 0
     states[i] = {
       id = p.id,
       cap = p.cap,
       eps = p.eps,
       used = redis.call('ZCARD', slots),
-      cool = tonumber(m[1]) or 0,
+      cool = cool,
+      -- While it cools down, one request every Q.PROBE_EVERY_MS, fleet-wide, goes as a probe.
+      probe = cool > now and (tonumber(m[5]) or 0) <= now,
       ttft = tonumber(m[2]) or 0,
+      latency = tonumber(m[6]),
       n = tonumber(m[3]) or 0,
       down = m[4] == '1',
     }
@@ -49,7 +62,7 @@ local function provider_states(providers, now)
 end
 
 local function has_room(s, now)
-  return s.cool <= now and not s.down and (s.cap < 0 or s.used < s.cap)
+  return (s.cool <= now or s.probe) and not s.down and (s.cap < 0 or s.used < s.cap)
 end
 
 local function any_room(states, now)
@@ -118,53 +131,150 @@ local function choose(states, entry, strategy, random, stats_key, probe_share, n
   return eligible[math.floor(random() * #eligible) + 1]
 end
 
+-- Sends an answer to the gateway process waiting for it; returns how many heard it (0: no
+-- gateway listens on that channel any more, it died).
 local function reply(gw, id, status, detail)
-  redis.call('PUBLISH', Q.reply(gw), id .. '|' .. status .. '|' .. detail)
+  return redis.call('PUBLISH', Q.reply(gw), id .. '|' .. status .. '|' .. detail)
 end
 
--- When to come back, in seconds: the requests ahead times the moving interval between two slots
--- given (or the time since the last one, when that is longer: a queue that stopped draining);
--- before any slot was ever given, the router's wait.
-local function retry_after(stats_key, depth, now, max_wait_ms)
-  local st = redis.call('HMGET', stats_key, 'last', 'iv')
-  local last, iv = tonumber(st[1]), tonumber(st[2])
+-- Whether gateway `gw` still listens for its answers (its reply channel has a subscriber),
+-- remembered in `known` for the rest of the step.
+local function listening(gw, known)
+  local heard = known[gw]
+  if heard == nil then
+    heard = redis.call('PUBSUB', 'NUMSUB', Q.reply(gw))[2] > 0
+    known[gw] = heard
+  end
+  return heard
+end
+
+-- The entries of the waiting list: each joins and leaves counted per caller (the fair share).
+local function caller_set(R, entry)
+  return R.callers .. ':' .. (entry.u or '')
+end
+
+local function join(R, id, entry, score)
+  redis.call('HSET', R.entries, id, cjson.encode(entry))
+  redis.call('ZADD', R.waiting, score, id)
+  redis.call('ZADD', caller_set(R, entry), score, id)
+  redis.call('HINCRBY', R.callers, entry.u or '', 1)
+end
+
+local function leave(R, id, entry)
+  redis.call('ZREM', R.waiting, id)
+  redis.call('HDEL', R.entries, id)
+  if entry then
+    redis.call('ZREM', caller_set(R, entry), id)
+    if redis.call('HINCRBY', R.callers, entry.u or '', -1) <= 0 then redis.call('HDEL', R.callers, entry.u or '') end
+  end
+end
+
+-- The pace of the queue, in slots per ms. While the router's providers are capped and measured,
+-- what they can serve: each one's slots over its moving average latency (a batch of slots given at
+-- once says nothing of the pace, the time a slot is held does); the last pass wrote it (`pace`).
+-- Otherwise the slots given lately, each weighing less with its age (a time constant of
+-- Q.RATE_TAU_MS), read at `at`: the last slot's time for the pace while the queue flowed, or now,
+-- slower the longer no slot was given (a queue that stopped draining). nil before any was given.
+local function pace_of(stats_key, at)
+  local st = redis.call('HMGET', stats_key, 'pace', 'rs', 'rt')
+  local pace, rs, rt = tonumber(st[1]), tonumber(st[2]), tonumber(st[3])
+  if pace and pace > 0 then return pace end
+  if not rs or not rt then return nil end
+  return rs * math.exp(-math.max(0, at - rt) / Q.RATE_TAU_MS) / Q.RATE_TAU_MS
+end
+
+-- What the capped providers that take requests now can serve, in slots per ms; nil when one is
+-- unlimited or not yet measured (the slots given then tell the pace).
+local function capacity_pace(states, now)
+  local pace = 0
+  for _, s in ipairs(states) do
+    if not s.down and s.cap ~= 0 then
+      if s.cap < 0 or not s.latency or s.latency <= 0 then return nil end
+      if s.cool <= now then pace = pace + s.cap / s.latency end
+    end
+  end
+  return pace > 0 and pace or nil
+end
+
+-- When to come back, in seconds, for a request with `depth` requests ahead. `resume_ms` (when
+-- known) is how long until a provider comes back from cooling down, when every one cools: the
+-- queue will then flow again at the pace it had. Before any slot was ever given, the router's wait.
+local function retry_after(stats_key, depth, now, max_wait_ms, resume_ms)
   local ms = max_wait_ms
-  if last and iv then ms = (depth + 1) * math.max(iv, now - last) end
-  return math.max(1, math.min(3600, math.ceil(ms / 1000)))
+  if resume_ms and resume_ms > 0 then
+    local last = tonumber(redis.call('HGET', stats_key, 'rt')) or now
+    local pace = pace_of(stats_key, last)
+    ms = resume_ms + (pace and (depth + 1) / pace or 0)
+  else
+    local pace = pace_of(stats_key, now)
+    if pace then ms = (depth + 1) / pace end
+  end
+  return clamp(math.ceil(ms / 1000), 1, 3600)
+end
+
+-- How long until a provider that serves anything comes back from its cool-down (or may take a
+-- probe), when every provider with room but for that is cooling; 0 otherwise.
+local function resume_in(states, now)
+  local soonest = nil
+  for _, s in ipairs(states) do
+    if not s.down and s.cap ~= 0 then
+      if s.cool <= now or s.probe then return 0 end
+      local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), 'probe_at')) or 0
+      local back = math.min(s.cool, math.max(probe_at, now))
+      if soonest == nil or back < soonest then soonest = back end
+    end
+  end
+  return soonest and (soonest - now) or 0
 end
 
 -- Tells the gateway its request will not get a slot, and remembers that for a late duplicate.
-local function refuse(R, id, entry, status, now)
+local function refuse(R, id, entry, status, now, states)
   local seconds = 0
-  if status == 'busy' then seconds = retry_after(R.stats, redis.call('ZCARD', R.waiting), now, entry.mw) end
+  if status == 'busy' then
+    seconds = retry_after(R.stats, redis.call('ZCARD', R.waiting), now, entry.mw, states and resume_in(states, now))
+  end
   redis.call('SET', Q.outcome(id), '-', 'PX', Q.OUTCOME_TTL_MS)
   reply(entry.gw, id, status, tostring(seconds))
 end
 
+-- A slot given: its pace counted (retry_after), and the gateway told. A gateway that no longer
+-- listens gets none: the slot is taken back at once, and the request is marked dropped.
 local function give_slot(R, id, entry, s, now)
   -- The slot lives as long as the gateway that waits for it renews it (entry.st, its setting).
   redis.call('ZADD', Q.slots(s.id), now + entry.st, id)
-  s.used = s.used + 1
-  redis.call('SET', Q.outcome(id), s.id, 'PX', Q.OUTCOME_TTL_MS)
-  local last = tonumber(redis.call('HGET', R.stats, 'last'))
-  if last then
-    local iv = tonumber(redis.call('HGET', R.stats, 'iv'))
-    local gap = now - last
-    redis.call('HSET', R.stats, 'iv', iv and (iv * 0.9 + gap * 0.1) or gap)
+  if reply(entry.gw, id, 'ok', s.id) == 0 then
+    redis.call('ZREM', Q.slots(s.id), id)
+    redis.call('SET', Q.outcome(id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+    return false
   end
-  redis.call('HSET', R.stats, 'last', now)
+  s.used = s.used + 1
+  if s.cool > now then
+    -- A probe of a cooling provider: the next one goes no sooner than Q.PROBE_EVERY_MS from now,
+    -- and this one's answer, if good, ends the cool-down (queue-release.lua).
+    redis.call('HSET', Q.metrics(s.id), 'probe_at', now + Q.PROBE_EVERY_MS, 'probe_id', id)
+    s.probe = false
+  end
+  redis.call('SET', Q.outcome(id), s.id, 'PX', Q.OUTCOME_TTL_MS)
+  local st = redis.call('HMGET', R.stats, 'rs', 'rt')
+  local rs, rt = tonumber(st[1]) or 0, tonumber(st[2]) or now
+  redis.call('HSET', R.stats, 'rs', rs * math.exp(-math.max(0, now - rt) / Q.RATE_TAU_MS) + 1, 'rt', now, 'last', now)
   redis.call('HINCRBY', R.stats, 'assigned', 1)
-  reply(entry.gw, id, 'ok', s.id)
+  return true
 end
 
 -- Gives slots to waiting requests, best first, while providers have room. An entry past its
 -- deadline is refused; one that no provider of the router can ever take (all excluded, closed
--- or not serving its endpoint) is answered `none`. Returns {given, waiting, wake, now}: wake is when
--- something that could let a waiting request go happens by itself (a cool-down ending, a slot
--- expiring, a deadline), in ms, or 0; and the script's now (ms), for the worker to time that.
+-- or not serving its endpoint) is answered `none`; one whose gateway no longer listens (it died)
+-- is dropped, so that it neither keeps a slot nobody uses nor holds a place in the list. Returns
+-- {given, waiting, wake, now}: wake is when something that could let a waiting request go happens
+-- by itself (a cool-down ending or a probe due, a slot expiring, a deadline), in ms, or 0; and
+-- the script's now (ms), for the worker to time that.
 local function assign(R, C, now)
   local states = provider_states(C.providers, now)
+  local pace = capacity_pace(states, now)
+  if pace then redis.call('HSET', R.stats, 'pace', pace) else redis.call('HDEL', R.stats, 'pace') end
   local random = random_from(C.seed)
+  local known = {}
   local given = 0
   if any_room(states, now) then
     local ids = redis.call('ZRANGE', R.waiting, 0, C.scan - 1)
@@ -174,27 +284,30 @@ local function assign(R, C, now)
         redis.call('ZREM', R.waiting, id)
       else
         local entry = cjson.decode(packed)
-        local s = nil
-        if entry.deadline > now then s = choose(states, entry, C.strategy, random, R.stats, C.probe, now) end
-        local verdict = nil
-        if s then
-          verdict = 'ok'
-        elseif entry.deadline <= now then
-          verdict = 'busy'
+        if not listening(entry.gw, known) then
+          leave(R, id, entry)
+          redis.call('SET', Q.outcome(id), 'x', 'PX', Q.OUTCOME_TTL_MS)
         else
-          verdict = 'none'
-          for _, p in ipairs(states) do
-            if p.cap ~= 0 and serves(p, entry) then verdict = nil end
-          end
-        end
-        if verdict then
-          redis.call('ZREM', R.waiting, id)
-          redis.call('HDEL', R.entries, id)
-          if verdict == 'ok' then
-            give_slot(R, id, entry, s, now)
-            given = given + 1
+          local s = nil
+          if entry.deadline > now then s = choose(states, entry, C.strategy, random, R.stats, C.probe, now) end
+          local verdict = nil
+          if s then
+            verdict = 'ok'
+          elseif entry.deadline <= now then
+            verdict = 'busy'
           else
-            refuse(R, id, entry, verdict, now)
+            verdict = 'none'
+            for _, p in ipairs(states) do
+              if p.cap ~= 0 and serves(p, entry) then verdict = nil end
+            end
+          end
+          if verdict then
+            leave(R, id, entry)
+            if verdict == 'ok' then
+              if give_slot(R, id, entry, s, now) then given = given + 1 end
+            else
+              refuse(R, id, entry, verdict, now, states)
+            end
           end
         end
         if not any_room(states, now) then break end
@@ -206,7 +319,10 @@ local function assign(R, C, now)
   if waiting > 0 then
     for _, s in ipairs(states) do
       local at = 0
-      if s.cool > now then at = s.cool
+      if s.cool > now then
+        at = s.cool
+        local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), 'probe_at')) or 0
+        if probe_at > now and probe_at < at then at = probe_at end
       elseif s.cap > 0 and s.used >= s.cap then
         local first = redis.call('ZRANGE', Q.slots(s.id), 0, 0, 'WITHSCORES')
         if first[2] then at = tonumber(first[2]) end
@@ -223,4 +339,32 @@ local function assign(R, C, now)
     end
   end
   return { given, waiting, wake, now }
+end
+
+-- With more waiting than the router allows, one request is refused busy: the one that would be
+-- served last (so a higher priority, or a longer wait, keeps its place), unless the newcomer's
+-- caller has fewer waiting than the caller with the most: then that caller's request served last
+-- gives its place, when its priority is no higher than the newcomer's. So one caller filling the
+-- list never locks the others out, and a lone caller may still use all of it. Returns the id
+-- refused.
+local function make_room(R, id, entry, now, states)
+  local victim = redis.call('ZRANGE', R.waiting, -1, -1)[1]
+  local counts = redis.call('HGETALL', R.callers)
+  local heaviest, most_held = nil, 0
+  for i = 1, #counts, 2 do
+    local held = tonumber(counts[i + 1])
+    if held > most_held then heaviest, most_held = counts[i], held end
+  end
+  local caller = entry.u or ''
+  local mine = tonumber(redis.call('HGET', R.callers, caller)) or 0
+  if heaviest and heaviest ~= caller and most_held > mine then
+    local theirs = redis.call('ZRANGE', R.callers .. ':' .. heaviest, -1, -1)[1]
+    local packed = theirs and redis.call('HGET', R.entries, theirs)
+    if packed and (cjson.decode(packed).pr or 0) <= (entry.pr or 0) then victim = theirs end
+  end
+  local packed = redis.call('HGET', R.entries, victim)
+  local refused = packed and cjson.decode(packed) or entry
+  leave(R, victim, refused)
+  refuse(R, victim, refused, 'busy', now, states)
+  return victim
 end

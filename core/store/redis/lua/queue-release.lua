@@ -2,7 +2,10 @@
 -- provider did in the fleet-wide metrics every worker chooses on: moving averages of time to
 -- first token, latency and time per output token, error and timeout rates, the last 50 times to
 -- first token (for a p95), the 429s, and the cool-down: after `threshold` failures in a row, or
--- for as long as a backend's retry-after asked. Workers are told a slot came free.
+-- for as long as a backend's retry-after asked, but never longer than the cool-down setting (one
+-- 429 asking for an hour must not take a provider out for an hour). The probe let through a
+-- cooling provider (queue-common.lua give_slot) ends the cool-down when it is answered well.
+-- Workers are told a slot came free.
 --
 -- KEYS: slots, metrics, recent (Q.* of the provider)
 -- ARGV: request id; router name (for the freed channel); outcome: ok | fail | timeout | limited |
@@ -12,6 +15,8 @@
 local id, router, outcome = ARGV[1], ARGV[2], ARGV[3]
 local released = redis.call('ZREM', KEYS[1], id)
 local cooling = 0
+-- A cool-down ended by its probe lets the router's waiting requests go too.
+local back = false
 if outcome ~= 'none' then
   local now = now_ms()
   local m = KEYS[2]
@@ -22,6 +27,11 @@ if outcome ~= 'none' then
   redis.call('HINCRBY', m, 'n', 1)
   if outcome == 'ok' then
     redis.call('HSET', m, 'fails', 0)
+    if redis.call('HGET', m, 'probe_id') == id then
+      redis.call('HSET', m, 'cool', 0)
+      redis.call('HDEL', m, 'probe_id', 'probe_at')
+      back = true
+    end
     local ttft, latency, tpot = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
     if ttft then
       ewma('ttft', ttft, 0.2)
@@ -35,7 +45,7 @@ if outcome ~= 'none' then
   else
     ewma('errors', 1, 0.1)
     ewma('timeouts', outcome == 'timeout' and 1 or 0, 0.1)
-    local retry_ms = tonumber(ARGV[7]) or 0
+    local retry_ms = math.min(tonumber(ARGV[7]) or 0, tonumber(ARGV[9]))
     if outcome == 'limited' then
       redis.call('HINCRBY', m, 'limited', 1)
       redis.call('HSET', m, 'limited_at', now)
@@ -53,5 +63,5 @@ if outcome ~= 'none' then
     end
   end
 end
-if released == 1 then redis.call('PUBLISH', Q.FREED, router) end
+if released == 1 or back then redis.call('PUBLISH', Q.FREED, router) end
 return { released, cooling }

@@ -2,36 +2,54 @@
 -- acknowledged and deleted from the stream, and joins the router's waiting requests, which then
 -- get the slots there is room for (queue-common.lua). An entry already taken (a worker that
 -- claimed it from one presumed dead) or already given up (by its gateway) is only acknowledged:
--- a duplicate is harmless. With more waiting than the router allows, the newest is refused busy.
+-- a duplicate is harmless; so is one whose gateway no longer listens (it died). With more waiting
+-- than the router allows, one is refused busy (make_room: the one served last, or the place of
+-- the caller with the most waiting).
 --
--- KEYS: stream, waiting, entries, stats (Q.* of the router)
+-- An entry is anyone's who can write to Redis: its numbers are bounded here (priority, the wait,
+-- the aging step, the slot lifetime), so no entry makes a slot that never expires.
+--
+-- KEYS: stream, waiting, entries, stats, callers (Q.* of the router)
 -- ARGV: group; the worker's choice, JSON {providers, strategy, seed, scan, probe};
---       the entries, JSON [{sid, id, gw, ep, pr, mw, ag, mq, ex, st}]: stream id, request id, the
---       gateway's reply channel id, endpoint, priority, longest wait (ms), aging step per
---       priority level (ms), most waiting, excluded provider ids, slot lifetime (ms)
+--       the entries, JSON [{sid, id, gw, u, ep, pr, mw, ag, mq, ex, st}]: stream id, request id,
+--       the gateway's reply channel id, caller, endpoint, priority, longest wait (ms), aging step
+--       per priority level (ms), most waiting, excluded provider ids, slot lifetime (ms)
 -- Returns {given, waiting, wake, now} (assign()).
-local R = { stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4] }
+local R = { stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4], callers = KEYS[5] }
 local group = ARGV[1]
 local C = cjson.decode(ARGV[2])
 local now = now_ms()
+local known = {}
 
 local result = { 0, redis.call('ZCARD', R.waiting), 0, now }
 for _, e in ipairs(cjson.decode(ARGV[3])) do
   redis.call('XACK', R.stream, group, e.sid)
   redis.call('XDEL', R.stream, e.sid)
   if redis.call('EXISTS', Q.outcome(e.id)) == 0 and redis.call('HEXISTS', R.entries, e.id) == 0 then
-    -- The stream id starts with the Redis time the gateway added the entry at: the wait counts
-    -- from there, whichever worker takes it and when.
-    local arrived = tonumber(string.match(e.sid, '^(%d+)'))
-    local entry = { gw = e.gw, ep = e.ep, deadline = arrived + e.mw, mw = e.mw, st = e.st, ex = e.ex }
-    redis.call('HSET', R.entries, e.id, cjson.encode(entry))
-    redis.call('ZADD', R.waiting, arrived - e.pr * e.ag, e.id)
-    result = assign(R, C, now)
-    if redis.call('HEXISTS', R.entries, e.id) == 1 and result[2] > e.mq then
-      redis.call('ZREM', R.waiting, e.id)
-      redis.call('HDEL', R.entries, e.id)
-      refuse(R, e.id, entry, 'busy', now)
-      result[2] = result[2] - 1
+    if not listening(e.gw, known) then
+      redis.call('SET', Q.outcome(e.id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+    else
+      -- The stream id starts with the Redis time the gateway added the entry at: the wait counts
+      -- from there, whichever worker takes it and when.
+      local arrived = tonumber(string.match(e.sid, '^(%d+)'))
+      local mw = clamp(e.mw, 1, Q.MAX_WAIT_MS)
+      local pr = clamp(e.pr, Q.MIN_PRIORITY, Q.MAX_PRIORITY)
+      local entry = {
+        gw = e.gw,
+        u = e.u or '',
+        ep = e.ep,
+        pr = pr,
+        deadline = arrived + mw,
+        mw = mw,
+        st = clamp(e.st, 1, Q.MAX_SLOT_TTL_MS),
+        ex = e.ex,
+      }
+      join(R, e.id, entry, arrived - pr * clamp(e.ag, 0, Q.MAX_AGING_MS))
+      result = assign(R, C, now)
+      if redis.call('HEXISTS', R.entries, e.id) == 1 and result[2] > e.mq then
+        make_room(R, e.id, entry, now, provider_states(C.providers, now))
+        result[2] = result[2] - 1
+      end
     end
   end
 end

@@ -1,0 +1,12 @@
+-- What became of a request a gateway waits for, asked after its connection to Redis came back
+-- (an answer may have been missed): the provider it was given, '-' (it will get none), 'x' (it
+-- was dropped while no one listened for it), 'waiting' (for a slot), 'queued' (in the stream,
+-- not yet taken), or 'lost' (neither: Redis lost it, restarted empty or flushed).
+--
+-- KEYS: stream, entries (Q.* of the router)
+-- ARGV: request id, its stream id
+local given = redis.call('GET', Q.outcome(ARGV[1]))
+if given then return given end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 'waiting' end
+if #redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2]) > 0 then return 'queued' end
+return 'lost'
