@@ -1,13 +1,16 @@
 // An audio file uploaded for transcription, read whole (up to the upload limit) before it is
-// forwarded: its duration, which its price and hold depend on, is read from its header first.
-import { parseBuffer } from 'music-metadata';
+// forwarded: its duration, which its price and hold depend on, is read from its header first, in
+// a worker thread (audio-probe.ts), and believed only as far as the file's size can hold it.
+import { audioProbe } from './audio-probe.ts';
 
 export interface AudioFile {
   readonly bytes: Buffer;
   readonly filename: string;
   readonly mimeType: string;
-  /** Its length in seconds, from its header (WAV, MP3, FLAC, OGG, M4A, WebM, ...); undefined when it could not be read. */
+  /** Its length in seconds, from its header (WAV, MP3, FLAC, OGG, M4A, WebM, ...); undefined when it could not be read, or is not believed. */
   readonly seconds: number | undefined;
+  /** Why `seconds` is undefined, when there is more to say than that the file was not recognised. */
+  readonly unreadable?: string;
 }
 
 export function isAudioFile(value: unknown): value is AudioFile {
@@ -15,19 +18,38 @@ export function isAudioFile(value: unknown): value is AudioFile {
 }
 
 /**
- * The audio's duration from its header: music-metadata reads the container (a WAV's byte rate and
- * data size, an MP3's frame headers, ...). Undefined for a file it does not recognise or whose
- * header is cut short: not every backend format is one it reads, so the caller decides.
+ * The fewest bytes a second of audio is believed to take: 100 (0.8 kbit/s). Below every speech
+ * codec in a container music-metadata reads (Opus from 6 kbit/s, AMR-NB 4.75, Speex 2.15, MP3 8;
+ * Codec2's 0.7 kbit/s radio modes come in none); only long runs of digital silence (a FLAC's
+ * constant frames, Opus's DTX) fall below it. A header that claims more seconds than its file's
+ * size holds at this rate is not believed: 242 bytes of FLAC claiming 55,555 hours were priced,
+ * held and simulated as such. At 25 MiB, the upload limit, it still believes up to 72 hours.
  */
-export async function audioSeconds(bytes: Buffer, mimeType: string): Promise<number | undefined> {
-  try {
-    const { format } = await parseBuffer(bytes, { mimeType, size: bytes.length }, { duration: true, skipCovers: true });
-    const seconds = format.duration;
-    return seconds !== undefined && Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
-  } catch {
-    return undefined;
-  }
+export const MIN_AUDIO_BYTES_PER_SECOND = 100;
+
+/**
+ * The file as it came, with its duration: read from its header off the event loop, within the
+ * probe's time, and not believed past what its size holds (MIN_AUDIO_BYTES_PER_SECOND). When it
+ * is not read or not believed, `seconds` is undefined: a priced router refuses the file, a free
+ * one forwards it.
+ */
+export async function readAudioFile(bytes: Buffer, filename: string, mimeType: string): Promise<AudioFile> {
+  const probed = await audioProbe.scan(bytes, mimeType);
+  const file = { bytes: probed.bytes, filename, mimeType };
+  if (probed.seconds === undefined) return { ...file, seconds: undefined, unreadable: probed.unreadable };
+  const unbelieved = implausibleDuration(probed.seconds, probed.bytes.length);
+  return unbelieved ? { ...file, seconds: undefined, unreadable: unbelieved } : { ...file, seconds: probed.seconds };
 }
+
+/** Why `seconds` of audio cannot be in `bytes` bytes; undefined when they can. */
+export function implausibleDuration(seconds: number, bytes: number): string | undefined {
+  const most = bytes / MIN_AUDIO_BYTES_PER_SECOND;
+  if (seconds <= most) return undefined;
+  const hours = seconds >= 3600 ? ` (${round(seconds / 3600)} h)` : '';
+  return `its header claims ${round(seconds)} s${hours} of audio, but its ${bytes} bytes can hold at most ${round(most)} s (${MIN_AUDIO_BYTES_PER_SECOND} bytes a second, less than any speech codec makes)`;
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
 
 /**
  * The most text tokens a transcript of `seconds` of audio can hold: Whisper decodes at most 448

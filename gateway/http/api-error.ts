@@ -145,11 +145,13 @@ export const errors = {
       headers: { connection: 'close' },
     }),
   malformedForm: (reason: string) => new ApiError('invalid_request', `The multipart form cannot be read: ${reason}`),
-  /** A priced transcription router needs the audio's length before it is sent. */
-  unreadableAudio: () =>
+  /** A priced transcription router needs the audio's length before it is sent; `reason`: why it is not known (audio-file.ts). */
+  unreadableAudio: (reason?: string) =>
     new ApiError(
       'invalid_request',
-      "The audio file's duration could not be read from its header; send WAV, MP3, FLAC, OGG, M4A or WebM audio",
+      reason
+        ? `The audio file's duration could not be read from its header: ${reason}`
+        : "The audio file's duration could not be read from its header; send WAV, MP3, FLAC, OGG, M4A or WebM audio",
       { param: 'file' },
     ),
   unsupportedMediaType: (contentType: string | undefined, expected = 'application/json') =>

@@ -19,6 +19,7 @@ import { BodyDeadlines, type BodyTimeouts } from './body-deadlines.ts';
 import type { JsonShapeLimits } from './json-shape.ts';
 import type { StoredLimits } from '../dialects/responses/responses-dialect.ts';
 import { registerMultipartBody } from './multipart-body.ts';
+import { closeAudioProbe } from '../endpoints/audio-probe.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerInference } from './routes/inference.ts';
 import { OutcomeRecorder } from './routes/request-outcome.ts';
@@ -166,6 +167,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onClose', async () => deadlines.close());
   registerJsonBody(app, { bytes: deps.bodyLimit, shape: deps.jsonShape }, deadlines);
   registerMultipartBody(app, deps.maxAudioBytes, deadlines);
+  // The worker thread that reads uploads' durations (audio-probe.ts) stops with the app.
+  app.addHook('onClose', () => closeAudioProbe());
   app.setErrorHandler(errorHandler(deps.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, deps.keys, deps.now);

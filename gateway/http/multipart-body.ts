@@ -7,7 +7,7 @@ import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { audioSeconds, type AudioFile } from '../endpoints/audio-file.ts';
+import { readAudioFile } from '../endpoints/audio-file.ts';
 import { type ApiError, errors } from './api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
 
@@ -114,10 +114,8 @@ function readForm(
       if (failed) return;
       const form: Record<string, unknown> = Object.fromEntries(fields);
       if (!file) return resolve(form);
-      const bytes = Buffer.concat(file.chunks);
-      const { filename, mimeType } = file;
-      audioSeconds(bytes, mimeType).then((seconds) => {
-        const audio: AudioFile = { bytes, filename, mimeType, seconds };
+      // Its duration is read in a worker thread (audio-probe.ts): the bytes may go there and come back.
+      readAudioFile(Buffer.concat(file.chunks), file.filename, file.mimeType).then((audio) => {
         form.file = audio;
         resolve(form);
       }, reject);

@@ -14,8 +14,10 @@ type Simulator = ProviderSpecOf<'simulator'>;
 
 /**
  * Bounds on the simulator's work, like any backend's: an answer has at most this many tokens per
- * choice (a larger max_tokens stops there, finish_reason "length"), and embeddings at most this
- * many values in all (inputs × dimensions; 2,000 inputs of 65,536 took 30 s and ended in a 500).
+ * choice (a larger max_tokens stops there, finish_reason "length"), a transcript as many words
+ * whatever the audio's length (a header claiming 55,555 hours once asked for 500 million words:
+ * the event loop stalled, then the process ran out of memory), and embeddings at most this many
+ * values in all (inputs × dimensions; 2,000 inputs of 65,536 took 30 s and ended in a 500).
  */
 export const SIMULATOR_LIMITS = { completionTokens: 65_536, embeddingValues: 1_048_576 } as const;
 
@@ -147,15 +149,14 @@ const WORDS_PER_SECOND = 2.5;
 
 /**
  * A transcript of as many words as the audio's length holds (its header's, as Whisper reads it),
- * in the format asked for; its usage is the audio's duration in whole seconds, as OpenAI's.
+ * up to SIMULATOR_LIMITS.completionTokens, in the format asked for; its usage is the audio's
+ * duration in whole seconds, as OpenAI's.
  */
 function transcribe(body: JsonObject): ForwardResult {
   const file = body.file as AudioFile;
   const seconds = file.seconds ?? 0;
-  const text = deterministicWords(
-    file.bytes.subarray(0, 4096).toString('base64'),
-    Math.max(1, Math.round(seconds * WORDS_PER_SECOND)),
-  ).join('');
+  const words = Math.min(SIMULATOR_LIMITS.completionTokens, Math.max(1, Math.round(seconds * WORDS_PER_SECOND)));
+  const text = deterministicWords(file.bytes.subarray(0, 4096).toString('base64'), words).join('');
   const cue = `${timestamp(0, ',')} --> ${timestamp(seconds, ',')}`;
   switch (body.response_format) {
     case 'text':

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Log } from '../../core/log.ts';
 import type { QueueRequest, RedisRoutingQueue, SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
+import { LogThrottle } from '../observability/log-throttle.ts';
 
 export type QueueAnswer =
   | { readonly status: 'ok'; readonly provider: string; readonly requestId: string }
@@ -74,6 +75,8 @@ export class QueueClient {
   readonly #waiters = new Map<string, Waiter>();
   /** Slots held by requests of this process: request id -> [router, provider]. */
   readonly #held = new Map<string, readonly [string, string]>();
+  /** Warnings collapse by kind: during a Redis outage every request ending would write its own. */
+  readonly #throttle = new LogThrottle();
   readonly #unlisten: () => void;
   #renewTimer: unknown;
   #next = 0;
@@ -130,7 +133,13 @@ export class QueueClient {
       return await this.#queue.release(held[0], held[1], requestId, ending);
     } catch (error) {
       // The slot expires by itself within the slot lifetime.
-      this.#options.log.warn({ provider: held[1] }, `queue slot not given back (it expires by itself): ${(error as Error).message}`);
+      this.#throttle.write(
+        'queue slot release',
+        'warn',
+        this.#options.log,
+        { provider: held[1] },
+        `queue slot not given back (it expires by itself): ${(error as Error).message}`,
+      );
       return false;
     }
   }
@@ -139,6 +148,7 @@ export class QueueClient {
     this.#closed = true;
     this.#unlisten();
     this.#timers.clearTimeout(this.#renewTimer);
+    this.#throttle.close();
     for (const waiter of this.#waiters.values()) this.#settle(waiter, { status: 'none' });
   }
 
@@ -266,7 +276,9 @@ export class QueueClient {
       const slots = [...this.#held].map(([id, [, provider]]) => [provider, id] as const);
       this.#queue
         .renew(this.#options.slotTtlMs, slots)
-        .catch((error: unknown) => this.#options.log.warn({}, `queue slots not renewed: ${(error as Error).message}`))
+        .catch((error: unknown) =>
+          this.#throttle.write('queue slot renewal', 'warn', this.#options.log, {}, `queue slots not renewed: ${(error as Error).message}`),
+        )
         .finally(() => this.#scheduleRenewal());
     }, this.#options.slotTtlMs / 3);
   }

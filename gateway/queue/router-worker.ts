@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import type { Log } from '../../core/log.ts';
 import type { AssignPass, QueueChoice, RedisRoutingQueue, TakenEntry } from '../../core/store/redis/redis-routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
+import { LogThrottle } from '../observability/log-throttle.ts';
 import type { RouterRoute, RoutingTable } from '../routing/routing-table.ts';
 
 export interface RouterWorkerOptions {
@@ -43,6 +44,8 @@ export class RouterWorker {
   /** Routers with a pass running, and whether another is due after it. */
   readonly #passes = new Map<string, { again: boolean }>();
   readonly #wakes = new Map<string, unknown>();
+  /** Warnings collapse by kind: during a Redis outage every pass, read and claim would write its own. */
+  readonly #throttle = new LogThrottle();
   #unlisten = () => {};
   #claimTimer: unknown;
   #stopped = false;
@@ -71,6 +74,7 @@ export class RouterWorker {
     this.#unlisten();
     this.#timers.clearTimeout(this.#claimTimer);
     for (const timer of this.#wakes.values()) this.#timers.clearTimeout(timer);
+    this.#throttle.close();
     // A blocked read ends with the connection.
     this.#reader.disconnect();
     await this.#loop;
@@ -120,7 +124,7 @@ export class RouterWorker {
         if (String((error as Error).message).startsWith('NOGROUP')) this.#grouped.clear();
         // While the connection is (re)connecting every read fails at once: only other failures are news.
         else if (this.#reader.status === 'ready')
-          this.#options.log.warn({ consumer: this.#options.consumer }, `router worker: ${(error as Error).message}; retrying`);
+          this.#warn('read', { consumer: this.#options.consumer }, `router worker: ${(error as Error).message}; retrying`);
         await this.#sleep(Math.min(1000, this.#options.blockMs));
       }
     }
@@ -153,7 +157,7 @@ export class RouterWorker {
       .assign(router, choice)
       .then(
         (pass) => this.#passed(router, pass, 0),
-        (error: unknown) => this.#options.log.warn({ router }, `router worker pass failed: ${(error as Error).message}`),
+        (error: unknown) => this.#warn('pass', { router }, `router worker pass failed: ${(error as Error).message}`),
       )
       .finally(() => {
         this.#passes.delete(router);
@@ -199,9 +203,13 @@ export class RouterWorker {
         if (this.#stopped) return;
         // The stream is gone with its group (Redis restarted empty): the read loop makes it again.
         if (String((error as Error).message).startsWith('NOGROUP')) this.#grouped.delete(router);
-        else this.#options.log.warn({ router }, `router worker claim failed: ${(error as Error).message}`);
+        else this.#warn('claim', { router }, `router worker claim failed: ${(error as Error).message}`);
       }
     }
+  }
+
+  #warn(kind: string, details: object, message: string): void {
+    this.#throttle.write(`router worker ${kind}`, 'warn', this.#options.log, details, message);
   }
 
   #sleep(ms: number): Promise<void> {

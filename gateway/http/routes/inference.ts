@@ -295,7 +295,8 @@ function route(endpoint: Endpoint, body: unknown, deps: InferenceDeps): { router
     throw errors.invalidRequest(`Invalid request: ${param ? `${param}: ` : ''}${issue.message}`, param || null);
   }
   // A priced transcription is held for its audio's whole length, which must be known before it is sent.
-  if (spec.audio && spec.audio(parsed.data).seconds === undefined && isPriced(router)) throw errors.unreadableAudio();
+  if (spec.audio && spec.audio(parsed.data).seconds === undefined && isPriced(router))
+    throw errors.unreadableAudio(spec.audio(parsed.data).unreadable);
   return { router, body: parsed.data };
 }
 
