@@ -83,6 +83,12 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runDialects({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--hostile')) {
+    // Issue 26: hostile requests' event-loop stalls, memory, and a normal client's latency beside them: bench/hostile.ts.
+    const { runHostile } = await import('./hostile.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runHostile({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');

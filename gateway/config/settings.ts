@@ -67,13 +67,13 @@ export const GATEWAY_SETTINGS = {
     doc: 'Longest a request body may go without a byte arriving. Past it the request is answered 408 `request_timeout`, what was read is let go, and the connection closes.',
   },
   maxJsonValues: {
-    schema: Int(1000, 100_000_000).default(100_000),
+    schema: Int(1000, 100_000_000).default(50_000),
     value: '<n>',
     env: 'TOLLGATE_MAX_JSON_VALUES',
-    help: 'most values a JSON body may hold (array elements, object members, containers); more gets 413',
+    help: 'most values a JSON body may hold (arrays, objects, their elements and members); more gets 413',
     doc:
-      'Most values a JSON request body may hold: each array element, object member and container counts one. They are counted as the body arrives, before it is parsed; past the bound the request is answered 413 `request_too_large` and the rest is not read. ' +
-      'Parsing and checking a body takes time by its values, not its bytes, on the event loop every request shares: 100,000 values parse and check in a few milliseconds, while 4.8 million took seconds. Raise it for embeddings sent as more than 100,000 token ids.',
+      'Most values a JSON request body may hold: every array and object, and every element or member after the first of each, counts one. They are counted as the body arrives, before it is parsed; past the bound the request is answered 413 `request_too_large` and the rest is not read. ' +
+      'Parsing and checking a body takes time by its values, not its bytes, on the event loop every request shares: at 50,000 the worst body takes about 35 ms (bench/RESULTS.md, `--hostile`), where 4.8 million took seconds. Raise it for embeddings sent as more than 50,000 token ids, knowing that a body at the bound then holds every other request for longer.',
   },
   maxJsonDepth: {
     schema: Int(8, 1000).default(128),

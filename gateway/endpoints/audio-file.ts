@@ -31,14 +31,20 @@ export const MIN_AUDIO_BYTES_PER_SECOND = 100;
  * The file as it came, with its duration: read from its header off the event loop, within the
  * probe's time, and not believed past what its size holds (MIN_AUDIO_BYTES_PER_SECOND). When it
  * is not read or not believed, `seconds` is undefined: a priced router refuses the file, a free
- * one forwards it.
+ * one forwards it. `owned`: the memory under `bytes` holds the file alone (audio-probe.ts).
  */
-export async function readAudioFile(bytes: Buffer, filename: string, mimeType: string): Promise<AudioFile> {
-  const probed = await audioProbe.scan(bytes, mimeType);
+export async function readAudioFile(bytes: Buffer, filename: string, mimeType: string, owned = false): Promise<AudioFile> {
+  const probed = await audioProbe.scan(bytes, mimeType, owned);
+  if (!probed.bytes) throw new AudioLostError(probed.unreadable ?? 'its reading stopped');
   const file = { bytes: probed.bytes, filename, mimeType };
   if (probed.seconds === undefined) return { ...file, seconds: undefined, unreadable: probed.unreadable };
   const unbelieved = implausibleDuration(probed.seconds, probed.bytes.length);
   return unbelieved ? { ...file, seconds: undefined, unreadable: unbelieved } : { ...file, seconds: probed.seconds };
+}
+
+/** The upload's bytes went with a duration scan that was stopped (past its time) or died: it cannot be forwarded. */
+export class AudioLostError extends Error {
+  override name = 'AudioLostError';
 }
 
 /** Why `seconds` of audio cannot be in `bytes` bytes; undefined when they can. */

@@ -3,25 +3,27 @@
 // bytes is tried as a frame header at every position), which must not stop the event loop that
 // serves every other request.
 //
-// One job at a time, as audio-probe.ts sends them: { id, bytes, mimeType, giveBack }. When the
-// bytes were transferred here (giveBack), they are sent back at once, before the scan, and the
-// scan reads a copy: whatever then happens to this thread (a scan past its time, stopped; a crash),
-// the gateway still has the file to forward. Then { id, seconds } (undefined: not read).
+// One job at a time, as audio-probe.ts sends them: { id, bytes, mimeType, giveBack }. The scan
+// reads the bytes where they are (a copy of 25 MB held here until this thread's next garbage
+// collection kept RSS 110 MB up); then { id, seconds } (undefined: not read), with the bytes
+// transferred back when they were the gateway's own (giveBack). A scan stopped past its time, or
+// a thread that dies, takes them with it: that upload is refused.
 import { parentPort } from 'node:worker_threads';
 import { parseBuffer } from 'music-metadata';
 
 export interface ProbeJob {
   readonly id: number;
+  /** The file's bytes are `length` bytes of it, from its start (it may be larger: the upload's buffer). */
   readonly bytes: ArrayBuffer;
+  readonly length: number;
   readonly mimeType: string;
-  /** The bytes were the gateway's own (transferred, not copied): send them back before the scan. */
+  /** The bytes were the gateway's own (transferred, not copied): send them back after the scan. */
   readonly giveBack: boolean;
 }
 
 export type ProbeMessage =
   | { readonly kind: 'ready' }
-  | { readonly kind: 'bytes'; readonly id: number; readonly bytes: ArrayBuffer }
-  | { readonly kind: 'seconds'; readonly id: number; readonly seconds: number | undefined };
+  | { readonly kind: 'seconds'; readonly id: number; readonly seconds: number | undefined; readonly bytes?: ArrayBuffer };
 
 /**
  * The audio's duration from its header: music-metadata reads the container (a WAV's byte rate and
@@ -41,13 +43,9 @@ export async function headerSeconds(bytes: Uint8Array, mimeType: string): Promis
 const port = parentPort;
 if (port) {
   port.on('message', async (job: ProbeJob) => {
-    let bytes = new Uint8Array(job.bytes);
-    if (job.giveBack) {
-      bytes = bytes.slice();
-      port.postMessage({ kind: 'bytes', id: job.id, bytes: job.bytes } satisfies ProbeMessage, [job.bytes]);
-    }
-    const seconds = await headerSeconds(bytes, job.mimeType);
-    port.postMessage({ kind: 'seconds', id: job.id, seconds } satisfies ProbeMessage);
+    const seconds = await headerSeconds(new Uint8Array(job.bytes, 0, job.length), job.mimeType);
+    if (job.giveBack) port.postMessage({ kind: 'seconds', id: job.id, seconds, bytes: job.bytes } satisfies ProbeMessage, [job.bytes]);
+    else port.postMessage({ kind: 'seconds', id: job.id, seconds } satisfies ProbeMessage);
   });
   port.postMessage({ kind: 'ready' } satisfies ProbeMessage);
 }

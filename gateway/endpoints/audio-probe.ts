@@ -4,12 +4,14 @@
 //
 // One worker, started with the first upload and kept for the next, does one scan at a time; the
 // others wait their turn here, their bytes with them. A job's bytes go to the worker transferred
-// when the Buffer owns its whole ArrayBuffer (as a file Buffer.concat joined does, from 4 KiB),
-// and the worker sends them back before it scans; otherwise a copy goes and the Buffer stays as
-// it was. A duration not known within SCAN_TIMEOUT_MS of the upload (its wait included) is not
-// known: the worker, if it was scanning that file, is stopped, and the next upload starts another.
-// A worker that dies (its thread ran out of memory) is replaced the same way. The worker never
-// keeps the process alive (unref); a job waiting does, until its deadline at most.
+// when the Buffer owns its whole ArrayBuffer (as an upload gathered by http/body-buffer.ts does),
+// and the worker sends them back with the duration, never having copied them; otherwise a copy
+// goes and the Buffer stays as it was. A duration not known within SCAN_TIMEOUT_MS of the upload
+// (its wait included) is not known: the worker, if it was scanning that file, is stopped, and the
+// next upload starts another; a worker that dies (its thread ran out of memory) is replaced the
+// same way. Either takes the bytes it held with it: that upload is lost (Probed.bytes undefined),
+// and refused. The worker never keeps the process alive (unref); a job waiting does, until its
+// deadline at most.
 import { Worker } from 'node:worker_threads';
 import type { ProbeJob, ProbeMessage } from './audio-probe-worker.ts';
 
@@ -19,12 +21,15 @@ export const SCAN_TIMEOUT_MS = 10_000;
 /** The worker's module beside this one: audio-probe-worker.ts from the sources, .js from dist/ (npm run build). */
 const WORKER_URL = new URL(`./audio-probe-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
 
+/** A worker without a scan for this long is stopped; the next upload starts another (in about 100 ms, off the event loop). */
+const IDLE_MS = 2_000;
+
 /** What a worker's heap may grow to (the file's bytes are not in it): a scan that needs more ends the worker, not the process. */
 const WORKER_HEAP_MB = 128;
 
 export interface Probed {
-  /** The file's bytes: the same Buffer, or its bytes as the worker sent them back. */
-  readonly bytes: Buffer;
+  /** The file's bytes: the same Buffer, or its bytes as the worker sent them back; undefined when the worker took them with it (stopped or dead mid-scan). */
+  readonly bytes: Buffer | undefined;
   /** The duration its header gives; undefined when it could not be read. */
   readonly seconds: number | undefined;
   /** Why it could not be read, when it is more than music-metadata not recognising the file. */
@@ -34,11 +39,14 @@ export interface Probed {
 interface Job {
   readonly id: number;
   readonly bytes: Buffer;
+  /** The file's length (its Buffer reads 0 once its memory went to the worker). */
+  readonly size: number;
+  /** The memory under `bytes` holds this file alone: it may go to the worker whole. */
+  readonly owned: boolean;
   readonly mimeType: string;
   /** The worker has the bytes (they were transferred to it) and has not sent them back yet. */
   lent: boolean;
   readonly resolve: (probed: Probed) => void;
-  readonly reject: (error: Error) => void;
   readonly timer: NodeJS.Timeout;
   /** The bytes, sent back by the worker. */
   returned?: Buffer;
@@ -60,19 +68,26 @@ export class AudioProbe {
   #running: Job | undefined;
   #nextId = 1;
   #idle: (() => void)[] = [];
+  /** Stops a worker left without work: its heap (tens of MB after a 25 MB MP3) goes with it. */
+  #retire: NodeJS.Timeout | undefined;
 
   constructor(options: AudioProbeOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? SCAN_TIMEOUT_MS;
     this.#workerUrl = options.workerUrl ?? WORKER_URL;
   }
 
-  /** The duration of the audio in `bytes`; rejects only when the worker took the bytes with it (it died between taking and giving them back). */
-  scan(bytes: Buffer, mimeType: string): Promise<Probed> {
+  /**
+   * The duration of the audio in `bytes`, and the bytes (gone when the worker took them with it).
+   * `owned`: the ArrayBuffer under `bytes` holds this file alone (from its start; it may be longer),
+   * so it goes to the worker whole; a Buffer that is all of its ArrayBuffer goes so too. Any
+   * other (a view into memory shared with other Buffers) is copied.
+   */
+  scan(bytes: Buffer, mimeType: string, owned = false): Promise<Probed> {
     if (bytes.length === 0) return Promise.resolve({ bytes, seconds: undefined });
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       const id = this.#nextId++;
       const timer = setTimeout(() => this.#expire(job), this.#timeoutMs);
-      const job: Job = { id, bytes, mimeType, lent: false, resolve, reject, timer };
+      const job: Job = { id, bytes, size: bytes.length, mimeType, owned, lent: false, resolve, timer };
       this.#queue.push(job);
       this.#next();
     });
@@ -81,6 +96,11 @@ export class AudioProbe {
   /** Waits for the scans under way or waiting (each ends by its deadline), then stops the worker; a later scan starts another. */
   async close(): Promise<void> {
     if (this.#running || this.#queue.length > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    await this.#stop();
+  }
+
+  async #stop(): Promise<void> {
+    clearTimeout(this.#retire);
     const worker = this.#worker;
     this.#worker = undefined;
     this.#ready = false;
@@ -92,8 +112,10 @@ export class AudioProbe {
     const job = this.#queue.shift();
     if (!job) {
       for (const resolve of this.#idle.splice(0)) resolve();
+      if (this.#worker) this.#retire = setTimeout(() => void this.#stop(), IDLE_MS).unref();
       return;
     }
+    clearTimeout(this.#retire);
     const worker = this.#worker ?? this.#start();
     // Until the worker has loaded, the bytes stay here: one that fails to load takes none with it.
     if (!this.#ready) {
@@ -102,11 +124,12 @@ export class AudioProbe {
     }
     this.#running = job;
     const { bytes } = job;
-    const owned = !(bytes.buffer instanceof SharedArrayBuffer) && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const owned = !(bytes.buffer instanceof SharedArrayBuffer) && bytes.byteOffset === 0 && (job.owned || whole);
     // A Buffer that is a view of a larger (or shared) one: its bytes copied, the copy given away.
     const sent = owned ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
     job.lent = owned;
-    const message: ProbeJob = { id: job.id, bytes: sent, mimeType: job.mimeType, giveBack: owned };
+    const message: ProbeJob = { id: job.id, bytes: sent, length: bytes.length, mimeType: job.mimeType, giveBack: owned };
     worker.postMessage(message, [sent]);
   }
 
@@ -123,10 +146,9 @@ export class AudioProbe {
       }
       const job = this.#running;
       if (!job || job.id !== message.id) return;
-      if (message.kind === 'bytes') {
+      if (message.bytes) {
         job.lent = false;
-        job.returned = Buffer.from(message.bytes);
-        return;
+        job.returned = Buffer.from(message.bytes, 0, job.size);
       }
       this.#finish(job, { seconds: message.seconds });
       this.#next();
@@ -170,8 +192,7 @@ export class AudioProbe {
   #finish(job: Job, result: { seconds: number | undefined; unreadable?: string }): void {
     clearTimeout(job.timer);
     if (this.#running === job) this.#running = undefined;
-    if (job.lent) job.reject(new Error(`The audio file was lost with the worker reading its duration: ${result.unreadable}`));
-    else job.resolve({ bytes: job.returned ?? job.bytes, ...result });
+    job.resolve({ bytes: job.lent ? undefined : (job.returned ?? job.bytes), ...result });
   }
 }
 

@@ -7,9 +7,11 @@ import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { readAudioFile } from '../endpoints/audio-file.ts';
+import { AudioLostError, readAudioFile } from '../endpoints/audio-file.ts';
 import { type ApiError, errors } from './api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
+import { BodyBuffer } from './body-buffer.ts';
+import { paced } from './read-pace.ts';
 
 /** What a form may hold besides its file: OpenAI's transcription form has 8 fields or so. */
 const FORM_LIMITS = { fields: 32, fieldSize: 128 * 1024, parts: 33, files: 1, headerPairs: 64 } as const;
@@ -45,11 +47,15 @@ function readForm(
       return reject(errors.malformedForm((error as Error).message));
     }
     const fields = new Map<string, string | string[]>();
-    let file: { chunks: Buffer[]; filename: string; mimeType: string } | undefined;
+    let file: { bytes: BodyBuffer; filename: string; mimeType: string } | undefined;
     let failed = false;
     // The upload must arrive in time (body-deadlines.ts); its bytes are counted as busboy reads them.
     const watch = deadlines.watch((why, ms) => fail(errors.bodyTimeout(why, ms)));
-    const counted = (chunk: Buffer) => watch.received(chunk.length);
+    const pace = paced(payload);
+    const counted = (chunk: Buffer) => {
+      watch.received(chunk.length);
+      pace(chunk);
+    };
     payload.on('data', counted);
     const fail = (error: ApiError) => {
       if (failed) return;
@@ -81,13 +87,14 @@ function readForm(
         stream.resume();
         return fail(errors.invalidRequest(`The form's file must be its \`file\` field, not \`${name}\``, name));
       }
-      const chunks: Buffer[] = [];
-      file = { chunks, filename: filename || 'audio', mimeType };
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // The file is most of the form: sized from the form's declared length.
+      const bytes = new BodyBuffer(Number(headers['content-length']), maxFileBytes);
+      file = { bytes, filename: filename || 'audio', mimeType };
+      stream.on('data', (chunk: Buffer) => bytes.append(chunk));
       // A body that ends inside the file ("Part terminated early"): unheard, this error would end the process.
       stream.on('error', (error: Error) => fail(errors.malformedForm(error.message)));
       stream.on('limit', () => {
-        chunks.length = 0;
+        bytes.clear();
         fail(errors.audioTooLarge(maxFileBytes));
       });
     });
@@ -115,10 +122,17 @@ function readForm(
       const form: Record<string, unknown> = Object.fromEntries(fields);
       if (!file) return resolve(form);
       // Its duration is read in a worker thread (audio-probe.ts): the bytes may go there and come back.
-      readAudioFile(Buffer.concat(file.chunks), file.filename, file.mimeType).then((audio) => {
-        form.file = audio;
-        resolve(form);
-      }, reject);
+      // The upload's buffer holds the file alone: it goes to the duration's worker whole, not copied.
+      readAudioFile(file.bytes.take(), file.filename, file.mimeType, true).then(
+        (audio) => {
+          form.file = audio;
+          resolve(form);
+        },
+        (error: unknown) =>
+          reject(
+            error instanceof AudioLostError ? errors.invalidRequest(`The audio file could not be read: ${error.message}`, 'file') : error,
+          ),
+      );
     });
     payload.pipe(busboy);
   });

@@ -6,6 +6,7 @@ import type { ForwardResult } from './adapter.ts';
 import type { JsonObject } from './openai-wire.ts';
 import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
+import { EncodedForm } from './multipart-form.ts';
 
 export async function transcribe(url: string, body: JsonObject, post: PostOptions, http: UpstreamHttp): Promise<ForwardResult> {
   const answer = await http.postForm(url, ENDPOINT_SPECS.transcriptions.path, transcriptionForm(body), post);
@@ -17,18 +18,15 @@ export async function transcribe(url: string, body: JsonObject, post: PostOption
   return { kind: 'body', body: json as JsonObject };
 }
 
-/** The form again: its fields as they came (repeated ones repeated), and its file. */
-function transcriptionForm(body: JsonObject): FormData {
-  const form = new FormData();
+/** The form again: its fields as they came (repeated ones repeated), and its file, its bytes not copied. */
+function transcriptionForm(body: JsonObject): EncodedForm {
+  const fields: [string, string][] = [];
+  let file: AudioFile | undefined;
   for (const [name, value] of Object.entries(body)) {
-    if (name === 'file') {
-      const file = value as AudioFile;
-      form.append('file', new Blob([file.bytes], { type: file.mimeType }), file.filename);
-    } else if (Array.isArray(value)) {
-      for (const item of value) form.append(name, String(item));
-    } else if (value !== undefined && value !== null) {
-      form.append(name, String(value));
-    }
+    if (name === 'file') file = value as AudioFile;
+    else if (Array.isArray(value)) for (const item of value) fields.push([name, String(item)]);
+    else if (value !== undefined && value !== null) fields.push([name, String(value)]);
   }
-  return form;
+  if (!file) throw new UpstreamError('protocol', 'a transcription without its file cannot be sent');
+  return new EncodedForm(fields, { name: 'file', filename: file.filename, contentType: file.mimeType, bytes: file.bytes });
 }

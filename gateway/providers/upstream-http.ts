@@ -2,6 +2,8 @@
 // failures classified as UpstreamError so the gateway can decide whether to fail over. What is
 // held of an answer is bounded (UpstreamLimits), and text a backend sends back in an error has
 // the request's secrets masked before it goes anywhere (secrets.ts).
+import { Readable } from 'node:stream';
+import { EncodedForm, sent } from './multipart-form.ts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamError } from './upstream-error.ts';
 import type { JsonObject } from './openai-wire.ts';
@@ -72,12 +74,9 @@ export class UpstreamHttp {
    * POSTs a multipart form (a transcription's audio and fields) and reads the whole answer back:
    * a JSON answer parsed, any other (text, SRT, WebVTT) as text with its media type.
    */
-  async postForm(baseUrl: string, path: string, form: FormData, options: PostOptions): Promise<FormAnswer> {
-    // undici's Response encodes the form (boundary, part headers) as fetch() would send it.
-    const encoded = new Response(form);
-    const body = Buffer.from(await encoded.arrayBuffer());
-    const sent = { ...options, headers: { ...options.headers, 'content-type': encoded.headers.get('content-type')! } };
-    return this.#postWhole(baseUrl, path, body, sent, '*/*', (text, headers) => {
+  postForm(baseUrl: string, path: string, form: EncodedForm, options: PostOptions): Promise<FormAnswer> {
+    const sent = { ...options, headers: { ...options.headers, 'content-type': form.contentType, 'content-length': String(form.length) } };
+    return this.#postWhole(baseUrl, path, form, sent, '*/*', (text, headers) => {
       const contentType = headerText(headers['content-type']) ?? '';
       return contentType.toLowerCase().startsWith('application/json') ? { json: parseJsonAnswer(text) } : { text, contentType };
     });
@@ -302,7 +301,8 @@ export class UpstreamHttp {
       path: target.prefix + path,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept, ...options.headers },
-      body: Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+      // A form's pieces go one after the other (multipart-form.ts): the file's bytes are not copied.
+      body: payload instanceof EncodedForm ? Readable.from(sent(payload), { objectMode: false }) : JSON.stringify(payload),
       headersTimeout: firstByteMs,
       bodyTimeout: betweenChunksMs,
     };

@@ -17,7 +17,8 @@ const MessageItem = z.looseObject({
 });
 const FunctionCall = z.looseObject({ type: z.literal('function_call'), call_id: z.string(), name: z.string(), arguments: z.string() });
 const FunctionOutput = z.looseObject({ type: z.literal('function_call_output'), call_id: z.string(), output: z.string() });
-const Item = z.union([FunctionCall, FunctionOutput, MessageItem]);
+// Messages first: most items are, and a union tries its options in order (each failure costs its issues).
+const Item = z.union([MessageItem, FunctionCall, FunctionOutput]);
 
 const FunctionTool = z.looseObject({
   type: z.literal('function'),

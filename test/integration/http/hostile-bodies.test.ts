@@ -45,7 +45,7 @@ describe('bodies of too many values, with the default bounds', () => {
   });
   after(() => gw.close());
 
-  const TOO_MANY = /^The request body holds more than 100000 JSON values/;
+  const TOO_MANY = /^The request body holds more than 50000 JSON values/;
 
   test('embeddings of 1.2 million one-token arrays (4.8 MB) are 413, not parsed: not a 402 after seconds', async () => {
     const body = `{"model":"embed","input":[${'[1],'.repeat(1_200_000)}[1]]}`;
@@ -92,6 +92,31 @@ describe('bodies of too many values, with the default bounds', () => {
     });
   });
 
+  test('a __proto__ key written with escapes is refused as the plain one is', async () => {
+    const body = '{"model":"chat","\\u005f_proto__":{"admin":true},"messages":[{"role":"user","content":"hi"}]}';
+    assertError(await send(gw, 'POST', '/v1/chat/completions', body, dev), {
+      status: 400,
+      code: 'invalid_json',
+      message: /key that is refused/,
+    });
+  });
+
+  test('a large body (parsed in a worker thread) that breaks, or uses a refused key, is refused as a small one is', async () => {
+    const long = 'y'.repeat(2_000_000);
+    const broken = `{"model":"free-chat","messages":[{"role":"user","content":"${long}"}]`;
+    assertError(await send(gw, 'POST', '/v1/chat/completions', broken, dev), {
+      status: 400,
+      code: 'invalid_json',
+      message: /^The request body is not valid JSON: /,
+    });
+    const poisoned = `{"model":"free-chat","__proto__":{"admin":true},"messages":[{"role":"user","content":"${long}"}]}`;
+    assertError(await send(gw, 'POST', '/v1/chat/completions', poisoned, dev), {
+      status: 400,
+      code: 'invalid_json',
+      message: /key that is refused/,
+    });
+  });
+
   test('what is inside strings is not counted: a 5 MB prompt of commas and brackets is served', async () => {
     const prompt = '[{,}],'.repeat(800_000);
     const body = JSON.stringify({ model: 'free-chat', max_tokens: 3, messages: [{ role: 'user', content: prompt }] });
@@ -100,11 +125,11 @@ describe('bodies of too many values, with the default bounds', () => {
     assert.equal(JSON.parse(answer.text).usage.completion_tokens, 3);
   });
 
-  test('a body within the bounds is served: 50,000 token ids to embed', async () => {
-    const body = JSON.stringify({ model: 'embed', input: Array.from({ length: 50_000 }, (_, i) => i % 1000) });
+  test('a body within the bounds is served: 40,000 token ids to embed', async () => {
+    const body = JSON.stringify({ model: 'embed', input: Array.from({ length: 40_000 }, (_, i) => i % 1000) });
     const answer = await send(gw, 'POST', '/v1/embeddings', body, dev);
     assert.equal(answer.status, 200, answer.text.slice(0, 300));
-    assert.equal(JSON.parse(answer.text).usage.prompt_tokens, 50_000);
+    assert.equal(JSON.parse(answer.text).usage.prompt_tokens, 40_000);
   });
 });
 
@@ -193,5 +218,32 @@ describe('bodies that do not arrive in time', () => {
       dev,
     );
     assert.equal(answer.status, 200);
+  });
+});
+
+describe('arrays of 150,000 items, with the value bound raised to let them in', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway(CONFIG, { env: { BROKE: brokeKey, KEY: key }, settings: { maxJsonValues: 1_000_000 } });
+  });
+  after(() => gw.close());
+
+  // Spread as a function's arguments, 150,000 items overflowed the call stack: a 500.
+  test('Responses with 150,000 input items is answered, not a 500', async () => {
+    const body = JSON.stringify({
+      model: 'free-chat',
+      store: false,
+      max_output_tokens: 3,
+      input: Array.from({ length: 150_000 }, () => ({ role: 'user', content: 'x' })),
+    });
+    const answer = await send(gw, 'POST', '/v1/responses', body, dev);
+    assert.equal(answer.status, 200, answer.text.slice(0, 300));
+  });
+
+  test('Messages with 150,000 tool results is answered, not a 500', async () => {
+    const blocks = Array.from({ length: 150_000 }, (_, i) => ({ type: 'tool_result', tool_use_id: `t${i}`, content: 'ok' }));
+    const body = JSON.stringify({ model: 'free-chat', max_tokens: 3, messages: [{ role: 'user', content: blocks }] });
+    const answer = await send(gw, 'POST', '/v1/messages', body, dev);
+    assert.equal(answer.status, 200, answer.text.slice(0, 300));
   });
 });

@@ -30,7 +30,7 @@ describe('readSettings', () => {
       bodyLimit: 10 * 1024 * 1024,
       bodyTimeoutSeconds: 120,
       bodyIdleSeconds: 30,
-      maxJsonValues: 100_000,
+      maxJsonValues: 50_000,
       maxJsonDepth: 128,
       maxJsonKeys: 1024,
       maxAudioBytes: 25 * 1024 * 1024,

@@ -76,4 +76,23 @@ describe('a JSON body shape', () => {
     // Each array is two values (itself and the comma after it): refused in the 4th piece of 16,384.
     assert.equal(fed, 4);
   });
+
+  test('a key that could be __proto__ or constructor, spelt plainly, escaped or cut across chunks, marks the body suspect; a value does not', () => {
+    const suspect = (text: string, size = 0) => {
+      const shape = new JsonShape(WIDE);
+      const bytes = Buffer.from(text);
+      const step = size || bytes.length;
+      for (let i = 0; i < bytes.length; i += step) shape.feed(bytes.subarray(i, i + step));
+      return shape.suspect;
+    };
+    assert.equal(suspect('{"a":{"__proto__":{"x":1}}}'), true);
+    assert.equal(suspect('{"constructor":{"prototype":{}}}'), true);
+    assert.equal(suspect('{"\\u005f_proto__":{}}'), true);
+    assert.equal(suspect('{"a":"__proto__","b":["constructor"]}'), false);
+    assert.equal(suspect('{"model":"chat","messages":[{"role":"user","content":"hi"}]}'), false);
+    for (let size = 1; size <= 12; size++) {
+      assert.equal(suspect('{"__proto__":{}}', size), true, `pieces of ${size}`);
+      assert.equal(suspect('{"model":"chat","messages":[{"role":"user","content":"hello there"}]}', size), false, `pieces of ${size}`);
+    }
+  });
 });
