@@ -16,7 +16,7 @@ import { ApiError, errors } from './api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
 import { JsonShape, type JsonShapeLimits } from './json-shape.ts';
 import { BodyBuffer } from './body-buffer.ts';
-import { paced } from './read-pace.ts';
+import { arrival } from './read-pace.ts';
 
 const OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 /** What secure-json-parse throws for __proto__ or constructor.prototype. */
@@ -69,11 +69,9 @@ function readJson(request: FastifyRequest, payload: IncomingMessage, limits: Jso
     let gathered: BodyBuffer | undefined;
     const shape = new JsonShape(limits.shape);
     let received = 0;
-    const watch = deadlines.watch((why, ms) => end(errors.bodyTimeout(why, ms)));
-    const pace = paced(payload);
+    const arriving = arrival(payload, deadlines, (why, ms) => end(errors.bodyTimeout(why, ms)));
     const onData = (chunk: Buffer) => {
-      watch.received(chunk.length);
-      pace(chunk);
+      arriving.chunk(chunk);
       if (!kept) return;
       received += chunk.length;
       const violation = received > limits.bytes ? errors.bodyTooLarge(limits.bytes) : shape.feed(chunk);
@@ -92,7 +90,7 @@ function readJson(request: FastifyRequest, payload: IncomingMessage, limits: Jso
     const onClose = () => end(errors.malformedRequest());
     /** Stops reading: a refusal (the connection closes after it, the rest unread), or the whole body, parsed. */
     function end(error: ApiError | undefined): void {
-      watch.stop();
+      arriving.stop();
       payload.off('data', onData);
       payload.off('end', onEnd);
       payload.off('error', onClose);

@@ -11,7 +11,7 @@ import { AudioLostError, readAudioFile } from '../endpoints/audio-file.ts';
 import { type ApiError, errors } from './api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
 import { BodyBuffer } from './body-buffer.ts';
-import { paced } from './read-pace.ts';
+import { arrival } from './read-pace.ts';
 
 /** What a form may hold besides its file: OpenAI's transcription form has 8 fields or so. */
 const FORM_LIMITS = { fields: 32, fieldSize: 128 * 1024, parts: 33, files: 1, headerPairs: 64 } as const;
@@ -49,18 +49,15 @@ function readForm(
     const fields = new Map<string, string | string[]>();
     let file: { bytes: BodyBuffer; filename: string; mimeType: string } | undefined;
     let failed = false;
-    // The upload must arrive in time (body-deadlines.ts); its bytes are counted as busboy reads them.
-    const watch = deadlines.watch((why, ms) => fail(errors.bodyTimeout(why, ms)));
-    const pace = paced(payload);
-    const counted = (chunk: Buffer) => {
-      watch.received(chunk.length);
-      pace(chunk);
-    };
+    // The upload must arrive in time (body-deadlines.ts), and not all in one turn (read-pace.ts);
+    // its bytes are counted as busboy reads them.
+    const arriving = arrival(payload as IncomingMessage, deadlines, (why, ms) => fail(errors.bodyTimeout(why, ms)));
+    const counted = (chunk: Buffer) => arriving.chunk(chunk);
     payload.on('data', counted);
     const fail = (error: ApiError) => {
       if (failed) return;
       failed = true;
-      watch.stop();
+      arriving.stop();
       payload.off('data', counted);
       payload.unpipe(busboy);
       // Fastify closes the connection after a body it could not read. An upload past the limit
@@ -111,12 +108,12 @@ function readForm(
     busboy.on('error', (error: Error) => fail(errors.malformedForm(error.message)));
     // A client gone mid-upload: what was read is let go at once (nothing waits for an end that will not come).
     payload.once('close', () => {
-      watch.stop();
+      arriving.stop();
       if (!(payload as IncomingMessage).complete) reject(errors.malformedForm('the upload was cut off'));
     });
     payload.on('error', () => {});
     busboy.on('finish', () => {
-      watch.stop();
+      arriving.stop();
       payload.off('data', counted);
       if (failed) return;
       const form: Record<string, unknown> = Object.fromEntries(fields);
