@@ -21,8 +21,9 @@ import type { StoredLimits } from '../dialects/responses/responses-dialect.ts';
 import { registerMultipartBody } from './multipart-body.ts';
 import { closeAudioProbe } from '../endpoints/audio-probe.ts';
 import { clientErrorHandler } from './client-errors.ts';
-import { registerInference } from './routes/inference.ts';
-import { OutcomeRecorder } from './routes/request-outcome.ts';
+import { registerApiSurfaces } from './routes/inference.ts';
+import { OutcomeRecorder } from '../pipeline/request-outcome.ts';
+import { RequestPipeline } from '../pipeline/request-pipeline.ts';
 import { registerModels } from './routes/models.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
@@ -34,7 +35,6 @@ import { registerAdminProviders } from './routes/admin-providers.ts';
 import { registerAdminRouting } from './routes/admin-routing.ts';
 import type { RoutingLive } from '../queue/queue-mode.ts';
 import { registerMe } from './routes/me.ts';
-import { registerStoredResponses } from './routes/stored-responses.ts';
 import { registerUsage } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
 
@@ -174,7 +174,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerAuth(app, deps.keys, deps.now);
   registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
   registerModels(app, deps.routing, deps.hideUnavailableModels ? (router) => canServe(router, deps.forwarder.breakers.policy) : undefined);
-  registerInference(app, {
+  const pipeline = new RequestPipeline({
     routing: deps.routing,
     forwarder: deps.forwarder,
     outcomes: new OutcomeRecorder(deps.metrics),
@@ -183,7 +183,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     storedLimits: deps.storedResponses,
     log: app.log,
   });
-  registerStoredResponses(app, deps.store.responses);
+  registerApiSurfaces(app, pipeline);
   registerAdminUsers(app, {
     store: deps.store,
     now: deps.now,

@@ -8,8 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountStore } from '../../core/store/accounts.ts';
 import { hashKey } from '../../core/accounts/api-keys.ts';
 import type { Caller } from '../accounts/caller.ts';
-import { errors } from './api-error.ts';
-import type { Dialect } from '../dialects/dialect.ts';
+import { errors, type ApiError } from './api-error.ts';
 
 /**
  * Who may call a route: anyone (`public`), any valid key (`key`, what a route that declares
@@ -24,8 +23,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     access?: Access;
-    /** The API whose format the route speaks, errors included, when not OpenAI's (dialects/). */
-    dialect?: Dialect;
+    /** The route's error envelope, when not OpenAI's (pipeline/api-surfaces.ts). */
+    errorBody?: ((error: ApiError) => object) | undefined;
     /** The route reads a multipart form (multipart-body.ts): transcriptions. */
     multipart?: boolean;
   }

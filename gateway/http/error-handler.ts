@@ -19,15 +19,15 @@ export function errorHandler(bodyLimit: number, throttle: LogThrottle) {
   };
 }
 
-/** The error in the envelope of the API the route speaks (OpenAI's, or a dialect's). */
+/** The error in the envelope of the API the route speaks (OpenAI's, or another's: pipeline/api-surfaces.ts). */
 export function sendError(reply: FastifyReply, error: ApiError): void {
   if (reply.sent || reply.raw.destroyed) return;
-  const dialect = reply.request.routeOptions.config?.dialect;
+  const errorBody = reply.request.routeOptions.config?.errorBody;
   reply
     .code(error.status)
     .headers(error.headers ?? {})
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify(dialect ? dialect.errorBody(error) : error));
+    .send(JSON.stringify(errorBody ? errorBody(error) : error));
 }
 
 /** The answer to `error`, or undefined when it is internal. */

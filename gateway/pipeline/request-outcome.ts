@@ -1,9 +1,10 @@
 // What happened to one inference request, told to the metrics.
-import type { Endpoint } from '../../../core/resources/kinds.ts';
-import type { GatewayMetrics } from '../../observability/metrics.ts';
-import type { ProviderRoute, RouterRoute } from '../../routing/routing-table.ts';
-import type { Usage } from '../../metering/usage-block.ts';
-import type { Api } from '../../dialects/dialect.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
+import type { Usage } from '../metering/usage-block.ts';
+import type { Api } from '../dialects/dialect.ts';
+import type { FallbackReason } from '../routing/fallback-chain.ts';
 
 export interface RequestOutcome {
   readonly endpoint: Endpoint;
@@ -18,9 +19,6 @@ export interface RequestOutcome {
   /** Seconds spent on the provider for the successful attempt. */
   readonly upstreamSeconds: number | undefined;
 }
-
-/** Why a request left a router for its next fallback (the metric's `reason`). */
-export type FallbackReason = 'failed' | 'unavailable' | 'too_busy' | 'context';
 
 interface Series {
   readonly requests: { inc(): void };

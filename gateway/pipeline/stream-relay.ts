@@ -3,13 +3,13 @@
 // gateway sends its own at the end); text is kept for counting (bounded, produced-text.ts). The
 // chunks of one read from the backend leave in one write, and while the client's socket is full
 // the backend is paused until it drains, so what a slow client makes the gateway hold stays bounded.
-import type { ServerResponse } from 'node:http';
-import type { ChunkSink, ChunkStream } from '../../providers/chunk-stream.ts';
-import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../../providers/openai-wire.ts';
-import type { UpstreamError } from '../../providers/upstream-error.ts';
-import { ProducedText } from '../../metering/produced-text.ts';
-import { withModel } from '../../providers/model-field.ts';
-import type { StreamTranslation } from '../../dialects/dialect.ts';
+import type { ChunkSink, ChunkStream } from '../providers/chunk-stream.ts';
+import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../providers/openai-wire.ts';
+import type { UpstreamError } from '../providers/upstream-error.ts';
+import { ProducedText } from '../metering/produced-text.ts';
+import { withModel } from '../providers/model-field.ts';
+import type { StreamTranslation } from '../dialects/dialect.ts';
+import type { ClientStream } from './answer-channel.ts';
 
 /** What the relay saw of a stream, once it is over. */
 export interface Relayed {
@@ -30,7 +30,7 @@ export interface Relayed {
  */
 export function relayChunks(
   stream: ChunkStream,
-  res: ServerResponse,
+  res: ClientStream,
   model: string,
   startedAt: number,
   translation?: StreamTranslation,

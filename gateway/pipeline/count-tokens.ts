@@ -1,0 +1,16 @@
+// Anthropic's count_tokens: a Messages request's prompt counted as the gateway counts a chat prompt
+// (o200k, the chat template's overhead included), which is what the hold and the usage of that
+// request start from. Free, as Anthropic's is; the caller must still be allowed the router.
+import { mayCall } from '../accounts/caller.ts';
+import { countTokensChat } from '../dialects/anthropic/anthropic-dialect.ts';
+import { errors } from '../http/api-error.ts';
+import { TokenCount } from '../metering/tokens.ts';
+import { promptTokenCount } from '../metering/usage-block.ts';
+import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
+import { routerOf } from './resolve.ts';
+
+export async function countTokens(request: SurfaceRequest, services: SurfaceServices): Promise<object> {
+  const router = routerOf('chat', request.body, services.routing);
+  if (!mayCall(request.caller, router.spec.name)) throw errors.modelNotAllowed();
+  return { input_tokens: promptTokenCount('chat', countTokensChat(request.body), new TokenCount()).tokens };
+}

@@ -1,0 +1,140 @@
+// The request pipeline: it owns an inference request from the moment the transport hands it over
+// to its settlement, through explicit stages, whatever API it came in:
+//   resolve    the router (404, 400) and the body in the endpoint's form (resolve.ts)
+//   authorize  the caller may call the router (403)
+//   admit      the caller's budget and limits hold the worst case (402, 429; billing/)
+//   dispatch   the router chain (fallbacks, routing/fallback-chain.ts), then the forwarder and placement
+//   respond    the whole answer or the stream, in the caller's API (answer-whole.ts, answer-stream.ts)
+//   meter and settle, exactly once however it ends (settle.ts)
+// The transport (gateway/http/) is reached only through an AnswerChannel; this folder never
+// imports it, so another transport or a test drives the same pipeline.
+import { mayCall } from '../accounts/caller.ts';
+import type { Admitted, Billing } from '../billing/billing.ts';
+import { ContextLengthError, InsufficientBudgetError, RateLimitedError } from '../billing/billing-errors.ts';
+import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
+import { errors } from '../http/api-error.ts';
+import { statusOf } from '../http/error-map.ts';
+import { UpstreamError } from '../providers/upstream-error.ts';
+import { serveWithFallbacks, type Refusal as ChainRefusal } from '../routing/fallback-chain.ts';
+import { forward, type Forwarded, type ForwarderDeps } from '../routing/forwarder.ts';
+import type { RouterRoute } from '../routing/routing-table.ts';
+import type { AnswerChannel, WholeAnswer } from './answer-channel.ts';
+import { answerStream } from './answer-stream.ts';
+import { answerWhole } from './answer-whole.ts';
+import type { InferenceSurface } from './api-surfaces.ts';
+import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
+import { forwarding, type Call, type Started } from './inference-call.ts';
+import type { Keeping } from './keep.ts';
+import type { OutcomeRecorder } from './request-outcome.ts';
+import { resolve, resolveTranslated, timeoutMs } from './resolve.ts';
+import { refused } from './settle.ts';
+
+export interface PipelineDeps extends SurfaceServices, Keeping {
+  readonly forwarder: ForwarderDeps;
+  readonly outcomes: OutcomeRecorder;
+  readonly billing: Billing;
+}
+
+export class RequestPipeline {
+  readonly #deps: PipelineDeps;
+
+  constructor(deps: PipelineDeps) {
+    this.#deps = deps;
+  }
+
+  /** What the surfaces that answer by themselves use. */
+  get services(): SurfaceServices {
+    return this.#deps;
+  }
+
+  /**
+   * Serves one request of `surface`: resolves with the whole answer, or with undefined once a
+   * streamed answer is over (written to the channel). Throws an error for the transport to answer
+   * in the surface's envelope (http/error-map.ts), the request already settled.
+   */
+  async serve(surface: InferenceSurface, request: SurfaceRequest, channel: AnswerChannel): Promise<WholeAnswer | undefined> {
+    const startedAt = performance.now();
+    const deps = this.#deps;
+    const { endpoint } = surface;
+    const { caller } = request;
+    const dialect = surface.dialect?.(request, deps);
+    let requested: RouterRoute | undefined;
+    let call: Call | undefined;
+    try {
+      // resolve
+      const resolved = dialect
+        ? await resolveTranslated(endpoint, request.body, deps.routing, dialect)
+        : resolve(endpoint, request.body, deps.routing);
+      requested = resolved.router;
+      // authorize
+      if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
+      const abort = new AbortController();
+      // The client going away cancels the upstream request, streamed or not.
+      channel.onClientGone(() => abort.abort());
+      const started: Started = {
+        endpoint,
+        body: resolved.body,
+        native: resolved.native,
+        caller,
+        requested,
+        startedAt,
+        abort,
+        stream: ENDPOINT_SPECS[endpoint].streams(resolved.body),
+        deadline: startedAt + timeoutMs(request.timeout, deps.forwarder.options.requestTimeoutMs),
+        dialect,
+      };
+      // admit and dispatch
+      let forwarded: Forwarded;
+      if (requested.fallbacks.length === 0) {
+        call = { ...started, router: requested, admitted: await deps.billing.admit(caller, requested, endpoint, resolved.body) };
+        forwarded = await forward(forwarding(call, requested, false), deps.forwarder);
+      } else {
+        forwarded = await this.#withFallbacks(started, (served) => {
+          call = served;
+        });
+      }
+      // respond, meter and settle
+      const served = call!;
+      let failure: UpstreamError | undefined;
+      try {
+        if (forwarded.result.kind !== 'stream') return await answerWhole(served, forwarded, forwarded.result, deps);
+        failure = await answerStream(served, forwarded, forwarded.result.chunks, channel, deps);
+        return undefined;
+      } catch (error) {
+        if (error instanceof UpstreamError) failure = error;
+        throw error;
+      } finally {
+        forwarded.release(failure);
+      }
+    } catch (error) {
+      const status = statusOf(error);
+      refused({ endpoint, api: surface.api, body: request.body, caller, requested, call, status, startedAt }, deps);
+      throw error;
+    }
+  }
+
+  /** Dispatch through the router's chain, each router admitted on its own; `onCall` hears the router in use, for settlement. */
+  #withFallbacks(start: Started, onCall: (call: Call | undefined) => void): Promise<Forwarded> {
+    const deps = this.#deps;
+    const { endpoint, body, caller, requested } = start;
+    const chain = [
+      requested,
+      ...requested.fallbacks.filter((r) => ENDPOINT_SPECS[endpoint].routerTypes.includes(r.spec.type) && mayCall(caller, r.spec.name)),
+    ];
+    return serveWithFallbacks<Admitted>(chain, requested.contextFallback, start.deadline, deps.forwarder.clock, {
+      admit: (router, overflowAllowed) => deps.billing.admit(caller, router, endpoint, body, overflowAllowed),
+      release: (admitted) => deps.billing.release(caller, admitted),
+      forward: (router, _admitted, onlyHealthy) => forward(forwarding(start, router, onlyHealthy), deps.forwarder),
+      refusal: refusalOf,
+      fellBack: (from, to, reason) => deps.outcomes.fellBack(from, to, reason),
+      serving: (router, admitted) => onCall(router && admitted ? { ...start, router, admitted } : undefined),
+    });
+  }
+}
+
+/** How admission's refusals count for the fallback chain. */
+function refusalOf(error: unknown): ChainRefusal | undefined {
+  if (error instanceof ContextLengthError) return 'context';
+  if (error instanceof InsufficientBudgetError || error instanceof RateLimitedError) return 'caller';
+  return undefined;
+}
