@@ -19,6 +19,7 @@ COPY bin ./bin
 COPY core ./core
 COPY gateway ./gateway
 COPY operator ./operator
+COPY worker ./worker
 RUN npm run build
 
 # 2. Production dependencies only: no compiler, bundler or test tools reach the image.

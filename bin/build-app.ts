@@ -1,4 +1,4 @@
-// `npm run build` (after the Playground): compiles bin/, core/, gateway/ and operator/ into
+// `npm run build` (after the Playground): compiles bin/, core/, gateway/, operator/ and worker/ into
 // dist/app with tsconfig.build.json, and copies beside the compiled modules the files they read
 // by a path relative to themselves (the Lua scripts, the o200k rank table), so dist/app runs as
 // the sources do.

@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { settingsTable } from '../core/settings.ts';
 import { GATEWAY_SETTINGS } from '../gateway/config/settings.ts';
 import { OPERATOR_SETTINGS } from '../operator/settings.ts';
-import { WORKER_SETTINGS } from '../gateway/config/worker-settings.ts';
+import { WORKER_SETTINGS } from '../worker/settings.ts';
 
 export const SETTINGS_TABLES = [
   { page: 'docs/configuration.md', name: 'gateway', table: () => settingsTable(GATEWAY_SETTINGS) },

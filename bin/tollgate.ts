@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { GATEWAY_OPTIONS, readSettings, SettingsError } from '../gateway/config/settings.ts';
 import { OPERATOR_OPTIONS, OperatorSettingsError, readOperatorSettings } from '../operator/settings.ts';
-import { readWorkerSettings, WORKER_OPTIONS, WorkerSettingsError } from '../gateway/config/worker-settings.ts';
+import { readWorkerSettings, WORKER_OPTIONS, WorkerSettingsError } from '../worker/settings.ts';
 
 const program = new Command('tollgate')
   .description('Tollgate: an OpenAI-compatible LLM gateway with routers, providers, budgets, cost and carbon.')
@@ -33,7 +33,7 @@ gateway.action(async (flags: Record<string, unknown>) => {
   const [{ startGateway }, { ConfigError }, { StartupError }] = await Promise.all([
     import('../gateway/server.ts'),
     import('../gateway/config/config-file.ts'),
-    import('../gateway/startup/startup-error.ts'),
+    import('../core/startup-error.ts'),
   ]);
   try {
     const running = await startGateway(readSettings(flags, process.env), process.env);
@@ -98,10 +98,7 @@ worker.action(async (flags: Record<string, unknown>) => {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-  const [{ startRouterWorkers }, { StartupError }] = await Promise.all([
-    import('../gateway/queue/worker-main.ts'),
-    import('../gateway/startup/startup-error.ts'),
-  ]);
+  const [{ startRouterWorkers }, { StartupError }] = await Promise.all([import('../worker/main.ts'), import('../core/startup-error.ts')]);
   try {
     const running = await startRouterWorkers(settings, process.env);
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {

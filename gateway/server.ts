@@ -12,7 +12,7 @@ import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts'
 import { fileSource } from './startup/file-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
-import { listenProblem, StartupError } from './startup/startup-error.ts';
+import { listenProblem, StartupError } from '../core/startup-error.ts';
 import { loadEncoding } from './metering/o200k.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */

@@ -1,6 +1,6 @@
 // Why admission refused a request, in billing's terms: what the budget, the limits or the model's
 // context allow, and what the request asked. How a caller is told (status, message, headers) is
-// decided in one place, gateway/http/error-map.ts.
+// decided in one place, gateway/pipeline/error-map.ts.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { RateLimitName, RateLimitPolicy } from '../../core/resources/limits.ts';
 import type { LevelName, RateStatuses } from '../../core/store/ledger.ts';

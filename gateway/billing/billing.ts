@@ -4,7 +4,7 @@
 // record are written after the answer, so they never delay it.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { RateLimitPolicy } from '../../core/resources/limits.ts';
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import { levelsOf, type Caller } from '../accounts/caller.ts';
 import type { KindLog } from '../observability/log-throttle.ts';
@@ -20,7 +20,7 @@ import type {
 } from '../../core/store/ledger.ts';
 import type { UsageLog } from '../../core/store/usage-log.ts';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
-import { promptTokenCount } from '../metering/usage-block.ts';
+import { promptTokenCount } from './usage-block.ts';
 import { TokenBounds, TokenCount } from '../metering/tokens.ts';
 import {
   BudgetsUnavailableError,
@@ -32,7 +32,7 @@ import {
 import { randomId } from '../../core/ids.ts';
 import { contextOverflow, heldPromptTokens, isPriced, learnable, leastWorstCaseMicros, promptBase, worstCaseMicros } from './worst-case.ts';
 import type { PromptRatioLearner } from './prompt-ratio-learner.ts';
-import type { PromptCounts } from '../metering/usage-block.ts';
+import type { PromptCounts } from './usage-block.ts';
 
 /** Counted when a request cost more than its budget had room for, and when usage was not believed. */
 export interface BillingMetrics {

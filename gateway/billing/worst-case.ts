@@ -2,7 +2,7 @@
 // bounds the backend's reported usage is held to after (usage-block.ts).
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import { costMicros } from '../metering/cost.ts';
 import { MAX_HOLD_RATIO } from './prompt-ratio-learner.ts';

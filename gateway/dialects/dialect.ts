@@ -3,11 +3,11 @@
 // metered as one, and its answer, stream and errors are translated back. Anthropic's Messages
 // API (gateway/dialects/anthropic/) and OpenAI's Responses API (gateway/dialects/responses/) are
 // the two so far.
-import type { JsonObject } from '../providers/openai-wire.ts';
-import type { UsageBlock } from '../metering/usage-block.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
+import type { UsageBlock } from '../billing/usage-block.ts';
 import type { z } from 'zod';
-import { errors, type ApiError } from '../http/api-error.ts';
-import { parseWith } from '../http/payloads.ts';
+import { errors, type ApiError } from '../api/api-error.ts';
+import { parseWith } from '../api/payloads.ts';
 import type { NativeApi } from '../providers/native.ts';
 
 /** The APIs the gateway speaks: OpenAI's own endpoints, and the dialects. */

@@ -68,6 +68,8 @@ export class AudioProbe {
   #running: Job | undefined;
   #nextId = 1;
   #idle: (() => void)[] = [];
+  /** Told once the worker has loaded (warm). */
+  #loaded: (() => void)[] = [];
   /** Stops a worker left without work: its heap (tens of MB after a 25 MB MP3) goes with it. */
   #retire: NodeJS.Timeout | undefined;
 
@@ -91,6 +93,17 @@ export class AudioProbe {
       this.#queue.push(job);
       this.#next();
     });
+  }
+
+  /**
+   * Starts the worker now, if none is running, and resolves once it has loaded: the next scan's
+   * deadline is then all its own. (Loading takes about 100 ms, seconds on a loaded machine.)
+   */
+  warm(): Promise<void> {
+    if (this.#worker && this.#ready) return Promise.resolve();
+    clearTimeout(this.#retire);
+    if (!this.#worker) this.#start();
+    return new Promise((resolve) => this.#loaded.push(resolve));
   }
 
   /** Waits for the scans under way or waiting (each ends by its deadline), then stops the worker; a later scan starts another. */
@@ -141,6 +154,7 @@ export class AudioProbe {
       if (worker !== this.#worker) return;
       if (message.kind === 'ready') {
         this.#ready = true;
+        for (const resolve of this.#loaded.splice(0)) resolve();
         this.#next();
         return;
       }

@@ -6,7 +6,7 @@
 // each `switch` on the endpoint that misses it).
 import type { z } from 'zod';
 import { ENDPOINT_ROUTER_TYPES, type Endpoint, type RouterType } from '../../core/resources/kinds.ts';
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { chatPromptTokens, inputTokens, type TokenSink } from '../metering/tokens.ts';
 import { Chat, Completions, Embeddings, Rerank, Transcription } from './request-schemas.ts';
 import { AUDIO_TOKENS_PER_SECOND, type AudioFile } from './audio-file.ts';

@@ -11,7 +11,7 @@ import { Billing, type BillingMetrics } from '../billing/billing.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
 import { microsToNumber } from '../metering/cost.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
-import { errors } from './api-error.ts';
+import { errors } from '../api/api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';

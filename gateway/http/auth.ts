@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountStore } from '../../core/store/accounts.ts';
 import { hashKey } from '../../core/accounts/api-keys.ts';
 import type { Caller } from '../accounts/caller.ts';
-import { errors, type ApiError } from './api-error.ts';
+import { errors, type ApiError } from '../api/api-error.ts';
 
 /**
  * Who may call a route: anyone (`public`), any valid key (`key`, what a route that declares

@@ -7,6 +7,9 @@
 // One sweep, on a timer, checks every body being read, rather than a timer per body re-armed on
 // every chunk: a chunk only adds to a counter, and most bodies arrive in one turn.
 import { realTimers, type Timers } from '../../core/timers.ts';
+import type { BodyExpiry } from '../api/body-faults.ts';
+
+export type { BodyExpiry };
 
 export interface BodyTimeouts {
   /** Longest a whole body may take to arrive (ms). */
@@ -14,8 +17,6 @@ export interface BodyTimeouts {
   /** Longest a body may go without a byte (ms). */
   readonly idleMs: number;
 }
-
-export type BodyExpiry = 'total' | 'idle';
 
 /** A body being read: what its reader tells of it. */
 export interface BodyWatch {

@@ -4,7 +4,7 @@
 // writes the API's error envelope instead, so every answer a client reads has the same shape.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { type ApiError, errors } from './api-error.ts';
+import { type ApiError, errors } from '../api/api-error.ts';
 
 /** For Fastify's `clientErrorHandler` option. */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {

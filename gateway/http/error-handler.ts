@@ -5,8 +5,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { LogThrottle } from '../observability/log-throttle.ts';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
-import { type ApiError, errors } from './api-error.ts';
-import { publicError } from './error-map.ts';
+import { type ApiError, errors } from '../api/api-error.ts';
+import { publicError } from '../pipeline/error-map.ts';
 
 /** Warnings of known failures (the store down, a provider failing) are collapsed by `throttle`: one a request would flood the log. */
 export function errorHandler(bodyLimit: number, throttle: LogThrottle) {

@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import secureJson from 'secure-json-parse';
-import { ApiError, errors } from './api-error.ts';
+import { ApiError, errors } from '../api/api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
 import { JsonShape, type JsonShapeLimits } from './json-shape.ts';
 import { BodyBuffer } from './body-buffer.ts';

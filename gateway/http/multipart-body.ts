@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AudioLostError, readAudioFile } from '../endpoints/audio-file.ts';
-import { type ApiError, errors } from './api-error.ts';
+import { type ApiError, errors } from '../api/api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
 import { BodyBuffer } from './body-buffer.ts';
 import { arrival } from './read-pace.ts';

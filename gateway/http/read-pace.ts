@@ -5,7 +5,8 @@
 // are answered in between; the kernel's buffers hold the rest meanwhile.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { BodyDeadlines, BodyExpiry } from './body-deadlines.ts';
+import type { BodyDeadlines } from './body-deadlines.ts';
+import type { BodyExpiry } from '../api/body-faults.ts';
 
 /** Bytes of one body taken in one turn of the event loop. */
 export const TURN_BYTES = 1024 * 1024;

@@ -11,7 +11,7 @@ import type { RouterSpec } from '../../core/resources/router.ts';
 import { RATE_LIMIT_NAMES, type RateLimitName, type RateLimitPolicy } from '../../core/resources/limits.ts';
 import { parseDecimal } from '../../core/money/decimal.ts';
 import { requireManager } from './auth.ts';
-import { errors } from './api-error.ts';
+import { errors } from '../api/api-error.ts';
 
 /** null: an admin, who may reach everything; else the id of the team a team admin is confined to. */
 export type Scope = string | null;

@@ -6,7 +6,7 @@ import type { Store } from '../../core/store/store.ts';
 import type { UsageGroup } from '../../core/store/usage-log.ts';
 import { teamMembers } from '../../core/store/team-members.ts';
 import { callerOf } from './auth.ts';
-import { errors } from './api-error.ts';
+import { errors } from '../api/api-error.ts';
 
 export interface UsageScope {
   /** Which ids of `group` the caller may see; throws 403 for a group they may not read at all (naming `param`). */

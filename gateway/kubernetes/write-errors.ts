@@ -1,5 +1,5 @@
 // Why the admin API's write of a resource failed in Kubernetes mode, told apart by whose it is to
-// fix. How a caller is told is decided in one place, gateway/http/error-map.ts.
+// fix. How a caller is told is decided in one place, gateway/pipeline/error-map.ts.
 
 /** The resource cannot be written as sent: the caller must change it (`message` is written for them). */
 export class InvalidResourceError extends Error {

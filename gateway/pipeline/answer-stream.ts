@@ -3,12 +3,12 @@
 // backend breaks off ends with an SSE error event, after the usage of what was produced. A client
 // that goes away is billed for what was produced up to then.
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import type { ApiError } from '../http/api-error.ts';
-import { streamEnding } from '../http/error-map.ts';
-import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
-import { usageFor, type Usage } from '../metering/usage-block.ts';
+import type { ApiError } from '../api/api-error.ts';
+import { streamEnding } from './error-map.ts';
+import { rateLimitHeaders } from '../api/rate-limit-headers.ts';
+import { usageFor, type Usage } from '../billing/usage-block.ts';
 import type { ChunkStream } from '../providers/chunk-stream.ts';
-import { newId, unixSeconds, type JsonObject } from '../providers/openai-wire.ts';
+import { newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 import type { Forwarded } from '../routing/forwarder.ts';
 import type { AnswerChannel, ClientStream } from './answer-channel.ts';

@@ -2,11 +2,11 @@
 // API (kept, if its API keeps answers). A transcript that is not JSON (text, SRT, WebVTT) goes as
 // it came, its usage in the `x-tollgate-usage` header.
 import type { ForwardResult } from '../providers/adapter.ts';
-import { choiceText, readTranscriptUsage, readUsage, type JsonObject } from '../providers/openai-wire.ts';
+import { choiceText, readTranscriptUsage, readUsage, type JsonObject } from '../wire/openai-wire.ts';
 import { countTextTokens } from '../metering/tokens.ts';
-import { usageFor } from '../metering/usage-block.ts';
+import { usageFor } from '../billing/usage-block.ts';
 import type { Forwarded } from '../routing/forwarder.ts';
-import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
+import { rateLimitHeaders } from '../api/rate-limit-headers.ts';
 import type { WholeAnswer } from './answer-channel.ts';
 import { routerHeaders } from './answer-headers.ts';
 import type { Call } from './inference-call.ts';

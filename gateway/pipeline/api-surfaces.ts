@@ -8,7 +8,7 @@ import type { Api, Dialect } from '../dialects/dialect.ts';
 import { ANTHROPIC, anthropicError } from '../dialects/anthropic/anthropic-dialect.ts';
 import { responsesDialect } from '../dialects/responses/responses-dialect.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import type { ApiError } from '../http/api-error.ts';
+import type { ApiError } from '../api/api-error.ts';
 import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
 import { countTokens } from './count-tokens.ts';
 import { deleteStoredResponse, readStoredResponse } from './stored-responses.ts';

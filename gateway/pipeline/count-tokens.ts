@@ -3,9 +3,9 @@
 // request start from. Free, as Anthropic's is; the caller must still be allowed the router.
 import { mayCall } from '../accounts/caller.ts';
 import { countTokensChat } from '../dialects/anthropic/anthropic-dialect.ts';
-import { errors } from '../http/api-error.ts';
+import { errors } from '../api/api-error.ts';
 import { TokenCount } from '../metering/tokens.ts';
-import { promptTokenCount } from '../metering/usage-block.ts';
+import { promptTokenCount } from '../billing/usage-block.ts';
 import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
 import { routerOf } from './resolve.ts';
 

@@ -5,7 +5,7 @@ import { priorityOf, type Caller } from '../accounts/caller.ts';
 import type { Admitted } from '../billing/billing.ts';
 import type { Dialect } from '../dialects/dialect.ts';
 import type { NativeRequest } from '../providers/native.ts';
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { Forwarding } from '../routing/forwarder.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 

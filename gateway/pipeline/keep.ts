@@ -1,6 +1,6 @@
 // Keeping an answer (a stored response) before the caller gets its end: a store that fails loses
 // the stored copy, never the answer.
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { Dialect } from '../dialects/dialect.ts';
 
 export interface Keeping {

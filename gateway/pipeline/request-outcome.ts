@@ -2,7 +2,7 @@
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
-import type { Usage } from '../metering/usage-block.ts';
+import type { Usage } from '../billing/usage-block.ts';
 import type { Api } from '../dialects/dialect.ts';
 import type { FallbackReason } from '../routing/fallback-chain.ts';
 

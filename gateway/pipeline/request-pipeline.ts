@@ -12,8 +12,8 @@ import { mayCall } from '../accounts/caller.ts';
 import type { Admitted, Billing } from '../billing/billing.ts';
 import { ContextLengthError, InsufficientBudgetError, RateLimitedError } from '../billing/billing-errors.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import { errors } from '../http/api-error.ts';
-import { statusOf } from '../http/error-map.ts';
+import { errors } from '../api/api-error.ts';
+import { statusOf } from './error-map.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { serveWithFallbacks, type Refusal as ChainRefusal } from '../routing/fallback-chain.ts';
 import { forward, type Forwarded, type ForwarderDeps } from '../routing/forwarder.ts';
@@ -50,7 +50,7 @@ export class RequestPipeline {
   /**
    * Serves one request of `surface`: resolves with the whole answer, or with undefined once a
    * streamed answer is over (written to the channel). Throws an error for the transport to answer
-   * in the surface's envelope (http/error-map.ts), the request already settled.
+   * in the surface's envelope (error-map.ts), the request already settled.
    */
   async serve(surface: InferenceSurface, request: SurfaceRequest, channel: AnswerChannel): Promise<WholeAnswer | undefined> {
     const startedAt = performance.now();

@@ -7,9 +7,9 @@ import { formatPath } from '../../core/resources/consistency.ts';
 import { isPriced } from '../billing/worst-case.ts';
 import type { Dialect } from '../dialects/dialect.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import { errors } from '../http/api-error.ts';
+import { errors } from '../api/api-error.ts';
 import type { NativeRequest } from '../providers/native.ts';
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
 

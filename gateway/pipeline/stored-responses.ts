@@ -1,6 +1,6 @@
 // The Responses API's stored responses: read back and deleted by the caller who made them (a
 // response of another user is as unknown as one never made: 404).
-import { errors } from '../http/api-error.ts';
+import { errors } from '../api/api-error.ts';
 import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
 
 const notFound = (id: string) => errors.notFound(`Response with id '${id}' not found.`, 'response_id');

@@ -4,7 +4,7 @@
 // chunks of one read from the backend leave in one write, and while the client's socket is full
 // the backend is paused until it drains, so what a slow client makes the gateway hold stays bounded.
 import type { ChunkSink, ChunkStream } from '../providers/chunk-stream.ts';
-import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../providers/openai-wire.ts';
+import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 import { ProducedText } from '../metering/produced-text.ts';
 import { withModel } from '../providers/model-field.ts';

@@ -3,7 +3,7 @@
 // (routing, usage, cost, carbon, metrics), so an adapter never needs to know about those.
 import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
 import type { ChunkStream } from './chunk-stream.ts';
 import type { UpstreamTimeouts } from './upstream-timeouts.ts';

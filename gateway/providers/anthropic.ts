@@ -5,7 +5,7 @@
 // completions, embeddings or rerank endpoint.
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ProviderAdapter } from './adapter.ts';
-import { chatUsage, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { chatUsage, newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 import type { PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';

@@ -2,7 +2,7 @@
 // pull (async iteration): the chunks of one read from the backend reach the sink in the same turn
 // of the event loop, with no promise per chunk, and the sink sends them on in one write. The sink
 // pauses the stream while its client is slow and resumes it once the client has caught up.
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { UpstreamError } from './upstream-error.ts';
 
 /** Where a stream's chunks go. Exactly one of end and fail is called, once, after the last chunk. */

@@ -1,7 +1,7 @@
 // Mistral's hosted API: OpenAI's shape, but it refuses fields it does not know (422), names the
 // seed `random_seed`, has no legacy completions, and always reports usage in its last chunk. Its
 // transcriptions (Voxtral) take OpenAI's form as it is.
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { openAICompatible } from './openai-compatible.ts';
 
 /** OpenAI request fields Mistral rejects, dropped rather than failing the request. */

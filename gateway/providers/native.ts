@@ -3,7 +3,7 @@
 // own body, and hands the gateway chat chunks and answers as always (for usage, metering and
 // failover), each carrying the backend's own answer or events (withNativeAnswer, ChunkMaker),
 // which the caller's dialect then sends on as they came, usage added.
-import { chatUsage, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { chatUsage, newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 
 /** The API a request was made in, when it is not OpenAI's chat: what a backend may speak natively. */
 export type NativeApi = 'anthropic-messages' | 'openai-responses';

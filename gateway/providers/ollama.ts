@@ -3,7 +3,7 @@
 // streamed or not. Requests are translated from OpenAI's format and answers back into it.
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
-import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { embeddingList, newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';

@@ -5,7 +5,7 @@ import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { bearer, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { transcribe } from './transcription.ts';

@@ -5,7 +5,7 @@
 import type { ForwardRequest, ForwardResult } from './adapter.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 import { ChunkMaker, withNativeAnswer } from './native.ts';
-import { chatUsage, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { chatUsage, newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 

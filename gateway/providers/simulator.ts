@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
-import { embeddingList, newId, unixSeconds, type JsonObject } from './openai-wire.ts';
+import { embeddingList, newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 import { countChatPromptTokens, countInputTokens } from '../metering/tokens.ts';
 import type { AudioFile } from '../endpoints/audio-file.ts';
 import { UpstreamError } from './upstream-error.ts';

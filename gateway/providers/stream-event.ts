@@ -2,7 +2,7 @@
 // it is not one, when the backend reports an error in it (its message with the request's secrets
 // masked), or when it grows past the bound of what is held of one event.
 import { UpstreamError } from './upstream-error.ts';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { scrubSecrets } from './secrets.ts';
 
 /** The request's secrets, worked out only when an error is described (secrets.ts). */

@@ -2,7 +2,7 @@
 // with bare arrays and reports no token usage, so the gateway counts the tokens itself.
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
-import { embeddingList, newId, type JsonObject } from './openai-wire.ts';
+import { embeddingList, newId, type JsonObject } from '../wire/openai-wire.ts';
 import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 

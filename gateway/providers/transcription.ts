@@ -3,7 +3,7 @@
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { AudioFile } from '../endpoints/audio-file.ts';
 import type { ForwardResult } from './adapter.ts';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { PostOptions, UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { EncodedForm } from './multipart-form.ts';

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { EncodedForm, sent } from './multipart-form.ts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamError } from './upstream-error.ts';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { TextFeed } from './text-feed.ts';
 import { SseChunkStream } from './sse-chunk-stream.ts';
 import type { ChunkStream } from './chunk-stream.ts';

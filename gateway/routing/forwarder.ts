@@ -7,7 +7,7 @@ import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult } from '../providers/adapter.ts';
 import type { NativeRequest } from '../providers/native.ts';
-import type { JsonObject } from '../providers/openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';

@@ -1,5 +1,5 @@
 // Why the forwarder could not get an answer, in routing's terms. How a caller is told (502, 504,
-// 400...) is decided in one place, gateway/http/error-map.ts.
+// 400...) is decided in one place, gateway/pipeline/error-map.ts.
 import type { UpstreamError } from '../providers/upstream-error.ts';
 
 /** The router has no provider whose type serves the endpoint called. */

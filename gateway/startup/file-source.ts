@@ -7,6 +7,7 @@ import { seedUsers } from '../accounts/bootstrap.ts';
 import { CatalogService } from '../catalog/catalog-service.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { SnapshotSource, SourceContext } from './snapshot-source.ts';
+import { followCatalog } from '../catalog/follow-catalog.ts';
 import type { Log } from '../../core/log.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
 
@@ -53,14 +54,4 @@ export async function fileSource(
       unfollow();
     },
   };
-}
-
-/** Serves each catalog change that makes a different snapshot, whichever process made it; returns how to stop. */
-export function followCatalog(catalog: CatalogService, routing: ServedRouting, log: Log): () => void {
-  return catalog.follow(
-    (snapshot) => {
-      if (snapshot.version !== routing.table.version) routing.load(snapshot);
-    },
-    (error) => log.error({}, `catalog change not loaded: ${(error as Error).message}`),
-  );
 }

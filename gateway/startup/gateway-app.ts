@@ -17,7 +17,7 @@ import type { ServedRouting } from '../routing/served-routing.ts';
 import { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
 import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
-import { redactedUrl, StartupError } from './startup-error.ts';
+import { redactedUrl, StartupError } from '../../core/startup-error.ts';
 import { DAY_MS } from '../../core/time.ts';
 import { DEFAULT_RESPONSE_LIMITS } from '../../core/store/responses.ts';
 

@@ -5,7 +5,7 @@
 // the operator publishes like any other: the resources stay the single source of truth.
 import { SettingsError, type GatewaySettings } from '../config/settings.ts';
 import { CrCatalog } from '../kubernetes/cr-catalog.ts';
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../../core/kubernetes/kube-client.ts';
+import { kubeClientFor } from '../kubernetes/kube-client-for.ts';
 import { RoutingSource } from '../kubernetes/routing-source.ts';
 import { ServingReport, type ServingReports } from '../kubernetes/serving-report.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
@@ -62,23 +62,4 @@ export function kubernetesSource(
       await report?.stop();
     },
   };
-}
-
-/** --kubeconfig, then $KUBECONFIG, then the pod's service account. */
-export function kubeClientFor(
-  settings: { readonly kubeconfig?: string | undefined },
-  env: Readonly<Record<string, string | undefined>>,
-): KubeClient {
-  try {
-    return createKubeClient(
-      loadKubeConfig({
-        kubeconfigPath: settings.kubeconfig,
-        kubeconfigEnv: env.KUBECONFIG,
-        serviceHost: env.KUBERNETES_SERVICE_HOST,
-        servicePort: env.KUBERNETES_SERVICE_PORT,
-      }),
-    );
-  } catch (error) {
-    throw new SettingsError(`Kubernetes mode: ${(error as Error).message}`);
-  }
 }

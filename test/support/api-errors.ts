@@ -2,7 +2,7 @@
 // served as JSON, with the status and type the gateway's table of codes gives the code, and
 // nothing of a stack trace or source path in it.
 import assert from 'node:assert/strict';
-import { CODES } from '../../gateway/http/api-error.ts';
+import { CODES } from '../../gateway/api/api-error.ts';
 
 export interface ExpectedError {
   status: number;
@@ -29,7 +29,7 @@ export function assertError(answer: ErrorAnswer, expected: ExpectedError): Recor
   assert.equal(typeof error.message, 'string');
   assert.equal(error.code, expected.code);
   const known = (CODES as Record<string, { status: number | readonly number[]; type: string }>)[expected.code];
-  assert.ok(known, `${expected.code} is a code of gateway/http/api-error.ts`);
+  assert.ok(known, `${expected.code} is a code of gateway/api/api-error.ts`);
   assert.equal(error.type, expected.type ?? known.type);
   if (expected.param !== undefined) assert.equal(error.param, expected.param);
   if (typeof expected.message === 'string') assert.equal(error.message, expected.message);

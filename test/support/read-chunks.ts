@@ -2,7 +2,7 @@
 // does: every chunk into `seen` (so a test sees what came before a failure), then the array, or
 // the failure as a rejection.
 import type { ChunkStream } from '../../gateway/providers/chunk-stream.ts';
-import type { JsonObject } from '../../gateway/providers/openai-wire.ts';
+import type { JsonObject } from '../../gateway/wire/openai-wire.ts';
 
 export function readChunks(
   stream: ChunkStream,

@@ -2,8 +2,8 @@
 // and translated, its answers and events built from the chat ones, its errors in its envelope
 // (`{"type":"error","error":{"type":...,"message":...}}`, the type its SDK expects for the status).
 import { parseBody, type Dialect } from '../dialect.ts';
-import type { ApiError } from '../../http/api-error.ts';
-import type { JsonObject } from '../../providers/openai-wire.ts';
+import type { ApiError } from '../../api/api-error.ts';
+import type { JsonObject } from '../../wire/openai-wire.ts';
 import { CountTokensRequest, MessagesRequest, NativeMessagesRequest, toChat } from './messages-request.ts';
 import { MessageStream, toMessage } from './messages-response.ts';
 

@@ -6,7 +6,7 @@
 // it is: any content block, tool and `thinking` are accepted (NativeMessagesRequest), and the chat
 // form only counts its prompt (and serves a fallback of another kind, without what it cannot say).
 import { z } from 'zod';
-import type { JsonObject } from '../../providers/openai-wire.ts';
+import type { JsonObject } from '../../wire/openai-wire.ts';
 
 const Text = z.looseObject({ type: z.literal('text'), text: z.string() });
 const ImageSource = z.union([

@@ -3,9 +3,9 @@
 // `output_tokens`, and Tollgate's `cost` and `carbon`), or the event sequence of a streamed one
 // (message_start, content_block_start/delta/stop, message_delta with the usage, message_stop).
 import { randomId } from '../../../core/ids.ts';
-import type { UsageBlock } from '../../metering/usage-block.ts';
+import type { UsageBlock } from '../../billing/usage-block.ts';
 import { nativeAnswer, passedEvents, type PassedEvents } from '../../providers/native.ts';
-import { firstChoice, toolCallPieces, type JsonObject } from '../../providers/openai-wire.ts';
+import { firstChoice, toolCallPieces, type JsonObject } from '../../wire/openai-wire.ts';
 import { sseEvent } from '../dialect.ts';
 
 /** Anthropic's usage: its two token counts, and the gateway's cost and carbon. */

@@ -5,9 +5,9 @@
 // conversation before its input, and the backend's own Response comes back as this one.
 // A conversation is stored only within bounds (StoredLimits), checked before anything is sent.
 import { parseBody, type Dialect } from '../dialect.ts';
-import type { JsonObject } from '../../providers/openai-wire.ts';
+import type { JsonObject } from '../../wire/openai-wire.ts';
 import type { ResponseStore, StoredResponse } from '../../../core/store/responses.ts';
-import { errors } from '../../http/api-error.ts';
+import { errors } from '../../api/api-error.ts';
 import { inputMessages, nativeBody, NativeResponsesRequest, ResponsesRequest, toChat } from './responses-request.ts';
 import { nativeAnswer } from '../../providers/native.ts';
 import {

@@ -4,7 +4,7 @@
 // the router's providers all speak the Responses API (OpenAI's own), where the request passes
 // through (NativeResponsesRequest, nativeBody) and OpenAI checks what chat has no words for.
 import { z } from 'zod';
-import type { JsonObject } from '../../providers/openai-wire.ts';
+import type { JsonObject } from '../../wire/openai-wire.ts';
 
 const InputText = z.looseObject({ type: z.enum(['input_text', 'output_text']), text: z.string() });
 const InputImage = z.looseObject({ type: z.literal('input_image'), image_url: z.string().optional(), file_id: z.string().optional() });

@@ -3,8 +3,8 @@
 // output_tokens, total_tokens, and Tollgate's cost and carbon); or its event sequence
 // (response.created, output items added, text and argument deltas, items done, response.completed).
 import { randomId } from '../../../core/ids.ts';
-import { firstChoice, toolCallPieces, type JsonObject } from '../../providers/openai-wire.ts';
-import type { UsageBlock } from '../../metering/usage-block.ts';
+import { firstChoice, toolCallPieces, type JsonObject } from '../../wire/openai-wire.ts';
+import type { UsageBlock } from '../../billing/usage-block.ts';
 import { passedEvents, type PassedEvents } from '../../providers/native.ts';
 import { sseEvent } from '../dialect.ts';
 

@@ -9,8 +9,8 @@ import type { Balance, Ledger } from '../../../core/store/ledger.ts';
 import { isKeyLevel, KeyLimits } from '../../../core/resources/key-limits.ts';
 import { parseDecimal } from '../../../core/money/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../metering/cost.ts';
-import { errors } from '../api-error.ts';
-import { PageLimit, parseWith } from '../payloads.ts';
+import { errors } from '../../api/api-error.ts';
+import { PageLimit, parseWith } from '../../api/payloads.ts';
 
 export interface UserView {
   readonly object: 'user';

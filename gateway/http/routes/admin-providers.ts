@@ -9,8 +9,8 @@ import { ModelName } from '../../../core/resources/fields.ts';
 import type { CatalogContent } from '../../catalog/catalog-service.ts';
 import { maskUrl } from '../../providers/secrets.ts';
 import { adminOnly } from '../auth.ts';
-import { errors } from '../api-error.ts';
-import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../payloads.ts';
+import { errors } from '../../api/api-error.ts';
+import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
 
 type IdParams = { Params: { id: string } };

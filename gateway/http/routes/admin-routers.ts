@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ProviderSpec } from '../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../core/resources/router.ts';
 import { adminOnly } from '../auth.ts';
-import { errors } from '../api-error.ts';
-import { assertSameIdentity, bodyObject, identityIn, mergePatch, parseWith } from '../payloads.ts';
+import { errors } from '../../api/api-error.ts';
+import { assertSameIdentity, bodyObject, identityIn, mergePatch, parseWith } from '../../api/payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
 
 type NameParams = { Params: { '*': string } };

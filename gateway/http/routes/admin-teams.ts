@@ -12,8 +12,8 @@ import { teamMembers } from '../../../core/store/team-members.ts';
 import { isActiveKey } from '../../../core/store/paging.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
 import { managersOnly } from '../auth.ts';
-import { errors } from '../api-error.ts';
-import { assertSameIdentity, bodyObject, mergePatch, PageLimit, parseWith } from '../payloads.ts';
+import { errors } from '../../api/api-error.ts';
+import { assertSameIdentity, bodyObject, mergePatch, PageLimit, parseWith } from '../../api/payloads.ts';
 import { assertAdmin, assertTeamInScope, scopeOf } from '../team-scope.ts';
 import { teamView } from './account-views.ts';
 

@@ -18,8 +18,8 @@ import type { UserRecord } from '../../../core/store/accounts.ts';
 import { teamMembers } from '../../../core/store/team-members.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
 import { managersOnly, requireManager } from '../auth.ts';
-import { errors } from '../api-error.ts';
-import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../payloads.ts';
+import { errors } from '../../api/api-error.ts';
+import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../../api/payloads.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import {
   assertBudgetInScope,

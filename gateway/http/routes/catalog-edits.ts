@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CatalogContent, RoutingCatalog } from '../../catalog/catalog-service.ts';
 import type { RouterSpec } from '../../../core/resources/router.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
-import { errors } from '../api-error.ts';
+import { errors } from '../../api/api-error.ts';
 
 export interface CatalogEditDeps {
   readonly catalog: RoutingCatalog;

@@ -3,9 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../../core/store/store.ts';
 import { callerOf } from '../auth.ts';
-import { errors } from '../api-error.ts';
+import { errors } from '../../api/api-error.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
-import { bodyObject, mergePatch, parseWith } from '../payloads.ts';
+import { bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
 import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
 
 export interface MeDeps {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { RouterRoute, RoutingTable } from '../../routing/routing-table.ts';
-import { errors } from '../api-error.ts';
+import { errors } from '../../api/api-error.ts';
 
 export function registerModels(app: FastifyInstance, routing: ServedRouting, serving?: (router: RouterRoute) => boolean): void {
   // The list only changes with the table (and, when it hides routers, with which are shown):

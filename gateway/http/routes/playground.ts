@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../api-error.ts';
+import { errors } from '../../api/api-error.ts';
 import { sendError } from '../error-handler.ts';
 import { PUBLIC } from '../auth.ts';
 

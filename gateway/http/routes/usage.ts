@@ -22,8 +22,8 @@ import { usageScope } from '../usage-scope.ts';
 import { daysBetween, utcDay } from '../../../core/store/usage-days.ts';
 import { microsToNumber } from '../../metering/cost.ts';
 import { callerOf } from '../auth.ts';
-import { errors } from '../api-error.ts';
-import { PageLimit, parseWith } from '../payloads.ts';
+import { errors } from '../../api/api-error.ts';
+import { PageLimit, parseWith } from '../../api/payloads.ts';
 import { DAY_MS } from '../../../core/time.ts';
 
 export interface UsageDeps {

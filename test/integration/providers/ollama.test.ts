@@ -4,7 +4,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ollama } from '../../../gateway/providers/ollama.ts';
 import type { ForwardResult } from '../../../gateway/providers/adapter.ts';
-import type { JsonObject } from '../../../gateway/providers/openai-wire.ts';
+import type { JsonObject } from '../../../gateway/wire/openai-wire.ts';
 import { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import type { Endpoint } from '../../../core/resources/kinds.ts';

@@ -3,7 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { tei } from '../../../gateway/providers/tei.ts';
-import type { JsonObject } from '../../../gateway/providers/openai-wire.ts';
+import type { JsonObject } from '../../../gateway/wire/openai-wire.ts';
 import { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import type { Endpoint } from '../../../core/resources/kinds.ts';

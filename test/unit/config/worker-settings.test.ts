@@ -2,7 +2,7 @@
 // declarations of those), which routers it serves, how many workers and when to claim.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readWorkerSettings, WorkerSettingsError } from '../../../gateway/config/worker-settings.ts';
+import { readWorkerSettings, WorkerSettingsError } from '../../../worker/settings.ts';
 
 const REDIS = { TOLLGATE_REDIS_URL: 'redis://127.0.0.1:6379' };
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { CODES, type ErrorCode } from '../../../gateway/http/api-error.ts';
+import { CODES, type ErrorCode } from '../../../gateway/api/api-error.ts';
 
 interface Row {
   statuses: number[];

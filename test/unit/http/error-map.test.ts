@@ -14,7 +14,7 @@ import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError 
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../../../gateway/kubernetes/write-errors.ts';
-import { publicError, statusOf, streamEnding } from '../../../gateway/http/error-map.ts';
+import { publicError, statusOf, streamEnding } from '../../../gateway/pipeline/error-map.ts';
 
 interface Shown {
   status: number;

@@ -5,8 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Endpoint } from '../../../core/resources/kinds.ts';
-import { readTranscriptUsage, readUsage, type JsonObject } from '../../../gateway/providers/openai-wire.ts';
-import { usageFor, type PromptCounts } from '../../../gateway/metering/usage-block.ts';
+import { readTranscriptUsage, readUsage, type JsonObject } from '../../../gateway/wire/openai-wire.ts';
+import { usageFor, type PromptCounts } from '../../../gateway/billing/usage-block.ts';
 import { pricesFrom } from '../../../gateway/metering/cost.ts';
 import type { ProviderRoute, RouterRoute } from '../../../gateway/routing/routing-table.ts';
 

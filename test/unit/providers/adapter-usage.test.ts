@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { anthropic } from '../../../gateway/providers/anthropic.ts';
 import { forwardResponses } from '../../../gateway/providers/openai-responses.ts';
-import { readUsage, type JsonObject } from '../../../gateway/providers/openai-wire.ts';
+import { readUsage, type JsonObject } from '../../../gateway/wire/openai-wire.ts';
 import type { ForwardRequest, ForwardResult } from '../../../gateway/providers/adapter.ts';
 import type { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 

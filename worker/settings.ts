@@ -2,9 +2,9 @@
 // Where the worker finds Redis and the routers is the gateway's own declaration of those
 // settings, so the two cannot drift; what is the worker's alone is declared here.
 import { z } from 'zod';
-import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type Settings } from '../../core/settings.ts';
-import { GATEWAY_SETTINGS } from './settings.ts';
-import { WORKER_DEFAULTS } from '../queue/worker-defaults.ts';
+import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type Settings } from '../core/settings.ts';
+import { GATEWAY_SETTINGS } from '../gateway/config/settings.ts';
+import { WORKER_DEFAULTS } from '../gateway/queue/worker-defaults.ts';
 
 const { redisUrl, kubernetes, namespace, routingConfigMap, providerKeysSecret, kubeconfig, redisCommandTimeoutMs } = GATEWAY_SETTINGS;
 

@@ -6,18 +6,18 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
-import { createLog, type Log } from '../../core/log.ts';
-import { RedisStore } from '../../core/store/redis/redis-store.ts';
-import { CatalogService } from '../catalog/catalog-service.ts';
-import type { WorkerSettings } from '../config/worker-settings.ts';
-import { QueueMetrics } from '../observability/queue-metrics.ts';
-import { ServedRouting } from '../routing/served-routing.ts';
-import { LATENCY_PROBE_SHARE } from '../routing/strategies.ts';
-import { redactedUrl, StartupError } from '../startup/startup-error.ts';
-import { followCatalog } from '../startup/file-source.ts';
-import { workerPassMetrics } from './queue-mode.ts';
-import { RouterWorker } from './router-worker.ts';
-import { WORKER_DEFAULTS } from './worker-defaults.ts';
+import { createLog, type Log } from '../core/log.ts';
+import { RedisStore } from '../core/store/redis/redis-store.ts';
+import { CatalogService } from '../gateway/catalog/catalog-service.ts';
+import type { WorkerSettings } from './settings.ts';
+import { QueueMetrics } from '../gateway/observability/queue-metrics.ts';
+import { ServedRouting } from '../gateway/routing/served-routing.ts';
+import { LATENCY_PROBE_SHARE } from '../gateway/routing/strategies.ts';
+import { redactedUrl, StartupError } from '../core/startup-error.ts';
+import { followCatalog } from '../gateway/catalog/follow-catalog.ts';
+import { workerPassMetrics } from '../gateway/queue/queue-mode.ts';
+import { RouterWorker } from '../gateway/queue/router-worker.ts';
+import { WORKER_DEFAULTS } from '../gateway/queue/worker-defaults.ts';
 
 export interface RunningWorkers {
   /** http://host:port of /metrics, /healthz and /readyz. */
@@ -93,8 +93,8 @@ async function followRouters(
   }
   // Loaded only here, as in the gateway: the Kubernetes client is not paid for in file mode.
   const [{ RoutingSource }, { kubeClientFor }] = await Promise.all([
-    import('../kubernetes/routing-source.ts'),
-    import('../startup/kubernetes-source.ts'),
+    import('../gateway/kubernetes/routing-source.ts'),
+    import('../gateway/kubernetes/kube-client-for.ts'),
   ]);
   const source = new RoutingSource({
     client: kubeClientFor(settings, env),

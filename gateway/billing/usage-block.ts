@@ -1,12 +1,12 @@
 // The `usage` block every answer carries (spec 2.5): tokens, cost and carbon.
 import type { Endpoint } from '../../core/resources/kinds.ts';
-import type { JsonObject, TokenUsage } from '../providers/openai-wire.ts';
+import type { JsonObject, TokenUsage } from '../wire/openai-wire.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
-import { estimateCarbon, NO_CARBON, type CarbonEstimate } from './carbon.ts';
-import { costMicros, microsToNumber } from './cost.ts';
-import { maxCompletionTokens, plausiblePromptTokens, secondsToMs } from '../billing/worst-case.ts';
+import { estimateCarbon, NO_CARBON, type CarbonEstimate } from '../metering/carbon.ts';
+import { costMicros, microsToNumber } from '../metering/cost.ts';
+import { maxCompletionTokens, plausiblePromptTokens, secondsToMs } from './worst-case.ts';
 import { transcriptTokenBound } from '../endpoints/audio-file.ts';
-import { TokenCount, type TokenSink } from './tokens.ts';
+import { TokenCount, type TokenSink } from '../metering/tokens.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
 export interface UsageBlock {

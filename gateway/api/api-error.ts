@@ -6,8 +6,7 @@
 
 import type { LevelName } from '../../core/store/ledger.ts';
 import { LIMIT_LEVEL_HEADER } from './budget-headers.ts';
-import type { BodyExpiry } from './body-deadlines.ts';
-import type { ShapeViolation } from './json-shape.ts';
+import type { BodyExpiry, ShapeViolation } from './body-faults.ts';
 
 export type ErrorType =
   | 'invalid_request_error'

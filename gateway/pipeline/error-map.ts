@@ -22,8 +22,8 @@ import {
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../kubernetes/write-errors.ts';
-import { ApiError, errors } from './api-error.ts';
-import { rateLimitHeaders } from './rate-limit-headers.ts';
+import { ApiError, errors } from '../api/api-error.ts';
+import { rateLimitHeaders } from '../api/rate-limit-headers.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
 /** What the caller is told of `error`, or undefined when it is internal and must not be shown. */
