@@ -1,38 +1,32 @@
 // HTTP to backends: one keep-alive connection pool per origin (undici Agent), JSON in, and
 // failures classified as UpstreamError so the gateway can decide whether to fail over. What is
 // held of an answer is bounded (UpstreamLimits), and text a backend sends back in an error has
-// the request's secrets masked before it goes anywhere (secrets.ts).
-import { Readable } from 'node:stream';
-import { EncodedForm, sent } from './multipart-form.ts';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+// the request's secrets masked before it goes anywhere (secrets.ts). The request path of every
+// call to a backend: undici's handler API, no stream object per request. Around it, each in its
+// own file: what a request is made of (upstream-request.ts), reading an answer's status and
+// headers (upstream-answer.ts), classifying failures (upstream-failures.ts), and reading SSE and
+// NDJSON streams (upstream-streams.ts).
+import { Agent } from 'undici';
+import type { EncodedForm } from './multipart-form.ts';
 import { UpstreamError } from './upstream-error.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import { TextFeed } from './text-feed.ts';
 import { SseChunkStream } from './sse-chunk-stream.ts';
 import type { ChunkStream } from './chunk-stream.ts';
-import { describeError, eventTooLarge, parseChunk, type Secrets } from './stream-event.ts';
-import { requestSecrets, scrubSecrets } from './secrets.ts';
-import { createParser } from 'eventsource-parser';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits.ts';
-import type { UpstreamTimeouts } from './upstream-timeouts.ts';
+import { declaredLength, headerText, isOk, parseJsonAnswer, type AnswerHeaders } from './upstream-answer.ts';
+import { answerTooLarge, cancelled, retryAfterOf, statusError, toUpstreamError } from './upstream-failures.ts';
+import { cancelOn, dispatchOptions, secretsOf, type PostOptions, type Target } from './upstream-request.ts';
+import { ndjson, sseEvents } from './upstream-streams.ts';
 
-export interface PostOptions {
-  readonly signal: AbortSignal;
-  /** To connect (a connection of the pool is reused when one is free), for the response headers, and at most between two body bytes. */
-  readonly timeouts: UpstreamTimeouts;
-  readonly headers?: Record<string, string> | undefined;
-}
+// What callers pass with a request, declared with how a request is built.
+export { bearer, type PostOptions } from './upstream-request.ts';
 
 /** What a request that may be answered with a stream accepts. */
 const STREAM_OR_JSON = 'application/json, text/event-stream';
 
 /** Of an error body, only the start is kept: describeStatus reads no further. */
 const ERROR_TEXT_BYTES = 8 * 1024;
-
-interface Target {
-  readonly origin: string;
-  readonly prefix: string;
-}
 
 /** What reads a streamed answer's body: bytes in as they come, then its end or its failure. */
 interface BodyReader {
@@ -109,7 +103,7 @@ export class UpstreamHttp {
           reject(error);
         }
       };
-      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, payload, options, accept), {
+      this.#agent(options.timeouts.connectMs).dispatch(dispatchOptions(this.#target(baseUrl), path, payload, options, accept), {
         onRequestStart(controller) {
           stopCancelling = cancelOn(signal, controller);
         },
@@ -195,7 +189,7 @@ export class UpstreamHttp {
       let retryAfterMs: number | undefined;
       let started = false;
       let stopCancelling = () => {};
-      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, payload, options, STREAM_OR_JSON), {
+      this.#agent(options.timeouts.connectMs).dispatch(dispatchOptions(this.#target(baseUrl), path, payload, options, STREAM_OR_JSON), {
         onRequestStart(controller) {
           reader.attach(controller);
           stopCancelling = cancelOn(signal, controller);
@@ -252,60 +246,32 @@ export class UpstreamHttp {
       if (signal.aborted) return reject(cancelled());
       let stopCancelling = () => {};
       let status = 0;
-      this.#agent(options.timeouts.connectMs).dispatch(this.#request(baseUrl, path, undefined, options, 'application/json'), {
-        onRequestStart(controller) {
-          stopCancelling = cancelOn(signal, controller);
+      this.#agent(options.timeouts.connectMs).dispatch(
+        dispatchOptions(this.#target(baseUrl), path, undefined, options, 'application/json'),
+        {
+          onRequestStart(controller) {
+            stopCancelling = cancelOn(signal, controller);
+          },
+          onResponseStart(_controller, statusCode) {
+            status = statusCode;
+          },
+          onResponseData() {},
+          onResponseEnd() {
+            stopCancelling();
+            if (isOk(status)) resolve();
+            else reject(new UpstreamError('status', `the backend answered ${status}`, status));
+          },
+          onResponseError(_controller, error) {
+            stopCancelling();
+            reject(toUpstreamError(error, signal));
+          },
         },
-        onResponseStart(_controller, statusCode) {
-          status = statusCode;
-        },
-        onResponseData() {},
-        onResponseEnd() {
-          stopCancelling();
-          if (isOk(status)) resolve();
-          else reject(new UpstreamError('status', `the backend answered ${status}`, status));
-        },
-        onResponseError(_controller, error) {
-          stopCancelling();
-          reject(toUpstreamError(error, signal));
-        },
-      });
+      );
     });
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.#agents.values()].map((agent) => agent.close()));
-  }
-
-  /**
-   * A POST of `payload` to `baseUrl + path` (JSON, or bytes already encoded, whose content-type is
-   * in the options' headers), or a GET when there is none, with the backend's timeouts.
-   */
-  #request(baseUrl: string, path: string, payload: unknown, options: PostOptions, accept: string): Dispatcher.DispatchOptions {
-    const target = this.#target(baseUrl);
-    const { firstByteMs, betweenChunksMs } = options.timeouts;
-    if (payload === undefined) {
-      const headers = { accept, ...options.headers };
-      return {
-        origin: target.origin,
-        path: target.prefix + path,
-        method: 'GET',
-        headers,
-        headersTimeout: firstByteMs,
-        bodyTimeout: betweenChunksMs,
-      };
-    }
-
-    return {
-      origin: target.origin,
-      path: target.prefix + path,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept, ...options.headers },
-      // A form's pieces go one after the other (multipart-form.ts): the file's bytes are not copied.
-      body: payload instanceof EncodedForm ? Readable.from(sent(payload), { objectMode: false }) : JSON.stringify(payload),
-      headersTimeout: firstByteMs,
-      bodyTimeout: betweenChunksMs,
-    };
   }
 
   #target(baseUrl: string): Target {
@@ -321,152 +287,3 @@ export class UpstreamHttp {
 
 /** A whole answer to a form: JSON, or text of another media type. */
 export type FormAnswer = { readonly json: unknown } | { readonly text: string; readonly contentType: string };
-
-/** An answer's headers, as undici hands them over. */
-type AnswerHeaders = Record<string, string | string[] | undefined>;
-
-function parseJsonAnswer(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UpstreamError('protocol', 'the backend answered with a body that is not JSON');
-  }
-}
-
-const cancelled = () => new UpstreamError('aborted', 'the request was cancelled');
-
-/** Aborts the request when `signal` fires; returns what stops listening once the request is over. */
-function cancelOn(signal: AbortSignal, request: { abort(reason: Error): void }): () => void {
-  const onAbort = () => request.abort(cancelled());
-  signal.addEventListener('abort', onAbort, { once: true });
-  return () => signal.removeEventListener('abort', onAbort);
-}
-
-/** Bearer authentication, the scheme of every OpenAI-style backend. */
-export function bearer(key: string | undefined): Record<string, string> | undefined {
-  return key === undefined ? undefined : { authorization: `Bearer ${key}` };
-}
-
-/**
- * Newline-delimited JSON objects (Ollama's streaming format). Split here rather than by
- * readline, which holds a line of any length: a line past `maxLineChars` throws UpstreamError.
- * Leaving early (the reader stops) returns the body, which aborts the request.
- */
-export async function* ndjson(
-  body: AsyncIterable<string>,
-  signal: AbortSignal,
-  maxLineChars: number,
-  secrets: Secrets,
-): AsyncGenerator<JsonObject> {
-  let partial = '';
-  try {
-    for await (const text of body) {
-      let start = 0;
-      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-        const line = partial + text.slice(start, end);
-        partial = '';
-        start = end + 1;
-        if (line.trim() !== '') yield parseChunk(line, secrets);
-      }
-      partial += start === 0 ? text : text.slice(start);
-      if (partial.length > maxLineChars) throw eventTooLarge('line', maxLineChars);
-    }
-    if (partial.trim() !== '') yield parseChunk(partial, secrets);
-  } catch (error) {
-    throw toUpstreamError(error, signal);
-  }
-}
-
-/**
- * Server-sent events' JSON data, in order (eventsource-parser splits them); an event past
- * `maxEventChars` throws UpstreamError. Leaving early returns the body, which aborts the request.
- */
-export async function* sseEvents(
-  body: AsyncIterable<string>,
-  signal: AbortSignal,
-  maxEventChars: number,
-  secrets: Secrets,
-): AsyncGenerator<JsonObject> {
-  const ready: string[] = [];
-  let overflow = false;
-  const parser = createParser({
-    maxBufferSize: maxEventChars,
-    onEvent: (event) => ready.push(event.data),
-    onError: (error) => {
-      if (error.type === 'max-buffer-size-exceeded') overflow = true;
-    },
-  });
-  try {
-    for await (const text of body) {
-      parser.feed(text);
-      if (overflow) throw eventTooLarge('event', maxEventChars);
-      while (ready.length > 0) yield parseChunk(ready.shift()!, secrets);
-    }
-  } catch (error) {
-    throw toUpstreamError(error, signal);
-  }
-}
-
-export function toUpstreamError(error: unknown, signal: AbortSignal): UpstreamError {
-  if (error instanceof UpstreamError) return error;
-  if (signal.aborted) return cancelled();
-  if (
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError ||
-    error instanceof undiciErrors.ConnectTimeoutError
-  ) {
-    return new UpstreamError('timeout', 'the backend did not answer within its timeout');
-  }
-  const code = (error as { code?: unknown } | null)?.code;
-  return new UpstreamError('connect', `the backend could not be reached${typeof code === 'string' ? ` (${code})` : ''}`);
-}
-
-/** The secrets of a request to `baseUrl`, worked out once, when first asked for. */
-function secretsOf(baseUrl: string, options: PostOptions): Secrets {
-  let secrets: readonly string[] | undefined;
-  return () => (secrets ??= requestSecrets(baseUrl, options.headers));
-}
-
-const isOk = (status: number) => status >= 200 && status < 300;
-
-function answerTooLarge(maxBytes: number): UpstreamError {
-  return new UpstreamError('protocol', `the backend's answer is larger than ${maxBytes} bytes (--max-upstream-body-bytes)`);
-}
-
-function headerText(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** The body's length the backend declared, or 0 when it declared none. */
-function declaredLength(headers: Record<string, string | string[] | undefined>): number {
-  const length = Number(headerText(headers['content-length']));
-  return Number.isFinite(length) ? length : 0;
-}
-
-/**
- * "the backend answered 503: <its reason>", from an error body in any of the usual shapes, with
- * the request's secrets masked: a backend may echo the key it was sent.
- */
-function statusError(status: number, body: string, secrets: Secrets, retryAfterMs: number | undefined): UpstreamError {
-  // Masked before it is cut short, so no piece of a secret is left at the cut.
-  const text = scrubSecrets(body, secrets()).slice(0, 2000);
-  let detail: unknown = text;
-  try {
-    const parsed = JSON.parse(text) as JsonObject;
-    detail = parsed.error ?? parsed.detail ?? parsed.message ?? text;
-  } catch {
-    // Not JSON: keep the text.
-  }
-  const described = describeError(detail, secrets);
-  const error = new UpstreamError('status', `the backend answered ${status}${described ? `: ${described}` : ''}`, status);
-  return retryAfterMs === undefined ? error : error.withRetryAfter(retryAfterMs);
-}
-
-/** How long a backend that refused asked to be left alone: `retry-after` (seconds or a date), in ms; capped at an hour. */
-function retryAfterOf(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const text = headerText(headers['retry-after']);
-  if (text === undefined) return undefined;
-  const seconds = Number(text);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(text) - Date.now();
-  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 3_600_000) : undefined;
-}

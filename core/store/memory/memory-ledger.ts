@@ -320,7 +320,7 @@ function runsOut({ source, ledger }: Level, budget: bigint, micros: bigint): boo
   return !source.soft_budget && micros > budget - ledger.spent;
 }
 
-/** Each limit's status at the level where it has least room (as redis-ledger.ts reads the script's). */
+/** Each limit's status at the level where it has least room (as redis-ledger-admission.ts reads the script's). */
 function leastRoom(checks: readonly { check: WindowCheck }[], admitted: boolean): RateStatuses {
   const out: RateStatuses = {};
   for (const { check: c } of checks) {

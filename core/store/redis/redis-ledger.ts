@@ -1,193 +1,31 @@
 // The ledger on Redis: admission and settlement are each one step of a Lua script (lua/admit.lua,
 // lua/settle.lua), so every change of money and limits is atomic across all gateways. The
-// admissions and settlements of one turn of the event loop go in one script call (lua/ledger.lua),
-// as one JSON argument, and come back as one JSON reply (lua/ledger-common.lua says why).
+// admissions and settlements of one turn of the event loop go in one script call (lua/ledger.lua;
+// redis-ledger-batch.ts). This class admits on a lease while the user is far from every limit
+// (redis-budget-lease.ts) and otherwise sends the step to its batch. What a step carries and what
+// its reply says are in redis-ledger-admission.ts and redis-ledger-settlement.ts; balances are
+// read in redis-ledger-balance.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { RATE_LIMIT_NAMES, RATE_WINDOWS, type RateLimitName, type RateLimitPolicy } from '../../resources/limits.ts';
-import { DAY_MS } from '../../time.ts';
-import type { BudgetPeriod } from '../../resources/kinds.ts';
 import {
   subjectOf,
   type Admission,
   type AdmissionResult,
   type Balance,
-  type LevelName,
   type Ledger,
   type OtherLevel,
-  type RateStatuses,
   type Settlement,
   type SettleResult,
 } from '../ledger.ts';
-import { periodIndex, periodIndices, periodLabel, periodStart } from '../periods.ts';
 import { randomId } from '../../ids.ts';
-import { keys, levelKeys } from './keys.ts';
-import { BudgetLease, BUDGET_LEASES, type HoldChange } from './redis-budget-lease.ts';
+import { BudgetLease, BUDGET_LEASES } from './redis-budget-lease.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
-
-/** Names of a limit's three fields in the rate-limit hash (`rpm.s`, `rpm.c`, `rpm.p`): stored data, so they never change. */
-const WINDOW_FIELDS: Record<RateLimitName, string> = {
-  requests_per_minute: 'rpm',
-  requests_per_day: 'rpd',
-  tokens_per_minute: 'tpm',
-  tokens_per_day: 'tpd',
-};
-
-/**
- * A rate-limit hash lives this long after its last window rolled: the longest window and the one
- * before it, which is all its counters remember.
- */
-const WINDOW_HASH_TTL_MS = 2 * Math.max(...Object.values(RATE_WINDOWS).map((w) => w.windowMs));
-if (WINDOW_HASH_TTL_MS !== 2 * DAY_MS) throw new Error('a rate-limit window longer than a day needs its hash kept longer');
-
-/**
- * The ledger scripts' constants, written from the TypeScript declarations (resources/limits.ts),
- * so window lengths and the order of the limits are declared once.
- */
-function ledgerPrelude(): string {
-  const windows = RATE_LIMIT_NAMES.map((name) => {
-    const f = WINDOW_FIELDS[name];
-    const { windowMs, unit } = RATE_WINDOWS[name];
-    return `  ${name} = { window = ${windowMs}, unit = '${unit}', s = '${f}.s', c = '${f}.c', p = '${f}.p' },`;
-  });
-  return [
-    `local WINDOWS = {\n${windows.join('\n')}\n}`,
-    `local LIMIT_NAMES = { ${RATE_LIMIT_NAMES.map((name) => `'${name}'`).join(', ')} }`,
-    `local WINDOW_HASH_TTL_MS = ${WINDOW_HASH_TTL_MS}`,
-    `local ALERTS_STREAM = '${keys.alerts}'`,
-    `local ALERTS_KEPT = ${ALERTS_KEPT}`,
-  ].join('\n');
-}
-
-/** Fields every step has (lua/ledger-common.lua): its time and the period indices of that time, as text. */
-interface StepTime {
-  readonly now: number;
-  readonly day: string;
-  readonly week: string;
-  readonly month: string;
-}
-
-/** One admission of a batch (lua/admit.lua lists the fields). */
-interface AdmitStep extends StepTime {
-  readonly t: 'a';
-  readonly hold: string;
-  readonly micros: string;
-  readonly ttl: number;
-  readonly tokens: number;
-  readonly limits: Partial<Record<RateLimitName, number>>;
-  readonly lease: string;
-  readonly size: number;
-  readonly headroom: number;
-  readonly open_ms: number;
-  readonly may_wait: boolean;
-}
-
-/** One settlement of a batch (lua/settle.lua lists the fields). */
-interface SettleStep extends StepTime {
-  readonly t: 's';
-  readonly hold: string;
-  readonly micros: string;
-  readonly charge: string;
-  readonly tokens: number;
-  readonly limits: Partial<Record<RateLimitName, number>>;
-  readonly after?: string;
-  readonly ttl?: number;
-  readonly granted_at?: number;
-  readonly unused?: Partial<Record<RateLimitName, number>>;
-}
-
-/** Alerts the stream keeps (roughly: MAXLEN ~), delivered or not: far more than are ever raised between deliveries. */
-const ALERTS_KEPT = 10_000;
-
-/** Most admissions and settlements sent in one script call. */
-const MAX_BATCH = 128;
-
-/** A step waiting for its batch: whose keys it uses, its kind and arguments, what to do with its reply. */
-interface Pending {
-  readonly userId: string;
-  /** The router whose rate-limit windows it counts in ('-' when none). */
-  readonly scope: string;
-  /** Its key's and team's levels, when they have budgets or limits. */
-  readonly levels: readonly OtherLevel[] | undefined;
-  readonly step: AdmitStep | SettleStep;
-  readonly resolve: (reply: unknown) => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/**
- * Sends the waiting requests in one script call and hands each its own reply. Each level's keys
- * go once per batch (`k`), and each request names its sets by position (`r`: index, arguments,
- * and `x`, its other levels): the keys are most of a request's bytes, and a batch often holds
- * several requests of one user.
- */
-function runBatch(waiting: Pending[], script: LuaScript, onFailure: () => void): void {
-  const batch = waiting.splice(0, waiting.length);
-  if (batch.length === 0) return;
-  const keySets: string[][] = [];
-  const positions = new Map<string, number>();
-  const keySet = (subject: string, scope: string): number => {
-    const id = `${subject}\u0000${scope}`;
-    let position = positions.get(id);
-    if (position === undefined) {
-      position = keySets.push(subjectKeys(subject, scope)); // 1-based, as Lua counts
-      positions.set(id, position);
-    }
-    return position;
-  };
-  const requests = batch.map(({ userId, scope, levels, step }) => {
-    const k = keySet(userId, scope);
-    // Each step names the user and its levels by id: the alerts it may raise say whose they are
-    // (a settlement's, and an admission's refused by a budget that ran out).
-    if (levels === undefined || levels.length === 0) return { k, u: userId, ...step };
-    const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope), n: l.level, id: l.id, limits: limitsOf(l.policy) }));
-    return { k, u: userId, ...step, x };
-  });
-  script.run(JSON.stringify({ k: keySets, r: requests })).then(
-    (replies) => {
-      const parsed = JSON.parse(replies as string) as unknown[];
-      for (const [i, entry] of batch.entries()) entry.resolve(parsed[i]);
-    },
-    (error: unknown) => {
-      onFailure();
-      for (const entry of batch) entry.reject(error);
-    },
-  );
-}
-
-/** An admission's reply (lua/admit.lua): the result, and the size of the lease granted with it. */
-type AdmitReply = { result: AdmissionResult; leased: number } | { busyUntil: number };
-
-function readAdmission(reply: (string | number)[]): AdmitReply {
-  switch (reply[0]) {
-    case 'unknown_user':
-      return { result: { ok: false, reason: 'unknown_user' }, leased: 0 };
-    case 'budget':
-      return { result: { ok: false, reason: 'budget', level: reply[2] as LevelName, remainingMicros: BigInt(reply[1]!) }, leased: 0 };
-    case 'rate':
-      return {
-        result: {
-          ok: false,
-          reason: 'rate',
-          level: reply[3] as LevelName,
-          limit: reply[1] as RateLimitName,
-          retryAfterMs: Number(reply[2]),
-          rate: readStatuses(reply, 4),
-        },
-        leased: 0,
-      };
-    case 'busy':
-      return { busyUntil: Number(reply[1]) };
-    default: {
-      const rate = readStatuses(reply, 4);
-      const result: AdmissionResult =
-        reply[2] === ''
-          ? { ok: true, rate }
-          : { ok: true, rate, budget: { level: reply[2] as LevelName, remainingMicros: BigInt(reply[3]!) } };
-      return { result, leased: Number(reply[1]) };
-    }
-  }
-}
+import { readAdmission, type AdmitReply } from './redis-ledger-admission.ts';
+import { readBalance } from './redis-ledger-balance.ts';
+import { MAX_BATCH, runBatch, type Pending } from './redis-ledger-batch.ts';
+import { ledgerPrelude, limitsOf, stepTime } from './redis-ledger-common.ts';
+import { leaseHold, settleStep, type SettleStep } from './redis-ledger-settlement.ts';
 
 /** A user's leases on one router (or on none, scope '-'): the one open, and whether one is being asked for. */
 interface LeaseSlot {
@@ -400,84 +238,9 @@ export class RedisLedger implements Ledger {
     runBatch(this.#waiting, this.#run, () => this.#dropLeases());
   }
 
-  async balance(subject: string, now: number): Promise<Balance> {
-    const k = levelKeys(subject);
-    const replies = await this.#redis
-      .multi()
-      .hmget(k.budget, 'budget', 'period')
-      .hmget(k.ledger, 'ptype', 'pidx', 'spent')
-      .zrangebyscore(k.holds, `(${now}`, '+inf')
-      .hgetall(k.history)
-      .exec();
-    const [[budget, periodText], [ptype, pidx, spent], live, historyRaw] = (replies ?? []).map(([, value]) => value) as [
-      (string | null)[],
-      (string | null)[],
-      string[],
-      Record<string, string>,
-    ];
-    const period = (periodText || null) as BudgetPeriod | null;
-    const index = period ? periodIndex(period, now) : 0;
-    // A period that has ended since the last request counts as nothing spent yet.
-    const current = (ptype ?? '') === (period ?? '') && Number(pidx ?? 0) >= index;
-    const history: Record<string, bigint> = {};
-    for (const [key, micros] of Object.entries(historyRaw ?? {})) {
-      const [kind, idx] = key.split(':') as [string, string];
-      history[periodLabel((kind || null) as BudgetPeriod | null, Number(idx))] = BigInt(micros);
-    }
-    return {
-      budgetMicros: budget ? BigInt(budget) : null,
-      period,
-      spentMicros: current ? BigInt(spent ?? 0) : 0n,
-      reservedMicros: (live ?? []).reduce((sum, member) => sum + BigInt(member.slice(member.lastIndexOf('|') + 1)), 0n),
-      periodStart: period ? periodStart(period, index) : null,
-      periodEnd: period ? periodStart(period, index + 1) : null,
-      history,
-    };
+  balance(subject: string, now: number): Promise<Balance> {
+    return readBalance(this.#redis, subject, now);
   }
-}
-
-/** A hold as a settlement step sees it: `micros` before the step; a lease's also says what is left after it, held for `ttlMs`. */
-interface HoldStep {
-  readonly id: string;
-  readonly micros: bigint;
-  readonly after?: bigint;
-  readonly ttlMs?: number;
-}
-
-/** The lease's hold for a settlement step; no id when it has none (a lease of rate-limit room only). */
-function leaseHold(lease: BudgetLease, change: HoldChange): HoldStep {
-  return { id: change.before > 0n ? lease.id : '', micros: change.before, after: change.after, ttlMs: lease.ttlMs };
-}
-
-/** One settle.lua step; `giveBack` when a lease closes (its unused room, in RATE_LIMIT_NAMES order). */
-function settleStep(
-  now: number,
-  hold: HoldStep | undefined,
-  actualMicros: bigint,
-  tokens: number,
-  policy: RateLimitPolicy | undefined,
-  giveBack?: { grantedAt: number; unused: readonly number[] },
-): SettleStep {
-  return {
-    t: 's',
-    ...stepTime(now),
-    hold: hold?.id ?? '',
-    micros: hold ? hold.micros.toString() : '0',
-    charge: actualMicros.toString(),
-    tokens,
-    limits: limitsOf(policy),
-    ...(hold?.after !== undefined && { after: hold.after.toString(), ttl: hold.ttlMs ?? 0 }),
-    ...(giveBack && {
-      granted_at: giveBack.grantedAt,
-      unused: Object.fromEntries(RATE_LIMIT_NAMES.map((name, i) => [name, giveBack.unused[i] ?? 0])),
-    }),
-  };
-}
-
-/** A level's key set, as lua/ledger-common.lua reads it (K). */
-function subjectKeys(subject: string, scope: string): string[] {
-  const k = levelKeys(subject);
-  return [k.budget, k.ledger, k.holds, k.history, `${k.prefix}:rl:${scope}`];
 }
 
 /** Requests share a lease when they have the same user, router and other levels. */
@@ -487,30 +250,5 @@ function slotOf(userId: string, admission: Admission): string {
   if (levels === undefined || levels.length === 0) return slot;
   let out = slot;
   for (const level of levels) out += `\u0000${subjectOf(level)}`;
-  return out;
-}
-
-function stepTime(now: number): StepTime {
-  const { daily, weekly, monthly } = periodIndices(now);
-  return { now, day: String(daily), week: String(weekly), month: String(monthly) };
-}
-
-/** The limits a policy sets, by name (the scripts take an absent one as "no limit"). */
-function limitsOf(policy: RateLimitPolicy | undefined): Partial<Record<RateLimitName, number>> {
-  const limits: Partial<Record<RateLimitName, number>> = {};
-  if (policy) for (const name of RATE_LIMIT_NAMES) if (policy[name] !== undefined) limits[name] = policy[name];
-  return limits;
-}
-
-/** Each limit's status at the level where it has least room (a limit set at several levels comes once per level). */
-function readStatuses(reply: (string | number)[], from: number): RateStatuses {
-  const out: RateStatuses = {};
-  for (let i = from; i + 3 < reply.length; i += 4) {
-    const name = reply[i] as RateLimitName;
-    const remaining = Number(reply[i + 2]);
-    const seen = out[name];
-    if (seen === undefined || remaining < seen.remaining)
-      out[name] = { limit: Number(reply[i + 1]), remaining, resetMs: Number(reply[i + 3]) };
-  }
   return out;
 }

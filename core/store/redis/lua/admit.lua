@@ -4,7 +4,7 @@
 -- settled, checks every rate-limit window and the budget, and only when all pass at every level
 -- takes the request's rate-limit share and holds its worst-case cost at each.
 --
--- K, the admission's key set (ledger-common.lua); A, its fields (AdmitStep in redis-ledger.ts):
+-- K, the admission's key set (ledger-common.lua); A, its fields (AdmitStep in redis-ledger-admission.ts):
 --       now, day, week, month (ledger-common.lua); hold, the hold id ('' for none); micros, its
 --       amount (text); ttl, how long it is held (ms); tokens, counted now; limits, by limit name
 --       (absent when not limited); lease, the id of the lease asked for ('' for none); size, its
@@ -29,7 +29,8 @@
 -- gateway asks again once the lease has been given back, so that room held by one gateway is not
 -- refused by another.
 
--- Every limit, in LIMIT_NAMES order (written by redis-ledger.ts, which reads the statuses back in it).
+-- Every limit, in LIMIT_NAMES order (written by redis-ledger-common.ts; redis-ledger-admission.ts
+-- reads the statuses back in it).
 local LIMITS = {}
 for _, name in ipairs(LIMIT_NAMES) do LIMITS[#LIMITS + 1] = { name = name, w = WINDOWS[name], unit = WINDOWS[name].unit } end
 

@@ -1,7 +1,7 @@
--- Shared by admit.lua and settle.lua: the constants redis-ledger.ts writes from the TypeScript
--- declarations (WINDOWS, LIMIT_NAMES, WINDOW_HASH_TTL_MS), then ledger-common.lua, admit.lua,
--- settle.lua and ledger.lua are loaded as one script, in that order (scripts.ts), as Redis
--- scripts cannot import one another.
+-- Shared by admit.lua and settle.lua: the constants redis-ledger-common.ts writes from the
+-- TypeScript declarations (WINDOWS, LIMIT_NAMES, WINDOW_HASH_TTL_MS), then ledger-common.lua,
+-- admit.lua, settle.lua and ledger.lua are loaded as one script, in that order (scripts.ts), as
+-- Redis scripts cannot import one another.
 --
 -- K is one request's keys at one level (1 budget hash: the user's, key's or team's, 2 ledger hash,
 -- 3 holds zset, 4 history hash, 5 rate-limit hash), KS every key set of the batch, and A its
@@ -159,7 +159,7 @@ local function raise_alerts(lv, L, now, user, ran_out)
   end
 end
 
--- WINDOWS (written by redis-ledger.ts): by limit name, the sliding-window counters of a
+-- WINDOWS (written by redis-ledger-common.ts): by limit name, the sliding-window counters of a
 -- rate-limit hash, each with its window in ms and three fields, the window's start (s), the
 -- current window's count (c) and the previous one's (p).
 

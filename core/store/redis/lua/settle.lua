@@ -5,7 +5,7 @@
 -- those up to 100% when the real cost was more than was left (raise_alerts, ledger-common.lua),
 -- and adds the completion tokens to the token rate-limit windows.
 --
--- K, the settlement's key set (ledger-common.lua); A, its fields (SettleStep in redis-ledger.ts):
+-- K, the settlement's key set (ledger-common.lua); A, its fields (SettleStep in redis-ledger-settlement.ts):
 --       now, day, week, month (ledger-common.lua); hold, the hold id ('' for none); micros, its
 --       amount (text); charge, the real cost (text); tokens, the completion tokens; limits, by
 --       limit name (absent when not limited; only the token limits count here); for a lease
