@@ -3,7 +3,7 @@
 // large to hold, or an error status, described from the backend's body with the request's secrets
 // masked (secrets.ts), and with how long the backend asked to be left alone.
 import { errors as undiciErrors } from 'undici';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { scrubSecrets } from './secrets.ts';
 import { describeError, type Secrets } from './stream-event.ts';
 import { headerText, type AnswerHeaders } from './upstream-answer.ts';

@@ -2,7 +2,7 @@
 // server-sent events (Anthropic's format) and newline-delimited JSON (Ollama's). Each bounds what
 // it holds of one event, and a failure while reading comes out as an UpstreamError.
 import { createParser } from 'eventsource-parser';
-import type { JsonObject } from './openai-wire.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
 import { eventTooLarge, parseChunk, type Secrets } from './stream-event.ts';
 import { toUpstreamError } from './upstream-failures.ts';
 

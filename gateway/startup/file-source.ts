@@ -8,8 +8,6 @@ import { CatalogService } from '../catalog/catalog-service.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { SnapshotSource, SourceContext } from './snapshot-source.ts';
 import { followCatalog } from '../catalog/follow-catalog.ts';
-import type { Log } from '../../core/log.ts';
-import type { ServedRouting } from '../routing/served-routing.ts';
 
 export async function fileSource(
   settings: GatewaySettings,
