@@ -41,7 +41,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
       // Loaded only here: the Kubernetes client (@kubernetes/client-node and what it pulls in,
       // tens of MB of heap) is not needed, nor paid for, by a gateway run from a file.
       const { kubernetesSource } = await import('./startup/kubernetes-source.ts');
-      source = kubernetesSource(settings, store.gateways, env);
+      source = kubernetesSource(settings, store, env);
     } else {
       source = await fileSource(settings, store, env);
     }
@@ -53,7 +53,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
 
   const metrics = new GatewayMetrics();
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
-  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, userResources: source.userResources });
+  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts });
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
   source.start({ routing, metrics, log: app.log });

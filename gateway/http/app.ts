@@ -6,7 +6,7 @@ import type { ForwarderDeps } from '../routing/forwarder.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
-import type { UserResources } from '../kubernetes/cr-catalog.ts';
+import type { AccountDirectory } from '../accounts/account-directory.ts';
 import { Billing, type BillingMetrics } from '../billing/billing.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
 import { microsToNumber } from '../metering/cost.ts';
@@ -49,8 +49,8 @@ export interface AppDeps {
   readonly keys: KeyLookup;
   /** Routers and providers for the admin API. */
   readonly catalog: RoutingCatalog;
-  /** Kubernetes mode: the admin API writes users as GatewayUser resources. */
-  readonly userResources?: UserResources | undefined;
+  /** Users, teams and keys for the admin API and /v1/me. */
+  readonly accounts: AccountDirectory;
   readonly now: () => number;
   /** Largest request body accepted, in bytes. */
   readonly bodyLimit: number;
@@ -185,17 +185,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   registerApiSurfaces(app, pipeline);
   registerAdminUsers(app, {
-    store: deps.store,
+    accounts: deps.accounts,
+    ledger: deps.store.ledger,
     now: deps.now,
-    resources: deps.userResources,
     maxKeysPerUser: deps.maxKeysPerUser,
     routing: deps.routing,
   });
-  registerAdminTeams(app, { store: deps.store, now: deps.now, resources: deps.userResources });
+  registerAdminTeams(app, { accounts: deps.accounts, ledger: deps.store.ledger, now: deps.now });
   registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
   registerAdminRouting(app, deps.routingLive);
-  registerMe(app, { store: deps.store, now: deps.now, maxKeysPerUser: deps.maxKeysPerUser });
+  registerMe(app, { keys: deps.accounts, ledger: deps.store.ledger, now: deps.now, maxKeysPerUser: deps.maxKeysPerUser });
   registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
   if (deps.playground !== false) registerPlayground(app);
   return app;

@@ -1,14 +1,13 @@
-// The admin API in Kubernetes mode: routers, providers, users and teams are written as
-// ModelRouter, ModelProvider, GatewayUser and GatewayTeam resources (server-side apply, field manager `tollgate-gateway`),
-// so the resources stay the single source of truth. The operator turns them into the routing
-// ConfigMap and Redis, as it does for resources applied with kubectl.
+// The admin API in Kubernetes mode: routers and providers are written as ModelRouter and
+// ModelProvider resources (server-side apply, field manager `tollgate-gateway`), so the resources
+// stay the single source of truth (users and teams likewise: cr-accounts.ts). The operator turns
+// them into the routing ConfigMap, as it does for resources applied with kubectl.
 //
 // Reads come from the snapshot being served. An edit is computed on it by the same route code as
 // in file mode (same schemas, same conflict checks), then the difference between the served
 // snapshot and the edited one is written: changed routers and providers are applied, removed ones
 // deleted. A provider's key goes into a Secret `<provider object>-api-key` owned by the
 // ModelProvider (so it is garbage-collected with it), named by spec.apiKeySecretRef.
-import { HttpMethod } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { CatalogContent, RoutingCatalog } from '../catalog/catalog-service.ts';
 import { findConflicts } from '../../core/resources/consistency.ts';
@@ -21,29 +20,15 @@ import {
   providerToCR,
   routerObjectName,
   routerToCR,
-  teamToCR,
-  userToCR,
 } from '../../core/resources/kubernetes/translate.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
-import type { UserSpec } from '../../core/resources/user.ts';
-import type { TeamSpec } from '../../core/resources/team.ts';
 import { ConflictError } from '../../core/store/store-errors.ts';
-import {
-  applyObject,
-  GATEWAY_FIELD_MANAGER,
-  isStatus,
-  KubeApiError,
-  resourcePath,
-  type KubeClient,
-  type KubeObject,
-  type ResourceType,
-} from '../../core/kubernetes/kube-client.ts';
-import { InvalidResourceError, KubernetesWriteError } from './write-errors.ts';
+import { applyObject, GATEWAY_FIELD_MANAGER, type KubeObject, type ResourceType } from '../../core/kubernetes/kube-client.ts';
+import { kubeErrors, type NamespaceResources } from './namespace-resources.ts';
+import { InvalidResourceError } from './write-errors.ts';
 
 export const MODEL_ROUTERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelrouters' };
 export const MODEL_PROVIDERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'modelproviders' };
-export const GATEWAY_USERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'gatewayusers' };
-export const GATEWAY_TEAMS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'gatewayteams' };
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets' };
 
 interface CR extends KubeObject {
@@ -51,40 +36,21 @@ interface CR extends KubeObject {
   spec?: { name?: string; routerRef?: { name?: string }; apiKeySecretRef?: { name: string; key: string } };
 }
 
-/** The teams the admin API writes as GatewayTeam resources (Redis stays what is read). */
-export interface TeamResources {
-  /** A ConflictError if a GatewayTeam of that name exists already. */
-  createTeam(spec: TeamSpec): Promise<void>;
-  updateTeam(spec: TeamSpec): Promise<void>;
-  /** False if there is no such GatewayTeam. */
-  deleteTeam(id: string): Promise<boolean>;
-}
-
-/** The users (and teams) the admin API writes as GatewayUser (and GatewayTeam) resources (Redis stays what is read). */
-export interface UserResources extends TeamResources {
-  /** A ConflictError if a GatewayUser of that name exists already. */
-  create(spec: UserSpec): Promise<void>;
-  update(spec: UserSpec): Promise<void>;
-  /** False if there is no such GatewayUser. */
-  delete(id: string): Promise<boolean>;
-}
-
 export interface CrCatalogOptions {
-  readonly client: KubeClient;
   /** Where the resources are written (and looked up). */
-  readonly namespace: string;
+  readonly resources: NamespaceResources;
   /** The snapshot being served. */
   readonly served: () => Snapshot;
 }
 
-export class CrCatalog implements RoutingCatalog, UserResources {
-  readonly #client: KubeClient;
+export class CrCatalog implements RoutingCatalog {
+  readonly #resources: NamespaceResources;
   readonly #namespace: string;
   readonly #served: () => Snapshot;
 
   constructor(options: CrCatalogOptions) {
-    this.#client = options.client;
-    this.#namespace = options.namespace;
+    this.#resources = options.resources;
+    this.#namespace = options.resources.namespace;
     this.#served = options.served;
   }
 
@@ -111,8 +77,8 @@ export class CrCatalog implements RoutingCatalog, UserResources {
   }
 
   async #write(served: CatalogContent, next: CatalogContent): Promise<void> {
-    const routerObjects = await this.#list(MODEL_ROUTERS);
-    const providerObjects = await this.#list(MODEL_PROVIDERS);
+    const routerObjects = await this.#resources.list<CR>(MODEL_ROUTERS);
+    const providerObjects = await this.#resources.list<CR>(MODEL_PROVIDERS);
     const routerObject = (name: string) => routerObjects.find((cr) => (cr.spec?.name ?? cr.metadata.name) === name);
     const providerObject = (id: string) => providerObjects.find((cr) => providerId(this.#namespace, cr.metadata.name) === id);
     const notHere = (what: string) =>
@@ -158,7 +124,7 @@ export class CrCatalog implements RoutingCatalog, UserResources {
     for (const router of next.routers) {
       const name = routerNames.get(router.name);
       if (name === undefined || isDeepStrictEqual(servedRouters.get(router.name), router)) continue;
-      await this.#apply(MODEL_ROUTERS, 'ModelRouter', name, routerToCR(router, name));
+      await this.#resources.apply(MODEL_ROUTERS, 'ModelRouter', name, routerToCR(router, name));
     }
 
     for (const provider of next.providers) {
@@ -190,19 +156,19 @@ export class CrCatalog implements RoutingCatalog, UserResources {
       // Secret someone else wrote (a GatewayUser's `<name>-api-key`, say), the API server answers
       // 409 and nothing is written. Once the ModelProvider exists it becomes the Secret's owner.
       if (newKey !== undefined) await this.#writeKey(providerKeySecretName(name), newKey);
-      const applied = await this.#apply<CR>(MODEL_PROVIDERS, 'ModelProvider', name, providerToCR(provider, routerName, keyRef));
+      const applied = await this.#resources.apply<CR>(MODEL_PROVIDERS, 'ModelProvider', name, providerToCR(provider, routerName, keyRef));
       if (newKey !== undefined) await this.#writeKey(providerKeySecretName(name), newKey, applied);
     }
 
     // Deletions: providers first, so no ModelProvider is left naming a deleted router.
-    for (const name of providersGone) await this.#delete(MODEL_PROVIDERS, name);
-    for (const name of routersGone) await this.#delete(MODEL_ROUTERS, name);
+    for (const name of providersGone) await this.#resources.delete(MODEL_PROVIDERS, name);
+    for (const name of routersGone) await this.#resources.delete(MODEL_ROUTERS, name);
   }
 
   /** The Secret with a provider's key, owned by its ModelProvider (deleted with it). */
   async #writeKey(name: string, key: string, owner?: CR): Promise<void> {
     await applyObject(
-      this.#client,
+      this.#resources.client,
       SECRETS,
       {
         apiVersion: 'v1',
@@ -220,94 +186,5 @@ export class CrCatalog implements RoutingCatalog, UserResources {
       },
       { force: false, fieldManager: GATEWAY_FIELD_MANAGER },
     );
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Users
-
-  async create(spec: UserSpec): Promise<void> {
-    await kubeErrors(async () => {
-      if (await this.#get(GATEWAY_USERS, spec.id)) throw new ConflictError(`A user with id "${spec.id}" already exists`);
-      await this.#apply(GATEWAY_USERS, 'GatewayUser', spec.id, userToCR(spec));
-    });
-  }
-
-  async update(spec: UserSpec): Promise<void> {
-    await kubeErrors(() => this.#apply(GATEWAY_USERS, 'GatewayUser', spec.id, userToCR(spec)));
-  }
-
-  async delete(id: string): Promise<boolean> {
-    return kubeErrors(() => this.#delete(GATEWAY_USERS, id));
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Teams
-
-  async createTeam(spec: TeamSpec): Promise<void> {
-    await kubeErrors(async () => {
-      if (await this.#get(GATEWAY_TEAMS, spec.id)) throw new ConflictError(`A team with id "${spec.id}" already exists`);
-      await this.#apply(GATEWAY_TEAMS, 'GatewayTeam', spec.id, teamToCR(spec));
-    });
-  }
-
-  async updateTeam(spec: TeamSpec): Promise<void> {
-    await kubeErrors(() => this.#apply(GATEWAY_TEAMS, 'GatewayTeam', spec.id, teamToCR(spec)));
-  }
-
-  async deleteTeam(id: string): Promise<boolean> {
-    return kubeErrors(() => this.#delete(GATEWAY_TEAMS, id));
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // The API
-
-  #apply<T = unknown>(type: ResourceType, kind: string, name: string, spec: object): Promise<T> {
-    // force: an admin's edit through the API wins over a value last set with kubectl.
-    return applyObject<T>(
-      this.#client,
-      type,
-      { apiVersion: API_VERSION, kind, metadata: { name, namespace: this.#namespace }, spec },
-      {
-        force: true,
-        fieldManager: GATEWAY_FIELD_MANAGER,
-      },
-    );
-  }
-
-  async #list(type: ResourceType): Promise<CR[]> {
-    const list = await this.#client.request<{ items: CR[] }>({ path: resourcePath(type, { namespace: this.#namespace }) });
-    return list.items;
-  }
-
-  async #get(type: ResourceType, name: string): Promise<CR | undefined> {
-    try {
-      return await this.#client.request<CR>({ path: resourcePath(type, { namespace: this.#namespace, name }) });
-    } catch (error) {
-      if (isStatus(error, 404)) return undefined;
-      throw error;
-    }
-  }
-
-  /** False if it was not there. */
-  async #delete(type: ResourceType, name: string): Promise<boolean> {
-    try {
-      await this.#client.request({ method: HttpMethod.DELETE, path: resourcePath(type, { namespace: this.#namespace, name }) });
-      return true;
-    } catch (error) {
-      if (isStatus(error, 404)) return false;
-      throw error;
-    }
-  }
-}
-
-/** An answer of the API server as the admin API's: 422 is the caller's, anything else the gateway's. */
-async function kubeErrors<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (!(error instanceof KubeApiError)) throw error;
-    if (error.status === 422) throw new InvalidResourceError(`The Kubernetes API refused the resource: ${error.message}`);
-    if (error.status === 409) throw new ConflictError(`The Kubernetes API refused the write: ${error.message}`);
-    throw new KubernetesWriteError(error.message, { cause: error });
   }
 }

@@ -4,6 +4,7 @@
 import { loadConfigFile } from '../config/config-file.ts';
 import type { GatewaySettings } from '../config/settings.ts';
 import { seedUsers } from '../accounts/bootstrap.ts';
+import { StoreAccounts } from '../accounts/store-accounts.ts';
 import { CatalogService } from '../catalog/catalog-service.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { SnapshotSource, SourceContext } from './snapshot-source.ts';
@@ -23,6 +24,7 @@ export async function fileSource(
   return {
     initial,
     catalog,
+    accounts: new StoreAccounts(store.accounts),
     start(started) {
       context = started;
       const { routing, log } = started;

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
-import type { UserResources } from '../kubernetes/cr-catalog.ts';
+import type { AccountDirectory } from '../accounts/account-directory.ts';
 import type { GatewaySettings } from '../config/settings.ts';
 import { ensureBootstrapAdmin } from '../accounts/bootstrap.ts';
 import { KeyCache } from '../accounts/key-cache.ts';
@@ -71,7 +71,7 @@ export interface GatewayParts {
   readonly routing: ServedRouting;
   readonly metrics: GatewayMetrics;
   readonly catalog: RoutingCatalog;
-  readonly userResources?: UserResources | undefined;
+  readonly accounts: AccountDirectory;
 }
 
 /** How the forwarder fails over, retries and times out, from the process settings. */
@@ -90,7 +90,7 @@ function forwarderOptions(settings: GatewaySettings): ForwarderOptions {
 }
 
 /** The app, not listening yet; closing it closes the upstream connections, the key cache and the store. */
-export function gatewayApp({ settings, store, routing, metrics, catalog, userResources }: GatewayParts): FastifyInstance {
+export function gatewayApp({ settings, store, routing, metrics, catalog, accounts }: GatewayParts): FastifyInstance {
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
@@ -108,7 +108,7 @@ export function gatewayApp({ settings, store, routing, metrics, catalog, userRes
     store,
     keys: keyCache ?? store.accounts,
     catalog,
-    userResources,
+    accounts,
     routingLive: () => placement.live(),
     now: Date.now,
     bodyLimit: settings.bodyLimit,

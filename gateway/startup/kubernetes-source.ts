@@ -1,19 +1,31 @@
 // Kubernetes mode: the routing ConfigMap and the provider keys Secret, watched through the API
 // (../kubernetes/routing-source.ts), make the snapshot served; the version served is reported to
 // Redis for the operator. The admin API shows what is served, and writes its edits of routers,
-// providers and users as ModelRouter, ModelProvider and GatewayUser resources (CrCatalog), which
-// the operator publishes like any other: the resources stay the single source of truth.
+// providers, users and teams as ModelRouter, ModelProvider, GatewayUser and GatewayTeam resources
+// (CrCatalog, CrAccounts), which the operator publishes like any other: the resources stay the
+// single source of truth.
 import { SettingsError, type GatewaySettings } from '../config/settings.ts';
+import { CrAccounts } from '../kubernetes/cr-accounts.ts';
 import { CrCatalog } from '../kubernetes/cr-catalog.ts';
 import { kubeClientFor } from '../kubernetes/kube-client-for.ts';
+import { NamespaceResources } from '../kubernetes/namespace-resources.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
 import { RoutingSource } from '../kubernetes/routing-source.ts';
 import { ServingReport, type ServingReports } from '../kubernetes/serving-report.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../core/resources/snapshot.ts';
 import type { SnapshotSource } from './snapshot-source.ts';
 
+/** The parts of the store a Kubernetes-mode gateway reads and writes beside what it serves. */
+export interface KubernetesSourceStore {
+  /** Where the served version is reported, for the operator. */
+  readonly gateways: ServingReports;
+  /** Users, teams and keys, which the operator writes from the resources. */
+  readonly accounts: AccountStore;
+}
+
 export function kubernetesSource(
   settings: GatewaySettings,
-  reports: ServingReports,
+  store: KubernetesSourceStore,
   env: Readonly<Record<string, string | undefined>>,
 ): SnapshotSource {
   const namespace = settings.namespace;
@@ -25,14 +37,14 @@ export function kubernetesSource(
   let source: RoutingSource | undefined;
   let report: ServingReport | undefined;
 
-  const catalog = new CrCatalog({ client, namespace: settings.resourceNamespace ?? namespace, served: () => served });
+  const resources = new NamespaceResources(client, settings.resourceNamespace ?? namespace);
 
   return {
     initial: undefined,
-    catalog,
-    userResources: catalog,
+    catalog: new CrCatalog({ resources, served: () => served }),
+    accounts: new CrAccounts(resources, store.accounts),
     start({ routing, metrics, log }) {
-      report = new ServingReport({ reports, pod, version: () => (loaded ? served.version : undefined), log });
+      report = new ServingReport({ reports: store.gateways, pod, version: () => (loaded ? served.version : undefined), log });
       source = new RoutingSource({
         client,
         namespace,

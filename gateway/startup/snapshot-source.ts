@@ -1,8 +1,9 @@
 // Where a gateway's routing snapshots come from: the configuration file and the catalog in the
-// store (file mode), or the routing ConfigMap and the provider keys Secret (Kubernetes mode).
-// Everything else about a gateway is the same in both modes (see ../server.ts).
+// store (file mode), or the routing ConfigMap and the provider keys Secret (Kubernetes mode); and
+// with them, where the admin API writes routers, providers, users and teams (the store, or
+// resources). Everything else about a gateway is the same in both modes (see ../server.ts).
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
-import type { UserResources } from '../kubernetes/cr-catalog.ts';
+import type { AccountDirectory } from '../accounts/account-directory.ts';
 import type { Log } from '../../core/log.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
@@ -19,8 +20,8 @@ export interface SnapshotSource {
   readonly initial: Snapshot | undefined;
   /** What the admin API reads routers and providers from and edits them through. */
   readonly catalog: RoutingCatalog;
-  /** Kubernetes mode: where the admin API writes users (GatewayUser resources); absent: the store. */
-  readonly userResources?: UserResources;
+  /** What the admin API reads and edits users, teams and keys through: the store, or in Kubernetes mode resources. */
+  readonly accounts: AccountDirectory;
   /** Starts feeding routing.load(); called once the app is built, before it listens. */
   start(context: SourceContext): void;
   /** SIGHUP. */

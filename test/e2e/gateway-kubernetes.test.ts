@@ -20,7 +20,8 @@ import {
   resourcePath,
   type KubeClient,
 } from '../../core/kubernetes/kube-client.ts';
-import { GATEWAY_USERS, MODEL_PROVIDERS, MODEL_ROUTERS } from '../../gateway/kubernetes/cr-catalog.ts';
+import { MODEL_PROVIDERS, MODEL_ROUTERS } from '../../gateway/kubernetes/cr-catalog.ts';
+import { GATEWAY_USERS } from '../../gateway/kubernetes/cr-accounts.ts';
 import { routerObjectName } from '../../core/resources/kubernetes/translate.ts';
 import { ANNOTATIONS, encodeSnapshot } from '../../core/kubernetes/snapshot-configmap.ts';
 import { ProviderSpec } from '../../core/resources/provider.ts';

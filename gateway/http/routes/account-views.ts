@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import type { AccountStore, ApiKeyRecord, TeamRecord, UserRecord } from '../../../core/store/accounts.ts';
+import type { ApiKeyRecord, TeamRecord, UserRecord } from '../../../core/store/accounts.ts';
+import type { UserKeys } from '../../accounts/account-directory.ts';
 import type { Balance, Ledger } from '../../../core/store/ledger.ts';
 import { isKeyLevel, KeyLimits } from '../../../core/resources/key-limits.ts';
 import { parseDecimal } from '../../../core/money/decimal.ts';
@@ -200,7 +201,7 @@ export const NewKeyBody = z.strictObject({
  * (a team admin's scope), after they are found narrower than the user's.
  */
 export async function createKey(
-  accounts: AccountStore,
+  keys: Pick<UserKeys, 'addKey'>,
   user: UserRecord,
   body: unknown,
   now: number,
@@ -228,7 +229,7 @@ export async function createKey(
     revoked_at: null,
   };
   // A user at maxActive keys: KeyLimitError, answered 409 key_limit_reached (error-map.ts).
-  await accounts.addKey(record, maxActive);
+  await keys.addKey(record, maxActive);
   return { ...keyView(record), key: secret };
 }
 

@@ -4,16 +4,15 @@
 // team does not exist (404), and every other step outside the team is refused with 403. A PATCH merges
 // onto the stored user (JSON Merge Patch) and the result is validated whole by UserSpec, so a
 // budget change applies to the user's very next request.
-// In Kubernetes mode (deps.resources) creating, changing and deleting a user writes its
-// GatewayUser resource instead, which the operator puts into Redis; reads, and the key endpoints
-// (for keys made through this API), stay on Redis.
+// Users and keys are read and written through the account directory, which in Kubernetes mode
+// writes a user's GatewayUser resource for the operator to put into Redis (cr-accounts.ts).
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { UserSpec } from '../../../core/resources/user.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
-import type { UserResources } from '../../kubernetes/cr-catalog.ts';
-import type { Store } from '../../../core/store/store.ts';
+import type { AccountDirectory } from '../../accounts/account-directory.ts';
+import type { Ledger } from '../../../core/store/ledger.ts';
 import type { UserRecord } from '../../../core/store/accounts.ts';
 import { teamMembers } from '../../../core/store/team-members.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
@@ -35,12 +34,13 @@ import {
 import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
 
 export interface AdminUsersDeps {
-  readonly store: Store;
+  /** Where users and their keys are read and written. */
+  readonly accounts: AccountDirectory;
+  /** Where each user's and key's spend is read. */
+  readonly ledger: Ledger;
   readonly now: () => number;
   /** Most active keys a user may hold. */
   readonly maxKeysPerUser: number;
-  /** Kubernetes mode: where users are written (GatewayUser resources). */
-  readonly resources?: UserResources | undefined;
   /** The routers served, whose rate limits a team admin may only narrow for a user. */
   readonly routing: ServedRouting;
 }
@@ -61,26 +61,15 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       const spec = parseWith(UserSpec, { ...(scope !== null && { team: scope }), ...input, id: input.id ?? newUserId() });
       if (input.id !== undefined) assertNewIdInScope(scope, spec.id);
       await assertUserFits(deps, scope, spec, undefined);
-      if (deps.resources) {
-        if (await deps.store.accounts.getUser(spec.id)) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
-        try {
-          await deps.resources.create(spec);
-        } catch (error) {
-          if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
-          throw error;
-        }
-        reply.code(201);
-        return userView({ ...spec, created_at: new Date(deps.now()).toISOString() }, deps.store.ledger, deps.now());
-      }
       let created: UserRecord;
       try {
-        created = await deps.store.accounts.createUser(spec, new Date(deps.now()));
+        created = await deps.accounts.createUser(spec, new Date(deps.now()));
       } catch (error) {
         if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
         throw error;
       }
       reply.code(201);
-      return userView(created, deps.store.ledger, deps.now());
+      return userView(created, deps.ledger, deps.now());
     });
 
     admin.get('/v1/admin/users', async (request) => {
@@ -88,14 +77,14 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       const query = parseWith(ListQuery, request.query);
       const page =
         scope === null
-          ? await deps.store.accounts.listUsers(query.after ?? null, query.limit)
-          : await teamPage(deps.store, scope, query.after ?? null, query.limit);
+          ? await deps.accounts.listUsers(query.after ?? null, query.limit)
+          : await teamPage(deps.accounts, scope, query.after ?? null, query.limit);
       const now = deps.now();
-      return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.store.ledger, now))), next: page.next };
+      return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.ledger, now))), next: page.next };
     });
 
     admin.get<IdParams>('/v1/admin/users/:id', async (request) =>
-      userView(await userInScope(deps.store, scopeOf(request), request.params.id), deps.store.ledger, deps.now()),
+      userView(await userInScope(deps.accounts, scopeOf(request), request.params.id), deps.ledger, deps.now()),
     );
 
     admin.patch('/v1/admin/users', async (request) => {
@@ -112,18 +101,16 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
       const scope = scopeOf(request);
       if (id === requireManager(request).user.id)
         throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
-      if (scope !== null) await userInScope(deps.store, scope, id);
-      // A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode.
-      const deleted = (deps.resources && (await deps.resources.delete(id))) || (await deps.store.accounts.deleteUser(id));
-      if (!deleted) throw userNotFound(id);
+      if (scope !== null) await userInScope(deps.accounts, scope, id);
+      if (!(await deps.accounts.deleteUser(id))) throw userNotFound(id);
       return { object: 'user', id, deleted: true };
     });
 
     admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
       const scope = scopeOf(request);
-      const user = await userInScope(deps.store, scope, request.params.id);
-      const team = await teamOf(deps.store, user);
-      const created = await createKey(deps.store.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>
+      const user = await userInScope(deps.accounts, scope, request.params.id);
+      const team = await teamOf(deps.accounts, user);
+      const created = await createKey(deps.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>
         assertBudgetInScope(scope, team, limits.budget),
       );
       reply.code(201);
@@ -131,28 +118,28 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
     });
 
     admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
-      const user = await userInScope(deps.store, scopeOf(request), request.params.id);
-      return keyPage(await deps.store.accounts.listKeys(user.id), request.query, deps.store.ledger, deps.now());
+      const user = await userInScope(deps.accounts, scopeOf(request), request.params.id);
+      return keyPage(await deps.accounts.listKeys(user.id), request.query, deps.ledger, deps.now());
     });
 
     admin.patch<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
       const { id, keyId } = request.params;
       const scope = scopeOf(request);
-      const user = await userInScope(deps.store, scope, id);
-      const key = (await deps.store.accounts.listKeys(id)).find((k) => k.id === keyId);
+      const user = await userInScope(deps.accounts, scope, id);
+      const key = (await deps.accounts.listKeys(id)).find((k) => k.id === keyId);
       if (!key) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
       const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
       assertNarrower(limits, user);
-      assertBudgetInScope(scope, await teamOf(deps.store, user), limits.budget);
-      const updated = await deps.store.accounts.updateKey(id, keyId, limits);
+      assertBudgetInScope(scope, await teamOf(deps.accounts, user), limits.budget);
+      const updated = await deps.accounts.updateKey(id, keyId, limits);
       if (!updated) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
-      return keyViewWithSpend(updated, deps.store.ledger, deps.now());
+      return keyViewWithSpend(updated, deps.ledger, deps.now());
     });
 
     admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
       const { id, keyId } = request.params;
-      await userInScope(deps.store, scopeOf(request), id);
-      const revoked = await deps.store.accounts.revokeKey(id, keyId, new Date(deps.now()));
+      await userInScope(deps.accounts, scopeOf(request), id);
+      const revoked = await deps.accounts.revokeKey(id, keyId, new Date(deps.now()));
       if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
       return keyView(revoked);
     });
@@ -160,7 +147,7 @@ export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): 
 }
 
 async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: string, patch: Record<string, unknown>) {
-  const current = await userInScope(deps.store, scope, id);
+  const current = await userInScope(deps.accounts, scope, id);
   assertSameIdentity(patch, 'id', id, 'user');
   const { created_at: _createdAt, ...spec } = current;
   const next = parseWith(UserSpec, mergePatch(spec, patch));
@@ -168,11 +155,7 @@ async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: 
   if (id === callerId && scope === null && next.role !== 'admin')
     throw errors.invalidRequest("role: you cannot remove your own admin role; use another admin's key", 'role');
   await assertUserFits(deps, scope, next, current);
-  if (deps.resources) {
-    await deps.resources.update(next);
-    return userView({ ...next, created_at: current.created_at }, deps.store.ledger, deps.now());
-  }
-  return userView(await deps.store.accounts.updateUser(next), deps.store.ledger, deps.now());
+  return userView(await deps.accounts.updateUser(next), deps.ledger, deps.now());
 }
 
 /**
@@ -182,9 +165,9 @@ async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: 
 async function assertUserFits(deps: AdminUsersDeps, scope: Scope, spec: UserSpec, current: UserPolicy | undefined): Promise<void> {
   if (scope !== null && spec.team !== scope) throw errors.forbidden(`team: a team admin's users stay in their team ("${scope}")`, 'team');
   assertRoleInScope(scope, spec.role);
-  const team = spec.team === null ? undefined : await deps.store.accounts.getTeam(spec.team);
+  const team = spec.team === null ? undefined : await deps.accounts.getTeam(spec.team);
   // In Kubernetes mode the GatewayTeam may be written after its users: the operator reconciles either order.
-  if (spec.team !== null && team === undefined && !deps.resources)
+  if (spec.team !== null && team === undefined && deps.accounts.requiresKnownTeam)
     throw errors.invalidRequest(`team: there is no team "${spec.team}"`, 'team');
   assertBudgetInScope(scope, team, spec.budget);
   assertNarrowerInScope(scope, current, spec, { team, routers: servedRouters(deps.routing) });
@@ -195,20 +178,20 @@ function servedRouters(routing: ServedRouting) {
   return routing.waiting === undefined ? routing.table.routers.map((router) => router.spec) : undefined;
 }
 
-async function teamOf(store: Store, user: UserRecord) {
-  return user.team === null ? undefined : store.accounts.getTeam(user.team);
+async function teamOf(accounts: AccountDirectory, user: UserRecord) {
+  return user.team === null ? undefined : accounts.getTeam(user.team);
 }
 
 /** A team's users, `limit` at a time after `after`. */
-async function teamPage(store: Store, team: string, after: string | null, limit: number) {
-  const members = (await teamMembers(store.accounts, team)).filter((user) => after === null || user.id > after);
+async function teamPage(accounts: AccountDirectory, team: string, after: string | null, limit: number) {
+  const members = (await teamMembers(accounts, team)).filter((user) => after === null || user.id > after);
   const items = members.slice(0, limit);
   return { items, next: members.length > limit ? items.at(-1)!.id : null };
 }
 
 /** The user, when the scope reaches them: 404 when there is none, and to a team admin when they are in another team. */
-async function userInScope(store: Store, scope: Scope, id: string): Promise<UserRecord> {
-  const user = await store.accounts.getUser(id);
+async function userInScope(accounts: AccountDirectory, scope: Scope, id: string): Promise<UserRecord> {
+  const user = await accounts.getUser(id);
   if (!user) throw userNotFound(id);
   assertUserInScope(scope, user);
   return user;

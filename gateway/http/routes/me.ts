@@ -1,7 +1,8 @@
 // The caller's own account, for any valid key: who they are, what they may spend and have
 // spent, and their API keys (made and revoked by themselves; a new key's secret is shown once).
 import type { FastifyInstance } from 'fastify';
-import type { Store } from '../../../core/store/store.ts';
+import type { UserKeys } from '../../accounts/account-directory.ts';
+import type { Ledger } from '../../../core/store/ledger.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
@@ -9,7 +10,10 @@ import { bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
 import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
 
 export interface MeDeps {
-  readonly store: Store;
+  /** Where the caller's keys are read and written. */
+  readonly keys: UserKeys;
+  /** Where the caller's and their keys' spend is read. */
+  readonly ledger: Ledger;
   readonly now: () => number;
   /** Most active keys a user may hold. */
   readonly maxKeysPerUser: number;
@@ -19,17 +23,17 @@ export function registerMe(app: FastifyInstance, deps: MeDeps): void {
   app.get('/v1/me', async (request) => {
     const { user, key } = callerOf(request);
     const now = deps.now();
-    const view = await userView(user, deps.store.ledger, now);
-    return { ...view, key: await keyViewWithSpend(key, deps.store.ledger, now) };
+    const view = await userView(user, deps.ledger, now);
+    return { ...view, key: await keyViewWithSpend(key, deps.ledger, now) };
   });
 
   app.get('/v1/me/keys', async (request) => {
     const { user } = callerOf(request);
-    return keyPage(await deps.store.accounts.listKeys(user.id), request.query, deps.store.ledger, deps.now());
+    return keyPage(await deps.keys.listKeys(user.id), request.query, deps.ledger, deps.now());
   });
 
   app.post('/v1/me/keys', async (request, reply) => {
-    const created = await createKey(deps.store.accounts, callerOf(request).user, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
+    const created = await createKey(deps.keys, callerOf(request).user, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
     reply.code(201);
     return created;
   });
@@ -38,19 +42,19 @@ export function registerMe(app: FastifyInstance, deps: MeDeps): void {
   app.patch<{ Params: { keyId: string } }>('/v1/me/keys/:keyId', async (request) => {
     const { user } = callerOf(request);
     const { keyId } = request.params;
-    const key = (await deps.store.accounts.listKeys(user.id)).find((k) => k.id === keyId);
+    const key = (await deps.keys.listKeys(user.id)).find((k) => k.id === keyId);
     if (!key) throw errors.notFound(`You have no API key "${keyId}"`);
     const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
     assertNarrower(limits, user);
-    const updated = await deps.store.accounts.updateKey(user.id, keyId, limits);
+    const updated = await deps.keys.updateKey(user.id, keyId, limits);
     if (!updated) throw errors.notFound(`You have no API key "${keyId}"`);
-    return keyViewWithSpend(updated, deps.store.ledger, deps.now());
+    return keyViewWithSpend(updated, deps.ledger, deps.now());
   });
 
   app.delete<{ Params: { keyId: string } }>('/v1/me/keys/:keyId', async (request) => {
     const { keyId } = request.params;
     // Scoped to the caller: someone else's key id is as unknown as one that never existed.
-    const revoked = await deps.store.accounts.revokeKey(callerOf(request).user.id, keyId, new Date(deps.now()));
+    const revoked = await deps.keys.revokeKey(callerOf(request).user.id, keyId, new Date(deps.now()));
     if (!revoked) throw errors.notFound(`You have no API key "${keyId}"`);
     return keyView(revoked);
   });
