@@ -72,10 +72,20 @@ operator.action(async (flags: Record<string, unknown>) => {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-  const { startOperator } = await import('../operator/main.ts');
-  const running = await startOperator(settings);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => void running.stop().then(() => process.exit(0)));
+  const [{ startOperator }, { RedisLayoutError }] = await Promise.all([
+    import('../operator/main.ts'),
+    import('../core/store/redis/layout-check.ts'),
+  ]);
+  try {
+    const running = await startOperator(settings);
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => void running.stop().then(() => process.exit(0)));
+    }
+  } catch (error) {
+    // Redis holding a layout this build does not read: one line and exit 1, as the gateway says it.
+    if (!(error instanceof RedisLayoutError)) throw error;
+    process.stderr.write(`tollgate operator: ${error.message}\n`);
+    process.exit(1);
   }
 });
 

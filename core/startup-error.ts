@@ -1,6 +1,8 @@
 // A reason the gateway cannot start that the operator can fix (a port in use, a host name that
-// does not resolve, Redis out of reach, a malformed admin key): the CLI prints its message as
-// one line and exits 1, without a stack trace, which would only hide the line that matters.
+// does not resolve, Redis out of reach or holding a layout this build does not read, a malformed
+// admin key): the CLI prints its message as one line and exits 1, without a stack trace, which
+// would only hide the line that matters.
+import { RedisLayoutError } from './store/redis/layout-check.ts';
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -24,6 +26,15 @@ export function listenProblem(error: NodeJS.ErrnoException, host: string, port: 
     default:
       return undefined;
   }
+}
+
+/**
+ * Why the store at `url` did not open: Redis holds a layout this build does not read, or it
+ * cannot be reached (`why`: the connection's last error, when it says more than `error`).
+ */
+export function storeProblem(url: string, error: unknown, why?: string): StartupError {
+  if (error instanceof RedisLayoutError) return new StartupError(`Redis at ${redactedUrl(url)} ${error.problem}`);
+  return new StartupError(`cannot reach Redis at ${redactedUrl(url)}: ${why ?? (error as Error).message}`);
 }
 
 /** A Redis URL fit to print: without its user name and password. */

@@ -14,6 +14,7 @@ import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
 import { listenProblem, StartupError } from '../core/startup-error.ts';
 import { loadEncoding } from './metering/o200k.ts';
+import { logLayout } from '../core/store/redis/layout-check.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
@@ -54,6 +55,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   const metrics = new GatewayMetrics();
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
   const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts });
+  if ('layout' in store) logLayout(app.log, store.layout);
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
   source.start({ routing, metrics, log: app.log });

@@ -4,6 +4,7 @@ import { Informer, type InformerEvent } from '../core/kubernetes/informer.ts';
 import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../core/kubernetes/kube-client.ts';
 import type { Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
+import { logLayout } from '../core/store/redis/layout-check.ts';
 import { DAILY_TOTALS_DAYS } from '../core/store/usage-days.ts';
 import { Controller } from './controller.ts';
 import { startHealthServer } from './health/health-server.ts';
@@ -75,6 +76,7 @@ async function startLoops(
     usageRetentionMs: DAILY_TOTALS_DAYS * DAY_MS,
     onConnectionError: (error) => log.warn({ err: error }, 'Redis connection failed; retrying'),
   });
+  logLayout(log, store.layout);
   // The handlers reach the controller, which reads the informers' caches: built right below.
   let controller: Controller | undefined;
   const watch = <T extends KubeObject>(resource: ResourceType, handler: (event: InformerEvent<T>) => void) =>

@@ -8,12 +8,13 @@ import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { createLog, type Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
+import { logLayout } from '../core/store/redis/layout-check.ts';
 import { CatalogService } from '../gateway/catalog/catalog-service.ts';
 import type { WorkerSettings } from './settings.ts';
 import { QueueMetrics } from '../gateway/observability/queue-metrics.ts';
 import { ServedRouting } from '../gateway/routing/served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../gateway/routing/strategies.ts';
-import { redactedUrl, StartupError } from '../core/startup-error.ts';
+import { storeProblem } from '../core/startup-error.ts';
 import { followCatalog } from '../gateway/catalog/follow-catalog.ts';
 import { workerPassMetrics } from '../gateway/queue/queue-mode.ts';
 import { RouterWorker } from '../gateway/queue/router-worker.ts';
@@ -35,8 +36,9 @@ export async function startRouterWorkers(
   try {
     store = await RedisStore.connect(settings.redisUrl, { usageRetentionMs: 0, commandTimeoutMs: settings.redisCommandTimeoutMs });
   } catch (error) {
-    throw new StartupError(`cannot reach Redis at ${redactedUrl(settings.redisUrl)}: ${(error as Error).message}`);
+    throw storeProblem(settings.redisUrl, error);
   }
+  logLayout(log, store.layout);
   const routing = new ServedRouting(undefined);
   const stopSource = await followRouters(settings, env, store, routing, log);
   const registry = new Registry();

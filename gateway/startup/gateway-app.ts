@@ -17,11 +17,11 @@ import type { ServedRouting } from '../routing/served-routing.ts';
 import { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
 import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
-import { redactedUrl, StartupError } from '../../core/startup-error.ts';
+import { StartupError, storeProblem } from '../../core/startup-error.ts';
 import { DAY_MS } from '../../core/time.ts';
 import { DEFAULT_RESPONSE_LIMITS } from '../../core/store/responses.ts';
 
-/** The store; a Redis that cannot be reached at start-up is a StartupError naming why. */
+/** The store; a Redis that cannot be reached at start-up, or holds a layout this build does not read, is a StartupError naming why. */
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
   const retentionMs = settings.usageRetentionDays * DAY_MS;
   const responseLimits = { bytesPerUser: settings.storedResponsesMaxBytesPerUser, countPerUser: DEFAULT_RESPONSE_LIMITS.countPerUser };
@@ -38,8 +38,7 @@ export async function openStore(settings: GatewaySettings): Promise<RedisStore |
       onConnectionError: (error) => (lastError = error),
     });
   } catch (error) {
-    const why = lastError?.message ?? (error as Error).message;
-    throw new StartupError(`cannot reach Redis at ${redactedUrl(settings.redisUrl)}: ${why}`);
+    throw storeProblem(settings.redisUrl, error, lastError?.message);
   }
 }
 

@@ -1,5 +1,6 @@
 // Every Redis key Tollgate uses, in one place. A user's keys share the hash tag {u:<id>}, so a
-// script that touches several of them stays within one cluster slot.
+// script that touches several of them stays within one cluster slot. The layout they make up,
+// its format version and the module owning each family of keys are declared in layout.ts.
 import type { UsageGroup } from '../usage-log.ts';
 
 const user = (id: string) => `tg:{u:${id}}`;

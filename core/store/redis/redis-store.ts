@@ -1,7 +1,8 @@
 // The store shared by any number of gateways: one Redis, one client connection per process
 // (plus one for change notices), each part in its own class. Every call of a part goes through
 // one gate: refused at once while Redis does not answer, and every failure to reach Redis
-// surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open).
+// surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open). Opening it
+// checks the layout's version first (layout-check.ts): every process opens the store here.
 import { Redis } from 'ioredis';
 import type { AccountStore } from '../accounts.ts';
 import type { CatalogStore } from '../catalog.ts';
@@ -28,6 +29,7 @@ import { RedisRoutingQueue } from './redis-routing-queue.ts';
 import { RedisProviderHealth } from './redis-provider-health.ts';
 import type { ProviderHealthStore } from '../provider-health.ts';
 import { unavailable } from './unavailable.ts';
+import { checkLayout, type LayoutFound } from './layout-check.ts';
 
 export interface RedisStoreOptions {
   readonly usageRetentionMs: number;
@@ -67,6 +69,8 @@ export class RedisStore implements Store {
   readonly providerHealth: ProviderHealthStore;
   /** Queue mode's routers (Redis only): not gated, its users decide what an outage means (fall back, refuse, retry). */
   readonly routingQueue: RedisRoutingQueue;
+  /** The layout's version found when the store was opened (the process logs it: logLayout). */
+  readonly layout: LayoutFound;
   readonly #client: Redis;
   readonly #blocking = new Set<Redis>();
   readonly #queueClient: Redis;
@@ -76,7 +80,10 @@ export class RedisStore implements Store {
   readonly #health: RedisHealth;
   readonly #timedOut = () => this.#health.timedOut();
 
-  /** Connects and waits until Redis answers; StoreUnavailableError when it does not in time. */
+  /**
+   * Connects, waits until Redis answers (StoreUnavailableError when it does not in time), and
+   * checks the layout's version: RedisLayoutError when this build does not read the one found.
+   */
   static async connect(url: string, options: RedisStoreOptions): Promise<RedisStore> {
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
     const client = new Redis(url, {
@@ -95,17 +102,20 @@ export class RedisStore implements Store {
       // 28% of the time). Settlements and usage records are batched by the store itself.
     });
     client.on('error', (error: Error) => options.onConnectionError?.(error));
+    let layout: LayoutFound;
     try {
       await ready(client, options.connectTimeoutMs ?? 10_000);
+      layout = await unavailable(() => checkLayout(client));
     } catch (error) {
       client.disconnect();
       throw error;
     }
-    return new RedisStore(client, options);
+    return new RedisStore(client, options, layout);
   }
 
-  constructor(client: Redis, options: RedisStoreOptions) {
+  constructor(client: Redis, options: RedisStoreOptions, layout: LayoutFound) {
     this.#client = client;
+    this.layout = layout;
     this.#commandTimeoutMs = options.commandTimeoutMs;
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
