@@ -1,29 +1,25 @@
-// The gateway's Fastify application, built from its dependencies and not yet listening, so tests
-// and the server start it the same way.
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+// The gateway's Fastify application, not yet listening: the HTTP layer over services built
+// before it (startup/gateway-services.ts). It reads bodies, authenticates, answers errors in the
+// route's envelope, and registers the routes, each handed only the services it uses; it builds no
+// service of its own.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../routing/served-routing.ts';
-import type { ForwarderDeps } from '../routing/forwarder.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { AccountDirectory } from '../accounts/account-directory.ts';
-import { Billing, type BillingMetrics } from '../billing/billing.ts';
-import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
-import { microsToNumber } from '../metering/cost.ts';
-import { LogThrottle } from '../observability/log-throttle.ts';
+import type { LogThrottle } from '../observability/log-throttle.ts';
 import { errors } from '../api/api-error.ts';
 import { registerAuth, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { BodyDeadlines, type BodyTimeouts } from './body-deadlines.ts';
 import type { JsonShapeLimits } from './json-shape.ts';
-import type { StoredLimits } from '../dialects/responses/responses-dialect.ts';
 import { registerMultipartBody } from './multipart-body.ts';
 import { closeAudioProbe } from '../endpoints/audio-probe.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerApiSurfaces } from './routes/inference.ts';
-import { OutcomeRecorder } from '../pipeline/request-outcome.ts';
-import { RequestPipeline } from '../pipeline/request-pipeline.ts';
+import type { RequestPipeline } from '../pipeline/request-pipeline.ts';
 import { registerModels } from './routes/models.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
@@ -38,11 +34,30 @@ import { registerMe } from './routes/me.ts';
 import { registerUsage } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
 
-export interface AppDeps {
+/** How the HTTP layer behaves: the settings that are its own. */
+export interface HttpOptions {
+  /** Largest request body accepted, in bytes. */
+  readonly bodyLimit: number;
+  /** Largest audio file a transcription may upload, in bytes. */
+  readonly maxAudioBytes: number;
+  /** The bounds of a JSON body's shape, counted as it arrives (json-shape.ts). */
+  readonly jsonShape: JsonShapeLimits;
+  /** How long a body may take to arrive, and go without a byte (body-deadlines.ts). */
+  readonly bodyTimeouts: BodyTimeouts;
+  /** Serve priced routers without charging when the store is down (/readyz reports it). */
+  readonly failOpen: boolean;
+  /** Most active (unrevoked, unexpired) API keys a user may hold. */
+  readonly maxKeysPerUser: number;
+  /** GET /v1/models leaves out routers that cannot serve now (no ready provider, no fallback). */
+  readonly hideUnavailableModels: boolean;
+  /** Serve the Playground web UI under /playground. */
+  readonly playground: boolean;
+}
+
+/** The services the routes are handed (startup/gateway-services.ts builds them). */
+export interface AppServices {
+  readonly log: FastifyBaseLogger;
   readonly routing: ServedRouting;
-  readonly forwarder: ForwarderDeps;
-  /** The live state of routing (GET /v1/admin/routing). */
-  readonly routingLive: () => Promise<RoutingLive>;
   readonly metrics: GatewayMetrics;
   readonly store: Store;
   /** How API keys are looked up (a cache in front of the store when it is shared). */
@@ -51,29 +66,10 @@ export interface AppDeps {
   readonly catalog: RoutingCatalog;
   /** Users, teams and keys for the admin API and /v1/me. */
   readonly accounts: AccountDirectory;
-  readonly now: () => number;
-  /** Largest request body accepted, in bytes. */
-  readonly bodyLimit: number;
-  /** Largest audio file a transcription may upload, in bytes. */
-  readonly maxAudioBytes: number;
-  /** How large a conversation the Responses API may store. */
-  readonly storedResponses: StoredLimits;
-  /** The bounds of a JSON body's shape, counted as it arrives (json-shape.ts). */
-  readonly jsonShape: JsonShapeLimits;
-  /** How long a body may take to arrive, and go without a byte (body-deadlines.ts). */
-  readonly bodyTimeouts: BodyTimeouts;
-  /** Serve priced routers without charging when the store is down (default: 503). */
-  readonly failOpen: boolean;
-  readonly reservationTtlMs: number;
-  /** Most active (unrevoked, unexpired) API keys a user may hold. */
-  readonly maxKeysPerUser: number;
-  /** Serve the Playground web UI under /playground (default true). */
-  readonly playground?: boolean;
-  readonly logger: FastifyServerOptions['logger'];
-  /** How often the learned prompt ratios are sent to and read from the store (ms; default 5000). */
-  readonly promptRatioSyncMs?: number;
-  /** GET /v1/models leaves out routers that cannot serve now (no ready provider, no fallback). */
-  readonly hideUnavailableModels?: boolean;
+  readonly pipeline: RequestPipeline;
+  readonly throttle: LogThrottle;
+  readonly breakerPolicy: BreakerPolicy;
+  routingLive(): Promise<RoutingLive>;
 }
 
 /** A router with a fallback, or a provider live whose breaker lets requests through. */
@@ -81,21 +77,6 @@ function canServe(router: RouterRoute, policy: BreakerPolicy): boolean {
   if (router.fallbacks.length > 0) return true;
   const now = Date.now();
   return router.providers.some((provider) => provider.state.ready(now, policy));
-}
-
-/** Prompt ratios are shared through the store this often by default. */
-const PROMPT_RATIO_SYNC_MS = 5_000;
-
-function billingMetrics(metrics: GatewayMetrics): BillingMetrics {
-  return {
-    uncovered(router, micros) {
-      metrics.uncoveredCost.inc({ router }, microsToNumber(micros));
-      metrics.uncoveredRequests.inc({ router });
-    },
-    usageAnomaly(router, provider, kinds) {
-      for (const kind of kinds.split(',')) metrics.usageAnomalies.inc({ router, provider, kind });
-    },
-  };
 }
 
 /**
@@ -115,10 +96,11 @@ function refuseWhileClosing(app: FastifyInstance): void {
   });
 }
 
-export function buildApp(deps: AppDeps): FastifyInstance {
+export function buildApp(options: HttpOptions, services: AppServices): FastifyInstance {
+  const now = Date.now;
   const app = Fastify({
-    logger: deps.logger,
-    bodyLimit: deps.bodyLimit,
+    loggerInstance: services.log,
+    bodyLimit: options.bodyLimit,
     // One line per request costs throughput; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     // Requests arriving while the gateway drains get the shutting_down error below instead.
@@ -130,73 +112,43 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clientErrorHandler,
   });
   refuseWhileClosing(app);
-  deps.metrics.trackProviders(function* () {
-    const now = Date.now();
-    for (const router of deps.routing.table.routers) {
+  const { routing, metrics, store, throttle } = services;
+  metrics.trackProviders(function* () {
+    const at = Date.now();
+    for (const router of routing.table.routers) {
       for (const { spec, state } of router.providers)
         yield {
           router: router.spec.name,
           provider: spec.id,
           inFlight: state.inFlight,
-          breaker: state.breaker.state(now),
+          breaker: state.breaker.state(at),
           healthy: state.healthy,
         };
     }
   });
-  // Repeated warnings (the store down, a provider failing) are collapsed: one line a request would flood the log.
-  const throttle = new LogThrottle();
-  app.addHook('onClose', async () => throttle.close());
-  const ratios = new PromptRatioLearner(deps.store.promptRatios, (error) =>
-    app.log.warn(`could not share learned prompt ratios: ${error.message}`),
-  );
-  ratios.start(deps.promptRatioSyncMs ?? PROMPT_RATIO_SYNC_MS);
-  app.addHook('onClose', () => ratios.stop());
-  const billing = new Billing({
-    ledger: deps.store.ledger,
-    usage: deps.store.usage,
-    now: deps.now,
-    failOpen: deps.failOpen,
-    reservationTtlMs: deps.reservationTtlMs,
-    log: throttle.kindLog(app.log),
-    ratios,
-    metrics: billingMetrics(deps.metrics),
-  });
   // Bodies are JSON; a text/plain body is refused with 415 like any other type.
   app.removeContentTypeParser('text/plain');
-  const deadlines = new BodyDeadlines(deps.bodyTimeouts);
+  const deadlines = new BodyDeadlines(options.bodyTimeouts);
   app.addHook('onClose', async () => deadlines.close());
-  registerJsonBody(app, { bytes: deps.bodyLimit, shape: deps.jsonShape }, deadlines);
-  registerMultipartBody(app, deps.maxAudioBytes, deadlines);
+  registerJsonBody(app, { bytes: options.bodyLimit, shape: options.jsonShape }, deadlines);
+  registerMultipartBody(app, options.maxAudioBytes, deadlines);
   // The worker thread that reads uploads' durations (audio-probe.ts) stops with the app.
   app.addHook('onClose', () => closeAudioProbe());
-  app.setErrorHandler(errorHandler(deps.bodyLimit, throttle));
+  app.setErrorHandler(errorHandler(options.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
-  registerAuth(app, deps.keys, deps.now);
-  registerHealth(app, deps.routing, deps.metrics, { store: deps.store, failOpen: deps.failOpen });
-  registerModels(app, deps.routing, deps.hideUnavailableModels ? (router) => canServe(router, deps.forwarder.breakers.policy) : undefined);
-  const pipeline = new RequestPipeline({
-    routing: deps.routing,
-    forwarder: deps.forwarder,
-    outcomes: new OutcomeRecorder(deps.metrics),
-    billing,
-    responses: deps.store.responses,
-    storedLimits: deps.storedResponses,
-    log: app.log,
-  });
-  registerApiSurfaces(app, pipeline);
-  registerAdminUsers(app, {
-    accounts: deps.accounts,
-    ledger: deps.store.ledger,
-    now: deps.now,
-    maxKeysPerUser: deps.maxKeysPerUser,
-    routing: deps.routing,
-  });
-  registerAdminTeams(app, { accounts: deps.accounts, ledger: deps.store.ledger, now: deps.now });
-  registerAdminRouters(app, { catalog: deps.catalog, routing: deps.routing });
-  registerAdminProviders(app, { catalog: deps.catalog, routing: deps.routing });
-  registerAdminRouting(app, deps.routingLive);
-  registerMe(app, { keys: deps.accounts, ledger: deps.store.ledger, now: deps.now, maxKeysPerUser: deps.maxKeysPerUser });
-  registerUsage(app, { store: deps.store, routing: deps.routing, now: deps.now });
-  if (deps.playground !== false) registerPlayground(app);
+  registerAuth(app, services.keys, now);
+  registerHealth(app, routing, metrics, { store, failOpen: options.failOpen });
+  const policy = services.breakerPolicy;
+  registerModels(app, routing, options.hideUnavailableModels ? (router) => canServe(router, policy) : undefined);
+  registerApiSurfaces(app, services.pipeline);
+  const { accounts, catalog } = services;
+  registerAdminUsers(app, { accounts, ledger: store.ledger, now, maxKeysPerUser: options.maxKeysPerUser, routing });
+  registerAdminTeams(app, { accounts, ledger: store.ledger, now });
+  registerAdminRouters(app, { catalog, routing });
+  registerAdminProviders(app, { catalog, routing });
+  registerAdminRouting(app, () => services.routingLive());
+  registerMe(app, { keys: accounts, ledger: store.ledger, now, maxKeysPerUser: options.maxKeysPerUser });
+  registerUsage(app, { store, routing, now });
+  if (options.playground) registerPlayground(app);
   return app;
 }

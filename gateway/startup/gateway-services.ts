@@ -1,0 +1,139 @@
+// The gateway's services, built once from its settings and store, before any HTTP: the upstream
+// client and routing (placers, breakers, health checks, the queue), the key cache, billing with
+// its learned prompt ratios, and the request pipeline. The HTTP layer (http/app.ts) is handed
+// what it serves with and builds nothing of its own; each route is handed only what it uses.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { MemoryStore } from '../../core/store/memory/memory-store.ts';
+import type { RedisStore } from '../../core/store/redis/redis-store.ts';
+import type { AccountDirectory } from '../accounts/account-directory.ts';
+import { KeyCache } from '../accounts/key-cache.ts';
+import { Billing, type BillingMetrics } from '../billing/billing.ts';
+import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
+import type { RoutingCatalog } from '../catalog/catalog-service.ts';
+import type { GatewaySettings } from '../config/settings.ts';
+import { microsToNumber } from '../metering/cost.ts';
+import { LogThrottle } from '../observability/log-throttle.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import { OutcomeRecorder } from '../pipeline/request-outcome.ts';
+import { RequestPipeline } from '../pipeline/request-pipeline.ts';
+import { UpstreamHttp } from '../providers/upstream-http.ts';
+import { routingParts, type RoutingLive } from '../queue/queue-mode.ts';
+import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
+import type { ForwarderOptions } from '../routing/forwarder.ts';
+import type { ServedRouting } from '../routing/served-routing.ts';
+
+/** What a gateway is built from: its settings, its store and where its routing and accounts come from. */
+export interface GatewayParts {
+  readonly settings: GatewaySettings;
+  readonly store: RedisStore | MemoryStore;
+  readonly routing: ServedRouting;
+  readonly metrics: GatewayMetrics;
+  readonly catalog: RoutingCatalog;
+  readonly accounts: AccountDirectory;
+}
+
+export interface GatewayServices extends GatewayParts {
+  readonly log: Logger;
+  readonly pipeline: RequestPipeline;
+  /** How API keys are looked up: a cache in front of a shared store, else the store. */
+  readonly keys: KeyCache | RedisStore['accounts'] | MemoryStore['accounts'];
+  /** Repeated warnings collapsed (the store down, a provider failing). */
+  readonly throttle: LogThrottle;
+  /** The breakers' policy, for /v1/models to leave out routers that cannot serve. */
+  readonly breakerPolicy: BreakerPolicy;
+  /** The live state of routing (GET /v1/admin/routing). */
+  routingLive(): Promise<RoutingLive>;
+  /** Starts what runs in the background: placement (health checks, workers), prompt-ratio sharing. */
+  start(): void;
+  /** Stops it, then closes the upstream connections, the key cache and the store. */
+  close(): Promise<void>;
+}
+
+export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServices {
+  const { settings, store, routing, metrics } = parts;
+  // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
+  const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
+  const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
+  const placement = routingParts({ settings, store, routing, metrics, log, http });
+  const throttle = new LogThrottle();
+  const ratios = new PromptRatioLearner(store.promptRatios, (error) => log.warn(`could not share learned prompt ratios: ${error.message}`));
+  const billing = new Billing({
+    ledger: store.ledger,
+    usage: store.usage,
+    now: Date.now,
+    failOpen: settings.failOpen,
+    reservationTtlMs: settings.reservationTtlSeconds * 1000,
+    log: throttle.kindLog(log),
+    ratios,
+    metrics: billingMetrics(metrics),
+  });
+  const pipeline = new RequestPipeline({
+    routing,
+    forwarder: {
+      http,
+      options: forwarderOptions(settings),
+      placer: placement.placer,
+      breakers: placement.breakers,
+      clock: () => performance.now(),
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+      random: Math.random,
+      onRetry: (router, provider) => metrics.retries.inc({ router: router.spec.name, provider: provider.spec.id }),
+      onFailure: (router, provider, error) =>
+        metrics.upstreamFailures.inc({ router: router.spec.name, provider: provider.spec.id, failure: error.failure }),
+    },
+    outcomes: new OutcomeRecorder(metrics),
+    billing,
+    responses: store.responses,
+    storedLimits: { bytes: settings.storedResponseMaxBytes, turns: settings.storedResponseMaxTurns },
+    log,
+  });
+  return {
+    ...parts,
+    log,
+    pipeline,
+    keys: keyCache ?? store.accounts,
+    throttle,
+    breakerPolicy: placement.breakers.policy,
+    routingLive: () => placement.live(),
+    start() {
+      placement.start();
+      ratios.start(settings.promptRatioSyncSeconds * 1000);
+    },
+    async close() {
+      ratios.stop();
+      throttle.close();
+      await placement.close();
+      keyCache?.close();
+      await http.close();
+      await store.close();
+    },
+  };
+}
+
+/** How the forwarder fails over, retries and times out, from the process settings. */
+function forwarderOptions(settings: GatewaySettings): ForwarderOptions {
+  return {
+    maxAttempts: settings.maxAttempts,
+    retries: settings.retries,
+    requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
+    backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs, retryAfterMaxMs: settings.retryAfterMaxSeconds * 1000 },
+    timeouts: {
+      connectSeconds: settings.connectTimeoutSeconds,
+      firstByteSeconds: settings.firstByteTimeoutSeconds,
+      betweenChunksSeconds: settings.chunkTimeoutSeconds,
+    },
+  };
+}
+
+function billingMetrics(metrics: GatewayMetrics): BillingMetrics {
+  return {
+    uncovered(router, micros) {
+      metrics.uncoveredCost.inc({ router }, microsToNumber(micros));
+      metrics.uncoveredRequests.inc({ router });
+    },
+    usageAnomaly(router, provider, kinds) {
+      for (const kind of kinds.split(',')) metrics.usageAnomalies.inc({ router, provider, kind });
+    },
+  };
+}
