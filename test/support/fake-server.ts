@@ -7,6 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface Behaviour {
   /** Milliseconds before the response headers. */
   delayMs?: number;
+  /** No response headers before this settles: a gate the test opens, where a delay would be a guess at how fast the machine is. */
+  until?: Promise<unknown>;
   /** Answer with this HTTP error status (and the backend's error body) instead of a result. */
   status?: number;
   /** Leave the token usage out of the answer. */
@@ -120,6 +122,7 @@ export async function startFakeServer(handler: Handler, port = 0): Promise<FakeB
     const behaviour = queued.shift() ?? standing;
     // Unref'd: a long delay left pending when the test ends does not hold the process.
     if (behaviour.delayMs) await sleep(behaviour.delayMs, undefined, { ref: false });
+    if (behaviour.until) await behaviour.until.catch(() => {});
     if (res.destroyed) return;
     const streaming = streamingResponse(
       res,

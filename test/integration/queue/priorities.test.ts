@@ -122,7 +122,9 @@ describe('priorities', () => {
     const { gw, keys } = await oneSlot(3600);
     try {
       backend.requests.length = 0;
-      backend.behave({ delayMs: 150 });
+      // The first request holds the only slot until the three others wait behind it.
+      const slotHeld = Promise.withResolvers<void>();
+      backend.behave({ until: slotHeld.promise });
       const first = queueChat(gw.url, keys.low!, 'holds the slot');
       await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
       const lows = [queueChat(gw.url, keys.low!, 'low 1')];
@@ -131,6 +133,7 @@ describe('priorities', () => {
       await eventually(async () => (await waiting()) === 2, 'low 2 waits');
       const high = queueChat(gw.url, keys.high!, 'high');
       await eventually(async () => (await waiting()) === 3, 'high waits');
+      slotHeld.resolve();
       const outcomes = await Promise.all([first, ...lows, high]);
       assert.deepEqual(
         outcomes.map((o) => o.status),

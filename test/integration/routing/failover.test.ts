@@ -84,7 +84,7 @@ describe('failover to the next provider', () => {
   }
 
   test('a provider that times out is replaced too', async (t) => {
-    const slow = await fakeBackend(t, { delayMs: 1000 });
+    const slow = await fakeBackend(t, { delayMs: 60_000 });
     const healthy = await fakeBackend(t);
     const gw = await gateway(t, 'chat', [
       { model: 'slow-backend', url: slow.url, timeout: 0.2 },
@@ -149,7 +149,7 @@ describe('when every provider fails', () => {
   });
 
   test('the client gets 504 when they all time out', async (t) => {
-    const slow = await fakeBackend(t, { delayMs: 1000 });
+    const slow = await fakeBackend(t, { delayMs: 60_000 });
     const gw = await gateway(t, 'slow', [
       { model: 'backend-a', url: slow.url, timeout: 0.2 },
       { model: 'backend-b', url: slow.url, timeout: 0.2 },
