@@ -15,9 +15,9 @@ import {
   ModelProviderStatus,
   ModelRouterSpec,
   ModelRouterStatus,
-  UserObjectName,
   VERSION,
 } from './crd-schemas.ts';
+import { UserObjectName } from './kube-fields.ts';
 import { ordered, structuralSchema, type JsonObject } from './structural-schema.ts';
 
 export interface PrinterColumn {
