@@ -127,7 +127,7 @@ function fromCR<S extends z.ZodType>(
   return build(schema, readFields(table, spec, context), (path) => crPath(table, path, spec), forType);
 }
 
-/** Layer 1: the spec's own schema; its paths are already the CR's, under spec. */
+/** The problems of a spec its schema refused, at their paths under spec: a missing field is "required", an unknown one "not a field". */
 function specProblems(error: z.ZodError, spec: unknown): { ok: false; problems: Problem[] } {
   const problems = error.issues.flatMap((issue): Problem[] => {
     const path = ['spec', ...(issue.path as Path)];
