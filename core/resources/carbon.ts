@@ -26,13 +26,23 @@ export const CarbonInputs = z
       .optional()
       .describe('Emission factor of the electricity in kgCO2eq/kWh; overrides the zone table.'),
   })
-  .superRefine((value, ctx) => {
-    if (value.gwp_kg_per_kwh === undefined && !(value.zone in GRID_FACTORS)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['zone'],
-        message: `has no built-in emission factor (known: ${Object.keys(GRID_FACTORS).join(', ')}); set gwp_kg_per_kwh`,
-      });
-    }
-  });
+  .superRefine((value, ctx) => checkZoneFactor(value, ctx));
 export type CarbonInputs = z.output<typeof CarbonInputs>;
+
+/**
+ * The rule across the inputs: a zone without a built-in emission factor needs one given. `name`
+ * words a field as the reader writes it: as here, or a ModelProvider's camelCase (kubernetes/provider-fields.ts).
+ */
+export function checkZoneFactor(
+  value: { zone: string; gwp_kg_per_kwh?: number | undefined },
+  ctx: z.RefinementCtx,
+  name: (field: string) => string = (field) => field,
+): void {
+  if (value.gwp_kg_per_kwh === undefined && !(value.zone in GRID_FACTORS)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [name('zone')],
+      message: `has no built-in emission factor (known: ${Object.keys(GRID_FACTORS).join(', ')}); set ${name('gwp_kg_per_kwh')}`,
+    });
+  }
+}

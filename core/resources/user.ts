@@ -13,7 +13,7 @@ export const PRIORITY_RANGE = { min: -10, max: 10 } as const;
 
 /**
  * An amount written as text: digits, then a point and decimals if any; no exponent, spaces, sign
- * or leading zeros. The shape of the CRDs' MoneyString (kubernetes/crd-schemas.ts), whose bounds
+ * or leading zeros. The shape of the CRDs' MoneyString (kubernetes/kube-fields.ts), whose bounds
  * (15 digits, 6 decimals) parseDecimal checks, each with a message of its own.
  */
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;

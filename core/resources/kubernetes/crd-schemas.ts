@@ -1,66 +1,25 @@
 // The Kubernetes face of the gateway's resources: spec and status of the ModelRouter,
-// ModelProvider and GatewayUser custom resources (tollgate.dev/v1alpha1), camelCase as the
-// Kubernetes API conventions ask. Vocabularies and field schemas are the gateway resources' own
-// wherever they fit, so an enum, a bound or a default is declared once. These schemas are the
+// ModelProvider, GatewayUser and GatewayTeam custom resources (tollgate.dev/v1alpha1), camelCase as
+// the Kubernetes API conventions ask. Each spec is derived from its resource's schema by the kind's
+// field table (router-fields.ts, provider-fields.ts, user-fields.ts; see field-table.ts), so a
+// field, its bounds, enum and default are declared once, in the resource. These schemas are the
 // single source of the CRDs: operator/generate-crds.ts turns them into crds/*.yaml (see crds.ts),
-// and translate.ts maps a parsed spec onto the gateway's resources.
+// and translate.ts maps a parsed spec onto the gateway's resources and back.
 import { z } from 'zod';
-import { BUDGET_PERIODS, DEFAULT_URLS, GRID_FACTORS, PROVIDER_KINDS, PROVIDER_TYPES, URL_REQUIRED } from '../kinds.ts';
-import { BaseUrl, ModelName } from '../fields.ts';
-import { RateLimitPolicy } from '../limits.ts';
-import { RouterQueue, RouterSpec } from '../router.ts';
-import { HealthCheck, ProviderSpec, ProviderTimeouts, SimulatorOptions } from '../provider.ts';
-import { Priority, PRIORITY_RANGE, UserSpec } from '../user.ts';
-import { TeamSpec } from '../team.ts';
-import { CarbonInputs } from '../carbon.ts';
+import { ModelName } from '../fields.ts';
+import { RouterSpec } from '../router.ts';
+import { crObject } from './field-schema.ts';
+import { MoneyString, ObjectName } from './kube-fields.ts';
+import { PROVIDER_FIELDS } from './provider-fields.ts';
+import { ROUTER_FIELDS } from './router-fields.ts';
+import { TEAM_FIELDS, USER_FIELDS } from './user-fields.ts';
 
 export const GROUP = 'tollgate.dev';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
 // ---------------------------------------------------------------------------------------------
-// Kubernetes field types
-
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** The name of an object in the same namespace (a DNS subdomain, as Kubernetes names are). */
-export const ObjectName = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(253, 'must be at most 253 characters')
-  .regex(DNS_SUBDOMAIN, 'must be a Kubernetes object name: lowercase letters, digits, - and ., starting and ending with a letter or digit');
-
-/** metadata.name of a GatewayUser: a DNS label, because it is also the gateway's user id. */
-export const UserObjectName = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(63, 'must be at most 63 characters')
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be lowercase letters, digits and -, starting and ending with a letter or digit')
-  .describe('Name of the GatewayUser, also its user id in the gateway: a DNS label of at most 63 characters.');
-
-const SecretKey = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(253, 'must be at most 253 characters')
-  .regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key: letters, digits, -, _ and .');
-
-/**
- * A non-negative decimal amount as text, with at most `scale` decimal places: how money travels
- * in Kubernetes objects (the API conventions discourage floats). The integer part has at most 15
- * digits, the limit of the gateway's exact decimal arithmetic.
- */
-export function decimalString(scale: number) {
-  return z
-    .string()
-    .regex(
-      new RegExp(`^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,${scale}})?$`),
-      `must be a non-negative decimal number written as a string, such as "0.15", with at most ${scale} decimal places`,
-    );
-}
-/** Prices per million tokens: 9 decimals, as the gateway's PricePerMillion. */
-export const PriceString = decimalString(9);
-/** Budgets and amounts spent: 6 decimals, as the gateway's Money. */
-export const MoneyString = decimalString(6);
+// Status parts
 
 const Generation = z.number().int().min(0).meta({ format: 'int64' });
 const Count = z.number().int().min(0).max(1_000_000).meta({ format: 'int32' });
@@ -103,100 +62,11 @@ const statusCommon = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Reused parts of the gateway resources, in camelCase
-
-const limits = RateLimitPolicy.shape;
-export const RateLimits = z
-  .strictObject({
-    requestsPerMinute: limits.requests_per_minute,
-    requestsPerDay: limits.requests_per_day,
-    tokensPerMinute: limits.tokens_per_minute,
-    tokensPerDay: limits.tokens_per_day,
-  })
-  .describe(RateLimitPolicy.description ?? 'Rate limits.');
-
-const carbon = CarbonInputs.shape;
-export const Carbon = z
-  .strictObject({
-    paramsTotalB: carbon.params_total_b,
-    paramsActiveB: carbon.params_active_b,
-    zone: carbon.zone,
-    pue: carbon.pue,
-    gwpKgPerKwh: carbon.gwp_kg_per_kwh,
-  })
-  .superRefine((value, ctx) => {
-    // The gateway's rule (CarbonInputs), worded with this resource's field names.
-    if (value.gwpKgPerKwh === undefined && !(value.zone in GRID_FACTORS)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['zone'],
-        message: `has no built-in emission factor (known: ${Object.keys(GRID_FACTORS).join(', ')}); set gwpKgPerKwh`,
-      });
-    }
-  })
-  .describe('Inputs of the carbon estimate of requests served by this provider; without a parameter count it reports 0.');
-
-const simulator = SimulatorOptions.shape;
-export const Simulator = z
-  .strictObject({
-    latencyMs: simulator.latency_ms,
-    tokensPerSecond: simulator.tokens_per_second,
-    completionTokens: simulator.completion_tokens,
-  })
-  .describe('Behaviour of the built-in simulator; only for type simulator.');
-
-/** Fields every branch of the provider union shares (the first branch has them all). */
-const providerCommon = ProviderSpec.options[0].shape;
-
-// ---------------------------------------------------------------------------------------------
 // ModelRouter
 
-export const RouterCostsSpec = z
-  .strictObject({
-    promptTokens: PriceString.default('0').describe(
-      'Price per one million prompt (input) tokens, as a decimal string with at most 9 decimal places, e.g. "0.15".',
-    ),
-    completionTokens: PriceString.default('0').describe(
-      'Price per one million completion (output) tokens, as a decimal string with at most 9 decimal places, e.g. "0.60".',
-    ),
-    // No default: routers that transcribe nothing read as before, without it.
-    audioMinutes: PriceString.optional().describe(
-      'Price per minute of audio transcribed (automatic-speech-recognition routers), besides the token prices, e.g. "0.006". Absent: 0.',
-    ),
-  })
-  .describe('Prices per one million tokens (and per minute of audio), in the money of user budgets. Absent prices are 0 (free).');
-
-const queue = RouterQueue.shape;
-export const RouterQueueSpec = z
-  .strictObject({
-    maxWaitSeconds: queue.max_wait_seconds,
-    maxWaiting: queue.max_waiting,
-    whenRedisDown: queue.when_redis_down,
-  })
-  .describe(RouterQueue.description ?? 'Queue settings.');
-
-export const ModelRouterSpec = z
-  .strictObject({
-    name: ModelName.optional().describe(
-      'Model name clients call (the `model` of a request); defaults to metadata.name. Set it when the name has characters a Kubernetes name cannot, e.g. meta-llama/Llama-3.1-8B.',
-    ),
-    type: RouterSpec.shape.type,
-    aliases: RouterSpec.shape.aliases,
-    loadBalancingStrategy: RouterSpec.shape.load_balancing_strategy,
-    routingMode: RouterSpec.shape.routing_mode,
-    queue: RouterQueueSpec.optional(),
-    fallbacks: RouterSpec.shape.fallbacks,
-    contextFallback: RouterSpec.shape.context_fallback,
-    costs: RouterCostsSpec.default({ promptTokens: '0', completionTokens: '0' }),
-    maxContextLength: RouterSpec.shape.max_context_length,
-    maxCompletionTokens: RouterSpec.shape.max_completion_tokens,
-    rateLimits: RateLimits.optional().describe(
-      "Rate limits applied to each user of this router; a GatewayUser's own rateLimits replace them.",
-    ),
-  })
-  .describe('A model name clients call, its prices and limits. ModelProviders in the same namespace serve it.');
-export type ModelRouterSpec = z.output<typeof ModelRouterSpec>;
-export type ModelRouterSpecInput = z.input<typeof ModelRouterSpec>;
+export const ModelRouterSpec = crObject(ROUTER_FIELDS).describe(
+  'A model name clients call, its prices and limits. ModelProviders in the same namespace serve it.',
+);
 
 export const ModelRouterStatus = z
   .strictObject({
@@ -222,118 +92,19 @@ export type ModelRouterStatus = z.output<typeof ModelRouterStatus>;
 // ---------------------------------------------------------------------------------------------
 // ModelProvider
 
-const timeouts = ProviderTimeouts.shape;
-export const ProviderTimeoutsSpec = z
-  .strictObject({
-    connectSeconds: timeouts.connect_seconds,
-    firstByteSeconds: timeouts.first_byte_seconds,
-    betweenChunksSeconds: timeouts.between_chunks_seconds,
-  })
-  .describe(ProviderTimeouts.description ?? 'Timeouts.');
-
-const health = HealthCheck.shape;
-export const HealthCheckSpec = z
-  .strictObject({
-    enabled: health.enabled,
-    intervalSeconds: health.interval_seconds,
-    timeoutSeconds: health.timeout_seconds,
-    path: health.path,
-    unhealthyAfter: health.unhealthy_after,
-    healthyAfter: health.healthy_after,
-  })
-  .describe(HealthCheck.description ?? 'Health checks.');
-
-export const ModelProviderSpec = z
-  .strictObject({
-    routerRef: z
-      .strictObject({ name: ObjectName.describe('metadata.name of the ModelRouter.') })
-      .describe('The ModelRouter this provider serves, in the same namespace.'),
-    type: z.enum(PROVIDER_TYPES).describe('Backend API kind; decides how requests are sent to the backend.'),
-    model: providerCommon.model_name,
-    url: z
-      .string()
-      .max(2048, 'must be at most 2048 characters')
-      .regex(/^https?:\/\/\S+$/, 'must be an absolute http:// or https:// URL')
-      .pipe(BaseUrl)
-      .optional()
-      .describe(
-        `Base address of the backend, without /v1. Required for ${listed(URL_REQUIRED)}; ${listed(Object.keys(DEFAULT_URLS))} default to their usual address; ${listed(PROVIDER_TYPES.filter((type) => PROVIDER_KINDS[type].url === 'none'))} takes none.`,
-      ),
-    apiKeySecretRef: z
-      .strictObject({
-        name: ObjectName.describe('Name of the Secret, in the same namespace.'),
-        key: SecretKey.describe("Key of the API key in the Secret's data."),
-      })
-      .optional()
-      .describe("Where the backend's API key is: a key of a Secret in the same namespace. Absent: requests go without a key."),
-    timeoutSeconds: providerCommon.timeout,
-    timeouts: ProviderTimeoutsSpec.optional(),
-    retries: providerCommon.retries,
-    healthCheck: HealthCheckSpec.optional(),
-    maxConcurrent: providerCommon.max_concurrent,
-    carbon: Carbon.optional(),
-    simulator: Simulator.optional(),
-  })
-  .describe('One backend that serves a ModelRouter: its kind, address, model name and API key.');
-export type ModelProviderSpec = z.output<typeof ModelProviderSpec>;
-export type ModelProviderSpecInput = z.input<typeof ModelProviderSpec>;
+export const ModelProviderSpec = crObject(PROVIDER_FIELDS).describe(
+  'One backend that serves a ModelRouter: its kind, address, model name and API key.',
+);
 
 export const ModelProviderStatus = z.strictObject({ ...statusCommon }).describe('State of the provider, written by the operator.');
 export type ModelProviderStatus = z.output<typeof ModelProviderStatus>;
 
 // ---------------------------------------------------------------------------------------------
-// GatewayUser
+// GatewayUser and GatewayTeam
 
-/** A GatewayUser's or GatewayTeam's budget, its period and alerts (`whose`: who spends it). */
-function budgetFieldsCR(whose: string) {
-  return {
-    budget: MoneyString.optional().describe(
-      `Most ${whose} may spend in a budget period (in all, without budgetPeriod), in the money of router prices, as a decimal string with at most 6 decimal places, e.g. "25.50". Absent: unlimited.`,
-    ),
-    budgetPeriod: z
-      .enum(BUDGET_PERIODS)
-      .optional()
-      .describe('When spending resets, on UTC calendar boundaries (weeks start on Monday). Absent: it never resets.'),
-    budgetAlerts: z
-      .array(z.number().int().min(1).max(1000).meta({ format: 'int32' }))
-      .max(10)
-      .optional()
-      .describe(
-        'Percentages of the budget at which a BudgetThresholdReached event (and webhook) is raised, once per period each, e.g. [50, 80, 100]. Absent: none.',
-      ),
-    softBudget: z.boolean().optional().describe('true: the budget only alerts, it never refuses a request. Absent: false.'),
-  };
-}
-
-export const GatewayUserSpec = z
-  .strictObject({
-    displayName: UserSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
-    role: UserSpec.shape.role,
-    ...budgetFieldsCR('the user'),
-    allowedRouters: z
-      .array(ModelName)
-      .max(256)
-      .optional()
-      .describe(
-        'Routers the user may call, by the names clients call (ModelRouter spec.name, or metadata.name). Absent: all routers; empty: none.',
-      ),
-    teamRef: z
-      .strictObject({ name: UserObjectName.describe('Name of the GatewayTeam, in the same namespace.') })
-      .optional()
-      .describe("The GatewayTeam the user belongs to: the team's budget and limits apply too. Absent: no team."),
-    // No default here: the server would write `priority: 0` into every GatewayUser.
-    priority: Priority.optional().describe(
-      `Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first. Absent: the team's, or 0 without a team.`,
-    ),
-    rateLimits: RateLimits.optional().describe("Replaces the routers' rate limits for this user. Absent: each router's own apply."),
-    apiKeySecret: z
-      .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })
-      .optional()
-      .describe("The Secret the operator writes the user's API key to. Absent: <metadata.name>-api-key."),
-  })
-  .describe('A caller of the gateway: role, budget, allowed routers and rate limits. The operator writes its API key to a Secret.');
-export type GatewayUserSpec = z.output<typeof GatewayUserSpec>;
-export type GatewayUserSpecInput = z.input<typeof GatewayUserSpec>;
+export const GatewayUserSpec = crObject(USER_FIELDS).describe(
+  'A caller of the gateway: role, budget, allowed routers and rate limits. The operator writes its API key to a Secret.',
+);
 
 export const GatewayUserStatus = z
   .strictObject({
@@ -353,23 +124,9 @@ export const GatewayUserStatus = z
   .describe('State of the user and its spending, written by the operator.');
 export type GatewayUserStatus = z.output<typeof GatewayUserStatus>;
 
-export const GatewayTeamSpec = z
-  .strictObject({
-    displayName: TeamSpec.shape.name.optional().describe('Display name; defaults to metadata.name.'),
-    ...budgetFieldsCR("all the team's users together"),
-    allowedRouters: z
-      .array(ModelName)
-      .max(256)
-      .optional()
-      .describe("Routers the team's users may call (besides each user's own list). Absent: all routers; empty: none."),
-    priority: Priority.optional().describe("Priority of the team's users who have none of their own (queue mode). Absent: 0."),
-    rateLimits: RateLimits.optional().describe(
-      "Limits on all the team's users together, per router, besides each user's own. Absent: none.",
-    ),
-  })
-  .describe("A team of GatewayUsers (those whose spec.teamRef names it): a budget and limits they share, besides each user's own.");
-export type GatewayTeamSpec = z.output<typeof GatewayTeamSpec>;
-export type GatewayTeamSpecInput = z.input<typeof GatewayTeamSpec>;
+export const GatewayTeamSpec = crObject(TEAM_FIELDS).describe(
+  "A team of GatewayUsers (those whose spec.teamRef names it): a budget and limits they share, besides each user's own.",
+);
 
 export const GatewayTeamStatus = z
   .strictObject({
@@ -384,8 +141,3 @@ export const GatewayTeamStatus = z
   })
   .describe('State of the team and its spending, written by the operator.');
 export type GatewayTeamStatus = z.output<typeof GatewayTeamStatus>;
-
-/** `a, b and c`, for prose written from a list. */
-function listed(words: readonly string[]): string {
-  return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
-}

@@ -1,10 +1,12 @@
-// From a custom resource (metadata and spec, as read from the API server) to the gateway's own
-// resource. Pure: no API calls, no clock. Two layers of checks, each reported at a path of the
-// custom resource so the operator can set Accepted=False with a message that names the field:
+// Between a custom resource (metadata and spec, as read from the API server) and the gateway's own
+// resource, both ways, by the kind's field table (router-fields.ts, provider-fields.ts,
+// user-fields.ts; walked by field-walk.ts). Pure: no API calls, no clock. Two layers of checks,
+// each reported at a path of the custom resource so the operator can set Accepted=False with a
+// message that names the field:
 //   1. the CR's spec against its zod schema (crd-schemas.ts), which the API server also enforces
 //      but an object stored under an older CRD may not satisfy;
-//   2. the gateway resource built from it (RouterSpec, ProviderSpec, UserSpec), for the rules a
-//      structural schema cannot express (a url some provider types require, metadata.name as id).
+//   2. the gateway resource built from it (RouterSpec, ProviderSpec, UserSpec, TeamSpec), for the
+//      rules a structural schema cannot express (a url some provider types require, metadata.name as id).
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { ResourceId } from '../fields.ts';
@@ -12,19 +14,13 @@ import { RouterSpec } from '../router.ts';
 import { ProviderSpec } from '../provider.ts';
 import { UserSpec } from '../user.ts';
 import { TeamSpec } from '../team.ts';
-import type { RateLimitPolicy } from '../limits.ts';
 import { formatPath } from '../consistency.ts';
-import {
-  GatewayTeamSpec,
-  GatewayUserSpec,
-  ModelProviderSpec,
-  ModelRouterSpec,
-  type GatewayTeamSpecInput,
-  type GatewayUserSpecInput,
-  type ModelProviderSpecInput,
-  type ModelRouterSpecInput,
-  type RateLimits,
-} from './crd-schemas.ts';
+import { GatewayTeamSpec, GatewayUserSpec, ModelProviderSpec, ModelRouterSpec } from './crd-schemas.ts';
+import type { FieldTable, Path } from './field-table.ts';
+import { crPath, readFields, writeFields, type WalkContext } from './field-walk.ts';
+import { PROVIDER_FIELDS } from './provider-fields.ts';
+import { ROUTER_FIELDS } from './router-fields.ts';
+import { TEAM_FIELDS, USER_FIELDS } from './user-fields.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -39,7 +35,8 @@ export interface CustomResource {
   spec?: unknown;
 }
 
-export type Path = (string | number)[];
+/** A custom resource's spec, in the shape its kind's schema in crd-schemas.ts checks. */
+export type CrSpec = Record<string, unknown>;
 
 export interface Problem {
   /** Where in the custom resource, e.g. ['spec', 'costs', 'promptTokens']. */
@@ -55,43 +52,13 @@ export function describeProblems(problems: readonly Problem[]): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ModelRouter -> RouterSpec
+// Custom resources -> gateway resources
 
 export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
-  const parsed = ModelRouterSpec.safeParse(cr.spec ?? {});
-  if (!parsed.success) return specProblems(parsed.error, cr.spec);
-  const spec = parsed.data;
-  const input = defined({
-    name: spec.name ?? cr.metadata.name,
-    type: spec.type,
-    aliases: spec.aliases,
-    load_balancing_strategy: spec.loadBalancingStrategy,
-    routing_mode: spec.routingMode,
-    queue:
-      spec.queue &&
-      defined({
-        max_wait_seconds: spec.queue.maxWaitSeconds,
-        max_waiting: spec.queue.maxWaiting,
-        when_redis_down: spec.queue.whenRedisDown,
-      }),
-    fallbacks: spec.fallbacks,
-    context_fallback: spec.contextFallback,
-    costs: {
-      prompt_tokens: spec.costs.promptTokens,
-      completion_tokens: spec.costs.completionTokens,
-      audio_minutes: spec.costs.audioMinutes,
-    },
-    max_context_length: spec.maxContextLength,
-    max_completion_tokens: spec.maxCompletionTokens,
-    rate_limits: spec.rateLimits && rateLimitsFromCR(spec.rateLimits),
-  });
-  return build(RouterSpec, input, {
-    renames: { name: spec.name === undefined ? ['metadata', 'name'] : ['spec', 'name'] },
-  });
+  const spec = parseSpec(ModelRouterSpec, cr);
+  if (!spec.ok) return spec;
+  return fromCR(RouterSpec, ROUTER_FIELDS, spec.value, { objectName: cr.metadata.name, given: {} });
 }
-
-// ---------------------------------------------------------------------------------------------
-// ModelProvider -> ProviderSpec
 
 /**
  * `routerName` is the name clients call of the ModelRouter that spec.routerRef names (its
@@ -99,62 +66,19 @@ export function routerFromCR(cr: CustomResource): Translation<RouterSpec> {
  * apart from resources.
  */
 export function providerFromCR(cr: CustomResource, routerName: string): Translation<ProviderSpec> {
-  const parsed = ModelProviderSpec.safeParse(cr.spec ?? {});
-  if (!parsed.success) return specProblems(parsed.error, cr.spec);
-  const spec = parsed.data;
+  const spec = parseSpec(ModelProviderSpec, cr);
+  if (!spec.ok) return spec;
   const { namespace } = cr.metadata;
   if (!namespace)
     return { ok: false, problems: [{ path: ['metadata', 'namespace'], message: 'is required: a ModelProvider lives in a namespace' }] };
-  const input = defined({
-    type: spec.type,
-    id: providerId(namespace, cr.metadata.name),
-    router: routerName,
-    model_name: spec.model,
-    url: spec.url,
-    timeout: spec.timeoutSeconds,
-    timeouts:
-      spec.timeouts &&
-      defined({
-        connect_seconds: spec.timeouts.connectSeconds,
-        first_byte_seconds: spec.timeouts.firstByteSeconds,
-        between_chunks_seconds: spec.timeouts.betweenChunksSeconds,
-      }),
-    retries: spec.retries,
-    health_check:
-      spec.healthCheck &&
-      defined({
-        enabled: spec.healthCheck.enabled,
-        interval_seconds: spec.healthCheck.intervalSeconds,
-        timeout_seconds: spec.healthCheck.timeoutSeconds,
-        path: spec.healthCheck.path,
-        unhealthy_after: spec.healthCheck.unhealthyAfter,
-        healthy_after: spec.healthCheck.healthyAfter,
-      }),
-    max_concurrent: spec.maxConcurrent,
-    carbon:
-      spec.carbon &&
-      defined({
-        params_total_b: spec.carbon.paramsTotalB,
-        params_active_b: spec.carbon.paramsActiveB,
-        zone: spec.carbon.zone,
-        pue: spec.carbon.pue,
-        gwp_kg_per_kwh: spec.carbon.gwpKgPerKwh,
-      }),
-    simulator: spec.simulator && {
-      latency_ms: spec.simulator.latencyMs,
-      tokens_per_second: spec.simulator.tokensPerSecond,
-      completion_tokens: spec.simulator.completionTokens,
-    },
-  });
-  return build(ProviderSpec, input, {
-    renames: {
-      id: ['metadata', 'name'],
-      router: ['spec', 'routerRef', 'name'],
-      model_name: ['spec', 'model'],
-      timeout: ['spec', 'timeoutSeconds'],
-    },
-    forType: ` for type "${spec.type}"`,
-  });
+  const given = { id: providerId(namespace, cr.metadata.name), router: routerName };
+  return fromCR(
+    ProviderSpec,
+    PROVIDER_FIELDS,
+    spec.value,
+    { objectName: cr.metadata.name, given },
+    ` for type "${String(spec.value.type)}"`,
+  );
 }
 
 /**
@@ -174,71 +98,36 @@ export function providerId(namespace: string, name: string): string {
   return prefix ? `${prefix}-${hash}` : hash;
 }
 
-// ---------------------------------------------------------------------------------------------
-// GatewayUser -> UserSpec
-
 export function userFromCR(cr: CustomResource): Translation<UserSpec> {
-  const parsed = GatewayUserSpec.safeParse(cr.spec ?? {});
-  if (!parsed.success) return specProblems(parsed.error, cr.spec);
-  const spec = parsed.data;
-  const input = {
-    id: cr.metadata.name,
-    name: spec.displayName ?? cr.metadata.name,
-    role: spec.role,
-    team: spec.teamRef?.name ?? null,
-    budget: spec.budget ?? null,
-    budget_period: spec.budgetPeriod ?? null,
-    budget_alerts: spec.budgetAlerts ?? null,
-    soft_budget: spec.softBudget ?? false,
-    allowed_routers: spec.allowedRouters ?? null,
-    priority: spec.priority ?? null,
-    rate_limits: spec.rateLimits ? rateLimitsFromCR(spec.rateLimits) : null,
-  };
-  return build(UserSpec, input, {
-    renames: {
-      id: ['metadata', 'name'],
-      name: spec.displayName === undefined ? ['metadata', 'name'] : ['spec', 'displayName'],
-      team: ['spec', 'teamRef', 'name'],
-    },
-  });
+  const spec = parseSpec(GatewayUserSpec, cr);
+  if (!spec.ok) return spec;
+  return fromCR(UserSpec, USER_FIELDS, spec.value, { objectName: cr.metadata.name, given: { id: cr.metadata.name } });
 }
-
-// ---------------------------------------------------------------------------------------------
-// GatewayTeam -> TeamSpec
 
 export function teamFromCR(cr: CustomResource): Translation<TeamSpec> {
-  const parsed = GatewayTeamSpec.safeParse(cr.spec ?? {});
-  if (!parsed.success) return specProblems(parsed.error, cr.spec);
-  const spec = parsed.data;
-  const input = {
-    id: cr.metadata.name,
-    name: spec.displayName ?? cr.metadata.name,
-    budget: spec.budget ?? null,
-    budget_period: spec.budgetPeriod ?? null,
-    budget_alerts: spec.budgetAlerts ?? null,
-    soft_budget: spec.softBudget ?? false,
-    allowed_routers: spec.allowedRouters ?? null,
-    priority: spec.priority ?? 0,
-    rate_limits: spec.rateLimits ? rateLimitsFromCR(spec.rateLimits) : null,
-  };
-  return build(TeamSpec, input, {
-    renames: { id: ['metadata', 'name'], name: spec.displayName === undefined ? ['metadata', 'name'] : ['spec', 'displayName'] },
-  });
+  const spec = parseSpec(GatewayTeamSpec, cr);
+  if (!spec.ok) return spec;
+  return fromCR(TeamSpec, TEAM_FIELDS, spec.value, { objectName: cr.metadata.name, given: { id: cr.metadata.name } });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Helpers
-
-function rateLimitsFromCR(limits: z.output<typeof RateLimits>): RateLimitPolicy {
-  return defined({
-    requests_per_minute: limits.requestsPerMinute,
-    requests_per_day: limits.requestsPerDay,
-    tokens_per_minute: limits.tokensPerMinute,
-    tokens_per_day: limits.tokensPerDay,
-  });
+/** Layer 1: the spec against its kind's schema; its paths are already the CR's, under spec. */
+function parseSpec(schema: z.ZodType<CrSpec>, cr: CustomResource): Translation<CrSpec> {
+  const parsed = schema.safeParse(cr.spec ?? {});
+  return parsed.success ? { ok: true, value: parsed.data } : specProblems(parsed.error, cr.spec);
 }
 
-/** Layer 1: the spec's own schema; its paths are already the CR's, under spec. */
+/** Layer 2: the gateway resource read from the spec, each problem moved back to the CR field it came from. */
+function fromCR<S extends z.ZodType>(
+  schema: S,
+  table: FieldTable,
+  spec: CrSpec,
+  context: WalkContext,
+  forType = '',
+): Translation<z.output<S>> {
+  return build(schema, readFields(table, spec, context), (path) => crPath(table, path, spec), forType);
+}
+
+/** The problems of a spec its schema refused, at their paths under spec: a missing field is "required", an unknown one "not a field". */
 function specProblems(error: z.ZodError, spec: unknown): { ok: false; problems: Problem[] } {
   const problems = error.issues.flatMap((issue): Problem[] => {
     const path = ['spec', ...(issue.path as Path)];
@@ -250,26 +139,18 @@ function specProblems(error: z.ZodError, spec: unknown): { ok: false; problems: 
   return { ok: false, problems };
 }
 
-interface PathMapping {
-  /** First segment of a gateway field -> its path in the CR; other fields go to spec.<camelCase>. */
-  renames: Record<string, Path>;
-  /** Appended to "is required" and "is not used": ` for type "vllm"`. */
-  forType?: string;
-}
-
-/** Layer 2: the gateway resource, with each problem moved back to the CR field it came from. */
-function build<S extends z.ZodType>(schema: S, input: Record<string, unknown>, mapping: PathMapping): Translation<z.output<S>> {
+/**
+ * The gateway resource from its input, each problem at `toCR` of its path; `forType` (` for type
+ * "vllm"`) is appended to "is required" and "is not used".
+ */
+function build<S extends z.ZodType>(
+  schema: S,
+  input: Record<string, unknown>,
+  toCR: (path: Path) => Path,
+  forType: string,
+): Translation<z.output<S>> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const forType = mapping.forType ?? '';
-  const toCR = (path: Path): Path => {
-    const [first, ...rest] = path;
-    const head =
-      typeof first === 'string' && mapping.renames[first]
-        ? mapping.renames[first]
-        : ['spec', ...(first === undefined ? [] : [camelCase(first)])];
-    return [...head, ...rest.map(camelCase)];
-  };
   const problems = parsed.error.issues.flatMap((issue): Problem[] => {
     const path = issue.path as Path;
     if (issue.code === 'unrecognized_keys')
@@ -289,10 +170,6 @@ function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
   );
 }
 
-function camelCase<T extends string | number>(segment: T): T {
-  return (typeof segment === 'string' ? segment.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : segment) as T;
-}
-
 function valueAt(value: unknown, path: Path): unknown {
   let current = value;
   for (const part of path) {
@@ -300,11 +177,6 @@ function valueAt(value: unknown, path: Path): unknown {
     current = (current as Record<string | number, unknown>)[part];
   }
   return current;
-}
-
-/** The object without its undefined-valued keys (an absent field stays absent). */
-function defined<T extends Record<string, unknown>>(object: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -355,121 +227,21 @@ export function providerKeySecretName(providerObject: string): string {
 /** The key of the API key in that Secret's data. */
 export const PROVIDER_KEY_FIELD = 'api-key';
 
-export function routerToCR(spec: RouterSpec, objectName: string): ModelRouterSpecInput {
-  return defined({
-    name: spec.name === objectName ? undefined : spec.name,
-    type: spec.type,
-    aliases: spec.aliases,
-    loadBalancingStrategy: spec.load_balancing_strategy,
-    routingMode: spec.routing_mode,
-    queue:
-      spec.queue &&
-      defined({
-        maxWaitSeconds: spec.queue.max_wait_seconds,
-        maxWaiting: spec.queue.max_waiting,
-        whenRedisDown: spec.queue.when_redis_down,
-      }),
-    fallbacks: spec.fallbacks.length > 0 ? spec.fallbacks : undefined,
-    contextFallback: spec.context_fallback,
-    costs: {
-      promptTokens: spec.costs.prompt_tokens,
-      completionTokens: spec.costs.completion_tokens,
-      // Left out while 0, so that routers that are not transcription routers read as before.
-      ...(spec.costs.audio_minutes === '0' ? {} : { audioMinutes: spec.costs.audio_minutes }),
-    },
-    maxContextLength: spec.max_context_length,
-    maxCompletionTokens: spec.max_completion_tokens,
-    rateLimits: spec.rate_limits && rateLimitsToCR(spec.rate_limits),
-  });
+export function routerToCR(spec: RouterSpec, objectName: string): CrSpec {
+  return writeFields(ROUTER_FIELDS, spec, { objectName, given: {} });
 }
 
 /** The key is not in the spec: `apiKeySecretRef` names where it is. */
-export function providerToCR(
-  spec: ProviderSpec,
-  routerObject: string,
-  apiKeySecretRef?: { name: string; key: string },
-): ModelProviderSpecInput {
-  return defined({
-    routerRef: { name: routerObject },
-    type: spec.type,
-    model: spec.model_name,
-    url: 'url' in spec ? spec.url : undefined,
-    apiKeySecretRef,
-    timeoutSeconds: spec.timeout,
-    timeouts:
-      spec.timeouts &&
-      defined({
-        connectSeconds: spec.timeouts.connect_seconds,
-        firstByteSeconds: spec.timeouts.first_byte_seconds,
-        betweenChunksSeconds: spec.timeouts.between_chunks_seconds,
-      }),
-    retries: spec.retries,
-    healthCheck:
-      spec.health_check &&
-      defined({
-        enabled: spec.health_check.enabled,
-        intervalSeconds: spec.health_check.interval_seconds,
-        timeoutSeconds: spec.health_check.timeout_seconds,
-        path: spec.health_check.path,
-        unhealthyAfter: spec.health_check.unhealthy_after,
-        healthyAfter: spec.health_check.healthy_after,
-      }),
-    maxConcurrent: spec.max_concurrent,
-    carbon:
-      spec.carbon &&
-      defined({
-        paramsTotalB: spec.carbon.params_total_b,
-        paramsActiveB: spec.carbon.params_active_b,
-        zone: spec.carbon.zone,
-        pue: spec.carbon.pue,
-        gwpKgPerKwh: spec.carbon.gwp_kg_per_kwh,
-      }),
-    simulator:
-      'simulator' in spec
-        ? {
-            latencyMs: spec.simulator.latency_ms,
-            tokensPerSecond: spec.simulator.tokens_per_second,
-            completionTokens: spec.simulator.completion_tokens,
-          }
-        : undefined,
-  });
+export function providerToCR(spec: ProviderSpec, routerObject: string, apiKeySecretRef?: { name: string; key: string }): CrSpec {
+  return writeFields(PROVIDER_FIELDS, spec, { objectName: '', given: { routerRef: { name: routerObject }, apiKeySecretRef } });
 }
 
 /** metadata.name is the user id; the operator writes the user's API key (spec.apiKeySecret unset). */
-export function userToCR(spec: UserSpec): GatewayUserSpecInput {
-  return defined({
-    displayName: spec.name === spec.id ? undefined : spec.name,
-    role: spec.role,
-    teamRef: spec.team === null ? undefined : { name: spec.team },
-    budget: spec.budget ?? undefined,
-    budgetPeriod: spec.budget_period ?? undefined,
-    budgetAlerts: spec.budget_alerts ?? undefined,
-    softBudget: spec.soft_budget ? true : undefined,
-    allowedRouters: spec.allowed_routers ?? undefined,
-    priority: spec.priority ?? undefined,
-    rateLimits: spec.rate_limits ? rateLimitsToCR(spec.rate_limits) : undefined,
-  });
+export function userToCR(spec: UserSpec): CrSpec {
+  return writeFields(USER_FIELDS, spec, { objectName: spec.id, given: {} });
 }
 
 /** metadata.name is the team id. */
-export function teamToCR(spec: TeamSpec): GatewayTeamSpecInput {
-  return defined({
-    displayName: spec.name === spec.id ? undefined : spec.name,
-    budget: spec.budget ?? undefined,
-    budgetPeriod: spec.budget_period ?? undefined,
-    budgetAlerts: spec.budget_alerts ?? undefined,
-    softBudget: spec.soft_budget ? true : undefined,
-    allowedRouters: spec.allowed_routers ?? undefined,
-    priority: spec.priority === 0 ? undefined : spec.priority,
-    rateLimits: spec.rate_limits ? rateLimitsToCR(spec.rate_limits) : undefined,
-  });
-}
-
-function rateLimitsToCR(limits: RateLimitPolicy): z.input<typeof RateLimits> {
-  return defined({
-    requestsPerMinute: limits.requests_per_minute,
-    requestsPerDay: limits.requests_per_day,
-    tokensPerMinute: limits.tokens_per_minute,
-    tokensPerDay: limits.tokens_per_day,
-  });
+export function teamToCR(spec: TeamSpec): CrSpec {
+  return writeFields(TEAM_FIELDS, spec, { objectName: spec.id, given: {} });
 }

@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Money } from '../../../../core/resources/user.ts';
-import { MoneyString } from '../../../../core/resources/kubernetes/crd-schemas.ts';
+import { MoneyString } from '../../../../core/resources/kubernetes/kube-fields.ts';
 
 function refusal(value: unknown): string {
   const parsed = Money.safeParse(value);

@@ -8,15 +8,13 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { z } from 'zod';
+import { KINDS, crdFiles, customResourceDefinition } from '../../../../../core/resources/kubernetes/crds.ts';
 import {
-  KINDS,
   StructuralSchemaError,
-  crdFiles,
-  customResourceDefinition,
   structuralSchema,
   type Json,
   type JsonObject,
-} from '../../../../../core/resources/kubernetes/crds.ts';
+} from '../../../../../core/resources/kubernetes/structural-schema.ts';
 import { PROVIDER_TYPES, ROUTER_TYPES, STRATEGIES } from '../../../../../core/resources/kinds.ts';
 import { ROLES } from '../../../../../core/resources/user.ts';
 import { BUDGET_PERIODS } from '../../../../../core/resources/kinds.ts';

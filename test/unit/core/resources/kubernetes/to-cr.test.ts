@@ -3,7 +3,8 @@
 // (translate.ts) gives the same resource, so what the operator serves is what the API was given.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ModelProviderSpec, ModelRouterSpec, GatewayUserSpec, ObjectName } from '../../../../../core/resources/kubernetes/crd-schemas.ts';
+import { ModelProviderSpec, ModelRouterSpec, GatewayUserSpec } from '../../../../../core/resources/kubernetes/crd-schemas.ts';
+import { ObjectName } from '../../../../../core/resources/kubernetes/kube-fields.ts';
 import {
   providerFromCR,
   providerId,
