@@ -1,7 +1,7 @@
 // Writes the CustomResourceDefinitions to crds/, generated from the zod schemas of
 // core/resources/kubernetes/crd-schemas.ts, and the same bytes to charts/tollgate/crds/ (helm
 // installs a chart's crds/ folder before its templates). Run `npm run generate:crds` after
-// changing a schema; test/unit/resources/kubernetes/crds.test.ts fails while crds/ is out of
+// changing a schema; test/unit/core/resources/kubernetes/crds.test.ts fails while crds/ is out of
 // date, and test/e2e/chart/render.test.ts while the chart's copies differ.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
