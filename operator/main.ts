@@ -100,7 +100,7 @@ async function startLoops(
       log,
       snapshotWritten: () => metrics.snapshotWrites.inc(),
       routingMode: settings.routingMode,
-      queueDepth: (router) => store.routingQueue.depth(router),
+      queueDepth: (router) => store.routingQueue.statistics.depth(router),
       providerHealth: (ids) => store.providerHealth.read(ids),
     },
     users: { client, users, secrets, store, events, log },

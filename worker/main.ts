@@ -42,12 +42,12 @@ export async function startRouterWorkers(
   const routing = new ServedRouting(undefined);
   const stopSource = await followRouters(settings, env, store, routing, log);
   const registry = new Registry();
-  const metrics = new QueueMetrics(registry, { queue: store.routingQueue, table: () => routing.table, isQueued: () => true });
+  const metrics = new QueueMetrics(registry, { queue: store.routingQueue.statistics, table: () => routing.table, isQueued: () => true });
   const prefix = `${hostname()}-${process.pid}`;
   const workers = Array.from(
     { length: settings.workers },
     (_, i) =>
-      new RouterWorker(store.routingQueue, store.blockingConnection(WORKER_DEFAULTS.blockMs), () => routing.table, {
+      new RouterWorker(store.routingQueue.workers, store.routingQueue.workers.reader(WORKER_DEFAULTS.blockMs), () => routing.table, {
         ...WORKER_DEFAULTS,
         claimIdleMs: settings.claimIdleSeconds * 1000,
         consumer: `${prefix}-${i}`,

@@ -10,6 +10,7 @@ import type { ResponseStore } from './responses.ts';
 import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
+import type { RoutingQueue } from './routing-queue.ts';
 
 export interface Store {
   /** Users and their API keys. */
@@ -30,6 +31,8 @@ export interface Store {
   readonly gateways: GatewayReports;
   /** Open circuit breakers and health check verdicts of the providers, shared by the gateways. */
   readonly providerHealth: ProviderHealthStore;
+  /** Queue mode's queue: a capability only a shared store has (Redis); without it every request is placed by its gateway. */
+  readonly routingQueue?: RoutingQueue | undefined;
   /** True while the backing service answers (checked in the background, never per request). */
   readonly healthy: boolean;
   /** Records that what must exist at start-up (admin key, the config file's users and routers) is in the store. */

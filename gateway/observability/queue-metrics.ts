@@ -3,13 +3,13 @@
 // The fleet-wide numbers (queue depth, slots in use, capacity) are read from Redis at scrape
 // time, so no request pays for them.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { RedisRoutingQueue } from '../../core/store/redis/redis-routing-queue.ts';
+import type { QueueStatistics } from '../../core/store/routing-queue.ts';
 import type { RoutingTable } from '../routing/routing-table.ts';
 
 const WAIT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export interface FleetSource {
-  readonly queue: RedisRoutingQueue;
+  readonly queue: QueueStatistics;
   /** The routers served now; only those in queue mode are read. */
   readonly table: () => RoutingTable;
   readonly isQueued: (router: RoutingTable['routers'][number]) => boolean;

@@ -6,7 +6,7 @@
 // (restarted empty) or dropped while this process was not listening.
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../../core/log.ts';
-import type { QueueRequest, RedisRoutingQueue, SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
+import type { QueueForGateways, QueueRequest, SlotEnding } from '../../core/store/routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
 
@@ -68,7 +68,7 @@ interface Waiter {
 export class QueueClient {
   /** This process's reply channel id: unique per process start. */
   readonly gatewayId = randomBytes(6).toString('hex');
-  readonly #queue: RedisRoutingQueue;
+  readonly #queue: QueueForGateways;
   readonly #options: QueueClientOptions;
   readonly #timers: Timers;
   readonly #now: () => number;
@@ -82,7 +82,7 @@ export class QueueClient {
   #next = 0;
   #closed = false;
 
-  constructor(queue: RedisRoutingQueue, options: QueueClientOptions) {
+  constructor(queue: QueueForGateways, options: QueueClientOptions) {
     this.#queue = queue;
     this.#options = options;
     this.#timers = options.timers ?? realTimers;

@@ -4,7 +4,7 @@
 import type { Log } from '../../core/log.ts';
 import type { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
-import type { ProviderLive, RedisRoutingQueue } from '../../core/store/redis/redis-routing-queue.ts';
+import type { ProviderLive, QueueStatistics } from '../../core/store/routing-queue.ts';
 import type { GatewaySettings } from '../config/settings.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { QueueMetrics } from '../observability/queue-metrics.ts';
@@ -133,13 +133,14 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
     maxWaitMs: settings.queueMaxWaitSeconds * 1000,
     maxWaiting: settings.queueMaxWaiting,
   };
-  const queue = 'routingQueue' in store ? store.routingQueue : undefined;
+  // Queue mode needs the queue, a capability only a shared store has.
+  const queue = store.routingQueue;
   // Read at scrape time, once the placer exists: the mode is the placer's to say.
   const isQueued = (router: RouterRoute) => placer.modeOf(router) === 'queue';
-  const queueMetrics = new QueueMetrics(metrics.registry, queue && { queue, table: () => routing.table, isQueued });
+  const queueMetrics = new QueueMetrics(metrics.registry, queue && { queue: queue.statistics, table: () => routing.table, isQueued });
   const client =
     queue &&
-    new QueueClient(queue, {
+    new QueueClient(queue.gateways, {
       slotTtlMs: settings.queueSlotTtlSeconds * 1000,
       agingMs: settings.queueAgingSeconds * 1000,
       graceMs: WORKER_DEFAULTS.answerGraceMs,
@@ -175,7 +176,7 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   if (queue && settings.routerWorkers > 0) {
     for (let i = 0; i < settings.routerWorkers; i++) {
       workers.push(
-        new RouterWorker(queue, (store as RedisStore).blockingConnection(WORKER_DEFAULTS.blockMs), () => routing.table, {
+        new RouterWorker(queue.workers, queue.workers.reader(WORKER_DEFAULTS.blockMs), () => routing.table, {
           ...WORKER_DEFAULTS,
           consumer: `${client?.gatewayId ?? 'gateway'}-${i}`,
           probeShare: LATENCY_PROBE_SHARE,
@@ -197,7 +198,7 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   return {
     placer,
     breakers,
-    live: () => liveState(routing, placer, queue),
+    live: () => liveState(routing, placer, queue?.statistics),
     start() {
       for (const worker of workers) worker.start();
       stopFollowing = breakers.follow(() => routing.table);
@@ -221,7 +222,7 @@ export function workerPassMetrics(metrics: QueueMetrics) {
   };
 }
 
-async function liveState(routing: ServedRouting, placer: QueuePlacer, queue: RedisRoutingQueue | undefined): Promise<RoutingLive> {
+async function liveState(routing: ServedRouting, placer: QueuePlacer, queue: QueueStatistics | undefined): Promise<RoutingLive> {
   const { routers } = routing.table;
   const queued = new Set(routers.filter((router) => placer.modeOf(router) === 'queue').map((router) => router.spec.name));
   const depths = new Map<string, number>();

@@ -3,7 +3,7 @@
 // local mode, or any router while Redis does not answer and the fallback is `local`, is placed by
 // the local placer. The slot given back carries how the provider did, for the workers' choices.
 import type { QueueFallback, RoutingMode } from '../../core/resources/kinds.ts';
-import type { SlotEnding } from '../../core/store/redis/redis-routing-queue.ts';
+import type { SlotEnding } from '../../core/store/routing-queue.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import type { FailurePolicy } from '../routing/provider-state.ts';
 import { heldHere, type AttemptEnding, type LocalPlacer, type Placement, type Placer, type PlaceRequest } from '../routing/placement.ts';

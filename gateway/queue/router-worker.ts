@@ -4,9 +4,8 @@
 // by new entries (a blocking read), by a slot coming free (the freed channel), and at the time a
 // pass said something changes by itself (a cool-down ending, a slot expiring). Entries another
 // worker read but never answered are claimed after they sat idle `claimIdleMs`.
-import type { Redis } from 'ioredis';
 import type { Log } from '../../core/log.ts';
-import type { AssignPass, QueueChoice, RedisRoutingQueue, TakenEntry } from '../../core/store/redis/redis-routing-queue.ts';
+import type { AssignPass, QueueChoice, QueueForWorkers, QueueReader, TakenEntry } from '../../core/store/routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
 import type { RouterRoute, RoutingTable } from '../routing/routing-table.ts';
@@ -34,8 +33,8 @@ export interface RouterWorkerOptions {
 }
 
 export class RouterWorker {
-  readonly #queue: RedisRoutingQueue;
-  readonly #reader: Redis;
+  readonly #queue: QueueForWorkers;
+  readonly #reader: QueueReader;
   readonly #table: () => RoutingTable;
   readonly #options: RouterWorkerOptions;
   readonly #timers: Timers;
@@ -51,7 +50,7 @@ export class RouterWorker {
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
 
-  constructor(queue: RedisRoutingQueue, reader: Redis, table: () => RoutingTable, options: RouterWorkerOptions) {
+  constructor(queue: QueueForWorkers, reader: QueueReader, table: () => RoutingTable, options: RouterWorkerOptions) {
     this.#queue = queue;
     this.#reader = reader;
     this.#table = table;
@@ -76,7 +75,7 @@ export class RouterWorker {
     for (const timer of this.#wakes.values()) this.#timers.clearTimeout(timer);
     this.#throttle.close();
     // A blocked read ends with the connection.
-    this.#reader.disconnect();
+    this.#reader.close();
     await this.#loop;
   }
 
@@ -116,14 +115,14 @@ export class RouterWorker {
           await this.#queue.ensureGroups(fresh);
           for (const router of fresh) this.#grouped.add(router);
         }
-        const read = await this.#queue.read(this.#reader, this.#options.consumer, routers, this.#options.batch, this.#options.blockMs);
+        const read = await this.#reader.read(this.#options.consumer, routers, this.#options.batch, this.#options.blockMs);
         await Promise.all([...read].map(([router, entries]) => this.#take(router, entries, 0)));
       } catch (error) {
         if (this.#stopped) return;
         // A stream deleted with its group (Redis flushed or restarted empty) is made again.
         if (String((error as Error).message).startsWith('NOGROUP')) this.#grouped.clear();
         // While the connection is (re)connecting every read fails at once: only other failures are news.
-        else if (this.#reader.status === 'ready')
+        else if (this.#reader.connected)
           this.#warn('read', { consumer: this.#options.consumer }, `router worker: ${(error as Error).message}; retrying`);
         await this.#sleep(Math.min(1000, this.#options.blockMs));
       }

@@ -25,6 +25,8 @@ export interface MemoryStoreOptions {
 
 export class MemoryStore implements Store {
   readonly healthy = true;
+  /** No routing queue: queue mode needs a store gateways share (Redis). */
+  readonly routingQueue = undefined;
   /** Deleting a user removes their keys, and their money, limits and usage (as Redis does); deleting a team, its money and limits. */
   readonly accounts = new MemoryAccounts((subject) => {
     this.ledger.forget(subject);

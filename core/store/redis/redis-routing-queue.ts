@@ -3,109 +3,31 @@
 // answers on their reply channel, and give slots back; workers read the streams in a consumer
 // group, claim what a dead worker left, and give slots to waiting requests (queue-*.lua).
 import type { Redis } from 'ioredis';
-import type { ChannelListener, RedisChannels } from './redis-channels.ts';
+import type { RedisChannels } from './redis-channels.ts';
+import type {
+  AssignPass,
+  Cancelled,
+  Enqueued,
+  ProviderLive,
+  QueueChoice,
+  QueueForGateways,
+  QueueForWorkers,
+  QueueListener,
+  QueueReader,
+  QueueRequest,
+  QueueStatistics,
+  RequestStatus,
+  SlotEnding,
+  TakenEntry,
+} from '../routing-queue.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys, queuePrelude, WORKER_GROUP } from './queue-keys.ts';
 
-/** A provider as a worker passes it to the scripts: cap -1 is unlimited, eps ",chat,embeddings,". */
-export interface QueueProvider {
-  readonly id: string;
-  readonly cap: number;
-  readonly eps: string;
-}
-
-/** How a worker chooses for one router. */
-export interface QueueChoice {
-  readonly providers: readonly QueueProvider[];
-  readonly strategy: string;
-  /** Seeds the scripts' random choices (shuffle, ties, probes). */
-  readonly seed: number;
-  /** Waiting requests looked at per pass. */
-  readonly scan: number;
-  /** lowest_latency: the share of choices that probe another provider. */
-  readonly probe: number;
-}
-
-/** What a gateway puts in a router's stream. */
-export interface QueueRequest {
-  readonly id: string;
-  /** The gateway process's reply channel id. */
-  readonly gw: string;
-  /** Who asks (a user id): a full waiting list is shared fairly between callers. */
-  readonly caller: string;
-  readonly endpoint: string;
-  readonly priority: number;
-  readonly maxWaitMs: number;
-  readonly agingMs: number;
-  readonly maxWaiting: number;
-  readonly exclude: readonly string[];
-  /** How long a slot lives without renewal (ms): the gateway renews its slots every third of it. */
-  readonly slotTtlMs: number;
-}
-
-/** An entry read from a stream, as queue-take.lua takes it. */
-export interface TakenEntry {
-  readonly sid: string;
-  readonly id: string;
-  readonly gw: string;
-  readonly u: string;
-  readonly ep: string;
-  readonly pr: number;
-  readonly mw: number;
-  readonly ag: number;
-  readonly mq: number;
-  readonly ex: string[];
-  readonly st: number;
-}
-
-/** A pass of giving slots: how many were given, how many still wait, when to look again by itself (ms, Redis time; 0: on a release only). */
-export interface AssignPass {
-  readonly given: number;
-  readonly waiting: number;
-  readonly wake: number;
-  /** Redis's clock when the pass ran (ms): `wake - now` is how long to wait. */
-  readonly now: number;
-}
-
-export type Cancelled = { status: 'cancelled'; retryAfterSeconds: number } | { status: 'assigned'; provider: string } | { status: 'gone' };
-
-/** An entry added to its router's stream (its stream id), or refused at once: the stream holds too many no worker took. */
-export type Enqueued = { status: 'queued'; streamId: string } | { status: 'full'; retryAfterSeconds: number };
-
-/**
- * What became of a request, asked after a reconnection: the provider given; refused ('-'); dropped
- * while no one listened ('x'); still waiting or queued; or lost (Redis lost it).
- */
-export type RequestStatus = { status: 'assigned'; provider: string } | { status: 'refused' } | { status: 'waiting' } | { status: 'lost' };
-
-/** How a request ended on its provider, for the fleet-wide metrics. */
-export interface SlotEnding {
-  readonly outcome: 'ok' | 'fail' | 'timeout' | 'limited' | 'none';
-  readonly ttftMs?: number | undefined;
-  readonly latencyMs?: number | undefined;
-  readonly tpotMs?: number | undefined;
-  readonly retryAfterMs?: number | undefined;
-  /** Failures in a row that start a cool-down, and its length (ms). */
-  readonly threshold: number;
-  readonly cooldownMs: number;
-}
-
-/** A provider's live numbers, as the metrics and the admin API show them. */
-export interface ProviderLive {
-  readonly slotsInUse: number;
-  readonly coolingUntil: number;
-  readonly ttftMs: number | undefined;
-  readonly latencyMs: number | undefined;
-  readonly tpotMs: number | undefined;
-  readonly errorRate: number | undefined;
-  readonly timeoutRate: number | undefined;
-  readonly limited: number;
-  readonly ttftP95Ms: number | undefined;
-}
-
-export class RedisRoutingQueue {
+/** One class serves the three roles on one connection; each caller is handed its role's view (RedisStore.routingQueue). */
+export class RedisRoutingQueue implements QueueForGateways, QueueForWorkers, QueueStatistics {
   readonly #redis: Redis;
   readonly #channels: RedisChannels;
+  readonly #connection: (blockMs: number) => Redis;
   readonly #take: LuaScript;
   readonly #assign: LuaScript;
   readonly #cancel: LuaScript;
@@ -114,9 +36,11 @@ export class RedisRoutingQueue {
   readonly #enqueue: LuaScript;
   readonly #status: LuaScript;
 
-  constructor(redis: Redis, channels: RedisChannels) {
+  /** `connection`: a connection of its own for a worker's blocking reads. */
+  constructor(redis: Redis, channels: RedisChannels, connection: (blockMs: number) => Redis) {
     this.#redis = redis;
     this.#channels = channels;
+    this.#connection = connection;
     const parts = { prelude: queuePrelude(), before: ['queue-common'] };
     this.#take = defineScript(redis, 'queue-take', 5, parts);
     this.#assign = defineScript(redis, 'queue-assign', 5, parts);
@@ -173,7 +97,7 @@ export class RedisRoutingQueue {
   }
 
   /** Calls `listener` with each answer to this gateway's requests, and with null when it should re-check (after a reconnection). */
-  listenReplies(gateway: string, listener: ChannelListener): () => void {
+  listenReplies(gateway: string, listener: QueueListener): () => void {
     return this.#channels.listen(queueKeys.reply(gateway), listener);
   }
 
@@ -228,6 +152,18 @@ export class RedisRoutingQueue {
         if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
       }
     }
+  }
+
+  /** A reader on a connection of its own: its reads block up to `blockMs`. */
+  reader(blockMs: number): QueueReader {
+    const connection = this.#connection(blockMs);
+    return {
+      read: (consumer, routers, count, block) => this.read(connection, consumer, routers, count, block),
+      get connected() {
+        return connection.status === 'ready';
+      },
+      close: () => connection.disconnect(),
+    };
   }
 
   /**
@@ -288,7 +224,7 @@ export class RedisRoutingQueue {
   }
 
   /** Calls `listener` with the router of each slot that came free, and with null when every router should be looked at again. */
-  listenFreed(listener: ChannelListener): () => void {
+  listenFreed(listener: QueueListener): () => void {
     return this.#channels.listen(QUEUE_FREED_CHANNEL, listener);
   }
 

@@ -26,6 +26,7 @@ import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
 import { RedisRoutingQueue } from './redis-routing-queue.ts';
+import type { RoutingQueue } from '../routing-queue.ts';
 import { RedisProviderHealth } from './redis-provider-health.ts';
 import type { ProviderHealthStore } from '../provider-health.ts';
 import { unavailable } from './unavailable.ts';
@@ -68,7 +69,8 @@ export class RedisStore implements Store {
   readonly gateways: GatewayReports;
   readonly providerHealth: ProviderHealthStore;
   /** Queue mode's routers (Redis only): not gated, its users decide what an outage means (fall back, refuse, retry). */
-  readonly routingQueue: RedisRoutingQueue;
+  /** Queue mode's queue, each role its view (routing-queue.ts). */
+  readonly routingQueue: RoutingQueue;
   /** The layout's version found when the store was opened (the process logs it: logLayout). */
   readonly layout: LayoutFound;
   readonly #client: Redis;
@@ -147,7 +149,8 @@ export class RedisStore implements Store {
     // requests per second on the Redis path).
     this.#queueClient = client.duplicate();
     this.#queueClient.on('error', () => {}); // the shared client reports outages
-    this.routingQueue = new RedisRoutingQueue(this.#queueClient, this.#channels);
+    const queue = new RedisRoutingQueue(this.#queueClient, this.#channels, (blockMs) => this.blockingConnection(blockMs));
+    this.routingQueue = { gateways: queue, workers: queue, statistics: queue };
   }
 
   /**

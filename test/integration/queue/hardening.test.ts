@@ -276,9 +276,12 @@ describe('a stream no worker takes from', () => {
         slotTtlMs: 30_000,
       });
       // The queue's connection of its own comes up just after the store's.
-      await eventually(async () => (await store.routingQueue.enqueue('chat', request('a'), 3)).status === 'queued', 'the first is added');
-      for (const id of ['b', 'c']) assert.equal((await store.routingQueue.enqueue('chat', request(id), 3)).status, 'queued');
-      const full = await store.routingQueue.enqueue('chat', request('d'), 3);
+      await eventually(
+        async () => (await store.routingQueue.gateways.enqueue('chat', request('a'), 3)).status === 'queued',
+        'the first is added',
+      );
+      for (const id of ['b', 'c']) assert.equal((await store.routingQueue.gateways.enqueue('chat', request(id), 3)).status, 'queued');
+      const full = await store.routingQueue.gateways.enqueue('chat', request('d'), 3);
       assert.equal(full.status, 'full');
       assert.ok(full.status === 'full' && full.retryAfterSeconds >= 1);
       assert.equal(await client.xlen(queueKeys.stream('chat')), 3);

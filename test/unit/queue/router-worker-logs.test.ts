@@ -3,8 +3,7 @@
 // once wrote 230 lines.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Redis } from 'ioredis';
-import type { RedisRoutingQueue } from '../../../core/store/redis/redis-routing-queue.ts';
+import type { QueueForWorkers, QueueReader } from '../../../core/store/routing-queue.ts';
 import { RouterWorker } from '../../../gateway/queue/router-worker.ts';
 import type { RoutingTable } from '../../../gateway/routing/routing-table.ts';
 import { ManualTimers } from '../../support/manual-timers.ts';
@@ -26,12 +25,11 @@ test('a worker whose Redis fails everything writes a few lines, however long it 
       return () => {};
     },
     ensureGroups: async () => {},
-    read: down,
     claim: down,
     assign: down,
     take: down,
-  } as unknown as RedisRoutingQueue;
-  const reader = { status: 'ready', disconnect() {} } as unknown as Redis;
+  } as unknown as QueueForWorkers;
+  const reader: QueueReader = { read: down, connected: true, close() {} };
   const lines: string[] = [];
   const log = {
     debug() {},
