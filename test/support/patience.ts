@@ -16,3 +16,18 @@ export const PROCESS_START_MS = 120_000;
  * machine's speed.
  */
 export const SETTLE_MS = 30_000;
+
+/**
+ * The operator publishing a change and every gateway serving it, or writing it into a resource's
+ * status (end-to-end tests). The operator reconciles on the watch event and retries a failed
+ * reconcile at its status period at the latest (1 s in the tests' operators); a watch that broke
+ * is resumed within the informers' longest backoff, 30 s. Twice that.
+ */
+export const CONVERGE_MS = 60_000;
+
+/**
+ * The timeout of a test that could hang (a client waiting on a Redis that answers nothing, a form
+ * that never ends): a hang never ends, so any bound tells one apart; this one is longer than the
+ * waits inside such a test, so a slow machine fails none of them.
+ */
+export const HANG_MS = 180_000;

@@ -10,6 +10,7 @@ import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
 import { waitUntil } from '../http/helpers.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
+import { HANG_MS } from '../../support/patience.ts';
 
 const REFUSED = 100;
 const { key } = danaKey();
@@ -40,7 +41,7 @@ const chat = () =>
     return response.status;
   });
 
-test(`${REFUSED} requests refused during an outage write a bounded number of log lines`, { timeout: 30_000 }, async () => {
+test(`${REFUSED} requests refused during an outage write a bounded number of log lines`, { timeout: HANG_MS }, async () => {
   assert.equal(await chat(), 200);
   await redis.kill();
   assert.equal(await waitUntil(chat, (status) => status === 503), 503);

@@ -10,12 +10,13 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { waitUntil } from '../http/helpers.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
+import { HANG_MS } from '../../support/patience.ts';
 
 const { key, headers: dana } = danaKey();
 const config = pricedConfig();
 
-/** Long enough for a request that waits out the command timeout; far shorter than a hang. */
-const TEST_TIMEOUT_MS = 20_000;
+/** Long enough for a request that waits out the command timeout, and for the waits below; far shorter than a hang. */
+const TEST_TIMEOUT_MS = HANG_MS;
 
 let redis: RunningRedis;
 let closed: TestGateway;
@@ -65,7 +66,6 @@ test('with Redis not answering: 503 store_unavailable instead of a hang, and not
     const ready = await waitUntil(
       () => open.get('/readyz'),
       (answer) => answer.body.store === 'unavailable',
-      10_000,
     );
     assert.equal(ready.status, 200);
     assert.equal(ready.body.store, 'unavailable');
@@ -79,7 +79,6 @@ test('once Redis answers again, the gateways serve and are ready by themselves',
   const ready = await waitUntil(
     () => closed.get('/readyz'),
     (answer) => answer.status === 200,
-    10_000,
   );
   assert.deepEqual(ready.body.status, 'ready');
   assert.equal(
@@ -87,7 +86,6 @@ test('once Redis answers again, the gateways serve and are ready by themselves',
       await waitUntil(
         () => chat(closed),
         (answer) => answer.status === 200,
-        10_000,
       )
     ).status,
     200,
@@ -98,7 +96,6 @@ test('once Redis answers again, the gateways serve and are ready by themselves',
       await waitUntil(
         () => open.get('/readyz'),
         (answer) => answer.body.store === undefined,
-        10_000,
       )
     ).status,
     200,

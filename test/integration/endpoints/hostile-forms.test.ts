@@ -9,6 +9,7 @@ import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { wav } from '../../support/wav.ts';
+import { HANG_MS } from '../../support/patience.ts';
 
 const key = generateKey().secret;
 const auth = { authorization: `Bearer ${key}` };
@@ -101,7 +102,7 @@ async function assertServesOn(): Promise<void> {
   assert.equal(((await response.json()) as { text: string }).text, 'Hello from the fake backend');
 }
 
-const REQUEST_BOUND = { timeout: 20_000 };
+const REQUEST_BOUND = { timeout: HANG_MS };
 
 describe('a broken transcription form', () => {
   test('a file part that never closes (183 bytes, its length declared) is a 400, and the gateway lives on', REQUEST_BOUND, async () => {

@@ -70,7 +70,6 @@ describe('Redis stopped and restarted', () => {
       await eventually(
         async () => (await queueChat(gw.url, key)).status === 200 && (await counter(gw, ASSIGNED)) >= 2,
         'requests go through the queue again',
-        { timeoutMs: 15_000 },
       );
     } finally {
       await gw.close();

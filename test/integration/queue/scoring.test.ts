@@ -11,6 +11,7 @@ import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { contents, queueChat, queueConfig } from '../../support/queue.ts';
 import { poll } from '../../support/eventually.ts';
+import { SETTLE_MS } from '../../support/patience.ts';
 
 let redis: RunningRedis;
 let a: FakeBackend;
@@ -50,7 +51,7 @@ async function shareOfA(count: number): Promise<number> {
   await poll(
     () => a.requests.length - startA + (b.requests.length - startB),
     (n) => n >= count,
-    { timeoutMs: 20_000 },
+    { timeoutMs: SETTLE_MS },
   );
   const da = a.requests.length - startA;
   return da / (da + b.requests.length - startB);
@@ -76,7 +77,7 @@ for (const strategy of ['lowest_latency', 'least_busy']) {
         const equal = await poll(
           () => shareOfA(200),
           (share) => share > 0.1 && share < 0.9,
-          { timeoutMs: 10_000 },
+          { timeoutMs: SETTLE_MS },
         );
         assert.ok(equal.accepted, `both take traffic while equal (a: ${((equal.value ?? 0) * 100).toFixed(0)}%)`);
         a.behave({ delayMs: 250 });
@@ -84,14 +85,14 @@ for (const strategy of ['lowest_latency', 'least_busy']) {
         const slow = await poll(
           () => shareOfA(200),
           (share) => share < 0.2,
-          { timeoutMs: 10_000 },
+          { timeoutMs: SETTLE_MS },
         );
         assert.ok(slow.accepted, `a still had ${((slow.value ?? 1) * 100).toFixed(0)}% of the traffic while slow`);
         a.behave({ delayMs: 5 });
         const recovered = await poll(
           () => shareOfA(200),
           (share) => share > 0.25,
-          { timeoutMs: 15_000 },
+          { timeoutMs: SETTLE_MS },
         );
         assert.ok(recovered.accepted, `a recovered but got only ${((recovered.value ?? 0) * 100).toFixed(0)}% of the traffic`);
       } finally {
