@@ -7,27 +7,24 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { hashKey } from '../../../core/accounts/api-keys.ts';
 import { keys } from '../../../core/store/redis/keys.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { waitUntil } from '../http/helpers.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 import { HANG_MS } from '../../support/patience.ts';
 
-const { key, headers: dana } = danaKey();
-const config = pricedConfig();
+const { key, headers: dana, user } = danaKey();
+const config = pricedConfig(user);
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let gw: TestGateway;
 let raw: Redis;
 before(async () => {
-  redis = await startRedis();
-  gw = await startTestGateway(config, { env: { DANA: key }, settings: { redisUrl: redis.url } });
-  raw = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+  gw = await bed.gateway(config);
+  raw = new Redis(bed.redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
 });
-after(async () => {
+after(() => {
   raw.disconnect();
-  await gw.close();
-  await redis.stop();
 });
 
 const chat = () => gw.post('/v1/chat/completions', { model: 'priced', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, dana);
@@ -69,6 +66,6 @@ test('Redis flushed: the admin key, the file users and routers come back', { tim
 });
 
 test('Redis restarted empty: the admin key, the file users and routers come back', { timeout: HANG_MS }, async () => {
-  await redis.restart();
+  await bed.redis.restart();
   await assertSeeded();
 });
