@@ -120,5 +120,3 @@ export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) 
   if (value === undefined && error !== undefined) throw error;
   return value as T;
 }
-
-export { type YamlModel, yamlConfig, yamlProvider } from '../../support/config-yaml.ts';
