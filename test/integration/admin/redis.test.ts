@@ -47,7 +47,7 @@ describe('admin API on a shared Redis store', () => {
   });
 
   // The other gateway caches keys and drops a user's entries when Redis tells it the user changed:
-  // that notice can arrive a moment after the revoking answer, so the test waits for it (5 s at most).
+  // that notice can arrive a moment after the revoking answer, so the test waits for it.
   test('a key revoked on one gateway is refused by the other once the change notice arrives', async () => {
     assert.equal((await a.get('/v1/me', user.auth)).status, 200, "the key is in the other gateway's cache");
     assert.equal((await b.delete(`/v1/admin/users/${user.id}/keys/${user.keyId}`)).status, 200);

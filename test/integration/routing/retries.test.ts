@@ -122,17 +122,15 @@ describe('separate timeouts per provider', () => {
     const fake = await startFakeOpenAI();
     fake.behave({ delayMs: 3_000 });
     const gw = await bed.gateway(
-      `
-models:
-  - id: chat
-    type: text-generation
-    providers:
-      - model: slow
-        type: vllm
-        retries: 0
-        timeouts: { first_byte_seconds: 0.2 }
-        args: { api_url: "${fake.url}" }
-`,
+      {
+        models: [
+          {
+            id: 'chat',
+            type: 'text-generation',
+            providers: [{ model: 'slow', type: 'vllm', retries: 0, timeouts: { first_byte_seconds: 0.2 }, args: { api_url: fake.url } }],
+          },
+        ],
+      },
       { settings: { firstByteTimeoutSeconds: 60 } },
     );
     t.after(async () => {
