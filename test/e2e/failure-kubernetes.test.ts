@@ -85,7 +85,6 @@ describe('failure handling in Kubernetes mode', () => {
       },
       'primary: ResolvedRefs=False, FallbackRefused',
       operators(),
-      30_000,
     );
     assert.match(conditionOf(refused, 'ResolvedRefs')!.message, /fallback "nowhere" of router "primary" does not exist/);
     await until(
@@ -97,13 +96,11 @@ describe('failure handling in Kubernetes mode', () => {
       },
       'the gateway serves primary with its fallback spare',
       operators(),
-      30_000,
     );
     await until(
       async () => (await chat(system.gateways[0]!.url, key, 'primary')).status === 200 || undefined,
       'a first answer from primary',
       operators(),
-      15_000,
     );
 
     // The backend fails its probes: out of primary, whose requests go to spare.
@@ -115,7 +112,6 @@ describe('failure handling in Kubernetes mode', () => {
       },
       'vllm-a: Ready=False, Unhealthy',
       operators(),
-      30_000,
     );
     assert.equal(conditionOf(down, 'Ready')!.status, 'False');
     assert.match(conditionOf(down, 'Ready')!.message, /health check failed: the backend answered 503/);
@@ -129,7 +125,6 @@ describe('failure handling in Kubernetes mode', () => {
       },
       "primary's ready count follows",
       operators(),
-      30_000,
     );
     assert.equal(conditionOf(router, 'Ready')?.reason, 'NoHealthyProviders');
 
@@ -145,7 +140,6 @@ describe('failure handling in Kubernetes mode', () => {
       async () => conditionOf(await get<Conditioned>('modelproviders', 'vllm-a'), 'Ready')?.status === 'True' || undefined,
       'vllm-a: Ready=True again',
       operators(),
-      30_000,
     );
     const again = await until(
       async () => {
@@ -154,7 +148,6 @@ describe('failure handling in Kubernetes mode', () => {
       },
       'primary serves again',
       operators(),
-      15_000,
     );
     assert.equal(again.status, 200);
   });

@@ -36,6 +36,7 @@ import { startRedis, type RunningRedis } from '../support/redis-server.ts';
 import { applyChartRbac, RELEASE_NAMESPACE } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import { eventually } from '../support/eventually.ts';
+import { CONVERGE_MS } from '../support/patience.ts';
 
 // The chart's release namespace: the gateway runs as the chart's gateway service account there.
 const NAMESPACE = RELEASE_NAMESPACE;
@@ -248,7 +249,7 @@ describe('gateway pods in Kubernetes mode', () => {
         return /not found/.test(ready.body.reason ?? '');
       },
       '/readyz names what is missing',
-      { timeoutMs: 30_000 },
+      { timeoutMs: CONVERGE_MS },
     );
     assert.equal(ready.status, 503);
     assert.equal(ready.body.status, 'not ready');
@@ -264,7 +265,9 @@ describe('gateway pods in Kubernetes mode', () => {
     served.push(first);
     await writeConfigMap(encodeSnapshot(first));
     await writeKeys({});
-    await eventually(async () => (await readyVersion()) === first.version, 'the gateway serves the first snapshot', { timeoutMs: 30_000 });
+    await eventually(async () => (await readyVersion()) === first.version, 'the gateway serves the first snapshot', {
+      timeoutMs: CONVERGE_MS,
+    });
 
     assert.deepEqual((await get('/readyz')).body, { status: 'ready', snapshot: first.version, routers: 1 });
     assert.match((await get('/metrics')).body, new RegExp(`tollgate_routing_snapshot_info\\{version="${first.version}"\\} 1`));
@@ -300,7 +303,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await eventually(
       async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === first.version),
       'the version reported to Redis',
-      { timeoutMs: 30_000 },
+      { timeoutMs: CONVERGE_MS },
     );
   });
 
@@ -313,7 +316,7 @@ describe('gateway pods in Kubernetes mode', () => {
     served.push(withWhisper);
     await writeConfigMap(encodeSnapshot(withWhisper));
     await eventually(async () => (await readyVersion()) === withWhisper.version, 'the gateway serves the transcription router', {
-      timeoutMs: 30_000,
+      timeoutMs: CONVERGE_MS,
     });
     const form = new FormData();
     form.append('model', 'whisper');
@@ -338,7 +341,7 @@ describe('gateway pods in Kubernetes mode', () => {
     served.push(second);
     await writeConfigMap(encodeSnapshot(second));
     await eventually(async () => (await readyVersion()) === second.version, 'the gateway serves the second snapshot', {
-      timeoutMs: 30_000,
+      timeoutMs: CONVERGE_MS,
     });
 
     const answer = await chat('chat-b');
@@ -348,7 +351,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await eventually(
       async () => (await store.gateways.list()).some((g) => g.pod === POD && g.version === second.version),
       'the new version reported',
-      { timeoutMs: 30_000 },
+      { timeoutMs: CONVERGE_MS },
     );
   });
 
@@ -358,7 +361,9 @@ describe('gateway pods in Kubernetes mode', () => {
     const content = encodeSnapshot(snapshotOf([simulated('chat-z')]));
     content.annotations[ANNOTATIONS.sha256] = '0'.repeat(64);
     await writeConfigMap(content);
-    await eventually(async () => (await refusedCount()) === refusedBefore + 1, 'the gateway refused the ConfigMap', { timeoutMs: 30_000 });
+    await eventually(async () => (await refusedCount()) === refusedBefore + 1, 'the gateway refused the ConfigMap', {
+      timeoutMs: CONVERGE_MS,
+    });
 
     assert.equal(await readyVersion(), current.version);
     assert.equal((await chat('chat-a')).status, 200);
@@ -375,7 +380,7 @@ describe('gateway pods in Kubernetes mode', () => {
           return fake.requests.at(-1)?.headers.authorization === `Bearer ${key}`;
         },
         `requests carry the key ${key}`,
-        { timeoutMs: 30_000 },
+        { timeoutMs: CONVERGE_MS },
       );
     }
     assert.equal(await readyVersion(), version, 'keys do not change the snapshot version');
@@ -460,7 +465,9 @@ describe('gateway pods in Kubernetes mode', () => {
     const base = served.at(-1)!;
     const withRouter = snapshotWith(base, [RouterSpec.parse(llama)], []);
     await writeConfigMap(encodeSnapshot(withRouter));
-    await eventually(async () => (await readyVersion()) === withRouter.version, 'the gateway serves the new router', { timeoutMs: 30_000 });
+    await eventually(async () => (await readyVersion()) === withRouter.version, 'the gateway serves the new router', {
+      timeoutMs: CONVERGE_MS,
+    });
 
     // A provider: a ModelProvider naming the router's object, its key in a Secret of its own.
     const provider = {
@@ -501,7 +508,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await writeConfigMap(encodeSnapshot(withProvider));
     await writeKeys({ 'upstream-b': 'sk-rotated', [`${NAMESPACE}-llama-1`]: 'sk-from-admin-api' });
     await eventually(async () => (await readyVersion()) === withProvider.version, 'the gateway serves the new provider', {
-      timeoutMs: 30_000,
+      timeoutMs: CONVERGE_MS,
     });
 
     // A change without a key keeps the key where it is; DELETE removes the resource.
@@ -513,14 +520,14 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal((await admin('DELETE', `/v1/admin/providers/${NAMESPACE}-llama-1`)).status, 200);
     assert.equal(await getObject(MODEL_PROVIDERS, 'llama-1'), undefined);
     await writeConfigMap(encodeSnapshot(withRouter));
-    await eventually(async () => (await readyVersion()) === withRouter.version, 'the provider is gone', { timeoutMs: 30_000 });
+    await eventually(async () => (await readyVersion()) === withRouter.version, 'the provider is gone', { timeoutMs: CONVERGE_MS });
     const deleted = await admin('DELETE', `/v1/admin/routers/${llama.name}`);
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
     assert.equal(await getObject(MODEL_ROUTERS, routerObject), undefined);
     // A router served but not a resource of the namespace cannot be changed through the API.
     assert.equal((await admin('DELETE', '/v1/admin/routers/chat-a')).status, 409);
     await writeConfigMap(encodeSnapshot(base));
-    await eventually(async () => (await readyVersion()) === base.version, 'back to the previous snapshot', { timeoutMs: 30_000 });
+    await eventually(async () => (await readyVersion()) === base.version, 'back to the previous snapshot', { timeoutMs: CONVERGE_MS });
 
     // Users: GatewayUser resources, the budget as a decimal string.
     const user = await admin('POST', '/v1/admin/users', { id: 'carol', name: 'Carol', budget: 12.5, budget_period: 'monthly' });

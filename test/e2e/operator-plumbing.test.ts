@@ -24,6 +24,7 @@ import { LeaderElector } from '../../operator/kube/leader-election.ts';
 import { silentLog } from '../../core/log.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import { eventually } from '../support/eventually.ts';
+import { CONVERGE_MS, PROCESS_START_MS } from '../support/patience.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
@@ -69,7 +70,7 @@ describe('operator plumbing against a real API server', () => {
     await putConfigMap(namespace, 'one', '2');
     await putConfigMap(namespace, 'two', '1');
     await deleteConfigMap(namespace, 'one');
-    await eventually(() => events.length === 5, 'five events', { timeoutMs: 30_000 });
+    await eventually(() => events.length === 5, 'five events', { timeoutMs: CONVERGE_MS });
     assert.deepEqual(
       events.map((event) => `${event.type} ${event.object.metadata?.name}`),
       ['add before', 'add one', 'update one', 'add two', 'delete one'],
@@ -87,7 +88,7 @@ describe('operator plumbing against a real API server', () => {
     const { informer, events } = recordingInformer(t, cutOff, { namespace, resyncIntervalMs: 2000 });
     informer.start();
     await informer.synced;
-    await eventually(() => cutOff.liveWatches > 0, 'a watch to cut off', { timeoutMs: 30_000 });
+    await eventually(() => cutOff.liveWatches > 0, 'a watch to cut off', { timeoutMs: CONVERGE_MS });
     const recreatedUid = informer.get(`${namespace}/recreated`)?.metadata?.uid;
 
     cutOff.muteAll({ andNewWatches: true });
@@ -100,7 +101,7 @@ describe('operator plumbing against a real API server', () => {
 
     const expected = await serverState(namespace);
     await eventually(() => same(informer.list().map(versioned).sort(), expected), 'the cache matches the server again', {
-      timeoutMs: 30_000,
+      timeoutMs: CONVERGE_MS,
     });
     const seen = (type: string, name: string) => events.some((event) => event.type === type && event.object.metadata?.name === name);
     assert.ok(seen('delete', 'deleted') && seen('add', 'created') && seen('update', 'changed'));
@@ -110,7 +111,7 @@ describe('operator plumbing against a real API server', () => {
 
     cutOff.resume();
     await putConfigMap(namespace, 'after', '1');
-    await eventually(() => informer.get(`${namespace}/after`) !== undefined, 'a watch works again', { timeoutMs: 30_000 });
+    await eventually(() => informer.get(`${namespace}/after`) !== undefined, 'a watch works again', { timeoutMs: CONVERGE_MS });
     await informer.stop();
   });
 
@@ -128,11 +129,11 @@ describe('operator plumbing against a real API server', () => {
     });
     informer.start();
     await informer.synced;
-    await eventually(() => cutOff.liveWatches > 0, 'a watch to silence', { timeoutMs: 30_000 });
+    await eventually(() => cutOff.liveWatches > 0, 'a watch to silence', { timeoutMs: CONVERGE_MS });
     cutOff.muteAll({ andNewWatches: false });
     await putConfigMap(namespace, 'late', '1');
     await eventually(() => events.some((event) => event.object.metadata?.name === 'late'), 'the event after the silent watch', {
-      timeoutMs: 30_000,
+      timeoutMs: CONVERGE_MS,
     });
     assert.ok(restarts.includes('silent'), `restarts logged: ${restarts.join(', ')}`);
     await informer.stop();
@@ -163,7 +164,7 @@ describe('operator plumbing against a real API server', () => {
     t.after(() => Promise.all([a.stop(), b.stop()]));
     a.start();
     b.start();
-    await eventually(() => a.isLeader || b.isLeader, 'a leader', { timeoutMs: 30_000 });
+    await eventually(() => a.isLeader || b.isLeader, 'a leader', { timeoutMs: CONVERGE_MS });
     // The leader renews twice (each a second of the other's attempts, every 250 ms, refused).
     const renewals = new Set<string | undefined>();
     await eventually(
@@ -172,7 +173,7 @@ describe('operator plumbing against a real API server', () => {
         return renewals.size >= 3;
       },
       'two renewals by the leader',
-      { timeoutMs: 30_000 },
+      { timeoutMs: CONVERGE_MS },
     );
     const [leader, other] = a.isLeader ? [a, b] : [b, a];
     assert.equal(other.isLeader, false);
@@ -181,7 +182,8 @@ describe('operator plumbing against a real API server', () => {
 
     await leader.stop();
     assert.equal(signals.get(leader === a ? 'a' : 'b')?.aborted, true, 'the old leader was told to stop');
-    await eventually(() => other.isLeader, 'the other candidate leads', { timeoutMs: 15_000 });
+    // Well within the 60 s lease: only the release, not an expiry, explains the change of leader.
+    await eventually(() => other.isLeader, 'the other candidate leads', { timeoutMs: 45_000 });
     const afterRelease = await readLease(client, namespace, 'released');
     assert.equal(afterRelease.spec.holderIdentity, leader === a ? 'b' : 'a');
     assert.equal(afterRelease.spec.leaseTransitions, (before.spec.leaseTransitions ?? 0) + 1);
@@ -197,7 +199,7 @@ describe('operator plumbing against a real API server', () => {
     try {
       let output = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-      await eventually(() => output.includes('leading'), 'the child process leads', { timeoutMs: 30_000 });
+      await eventually(() => output.includes('leading'), 'the child process leads', { timeoutMs: PROCESS_START_MS });
       const survivor = new LeaderElector({
         client,
         namespace,
@@ -217,7 +219,7 @@ describe('operator plumbing against a real API server', () => {
           return acquireTime !== undefined && renewTime !== undefined && Date.parse(renewTime) - Date.parse(acquireTime) >= 6000;
         },
         'the child renewed for twice the lease duration',
-        { timeoutMs: 30_000 },
+        { timeoutMs: CONVERGE_MS },
       );
       assert.equal(survivor.isLeader, false);
 
@@ -225,7 +227,7 @@ describe('operator plumbing against a real API server', () => {
       await once(child, 'exit');
       const lease = await readLease(client, namespace, 'killed');
       assert.equal(lease.spec.holderIdentity, 'doomed', 'a killed leader releases nothing');
-      await eventually(() => survivor.isLeader, 'the survivor leads after the lease expired', { timeoutMs: 30_000 });
+      await eventually(() => survivor.isLeader, 'the survivor leads after the lease expired', { timeoutMs: CONVERGE_MS });
       assert.equal((await readLease(client, namespace, 'killed')).spec.holderIdentity, 'survivor');
       await survivor.stop();
     } finally {

@@ -70,14 +70,12 @@ describe('queue mode in Kubernetes mode', () => {
       },
       'both gateways serve the queue-mode router and its capped providers',
       operators(),
-      30_000,
     );
     // carol exists in Redis once the operator wrote her: her first request may come before.
     await until(
       async () => (await chat(system.gateways[0]!.url, key, 'queued')).status === 200 || undefined,
       'a first answer',
       operators(),
-      15_000,
     );
 
     for (const backend of backends) backend.resetPeak();
@@ -107,7 +105,6 @@ describe('queue mode in Kubernetes mode', () => {
       },
       'kubectl get modelrouters showing MODE queue and QUEUE 0',
       operators(),
-      30_000,
     );
     assert.match(table.split('\n')[0]!, /MODE\s+QUEUE/);
     assert.match(await inTeam(['get', 'gatewayusers', 'carol', '-o', 'jsonpath={.spec.priority}']), /^3$/);

@@ -44,7 +44,6 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
       },
       what,
       operators(),
-      30_000,
     );
   /** A chat request through `gateway` until it answers 200 (a provider may be briefly unreachable). */
   const chatOk = (url: string, key: string, model: string) =>
@@ -55,7 +54,6 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
       },
       `a 200 from ${url} for ${model}`,
       operators(),
-      15_000,
     );
 
   before(async () => {
@@ -116,7 +114,6 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
       },
       'the requests and spent amount in status',
       operators(),
-      30_000,
     );
     const spent = user.status!.spent!;
     assert.equal(Number(user.status!.remaining), 25 - Number(spent));
@@ -149,7 +146,6 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
       },
       "the team's spent, the sum of its two members'",
       operators(),
-      30_000,
     );
     assert.equal(condition(team, 'Ready')?.status, 'True');
     assert.equal(Number(team.status!.remaining), 500 - Number(team.status!.spent));
@@ -173,7 +169,6 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
       },
       'a request reaching the fake backend',
       operators(),
-      15_000,
     );
 
     await inTeam(['delete', 'modelprovider', 'llama-vllm']);
@@ -272,7 +267,6 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
           },
           `${gateway.url} sending the key ${key}`,
           operators(),
-          15_000,
         );
         // And the next requests too.
         for (let i = 0; i < 3; i++) {

@@ -3,9 +3,10 @@
 // accepted or time runs out. No test sleeps a fixed time and then asserts.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SETTLE_MS } from './patience.ts';
 
 export interface PollOptions {
-  /** Default 5 s. */
+  /** Default SETTLE_MS (patience.ts). */
   readonly timeoutMs?: number;
   /** Pause between reads; default 20 ms. */
   readonly intervalMs?: number;
@@ -20,7 +21,7 @@ export async function poll<T>(
   accept: (value: T) => boolean,
   options: PollOptions = {},
 ): Promise<{ value: T | undefined; accepted: boolean; error: unknown }> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
+  const deadline = Date.now() + (options.timeoutMs ?? SETTLE_MS);
   let value: T | undefined;
   let error: unknown;
   for (;;) {
@@ -49,5 +50,5 @@ export async function eventually<T>(
   if (accepted) return value as Exclude<T, undefined | null | false>;
   const outputs = (options.processes ?? []).map((p, i) => `\n--- process ${i} ---\n${p.output().slice(-6000)}`).join('');
   const last = error === undefined ? `last value: ${JSON.stringify(value)}` : `last error: ${String(error)}`;
-  assert.fail(`not within ${options.timeoutMs ?? 5000} ms: ${what} (${last})${outputs}`);
+  assert.fail(`not within ${options.timeoutMs ?? SETTLE_MS} ms: ${what} (${last})${outputs}`);
 }

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
+import { PROCESS_START_MS } from './patience.ts';
 
 export interface GatewayProcess {
   readonly url: string;
@@ -45,7 +46,10 @@ async function startProcess(
   const lines = createInterface({ input: child.stdout! });
   lines.on('line', (line) => output.push(line));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tollgate ${command} did not start within 20 s:\n${stderr.join('')}`)), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`tollgate ${command} did not start within ${PROCESS_START_MS} ms:\n${stderr.join('')}`)),
+      PROCESS_START_MS,
+    );
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`tollgate ${command} exited with code ${code}:\n${stderr.join('')}`));

@@ -1,25 +1,17 @@
-// The configuration the store-outage tests share: one user with a budget, whose key comes from
-// $DANA, and a priced router served by the simulator, so every chat needs the store to admit it.
-import { generateKey } from '../../core/accounts/api-keys.ts';
+// The configuration the store-outage tests share: one user with a budget and a priced router
+// served by the simulator, so every chat needs the store to admit it.
+import { chatModel, simulator, userWithKey, type GatewayConfig, type ModelEntry, type UserEntry } from './gateway-config.ts';
 
-/** Dana's key, and the environment that gives it to the configuration. */
-export function danaKey(): { readonly key: string; readonly env: { DANA: string }; readonly headers: { authorization: string } } {
-  const key = generateKey().secret;
-  return { key, env: { DANA: key }, headers: { authorization: `Bearer ${key}` } };
+/** Dana (budget 5) with a fresh key, her configuration entry, and the header that authenticates as her. */
+export function danaKey(): { readonly key: string; readonly user: UserEntry; readonly headers: { readonly authorization: string } } {
+  const dana = userWithKey('dana', { name: 'Dana', budget: 5 }, 'd');
+  return { key: dana.key, user: dana.entry, headers: dana.auth };
 }
 
-/** Dana (budget 5) and the priced router `priced`, then `moreModels` (YAML list items, indented by 2). */
-export function pricedConfig(moreModels = ''): string {
-  return `
-users:
-  - id: dana
-    name: Dana
-    budget: 5
-    keys: [{ name: d, key: "\${DANA}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1, completion_tokens: 2 }
-    providers: [{ model: sim, type: simulator }]
-${moreModels}`;
+/** `user` (Dana) and the priced router `priced`, then `moreModels`. */
+export function pricedConfig(user: UserEntry, moreModels: readonly ModelEntry[] = []): GatewayConfig {
+  return {
+    users: [user],
+    models: [chatModel('priced', [simulator()], { costs: { prompt_tokens: 1, completion_tokens: 2 } }), ...moreModels],
+  };
 }

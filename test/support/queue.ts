@@ -1,8 +1,10 @@
-// Helpers of the queue-mode tests: a configuration (JSON is YAML) with one queue-mode router over
-// fake OpenAI-format backends and users of given priorities, and a chat call that reports what a
+// Helpers of the queue-mode tests: a configuration with one queue-mode router over fake
+// OpenAI-format backends and users of given priorities, and a chat call that reports what a
 // client sees: status, error code and Retry-After.
 import { generateKey } from '../../core/accounts/api-keys.ts';
+import type { Strategy } from '../../core/resources/kinds.ts';
 import type { FakeBackend } from './fake-server.ts';
+import type { GatewayConfig, ModelEntry, UserEntry } from './gateway-config.ts';
 
 export interface QueueProvider {
   readonly id: string;
@@ -11,16 +13,16 @@ export interface QueueProvider {
 }
 
 export interface QueueConfig {
-  readonly strategy?: string;
+  readonly strategy?: Strategy;
   readonly providers: readonly QueueProvider[];
   /** The router's queue field. */
-  readonly queue?: Record<string, unknown>;
+  readonly queue?: ModelEntry['queue'];
   /** Users by id, with their priority; each gets a key (keys[id]). */
   readonly priorities?: Record<string, number>;
 }
 
 export interface QueueSetup {
-  readonly yaml: string;
+  readonly config: GatewayConfig;
   /** The API key of each user. */
   readonly keys: Record<string, string>;
 }
@@ -28,11 +30,12 @@ export interface QueueSetup {
 /** A router `chat` in queue mode; each provider's backend model name is its id, so the fakes' records tell them apart. */
 export function queueConfig(config: QueueConfig): QueueSetup {
   const keys: Record<string, string> = {};
-  const users = Object.entries(config.priorities ?? {}).map(([id, priority]) => {
-    keys[id] = generateKey().secret;
-    return { id, name: id, priority, keys: [{ name: `${id}'s key`, key: keys[id] }] };
+  const users = Object.entries(config.priorities ?? {}).map(([id, priority]): UserEntry => {
+    const key = generateKey().secret;
+    keys[id] = key;
+    return { id, name: id, priority, keys: [{ name: `${id}'s key`, key }] };
   });
-  const model = {
+  const model: ModelEntry = {
     id: 'chat',
     type: 'text-generation',
     routing_mode: 'queue',
@@ -46,7 +49,7 @@ export function queueConfig(config: QueueConfig): QueueSetup {
       args: { api_url: p.backend.url },
     })),
   };
-  return { yaml: JSON.stringify({ users, models: [model] }), keys };
+  return { config: { users, models: [model] }, keys };
 }
 
 export interface ChatOutcome {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { PROCESS_START_MS } from './patience.ts';
 
 export interface RunningRedis {
   /** redis://127.0.0.1:<port> */
@@ -31,8 +32,6 @@ export interface RunningRedis {
   /** Lets a paused server run again (SIGCONT). */
   resume(): void;
 }
-
-const START_TIMEOUT_MS = 10_000;
 
 export async function startRedis(): Promise<RunningRedis> {
   const binary = findOnPath('redis-server');
@@ -117,14 +116,14 @@ async function freePort(): Promise<number> {
 
 /** Polls PING until the server answers PONG; fails if it exits or takes too long. */
 async function waitForPong(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
+  const deadline = Date.now() + PROCESS_START_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}:\n${output()}`);
     if (await pong(port)) return;
     await sleep(20);
   }
   child.kill('SIGKILL');
-  throw new Error(`redis-server did not answer PING within ${START_TIMEOUT_MS} ms:\n${output()}`);
+  throw new Error(`redis-server did not answer PING within ${PROCESS_START_MS} ms:\n${output()}`);
 }
 
 function pong(port: number): Promise<boolean> {

@@ -1,10 +1,11 @@
-// Small helpers for the routing tests: a YAML model entry with OpenAI-format providers, a chat
-// call, which provider `model` names a fake backend received, and a URL nobody listens on.
+// Small helpers for the routing tests: a model entry with OpenAI-format providers, a chat call,
+// which provider `model` names a fake backend received, and a URL nobody listens on.
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FakeBackend } from './fake-server.ts';
 import type { TestGateway } from './gateway.ts';
-import type { YamlModel } from './config-yaml.ts';
+import type { Strategy } from '../../core/resources/kinds.ts';
+import type { ModelEntry } from './gateway-config.ts';
 
 export interface ProviderEntry {
   /** Model name on the backend: it is what tells the providers apart in the fakes' records. */
@@ -17,7 +18,7 @@ export interface ProviderEntry {
 }
 
 /** One `models:` entry of type text-generation whose providers are vLLM (OpenAI-format) backends. */
-export function modelEntry(id: string, strategy: string, providers: readonly ProviderEntry[]): YamlModel {
+export function modelEntry(id: string, strategy: Strategy, providers: readonly ProviderEntry[]): ModelEntry {
   return {
     id,
     type: 'text-generation',

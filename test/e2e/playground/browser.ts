@@ -7,12 +7,17 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ensurePlaygroundBuilt } from '../../../gateway/playground/build.ts';
 import { poll } from '../../support/eventually.ts';
+import { SETTLE_MS } from '../../support/patience.ts';
 
 export const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'test-output', 'screenshots');
 /** Screenshots are taken at one fixed size, so the docs' images are comparable. */
 export const VIEWPORT = { width: 1280, height: 800 } as const;
-/** Generous: the machine is shared, and nothing here asserts on timing. */
-export const WAIT_MS = 30_000;
+/**
+ * How long one page step may take (a click, a locator to appear): generous, since nothing here
+ * asserts on timing and the browser is the heaviest process of a test. Beside two CPU-bound
+ * processes on a loaded 2-core machine, a sign-in click once took more than 30 s.
+ */
+export const WAIT_MS = 2 * SETTLE_MS;
 
 export interface PlaygroundBrowser {
   readonly browser: Browser;

@@ -3,11 +3,15 @@
 // the Providers page marks a provider its health checks took out, with the reason.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import { goTo, rowOf, signIn } from './steps.ts';
+
+const bed = testBed();
 
 let backend: FakeBackend;
 let gw: TestGateway;
@@ -16,7 +20,7 @@ let admin: OpenPage;
 
 before(async () => {
   backend = await startFakeOpenAI();
-  const config = {
+  const config: GatewayConfig = {
     models: [
       {
         id: 'primary',
@@ -34,7 +38,7 @@ before(async () => {
       { id: 'spare', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
     ],
   };
-  gw = await startTestGateway(JSON.stringify(config));
+  gw = await bed.gateway(config);
   browser = await launchPlaygroundBrowser();
   admin = await browser.open(gw.url);
   await signIn(admin.page, gw.adminKey);
@@ -42,7 +46,6 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
   await backend?.close();
 });
 

@@ -6,9 +6,12 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import { applyUsageFilter, sendChatMessage, signIn } from './steps.ts';
+
+const bed = testBed();
 
 // page.evaluate's callbacks run in the browser; the root tsconfig (Node) has no DOM types.
 declare const document: any;
@@ -21,7 +24,7 @@ let userKey = '';
 const simulator = (router: string) => ({ router, type: 'simulator', model_name: 'sim', simulator: { completion_tokens: 5 } });
 
 before(async () => {
-  gw = await startTestGateway('models: []\n');
+  gw = await bed.gateway({ models: [] });
   const setUp = [
     await gw.post('/v1/admin/routers', { name: 'kb-chat', type: 'text-generation', aliases: ['kb-alias'] }),
     await gw.post('/v1/admin/providers', simulator('kb-chat')),
@@ -39,7 +42,6 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
 });
 
 /** Loads a page of the Playground afresh (a hash change alone would keep the forms' state). */

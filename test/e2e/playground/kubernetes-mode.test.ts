@@ -9,16 +9,20 @@
 // values, written by the gateway's field manager. The admin API reads what is served, which the
 // operator publishes a moment after the write; the pages read again until the change is there
 // (gateway/playground/web/read-after-write.ts), so the test waits for it on the same page,
-// never reloading it, and the "Created …" link leads straight to the new user's page.
+// never reloading it, and the "Created …" link leads straight to the new user's page. The page
+// reads again for a few seconds only, so the test paces its reads by the publication
+// (paced-reads.ts): what it waits on is the gateway serving the change, not a quiet machine.
 // The user, with a key issued on their page, chats with the router, sees the streamed answer and
 // its cost, finds the same cost in Usage and in the GatewayUser's status. An edit on the Routers
 // page changes the ModelRouter, and the gateway then serves the new alias and price.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
+import { SETTLE_MS } from '../../support/patience.ts';
 import { until } from '../support/poll.ts';
 import { NAMESPACE, startSystem, type System } from '../support/system.ts';
 import { launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
+import { paceReadsByPublication, type PacedReads } from './paced-reads.ts';
 import {
   applyUsageFilter,
   chooseRouterForProvider,
@@ -46,8 +50,6 @@ const PROMPT_PRICE = '1000';
 const COMPLETION_PRICE = '1000';
 const NEW_COMPLETION_PRICE = '2000';
 const BUDGET = '0.05';
-/** How long a page may take to show a write: the operator publishes within about a second. */
-const PUBLISHED_MS = 15_000;
 
 let system: System;
 let browser: PlaygroundBrowser;
@@ -77,14 +79,44 @@ interface Resource {
 /**
  * Waits, without reloading, until the page that made a write shows it: proof that the page reads
  * again until the operator has published the change. Marks the page's global object first, so
- * that a reload (which would also show the change) fails the check.
+ * that a reload (which would also show the change) fails the check. Waits first for the gateway
+ * to serve the change (`paced`, set up before the write); the page then needs one more read,
+ * within the browser's patience (WAIT_MS).
  */
-async function shownWithoutReload(page: Page, shown: Locator): Promise<void> {
+async function shownWithoutReload(page: Page, shown: Locator, paced: PacedReads): Promise<void> {
   await page.evaluate(() => {
     (globalThis as { notReloaded?: boolean }).notReloaded = true;
   });
-  await shown.first().waitFor({ timeout: PUBLISHED_MS });
+  try {
+    await paced.published;
+    await shown.first().waitFor();
+  } finally {
+    await paced.stop();
+  }
   assert.equal(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
+}
+
+/** GET `path` from the gateway as its bootstrap admin (or with `key`): what it serves now. */
+async function served<T>(path: string, key = system.adminKey): Promise<T> {
+  const response = await fetch(system.gateways[0]!.url + path, { headers: { authorization: `Bearer ${key}` } });
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status}`);
+  return (await response.json()) as T;
+}
+
+interface ServedRouter {
+  name: string;
+  aliases: string[];
+  costs: { prompt_tokens: number; completion_tokens: number };
+}
+
+/** The router as the gateway serves it, once it does. */
+async function servedRouter(): Promise<ServedRouter | undefined> {
+  return (await served<{ data: ServedRouter[] }>('/v1/admin/routers')).data.find((r) => r.name === ROUTER);
+}
+
+/** Paces `page`'s reads of `path` by the gateway serving what `check` looks for (see paced-reads.ts). */
+function pace(page: Page, path: string, check: () => Promise<boolean>, what: string): Promise<PacedReads> {
+  return paceReadsByPublication(page, path, check, what, system.operators);
 }
 
 /** `kubectl -n tollgate get <kind> <name> -o json`, as the cluster's admin. */
@@ -98,25 +130,15 @@ function writtenByGateway(resource: Resource): boolean {
 }
 
 /**
- * Loads `hash` afresh until `shown` appears on it, for a page that did not make the write itself
- * (it reads once, when opened). Fails with the operator's log.
+ * For a page that did not make the write itself (it reads once, when opened): waits until the
+ * gateway serves the change (`served`, failing with the operators' output if it never does),
+ * then loads `hash` afresh and waits for `shown` on it.
  */
-async function reloadUntil(page: Page, hash: string, shown: (page: Page) => Locator, what: string): Promise<void> {
-  await until(
-    async () => {
-      await page.goto(`/playground/${hash}`);
-      await page.reload();
-      try {
-        await shown(page).first().waitFor({ state: 'attached', timeout: 5_000 });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    what,
-    system.operators,
-    90_000,
-  );
+async function openOnceServed(page: Page, hash: string, served: () => Promise<boolean>, shown: Locator, what: string): Promise<void> {
+  await until(async () => (await served()) || undefined, what, system.operators);
+  await page.goto(`/playground/${hash}`);
+  await page.reload();
+  await shown.first().waitFor({ state: 'attached' });
 }
 
 describe('in Kubernetes mode, an admin sets up a model and a user through the Playground', () => {
@@ -137,6 +159,12 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
   test('the router form writes a ModelRouter, and the page lists the router once the operator has published it, without a reload', async () => {
     const { page } = admin;
     await goTo(page, 'Routers');
+    const paced = await pace(
+      page,
+      '/v1/admin/routers',
+      async () => (await servedRouter()) !== undefined,
+      'the gateway serves the new router',
+    );
     await createRouterThroughForm(page, {
       name: ROUTER,
       type: 'text-generation',
@@ -171,7 +199,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       },
     );
 
-    await shownWithoutReload(page, page.getByRole('rowheader', { name: ROUTER }));
+    await shownWithoutReload(page, page.getByRole('rowheader', { name: ROUTER }), paced);
     const cells = await page
       .getByRole('row')
       .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
@@ -196,6 +224,12 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     await goTo(page, 'Providers');
     // The price fields read the router's prices as the gateway serves them.
     await chooseRouterForProvider(page, ROUTER, { prompt: PROMPT_PRICE_AT_CREATION, completion: COMPLETION_PRICE });
+    const paced = await pace(
+      page,
+      '/v1/admin/providers',
+      async () => (await served<{ data: { id: string }[] }>('/v1/admin/providers')).data.some((p) => p.id === PROVIDER_ID),
+      'the gateway serves the new provider',
+    );
     await createSimulatorProviderThroughForm(page, {
       id: PROVIDER,
       model: 'simulated-llama-8b',
@@ -228,13 +262,19 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       'the new prompt price is on the ModelRouter',
     );
 
-    await shownWithoutReload(page, page.getByRole('rowheader', { name: PROVIDER_ID }));
+    await shownWithoutReload(page, page.getByRole('rowheader', { name: PROVIDER_ID }), paced);
     await screenshot(page, 'providers', 'kubernetes');
   });
 
   test('the user form writes a GatewayUser; its "Created" link opens the user once the operator has made them, and the admin issues them a key, shown once', async () => {
     const { page } = admin;
     await goTo(page, 'Users');
+    const paced = await pace(
+      page,
+      `/v1/admin/users/${USER}`,
+      async () => (await served(`/v1/admin/users/${USER}`)) !== undefined,
+      'the gateway serves the new user',
+    );
     await createUserThroughForm(page, { id: USER, name: 'Ann', budget: BUDGET, period: 'monthly' });
     await page
       .getByRole('status')
@@ -251,7 +291,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
     assert.ok(writtenByGateway(gatewayUser), 'the GatewayUser was written by the gateway');
     assert.deepEqual(gatewayUser.spec, { displayName: 'Ann', role: 'user', budget: BUDGET, budgetPeriod: 'monthly' });
 
-    await shownWithoutReload(page, page.getByRole('heading', { name: 'Ann', level: 1 }));
+    await shownWithoutReload(page, page.getByRole('heading', { name: 'Ann', level: 1 }), paced);
     userKey = await createKeyAndReadSecret(page, 'playground');
     assert.match(userKey, /^tg-/);
     await screenshot(page, 'user', 'kubernetes');
@@ -284,7 +324,7 @@ describe('in Kubernetes mode, the user chats with the router the operator publis
     const { page } = user;
     await goTo(page, 'Usage');
     // The record is written just after the answer is sent: apply the filter until it is there.
-    await until(async () => (await applyUsageFilter(page)) === 1, 'the request in Usage', system.operators, 30_000);
+    await until(async () => (await applyUsageFilter(page)) === 1, 'the request in Usage', system.operators, SETTLE_MS);
     assert.deepEqual(await firstUsageRecord(page), { model: ROUTER, cost: chatCost, status: '200' });
     await screenshot(page, 'usage', 'kubernetes');
 
@@ -305,6 +345,11 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
   test('a new completion price and alias go to the ModelRouter, then to the Routers page and the Chat page', async () => {
     const { page } = admin;
     await goTo(page, 'Routers');
+    const edited = async () => {
+      const router = await servedRouter();
+      return router?.aliases.includes('team-next') === true && router.costs.completion_tokens === Number(NEW_COMPLETION_PRICE);
+    };
+    const paced = await pace(page, '/v1/admin/routers', edited, 'the gateway serves the edited router');
     await page.getByRole('button', { name: `Edit ${ROUTER}` }).click();
     await page.getByRole('heading', { name: `Edit router ${ROUTER}`, level: 2 }).waitFor();
     await page.getByLabel('Aliases').fill('team, team-gpt, team-next');
@@ -327,6 +372,7 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
         .getByRole('row')
         .filter({ has: page.getByRole('rowheader', { name: ROUTER }) })
         .filter({ has: page.getByRole('cell', { name: NEW_COMPLETION_PRICE, exact: true }) }),
+      paced,
     );
     const cells = await page
       .getByRole('row')
@@ -345,11 +391,13 @@ describe('in Kubernetes mode, an admin edit on the Routers page changes the Mode
     await screenshot(page, 'routers-edited', 'kubernetes');
 
     // The user's Chat page offers the new alias once the gateway serves it.
-    await reloadUntil(
+    await openOnceServed(
       user.page,
       '#/chat',
-      (p) => p.getByLabel('Model').locator('option[value="team-next"]'),
-      'the new alias in the Chat model list',
+      async () =>
+        (await served<{ data: { aliases: string[] }[] }>('/v1/models', userKey)).data.some((m) => m.aliases.includes('team-next')),
+      user.page.getByLabel('Model').locator('option[value="team-next"]'),
+      'the gateway serves the new alias to the user',
     );
   });
 

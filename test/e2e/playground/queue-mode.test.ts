@@ -4,23 +4,24 @@
 // and its form sets the cap; the user form sets a priority.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import { goTo, rowOf, signIn } from './steps.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
+
 let backend: FakeBackend;
 let gw: TestGateway;
 let browser: PlaygroundBrowser;
 let admin: OpenPage;
 
 before(async () => {
-  redis = await startRedis();
   backend = await startFakeOpenAI();
-  const config = {
+  const config: GatewayConfig = {
     models: [
       {
         id: 'queued',
@@ -30,7 +31,7 @@ before(async () => {
       },
     ],
   };
-  gw = await startTestGateway(JSON.stringify(config), { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+  gw = await bed.gateway(config, { settings: { routerWorkers: 1 } });
   browser = await launchPlaygroundBrowser();
   admin = await browser.open(gw.url);
   await signIn(admin.page, gw.adminKey);
@@ -38,9 +39,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
   await backend?.close();
-  await redis?.stop();
 });
 
 describe('queue mode in the Playground', () => {

@@ -5,7 +5,8 @@
 // and is refused with a readable message once the budget is spent. Each page is screenshotted.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import {
   applyUsageFilter,
@@ -22,6 +23,8 @@ import {
   sendChatMessage,
   signIn,
 } from './steps.ts';
+
+const bed = testBed();
 
 // page.evaluate's callbacks run in the browser; the root tsconfig (Node) has no DOM types.
 declare const document: any;
@@ -46,7 +49,7 @@ let userKey = '';
 let chatCost = '';
 
 before(async () => {
-  gw = await startTestGateway('models: []\n');
+  gw = await bed.gateway({ models: [] });
   browser = await launchPlaygroundBrowser();
   admin = await browser.open(gw.url);
   user = await browser.open(gw.url);
@@ -54,7 +57,6 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
 });
 
 describe('an admin sets up a model and a user through the Playground', () => {

@@ -4,10 +4,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import { goTo, rowOf, signIn } from './steps.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 let gw: TestGateway;
@@ -15,20 +18,17 @@ let browser: PlaygroundBrowser;
 let admin: OpenPage;
 
 before(async () => {
-  gw = await startTestGateway(
-    `
-users:
-  - id: spender
-    name: Spender
-    keys: [{ name: k, key: "\${SPENDER}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1000, completion_tokens: 1000 }
-    providers: [{ model: sim, type: simulator }]
-`,
-    { env: { SPENDER: key } },
-  );
+  gw = await bed.gateway({
+    users: [{ id: 'spender', name: 'Spender', keys: [{ name: 'k', key: key }] }],
+    models: [
+      {
+        id: 'priced',
+        type: 'text-generation',
+        costs: { prompt_tokens: 1000, completion_tokens: 1000 },
+        providers: [{ model: 'sim', type: 'simulator' }],
+      },
+    ],
+  });
   for (let i = 0; i < 3; i++) {
     const answer = await gw.post(
       '/v1/chat/completions',
@@ -44,7 +44,6 @@ models:
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
 });
 
 describe('the spend report', () => {

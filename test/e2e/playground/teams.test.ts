@@ -4,10 +4,13 @@
 // chart. An admin creates a team from the Teams page.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type PlaygroundBrowser } from './browser.ts';
 import { goTo, navigationLinks, rowOf, signIn } from './steps.ts';
+
+const bed = testBed();
 
 const leadKey = generateKey().secret;
 const devKey = generateKey().secret;
@@ -15,23 +18,25 @@ let gw: TestGateway;
 let browser: PlaygroundBrowser;
 
 before(async () => {
-  gw = await startTestGateway(
-    `
-teams:
-  - { id: red, name: Red team, budget: "100" }
-  - { id: blue, name: Blue team }
-users:
-  - { id: red-lead, name: Red lead, role: team_admin, team: red, keys: [{ name: k, key: "\${LEAD}" }] }
-  - { id: red-dev, name: Red dev, team: red, keys: [{ name: k, key: "\${DEV}" }] }
-  - { id: blue-dev, name: Blue dev, team: blue }
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 1000, completion_tokens: 1000 }
-    providers: [{ model: sim, type: simulator }]
-`,
-    { env: { LEAD: leadKey, DEV: devKey } },
-  );
+  gw = await bed.gateway({
+    teams: [
+      { id: 'red', name: 'Red team', budget: '100' },
+      { id: 'blue', name: 'Blue team' },
+    ],
+    users: [
+      { id: 'red-lead', name: 'Red lead', role: 'team_admin', team: 'red', keys: [{ name: 'k', key: leadKey }] },
+      { id: 'red-dev', name: 'Red dev', team: 'red', keys: [{ name: 'k', key: devKey }] },
+      { id: 'blue-dev', name: 'Blue dev', team: 'blue' },
+    ],
+    models: [
+      {
+        id: 'priced',
+        type: 'text-generation',
+        costs: { prompt_tokens: 1000, completion_tokens: 1000 },
+        providers: [{ model: 'sim', type: 'simulator' }],
+      },
+    ],
+  });
   for (let i = 0; i < 2; i++) {
     const answer = await gw.post(
       '/v1/chat/completions',
@@ -45,7 +50,6 @@ models:
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
 });
 
 describe('teams in the Playground', () => {

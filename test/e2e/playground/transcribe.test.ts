@@ -4,11 +4,14 @@
 // refused with the gateway's sentence.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { wav } from '../../support/wav.ts';
 import { launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import { goTo, signIn } from './steps.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const brokeKey = generateKey().secret;
@@ -17,24 +20,21 @@ let browser: PlaygroundBrowser;
 let user: OpenPage;
 
 before(async () => {
-  gw = await startTestGateway(
-    `
-users:
-  - { id: ada, name: Ada, budget: "10", keys: [{ name: k, key: "\${KEY}" }] }
-  - { id: bob, name: Bob, budget: "0.01", keys: [{ name: k, key: "\${BROKE}" }] }
-models:
-  - id: whisper
-    type: automatic-speech-recognition
-    costs: { audio_minutes: 0.6 }
-    providers:
-      - { model: whisper-sim, type: simulator }
-  - id: chat
-    type: text-generation
-    providers:
-      - { model: sim, type: simulator }
-`,
-    { env: { KEY: key, BROKE: brokeKey } },
-  );
+  gw = await bed.gateway({
+    users: [
+      { id: 'ada', name: 'Ada', budget: '10', keys: [{ name: 'k', key: key }] },
+      { id: 'bob', name: 'Bob', budget: '0.01', keys: [{ name: 'k', key: brokeKey }] },
+    ],
+    models: [
+      {
+        id: 'whisper',
+        type: 'automatic-speech-recognition',
+        costs: { audio_minutes: 0.6 },
+        providers: [{ model: 'whisper-sim', type: 'simulator' }],
+      },
+      { id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+    ],
+  });
   browser = await launchPlaygroundBrowser();
   user = await browser.open(gw.url);
   await signIn(user.page, key);
@@ -42,7 +42,6 @@ models:
 
 after(async () => {
   await browser?.close();
-  await gw?.close();
 });
 
 describe('the Transcribe page', () => {

@@ -26,6 +26,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { findOnPath, isExecutable } from '../../support/executables.ts';
+import { PROCESS_START_MS } from '../../support/patience.ts';
 
 export const KUBE_APISERVER_VERSION = '1.20.2';
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-kube-apiserver.sh');
@@ -45,7 +46,7 @@ export interface ControlPlaneOptions {
    * account has (system:serviceaccounts, system:serviceaccounts:NS). `admin` is reserved.
    */
   tokens?: Record<string, string | TokenIdentity>;
-  /** How long to wait for /readyz; 90 s unless told (about 10 s is usual). */
+  /** How long to wait for /readyz; PROCESS_START_MS unless told (about 10 s is usual). */
   startTimeoutMs?: number;
   /** Use this kubeconfig's cluster instead of starting one; defaults to $TOLLGATE_E2E_KUBECONFIG. */
   externalKubeconfig?: string;
@@ -150,7 +151,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await run('openssl', ['genrsa', '-out', join(dir, 'sa.key'), '2048']);
     await run('openssl', ['rsa', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
 
-    await etcd.waitUntil(() => httpOk(`${etcdUrl}/health`), 30_000, 'etcd /health');
+    await etcd.waitUntil(() => httpOk(`${etcdUrl}/health`), PROCESS_START_MS, 'etcd /health');
 
     // kube-apiserver
     const apiserver = supervise('kube-apiserver', kubeApiserver, [
@@ -175,7 +176,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // it a moment after /readyz first answers.
     await apiserver.waitUntil(
       async () => (await httpsOk(`${url}/readyz`, adminToken)) && (await httpsOk(`${url}/api/v1/namespaces/default`, adminToken)),
-      options.startTimeoutMs ?? 90_000,
+      options.startTimeoutMs ?? PROCESS_START_MS,
       'kube-apiserver /readyz',
     );
 

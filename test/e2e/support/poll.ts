@@ -3,12 +3,13 @@
 // what the processes involved last wrote.
 import { isStatus, resourcePath, type KubeClient } from '../../../core/kubernetes/kube-client.ts';
 import { eventually } from '../../support/eventually.ts';
+import { CONVERGE_MS } from '../../support/patience.ts';
 
 export function until<T>(
   probe: () => Promise<T | undefined | null | false>,
   what: string,
   processes: readonly { output(): string }[] = [],
-  timeoutMs = 60_000,
+  timeoutMs = CONVERGE_MS,
 ): Promise<T> {
   return eventually(probe, what, { processes, timeoutMs, intervalMs: 200 }) as Promise<T>;
 }

@@ -18,6 +18,7 @@ import { applyChartRbac } from './chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 import { getObject } from './poll.ts';
+import { CONVERGE_MS, PROCESS_START_MS } from '../../support/patience.ts';
 
 export const NAMESPACE = 'tollgate';
 export const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:tollgate-operator`;
@@ -165,15 +166,17 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       (await getObject<{ spec: { holderIdentity?: string } }>(admin, 'leases', NAMESPACE, 'tollgate-operator'))?.spec.holderIdentity;
 
     // Settled: one operator leads and has written the (empty) routing state, and every gateway
-    // serves it, so what follows measures changes, not start-up.
-    const deadline = Date.now() + 60_000;
+    // serves it, so what follows measures changes, not start-up. The operators were started
+    // without waiting: they may still be coming up, then converge.
+    const settleMs = PROCESS_START_MS + CONVERGE_MS;
+    const deadline = Date.now() + settleMs;
     for (;;) {
       const version = (await snapshot().catch(() => undefined))?.version;
       const served = version === undefined ? [] : await Promise.all(gateways.map((gateway) => readyVersion(gateway.url)));
       if ((await leaseHolder().catch(() => undefined)) && version !== undefined && served.every((v) => v === version)) break;
       if (Date.now() > deadline) {
         throw new Error(
-          `the system did not settle within 60 s (ConfigMap version ${version}, gateways ${JSON.stringify(served)}):\n${operators.map((o) => o.output().slice(-3000)).join('\n---\n')}`,
+          `the system did not settle within ${settleMs} ms (ConfigMap version ${version}, gateways ${JSON.stringify(served)}):\n${operators.map((o) => o.output().slice(-3000)).join('\n---\n')}`,
         );
       }
       await sleep(200);

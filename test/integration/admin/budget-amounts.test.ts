@@ -1,19 +1,17 @@
 // A budget given to the admin API as a string is a plain decimal ("25.50"): "1e3" or " 5 " is a
 // 400 naming the field, and nothing is created or changed; a JSON number is still taken.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { yamlConfig } from '../http/helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { assertError, invalid } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 let gw: TestGateway;
 
 before(async () => {
-  gw = await startTestGateway(yamlConfig([{ id: 'm', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }]));
-});
-
-after(async () => {
-  await gw.close();
+  gw = await bed.gateway({ models: [{ id: 'm', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }] });
 });
 
 const NOT_PLAIN =

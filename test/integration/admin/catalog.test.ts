@@ -3,11 +3,13 @@
 // and every change served by the very next request, without a restart.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { yamlConfig } from '../http/helpers.ts';
 import { ADMIN_REQUIRED, assertError, chat, conflict, createUser, invalid, notFound, usageRecords, type TestUser } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const PROVIDER_SECRET = 'sk-provider-secret-0123456789abcdef';
 
@@ -17,14 +19,13 @@ let user: TestUser;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    yamlConfig([{ id: 'from-file', type: 'text-generation', aliases: ['file-alias'], providers: [{ model: 'sim', type: 'simulator' }] }]),
-  );
+  gw = await bed.gateway({
+    models: [{ id: 'from-file', type: 'text-generation', aliases: ['file-alias'], providers: [{ model: 'sim', type: 'simulator' }] }],
+  });
   user = await createUser(gw, { name: 'Caller' });
 });
 
 after(async () => {
-  await gw.close();
   await fake.close();
 });
 

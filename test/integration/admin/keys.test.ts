@@ -1,22 +1,25 @@
 // API keys in number: a user holds at most --max-keys-per-user active keys (409 past that,
 // whether they make it themselves or an admin does; a revoked key frees its place), and the key
 // lists come in pages (`limit`, `after` = the previous page's `next`) like every other list.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { yamlConfig } from '../http/helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { assertError, createUser, invalid } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const MAX_KEYS = 3;
 let gw: TestGateway;
 
 before(async () => {
-  gw = await startTestGateway(yamlConfig([{ id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }]), {
-    settings: { maxKeysPerUser: MAX_KEYS },
-  });
+  gw = await bed.gateway(
+    { models: [{ id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }] },
+    {
+      settings: { maxKeysPerUser: MAX_KEYS },
+    },
+  );
 });
-
-after(() => gw.close());
 
 const tooMany = {
   status: 409,

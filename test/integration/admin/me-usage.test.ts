@@ -1,17 +1,19 @@
 // The caller's own account (/v1/me and its keys) and usage (/v1/usage, /v1/usage/daily), for
 // any valid key: what a request costs shows up in both, pages add up to the totals, and only
 // admins see other people's usage.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { yamlConfig } from '../http/helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { assertError, bearer, chat, createUser, invalid, notFound, usageRecords, waitUntil, type TestUser } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 let gw: TestGateway;
 
 before(async () => {
-  gw = await startTestGateway(
-    yamlConfig([
+  gw = await bed.gateway({
+    models: [
       {
         id: 'priced',
         type: 'text-generation',
@@ -20,12 +22,8 @@ before(async () => {
         providers: [{ model: 'sim', type: 'simulator' }],
       },
       { id: 'free', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
-    ]),
-  );
-});
-
-after(async () => {
-  await gw.close();
+    ],
+  });
 });
 
 const micros = (amount: number) => Math.round(amount * 1_000_000);

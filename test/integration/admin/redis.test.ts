@@ -1,28 +1,21 @@
 // The admin API on a Redis store shared by two gateways. The gateway that makes a change serves
 // it from its caller's next request. The other gateway follows the change: catalog and account
 // changes are published, and budgets are read from the store on every request.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { assertError, chat, createUser, waitUntil, type TestUser } from './helpers.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let a: TestGateway;
 let b: TestGateway;
 let user: TestUser;
 
 before(async () => {
-  redis = await startRedis();
-  a = await startTestGateway('models: []\n', { settings: { redisUrl: redis.url } });
-  b = await startTestGateway('models: []\n', { settings: { redisUrl: redis.url } });
+  a = await bed.gateway({ models: [] });
+  b = await bed.gateway({ models: [] });
   user = await createUser(a, { name: 'Shared', budget: 0 });
-});
-
-after(async () => {
-  await a.close();
-  await b.close();
-  await redis.stop();
 });
 
 describe('admin API on a shared Redis store', () => {
@@ -54,7 +47,7 @@ describe('admin API on a shared Redis store', () => {
   });
 
   // The other gateway caches keys and drops a user's entries when Redis tells it the user changed:
-  // that notice can arrive a moment after the revoking answer, so the test waits for it (5 s at most).
+  // that notice can arrive a moment after the revoking answer, so the test waits for it.
   test('a key revoked on one gateway is refused by the other once the change notice arrives', async () => {
     assert.equal((await a.get('/v1/me', user.auth)).status, 200, "the key is in the other gateway's cache");
     assert.equal((await b.delete(`/v1/admin/users/${user.id}/keys/${user.keyId}`)).status, 200);

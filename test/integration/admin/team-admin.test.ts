@@ -3,10 +3,13 @@
 // not exist (404), and every other step outside the team (another team, a raised team budget, an
 // admin role, the routing catalogue) is refused with 403. Within the team they may only narrow
 // what an admin set for a user (routers, priority, a hard budget, rate limits), never widen it.
-import { before, after, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { ADMIN_REQUIRED, assertError, bearer, chat, conflict, createUser, notFound, type ExpectedError, type TestUser } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 let gw: TestGateway;
 let teamAdmin: TestUser;
@@ -18,24 +21,23 @@ let amberLead: TestUser;
 const FORBIDDEN: ExpectedError = { status: 403, code: 'forbidden', type: 'permission_error' };
 
 before(async () => {
-  gw = await startTestGateway(`
-teams:
-  - { id: red, name: Red, budget: "100" }
-  - { id: blue, name: Blue }
-  - { id: amber, name: Amber, priority: 2, allowed_routers: [priced, limited] }
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers: [{ model: sim, type: simulator }]
-  - id: limited
-    type: text-generation
-    rate_limits: { requests_per_minute: 3 }
-    providers: [{ model: sim, type: simulator }]
-  - id: spare
-    type: text-generation
-    providers: [{ model: sim, type: simulator }]
-`);
+  gw = await bed.gateway({
+    teams: [
+      { id: 'red', name: 'Red', budget: '100' },
+      { id: 'blue', name: 'Blue' },
+      { id: 'amber', name: 'Amber', priority: 2, allowed_routers: ['priced', 'limited'] },
+    ],
+    models: [
+      {
+        id: 'priced',
+        type: 'text-generation',
+        costs: { prompt_tokens: 0, completion_tokens: 1000 },
+        providers: [{ model: 'sim', type: 'simulator' }],
+      },
+      { id: 'limited', type: 'text-generation', rate_limits: { requests_per_minute: 3 }, providers: [{ model: 'sim', type: 'simulator' }] },
+      { id: 'spare', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+    ],
+  });
   teamAdmin = await createUser(gw, { id: 'red-lead', name: 'Red lead', role: 'team_admin', team: 'red' });
   member = await createUser(gw, { id: 'red-dev', name: 'Red dev', team: 'red', budget: 40 });
   outsider = await createUser(gw, { id: 'blue-dev', name: 'Blue dev', team: 'blue' });
@@ -43,7 +45,6 @@ models:
   amberLead = await createUser(gw, { id: 'amber-lead', name: 'Amber lead', role: 'team_admin', team: 'amber' });
   for (const user of [member, outsider]) assert.equal((await chat(gw, 'priced', user.auth)).status, 200);
 });
-after(() => gw.close());
 
 const as = () => teamAdmin.auth;
 

@@ -1,30 +1,31 @@
 // The admin API's users and their keys, through a real gateway: create, list, read, update
 // (a merge validated whole), delete; keys shown once and refused once revoked or expired; 401
 // without a valid key and 403 for a non-admin; a budget PATCH applies to the next request.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { yamlConfig } from '../http/helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { ADMIN_REQUIRED, assertError, bearer, chat, conflict, createUser, invalid, notFound, waitUntil, type TestUser } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 let gw: TestGateway;
 let user: TestUser;
 
 before(async () => {
-  const config = yamlConfig([
-    {
-      id: 'priced',
-      type: 'text-generation',
-      costs: { prompt_tokens: '1', completion_tokens: '2' },
-      providers: [{ model: 'sim', type: 'simulator' }],
-    },
-  ]);
-  gw = await startTestGateway(config);
+  const config: GatewayConfig = {
+    models: [
+      {
+        id: 'priced',
+        type: 'text-generation',
+        costs: { prompt_tokens: '1', completion_tokens: '2' },
+        providers: [{ model: 'sim', type: 'simulator' }],
+      },
+    ],
+  };
+  gw = await bed.gateway(config);
   user = await createUser(gw, { name: 'Plain user' });
-});
-
-after(async () => {
-  await gw.close();
 });
 
 describe('POST /v1/admin/users', () => {
@@ -301,7 +302,6 @@ describe('API keys of a user', () => {
     const answer = await waitUntil(
       () => gw.get('/v1/me', bearer(created.body.key)),
       (a) => a.status !== 200,
-      10_000,
     );
     assertError(answer, { status: 401, code: 'invalid_api_key', message: 'This API key has expired' });
   });

@@ -6,11 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { eventually } from '../../support/eventually.ts';
 
@@ -23,14 +21,12 @@ interface Delivery {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
-let redis: RunningRedis;
-let dir: string;
+const bed = testBed({ redis: true });
 let receiver: Server;
 const deliveries: Delivery[] = [];
 const gateways: GatewayProcess[] = [];
 
 before(async () => {
-  redis = await startRedis();
   // The first delivery is refused (the receiver is "down"); the rest are accepted.
   receiver = createServer((request, response) => {
     let body = '';
@@ -45,44 +41,25 @@ before(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const address = receiver.address() as { port: number };
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-alerts-'));
-  const file = join(dir, 'config.yaml');
-  await writeFile(
-    file,
-    `
-users:
-  - id: bob
-    name: Bob
-    budget: "0.2"
-    budget_alerts: [50, 100]
-    keys: [{ name: k, key: "\${BOB_KEY}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers: [{ model: sim, type: simulator }]
-`,
-  );
-  const args = [
-    '--config',
-    file,
-    '--redis-url',
-    redis.url,
-    '--alert-webhook-url',
-    `http://127.0.0.1:${address.port}/hooks/budget`,
-    '--retry-base-ms',
-    '20',
-  ];
+  const config: GatewayConfig = {
+    users: [{ id: 'bob', name: 'Bob', budget: '0.2', budget_alerts: [50, 100], keys: [{ name: 'k', key: '${BOB_KEY}' }] }],
+    models: [
+      {
+        id: 'priced',
+        type: 'text-generation',
+        costs: { prompt_tokens: 0, completion_tokens: 1000 },
+        providers: [{ model: 'sim', type: 'simulator' }],
+      },
+    ],
+  };
+  const args = ['--alert-webhook-url', `http://127.0.0.1:${address.port}/hooks/budget`, '--retry-base-ms', '20'];
   const env = { BOB_KEY: userKey, TOLLGATE_ALERT_WEBHOOK_SECRET: SECRET };
-  gateways.push(await startGatewayProcess(args, env));
-  gateways.push(await startGatewayProcess(args, env));
+  gateways.push(await bed.process(config, { args, env }));
+  gateways.push(await bed.process(config, { args, env }));
 });
 
-after(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
+after(() => {
   receiver.close();
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 test('each threshold reached through two gateways is delivered once, signed, after the receiver refused the first try', async () => {

@@ -6,8 +6,11 @@ import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { countTextTokens } from '../../../gateway/metering/tokens.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
+import { sseEvents, type TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
@@ -17,27 +20,22 @@ let gw: TestGateway;
 before(async () => {
   backend = await startFakeOpenAI();
   backend.behave({ text: WORDS.join(' '), chunkDelayMs: 50 });
-  gw = await startTestGateway(
-    `
-users:
-  - id: carol
-    name: Carol
-    budget: 10
-    keys: [{ name: c, key: "\${CAROL}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "${backend.url}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'carol', name: 'Carol', budget: 10, keys: [{ name: 'c', key: '${CAROL}' }] }],
+      models: [
+        {
+          id: 'priced',
+          type: 'text-generation',
+          costs: { prompt_tokens: 0, completion_tokens: 1000 },
+          providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: backend.url } }],
+        },
+      ],
+    },
     { env: { CAROL: key } },
   );
 });
 after(async () => {
-  await gw.close();
   await backend.close();
 });
 

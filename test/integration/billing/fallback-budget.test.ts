@@ -3,13 +3,11 @@
 // its own before anything is sent to it, so no request reaches the fallback without a hold that
 // fits: however many requests race, the spent total never passes the budget, every request served
 // is charged the fallback's price to the micro-unit, and none is served for free.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
 import { eventually } from '../../support/eventually.ts';
@@ -22,45 +20,30 @@ const BUDGET_REQUESTS = 37;
 const REQUESTS = 300;
 const key = generateKey().secret;
 
-let redis: RunningRedis;
-let dir: string;
+const bed = testBed({ redis: true });
 const gateways: GatewayProcess[] = [];
 
 before(async () => {
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-fallback-budget-'));
-  const file = join(dir, 'config.yaml');
-  await writeFile(
-    file,
-    `
-users:
-  - id: erin
-    name: Erin
-    budget: "0.37"
-    keys: [{ name: e, key: "\${ERIN_KEY}" }]
-models:
-  - id: cheap
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 100 }
-    fallbacks: [dear]
-    providers:
-      - { model: gone, type: vllm, retries: 0, args: { api_url: "${await closedPortUrl()}" } }
-  - id: dear
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers:
-      - { model: sim, type: simulator, args: { latency_ms: 5 } }
-`,
-  );
-  const args = ['--config', file, '--redis-url', redis.url];
-  gateways.push(await startGatewayProcess(args, { ERIN_KEY: key }));
-  gateways.push(await startGatewayProcess(args, { ERIN_KEY: key }));
-});
-
-after(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
+  const config: GatewayConfig = {
+    users: [{ id: 'erin', name: 'Erin', budget: '0.37', keys: [{ name: 'e', key: '${ERIN_KEY}' }] }],
+    models: [
+      {
+        id: 'cheap',
+        type: 'text-generation',
+        costs: { prompt_tokens: 0, completion_tokens: 100 },
+        fallbacks: ['dear'],
+        providers: [{ model: 'gone', type: 'vllm', retries: 0, args: { api_url: await closedPortUrl() } }],
+      },
+      {
+        id: 'dear',
+        type: 'text-generation',
+        costs: { prompt_tokens: 0, completion_tokens: 1000 },
+        providers: [{ model: 'sim', type: 'simulator', args: { latency_ms: 5 } }],
+      },
+    ],
+  };
+  gateways.push(await bed.process(config, { env: { ERIN_KEY: key } }));
+  gateways.push(await bed.process(config, { env: { ERIN_KEY: key } }));
 });
 
 /** One chat of `cheap` through the i-th gateway (alternating): its status, after checking what a served one says. */
@@ -94,7 +77,7 @@ test(`${REQUESTS} racing requests through two gateways, falling back to a router
   while ((await chat(REQUESTS + more)) === 200) more++;
   assert.equal(served + more, BUDGET_REQUESTS, 'the budget served exactly what it covers');
 
-  const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
+  const store = await RedisStore.connect(bed.redis.url, { usageRetentionMs: 86_400_000 });
   try {
     const balance = await eventually(async () => {
       const now = await store.ledger.balance('erin', Date.now());

@@ -5,48 +5,42 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { microsToDecimal } from '../../../gateway/metering/cost.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 
 const broke = generateKey().secret;
 const able = generateKey().secret;
 /** 150,000 letters without a space: o200k makes 37,500 tokens of it (4 letters each). */
 const RUN = 'c'.repeat(150_000);
 
-const CONFIG = `
-users:
-  - id: broke
-    name: Broke
-    budget: 0.001
-    keys: [{ name: b, key: "\${BROKE}" }]
-  - id: able
-    name: Able
-    budget: 1
-    keys: [{ name: a, key: "\${ABLE}" }]
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: '1', completion_tokens: '2' }
-    providers: [{ model: sim, type: simulator }]
-  - id: vectors
-    type: text-embeddings-inference
-    providers: [{ model: sim, type: simulator }]
-`;
+const CONFIG: GatewayConfig = {
+  users: [
+    { id: 'broke', name: 'Broke', budget: 0.001, keys: [{ name: 'b', key: '${BROKE}' }] },
+    { id: 'able', name: 'Able', budget: 1, keys: [{ name: 'a', key: '${ABLE}' }] },
+  ],
+  models: [
+    {
+      id: 'priced',
+      type: 'text-generation',
+      costs: { prompt_tokens: '1', completion_tokens: '2' },
+      providers: [{ model: 'sim', type: 'simulator' }],
+    },
+    { id: 'vectors', type: 'text-embeddings-inference', providers: [{ model: 'sim', type: 'simulator' }] },
+  ],
+};
 
-let redis: RunningRedis;
-before(async () => {
-  redis = await startRedis();
-});
-after(() => redis.stop());
+const bed = testBed({ redis: true });
 
 for (const store of ['memory', 'redis'] as const) {
   describe(`on the ${store} store`, () => {
     let gw: TestGateway;
     before(async () => {
       // Without leases on Redis: an open lease counts as reserved until it is given back.
-      gw = await startTestGateway(CONFIG, {
+      gw = await bed.gateway(CONFIG, {
+        store,
         env: { BROKE: broke, ABLE: able },
-        settings: store === 'redis' ? { redisUrl: redis.url, leaseRequests: 0 } : {},
+        settings: store === 'redis' ? { leaseRequests: 0 } : {},
       });
     });
     after(() => gw.close());

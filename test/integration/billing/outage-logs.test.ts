@@ -1,33 +1,22 @@
 // A Redis outage must not flood the log: each refused request used to write two lines (the 503
 // warning, and its usage record not written), about 4,200 in 15 s. Repeated lines now collapse
 // to one per kind per 10 s, plus one that counts those left out (unit test: log-throttle).
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { waitUntil } from '../http/helpers.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
+import { HANG_MS } from '../../support/patience.ts';
 
 const REFUSED = 100;
-const { key } = danaKey();
-const config = pricedConfig();
+const { key, user } = danaKey();
+const config = pricedConfig(user);
 
-let redis: RunningRedis;
-let dir: string;
+const bed = testBed({ redis: true });
 let gateway: GatewayProcess;
 before(async () => {
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-outage-logs-'));
-  await writeFile(join(dir, 'config.yaml'), config);
-  gateway = await startGatewayProcess(['--config', join(dir, 'config.yaml'), '--redis-url', redis.url], { DANA: key });
-});
-after(async () => {
-  await gateway.stop();
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
+  gateway = await bed.process(config);
 });
 
 const chat = () =>
@@ -40,9 +29,9 @@ const chat = () =>
     return response.status;
   });
 
-test(`${REFUSED} requests refused during an outage write a bounded number of log lines`, { timeout: 30_000 }, async () => {
+test(`${REFUSED} requests refused during an outage write a bounded number of log lines`, { timeout: HANG_MS }, async () => {
   assert.equal(await chat(), 200);
-  await redis.kill();
+  await bed.redis.kill();
   assert.equal(await waitUntil(chat, (status) => status === 503), 503);
   const before = gateway.output.length;
   for (let i = 0; i < REFUSED; i++) assert.equal(await chat(), 503);

@@ -1,11 +1,14 @@
 // Rate limits over HTTP: a router's policy applies to each user, a user's own policy replaces it,
 // answers carry OpenAI's x-ratelimit-* headers, and a refusal is a 429 with Retry-After. Each test
 // has users of its own, so none depends on what another did or on the order they run in.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 /** One key per user; each test uses its own. */
 const keys = { headers: generateKey().secret, refused: generateKey().secret, recorded: generateKey().secret, bob: generateKey().secret };
@@ -13,30 +16,27 @@ const ask = { messages: [{ role: 'user', content: 'hello there' }], max_tokens: 
 
 let gw: TestGateway;
 before(async () => {
-  gw = await startTestGateway(
-    `
-users:
-  - { id: headers, name: Headers, keys: [{ name: k, key: "\${HEADERS}" }] }
-  - { id: refused, name: Refused, keys: [{ name: k, key: "\${REFUSED}" }] }
-  - { id: recorded, name: Recorded, keys: [{ name: k, key: "\${RECORDED}" }] }
-  - id: bob
-    name: Bob
-    rate_limits: { requests_per_minute: 5 }
-    keys: [{ name: b, key: "\${BOB}" }]
-models:
-  - id: limited
-    type: text-generation
-    rate_limits: { requests_per_minute: 2, tokens_per_day: 100000 }
-    providers: [{ model: sim, type: simulator }]
-  - id: other
-    type: text-generation
-    rate_limits: { requests_per_minute: 2 }
-    providers: [{ model: sim, type: simulator }]
-`,
+  gw = await bed.gateway(
+    {
+      users: [
+        { id: 'headers', name: 'Headers', keys: [{ name: 'k', key: '${HEADERS}' }] },
+        { id: 'refused', name: 'Refused', keys: [{ name: 'k', key: '${REFUSED}' }] },
+        { id: 'recorded', name: 'Recorded', keys: [{ name: 'k', key: '${RECORDED}' }] },
+        { id: 'bob', name: 'Bob', rate_limits: { requests_per_minute: 5 }, keys: [{ name: 'b', key: '${BOB}' }] },
+      ],
+      models: [
+        {
+          id: 'limited',
+          type: 'text-generation',
+          rate_limits: { requests_per_minute: 2, tokens_per_day: 100000 },
+          providers: [{ model: 'sim', type: 'simulator' }],
+        },
+        { id: 'other', type: 'text-generation', rate_limits: { requests_per_minute: 2 }, providers: [{ model: 'sim', type: 'simulator' }] },
+      ],
+    },
     { env: { HEADERS: keys.headers, REFUSED: keys.refused, RECORDED: keys.recorded, BOB: keys.bob } },
   );
 });
-after(() => gw.close());
 
 const chat = (key: string, model = 'limited') => gw.post('/v1/chat/completions', { model, ...ask }, { authorization: `Bearer ${key}` });
 

@@ -3,33 +3,28 @@
 // the same 503 a Redis that is down gives, within the command timeout instead of hanging,
 // /readyz says not ready, and everything comes back by itself once Redis answers again. Each
 // test has a timeout, so a gateway that hangs fails it instead of hanging the run.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { waitUntil } from '../http/helpers.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
+import { HANG_MS } from '../../support/patience.ts';
 
-const { key, headers: dana } = danaKey();
-const config = pricedConfig();
+const { headers: dana, user } = danaKey();
+const config = pricedConfig(user);
 
-/** Long enough for a request that waits out the command timeout; far shorter than a hang. */
-const TEST_TIMEOUT_MS = 20_000;
+/** Long enough for a request that waits out the command timeout, and for the waits below; far shorter than a hang. */
+const TEST_TIMEOUT_MS = HANG_MS;
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let closed: TestGateway;
 let open: TestGateway;
 before(async () => {
-  redis = await startRedis();
-  const settings = { redisUrl: redis.url, redisCommandTimeoutMs: 200 };
-  closed = await startTestGateway(config, { env: { DANA: key }, settings });
-  open = await startTestGateway(config, { env: { DANA: key }, settings: { ...settings, failOpen: true } });
-});
-after(async () => {
-  redis.resume();
-  await Promise.all([closed.close(), open.close()]);
-  await redis.stop();
+  const settings = { redisCommandTimeoutMs: 200 };
+  closed = await bed.gateway(config, { settings });
+  open = await bed.gateway(config, { settings: { ...settings, failOpen: true } });
 });
 
 const chat = (gw: TestGateway) =>
@@ -44,7 +39,7 @@ test('with Redis answering, the gateways serve and are ready', { timeout: TEST_T
 });
 
 test('with Redis not answering: 503 store_unavailable instead of a hang, and not ready', { timeout: TEST_TIMEOUT_MS }, async () => {
-  redis.pause();
+  bed.redis.pause();
   try {
     // The key is in the gateway's cache; the account is read from the store.
     const me = await closed.get('/v1/me', dana);
@@ -65,21 +60,19 @@ test('with Redis not answering: 503 store_unavailable instead of a hang, and not
     const ready = await waitUntil(
       () => open.get('/readyz'),
       (answer) => answer.body.store === 'unavailable',
-      10_000,
     );
     assert.equal(ready.status, 200);
     assert.equal(ready.body.store, 'unavailable');
   } finally {
-    redis.resume();
+    bed.redis.resume();
   }
 });
 
 test('once Redis answers again, the gateways serve and are ready by themselves', { timeout: TEST_TIMEOUT_MS }, async () => {
-  redis.resume();
+  bed.redis.resume();
   const ready = await waitUntil(
     () => closed.get('/readyz'),
     (answer) => answer.status === 200,
-    10_000,
   );
   assert.deepEqual(ready.body.status, 'ready');
   assert.equal(
@@ -87,7 +80,6 @@ test('once Redis answers again, the gateways serve and are ready by themselves',
       await waitUntil(
         () => chat(closed),
         (answer) => answer.status === 200,
-        10_000,
       )
     ).status,
     200,
@@ -98,7 +90,6 @@ test('once Redis answers again, the gateways serve and are ready by themselves',
       await waitUntil(
         () => open.get('/readyz'),
         (answer) => answer.body.store === undefined,
-        10_000,
       )
     ).status,
     200,

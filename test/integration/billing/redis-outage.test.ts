@@ -1,31 +1,24 @@
 // When Redis goes away: priced routers fail closed with 503 (or serve without charging when the
 // gateway is set to fail open), unpriced routers keep serving callers already known, the process
 // stays up, and everything recovers by itself when Redis is back.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { chatModel, simulator } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { danaKey, pricedConfig } from '../../support/priced-config.ts';
 import { eventually } from '../../support/eventually.ts';
 
-const { key } = danaKey();
-const config = pricedConfig(`  - id: free
-    type: text-generation
-    providers: [{ model: sim, type: simulator }]
-`);
+const { key, user } = danaKey();
+const config = pricedConfig(user, [chatModel('free', [simulator()])]);
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let closed: TestGateway;
 let open: TestGateway;
 before(async () => {
-  redis = await startRedis();
-  closed = await startTestGateway(config, { env: { DANA: key }, settings: { redisUrl: redis.url } });
-  open = await startTestGateway(config, { env: { DANA: key }, settings: { redisUrl: redis.url, failOpen: true } });
-});
-after(async () => {
-  await Promise.all([closed.close(), open.close()]);
-  await redis.stop();
+  closed = await bed.gateway(config);
+  open = await bed.gateway(config, { settings: { failOpen: true } });
 });
 
 const chat = (gw: TestGateway, model: string) =>
@@ -40,7 +33,7 @@ test('with Redis up, both gateways serve both routers', async () => {
 });
 
 test('with Redis down: priced routers fail closed with 503, unpriced ones serve, fail-open serves both', async () => {
-  await redis.stopKeepingData();
+  await bed.redis.stopKeepingData();
   const refused = await chat(closed, 'priced');
   assert.equal(refused.status, 503);
   assert.equal(refused.body.error.code, 'store_unavailable');
@@ -65,7 +58,7 @@ test('with Redis down: priced routers fail closed with 503, unpriced ones serve,
 });
 
 test('when Redis is back the gateways recover by themselves', async () => {
-  await redis.restart();
+  await bed.redis.restart();
   await eventually(async () => (await chat(closed, 'priced')).status === 200, 'a chat served again');
   assert.equal((await closed.get('/readyz')).status, 200);
 });

@@ -1,10 +1,13 @@
 // Budgets at three levels over HTTP: a request is charged to its key, its user and its team at
 // once; the level with least room refuses, and the refusal names it; answers say how much room the
 // tightest level has left; a key and a team narrow the routers a user may call.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const keys = {
   ann: generateKey().secret,
@@ -20,32 +23,38 @@ const ask = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 };
 
 let gw: TestGateway;
 before(async () => {
-  gw = await startTestGateway(
-    `
-teams:
-  - { id: red, name: Red team, budget: "0.03" }
-  - { id: blue, name: Blue team, allowed_routers: [priced], rate_limits: { requests_per_minute: 3 } }
-users:
-  - { id: ann, name: Ann, team: red, budget: "10", keys: [{ name: k, key: "\${ANN}" }] }
-  - { id: ben, name: Ben, team: red, keys: [{ name: k, key: "\${BEN}" }] }
-  - id: dev
-    name: Dev
-    budget: "10"
-    keys:
-      - { name: app, key: "\${APP}", budget: "0.02", allowed_routers: [priced] }
-      - { name: other, key: "\${OTHER}" }
-  - { id: solo, name: Solo, keys: [{ name: k, key: "\${SOLO}" }] }
-  - { id: rl1, name: One, team: blue, keys: [{ name: k, key: "\${RL1}" }] }
-  - { id: rl2, name: Two, team: blue, keys: [{ name: k, key: "\${RL2}" }] }
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers: [{ model: sim, type: simulator }]
-  - id: free
-    type: text-generation
-    providers: [{ model: sim, type: simulator }]
-`,
+  gw = await bed.gateway(
+    {
+      teams: [
+        { id: 'red', name: 'Red team', budget: '0.03' },
+        { id: 'blue', name: 'Blue team', allowed_routers: ['priced'], rate_limits: { requests_per_minute: 3 } },
+      ],
+      users: [
+        { id: 'ann', name: 'Ann', team: 'red', budget: '10', keys: [{ name: 'k', key: '${ANN}' }] },
+        { id: 'ben', name: 'Ben', team: 'red', keys: [{ name: 'k', key: '${BEN}' }] },
+        {
+          id: 'dev',
+          name: 'Dev',
+          budget: '10',
+          keys: [
+            { name: 'app', key: '${APP}', budget: '0.02', allowed_routers: ['priced'] },
+            { name: 'other', key: '${OTHER}' },
+          ],
+        },
+        { id: 'solo', name: 'Solo', keys: [{ name: 'k', key: '${SOLO}' }] },
+        { id: 'rl1', name: 'One', team: 'blue', keys: [{ name: 'k', key: '${RL1}' }] },
+        { id: 'rl2', name: 'Two', team: 'blue', keys: [{ name: 'k', key: '${RL2}' }] },
+      ],
+      models: [
+        {
+          id: 'priced',
+          type: 'text-generation',
+          costs: { prompt_tokens: 0, completion_tokens: 1000 },
+          providers: [{ model: 'sim', type: 'simulator' }],
+        },
+        { id: 'free', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+      ],
+    },
     {
       env: {
         ANN: keys.ann,
@@ -59,7 +68,6 @@ models:
     },
   );
 });
-after(() => gw.close());
 
 const chat = (key: string, model = 'priced') => gw.post('/v1/chat/completions', { model, ...ask }, { authorization: `Bearer ${key}` });
 

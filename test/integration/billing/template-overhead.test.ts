@@ -9,11 +9,9 @@
 // up to 40 when some settle before others are admitted; never 41.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
@@ -29,45 +27,30 @@ const SERVED_AT_MOST = 40;
 const REQUESTS = 300;
 const key = generateKey().secret;
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let backend: FakeBackend;
-let dir: string;
 const gateways: GatewayProcess[] = [];
 
 before(async () => {
-  redis = await startRedis();
   backend = await startFakeOpenAI();
   backend.behave({ usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 } });
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-template-overhead-'));
-  const file = join(dir, 'config.yaml');
-  await writeFile(
-    file,
-    `
-users:
-  - id: newcomer
-    name: New user
-    budget: "${BUDGET}"
-    keys: [{ name: k, key: "\${USER_KEY}" }]
-models:
-  - id: llama-chat
-    type: text-generation
-    costs: { prompt_tokens: 2.5, completion_tokens: 10 }
-    providers:
-      - model: meta-llama/Llama-3.1-8B-Instruct
-        type: vllm
-        args: { api_url: "${backend.url}" }
-`,
-  );
-  const args = ['--config', file, '--redis-url', redis.url];
-  gateways.push(await startGatewayProcess(args, { USER_KEY: key }));
-  gateways.push(await startGatewayProcess(args, { USER_KEY: key }));
+  const config: GatewayConfig = {
+    users: [{ id: 'newcomer', name: 'New user', budget: BUDGET, keys: [{ name: 'k', key: '${USER_KEY}' }] }],
+    models: [
+      {
+        id: 'llama-chat',
+        type: 'text-generation',
+        costs: { prompt_tokens: 2.5, completion_tokens: 10 },
+        providers: [{ model: 'meta-llama/Llama-3.1-8B-Instruct', type: 'vllm', args: { api_url: backend.url } }],
+      },
+    ],
+  };
+  gateways.push(await bed.process(config, { env: { USER_KEY: key } }));
+  gateways.push(await bed.process(config, { env: { USER_KEY: key } }));
 });
 
 after(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
   await backend.close();
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function chat(i: number): Promise<{ status: number; cost?: number }> {
@@ -89,7 +72,7 @@ test(`${REQUESTS} concurrent one-word chats through two gateways on a budget of 
   assert.equal(answers.filter((a) => a.status === 402).length, REQUESTS - SERVED);
   for (const answer of served) assert.equal(answer.cost, 0.00012);
 
-  const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
+  const store = await RedisStore.connect(bed.redis.url, { usageRetentionMs: 86_400_000 });
   try {
     const balance = await eventually(async () => {
       const now = await store.ledger.balance('newcomer', Date.now());

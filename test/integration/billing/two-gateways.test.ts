@@ -3,14 +3,12 @@
 // refused with 402, the spent total is N times the cost to the micro-unit, and no hold is left.
 // The same holds for a budget large enough that the gateways admit on leases (room taken ahead)
 // until they near its end.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { keys } from '../../../core/store/redis/keys.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
@@ -25,49 +23,28 @@ const userKey = generateKey().secret;
 const LEASED_SERVED = 1_000;
 const leasedKey = generateKey().secret;
 
-const config = `
-users:
-  - id: bob
-    name: Bob
-    budget: "0.37"
-    keys:
-      - name: bob's key
-        key: \${BOB_KEY}
-  - id: carol
-    name: Carol
-    budget: "10"
-    keys:
-      - name: carol's key
-        key: \${CAROL_KEY}
-models:
-  - id: priced-chat
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers:
-      - model: sim
-        type: simulator
-        args: { latency_ms: 20 }
-`;
+const config: GatewayConfig = {
+  users: [
+    { id: 'bob', name: 'Bob', budget: '0.37', keys: [{ name: "bob's key", key: '${BOB_KEY}' }] },
+    { id: 'carol', name: 'Carol', budget: '10', keys: [{ name: "carol's key", key: '${CAROL_KEY}' }] },
+  ],
+  models: [
+    {
+      id: 'priced-chat',
+      type: 'text-generation',
+      costs: { prompt_tokens: 0, completion_tokens: 1000 },
+      providers: [{ model: 'sim', type: 'simulator', args: { latency_ms: 20 } }],
+    },
+  ],
+};
 
-let redis: RunningRedis;
-let dir: string;
+const bed = testBed({ redis: true });
 const gateways: GatewayProcess[] = [];
 
 before(async () => {
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-two-gateways-'));
-  const file = join(dir, 'config.yaml');
-  await writeFile(file, config);
-  const args = ['--config', file, '--redis-url', redis.url];
   // One after the other: both seed the same user, and the second must find it already there.
-  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey, CAROL_KEY: leasedKey }));
-  gateways.push(await startGatewayProcess(args, { BOB_KEY: userKey, CAROL_KEY: leasedKey }));
-});
-
-after(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
+  gateways.push(await bed.process(config, { env: { BOB_KEY: userKey, CAROL_KEY: leasedKey } }));
+  gateways.push(await bed.process(config, { env: { BOB_KEY: userKey, CAROL_KEY: leasedKey } }));
 });
 
 /** One chat request of 0.01 through the i-th gateway (alternating); its status, after checking its body. */
@@ -89,8 +66,8 @@ async function chat(key: string, i: number): Promise<number> {
 /** Waits until the user's last hold is gone, then checks that nothing is held and `served` requests were charged. */
 async function assertSettled(userId: string, served: number): Promise<void> {
   // Settlement runs just after each answer, and leases close within BUDGET_LEASES.openMs.
-  const store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
-  const raw = new Redis(redis.url);
+  const store = await RedisStore.connect(bed.redis.url, { usageRetentionMs: 86_400_000 });
+  const raw = new Redis(bed.redis.url);
   try {
     const balance = await eventually(async () => {
       const now = await store.ledger.balance(userId, Date.now());

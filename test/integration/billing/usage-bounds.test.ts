@@ -9,9 +9,12 @@ import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { countChatPromptTokens, countTextTokens } from '../../../gateway/metering/tokens.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
+import { sseEvents, type TestGateway } from '../../support/gateway.ts';
+import type { ModelEntry } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { assertError, JSON_HEADERS, parsePrometheus, sampleValue, send, waitUntil } from '../http/helpers.ts';
 
+const bed = testBed();
 const rich = generateKey().secret;
 const tight = generateKey().secret;
 const poor = generateKey().secret;
@@ -27,39 +30,29 @@ let backend: FakeBackend;
 let gw: TestGateway;
 
 /** Every router costs 0.001 per prompt token; `chat` and `small` as much per completion token. */
-const router = (id: string, completion: number, extra = '') => `
-  - id: ${id}
-    type: text-generation${extra}
-    costs: { prompt_tokens: 1000, completion_tokens: ${completion} }
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "${backend.url}" }`;
+const router = (id: string, completion: number, fields: Partial<ModelEntry> = {}): ModelEntry => ({
+  id,
+  type: 'text-generation',
+  ...fields,
+  costs: { prompt_tokens: 1000, completion_tokens: completion },
+  providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: backend.url } }],
+});
 
 before(async () => {
   backend = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - id: carol
-    name: Carol
-    budget: 100
-    keys: [{ name: c, key: "\${RICH}" }]
-  - id: dave
-    name: Dave
-    budget: "0.02"
-    keys: [{ name: d, key: "\${TIGHT}" }]
-  - id: erin
-    name: Erin
-    budget: "0.000001"
-    keys: [{ name: e, key: "\${POOR}" }]
-models:${router('chat', 1000)}${router('small', 1000, '\n    max_context_length: 40')}${router('over', 0)}${router('learn', 0)}
-`,
+  gw = await bed.gateway(
+    {
+      users: [
+        { id: 'carol', name: 'Carol', budget: 100, keys: [{ name: 'c', key: '${RICH}' }] },
+        { id: 'dave', name: 'Dave', budget: '0.02', keys: [{ name: 'd', key: '${TIGHT}' }] },
+        { id: 'erin', name: 'Erin', budget: '0.000001', keys: [{ name: 'e', key: '${POOR}' }] },
+      ],
+      models: [router('chat', 1000), router('small', 1000, { max_context_length: 40 }), router('over', 0), router('learn', 0)],
+    },
     { env: { RICH: rich, TIGHT: tight, POOR: poor }, settings: { promptRatioSyncSeconds: 0.05 } },
   );
 });
 after(async () => {
-  await gw.close();
   await backend.close();
 });
 

@@ -9,9 +9,13 @@ import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { countChatPromptTokens, countTextTokens } from '../../../gateway/metering/tokens.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
+import { sseEvents, type TestGateway } from '../../support/gateway.ts';
+import type { ModelEntry } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { RouterType } from '../../../core/resources/kinds.ts';
 import { parsePrometheus, sampleValue, send, waitUntil } from '../http/helpers.ts';
 
+const bed = testBed();
 const key = generateKey().secret;
 const MESSAGES = [{ role: 'user', content: 'Hello' }];
 /** The gateway's count of MESSAGES: what admission counted. */
@@ -24,31 +28,24 @@ let backend: FakeBackend;
 let gw: TestGateway;
 
 /** 0.001 per token, prompt and completion. */
-const router = (id: string, type: string) => `
-  - id: ${id}
-    type: ${type}
-    costs: { prompt_tokens: 1000, completion_tokens: 1000 }
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "${backend.url}" }`;
+const router = (id: string, type: RouterType): ModelEntry => ({
+  id,
+  type,
+  costs: { prompt_tokens: 1000, completion_tokens: 1000 },
+  providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: backend.url } }],
+});
 
 before(async () => {
   backend = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - id: carol
-    name: Carol
-    budget: 100
-    keys: [{ name: c, key: "\${KEY}" }]
-models:${router('chat', 'text-generation')}${router('embed', 'text-embeddings-inference')}${router('rank', 'text-classification')}
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'carol', name: 'Carol', budget: 100, keys: [{ name: 'c', key: '${KEY}' }] }],
+      models: [router('chat', 'text-generation'), router('embed', 'text-embeddings-inference'), router('rank', 'text-classification')],
+    },
     { env: { KEY: key } },
   );
 });
 after(async () => {
-  await gw.close();
   await backend.close();
 });
 

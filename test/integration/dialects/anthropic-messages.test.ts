@@ -9,8 +9,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const brokeKey = generateKey().secret;
@@ -21,24 +24,23 @@ let client: Anthropic;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: coder, name: Coder, budget: "10", keys: [{ name: k, key: "\${KEY}" }] }
-  - { id: broke, name: Broke, budget: "0.001", keys: [{ name: k, key: "\${BROKE}" }] }
-  - { id: limited, name: Limited, rate_limits: { requests_per_minute: 1 }, keys: [{ name: k, key: "\${LIMITED}" }] }
-models:
-  - id: claude-like
-    type: text-generation
-    costs: { prompt_tokens: 1000, completion_tokens: 2000 }
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "${'${FAKE}'}" }
-  - id: embedder
-    type: text-embeddings-inference
-    providers: [{ model: e, type: simulator }]
-`,
+  gw = await bed.gateway(
+    {
+      users: [
+        { id: 'coder', name: 'Coder', budget: '10', keys: [{ name: 'k', key: '${KEY}' }] },
+        { id: 'broke', name: 'Broke', budget: '0.001', keys: [{ name: 'k', key: '${BROKE}' }] },
+        { id: 'limited', name: 'Limited', rate_limits: { requests_per_minute: 1 }, keys: [{ name: 'k', key: '${LIMITED}' }] },
+      ],
+      models: [
+        {
+          id: 'claude-like',
+          type: 'text-generation',
+          costs: { prompt_tokens: 1000, completion_tokens: 2000 },
+          providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: '${FAKE}' } }],
+        },
+        { id: 'embedder', type: 'text-embeddings-inference', providers: [{ model: 'e', type: 'simulator' }] },
+      ],
+    },
     { env: { KEY: key, BROKE: brokeKey, LIMITED: limitedKey, FAKE: fake.url } },
   );
   client = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });

@@ -18,7 +18,10 @@ import {
 } from '../../support/fake-anthropic.ts';
 import { eventually } from '../../support/eventually.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const PROVIDER_KEY = 'sk-ant-provider-key-never-shown';
@@ -27,19 +30,18 @@ let gw: TestGateway;
 
 before(async () => {
   fake = await startFakeAnthropic();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: claude
-    type: text-generation
-    costs: { prompt_tokens: 3, completion_tokens: 15 }
-    providers:
-      - model: claude-sonnet
-        type: anthropic
-        args: { api_url: "\${FAKE}", api_key: "\${PROVIDER_KEY}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'dev', name: 'Dev', keys: [{ name: 'k', key: '${KEY}' }] }],
+      models: [
+        {
+          id: 'claude',
+          type: 'text-generation',
+          costs: { prompt_tokens: 3, completion_tokens: 15 },
+          providers: [{ model: 'claude-sonnet', type: 'anthropic', args: { api_url: '${FAKE}', api_key: '${PROVIDER_KEY}' } }],
+        },
+      ],
+    },
     { env: { KEY: key, FAKE: fake.url, PROVIDER_KEY } },
   );
 });
@@ -237,17 +239,20 @@ describe('a router served by Anthropic', () => {
     });
 
     test('a router with a provider of another kind translates instead, and refuses what it cannot say', async () => {
-      const other = await startTestGateway(
-        `
-users:
-  - { id: dev, name: Dev, keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: mixed
-    type: text-generation
-    providers:
-      - { model: claude-sonnet, type: anthropic, args: { api_url: "\${FAKE}" } }
-      - { model: sim, type: simulator }
-`,
+      const other = await bed.gateway(
+        {
+          users: [{ id: 'dev', name: 'Dev', keys: [{ name: 'k', key: '${KEY}' }] }],
+          models: [
+            {
+              id: 'mixed',
+              type: 'text-generation',
+              providers: [
+                { model: 'claude-sonnet', type: 'anthropic', args: { api_url: '${FAKE}' } },
+                { model: 'sim', type: 'simulator' },
+              ],
+            },
+          ],
+        },
         { env: { KEY: key, FAKE: fake.url } },
       );
       try {

@@ -6,8 +6,11 @@ import assert from 'node:assert/strict';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
 const keys = { messages: generateKey().secret, responses: generateKey().secret };
@@ -17,25 +20,25 @@ let gw: TestGateway;
 before(async () => {
   backend = await startFakeOpenAI();
   backend.behave({ text: WORDS.join(' '), chunkDelayMs: 50 });
-  gw = await startTestGateway(
-    `
-users:
-  - { id: anthropic-client, name: A, budget: 10, keys: [{ name: k, key: "\${MESSAGES}" }] }
-  - { id: responses-client, name: R, budget: 10, keys: [{ name: k, key: "\${RESPONSES}" }] }
-models:
-  - id: priced
-    type: text-generation
-    costs: { prompt_tokens: 0, completion_tokens: 1000 }
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "${'${BACKEND}'}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [
+        { id: 'anthropic-client', name: 'A', budget: 10, keys: [{ name: 'k', key: '${MESSAGES}' }] },
+        { id: 'responses-client', name: 'R', budget: 10, keys: [{ name: 'k', key: '${RESPONSES}' }] },
+      ],
+      models: [
+        {
+          id: 'priced',
+          type: 'text-generation',
+          costs: { prompt_tokens: 0, completion_tokens: 1000 },
+          providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: '${BACKEND}' } }],
+        },
+      ],
+    },
     { env: { MESSAGES: keys.messages, RESPONSES: keys.responses, BACKEND: backend.url } },
   );
 });
 after(async () => {
-  await gw.close();
   await backend.close();
 });
 

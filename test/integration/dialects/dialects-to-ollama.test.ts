@@ -8,7 +8,10 @@ import OpenAI from 'openai';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { DEFAULT_TEXT, PROMPT_TOKENS, startFakeOllama } from '../../support/fake-ollama.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 let fake: FakeBackend;
@@ -18,19 +21,18 @@ const COST = 0.021;
 
 before(async () => {
   fake = await startFakeOllama();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: local
-    type: text-generation
-    costs: { prompt_tokens: 1000, completion_tokens: 2000 }
-    providers:
-      - model: llama3.2
-        type: ollama
-        args: { api_url: "\${FAKE}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'dev', name: 'Dev', keys: [{ name: 'k', key: '${KEY}' }] }],
+      models: [
+        {
+          id: 'local',
+          type: 'text-generation',
+          costs: { prompt_tokens: 1000, completion_tokens: 2000 },
+          providers: [{ model: 'llama3.2', type: 'ollama', args: { api_url: '${FAKE}' } }],
+        },
+      ],
+    },
     { env: { KEY: key, FAKE: fake.url } },
   );
 });

@@ -9,8 +9,11 @@ import OpenAI from 'openai';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const PROVIDER_KEY = 'sk-openai-provider-key-never-shown';
@@ -22,19 +25,18 @@ const COST = 0.021;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: gpt
-    type: text-generation
-    costs: { prompt_tokens: 1000, completion_tokens: 2000 }
-    providers:
-      - model: gpt-upstream
-        type: openai
-        args: { api_url: "\${FAKE}", api_key: "\${PROVIDER_KEY}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'dev', name: 'Dev', budget: '1000', keys: [{ name: 'k', key: '${KEY}' }] }],
+      models: [
+        {
+          id: 'gpt',
+          type: 'text-generation',
+          costs: { prompt_tokens: 1000, completion_tokens: 2000 },
+          providers: [{ model: 'gpt-upstream', type: 'openai', args: { api_url: '${FAKE}', api_key: '${PROVIDER_KEY}' } }],
+        },
+      ],
+    },
     { env: { KEY: key, FAKE: fake.url, PROVIDER_KEY } },
   );
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });

@@ -8,8 +8,11 @@ import OpenAI from 'openai';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const otherKey = generateKey().secret;
@@ -21,22 +24,23 @@ let client: OpenAI;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
-  - { id: other, name: Other, keys: [{ name: k, key: "\${OTHER}" }] }
-  - { id: broke, name: Broke, budget: "0.001", keys: [{ name: k, key: "\${BROKE}" }] }
-  - { id: limited, name: Limited, rate_limits: { requests_per_minute: 1 }, keys: [{ name: k, key: "\${LIMITED}" }] }
-models:
-  - id: gpt-like
-    type: text-generation
-    costs: { prompt_tokens: 1000, completion_tokens: 2000 }
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "\${FAKE}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [
+        { id: 'dev', name: 'Dev', budget: '1000', keys: [{ name: 'k', key: '${KEY}' }] },
+        { id: 'other', name: 'Other', keys: [{ name: 'k', key: '${OTHER}' }] },
+        { id: 'broke', name: 'Broke', budget: '0.001', keys: [{ name: 'k', key: '${BROKE}' }] },
+        { id: 'limited', name: 'Limited', rate_limits: { requests_per_minute: 1 }, keys: [{ name: 'k', key: '${LIMITED}' }] },
+      ],
+      models: [
+        {
+          id: 'gpt-like',
+          type: 'text-generation',
+          costs: { prompt_tokens: 1000, completion_tokens: 2000 },
+          providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: '${FAKE}' } }],
+        },
+      ],
+    },
     { env: { KEY: key, OTHER: otherKey, BROKE: brokeKey, LIMITED: limitedKey, FAKE: fake.url } },
   );
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });

@@ -9,7 +9,10 @@ import OpenAI from 'openai';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const MAX_BYTES = 20_000;
@@ -19,18 +22,13 @@ let client: OpenAI;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: gpt-like
-    type: text-generation
-    providers:
-      - model: upstream-model
-        type: vllm
-        args: { api_url: "\${FAKE}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'dev', name: 'Dev', keys: [{ name: 'k', key: '${KEY}' }] }],
+      models: [
+        { id: 'gpt-like', type: 'text-generation', providers: [{ model: 'upstream-model', type: 'vllm', args: { api_url: '${FAKE}' } }] },
+      ],
+    },
     {
       env: { KEY: key, FAKE: fake.url },
       settings: { storedResponseMaxBytes: MAX_BYTES, storedResponseMaxTurns: 3, storedResponsesMaxBytesPerUser: 60_000 },

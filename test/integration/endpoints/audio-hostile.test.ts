@@ -5,18 +5,19 @@
 // the gateway answers other requests the while.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { parseBuffer } from 'music-metadata';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend, FormFile } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { COMPILED_CLI, startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
 import { flacClaiming, vbrMp3 } from '../../support/audio.ts';
 import { wav } from '../../support/wav.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const auth = { authorization: `Bearer ${key}` };
@@ -25,29 +26,28 @@ const HOURS_555 = 555 * 3600;
 let fake: FakeBackend;
 let gw: TestGateway;
 
-const config = `
-users:
-  - { id: dev, name: Dev, budget: "100000", keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: whisper
-    type: automatic-speech-recognition
-    costs: { audio_minutes: 0.6 }
-    providers: [{ model: openai/whisper-large-v3, type: vllm, args: { api_url: "\${FAKE}" } }]
-  - id: whisper-free
-    type: automatic-speech-recognition
-    providers: [{ model: openai/whisper-large-v3, type: vllm, args: { api_url: "\${FAKE}" } }]
-  - id: sim
-    type: automatic-speech-recognition
-    costs: { audio_minutes: 0.6 }
-    providers: [{ model: sim, type: simulator }]
-  - id: sim-free
-    type: automatic-speech-recognition
-    providers: [{ model: sim, type: simulator }]
-`;
+const config: GatewayConfig = {
+  users: [{ id: 'dev', name: 'Dev', budget: '100000', keys: [{ name: 'k', key: '${KEY}' }] }],
+  models: [
+    {
+      id: 'whisper',
+      type: 'automatic-speech-recognition',
+      costs: { audio_minutes: 0.6 },
+      providers: [{ model: 'openai/whisper-large-v3', type: 'vllm', args: { api_url: '${FAKE}' } }],
+    },
+    {
+      id: 'whisper-free',
+      type: 'automatic-speech-recognition',
+      providers: [{ model: 'openai/whisper-large-v3', type: 'vllm', args: { api_url: '${FAKE}' } }],
+    },
+    { id: 'sim', type: 'automatic-speech-recognition', costs: { audio_minutes: 0.6 }, providers: [{ model: 'sim', type: 'simulator' }] },
+    { id: 'sim-free', type: 'automatic-speech-recognition', providers: [{ model: 'sim', type: 'simulator' }] },
+  ],
+};
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(config, { env: { KEY: key, FAKE: fake.url } });
+  gw = await bed.gateway(config, { env: { KEY: key, FAKE: fake.url } });
 });
 
 after(async () => {
@@ -221,19 +221,14 @@ function upload(url: string, model: string, file: Buffer, name: string, type: st
 }
 
 describe('the compiled gateway (npm run build) scans audio in its compiled worker', () => {
-  let dir: string;
   let compiled: GatewayProcess;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tollgate-audio-compiled-'));
-    const path = join(dir, 'config.yaml');
-    await writeFile(path, config);
-    compiled = await startGatewayProcess(['--config', path], { KEY: key, FAKE: fake.url }, COMPILED_CLI);
+    compiled = await bed.process(config, { env: { KEY: key, FAKE: fake.url }, compiled: true });
   });
 
   after(async () => {
     await compiled?.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   test('a 3-second WAV is charged 3 seconds, and a forged FLAC refused, as from the sources', async () => {

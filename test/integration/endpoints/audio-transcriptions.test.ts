@@ -10,9 +10,12 @@ import OpenAI, { toFile } from 'openai';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend, FormFile } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { eventually } from '../../support/eventually.ts';
 import { wav } from '../../support/wav.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const MAX_AUDIO_BYTES = 1024 * 1024;
 const key = generateKey().secret;
@@ -26,35 +29,31 @@ const auth = { authorization: `Bearer ${key}` };
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
-  - { id: broke, name: Broke, budget: "0.05", keys: [{ name: k, key: "\${BROKE}" }] }
-  - { id: limited, name: Limited, rate_limits: { requests_per_minute: 1 }, keys: [{ name: k, key: "\${LIMITED}" }] }
-  - { id: gone, name: Gone, budget: "10", keys: [{ name: k, key: "\${GONE}" }] }
-models:
-  - id: whisper
-    type: automatic-speech-recognition
-    costs: { audio_minutes: 0.6 }
-    providers:
-      - model: openai/whisper-large-v3
-        type: vllm
-        args: { api_url: "\${FAKE}" }
-        carbon: { params_total_b: 1.55, zone: FRA }
-  - id: whisper-free
-    type: automatic-speech-recognition
-    providers:
-      - model: openai/whisper-large-v3
-        type: vllm
-        args: { api_url: "\${FAKE}" }
-  - id: chat
-    type: text-generation
-    providers:
-      - model: m
-        type: vllm
-        args: { api_url: "\${FAKE}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [
+        { id: 'dev', name: 'Dev', budget: '1000', keys: [{ name: 'k', key: '${KEY}' }] },
+        { id: 'broke', name: 'Broke', budget: '0.05', keys: [{ name: 'k', key: '${BROKE}' }] },
+        { id: 'limited', name: 'Limited', rate_limits: { requests_per_minute: 1 }, keys: [{ name: 'k', key: '${LIMITED}' }] },
+        { id: 'gone', name: 'Gone', budget: '10', keys: [{ name: 'k', key: '${GONE}' }] },
+      ],
+      models: [
+        {
+          id: 'whisper',
+          type: 'automatic-speech-recognition',
+          costs: { audio_minutes: 0.6 },
+          providers: [
+            { model: 'openai/whisper-large-v3', type: 'vllm', args: { api_url: '${FAKE}' }, carbon: { params_total_b: 1.55, zone: 'FRA' } },
+          ],
+        },
+        {
+          id: 'whisper-free',
+          type: 'automatic-speech-recognition',
+          providers: [{ model: 'openai/whisper-large-v3', type: 'vllm', args: { api_url: '${FAKE}' } }],
+        },
+        { id: 'chat', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: '${FAKE}' } }] },
+      ],
+    },
     {
       env: { KEY: key, BROKE: brokeKey, LIMITED: limitedKey, GONE: goneKey, FAKE: fake.url },
       settings: { maxAudioBytes: MAX_AUDIO_BYTES },

@@ -7,8 +7,12 @@ import { connect } from 'node:net';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { wav } from '../../support/wav.ts';
+import { HANG_MS } from '../../support/patience.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const key = generateKey().secret;
 const auth = { authorization: `Bearer ${key}` };
@@ -17,19 +21,18 @@ let gw: TestGateway;
 
 before(async () => {
   fake = await startFakeOpenAI();
-  gw = await startTestGateway(
-    `
-users:
-  - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: whisper
-    type: automatic-speech-recognition
-    costs: { audio_minutes: 0.6 }
-    providers:
-      - model: openai/whisper-large-v3
-        type: vllm
-        args: { api_url: "\${FAKE}" }
-`,
+  gw = await bed.gateway(
+    {
+      users: [{ id: 'dev', name: 'Dev', budget: '1000', keys: [{ name: 'k', key: '${KEY}' }] }],
+      models: [
+        {
+          id: 'whisper',
+          type: 'automatic-speech-recognition',
+          costs: { audio_minutes: 0.6 },
+          providers: [{ model: 'openai/whisper-large-v3', type: 'vllm', args: { api_url: '${FAKE}' } }],
+        },
+      ],
+    },
     { env: { KEY: key, FAKE: fake.url } },
   );
 });
@@ -101,7 +104,7 @@ async function assertServesOn(): Promise<void> {
   assert.equal(((await response.json()) as { text: string }).text, 'Hello from the fake backend');
 }
 
-const REQUEST_BOUND = { timeout: 20_000 };
+const REQUEST_BOUND = { timeout: HANG_MS };
 
 describe('a broken transcription form', () => {
   test('a file part that never closes (183 bytes, its length declared) is a 400, and the gateway lives on', REQUEST_BOUND, async () => {

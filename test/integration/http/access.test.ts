@@ -2,21 +2,22 @@
 // route differently (percent-encoded, absolute-form) cannot skip the key check; every route but
 // the public ones (health, metrics, Playground) needs a key, the admin API an admin's key; and a
 // URL that matches no route tells a caller without a key nothing.
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertError, send, yamlConfig } from './helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { assertError, send } from './helpers.ts';
 import { rawRequest } from './raw-http.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 let gw: TestGateway;
 let host: string;
 
 before(async () => {
-  gw = await startTestGateway(yamlConfig([{ id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }]));
+  gw = await bed.gateway({ models: [{ id: 'chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }] });
   host = new URL(gw.url).host;
 });
-
-after(() => gw.close());
 
 const MISSING = { status: 401, code: 'invalid_api_key', type: 'authentication_error', message: /^Missing API key/, param: null };
 

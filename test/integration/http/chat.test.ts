@@ -3,10 +3,14 @@
 // answer the client gets back with the router's name and a usage block carrying cost and carbon.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend, RecordedRequest } from '../../support/fake-server.ts';
-import { exactCost, postJson, printedCosts, yamlConfig } from './helpers.ts';
+import { exactCost, postJson, printedCosts } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig, ModelEntry } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 const API_KEY = 'sk-fake-provider-key-0123456789';
 const USER = [{ role: 'user', content: 'Say hello' }];
@@ -27,46 +31,49 @@ const PROVIDER_TYPES = [
 before(async () => {
   fake = await startFakeOpenAI();
   const args = { api_url: fake.url, api_key: '${FAKE_API_KEY}', timeout: 10 };
-  const config = yamlConfig([
-    ...PROVIDER_TYPES.map(({ type, router, model }) => ({
-      id: router,
-      type: 'text-generation',
-      aliases: [`${router}-alias`],
-      costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
-      providers: [{ model, type, args }],
-    })),
-    {
-      id: 'priced-3-10',
-      type: 'text-generation',
-      costs: { prompt_tokens: '3', completion_tokens: '10' },
-      providers: [{ model: 'm', type: 'vllm', args }],
-    },
-    {
-      id: 'priced-0.15-0.45',
-      type: 'text-generation',
-      costs: { prompt_tokens: '0.15', completion_tokens: '0.45' },
-      providers: [{ model: 'm', type: 'vllm', args }],
-    },
-    {
-      id: 'priced-2.5-10',
-      type: 'text-generation',
-      costs: { prompt_tokens: '2.5', completion_tokens: '10' },
-      providers: [{ model: 'm', type: 'openai', args }],
-    },
-    { id: 'free', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args }] },
-    {
-      id: 'green',
-      type: 'text-generation',
-      costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
-      providers: [{ model: 'llama-8b', type: 'vllm', args, carbon: { params_total_b: 8, zone: 'FRA' } }],
-    },
-    { id: 'keyless', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: fake.url } }] },
-  ]);
-  gw = await startTestGateway(config, { env: { FAKE_API_KEY: API_KEY } });
+  const config: GatewayConfig = {
+    models: [
+      ...PROVIDER_TYPES.map(
+        ({ type, router, model }): ModelEntry => ({
+          id: router,
+          type: 'text-generation',
+          aliases: [`${router}-alias`],
+          costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+          providers: [{ model, type, args }],
+        }),
+      ),
+      {
+        id: 'priced-3-10',
+        type: 'text-generation',
+        costs: { prompt_tokens: '3', completion_tokens: '10' },
+        providers: [{ model: 'm', type: 'vllm', args }],
+      },
+      {
+        id: 'priced-0.15-0.45',
+        type: 'text-generation',
+        costs: { prompt_tokens: '0.15', completion_tokens: '0.45' },
+        providers: [{ model: 'm', type: 'vllm', args }],
+      },
+      {
+        id: 'priced-2.5-10',
+        type: 'text-generation',
+        costs: { prompt_tokens: '2.5', completion_tokens: '10' },
+        providers: [{ model: 'm', type: 'openai', args }],
+      },
+      { id: 'free', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args }] },
+      {
+        id: 'green',
+        type: 'text-generation',
+        costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+        providers: [{ model: 'llama-8b', type: 'vllm', args, carbon: { params_total_b: 8, zone: 'FRA' } }],
+      },
+      { id: 'keyless', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: fake.url } }] },
+    ],
+  };
+  gw = await bed.gateway(config, { env: { FAKE_API_KEY: API_KEY } });
 });
 
 after(async () => {
-  await gw.close();
   await fake.close();
 });
 

@@ -3,11 +3,15 @@
 // /v1/rerank. Each answer carries the router's name and a usage block priced by spec 8.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import { fakeVector, startFakeTei } from '../../support/fake-tei.ts';
 import type { FakeBackend, RecordedRequest } from '../../support/fake-server.ts';
-import { assertError, exactCost, postJson, printedCosts, yamlConfig } from './helpers.ts';
+import { assertError, exactCost, postJson, printedCosts } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 const API_KEY = 'sk-endpoints-key-9876';
 const NO_CARBON = { kWh: 0, kgCO2eq: 0 };
@@ -20,69 +24,70 @@ before(async () => {
   fake = await startFakeOpenAI();
   tei = await startFakeTei();
   const args = { api_url: fake.url, api_key: '${KEY}' };
-  const config = yamlConfig([
-    {
-      id: 'gpt-instruct',
-      type: 'text-generation',
-      costs: { prompt_tokens: '1.5', completion_tokens: '2' },
-      providers: [{ model: 'gpt-3.5-turbo-instruct', type: 'openai', args }],
-    },
-    {
-      id: 'openai-embed',
-      type: 'text-embeddings-inference',
-      costs: { prompt_tokens: '2', completion_tokens: '0' },
-      providers: [{ model: 'text-embedding-3-small', type: 'openai', args }],
-    },
-    {
-      id: 'vllm-embed',
-      type: 'text-embeddings-inference',
-      costs: { prompt_tokens: '0.13', completion_tokens: '0' },
-      providers: [{ model: 'BAAI/bge-m3', type: 'vllm', args }],
-    },
-    {
-      id: 'vllm-rerank',
-      type: 'text-classification',
-      aliases: ['reranker'],
-      costs: { prompt_tokens: '5', completion_tokens: '0' },
-      providers: [{ model: 'BAAI/bge-reranker-v2-m3', type: 'vllm', args }],
-    },
-    { id: 'mistral-only', type: 'text-generation', providers: [{ model: 'mistral-small', type: 'mistral', args }] },
-    {
-      id: 'tei-embed',
-      type: 'text-embeddings-inference',
-      costs: { prompt_tokens: '1', completion_tokens: '0' },
-      providers: [{ model: 'bge-small', type: 'tei', args: { api_url: tei.url } }],
-    },
-    {
-      id: 'tei-rerank',
-      type: 'text-classification',
-      costs: { prompt_tokens: '1', completion_tokens: '0' },
-      providers: [{ model: 'bge-reranker', type: 'tei', args: { api_url: tei.url } }],
-    },
-    {
-      id: 'sim-chat',
-      type: 'text-generation',
-      costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
-      providers: [{ model: 'sim-llm', type: 'simulator' }],
-    },
-    {
-      id: 'sim-embed',
-      type: 'text-embeddings-inference',
-      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
-      providers: [{ model: 'sim-embed', type: 'simulator' }],
-    },
-    {
-      id: 'sim-rerank',
-      type: 'text-classification',
-      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
-      providers: [{ model: 'sim-rerank', type: 'simulator' }],
-    },
-  ]);
-  gw = await startTestGateway(config, { env: { KEY: API_KEY } });
+  const config: GatewayConfig = {
+    models: [
+      {
+        id: 'gpt-instruct',
+        type: 'text-generation',
+        costs: { prompt_tokens: '1.5', completion_tokens: '2' },
+        providers: [{ model: 'gpt-3.5-turbo-instruct', type: 'openai', args }],
+      },
+      {
+        id: 'openai-embed',
+        type: 'text-embeddings-inference',
+        costs: { prompt_tokens: '2', completion_tokens: '0' },
+        providers: [{ model: 'text-embedding-3-small', type: 'openai', args }],
+      },
+      {
+        id: 'vllm-embed',
+        type: 'text-embeddings-inference',
+        costs: { prompt_tokens: '0.13', completion_tokens: '0' },
+        providers: [{ model: 'BAAI/bge-m3', type: 'vllm', args }],
+      },
+      {
+        id: 'vllm-rerank',
+        type: 'text-classification',
+        aliases: ['reranker'],
+        costs: { prompt_tokens: '5', completion_tokens: '0' },
+        providers: [{ model: 'BAAI/bge-reranker-v2-m3', type: 'vllm', args }],
+      },
+      { id: 'mistral-only', type: 'text-generation', providers: [{ model: 'mistral-small', type: 'mistral', args }] },
+      {
+        id: 'tei-embed',
+        type: 'text-embeddings-inference',
+        costs: { prompt_tokens: '1', completion_tokens: '0' },
+        providers: [{ model: 'bge-small', type: 'tei', args: { api_url: tei.url } }],
+      },
+      {
+        id: 'tei-rerank',
+        type: 'text-classification',
+        costs: { prompt_tokens: '1', completion_tokens: '0' },
+        providers: [{ model: 'bge-reranker', type: 'tei', args: { api_url: tei.url } }],
+      },
+      {
+        id: 'sim-chat',
+        type: 'text-generation',
+        costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+        providers: [{ model: 'sim-llm', type: 'simulator' }],
+      },
+      {
+        id: 'sim-embed',
+        type: 'text-embeddings-inference',
+        costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+        providers: [{ model: 'sim-embed', type: 'simulator' }],
+      },
+      {
+        id: 'sim-rerank',
+        type: 'text-classification',
+        costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+        providers: [{ model: 'sim-rerank', type: 'simulator' }],
+      },
+    ],
+  };
+  gw = await bed.gateway(config, { env: { KEY: API_KEY } });
 });
 
 after(async () => {
-  await gw.close();
   await fake.close();
   await tei.close();
 });

@@ -3,21 +3,32 @@
 // message says what is wrong (never a 500, never a stack trace).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertError, JSON_HEADERS, postJson, send, yamlConfig } from './helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { assertError, JSON_HEADERS, postJson, send } from './helpers.ts';
 import { rawRequest } from './raw-http.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
 
-const CONFIG = yamlConfig([
-  { id: 'chat-router', type: 'text-generation', aliases: ['chat-alias'], providers: [{ model: 'sim-llm', type: 'simulator' }] },
-  { id: 'vision-router', type: 'image-text-to-text', aliases: ['vision-alias'], providers: [{ model: 'sim-vlm', type: 'simulator' }] },
-  {
-    id: 'embed-router',
-    type: 'text-embeddings-inference',
-    aliases: ['embed-alias'],
-    providers: [{ model: 'sim-embed', type: 'simulator' }],
-  },
-  { id: 'rerank-router', type: 'text-classification', aliases: ['rerank-alias'], providers: [{ model: 'sim-rerank', type: 'simulator' }] },
-]);
+const bed = testBed();
+
+const CONFIG: GatewayConfig = {
+  models: [
+    { id: 'chat-router', type: 'text-generation', aliases: ['chat-alias'], providers: [{ model: 'sim-llm', type: 'simulator' }] },
+    { id: 'vision-router', type: 'image-text-to-text', aliases: ['vision-alias'], providers: [{ model: 'sim-vlm', type: 'simulator' }] },
+    {
+      id: 'embed-router',
+      type: 'text-embeddings-inference',
+      aliases: ['embed-alias'],
+      providers: [{ model: 'sim-embed', type: 'simulator' }],
+    },
+    {
+      id: 'rerank-router',
+      type: 'text-classification',
+      aliases: ['rerank-alias'],
+      providers: [{ model: 'sim-rerank', type: 'simulator' }],
+    },
+  ],
+};
 
 /** A valid body for each inference endpoint, without its `model`. */
 const ENDPOINTS = {
@@ -35,10 +46,8 @@ const USER = [{ role: 'user', content: 'Hello' }];
 let gw: TestGateway;
 
 before(async () => {
-  gw = await startTestGateway(CONFIG);
+  gw = await bed.gateway(CONFIG);
 });
-
-after(() => gw.close());
 
 describe('spec 7: a model name that matches no router id or alias is 404 "Model not found"', () => {
   for (const path of PATHS) {
@@ -398,7 +407,7 @@ describe("what Fastify or Node answer before any route runs is in the API's enve
 describe('the body size limit', () => {
   let small: TestGateway;
   before(async () => {
-    small = await startTestGateway(CONFIG, { settings: { bodyLimit: 2048 } });
+    small = await bed.gateway(CONFIG, { settings: { bodyLimit: 2048 } });
   });
   after(() => small.close());
 

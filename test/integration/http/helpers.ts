@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { TestGateway } from '../../support/gateway.ts';
 import { poll } from '../../support/eventually.ts';
+import { SETTLE_MS } from '../../support/patience.ts';
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
@@ -114,10 +115,8 @@ export function sampleValue(samples: readonly Sample[], name: string, labels: Re
 }
 
 /** Polls `read` until `done` holds for its value, for at most `timeoutMs`; returns the last value (the caller asserts on it). */
-export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = SETTLE_MS): Promise<T> {
   const { value, error } = await poll(read, done, { timeoutMs });
   if (value === undefined && error !== undefined) throw error;
   return value as T;
 }
-
-export { type YamlModel, yamlConfig, yamlProvider } from '../../support/config-yaml.ts';

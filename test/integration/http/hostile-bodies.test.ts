@@ -7,33 +7,34 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { assertError, send } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 const brokeKey = generateKey().secret;
 const key = generateKey().secret;
 const JSON_TYPE = { 'content-type': 'application/json' };
 
-const CONFIG = `
-users:
-  - { id: broke, name: Broke, budget: "0", keys: [{ name: k, key: "\${BROKE}" }] }
-  - { id: dev, name: Dev, budget: "1000", keys: [{ name: k, key: "\${KEY}" }] }
-models:
-  - id: chat
-    type: text-generation
-    costs: { prompt_tokens: 1, completion_tokens: 1 }
-    providers: [{ model: sim, type: simulator }]
-  - id: free-chat
-    type: text-generation
-    providers: [{ model: sim, type: simulator }]
-  - id: embed
-    type: text-embeddings-inference
-    costs: { prompt_tokens: 1 }
-    providers: [{ model: sim, type: simulator }]
-  - id: whisper
-    type: automatic-speech-recognition
-    providers: [{ model: sim, type: simulator }]
-`;
+const CONFIG: GatewayConfig = {
+  users: [
+    { id: 'broke', name: 'Broke', budget: '0', keys: [{ name: 'k', key: '${BROKE}' }] },
+    { id: 'dev', name: 'Dev', budget: '1000', keys: [{ name: 'k', key: '${KEY}' }] },
+  ],
+  models: [
+    {
+      id: 'chat',
+      type: 'text-generation',
+      costs: { prompt_tokens: 1, completion_tokens: 1 },
+      providers: [{ model: 'sim', type: 'simulator' }],
+    },
+    { id: 'free-chat', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+    { id: 'embed', type: 'text-embeddings-inference', costs: { prompt_tokens: 1 }, providers: [{ model: 'sim', type: 'simulator' }] },
+    { id: 'whisper', type: 'automatic-speech-recognition', providers: [{ model: 'sim', type: 'simulator' }] },
+  ],
+};
 
 const broke = { authorization: `Bearer ${brokeKey}`, ...JSON_TYPE };
 const dev = { authorization: `Bearer ${key}`, ...JSON_TYPE };
@@ -41,7 +42,7 @@ const dev = { authorization: `Bearer ${key}`, ...JSON_TYPE };
 describe('bodies of too many values, with the default bounds', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(CONFIG, { env: { BROKE: brokeKey, KEY: key } });
+    gw = await bed.gateway(CONFIG, { env: { BROKE: brokeKey, KEY: key } });
   });
   after(() => gw.close());
 
@@ -157,7 +158,7 @@ function openRequest(gw: TestGateway, path: string, headers: Record<string, stri
 describe('bodies that do not arrive in time', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(CONFIG, { env: { BROKE: brokeKey, KEY: key }, settings: { bodyIdleSeconds: 0.3, bodyTimeoutSeconds: 2 } });
+    gw = await bed.gateway(CONFIG, { env: { BROKE: brokeKey, KEY: key }, settings: { bodyIdleSeconds: 0.3, bodyTimeoutSeconds: 2 } });
   });
   after(() => gw.close());
 
@@ -224,7 +225,7 @@ describe('bodies that do not arrive in time', () => {
 describe('arrays of 150,000 items, with the value bound raised to let them in', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(CONFIG, { env: { BROKE: brokeKey, KEY: key }, settings: { maxJsonValues: 1_000_000 } });
+    gw = await bed.gateway(CONFIG, { env: { BROKE: brokeKey, KEY: key }, settings: { maxJsonValues: 1_000_000 } });
   });
   after(() => gw.close());
 

@@ -1,11 +1,13 @@
 // The admin API's PATCH is a JSON Merge Patch (RFC 7396), whose media type is
 // application/merge-patch+json: a PATCH with it is read as JSON, as with application/json. Any
 // other method refuses it (415) as any type it does not take: a merge patch is only a PATCH's.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { assertError } from '../../support/api-errors.ts';
-import { yamlConfig } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -13,14 +15,10 @@ let gw: TestGateway;
 let userId: string;
 
 before(async () => {
-  gw = await startTestGateway(yamlConfig([{ id: 'm', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }]));
+  gw = await bed.gateway({ models: [{ id: 'm', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] }] });
   const created = await gw.post('/v1/admin/users', { name: 'Merged', budget: '5', budget_period: 'monthly' });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   userId = created.body.id;
-});
-
-after(async () => {
-  await gw.close();
 });
 
 test('a PATCH of application/merge-patch+json is applied as a merge patch: a field changed, null removes one', async () => {

@@ -2,30 +2,36 @@
 // traffic, and that the provider's API key never appears on any of these read endpoints.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { JSON_HEADERS, ownClient, parsePrometheus, postJson, sampleValue, send, waitUntil, yamlConfig, type Sample } from './helpers.ts';
+import { JSON_HEADERS, ownClient, parsePrometheus, postJson, sampleValue, send, waitUntil, type Sample } from './helpers.ts';
+import { testBed, type BedGateway } from '../../support/test-bed.ts';
+import { chatModel, simulator, type GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 const SECRET = 'sk-live-SECRET-do-not-leak-4242';
 const USER = [{ role: 'user', content: 'Say hello' }];
 
-function config(fakeUrl: string, extraRouter = false): string {
-  return yamlConfig([
-    {
-      id: 'metered',
-      type: 'text-generation',
-      costs: { prompt_tokens: '3', completion_tokens: '10' },
-      providers: [{ model: 'llama-8b', type: 'vllm', args: { api_url: fakeUrl, api_key: '${UPSTREAM_KEY}', timeout: 30 } }],
-    },
-    {
-      id: 'sim-embed',
-      type: 'text-embeddings-inference',
-      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
-      providers: [{ model: 'bge', type: 'simulator' }],
-    },
-    ...(extraRouter ? [{ id: 'added-later', type: 'text-generation', providers: [{ model: 'x', type: 'simulator' }] }] : []),
-  ]);
+function config(fakeUrl: string, extraRouter = false): GatewayConfig {
+  return {
+    models: [
+      {
+        id: 'metered',
+        type: 'text-generation',
+        costs: { prompt_tokens: '3', completion_tokens: '10' },
+        providers: [{ model: 'llama-8b', type: 'vllm', args: { api_url: fakeUrl, api_key: '${UPSTREAM_KEY}', timeout: 30 } }],
+      },
+      {
+        id: 'sim-embed',
+        type: 'text-embeddings-inference',
+        costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+        providers: [{ model: 'bge', type: 'simulator' }],
+      },
+      ...(extraRouter ? [chatModel('added-later', [simulator({ model: 'x' })])] : []),
+    ],
+  };
 }
 
 async function scrape(gw: TestGateway): Promise<{ text: string; samples: Sample[]; contentType: string }> {
@@ -36,13 +42,13 @@ async function scrape(gw: TestGateway): Promise<{ text: string; samples: Sample[
 
 describe('after some traffic', () => {
   let fake: FakeBackend;
-  let gw: TestGateway;
+  let gw: BedGateway;
   const costs: number[] = [];
   let metrics: { text: string; samples: Sample[]; contentType: string };
 
   before(async () => {
     fake = await startFakeOpenAI();
-    gw = await startTestGateway(config(fake.url), { env: { UPSTREAM_KEY: SECRET } });
+    gw = await bed.gateway(config(fake.url), { env: { UPSTREAM_KEY: SECRET } });
     // Two answers, one stream, one embedding, one unknown model, one wrong type, one failing backend.
     for (let i = 0; i < 2; i++) {
       const answer = await gw.post('/v1/chat/completions', { model: 'metered', messages: USER });
@@ -179,11 +185,11 @@ describe('after some traffic', () => {
 
 describe('in-flight requests, health and readiness', () => {
   let fake: FakeBackend;
-  let gw: TestGateway;
+  let gw: BedGateway;
 
   before(async () => {
     fake = await startFakeOpenAI();
-    gw = await startTestGateway(config(fake.url), { env: { UPSTREAM_KEY: SECRET } });
+    gw = await bed.gateway(config(fake.url), { env: { UPSTREAM_KEY: SECRET } });
   });
 
   after(async () => {

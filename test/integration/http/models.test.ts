@@ -1,28 +1,39 @@
 // GET /v1/models and GET /v1/models/{model}: the routers users can call, in OpenAI's list and
 // model objects, with the fields of spec 2.4 (id, type, aliases, max_context_length).
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { assertError, send, yamlConfig } from './helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { assertError, send } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
 
-const CONFIG = yamlConfig([
-  {
-    id: 'tollgate-chat',
-    type: 'text-generation',
-    aliases: ['chat', 'gpt-4o-mini'],
-    max_context_length: 131072,
-    providers: [{ model: 'simulated-llama', type: 'simulator' }],
-  },
-  { id: 'meta-llama/Llama-3.1-8B', type: 'image-text-to-text', aliases: ['llama:8b'], providers: [{ model: 'llama', type: 'simulator' }] },
-  {
-    id: 'tollgate-embed',
-    type: 'text-embeddings-inference',
-    aliases: ['embed'],
-    max_context_length: 512,
-    providers: [{ model: 'bge', type: 'simulator' }],
-  },
-  { id: 'tollgate-rerank', type: 'text-classification', providers: [{ model: 'bge-reranker', type: 'simulator' }] },
-]);
+const bed = testBed();
+
+const CONFIG: GatewayConfig = {
+  models: [
+    {
+      id: 'tollgate-chat',
+      type: 'text-generation',
+      aliases: ['chat', 'gpt-4o-mini'],
+      max_context_length: 131072,
+      providers: [{ model: 'simulated-llama', type: 'simulator' }],
+    },
+    {
+      id: 'meta-llama/Llama-3.1-8B',
+      type: 'image-text-to-text',
+      aliases: ['llama:8b'],
+      providers: [{ model: 'llama', type: 'simulator' }],
+    },
+    {
+      id: 'tollgate-embed',
+      type: 'text-embeddings-inference',
+      aliases: ['embed'],
+      max_context_length: 512,
+      providers: [{ model: 'bge', type: 'simulator' }],
+    },
+    { id: 'tollgate-rerank', type: 'text-classification', providers: [{ model: 'bge-reranker', type: 'simulator' }] },
+  ],
+};
 
 /** The spec 2.4 description of each router, as configured (8192 is the default context length). */
 const EXPECTED = [
@@ -40,10 +51,8 @@ function specFields(model: Record<string, unknown>) {
 let gw: TestGateway;
 
 before(async () => {
-  gw = await startTestGateway(CONFIG);
+  gw = await bed.gateway(CONFIG);
 });
-
-after(() => gw.close());
 
 describe('GET /v1/models', () => {
   test("lists every router in OpenAI's list envelope with the spec 2.4 fields, in configuration order", async () => {

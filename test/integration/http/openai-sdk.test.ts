@@ -1,11 +1,15 @@
 // The official `openai` npm client works against the gateway with only its baseURL and apiKey
 // changed: listing models, chat (whole and streamed), embeddings, and the SDK's own error classes
 // for the two errors of spec section 7.
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { exactCost, yamlConfig } from './helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { exactCost } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 /** Fields the gateway adds to OpenAI's usage object (spec 2.5). */
 interface GatewayUsage {
@@ -16,36 +20,36 @@ interface GatewayUsage {
   carbon: { kWh: number; kgCO2eq: number };
 }
 
-const CONFIG = yamlConfig([
-  {
-    id: 'tollgate-chat',
-    type: 'text-generation',
-    aliases: ['gpt-4o-mini'],
-    max_context_length: 8192,
-    costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
-    providers: [
-      { model: 'simulated-llama-3.1-8b', type: 'simulator', args: { completion_tokens: 12 }, carbon: { params_total_b: 8, zone: 'FRA' } },
-    ],
-  },
-  { id: 'meta-llama/Llama-3.1-8B', type: 'text-generation', providers: [{ model: 'llama', type: 'simulator' }] },
-  {
-    id: 'tollgate-embed',
-    type: 'text-embeddings-inference',
-    aliases: ['text-embedding-3-small'],
-    costs: { prompt_tokens: '0.02', completion_tokens: '0' },
-    providers: [{ model: 'bge', type: 'simulator' }],
-  },
-]);
+const CONFIG: GatewayConfig = {
+  models: [
+    {
+      id: 'tollgate-chat',
+      type: 'text-generation',
+      aliases: ['gpt-4o-mini'],
+      max_context_length: 8192,
+      costs: { prompt_tokens: '0.15', completion_tokens: '0.6' },
+      providers: [
+        { model: 'simulated-llama-3.1-8b', type: 'simulator', args: { completion_tokens: 12 }, carbon: { params_total_b: 8, zone: 'FRA' } },
+      ],
+    },
+    { id: 'meta-llama/Llama-3.1-8B', type: 'text-generation', providers: [{ model: 'llama', type: 'simulator' }] },
+    {
+      id: 'tollgate-embed',
+      type: 'text-embeddings-inference',
+      aliases: ['text-embedding-3-small'],
+      costs: { prompt_tokens: '0.02', completion_tokens: '0' },
+      providers: [{ model: 'bge', type: 'simulator' }],
+    },
+  ],
+};
 
 let gw: TestGateway;
 let client: OpenAI;
 
 before(async () => {
-  gw = await startTestGateway(CONFIG);
+  gw = await bed.gateway(CONFIG);
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.adminKey, maxRetries: 0 });
 });
-
-after(() => gw.close());
 
 function assertUsage(usage: unknown, prices: [string, string]): GatewayUsage {
   const u = usage as GatewayUsage;

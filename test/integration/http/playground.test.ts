@@ -2,7 +2,7 @@
 // and its hashed assets, security headers on every answer (a strict CSP with no inline script
 // or style), caching (a year for hashed names, revalidation for index.html), precompressed
 // brotli and gzip, and a clear 503 in OpenAI's envelope when nobody ran `npm run build`.
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,8 +12,11 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { ensurePlaygroundBuilt } from '../../../gateway/playground/build.ts';
 import { CONTENT_SECURITY_POLICY, registerPlayground } from '../../../gateway/http/routes/playground.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { assertError, send } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 let gw: TestGateway;
 let page: string;
@@ -35,14 +38,10 @@ function assertSecurityHeaders(headers: Headers): void {
 
 before(async () => {
   await ensurePlaygroundBuilt();
-  gw = await startTestGateway('models: []\n');
+  gw = await bed.gateway('models: []\n');
   page = (await anonymous('/playground/')).body.toString('utf8');
   script = /<script type="module" src="([^"]+)"><\/script>/.exec(page)?.[1] ?? '';
   style = /<link rel="stylesheet" href="([^"]+)">/.exec(page)?.[1] ?? '';
-});
-
-after(async () => {
-  await gw.close();
 });
 
 describe('the page', () => {
@@ -156,7 +155,7 @@ describe('without a build', () => {
 
 describe('--playground false', () => {
   test('turns the Playground off: /playground is an unknown URL', async () => {
-    const off = await startTestGateway('models: []\n', { settings: { playground: false } });
+    const off = await bed.gateway('models: []\n', { settings: { playground: false } });
     try {
       assertError(await send(off, 'GET', '/playground/'), {
         status: 404,

@@ -6,8 +6,10 @@ import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { startTestGateway } from '../../support/gateway.ts';
-import { waitUntil, yamlConfig } from './helpers.ts';
+import { waitUntil } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const ANSWER = {
   id: 'chatcmpl-1',
@@ -31,9 +33,9 @@ test('a request arriving while the gateway drains gets 503 shutting_down in the 
   backend.listen(0, '127.0.0.1');
   await once(backend, 'listening');
   const backendUrl = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
-  const gw = await startTestGateway(
-    yamlConfig([{ id: 'chat', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: backendUrl } }] }]),
-  );
+  const gw = await bed.gateway({
+    models: [{ id: 'chat', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: backendUrl } }] }],
+  });
   try {
     const { port } = new URL(gw.url);
     const socket = connect(Number(port), '127.0.0.1');

@@ -8,8 +8,11 @@ import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { waitUntil, yamlConfig } from './helpers.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { waitUntil } from './helpers.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 /** One event of about 1 KiB, of words (what the client does not read is counted when it leaves). */
 const EVENT = `data: ${JSON.stringify({ id: 'chatcmpl-bp', object: 'chat.completion.chunk', created: 1700000000, model: 'm', choices: [{ index: 0, delta: { content: ' lorem ipsum dolor sit amet'.repeat(33) }, finish_reason: null }] })}\n\n`;
@@ -99,15 +102,14 @@ let gw: TestGateway;
 
 before(async () => {
   backend = await startPushingBackend();
-  gw = await startTestGateway(
-    yamlConfig([
+  gw = await bed.gateway({
+    models: [
       { id: 'pushing', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', args: { api_url: backend.url, timeout: 30 } }] },
-    ]),
-  );
+    ],
+  });
 });
 
 after(async () => {
-  await gw.close();
   await backend.close();
 });
 
@@ -134,7 +136,6 @@ describe('a client that stops reading a stream', () => {
     await waitUntil(
       () => ahead(),
       (n) => n > BOUND_BYTES || backend.finished || blocked(),
-      30_000,
     );
     assert.ok(
       blocked(),
@@ -149,7 +150,6 @@ describe('a client that stops reading a stream', () => {
     await waitUntil(
       () => backend.written,
       (n) => n > writtenWhilePaused + RESUMED_BYTES,
-      30_000,
     );
     assert.ok(backend.written > writtenWhilePaused + RESUMED_BYTES, 'the backend writes again once the client reads');
     assert.ok(ahead() <= BOUND_BYTES, `still at most ${BOUND_BYTES} bytes on the way; there are ${ahead()}`);
@@ -161,7 +161,6 @@ describe('a client that stops reading a stream', () => {
       await waitUntil(
         () => backend.closed,
         (closed) => closed,
-        10_000,
       ),
       true,
       'the backend saw its request end',

@@ -4,11 +4,14 @@
 // goes away.
 import { test, describe, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, sseEvents, type TestGateway } from '../../support/gateway.ts';
+import { sseEvents, type TestGateway } from '../../support/gateway.ts';
 import { DEFAULT_TEXT, startFakeOpenAI } from '../../support/fake-openai.ts';
 import { startFakeServer, words, type FakeBackend, type RecordedRequest } from '../../support/fake-server.ts';
-import { assertNoInternals, exactCost, gatewayFetch, JSON_HEADERS, ownClient, printedCosts, waitUntil, yamlConfig } from './helpers.ts';
+import { assertNoInternals, exactCost, gatewayFetch, JSON_HEADERS, ownClient, printedCosts, waitUntil } from './helpers.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 const USER = [{ role: 'user', content: 'Say hello' }];
 const PRICES: [string, string] = ['0.15', '0.6'];
@@ -20,8 +23,8 @@ before(async () => {
   fake = await startFakeOpenAI();
   const args = { api_url: fake.url, api_key: 'sk-stream-key', timeout: 10 };
   const costs = { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] };
-  gw = await startTestGateway(
-    yamlConfig([
+  gw = await bed.gateway({
+    models: [
       {
         id: 'stream-openai',
         type: 'text-generation',
@@ -40,12 +43,11 @@ before(async () => {
       },
       { id: 'stream-mistral', type: 'text-generation', costs, providers: [{ model: 'mistral-small-latest', type: 'mistral', args }] },
       { id: 'stream-sim', type: 'text-generation', costs, providers: [{ model: 'sim-llm', type: 'simulator' }] },
-    ]),
-  );
+    ],
+  });
 });
 
 after(async () => {
-  await gw.close();
   await fake.close();
 });
 
@@ -381,15 +383,17 @@ describe('a backend whose stream the gateway does not relay whole', () => {
   /** A gateway with one chat router on `url`, whose stream events may be at most 1 MiB. */
   async function boundedGateway(t: TestContext, url: string): Promise<TestGateway> {
     const args = { api_url: url, api_key: 'sk-bounded-key', timeout: 10 };
-    const bounded = await startTestGateway(
-      yamlConfig([
-        {
-          id: 'bounded',
-          type: 'text-generation',
-          costs: { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] },
-          providers: [{ model: 'gpt-4o-mini', type: 'openai', args }],
-        },
-      ]),
+    const bounded = await bed.gateway(
+      {
+        models: [
+          {
+            id: 'bounded',
+            type: 'text-generation',
+            costs: { prompt_tokens: PRICES[0], completion_tokens: PRICES[1] },
+            providers: [{ model: 'gpt-4o-mini', type: 'openai', args }],
+          },
+        ],
+      },
       { settings: { maxUpstreamEventBytes: 1024 * 1024 } },
     );
     t.after(() => bounded.close());

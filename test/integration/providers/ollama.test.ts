@@ -14,6 +14,7 @@ import { waitUntil } from '../http/helpers.ts';
 import { CREATED_AT, DEFAULT_TEXT, EMBED_TOKENS, PROMPT_TOKENS, startFakeOllama } from '../../support/fake-ollama.ts';
 import { readChunks } from '../../support/read-chunks.ts';
 import { DEFAULT_TIMEOUTS, timeoutsOf } from '../../../gateway/providers/upstream-timeouts.ts';
+import { poll } from '../../support/eventually.ts';
 
 const MODEL = 'llama3.2';
 const CREATED = Math.floor(Date.parse(CREATED_AT) / 1000);
@@ -556,8 +557,10 @@ describe('ollama failures and authentication', () => {
       upstreamError((error) => assert.equal(error.failure, 'aborted')),
     );
     assert.ok(received < 50, `${received} chunks: the stream stopped early`);
-    const deadline = Date.now() + 5000;
-    while (fake.abortedRequests === abortedBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await poll(
+      () => fake.abortedRequests,
+      (aborted) => aborted !== abortedBefore,
+    );
     assert.equal(fake.abortedRequests, abortedBefore + 1, 'Ollama saw its request aborted');
   });
 

@@ -6,23 +6,23 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { queueChat, queueConfig } from '../../support/queue.ts';
 import { WORKER_GROUP } from '../../../core/store/redis/queue-keys.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let client: Redis;
 let a: FakeBackend;
 let b: FakeBackend;
-const gateways: TestGateway[] = [];
+let gateways: TestGateway[] = [];
 let key: string;
 
 before(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url);
+  await bed.ready();
+  client = new Redis(bed.redis.url);
   a = await startFakeOpenAI();
   b = await startFakeOpenAI();
   for (const backend of [a, b]) backend.behave({ delayMs: 40 });
@@ -35,16 +35,12 @@ before(async () => {
     priorities: { app: 0 },
   });
   key = setup.keys.app!;
-  for (let i = 0; i < 2; i++) {
-    gateways.push(await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } }));
-  }
+  gateways = await bed.gateways(2, setup.config, { settings: { routerWorkers: 1 } });
 });
 
 after(async () => {
-  await Promise.all(gateways.map((g) => g.close()));
   client.disconnect();
   await Promise.all([a.close(), b.close()]);
-  await redis.stop();
 });
 
 describe('queue mode on two gateways with a worker each', () => {

@@ -5,55 +5,46 @@
 // and the requests waiting behind them go ahead.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess, startWorkerProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import { startWorkerProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { contents, queueChat, queueConfig } from '../../support/queue.ts';
 import { eventually } from '../../support/eventually.ts';
 import { queueKeys, WORKER_GROUP } from '../../../core/store/redis/queue-keys.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let client: Redis;
 let backend: FakeBackend;
-let dir: string;
-let config: string;
+let config: GatewayConfig;
 let key: string;
-const processes: GatewayProcess[] = [];
+const workers: GatewayProcess[] = [];
 
-async function gateway(...args: string[]): Promise<GatewayProcess> {
-  const started = await startGatewayProcess(['--config', config, '--redis-url', redis.url, ...args]);
-  processes.push(started);
-  return started;
+function gateway(...args: string[]): Promise<GatewayProcess> {
+  return bed.process(config, { args });
 }
 
 async function worker(...args: string[]): Promise<GatewayProcess> {
-  const started = await startWorkerProcess(['--redis-url', redis.url, '--claim-idle-seconds', '0.3', ...args]);
-  processes.push(started);
+  const started = await startWorkerProcess(['--redis-url', bed.redis.url, '--claim-idle-seconds', '0.3', ...args]);
+  workers.push(started);
   return started;
 }
 
 before(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url);
+  await bed.ready();
+  client = new Redis(bed.redis.url);
   backend = await startFakeOpenAI();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-queue-crashes-'));
   const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 2 }], priorities: { app: 0 } });
   key = setup.keys.app!;
-  config = join(dir, 'config.yaml');
-  await writeFile(config, setup.yaml);
+  config = setup.config;
 });
 
 after(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
+  await Promise.all(workers.map((p) => p.stop()));
   client.disconnect();
   await backend.close();
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('a router worker that dies', () => {

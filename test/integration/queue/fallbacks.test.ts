@@ -3,21 +3,21 @@
 // and no request waits for a slot past its deadline.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { chat } from '../../support/routing.ts';
 import { eventually } from '../../support/eventually.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let backend: FakeBackend;
 let gw: TestGateway;
 
 before(async () => {
-  redis = await startRedis();
   backend = await startFakeOpenAI();
-  const config = {
+  const config: GatewayConfig = {
     models: [
       {
         id: 'queued',
@@ -37,13 +37,11 @@ before(async () => {
       },
     ],
   };
-  gw = await startTestGateway(JSON.stringify(config), { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+  gw = await bed.gateway(config, { settings: { routerWorkers: 1 } });
 });
 
 after(async () => {
-  await gw.close();
   await backend.close();
-  await redis.stop();
 });
 
 test('requests a queue-mode router is too busy for are served by its fallback', async () => {
@@ -81,7 +79,7 @@ test("a request waits for a slot no longer than its deadline: x-tollgate-timeout
 test("a provider whose breaker a gateway opened gets no more queue-mode requests: the workers read the fleet's state", async (t) => {
   const [failing, steady] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
   failing.behave({ status: 500 });
-  const config = {
+  const config: GatewayConfig = {
     models: [
       {
         id: 'pair',
@@ -95,11 +93,11 @@ test("a provider whose breaker a gateway opened gets no more queue-mode requests
       },
     ],
   };
-  const own = await startTestGateway(JSON.stringify(config), {
-    settings: { redisUrl: redis.url, routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 600 },
+  const own = await bed.gateway(config, {
+    t,
+    settings: { routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 600 },
   });
   t.after(async () => {
-    await own.close();
     await Promise.all([failing.close(), steady.close()]);
   });
 
@@ -114,7 +112,7 @@ test("a provider whose breaker a gateway opened gets no more queue-mode requests
 
 test("while a gateway's probe request is out on a half-open provider, its other queue-mode requests go elsewhere", async (t) => {
   const [flaky, steady] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
-  const config = {
+  const config: GatewayConfig = {
     models: [
       {
         id: 'probed-pair',
@@ -128,11 +126,11 @@ test("while a gateway's probe request is out on a half-open provider, its other 
       },
     ],
   };
-  const own = await startTestGateway(JSON.stringify(config), {
-    settings: { redisUrl: redis.url, routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 0.5 },
+  const own = await bed.gateway(config, {
+    t,
+    settings: { routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 0.5 },
   });
   t.after(async () => {
-    await own.close();
     await Promise.all([flaky.close(), steady.close()]);
   });
   const breaker = async () =>

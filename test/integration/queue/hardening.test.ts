@@ -5,26 +5,21 @@
 // are gone; and an entry written by hand cannot make a slot that never expires.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startGatewayProcess } from '../../support/gateway-process.ts';
-import { startTestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { contents, queueChat, queueConfig, type ChatOutcome } from '../../support/queue.ts';
 import { eventually } from '../../support/eventually.ts';
 import { QUEUE_BOUNDS, queueKeys } from '../../../core/store/redis/queue-keys.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let client: Redis;
 let backend: FakeBackend;
 
 before(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+  await bed.ready();
+  client = new Redis(bed.redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
   client.on('error', () => {});
   backend = await startFakeOpenAI();
 });
@@ -32,7 +27,6 @@ before(async () => {
 after(async () => {
   client.disconnect();
   await backend.close();
-  await redis.stop();
 });
 
 const waiting = () => client.zcard(queueKeys.waiting('chat'));
@@ -46,19 +40,16 @@ function held(url: string, key: string, content: string) {
 }
 
 describe('a gateway that dies with requests waiting', () => {
-  test('its waiting requests are dropped, not given slots: the next request is served at once', async () => {
+  test('its waiting requests are dropped, not given slots: the next request is served at once', async (t) => {
     await client.flushall();
     const setup = queueConfig({
       providers: [{ id: 'only', backend, maxConcurrent: 2 }],
       priorities: { app: 0 },
       queue: { max_wait_seconds: 4 },
     });
-    const dir = await mkdtemp(join(tmpdir(), 'tollgate-queue-dead-'));
-    const config = join(dir, 'config.yaml');
-    await writeFile(config, setup.yaml);
     const key = setup.keys.app!;
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, queueSlotTtlSeconds: 3 } });
-    const doomed = await startGatewayProcess(['--config', config, '--redis-url', redis.url, '--queue-slot-ttl-seconds', '3']);
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1, queueSlotTtlSeconds: 3 } });
+    const doomed = await bed.process(setup.config, { t, args: ['--queue-slot-ttl-seconds', '3'] });
     try {
       backend.behave({ delayMs: 60_000 });
       const holders = [held(gw.url, key, 'holder 1'), held(gw.url, key, 'holder 2')];
@@ -79,54 +70,46 @@ describe('a gateway that dies with requests waiting', () => {
     } finally {
       backend.behave({});
       doomed.child.kill('SIGKILL');
-      await gw.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });
 
 describe("a backend's 429 asking for an hour", () => {
-  test('cools its provider down no longer than the cool-down setting, and a probe that succeeds ends it', async () => {
+  test('cools its provider down no longer than the cool-down setting, and a probe that succeeds ends it', async (t) => {
     await client.flushall();
     const setup = queueConfig({
       providers: [{ id: 'only', backend, maxConcurrent: 4 }],
       priorities: { app: 0 },
       queue: { max_wait_seconds: 5 },
     });
-    const gw = await startTestGateway(setup.yaml, {
-      settings: { redisUrl: redis.url, routerWorkers: 1, cooldownSeconds: 30, retries: 0, maxAttempts: 1 },
-    });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1, cooldownSeconds: 30, retries: 0, maxAttempts: 1 } });
     const key = setup.keys.app!;
-    try {
-      backend.once({ status: 429, retryAfter: '3600' });
-      const limited = await queueChat(gw.url, key, 'limited');
-      assert.equal(limited.status, 502);
-      const cool = Number(await client.hget(queueKeys.metrics('only'), 'cool'));
-      assert.ok(cool > Date.now() && cool <= Date.now() + 30_000 + 1000, `cooling until ${cool - Date.now()} ms from now`);
-      // Before, the provider sat out the hour: every request waited its 5 s, then 503 "too busy".
-      const probe = await queueChat(gw.url, key, 'probe');
-      assert.equal(probe.status, 200, JSON.stringify(probe));
-      assert.equal(Number(await client.hget(queueKeys.metrics('only'), 'cool')), 0, 'the cool-down is over');
-      const after = await Promise.all([1, 2, 3].map((i) => queueChat(gw.url, key, `after ${i}`)));
-      assert.deepEqual(
-        after.map((o) => o.status),
-        [200, 200, 200],
-      );
-    } finally {
-      await gw.close();
-    }
+    backend.once({ status: 429, retryAfter: '3600' });
+    const limited = await queueChat(gw.url, key, 'limited');
+    assert.equal(limited.status, 502);
+    const cool = Number(await client.hget(queueKeys.metrics('only'), 'cool'));
+    assert.ok(cool > Date.now() && cool <= Date.now() + 30_000 + 1000, `cooling until ${cool - Date.now()} ms from now`);
+    // Before, the provider sat out the hour: every request waited its 5 s, then 503 "too busy".
+    const probe = await queueChat(gw.url, key, 'probe');
+    assert.equal(probe.status, 200, JSON.stringify(probe));
+    assert.equal(Number(await client.hget(queueKeys.metrics('only'), 'cool')), 0, 'the cool-down is over');
+    const after = await Promise.all([1, 2, 3].map((i) => queueChat(gw.url, key, `after ${i}`)));
+    assert.deepEqual(
+      after.map((o) => o.status),
+      [200, 200, 200],
+    );
   });
 });
 
 describe('a full waiting list', () => {
-  test("one caller filling it does not lock the others out: a newcomer takes the place of that caller's request served last", async () => {
+  test("one caller filling it does not lock the others out: a newcomer takes the place of that caller's request served last", async (t) => {
     await client.flushall();
     const setup = queueConfig({
       providers: [{ id: 'only', backend, maxConcurrent: 1 }],
       priorities: { hog: 0, other: 0, vip: 10 },
       queue: { max_waiting: 10, max_wait_seconds: 60 },
     });
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1 } });
     const [hog, other, vip] = [setup.keys.hog!, setup.keys.other!, setup.keys.vip!];
     backend.requests.length = 0;
     try {
@@ -162,20 +145,19 @@ describe('a full waiting list', () => {
       assert.equal((await Promise.all(hogs)).filter((o) => o.status === 200).length, 8);
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 });
 
 describe('a Redis that restarts empty while requests wait', () => {
-  test('the requests whose entries it lost are asked for again and served, not left to wait out their time', async () => {
+  test('the requests whose entries it lost are asked for again and served, not left to wait out their time', async (t) => {
     await client.flushall();
     const setup = queueConfig({
       providers: [{ id: 'only', backend, maxConcurrent: 1 }],
       priorities: { app: 0 },
       queue: { max_wait_seconds: 10 },
     });
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1 } });
     const key = setup.keys.app!;
     try {
       backend.behave({ delayMs: 60_000 });
@@ -184,7 +166,7 @@ describe('a Redis that restarts empty while requests wait', () => {
       const waiter = queueChat(gw.url, key, 'waiter');
       await eventually(async () => (await waiting()) === 1, 'one request waits');
       backend.behave({});
-      await redis.restart();
+      await bed.redis.restart();
       // The slot's record went with Redis: the waiter's new entry finds the provider free.
       const outcome = await waiter;
       assert.equal(outcome.status, 200, JSON.stringify(outcome));
@@ -192,16 +174,15 @@ describe('a Redis that restarts empty while requests wait', () => {
       await holder.outcome;
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 });
 
 describe('an entry written into a stream by hand', () => {
-  test('cannot make a slot that outlives the longest slot lifetime', async () => {
+  test('cannot make a slot that outlives the longest slot lifetime', async (t) => {
     await client.flushall();
     const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { app: 0 } });
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1 } });
     const listener = client.duplicate();
     try {
       // It names a gateway that listens (else it is dropped): this test's own connection.
@@ -220,20 +201,19 @@ describe('an entry written into a stream by hand', () => {
       assert.ok(expiry <= Date.now() + QUEUE_BOUNDS.maxSlotTtlMs + 1000, `the slot expires ${expiry - Date.now()} ms from now`);
     } finally {
       listener.disconnect();
-      await gw.close();
     }
   });
 });
 
 describe("a full queue's Retry-After", () => {
-  test('after a burst of slots given at once, still says how long the requests ahead take', async () => {
+  test('after a burst of slots given at once, still says how long the requests ahead take', async (t) => {
     await client.flushall();
     const setup = queueConfig({
       providers: [{ id: 'only', backend, maxConcurrent: 10 }],
       priorities: { app: 0 },
       queue: { max_waiting: 20, max_wait_seconds: 60 },
     });
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1 } });
     const key = setup.keys.app!;
     try {
       backend.behave({ delayMs: 2000 });
@@ -252,7 +232,6 @@ describe("a full queue's Retry-After", () => {
       await Promise.all([...running, ...queued]);
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 });
@@ -261,7 +240,7 @@ describe('a stream no worker takes from', () => {
   test('holds a bounded number of entries: past it a request is refused at once, with when to come back', async () => {
     await client.flushall();
     const { RedisStore } = await import('../../../core/store/redis/redis-store.ts');
-    const store = await RedisStore.connect(redis.url, { usageRetentionMs: 60_000 });
+    const store = await RedisStore.connect(bed.redis.url, { usageRetentionMs: 60_000 });
     try {
       const request = (id: string) => ({
         id,

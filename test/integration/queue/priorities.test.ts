@@ -1,48 +1,51 @@
 // Priorities of waiting requests: a user's priority orders the queue (higher first, then first
 // come, first served), and a lower priority ages forward, so it waits longer but never for ever.
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { contents, queueChat, queueConfig } from '../../support/queue.ts';
+import { contents, queueChat, queueConfig, type QueueConfig } from '../../support/queue.ts';
 import { eventually } from '../../support/eventually.ts';
 import { queueKeys } from '../../../core/store/redis/queue-keys.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let client: Redis;
 let backend: FakeBackend;
 
 before(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url);
+  await bed.ready();
+  client = new Redis(bed.redis.url);
   backend = await startFakeOpenAI();
 });
 
 after(async () => {
   client.disconnect();
   await backend.close();
-  await redis.stop();
 });
 
-/** A gateway with a worker over one provider with a single slot, for users low (-5) and high (5). */
-async function oneSlot(agingSeconds: number, queue?: Record<string, unknown>): Promise<{ gw: TestGateway; keys: Record<string, string> }> {
+/** A gateway with a worker over one provider with a single slot, for users low (-5) and high (5), closed when `t` ends. */
+async function oneSlot(
+  t: TestContext,
+  agingSeconds: number,
+  queue?: QueueConfig['queue'],
+): Promise<{ gw: TestGateway; keys: Record<string, string> }> {
   const setup = queueConfig({
     providers: [{ id: 'only', backend, maxConcurrent: 1 }],
     priorities: { low: -5, high: 5 },
     ...(queue && { queue }),
   });
-  const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, queueAgingSeconds: agingSeconds } });
+  const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1, queueAgingSeconds: agingSeconds } });
   return { gw, keys: setup.keys };
 }
 
 const waiting = () => client.zcard(queueKeys.waiting('chat'));
 
 describe('a request waiting for a slot', () => {
-  test('whose client goes away leaves the queue, and never reaches the backend', async () => {
-    const { gw, keys } = await oneSlot(3600);
+  test('whose client goes away leaves the queue, and never reaches the backend', async (t) => {
+    const { gw, keys } = await oneSlot(t, 3600);
     try {
       backend.requests.length = 0;
       backend.behave({ delayMs: 300 });
@@ -60,13 +63,12 @@ describe('a request waiting for a slot', () => {
       assert.deepEqual(contents(backend), ['holds the slot', 'after']);
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 
-  test('that streams for longer than the slot lifetime keeps its slot: the gateway renews it', async () => {
+  test('that streams for longer than the slot lifetime keeps its slot: the gateway renews it', async (t) => {
     const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { app: 0 } });
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, queueSlotTtlSeconds: 1 } });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1, queueSlotTtlSeconds: 1 } });
     try {
       backend.requests.length = 0;
       backend.behave({ chunkDelayMs: 250, text: 'one two three four five six seven eight nine ten' });
@@ -87,14 +89,13 @@ describe('a request waiting for a slot', () => {
       assert.equal((await second).status, 200);
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 });
 
 describe('a full queue', () => {
-  test('refuses with a Retry-After computed from the requests ahead and the pace of the slots, not a constant', async () => {
-    const { gw, keys } = await oneSlot(3600, { max_waiting: 6 });
+  test('refuses with a Retry-After computed from the requests ahead and the pace of the slots, not a constant', async (t) => {
+    const { gw, keys } = await oneSlot(t, 3600, { max_waiting: 6 });
     try {
       backend.behave({ delayMs: 500 });
       // The pace: one slot given every 500 ms or so.
@@ -112,14 +113,13 @@ describe('a full queue', () => {
       assert.deepEqual(new Set((await Promise.all(queued)).map((o) => o.status)), new Set([200]));
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 });
 
 describe('priorities', () => {
-  test('with the only slot busy, a higher-priority request that arrives after lower ones is served first', async () => {
-    const { gw, keys } = await oneSlot(3600);
+  test('with the only slot busy, a higher-priority request that arrives after lower ones is served first', async (t) => {
+    const { gw, keys } = await oneSlot(t, 3600);
     try {
       backend.requests.length = 0;
       // The first request holds the only slot until the three others wait behind it.
@@ -142,14 +142,13 @@ describe('priorities', () => {
       assert.deepEqual(contents(backend), ['holds the slot', 'high', 'low 1', 'low 2']);
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 
-  test('a low-priority request still gets through under steady high-priority load (it ages forward)', async () => {
+  test('a low-priority request still gets through under steady high-priority load (it ages forward)', async (t) => {
     // One level is worth 20 ms of waiting: the low request (10 levels below) goes ahead of high
     // requests that arrive more than 200 ms after it, however many keep coming.
-    const { gw, keys } = await oneSlot(0.02);
+    const { gw, keys } = await oneSlot(t, 0.02);
     try {
       backend.requests.length = 0;
       backend.behave({ delayMs: 10 });
@@ -174,7 +173,6 @@ describe('priorities', () => {
       assert.ok(lowAt < 100, `it went after ${lowAt} high-priority requests, while they kept coming (${order.length} in all)`);
     } finally {
       backend.behave({});
-      await gw.close();
     }
   });
 });

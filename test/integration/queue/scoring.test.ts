@@ -5,26 +5,25 @@
 // request is placed again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { contents, queueChat, queueConfig } from '../../support/queue.ts';
 import { poll } from '../../support/eventually.ts';
+import { SETTLE_MS } from '../../support/patience.ts';
 
-let redis: RunningRedis;
+const bed = testBed({ redis: true });
 let a: FakeBackend;
 let b: FakeBackend;
 
 before(async () => {
-  redis = await startRedis();
   a = await startFakeOpenAI();
   b = await startFakeOpenAI();
 });
 
 after(async () => {
   await Promise.all([a.close(), b.close()]);
-  await redis.stop();
 });
 
 /** Eight clients sending one request after another until stopped. */
@@ -50,15 +49,15 @@ async function shareOfA(count: number): Promise<number> {
   await poll(
     () => a.requests.length - startA + (b.requests.length - startB),
     (n) => n >= count,
-    { timeoutMs: 20_000 },
+    { timeoutMs: SETTLE_MS },
   );
   const da = a.requests.length - startA;
   return da / (da + b.requests.length - startB);
 }
 
-for (const strategy of ['lowest_latency', 'least_busy']) {
+for (const strategy of ['lowest_latency', 'least_busy'] as const) {
   describe(`${strategy}: a provider that slows down`, () => {
-    test('loses most new traffic within seconds, and gets traffic again once it recovers', async () => {
+    test('loses most new traffic within seconds, and gets traffic again once it recovers', async (t) => {
       const setup = queueConfig({
         strategy,
         providers: [
@@ -67,7 +66,7 @@ for (const strategy of ['lowest_latency', 'least_busy']) {
         ],
         priorities: { app: 0 },
       });
-      const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1 } });
+      const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1 } });
       a.behave({ delayMs: 5 });
       b.behave({ delayMs: 5 });
       const load = steadyLoad(gw, setup.keys.app!);
@@ -76,7 +75,7 @@ for (const strategy of ['lowest_latency', 'least_busy']) {
         const equal = await poll(
           () => shareOfA(200),
           (share) => share > 0.1 && share < 0.9,
-          { timeoutMs: 10_000 },
+          { timeoutMs: SETTLE_MS },
         );
         assert.ok(equal.accepted, `both take traffic while equal (a: ${((equal.value ?? 0) * 100).toFixed(0)}%)`);
         a.behave({ delayMs: 250 });
@@ -84,28 +83,27 @@ for (const strategy of ['lowest_latency', 'least_busy']) {
         const slow = await poll(
           () => shareOfA(200),
           (share) => share < 0.2,
-          { timeoutMs: 10_000 },
+          { timeoutMs: SETTLE_MS },
         );
         assert.ok(slow.accepted, `a still had ${((slow.value ?? 1) * 100).toFixed(0)}% of the traffic while slow`);
         a.behave({ delayMs: 5 });
         const recovered = await poll(
           () => shareOfA(200),
           (share) => share > 0.25,
-          { timeoutMs: 15_000 },
+          { timeoutMs: SETTLE_MS },
         );
         assert.ok(recovered.accepted, `a recovered but got only ${((recovered.value ?? 0) * 100).toFixed(0)}% of the traffic`);
       } finally {
         await load.stop();
         a.behave({});
         b.behave({});
-        await gw.close();
       }
     });
   });
 }
 
 describe('retries of failed routing', () => {
-  test('a provider that failed the request is excluded when the request is placed again', async () => {
+  test('a provider that failed the request is excluded when the request is placed again', async (t) => {
     const setup = queueConfig({
       strategy: 'round_robin',
       providers: [
@@ -115,7 +113,7 @@ describe('retries of failed routing', () => {
       priorities: { app: 0 },
     });
     // A cool-down after one failure would keep a away by itself: the exclusion is what is tested.
-    const gw = await startTestGateway(setup.yaml, { settings: { redisUrl: redis.url, routerWorkers: 1, failureThreshold: 100 } });
+    const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 1, failureThreshold: 100 } });
     a.requests.length = 0;
     b.requests.length = 0;
     a.behave({ status: 503 });
@@ -129,7 +127,6 @@ describe('retries of failed routing', () => {
       assert.deepEqual(contents(b).sort(), Array.from({ length: 10 }, (_, i) => `retry ${i}`).sort(), 'b served each request once');
     } finally {
       a.behave({});
-      await gw.close();
     }
   });
 });

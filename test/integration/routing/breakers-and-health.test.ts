@@ -3,20 +3,17 @@
 // the cool-down and closes on an answer; with Redis one gateway's opening spares the others.
 // Health checks take a dead backend out before a user request fails on it, and put it back when it
 // answers again. Where health shows: GET /v1/admin/routing, /metrics, GET /v1/models.
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { GatewayConfig, ProviderEntry } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
 import { eventually } from '../../support/eventually.ts';
 import { chat, receivedModels } from '../../support/routing.ts';
 
-let redis: RunningRedis;
-before(async () => {
-  redis = await startRedis();
-});
-after(() => redis.stop());
+const bed = testBed({ redis: true });
 
 async function backends(t: TestContext, count: number): Promise<FakeBackend[]> {
   const fakes = await Promise.all(Array.from({ length: count }, () => startFakeOpenAI()));
@@ -24,22 +21,38 @@ async function backends(t: TestContext, count: number): Promise<FakeBackend[]> {
   return fakes;
 }
 
-async function gateway(t: TestContext, yaml: string, settings: Record<string, unknown> = {}): Promise<TestGateway> {
-  const gw = await startTestGateway(yaml, { settings });
-  t.after(() => gw.close());
-  return gw;
+/** A gateway in memory, or on the file's Redis with `store: 'redis'`, closed when `t` ends. */
+function gateway(
+  t: TestContext,
+  config: GatewayConfig | string,
+  settings: Record<string, unknown> = {},
+  store: 'memory' | 'redis' = 'memory',
+): Promise<TestGateway> {
+  return bed.gateway(config, { t, settings, store });
 }
 
-/** Router `chat`, round robin over `flaky` (first) and `steady`; `extra` is YAML added to each provider. */
-const twoProviders = (flaky: FakeBackend, steady: FakeBackend, extra = '') => `
-models:
-  - id: chat
-    type: text-generation
-    load_balancing_strategy: round_robin
-    providers:
-      - { model: flaky, type: vllm, id: flaky, retries: 0, args: { api_url: "${flaky.url}" }${extra} }
-      - { model: steady, type: vllm, id: steady, retries: 0, args: { api_url: "${steady.url}" }${extra} }
-`;
+/**
+ * Router `chat`, round robin over `flaky` (first) and `steady`, whose provider ids are `ids`;
+ * `extra` are fields added to each provider.
+ */
+const twoProviders = (
+  flaky: FakeBackend,
+  steady: FakeBackend,
+  extra: Partial<ProviderEntry> = {},
+  ids = { flaky: 'flaky', steady: 'steady' },
+): GatewayConfig => ({
+  models: [
+    {
+      id: 'chat',
+      type: 'text-generation',
+      load_balancing_strategy: 'round_robin',
+      providers: [
+        { model: 'flaky', type: 'vllm', id: ids.flaky, retries: 0, args: { api_url: flaky.url }, ...extra },
+        { model: 'steady', type: 'vllm', id: ids.steady, retries: 0, args: { api_url: steady.url }, ...extra },
+      ],
+    },
+  ],
+});
 
 const providerLive = async (gw: TestGateway, id: string) =>
   ((await gw.get('/v1/admin/routing')).body.providers as { id: string }[]).find((p) => p.id === id) as Record<string, unknown>;
@@ -48,7 +61,9 @@ describe('circuit breakers', () => {
   test('open on failures, keep requests off the provider, then half-open and close on an answer', async (t) => {
     const [flaky, steady] = await backends(t, 2);
     flaky!.behave({ status: 500 });
-    const gw = await gateway(t, twoProviders(flaky!, steady!), { failureThreshold: 2, cooldownSeconds: 1 });
+    // The cool-down must outlast the ten requests below, which take a fraction of a second on a
+    // quiet machine and took over a second on a loaded one (a probe then went out early).
+    const gw = await gateway(t, twoProviders(flaky!, steady!), { failureThreshold: 2, cooldownSeconds: 5 });
 
     for (let i = 0; i < 4; i++) assert.equal((await chat(gw, 'chat')).status, 200, 'the steady provider answers');
     assert.equal(flaky!.requests.length, 2, 'two failures opened the breaker');
@@ -76,9 +91,9 @@ describe('circuit breakers', () => {
   test('one gateway opening a breaker spares the other gateways on the same Redis', async (t) => {
     const [flaky, steady] = await backends(t, 2);
     flaky!.behave({ status: 503 });
-    const settings = { redisUrl: redis.url, failureThreshold: 2, cooldownSeconds: 600 };
-    const a = await gateway(t, twoProviders(flaky!, steady!), settings);
-    const b = await gateway(t, twoProviders(flaky!, steady!), settings);
+    const settings = { failureThreshold: 2, cooldownSeconds: 600 };
+    const a = await gateway(t, twoProviders(flaky!, steady!), settings, 'redis');
+    const b = await gateway(t, twoProviders(flaky!, steady!), settings, 'redis');
 
     for (let i = 0; i < 4 && flaky!.requests.length < 2; i++) await chat(a, 'chat');
     assert.equal(flaky!.requests.length, 2, 'gateway a saw two failures and opened its breaker');
@@ -92,13 +107,13 @@ describe('circuit breakers', () => {
   test('a gateway started after the opening reads it from Redis', async (t) => {
     const [flaky, steady] = await backends(t, 2);
     flaky!.behave({ status: 503 });
-    const settings = { redisUrl: redis.url, failureThreshold: 1, cooldownSeconds: 600 };
-    const yaml = twoProviders(flaky!, steady!).replaceAll('id: flaky', 'id: flaky-late').replaceAll('id: steady', 'id: steady-late');
-    const a = await gateway(t, yaml, settings);
+    const settings = { failureThreshold: 1, cooldownSeconds: 600 };
+    const config = twoProviders(flaky!, steady!, {}, { flaky: 'flaky-late', steady: 'steady-late' });
+    const a = await gateway(t, config, settings, 'redis');
     await chat(a, 'chat');
     assert.equal(flaky!.requests.length, 1);
 
-    const late = await gateway(t, yaml, settings);
+    const late = await gateway(t, config, settings, 'redis');
     await eventually(async () => (await providerLive(late, 'flaky-late')).breaker === 'open', 'the late gateway reads the open breaker');
     for (let i = 0; i < 4; i++) await chat(late, 'chat');
     assert.equal(flaky!.requests.length, 1);
@@ -108,7 +123,7 @@ describe('circuit breakers', () => {
 describe('active health checks', () => {
   test('a backend whose probes fail is taken out before a user request fails on it, and put back when it answers', async (t) => {
     const [sick, well] = await backends(t, 2);
-    const checks = ', health_check: { interval_seconds: 1, timeout_seconds: 1, unhealthy_after: 1, healthy_after: 1 }';
+    const checks = { health_check: { interval_seconds: 1, timeout_seconds: 1, unhealthy_after: 1, healthy_after: 1 } };
     const gw = await gateway(t, twoProviders(sick!, well!, checks), { hideUnavailableModels: true });
     await eventually(async () => (await providerLive(gw, 'flaky')).healthy === true, 'the first probe passes');
 
@@ -135,7 +150,7 @@ describe('active health checks', () => {
     let killed = await startFakeOpenAI();
     const port = Number(new URL(killed.url).port);
     t.after(() => killed.close());
-    const checks = ', health_check: { interval_seconds: 1, timeout_seconds: 1, unhealthy_after: 1 }';
+    const checks = { health_check: { interval_seconds: 1, timeout_seconds: 1, unhealthy_after: 1 } };
     const gw = await gateway(t, twoProviders(killed, well!, checks));
     await eventually(async () => (await providerLive(gw, 'flaky')).healthy === true, 'the first probe passes');
 
@@ -156,16 +171,24 @@ describe('active health checks', () => {
     sick!.healthStatus(500);
     const gw = await gateway(
       t,
-      `
-models:
-  - id: lonely
-    type: text-generation
-    providers:
-      - { model: m, type: vllm, id: lonely-0, args: { api_url: "${sick!.url}" }, health_check: { interval_seconds: 1, unhealthy_after: 1 } }
-  - id: other
-    type: text-generation
-    providers: [{ model: sim, type: simulator }]
-`,
+      {
+        models: [
+          {
+            id: 'lonely',
+            type: 'text-generation',
+            providers: [
+              {
+                model: 'm',
+                type: 'vllm',
+                id: 'lonely-0',
+                args: { api_url: sick!.url },
+                health_check: { interval_seconds: 1, unhealthy_after: 1 },
+              },
+            ],
+          },
+          { id: 'other', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+        ],
+      },
       { hideUnavailableModels: true },
     );
     await eventually(async () => (await providerLive(gw, 'lonely-0')).healthy === false, 'the probe fails');
@@ -181,16 +204,16 @@ models:
 
   test('with Redis, one gateway probes each provider and every gateway follows its verdict', async (t) => {
     const [sick, well] = await backends(t, 2);
-    const checks = ', health_check: { interval_seconds: 1, unhealthy_after: 1 }';
-    const yaml = twoProviders(sick!, well!, checks).replaceAll('id: flaky', 'id: probed').replaceAll('id: steady', 'id: probed-ok');
-    const a = await gateway(t, yaml, { redisUrl: redis.url });
-    const b = await gateway(t, yaml, { redisUrl: redis.url });
+    const checks = { health_check: { interval_seconds: 1, unhealthy_after: 1 } };
+    const config = twoProviders(sick!, well!, checks, { flaky: 'probed', steady: 'probed-ok' });
+    const a = await gateway(t, config, {}, 'redis');
+    const b = await gateway(t, config, {}, 'redis');
     sick!.healthStatus(503);
     await eventually(
       async () => (await providerLive(a, 'probed')).healthy === false && (await providerLive(b, 'probed')).healthy === false,
       'both gateways take it out',
     );
-    await eventually(() => sick!.healthProbes >= 4, 'a few probe intervals', { timeoutMs: 10_000 });
+    await eventually(() => sick!.healthProbes >= 4, 'a few probe intervals');
     const probesBy = async (gw: TestGateway) =>
       Number(
         (await gw.get('/metrics')).body.match(/tollgate_health_checks_total\{router="chat",provider="probed",result="[a-z]+"\} (\d+)/g)

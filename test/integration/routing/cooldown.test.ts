@@ -3,12 +3,14 @@
 // the order deterministic: the failing provider is picked first, then the healthy one.
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { yamlConfig } from '../../support/config-yaml.ts';
 import { chat, modelEntry } from '../../support/routing.ts';
 import { eventually } from '../../support/eventually.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 interface Setup {
   gw: TestGateway;
@@ -20,13 +22,15 @@ async function setup(t: TestContext, settings: Record<string, unknown>): Promise
   const failing = await startFakeOpenAI();
   failing.behave({ status: 500 });
   const healthy = await startFakeOpenAI();
-  const gw = await startTestGateway(
-    yamlConfig([
-      modelEntry('chat', 'round_robin', [
-        { model: 'failing-backend', url: failing.url },
-        { model: 'healthy-backend', url: healthy.url },
-      ]),
-    ]),
+  const gw = await bed.gateway(
+    {
+      models: [
+        modelEntry('chat', 'round_robin', [
+          { model: 'failing-backend', url: failing.url },
+          { model: 'healthy-backend', url: healthy.url },
+        ]),
+      ],
+    },
     { settings },
   );
   t.after(async () => {

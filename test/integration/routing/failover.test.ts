@@ -5,17 +5,15 @@
 // last one timed out. round_robin makes the first pick the first declared provider.
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../../support/gateway.ts';
+import type { TestGateway, TestGatewayOptions } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { Behaviour, FakeBackend } from '../../support/fake-server.ts';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { waitUntil } from '../http/helpers.ts';
-import { startGatewayProcess } from '../../support/gateway-process.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import { yamlConfig } from '../../support/config-yaml.ts';
 import { chat, closedPortUrl, countByModel, modelEntry, receivedModels, type ProviderEntry } from '../../support/routing.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 async function fakeBackend(t: TestContext, behaviour: Behaviour = {}): Promise<FakeBackend> {
   const fake = await startFakeOpenAI();
@@ -27,9 +25,7 @@ async function fakeBackend(t: TestContext, behaviour: Behaviour = {}): Promise<F
 /** A gateway that does not retry a provider (retries.test.ts has those): each failing backend is asked once. */
 async function gateway(t: TestContext, id: string, providers: ProviderEntry[], options: TestGatewayOptions = {}): Promise<TestGateway> {
   const settings = { retries: 0, ...options.settings };
-  const gw = await startTestGateway(yamlConfig([modelEntry(id, 'round_robin', providers)]), { ...options, settings });
-  t.after(() => gw.close());
-  return gw;
+  return bed.gateway({ models: [modelEntry(id, 'round_robin', providers)] }, { ...options, settings, t });
 }
 
 describe('failover to the next provider', () => {
@@ -380,16 +376,12 @@ describe("the gateway's secrets in what backends send back", () => {
   });
   test("the gateway's log of that failure does not hold the key either", async (t) => {
     const echoing = await fakeBackend(t, { echoAuthorization: 500 });
-    const dir = await mkdtemp(join(tmpdir(), 'tollgate-secrets-'));
-    const config = join(dir, 'config.yaml');
-    await writeFile(config, yamlConfig([modelEntry('chat', 'round_robin', [{ model: 'echoing-backend', url: echoing.url, key: KEY }])]));
     const adminKey = generateKey().secret;
     // A threshold of 1: the provider's circuit breaker opens on this failure, which logs the failure's text too.
-    const gw = await startGatewayProcess(['--config', config, '--admin-key', adminKey, '--failure-threshold', '1']);
-    t.after(async () => {
-      await gw.stop();
-      await rm(dir, { recursive: true, force: true });
-    });
+    const gw = await bed.process(
+      { models: [modelEntry('chat', 'round_robin', [{ model: 'echoing-backend', url: echoing.url, key: KEY }])] },
+      { t, args: ['--admin-key', adminKey, '--failure-threshold', '1'] },
+    );
 
     const response = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',

@@ -6,7 +6,9 @@
 // names. Fallbacks a user may not call are passed over; loops and unknown names are refused.
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { GatewayConfig, ModelEntry } from '../../support/gateway-config.ts';
+import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
@@ -25,6 +27,7 @@ async function backends(t: TestContext): Promise<Backends> {
   return { primary, second, third };
 }
 
+const bed = testBed();
 const alice = generateKey().secret;
 const aliceAuth = { authorization: `Bearer ${alice}` };
 
@@ -32,47 +35,58 @@ const aliceAuth = { authorization: `Bearer ${alice}` };
  * `primary` (0.5/1 per million) falls back to `second` (2/4), which falls back to `third` (10/20).
  * Alice may call every router unless `allowed` says otherwise; her budget is `budget`.
  */
-function config(b: Backends, options: { primary?: string; second?: string; allowed?: string[]; budget?: string } = {}): string {
-  const allowed = options.allowed ? `\n    allowed_routers: ${JSON.stringify(options.allowed)}` : '';
-  return `
-users:
-  - id: alice
-    name: Alice
-    budget: ${options.budget ?? '100'}${allowed}
-    keys: [{ name: a, key: "\${ALICE}" }]
-models:
-  - id: primary
-    type: text-generation
-    costs: { prompt_tokens: 0.5, completion_tokens: 1 }
-    max_context_length: 1000
-    fallbacks: [second]${options.primary ?? ''}
-    providers:
-      - { model: primary-backend, type: vllm, args: { api_url: "${b.primary.url}" } }
-  - id: second
-    type: text-generation
-    costs: { prompt_tokens: 2, completion_tokens: 4 }
-    max_context_length: 100000
-    fallbacks: [third]${options.second ?? ''}
-    providers:
-      - { model: second-backend, type: vllm, args: { api_url: "${b.second.url}" } }
-  - id: third
-    type: text-generation
-    costs: { prompt_tokens: 10, completion_tokens: 20 }
-    max_context_length: 100000
-    providers:
-      - { model: third-backend, type: vllm, args: { api_url: "${b.third.url}" } }
-  - id: embed
-    type: text-embeddings-inference
-    providers:
-      - { model: embed-backend, type: tei, args: { api_url: "${b.third.url}" } }
-`;
+function config(
+  b: Backends,
+  options: { primary?: Partial<ModelEntry>; second?: Partial<ModelEntry>; allowed?: string[]; budget?: string } = {},
+): GatewayConfig {
+  return {
+    users: [
+      {
+        id: 'alice',
+        name: 'Alice',
+        budget: options.budget ?? '100',
+        ...(options.allowed && { allowed_routers: options.allowed }),
+        keys: [{ name: 'a', key: '${ALICE}' }],
+      },
+    ],
+    models: [
+      {
+        id: 'primary',
+        type: 'text-generation',
+        costs: { prompt_tokens: 0.5, completion_tokens: 1 },
+        max_context_length: 1000,
+        fallbacks: ['second'],
+        ...options.primary,
+        providers: [{ model: 'primary-backend', type: 'vllm', args: { api_url: b.primary.url } }],
+      },
+      {
+        id: 'second',
+        type: 'text-generation',
+        costs: { prompt_tokens: 2, completion_tokens: 4 },
+        max_context_length: 100000,
+        fallbacks: ['third'],
+        ...options.second,
+        providers: [{ model: 'second-backend', type: 'vllm', args: { api_url: b.second.url } }],
+      },
+      {
+        id: 'third',
+        type: 'text-generation',
+        costs: { prompt_tokens: 10, completion_tokens: 20 },
+        max_context_length: 100000,
+        providers: [{ model: 'third-backend', type: 'vllm', args: { api_url: b.third.url } }],
+      },
+      {
+        id: 'embed',
+        type: 'text-embeddings-inference',
+        providers: [{ model: 'embed-backend', type: 'tei', args: { api_url: b.third.url } }],
+      },
+    ],
+  };
 }
 
 /** A gateway that does not retry a provider (retries are test/integration/routing/retries.test.ts's): one request per failing backend. */
-async function gateway(t: TestContext, yaml: string, settings: Record<string, unknown> = {}): Promise<TestGateway> {
-  const gw = await startTestGateway(yaml, { env: { ALICE: alice }, settings: { retries: 0, ...settings } });
-  t.after(() => gw.close());
-  return gw;
+function gateway(t: TestContext, config: GatewayConfig, settings: Record<string, unknown> = {}): Promise<TestGateway> {
+  return bed.gateway(config, { t, env: { ALICE: alice }, settings: { retries: 0, ...settings } });
 }
 
 /** Alice's account and usage records once `records` requests are settled and recorded (both happen just after the answer). */
@@ -197,7 +211,7 @@ describe('fallbacks across routers', () => {
 
   test('with context_fallback off, a request too long for the primary is refused as before', async (t) => {
     const b = await backends(t);
-    const gw = await gateway(t, config(b, { primary: '\n    context_fallback: false' }));
+    const gw = await gateway(t, config(b, { primary: { context_fallback: false } }));
 
     const answer = await chat(gw, 'primary', aliceAuth, { max_tokens: 2000 });
 
@@ -232,7 +246,7 @@ describe('fallbacks across routers', () => {
   test("a fallback's rate limits apply to the requests it serves", async (t) => {
     const b = await backends(t);
     b.primary.behave({ status: 503 });
-    const gw = await gateway(t, config(b, { second: '\n    rate_limits: { requests_per_minute: 1 }' }));
+    const gw = await gateway(t, config(b, { second: { rate_limits: { requests_per_minute: 1 } } }));
 
     const first = await chat(gw, 'primary', aliceAuth);
     assert.equal(first.body.model, 'second');
@@ -307,7 +321,7 @@ describe('fallbacks are checked where routers are written', () => {
 
   test('the config file refuses a loop, naming the field and the routers', async () => {
     await assert.rejects(
-      startTestGateway(`
+      bed.gateway(`
 models:
   - id: a
     type: text-generation

@@ -4,34 +4,40 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../../gateway/config/config-file.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { yamlConfig } from '../../support/config-yaml.ts';
 import { chat, modelEntry, receivedModels } from '../../support/routing.ts';
+import { testBed, type BedGateway } from '../../support/test-bed.ts';
+import { configText, type GatewayConfig } from '../../support/gateway-config.ts';
+
+const bed = testBed();
 
 /** The version the gateway should report for a configuration file. */
-const versionOf = (yaml: string) => parseConfig('config.yaml', yaml, {}).snapshot.version;
+const versionOf = (config: GatewayConfig) => parseConfig('config.yaml', configText(config), {}).snapshot.version;
 
 const MODEL_NOT_FOUND = { error: { message: 'Model not found', type: 'invalid_request_error', param: 'model', code: 'model_not_found' } };
 
 describe('hot reload', () => {
   let fake: FakeBackend;
-  let gw: TestGateway;
-  let first: string;
-  let second: string;
+  let gw: BedGateway;
+  let first: GatewayConfig;
+  let second: GatewayConfig;
 
   before(async () => {
     fake = await startFakeOpenAI();
-    first = yamlConfig([
-      modelEntry('retired', 'shuffle', [{ model: 'retired-backend', url: fake.url }]),
-      modelEntry('kept', 'shuffle', [{ model: 'kept-backend', url: fake.url }]),
-    ]);
-    second = yamlConfig([
-      modelEntry('kept', 'shuffle', [{ model: 'kept-backend-v2', url: fake.url }]),
-      modelEntry('added', 'shuffle', [{ model: 'added-backend', url: fake.url }]),
-    ]);
-    gw = await startTestGateway(first);
+    first = {
+      models: [
+        modelEntry('retired', 'shuffle', [{ model: 'retired-backend', url: fake.url }]),
+        modelEntry('kept', 'shuffle', [{ model: 'kept-backend', url: fake.url }]),
+      ],
+    };
+    second = {
+      models: [
+        modelEntry('kept', 'shuffle', [{ model: 'kept-backend-v2', url: fake.url }]),
+        modelEntry('added', 'shuffle', [{ model: 'added-backend', url: fake.url }]),
+      ],
+    };
+    gw = await bed.gateway(first);
   });
 
   after(async () => {

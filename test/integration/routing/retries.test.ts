@@ -5,20 +5,25 @@
 // themselves are the unit tests' (test/unit/routing/forwarder.test.ts); here they are small.
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { yamlConfig } from '../../support/config-yaml.ts';
 import { chat, modelEntry } from '../../support/routing.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 /** Short delays, so that a test retrying waits milliseconds. */
 const FAST = { retryBaseMs: 5, retryMaxMs: 20 };
 
 async function oneBackend(t: TestContext, settings: Record<string, unknown> = {}): Promise<{ gw: TestGateway; fake: FakeBackend }> {
   const fake = await startFakeOpenAI();
-  const gw = await startTestGateway(yamlConfig([modelEntry('chat', 'round_robin', [{ model: 'backend', url: fake.url }])]), {
-    settings: { ...FAST, ...settings },
-  });
+  const gw = await bed.gateway(
+    { models: [modelEntry('chat', 'round_robin', [{ model: 'backend', url: fake.url }])] },
+    {
+      settings: { ...FAST, ...settings },
+    },
+  );
   t.after(async () => {
     await gw.close();
     await fake.close();
@@ -116,18 +121,16 @@ describe('separate timeouts per provider', () => {
   test("a provider's first_byte_seconds bounds the wait for its answer, over the gateway's setting", async (t) => {
     const fake = await startFakeOpenAI();
     fake.behave({ delayMs: 3_000 });
-    const gw = await startTestGateway(
-      `
-models:
-  - id: chat
-    type: text-generation
-    providers:
-      - model: slow
-        type: vllm
-        retries: 0
-        timeouts: { first_byte_seconds: 0.2 }
-        args: { api_url: "${fake.url}" }
-`,
+    const gw = await bed.gateway(
+      {
+        models: [
+          {
+            id: 'chat',
+            type: 'text-generation',
+            providers: [{ model: 'slow', type: 'vllm', retries: 0, timeouts: { first_byte_seconds: 0.2 }, args: { api_url: fake.url } }],
+          },
+        ],
+      },
       { settings: { firstByteTimeoutSeconds: 60 } },
     );
     t.after(async () => {

@@ -3,11 +3,13 @@
 // name each one sends.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
-import { yamlConfig } from '../../support/config-yaml.ts';
 import { chat, countByModel, modelEntry, receivedModels } from '../../support/routing.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
 
 describe('shuffle', () => {
   let fake: FakeBackend;
@@ -16,7 +18,7 @@ describe('shuffle', () => {
   before(async () => {
     fake = await startFakeOpenAI();
     const providers = ['backend-a', 'backend-b', 'backend-c'].map((model) => ({ model, url: fake.url }));
-    gw = await startTestGateway(yamlConfig([modelEntry('shuffled', 'shuffle', providers)]));
+    gw = await bed.gateway({ models: [modelEntry('shuffled', 'shuffle', providers)] });
   });
 
   after(async () => {
@@ -55,7 +57,7 @@ describe('round_robin', () => {
   before(async () => {
     fake = await startFakeOpenAI();
     const providers = ['backend-a', 'backend-b', 'backend-c'].map((model) => ({ model, url: fake.url }));
-    gw = await startTestGateway(yamlConfig([modelEntry('in-turn', 'round_robin', providers)]));
+    gw = await bed.gateway({ models: [modelEntry('in-turn', 'round_robin', providers)] });
   });
 
   after(async () => {
@@ -88,14 +90,14 @@ describe('least_busy', () => {
     fast = await startFakeOpenAI();
     slow = await startFakeOpenAI();
     slow.behave({ delayMs: 300 });
-    gw = await startTestGateway(
-      yamlConfig([
+    gw = await bed.gateway({
+      models: [
         modelEntry('least-busy', 'least_busy', [
           { model: 'slow-backend', url: slow.url },
           { model: 'fast-backend', url: fast.url },
         ]),
-      ]),
-    );
+      ],
+    });
   });
 
   after(async () => {

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { PROCESS_START_MS } from '../../support/patience.ts';
 
 const CLI = new URL('../../../bin/tollgate.ts', import.meta.url).pathname;
 
@@ -21,7 +22,7 @@ async function failedStart(args: string[]): Promise<{ code: number | null; stder
   });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), PROCESS_START_MS);
   const [code] = await once(child, 'exit');
   clearTimeout(timer);
   return { code, stderr };

@@ -3,43 +3,31 @@
 // sources do: a priced chat with its usage block and budget charged in Redis (the Lua scripts),
 // a prompt counted (the o200k rank table), and the Playground.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
-import { COMPILED_CLI, startGatewayProcess, type GatewayProcess } from '../../support/gateway-process.ts';
+import type { GatewayProcess } from '../../support/gateway-process.ts';
 import { eventually } from '../../support/eventually.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { testBed } from '../../support/test-bed.ts';
 
 const key = generateKey().secret;
-let redis: RunningRedis;
-let dir: string;
+const bed = testBed({ redis: true });
 let gateway: GatewayProcess;
 
 before(async () => {
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tollgate-compiled-'));
-  const config = join(dir, 'config.yaml');
-  await writeFile(
-    config,
-    `
-users:
-  - { id: carol, name: Carol, budget: "1", keys: [{ name: k, key: "\${USER_KEY}" }] }
-models:
-  - id: chat
-    type: text-generation
-    costs: { prompt_tokens: 2, completion_tokens: 8 }
-    providers: [{ model: sim, type: simulator }]
-`,
+  gateway = await bed.process(
+    {
+      users: [{ id: 'carol', name: 'Carol', budget: '1', keys: [{ name: 'k', key: '${USER_KEY}' }] }],
+      models: [
+        {
+          id: 'chat',
+          type: 'text-generation',
+          costs: { prompt_tokens: 2, completion_tokens: 8 },
+          providers: [{ model: 'sim', type: 'simulator' }],
+        },
+      ],
+    },
+    { env: { USER_KEY: key }, compiled: true },
   );
-  gateway = await startGatewayProcess(['--config', config, '--redis-url', redis.url], { USER_KEY: key }, COMPILED_CLI);
-});
-
-after(async () => {
-  await gateway?.stop();
-  await redis?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 test('the compiled gateway answers a priced chat with its usage, and charges the budget in Redis', async () => {

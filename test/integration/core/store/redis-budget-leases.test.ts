@@ -14,6 +14,7 @@ import type { RateLimitPolicy } from '../../../../core/resources/limits.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { RETENTION_MS, userSpec } from './contract.ts';
 import { eventually } from '../../../support/eventually.ts';
+import { HANG_MS } from '../../../support/patience.ts';
 
 const SIZE = BUDGET_LEASES.requests;
 const HOLD = 10_000n; // 0.01 a request
@@ -182,7 +183,7 @@ describe('redis store: leases', () => {
   // A stopped Redis keeps its connections open: only the command timeout tells. The test has a
   // timeout of its own, so a store that waits for Redis fails it instead of hanging.
   test('once Redis stops answering, commands fail within the command timeout and requests on a lease are refused', {
-    timeout: 10_000,
+    timeout: HANG_MS,
   }, async () => {
     const store = await connect(undefined, { commandTimeoutMs: 100, probeIntervalMs: 20 });
     await store.accounts.createUser(userSpec('alice', { budget: '100' }), new Date());

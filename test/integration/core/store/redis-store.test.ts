@@ -10,6 +10,7 @@ import { utcDay } from '../../../../core/store/usage-days.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { apiKey, describeStoreContract, RESPONSE_LIMITS, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
 import { eventually } from '../../../support/eventually.ts';
+import { HANG_MS } from '../../../support/patience.ts';
 
 const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS, maxReconnectDelayMs: 100, responseLimits: RESPONSE_LIMITS };
 
@@ -210,7 +211,7 @@ describe('redis store: Redis specifics', () => {
     });
 
     test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', {
-      timeout: 20_000,
+      timeout: HANG_MS,
     }, async () => {
       await store.accounts.createUser(userSpec('alice'), new Date());
       await redis.stop();
@@ -226,12 +227,12 @@ describe('redis store: Redis specifics', () => {
       await assert.rejects(store.ledger.balance('alice', Date.now()), StoreUnavailableError);
     });
 
-    test('connecting to a Redis that does not answer fails with StoreUnavailableError', { timeout: 20_000 }, async () => {
+    test('connecting to a Redis that does not answer fails with StoreUnavailableError', { timeout: HANG_MS }, async () => {
       await redis.stop();
       await assert.rejects(RedisStore.connect(redis.url, { ...OPTIONS, connectTimeoutMs: 300 }), StoreUnavailableError);
     });
 
-    test('after Redis restarts, the store reconnects by itself and its scripts work again', { timeout: 20_000 }, async () => {
+    test('after Redis restarts, the store reconnects by itself and its scripts work again', { timeout: HANG_MS }, async () => {
       const key = apiKey('alice', 'k1');
       await store.accounts.createUser(userSpec('alice'), new Date());
       await store.accounts.addKey(key);
@@ -245,7 +246,7 @@ describe('redis store: Redis specifics', () => {
       assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 1);
     });
 
-    test('after Redis crashes and comes back, change listeners hear of writes again', { timeout: 20_000 }, async () => {
+    test('after Redis crashes and comes back, change listeners hear of writes again', { timeout: HANG_MS }, async () => {
       const other = await RedisStore.connect(redis.url, OPTIONS);
       try {
         let revision = 0;
