@@ -1,6 +1,6 @@
 // File mode's account directory (memory or Redis): users, teams and keys are written to the store
 // itself, where every gateway on it reads them at once. Kubernetes mode writes resources instead
-// (../kubernetes/cr-accounts.ts).
+// (../kubernetes/cr-accounts.ts), and reads and keys through this class.
 import type { KeyLimits } from '../../core/resources/key-limits.ts';
 import type { TeamSpec } from '../../core/resources/team.ts';
 import type { UserSpec } from '../../core/resources/user.ts';
@@ -9,7 +9,7 @@ import type { AccountDirectory } from './account-directory.ts';
 
 export class StoreAccounts implements AccountDirectory {
   /** The store checks nothing of a user's team, so the admin API does, before it writes. */
-  readonly requiresKnownTeam = true;
+  readonly requiresKnownTeam: boolean = true;
   readonly #store: AccountStore;
 
   constructor(store: AccountStore) {

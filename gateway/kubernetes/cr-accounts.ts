@@ -3,27 +3,28 @@
 // so the resources stay the single source of truth; the operator puts them into Redis, as it does
 // for resources applied with kubectl. Reads are of Redis, and so are API keys: the keys made
 // through the API live only there (a GatewayUser's own key is the operator's).
-import type { AccountDirectory } from '../accounts/account-directory.ts';
+import { StoreAccounts } from '../accounts/store-accounts.ts';
 import type { ResourceType } from '../../core/kubernetes/kube-client.ts';
-import type { KeyLimits } from '../../core/resources/key-limits.ts';
 import { teamToCR, userToCR } from '../../core/resources/kubernetes/translate.ts';
 import type { TeamSpec } from '../../core/resources/team.ts';
 import type { UserSpec } from '../../core/resources/user.ts';
-import type { AccountStore, ApiKeyRecord, Page, TeamRecord, UserRecord } from '../../core/store/accounts.ts';
+import type { AccountStore, TeamRecord, UserRecord } from '../../core/store/accounts.ts';
 import { ConflictError, NotFoundError } from '../../core/store/store-errors.ts';
 import { kubeErrors, type NamespaceResources } from './namespace-resources.ts';
 
 export const GATEWAY_USERS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'gatewayusers' };
 export const GATEWAY_TEAMS: ResourceType = { group: 'tollgate.dev', version: 'v1alpha1', plural: 'gatewayteams' };
 
-export class CrAccounts implements AccountDirectory {
+/** Reads and API keys are the store's, as in file mode (StoreAccounts); writes of users and teams are resources. */
+export class CrAccounts extends StoreAccounts {
   /** The operator reconciles a GatewayUser and its GatewayTeam in either order. */
-  readonly requiresKnownTeam = false;
+  override readonly requiresKnownTeam = false;
   readonly #resources: NamespaceResources;
   readonly #store: AccountStore;
 
   /** `store`: where the operator puts the resources, read here, and where the API's keys are kept. */
   constructor(resources: NamespaceResources, store: AccountStore) {
+    super(store);
     this.#resources = resources;
     this.#store = store;
   }
@@ -31,16 +32,8 @@ export class CrAccounts implements AccountDirectory {
   // -------------------------------------------------------------------------------------------
   // Users
 
-  getUser(id: string): Promise<UserRecord | undefined> {
-    return this.#store.getUser(id);
-  }
-
-  listUsers(after: string | null, limit: number): Promise<Page<UserRecord>> {
-    return this.#store.listUsers(after, limit);
-  }
-
   /** Taken: a user of that id in Redis, or a GatewayUser of that name the operator has not put there yet. */
-  async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
+  override async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
     const taken = () => new ConflictError(`A user with id "${user.id}" already exists`);
     if (await this.#store.getUser(user.id)) throw taken();
     await kubeErrors(async () => {
@@ -51,7 +44,7 @@ export class CrAccounts implements AccountDirectory {
   }
 
   /** A user in Redis without a GatewayUser (the bootstrap admin, say) gets one. */
-  async updateUser(user: UserSpec): Promise<UserRecord> {
+  override async updateUser(user: UserSpec): Promise<UserRecord> {
     const current = await this.#store.getUser(user.id);
     if (!current) throw new NotFoundError(`user "${user.id}" does not exist`);
     await kubeErrors(() => this.#resources.apply(GATEWAY_USERS, 'GatewayUser', user.id, userToCR(user)));
@@ -59,23 +52,15 @@ export class CrAccounts implements AccountDirectory {
   }
 
   /** A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode. */
-  async deleteUser(id: string): Promise<boolean> {
+  override async deleteUser(id: string): Promise<boolean> {
     return (await kubeErrors(() => this.#resources.delete(GATEWAY_USERS, id))) || (await this.#store.deleteUser(id));
   }
 
   // -------------------------------------------------------------------------------------------
   // Teams
 
-  getTeam(id: string): Promise<TeamRecord | undefined> {
-    return this.#store.getTeam(id);
-  }
-
-  listTeams(after: string | null, limit: number): Promise<Page<TeamRecord>> {
-    return this.#store.listTeams(after, limit);
-  }
-
   /** Taken: a team of that id in Redis, or a GatewayTeam of that name the operator has not put there yet. */
-  async createTeam(team: TeamSpec, now: Date): Promise<TeamRecord> {
+  override async createTeam(team: TeamSpec, now: Date): Promise<TeamRecord> {
     const taken = () => new ConflictError(`A team with id "${team.id}" already exists`);
     if (await this.#store.getTeam(team.id)) throw taken();
     await kubeErrors(async () => {
@@ -85,7 +70,7 @@ export class CrAccounts implements AccountDirectory {
     return { ...team, created_at: now.toISOString() };
   }
 
-  async updateTeam(team: TeamSpec): Promise<TeamRecord> {
+  override async updateTeam(team: TeamSpec): Promise<TeamRecord> {
     const current = await this.#store.getTeam(team.id);
     if (!current) throw new NotFoundError(`team "${team.id}" does not exist`);
     await kubeErrors(() => this.#resources.apply(GATEWAY_TEAMS, 'GatewayTeam', team.id, teamToCR(team)));
@@ -93,26 +78,7 @@ export class CrAccounts implements AccountDirectory {
   }
 
   /** A team in Redis without a GatewayTeam is deleted from Redis, as in file mode. */
-  async deleteTeam(id: string): Promise<boolean> {
+  override async deleteTeam(id: string): Promise<boolean> {
     return (await kubeErrors(() => this.#resources.delete(GATEWAY_TEAMS, id))) || (await this.#store.deleteTeam(id));
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // API keys: Redis only
-
-  addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
-    return this.#store.addKey(key, maxActive);
-  }
-
-  listKeys(userId: string): Promise<ApiKeyRecord[]> {
-    return this.#store.listKeys(userId);
-  }
-
-  updateKey(userId: string, keyId: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined> {
-    return this.#store.updateKey(userId, keyId, limits);
-  }
-
-  revokeKey(userId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
-    return this.#store.revokeKey(userId, keyId, now);
   }
 }
