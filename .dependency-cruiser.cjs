@@ -16,6 +16,8 @@ const GATEWAY_LAYERS = [
   'metering',
   'endpoints',
   'api',
+  // one translator per pair of APIs (client, backend)
+  'translators',
   // the backends
   'providers',
   // routing, and what follows it
@@ -28,8 +30,6 @@ const GATEWAY_LAYERS = [
   'queue',
   // money
   'billing',
-  // other APIs translated to the gateway's
-  'dialects',
   'kubernetes',
   // the request, then its transport, then the process
   'pipeline',
@@ -70,7 +70,7 @@ module.exports = {
         "The router worker places requests on providers; the gateway's request path, accounts, money and start-up are not its business.",
       severity: 'error',
       from: { path: '^worker/' },
-      to: { path: '^gateway/((http|pipeline|startup|billing|accounts|dialects|api)/|[^/]+[.]ts$)' },
+      to: { path: '^gateway/((http|pipeline|startup|billing|accounts|translators|api)/|[^/]+[.]ts$)' },
     },
     {
       name: 'operator-not-to-worker',

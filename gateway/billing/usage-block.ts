@@ -2,22 +2,15 @@
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { JsonObject, TokenUsage } from '../wire/openai-wire.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
-import { estimateCarbon, NO_CARBON, type CarbonEstimate } from '../metering/carbon.ts';
+import { estimateCarbon, NO_CARBON } from '../metering/carbon.ts';
+import type { UsageBlock } from '../api/usage-shape.ts';
 import { costMicros, microsToNumber } from '../metering/cost.ts';
 import { maxCompletionTokens, plausiblePromptTokens, secondsToMs } from './worst-case.ts';
 import { transcriptTokenBound } from '../endpoints/audio-file.ts';
 import { TokenCount, type TokenSink } from '../metering/tokens.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
-export interface UsageBlock {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost: number;
-  carbon: CarbonEstimate;
-  /** Transcriptions: the seconds of audio charged for. */
-  seconds?: number;
-}
+export type { UsageBlock };
 
 export interface Usage {
   readonly block: UsageBlock;

@@ -1,77 +1,56 @@
-// A streamed answer, relayed chunk by chunk as it arrives (stream-relay.ts). The backend's own
-// usage chunk is replaced by one carrying cost and carbon, sent before `[DONE]`; a stream the
-// backend breaks off ends with an SSE error event, after the usage of what was produced. A client
-// that goes away is billed for what was produced up to then.
-import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import type { ApiError } from '../api/api-error.ts';
+// A streamed answer, relayed event by event as it arrives (stream-relay.ts), translated to the
+// caller's API (translators/). The backend's own usage is replaced by the gateway's, with cost and
+// carbon, at the end; a stream the backend breaks off ends with the caller's API's error event,
+// after the usage of what was produced. A client that goes away is billed for what was produced
+// up to then.
 import { streamEnding } from './error-map.ts';
 import { rateLimitHeaders } from '../api/rate-limit-headers.ts';
-import { usageFor, type Usage } from '../billing/usage-block.ts';
+import { usageFor } from '../billing/usage-block.ts';
 import type { ChunkStream } from '../providers/chunk-stream.ts';
-import { newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 import type { Forwarded } from '../routing/forwarder.ts';
-import type { AnswerChannel, ClientStream } from './answer-channel.ts';
+import { translatorFor } from '../translators/registry.ts';
+import type { Api } from '../wire/apis.ts';
+import type { AnswerChannel } from './answer-channel.ts';
 import { routerHeaders } from './answer-headers.ts';
-import type { Call } from './inference-call.ts';
-import { keep, type Keeping } from './keep.ts';
+import type { Keeping } from './conversation.ts';
+import { exchangeOf, type Call } from './inference-call.ts';
 import { ended, type Settlement } from './settle.ts';
-import { relayChunks } from './stream-relay.ts';
+import { relayChunks, StreamReading } from './stream-relay.ts';
 
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
-/** Relays the stream to the client; resolves with why it ended early, if it did. */
+/** Relays the stream, whose events are in `api`, to the client; resolves with why it ended early, if it did. */
 export async function answerStream(
   call: Call,
   forwarded: Forwarded,
   chunks: ChunkStream,
+  api: Api,
   channel: AnswerChannel,
   to: Settlement & Keeping,
 ): Promise<UpstreamError | undefined> {
   const res = channel.openStream({ ...STREAM_HEADERS, ...rateLimitHeaders(call.admitted.rate), ...routerHeaders(call) });
-  const translation = call.dialect?.stream(call.router.spec.name);
-  const { failure, reported, first, produced, ttftMs } = await relayChunks(chunks, res, call.router.spec.name, call.startedAt, translation);
+  const reading = new StreamReading(call.startedAt);
+  const translation = translatorFor(call.api, api).stream(exchangeOf(call), reading);
+  const failure = await relayChunks(chunks, res, translation);
   const upstreamSeconds = (performance.now() - forwarded.sentAt) / 1000;
   // A stream cut short has no usage from the backend: what reached the client is counted.
   const usage = usageFor({
     router: call.router,
     provider: forwarded.provider,
     endpoint: call.endpoint,
-    reported: failure ? undefined : reported,
+    reported: failure ? undefined : reading.reported,
     request: call.body,
     counts: call.admitted,
-    completionTokens: () => produced.tokens(),
+    completionTokens: () => reading.produced.tokens(),
     latencySeconds: upstreamSeconds,
   });
   const ending = failure && streamEnding(failure);
-  if (translation) {
-    const end = ending ? translation.fail(usage.block, ending) : translation.end(usage.block);
-    const final = translation.final?.();
-    if (final && call.dialect?.keep) await keep(call.dialect, final, to);
-    if (!res.destroyed) res.end(end);
-  } else if (!res.destroyed) {
-    endStream(res, call, first, usage, ending);
-  }
+  const end = ending ? translation.fail(usage.block, ending) : translation.end(usage.block);
+  const final = translation.final();
+  if (final && call.conversation) await call.conversation.keep(final);
+  if (!res.destroyed) res.end(end);
   const status = ending?.status ?? 200;
-  ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs, incomplete: failure !== undefined }, to);
+  ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs: reading.ttftMs, incomplete: failure !== undefined }, to);
   return failure;
-}
-
-/** The gateway's usage chunk, then `[DONE]` or the error that broke the stream off. */
-function endStream(res: ClientStream, call: Call, first: JsonObject | undefined, usage: Usage, ending: ApiError | undefined): void {
-  const usageChunk = {
-    id: first?.id ?? newId('chatcmpl'),
-    object: ENDPOINT_SPECS[call.endpoint].chunkObject,
-    created: first?.created ?? unixSeconds(),
-    model: call.router.spec.name,
-    choices: [],
-    usage: usage.block,
-  };
-  // One write for the usage chunk and the end: one system call instead of two.
-  const usageEvent = `data: ${JSON.stringify(usageChunk)}\n\n`;
-  if (ending) {
-    res.end(`${usageEvent}data: ${JSON.stringify(ending)}\n\n`);
-  } else {
-    res.end(`${usageEvent}data: [DONE]\n\n`);
-  }
 }

@@ -1,13 +1,15 @@
 // Every API the gateway answers on its request path, declared once: its path, the gateway
-// endpoint it runs on, how its request is read (the endpoint's own schema, or another API's
-// translated to it), how its answer is written, its error envelope, and whether it keeps answers.
+// endpoint it runs on, the API it speaks and how its request is checked (the endpoint's own
+// schema, or its API's wire schema; its answers are written by the translator of its API and the
+// backend's: translators/), its error envelope, and whether it keeps answers.
 // The HTTP layer registers one route per entry and hands each request to the pipeline; adding an
 // API is one entry here plus its translation (docs/architecture.md, "Adding an API").
+import type { z } from 'zod';
 import { ENDPOINTS, type Endpoint } from '../../core/resources/kinds.ts';
-import type { Api, Dialect } from '../dialects/dialect.ts';
-import { ANTHROPIC, anthropicError } from '../dialects/anthropic/anthropic-dialect.ts';
-import { responsesDialect } from '../dialects/responses/responses-dialect.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
+import type { Api } from '../wire/apis.ts';
+import { anthropicError, MessagesRequest, NativeMessagesRequest } from '../wire/anthropic-messages.ts';
+import { NativeResponsesRequest, ResponsesRequest } from '../wire/openai-responses.ts';
 import type { ApiError } from '../api/api-error.ts';
 import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
 import { countTokens } from './count-tokens.ts';
@@ -29,12 +31,12 @@ export interface InferenceSurface extends SurfaceCommon {
   /** Its request comes as a multipart form (a transcription's audio). */
   readonly multipart: boolean;
   /**
-   * How the request is read and its answer written, when the API is not the endpoint's own:
-   * a translation to the endpoint and back, one per request. Undefined: the endpoint's own schema
-   * (ENDPOINT_SPECS) and OpenAI's answer, usage added.
+   * How a request in another API than OpenAI's is checked: strictly where it is translated (to
+   * chat, for any provider), loosely where it passes through to a router whose providers all
+   * speak it (their API checks the rest). Undefined: the endpoint's own schema (ENDPOINT_SPECS).
    */
-  readonly dialect: ((request: SurfaceRequest, services: SurfaceServices) => Dialect) | undefined;
-  /** Whether its answers are kept (stored responses), by the dialect's `keep`. */
+  readonly schemas: { readonly translated: z.ZodType; readonly passedThrough: z.ZodType } | undefined;
+  /** Whether its answers are kept (stored responses): the pipeline's conversation stage (conversation.ts). */
   readonly keepsAnswers: boolean;
 }
 
@@ -54,7 +56,7 @@ const openAiSurfaces: InferenceSurface[] = ENDPOINTS.map((endpoint) => ({
   api: 'openai',
   endpoint,
   multipart: ENDPOINT_SPECS[endpoint].audio !== undefined,
-  dialect: undefined,
+  schemas: undefined,
   errorBody: undefined,
   keepsAnswers: false,
 }));
@@ -69,7 +71,7 @@ export const API_SURFACES: readonly ApiSurface[] = [
     api: 'anthropic-messages',
     endpoint: 'chat',
     multipart: false,
-    dialect: () => ANTHROPIC,
+    schemas: { translated: MessagesRequest, passedThrough: NativeMessagesRequest },
     errorBody: anthropicError,
     keepsAnswers: false,
   },
@@ -90,7 +92,7 @@ export const API_SURFACES: readonly ApiSurface[] = [
     api: 'openai-responses',
     endpoint: 'chat',
     multipart: false,
-    dialect: (request, services) => responsesDialect(request.caller.user.id, services.responses, services.storedLimits, request.bodyBytes),
+    schemas: { translated: ResponsesRequest, passedThrough: NativeResponsesRequest },
     errorBody: undefined,
     keepsAnswers: true,
   },

@@ -2,7 +2,9 @@
 // (o200k, the chat template's overhead included), which is what the hold and the usage of that
 // request start from. Free, as Anthropic's is; the caller must still be allowed the router.
 import { mayCall } from '../accounts/caller.ts';
-import { countTokensChat } from '../dialects/anthropic/anthropic-dialect.ts';
+import { parseWith } from '../api/payloads.ts';
+import { messagesToChat } from '../translators/messages-over-chat.ts';
+import { CountTokensRequest } from '../wire/anthropic-messages.ts';
 import { errors } from '../api/api-error.ts';
 import { TokenCount } from '../metering/tokens.ts';
 import { promptTokenCount } from '../billing/usage-block.ts';
@@ -12,5 +14,7 @@ import { routerOf } from './resolve.ts';
 export async function countTokens(request: SurfaceRequest, services: SurfaceServices): Promise<object> {
   const router = routerOf('chat', request.body, services.routing);
   if (!mayCall(request.caller, router.spec.name)) throw errors.modelNotAllowed();
-  return { input_tokens: promptTokenCount('chat', countTokensChat(request.body), new TokenCount()).tokens };
+  // Counted as its chat translation (max_tokens does not count), the form every prompt is counted in.
+  const chat = messagesToChat({ ...parseWith(CountTokensRequest, request.body), max_tokens: 1 });
+  return { input_tokens: promptTokenCount('chat', chat, new TokenCount()).tokens };
 }

@@ -3,19 +3,25 @@
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { priorityOf, type Caller } from '../accounts/caller.ts';
 import type { Admitted } from '../billing/billing.ts';
-import type { Dialect } from '../dialects/dialect.ts';
-import type { NativeRequest } from '../providers/native.ts';
+import type { PassThrough } from '../providers/adapter.ts';
+import type { Exchange } from '../translators/translator.ts';
+import type { Api } from '../wire/apis.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { Forwarding } from '../routing/forwarder.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
+import type { Conversation } from './conversation.ts';
 
 /** A request before admission: everything but the router serving it and its hold. */
 export interface Started {
   readonly endpoint: Endpoint;
   /** The body in the endpoint's form (resolve.ts). */
   readonly body: JsonObject;
-  /** The caller's own request, to pass through to providers that speak its API (providers/native.ts). */
-  readonly native: NativeRequest | undefined;
+  /** The API the caller speaks: its answer is translated to it (translators/). */
+  readonly api: Api;
+  /** The caller's own request, to pass through to providers that all speak its API (the identity translator's). */
+  readonly passThrough: PassThrough | undefined;
+  /** The conversation it continues and keeps, in an API that keeps answers (conversation.ts). */
+  readonly conversation: Conversation | undefined;
   readonly caller: Caller;
   /** The router the caller named. */
   readonly requested: RouterRoute;
@@ -24,8 +30,6 @@ export interface Started {
   readonly stream: boolean;
   /** performance.now() time after which no attempt, retry or fallback starts. */
   readonly deadline: number;
-  /** The API the caller speaks, when not OpenAI's (the request was translated to chat). */
-  readonly dialect: Dialect | undefined;
 }
 
 /** A request admitted on a router. */
@@ -41,12 +45,24 @@ export function forwarding(call: Started, router: RouterRoute, onlyHealthy: bool
     router,
     endpoint: call.endpoint,
     body: call.body,
-    native: call.native,
+    passThrough: call.passThrough,
     stream: call.stream,
     signal: call.abort.signal,
     priority: priorityOf(call.caller),
     caller: call.caller.user.id,
     deadline: call.deadline,
     onlyHealthy,
+  };
+}
+
+const NO_MESSAGES: readonly JsonObject[] = [];
+
+/** What the translation of `call`'s answer needs: the serving router's name as the model, and its conversation. */
+export function exchangeOf(call: Call): Exchange {
+  return {
+    model: call.router.spec.name,
+    endpoint: call.endpoint,
+    earlier: call.conversation?.earlier ?? NO_MESSAGES,
+    response: call.conversation?.echo,
   };
 }

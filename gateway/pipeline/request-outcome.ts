@@ -3,7 +3,7 @@ import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import type { Usage } from '../billing/usage-block.ts';
-import type { Api } from '../dialects/dialect.ts';
+import type { Api } from '../wire/apis.ts';
 import type { FallbackReason } from '../routing/fallback-chain.ts';
 
 export interface RequestOutcome {

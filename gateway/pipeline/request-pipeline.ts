@@ -24,7 +24,7 @@ import { answerWhole } from './answer-whole.ts';
 import type { InferenceSurface } from './api-surfaces.ts';
 import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
 import { forwarding, type Call, type Started } from './inference-call.ts';
-import type { Keeping } from './keep.ts';
+import type { Keeping } from './conversation.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
 import { resolve, resolveTranslated, timeoutMs } from './resolve.ts';
 import { refused } from './settle.ts';
@@ -57,14 +57,12 @@ export class RequestPipeline {
     const deps = this.#deps;
     const { endpoint } = surface;
     const { caller } = request;
-    const dialect = surface.dialect?.(request, deps);
     let requested: RouterRoute | undefined;
     let call: Call | undefined;
     try {
       // resolve
-      const resolved = dialect
-        ? await resolveTranslated(endpoint, request.body, deps.routing, dialect)
-        : resolve(endpoint, request.body, deps.routing);
+      const resolved =
+        surface.schemas === undefined ? resolve(endpoint, request.body, deps.routing) : await resolveTranslated(surface, request, deps);
       requested = resolved.router;
       // authorize
       if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
@@ -74,14 +72,15 @@ export class RequestPipeline {
       const started: Started = {
         endpoint,
         body: resolved.body,
-        native: resolved.native,
+        api: surface.api,
+        passThrough: resolved.passThrough,
+        conversation: resolved.conversation,
         caller,
         requested,
         startedAt,
         abort,
         stream: ENDPOINT_SPECS[endpoint].streams(resolved.body),
         deadline: startedAt + timeoutMs(request.timeout, deps.forwarder.options.requestTimeoutMs),
-        dialect,
       };
       // admit and dispatch
       let forwarded: Forwarded;
@@ -98,7 +97,7 @@ export class RequestPipeline {
       let failure: UpstreamError | undefined;
       try {
         if (forwarded.result.kind !== 'stream') return await answerWhole(served, forwarded, forwarded.result, deps);
-        failure = await answerStream(served, forwarded, forwarded.result.chunks, channel, deps);
+        failure = await answerStream(served, forwarded, forwarded.result.chunks, forwarded.result.api ?? 'openai', channel, deps);
         return undefined;
       } catch (error) {
         if (error instanceof UpstreamError) failure = error;

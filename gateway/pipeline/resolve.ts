@@ -1,25 +1,33 @@
 // The pipeline's first stage, steps 1 and 2 of the spec's flow: the router the body's `model`
 // names (404), of a type the endpoint serves (400), then the body in the endpoint's form, either
-// checked by the endpoint's own schema or translated from the caller's API (dialects/), and the
-// request's deadline. The router comes first: spec 7's errors come before the body's.
+// checked by the endpoint's own schema or checked by its API's and translated (translators/),
+// and the request's deadline. The router comes first: spec 7's errors come before the body's.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { formatPath } from '../../core/resources/consistency.ts';
 import { isPriced } from '../billing/worst-case.ts';
-import type { Dialect } from '../dialects/dialect.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import { errors } from '../api/api-error.ts';
-import type { NativeRequest } from '../providers/native.ts';
+import { parseWith } from '../api/payloads.ts';
+import type { PassThrough } from '../providers/adapter.ts';
+import { translatorFor } from '../translators/registry.ts';
+import type { Api } from '../wire/apis.ts';
+import type { ResponsesRequest } from '../wire/openai-responses.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
+import type { z } from 'zod';
+import { recall, type Conversation, type Keeping } from './conversation.ts';
+import type { SurfaceRequest } from './surface-request.ts';
 
 /** A request resolved: the router asked for, and the body in the endpoint's form. */
 export interface Resolved {
   readonly router: RouterRoute;
-  /** The body as its endpoint's schema parsed it, or as the dialect translated it. */
+  /** The body as its endpoint's schema parsed it, or as translated from the caller's API. */
   readonly body: JsonObject;
-  /** The caller's own request, to pass through to providers that speak its API (providers/native.ts). */
-  readonly native: NativeRequest | undefined;
+  /** The caller's own request, to pass through to providers that all speak its API (the identity translator's). */
+  readonly passThrough: PassThrough | undefined;
+  /** The conversation it continues and keeps, in an API that keeps answers (conversation.ts). */
+  readonly conversation: Conversation | undefined;
 }
 
 /** The router the body's `model` names, of a type the endpoint serves. */
@@ -38,22 +46,43 @@ export function routerOf(endpoint: Endpoint, body: unknown, routing: ServedRouti
 /** The router, then the body as the endpoint's schema checks it. */
 export function resolve(endpoint: Endpoint, body: unknown, routing: ServedRouting): Resolved {
   const router = routerOf(endpoint, body, routing);
-  return { router, body: parsed(endpoint, body, router), native: undefined };
+  return { router, body: parsed(endpoint, body, router), passThrough: undefined, conversation: undefined };
+}
+
+/** A surface in another API than OpenAI's, as far as reading its requests goes (api-surfaces.ts). */
+export interface TranslatedSurface {
+  readonly endpoint: Endpoint;
+  readonly api: Api;
+  /** Strict where the request is translated; loose where it passes through to providers that all speak its API. */
+  readonly schemas: { readonly translated: z.ZodType; readonly passedThrough: z.ZodType } | undefined;
+  readonly keepsAnswers: boolean;
 }
 
 /**
- * The router, then the body in the caller's API translated by `dialect` to the endpoint's form;
- * to a router whose providers all speak that API, the caller's own body passes through besides.
+ * The router, then the body checked by its API's schema (`surface.schemas`) and translated to
+ * chat, the endpoint's form: what admission counts, and what a provider that speaks chat is sent.
+ * To a router whose providers all speak the caller's API, the caller's own body passes through
+ * besides (the identity translator's request). An API that keeps answers recalls the
+ * conversation first (conversation.ts).
  */
-export async function resolveTranslated(endpoint: Endpoint, body: unknown, routing: ServedRouting, dialect: Dialect): Promise<Resolved> {
-  const router = routerOf(endpoint, body, routing);
-  const api = dialect.nativeApi;
-  const passesThrough = api !== undefined && router.nativeApis.has(api);
-  // The translation is built to the chat schema from a body the dialect's own schema checked: not parsed again.
-  const chat = await dialect.toChat(body, passesThrough);
-  if (!passesThrough) return { router, body: chat, native: undefined };
-  const own = body as JsonObject;
-  return { router, body: chat, native: { api, body: dialect.nativeBody ? dialect.nativeBody(own) : own } };
+export async function resolveTranslated(
+  surface: TranslatedSurface,
+  request: SurfaceRequest,
+  services: Keeping & { readonly routing: ServedRouting },
+): Promise<Resolved> {
+  const { endpoint, api, schemas } = surface;
+  if (api === 'openai' || !schemas) throw new Error(`${api} requests are not translated`);
+  const router = routerOf(endpoint, request.body, services.routing);
+  const passesThrough = router.nativeApis.has(api);
+  const own = parseWith(passesThrough ? schemas.passedThrough : schemas.translated, request.body) as JsonObject;
+  const conversation = surface.keepsAnswers
+    ? await recall(own as ResponsesRequest, request.caller.user.id, request.bodyBytes, services)
+    : undefined;
+  const exchange = { model: router.spec.name, endpoint, earlier: conversation?.earlier ?? [], response: conversation?.echo };
+  // Built to the chat schema from a body its own API's schema checked: not parsed again.
+  const chat = translatorFor(api, 'openai').request(own, exchange);
+  const passThrough = passesThrough ? { api, body: translatorFor(api, api).request(own, exchange) } : undefined;
+  return { router, body: chat, passThrough, conversation };
 }
 
 /** The body as its endpoint's schema parses it: a 400 naming the first field at fault. */

@@ -3,7 +3,7 @@
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { Caller } from '../accounts/caller.ts';
 import type { Billing, Settled } from '../billing/billing.ts';
-import type { Api } from '../dialects/dialect.ts';
+import type { Api } from '../wire/apis.ts';
 import type { Usage } from '../billing/usage-block.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { Forwarded } from '../routing/forwarder.ts';
@@ -38,7 +38,7 @@ export function ended(call: Call, ending: Ending, to: Settlement): void {
   });
   to.outcomes.record({
     endpoint: call.endpoint,
-    api: call.dialect?.api ?? 'openai',
+    api: call.api,
     router: call.router,
     provider: forwarded.provider,
     status: ending.status,

@@ -1,46 +1,45 @@
-// A streamed answer on its way to the client: the sink of the provider's chunk stream. Each
-// chunk gets the router's name as `model`; the backend's own usage chunk is held back (the
-// gateway sends its own at the end); text is kept for counting (bounded, produced-text.ts). The
-// chunks of one read from the backend leave in one write, and while the client's socket is full
-// the backend is paused until it drains, so what a slow client makes the gateway hold stays bounded.
+// A streamed answer on its way to the client: the sink of the provider's event stream. Each event
+// is translated to the caller's API (translators/), which reads, as it goes, the usage the backend
+// reported and the text it produced (kept for counting, bounded: produced-text.ts). The events of
+// one read from the backend leave in one write, and while the client's socket is full the backend
+// is paused until it drains, so what a slow client makes the gateway hold stays bounded.
 import type { ChunkSink, ChunkStream } from '../providers/chunk-stream.ts';
-import { choiceText, readUsage, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
+import type { TokenUsage } from '../wire/openai-wire.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 import { ProducedText } from '../metering/produced-text.ts';
-import { withModel } from '../providers/model-field.ts';
-import type { StreamTranslation } from '../dialects/dialect.ts';
+import type { Reading, StreamTranslation } from '../translators/translator.ts';
 import type { ClientStream } from './answer-channel.ts';
 
-/** What the relay saw of a stream, once it is over. */
-export interface Relayed {
-  /** Why the stream ended early (undefined: it was complete). */
-  readonly failure: UpstreamError | undefined;
+/** What the relay read of a stream: the metering's side of the translation. */
+export class StreamReading implements Reading {
   /** The backend's own usage report, when it sent one. */
-  readonly reported: TokenUsage | undefined;
-  /** The first chunk sent on (its id and created are reused for the usage chunk). */
-  readonly first: JsonObject | undefined;
-  readonly produced: ProducedText;
+  reported: TokenUsage | undefined;
+  readonly produced = new ProducedText();
   /** Milliseconds from `startedAt` to the first text. */
-  readonly ttftMs: number | null;
+  ttftMs: number | null = null;
+  readonly #startedAt: number;
+
+  constructor(startedAt: number) {
+    this.#startedAt = startedAt;
+  }
+
+  text(text: string): void {
+    this.produced.add(text);
+    this.ttftMs ??= performance.now() - this.#startedAt;
+  }
+
+  usage(usage: TokenUsage | undefined): void {
+    if (usage) this.reported = usage;
+  }
 }
 
 /**
- * Relays `stream` to `res` (its head already written) until the stream ends or fails; the
- * response is left open for the caller to end. `model` replaces the backend's model name.
+ * Relays `stream` to `res` (its head already written) through `translation` until the stream
+ * ends or fails; resolves with why it ended early, if it did. The response is left open for the
+ * caller to end.
  */
-export function relayChunks(
-  stream: ChunkStream,
-  res: ClientStream,
-  model: string,
-  startedAt: number,
-  translation?: StreamTranslation,
-): Promise<Relayed> {
-  const modelJson = JSON.stringify(model);
+export function relayChunks(stream: ChunkStream, res: ClientStream, translation: StreamTranslation): Promise<UpstreamError | undefined> {
   return new Promise((resolve) => {
-    const produced = new ProducedText();
-    let reported: TokenUsage | undefined;
-    let first: JsonObject | undefined;
-    let ttftMs: number | null = null;
     let pending = '';
     let paused = false;
     const onDrain = () => {
@@ -49,36 +48,11 @@ export function relayChunks(
     };
     const over = (failure: UpstreamError | undefined) => {
       res.off('drain', onDrain);
-      resolve({ failure, reported, first, produced, ttftMs });
+      resolve(failure);
     };
     const sink: ChunkSink = {
-      chunk(chunk, json) {
-        let asReceived = json;
-        if (chunk.usage !== undefined && chunk.usage !== null) {
-          reported = readUsage(chunk.usage) ?? reported;
-          if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return;
-          delete chunk.usage;
-          asReceived = undefined;
-        }
-        first ??= chunk;
-        const text = choiceText(chunk);
-        if (text !== '') {
-          produced.add(text);
-          ttftMs ??= performance.now() - startedAt;
-        }
-        // Another API's events, built from the chunk (dialects/).
-        if (translation) {
-          pending += translation.chunk(chunk);
-          return;
-        }
-        // The backend's own text with the router's name in it (its one `"model"` key is then the top-level
-        // one); serialised only when that cannot be done safely.
-        let out = asReceived === undefined || typeof chunk.model !== 'string' ? undefined : withModel(asReceived, modelJson);
-        if (out === undefined) {
-          chunk.model = model;
-          out = JSON.stringify(chunk);
-        }
-        pending += `data: ${out}\n\n`;
+      chunk(event, json) {
+        pending += translation.event(event, json);
       },
       flush() {
         if (pending === '') return;

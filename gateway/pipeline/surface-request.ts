@@ -2,7 +2,7 @@
 // services the surfaces use besides the pipeline's own stages.
 import type { ResponseStore } from '../../core/store/responses.ts';
 import type { Caller } from '../accounts/caller.ts';
-import type { StoredLimits } from '../dialects/responses/responses-dialect.ts';
+import type { StoredLimits } from './conversation.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
 
 /** What a surface is handed of a request, whatever the transport. */

@@ -1,13 +1,15 @@
 // The one small interface every backend kind implements. An adapter speaks its backend's wire
-// format and hands the gateway OpenAI-format bodies and chunks; the gateway does the rest
-// (routing, usage, cost, carbon, metrics), so an adapter never needs to know about those.
+// format and hands the gateway the answer in an API it has a translator for (OpenAI's, or the
+// caller's own when the request passed through, or Anthropic's: translators/); the gateway does
+// the rest (translation, routing, usage, cost, carbon, metrics), so an adapter never needs to
+// know about those.
 import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
 import type { ChunkStream } from './chunk-stream.ts';
 import type { UpstreamTimeouts } from './upstream-timeouts.ts';
-import type { NativeApi, NativeRequest } from './native.ts';
+import type { NativeApi } from '../wire/apis.ts';
 
 export interface ForwardRequest {
   readonly endpoint: Endpoint;
@@ -18,15 +20,22 @@ export interface ForwardRequest {
   readonly signal: AbortSignal;
   /** How long to wait on the backend, step by step; passed on to UpstreamHttp as they are. */
   readonly timeouts: UpstreamTimeouts;
-  /** The caller's own request, when made in another API (native.ts): an adapter that speaks it may send it as it is. */
-  readonly native?: NativeRequest | undefined;
+  /** The caller's own request, when made in an API the provider speaks natively: sent as it is. */
+  readonly passThrough?: PassThrough | undefined;
+}
+
+/** A request in an API besides OpenAI's (the identity translator's request: translators/). */
+export interface PassThrough {
+  readonly api: NativeApi;
+  /** The caller's body, its model the provider's. */
+  readonly body: JsonObject;
 }
 
 export type ForwardResult =
-  /** A whole OpenAI-format response; its `usage` may be missing when the backend gives none. */
-  | { readonly kind: 'body'; readonly body: JsonObject }
-  /** OpenAI-format stream chunks, pushed to a sink; it fails if the backend breaks off (chunk-stream.ts). */
-  | { readonly kind: 'stream'; readonly chunks: ChunkStream }
+  /** A whole answer in `api` (absent: OpenAI's own); its usage may be missing when the backend gives none. */
+  | { readonly kind: 'body'; readonly body: JsonObject; readonly api?: NativeApi }
+  /** Stream events in `api` (absent: OpenAI's chunks), pushed to a sink; it fails if the backend breaks off (chunk-stream.ts). */
+  | { readonly kind: 'stream'; readonly chunks: ChunkStream; readonly api?: NativeApi }
   /** A whole answer that is not JSON (a transcript as text, SRT or WebVTT), with its media type. */
   | { readonly kind: 'text'; readonly text: string; readonly contentType: string };
 
@@ -39,7 +48,7 @@ export interface ProviderAdapter<T extends ProviderType = ProviderType> {
    * kind has no backend to probe (the simulator is always healthy).
    */
   readonly healthPath: string | undefined;
-  /** The APIs besides chat it speaks natively: a request made in one passes through (native.ts). */
+  /** The APIs besides OpenAI's it speaks natively: a request made in one passes through (the identity translator). */
   readonly speaks?: readonly NativeApi[];
   /** How the health check authenticates with the provider's key; absent: `Authorization: Bearer <key>`. */
   readonly authHeaders?: (key: string | undefined) => Record<string, string> | undefined;

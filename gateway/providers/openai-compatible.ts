@@ -17,7 +17,7 @@ export interface OpenAICompatibleOptions {
   readonly healthPath: string;
   /** Adjusts the outgoing body for this kind; the default asks streams to report usage. */
   readonly adaptBody?: (body: JsonObject, request: ForwardRequest) => JsonObject;
-  /** Serves OpenAI's Responses API too: a /v1/responses request passes through (native.ts). */
+  /** Serves OpenAI's Responses API too: a /v1/responses request passes through (the identity translator). */
   readonly responsesApi?: boolean;
 }
 
@@ -31,7 +31,7 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
       const url = (provider as { url: string }).url;
       const post = { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
       if (request.endpoint === 'transcriptions') return transcribe(url, request.body, post, http);
-      if (request.native?.api === 'openai-responses' && options.responsesApi) {
+      if (request.passThrough?.api === 'openai-responses' && options.responsesApi) {
         try {
           return await forwardResponses(url, request, post, http);
         } catch (error) {

@@ -5,8 +5,7 @@
 // attempts are bounded in number and by the request's deadline; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
-import type { ForwardResult } from '../providers/adapter.ts';
-import type { NativeRequest } from '../providers/native.ts';
+import type { ForwardResult, PassThrough } from '../providers/adapter.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
@@ -51,8 +50,8 @@ export interface Forwarding {
   readonly router: RouterRoute;
   readonly endpoint: Endpoint;
   readonly body: JsonObject;
-  /** The caller's own request, when made in another API (providers/native.ts). */
-  readonly native?: NativeRequest | undefined;
+  /** The caller's own request, when made in an API all the router's providers speak (the identity translator's). */
+  readonly passThrough?: PassThrough | undefined;
   readonly stream: boolean;
   readonly signal: AbortSignal;
   /** The caller's priority, for queue mode. */
@@ -97,7 +96,7 @@ export interface Forwarded {
  * again, nor a failure of the provider).
  */
 export async function forward(request: Forwarding, deps: ForwarderDeps): Promise<Forwarded> {
-  const { router, endpoint, body, native, stream, signal, deadline } = request;
+  const { router, endpoint, body, passThrough, stream, signal, deadline } = request;
   const { options } = deps;
   const candidates = router.byEndpoint.get(endpoint);
   if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
@@ -162,7 +161,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
           stream,
           signal,
           timeouts,
-          native: native && { api: native.api, body: { ...native.body, model: provider.spec.model_name } },
+          passThrough: passThrough && { api: passThrough.api, body: { ...passThrough.body, model: provider.spec.model_name } },
         },
         deps.http,
       );

@@ -1,7 +1,7 @@
 // The routing table: an immutable view of one snapshot, indexed for the hot path. A request
 // takes the table once at its start, so a reload never changes a request in flight.
 import type { Endpoint } from '../../core/resources/kinds.ts';
-import type { NativeApi } from '../providers/native.ts';
+import type { NativeApi } from '../wire/apis.ts';
 import type { RouterSpec } from '../../core/resources/router.ts';
 import type { ProviderSpec } from '../../core/resources/provider.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
@@ -25,7 +25,7 @@ export interface RouterRoute {
   readonly providers: readonly ProviderRoute[];
   /** Providers able to serve each endpoint, in declaration order. */
   readonly byEndpoint: ReadonlyMap<Endpoint, readonly ProviderRoute[]>;
-  /** The APIs besides chat that every one of its providers speaks natively: a request in one passes through (providers/native.ts). */
+  /** The APIs besides chat that every one of its providers speaks natively: a request in one passes through (translators/: the identity). */
   readonly nativeApis: ReadonlySet<NativeApi>;
   readonly pick: Pick;
   readonly cursor: Cursor;

@@ -2,7 +2,7 @@
 // nothing when that cannot be done safely (the caller then serialises the parsed chunk).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { withModel } from '../../../gateway/providers/model-field.ts';
+import { withModel } from '../../../gateway/wire/model-field.ts';
 
 const NAME = JSON.stringify('my-router');
 

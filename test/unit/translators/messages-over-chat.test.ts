@@ -3,8 +3,9 @@
 // backend names, a length stop, broken tool arguments.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessagesRequest, toChat } from '../../../../gateway/dialects/anthropic/messages-request.ts';
-import { MessageStream, toMessage } from '../../../../gateway/dialects/anthropic/messages-response.ts';
+import { MessagesRequest } from '../../../gateway/wire/anthropic-messages.ts';
+import { MessageStream, messagesToChat as toChat, toMessage } from '../../../gateway/translators/messages-over-chat.ts';
+import { errors } from '../../../gateway/api/api-error.ts';
 
 const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, cost: 0.5, carbon: { kWh: 0, kgCO2eq: 0 } } as never;
 const request = (fields: object) =>
@@ -80,7 +81,7 @@ describe('a chat completion as a Message', () => {
 
   test('a stream broken off ends with message_delta (no stop reason) and an error event', () => {
     const stream = new MessageStream('router');
-    const text = stream.chunk({ choices: [{ delta: { content: 'Hel' } }] }) + stream.fail(usage, { type: 'api_error', message: 'broke' });
+    const text = stream.chunk({ choices: [{ delta: { content: 'Hel' } }] }) + stream.fail(usage, errors.upstreamInterrupted('broke'));
     const types = [...text.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
     assert.deepEqual(types, [
       'message_start',
