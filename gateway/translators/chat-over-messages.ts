@@ -3,7 +3,7 @@
 // sources), and the message or its events read back as chat (text, tool calls, the finish), with
 // Anthropic's token counts as the usage it reported (its cache reads and writes are input too).
 import { finishOfStop, MessagesAnswer, type MessagesEvent, type MessagesUsage } from '../wire/anthropic-messages.ts';
-import { chatUsage, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
+import { argumentsValue, chatUsage, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
 import { OPENAI_WRITER } from './openai-chat.ts';
 import { throughChat, type ChatReader } from './through-chat.ts';
 import { Untranslatable, type Exchange, type Reading } from './translator.ts';
@@ -32,7 +32,7 @@ function toMessagesRequest(body: JsonObject): JsonObject {
         const blocks = contentBlocks(message.content);
         for (const call of (message.tool_calls ?? []) as JsonObject[]) {
           const fn = (call.function ?? {}) as JsonObject;
-          blocks.push({ type: 'tool_use', id: String(call.id), name: String(fn.name), input: parseArguments(fn.arguments) });
+          blocks.push({ type: 'tool_use', id: String(call.id), name: String(fn.name), input: argumentsValue(fn.arguments) });
         }
         push('assistant', blocks);
         break;
@@ -91,15 +91,6 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return (content as JsonObject[]).flatMap((part) => (part.type === 'text' ? [String(part.text ?? '')] : [])).join('\n');
-}
-
-function parseArguments(args: unknown): unknown {
-  if (typeof args !== 'string' || args.trim() === '') return {};
-  try {
-    return JSON.parse(args);
-  } catch {
-    return {};
-  }
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   type NativeMessagesRequest,
   type ToolChoice,
 } from '../wire/anthropic-messages.ts';
-import { firstChoice, toolCallPieces, type JsonObject } from '../wire/openai-wire.ts';
+import { argumentsValue, firstChoice, toolCallPieces, type JsonObject } from '../wire/openai-wire.ts';
 import { CHAT_READER } from './openai-chat.ts';
 import { throughChat, type ChatWriter, type ChunkWriter } from './through-chat.ts';
 import { sseEvent } from './translator.ts';
@@ -128,16 +128,6 @@ function stopOf(choice: JsonObject | undefined): { stop_reason: string; stop_seq
   return stopOfFinish(choice?.finish_reason, choice?.stop_reason);
 }
 
-/** A tool call's arguments as the tool_use block's `input`: its JSON, or {} when the backend sent none or broken JSON. */
-function inputOf(args: unknown): unknown {
-  if (typeof args !== 'string' || args.trim() === '') return {};
-  try {
-    return JSON.parse(args);
-  } catch {
-    return {};
-  }
-}
-
 export function messageId(): string {
   // Cut from the id pool (core/ids.ts): randomBytes per id cost 5% of a request's CPU.
   return `msg_${randomId().slice(0, 24)}`;
@@ -150,7 +140,7 @@ export function toMessage(chat: JsonObject, model: string, usage: UsageBlock): J
   const content: JsonObject[] = [];
   if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
   for (const call of toolCallPieces(message)) {
-    content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: inputOf(call.arguments) });
+    content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: argumentsValue(call.arguments) });
   }
   return { id: messageId(), type: 'message', role: 'assistant', model, content, ...stopOf(choice), usage: anthropicUsage(usage) };
 }

@@ -82,6 +82,16 @@ export function toolCallPieces(message: JsonObject): readonly ToolCallPiece[] {
   });
 }
 
+/** A tool call's arguments (JSON text) as their value: {} when the backend sent none, or JSON that does not parse. */
+export function argumentsValue(args: unknown): unknown {
+  if (typeof args !== 'string' || args.trim() === '') return {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return {};
+  }
+}
+
 /** The text a chat or completion chunk (or whole answer) adds, for counting tokens ourselves. */
 export function choiceText(body: JsonObject): string {
   const choices = body.choices;
