@@ -3,6 +3,7 @@
 // examples: OpenAI's chat completions and Responses, Anthropic's Messages).
 import { errors } from '../../../gateway/api/api-error.ts';
 import type { Exchange } from '../../../gateway/translators/translator.ts';
+import type { ChatMessage } from '../../../gateway/wire/openai-chat.ts';
 import type { JsonObject } from '../../../gateway/wire/openai-wire.ts';
 
 export const EXCHANGE: Exchange = { model: 'router-a', endpoint: 'chat', earlier: [], response: undefined };
@@ -214,7 +215,7 @@ export const RESPONSES_REQUEST: JsonObject = {
 };
 
 /** The conversation RESPONSES_REQUEST continues, as stored. */
-export const EARLIER: JsonObject[] = [
+export const EARLIER: ChatMessage[] = [
   { role: 'user', content: 'Hello' },
   { role: 'assistant', content: 'Hi! Send me an image.' },
 ];
