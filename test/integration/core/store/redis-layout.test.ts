@@ -1,15 +1,17 @@
 // The layout's version on a real redis-server (core/store/redis/layout-check.ts): written on an
 // empty Redis, recorded as layout 1 on one written before the version was kept (and its data
 // read), an older layout still read goes on, a newer or unknown one refused with a message that
-// says what to do, and processes opening the store together agree on one version.
+// says what to do, and processes opening the store together agree on one version. Usage entries
+// of every shape layout 1 holds are read as their builds meant them.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { keys } from '../../../../core/store/redis/keys.ts';
 import { LAYOUT_VERSION, LAYOUT_VERSION_KEY } from '../../../../core/store/redis/layout.ts';
 import { checkLayout, logLayout, RedisLayoutError } from '../../../../core/store/redis/layout-check.ts';
 import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis/redis-store.ts';
 import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
-import { RETENTION_MS, userSpec } from './contract.ts';
+import { RETENTION_MS, usageRecord, userSpec } from './contract.ts';
 import { eventually } from '../../../support/eventually.ts';
 
 const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS };
@@ -170,5 +172,110 @@ describe('redis layout: builds that read several layouts', () => {
     await admin.set('someone-else:config', '{}');
     await admin.set('router', 'x');
     assert.deepEqual(await checkLayout(client()), { version: LAYOUT_VERSION, outcome: 'written' });
+  });
+});
+
+describe('redis layout: usage entries of every shape layout 1 holds', () => {
+  // A stream keeps its entries until the retention trims them: entries written by earlier builds,
+  // each in the shape of its time (as its writer spelled it), are read with what they meant.
+  const T = Date.now() - 60_000;
+  const FIRST = {
+    id: 'rec-a',
+    time: T,
+    user_id: 'alice',
+    key_id: 'k1',
+    router: 'chat',
+    provider: 'sim-1',
+    endpoint: 'chat',
+    status: 200,
+    prompt_tokens: 10,
+    completion_tokens: 20,
+    cost_micros: '1500',
+    kwh: 0.5,
+    kgco2eq: 0.25,
+    latency_ms: 120,
+    ttft_ms: 40,
+    incomplete: false,
+  };
+  const MONEY = { charged_micros: '1000', uncovered_micros: '500', usage_anomaly: 'prompt_tokens' };
+  const OLDER: readonly [shape: string, entry: object, read: object][] = [
+    [
+      'a record as one JSON field: what was charged is its cost, all covered, all believed; no fallback, team or audio',
+      FIRST,
+      {
+        ...FIRST,
+        cost_micros: 1500n,
+        charged_micros: 1500n,
+        uncovered_micros: 0n,
+        usage_anomaly: null,
+        requested_router: 'chat',
+        team_id: null,
+        audio_seconds: 0,
+      },
+    ],
+    [
+      'charges told apart from costs',
+      { ...FIRST, id: 'rec-b', time: T + 1, ...MONEY },
+      {
+        ...FIRST,
+        id: 'rec-b',
+        time: T + 1,
+        cost_micros: 1500n,
+        charged_micros: 1000n,
+        uncovered_micros: 500n,
+        usage_anomaly: 'prompt_tokens',
+        requested_router: 'chat',
+        team_id: null,
+        audio_seconds: 0,
+      },
+    ],
+    [
+      'the router asked for, when a fallback served',
+      { ...FIRST, id: 'rec-c', time: T + 2, ...MONEY, requested_router: 'big' },
+      {
+        ...FIRST,
+        id: 'rec-c',
+        time: T + 2,
+        cost_micros: 1500n,
+        charged_micros: 1000n,
+        uncovered_micros: 500n,
+        usage_anomaly: 'prompt_tokens',
+        requested_router: 'big',
+        team_id: null,
+        audio_seconds: 0,
+      },
+    ],
+    [
+      "the user's team",
+      { ...FIRST, id: 'rec-d', time: T + 3, ...MONEY, requested_router: 'big', team_id: 'red' },
+      {
+        ...FIRST,
+        id: 'rec-d',
+        time: T + 3,
+        cost_micros: 1500n,
+        charged_micros: 1000n,
+        uncovered_micros: 500n,
+        usage_anomaly: 'prompt_tokens',
+        requested_router: 'big',
+        team_id: 'red',
+        audio_seconds: 0,
+      },
+    ],
+  ];
+
+  test('each older shape is read as its build meant it, beside the records this build writes', async () => {
+    const current = usageRecord('alice', T + 4, { endpoint: 'transcriptions', audio_seconds: 12, team_id: 'red' });
+    const read = await withStore(async (store) => {
+      for (const [, entry] of OLDER) {
+        await admin.xadd(keys.usage('alice'), `${(entry as { time: number }).time}-0`, 'r', JSON.stringify(entry));
+      }
+      await store.usage.append(current);
+      return store.usage.query('alice', { limit: 10 });
+    });
+    assert.equal(read.records.length, OLDER.length + 1);
+    assert.deepEqual(read.records[0], current);
+    const older = read.records.slice(1).reverse(); // the query reads newest first
+    for (const [i, [shape, , record]] of OLDER.entries()) assert.deepEqual(older[i], record, shape);
+    assert.equal(read.totals.requests, 5);
   });
 });
