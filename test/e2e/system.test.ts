@@ -2,7 +2,8 @@
 // the RBAC of charts/tollgate applied, one Redis, two operator processes (the tollgate-operator
 // service account) and two gateway processes in Kubernetes mode (the tollgate-gateway service
 // account), each bound only to the rules the chart renders. `kubectl apply -f
-// examples/kubernetes/` is served by both gateways within 2 s; a chat request debits the example user and shows in
+// examples/kubernetes/` is served by both gateways (how soon is measured by bench/kubernetes.ts,
+// not asserted here); a chat request debits the example user and shows in
 // `kubectl get gatewayusers`; a deleted provider gets no more requests; an invalid provider is
 // refused while the rest serves; the leading operator is SIGKILLed and the other one carries a
 // later change to both gateways; a rotated provider key is used for the next requests.
@@ -11,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { startFakeOpenAI } from '../support/fake-openai.ts';
 import type { FakeBackend } from '../support/fake-server.ts';
 import { getObject, until, type Conditioned } from './support/poll.ts';
-import { chat, readyVersion, repoPath, startSystem, timeToFirst200, type System } from './support/system.ts';
+import { chat, readyVersion, repoPath, startSystem, type System } from './support/system.ts';
 
 const TEAM = 'team-a';
 const ROUTER = 'meta-llama/Llama-3.1-8B-Instruct';
@@ -66,18 +67,12 @@ describe('the whole system: operators, gateways, kube-apiserver and Redis', () =
     await fake?.close();
   });
 
-  it('serves the examples through both gateways within 2 s of `kubectl apply -f examples/kubernetes/`', async () => {
+  it('serves the examples through both gateways after `kubectl apply -f examples/kubernetes/`', async () => {
     // The examples name no namespace: they go to the team's, as `kubectl -n team-a apply` puts them.
     await inTeam(['apply', '-f', repoPath('examples/kubernetes/')]);
-    const applied = performance.now();
-    // Each gateway on its own, every 50 ms, from the moment the apply returned.
-    const elapsed = await Promise.all(system.gateways.map((g) => timeToFirst200(g.url, system.adminKey, ROUTER, applied, 50, 10_000)));
+    // Each gateway on its own answers 200 for the router, once the operators have published it.
+    await Promise.all(system.gateways.map((g) => chatOk(g.url, system.adminKey, ROUTER)));
     const viaAlias = await Promise.all(system.gateways.map((g) => chat(g.url, system.adminKey, ALIAS)));
-    process.stdout.write(`# apply to first 200: ${elapsed.map((ms) => (ms === undefined ? 'never' : `${ms.toFixed(0)} ms`)).join(', ')}\n`);
-    for (const [i, ms] of elapsed.entries()) {
-      assert.ok(ms !== undefined, `gateway ${i} never answered 200 for ${ROUTER}`);
-      assert.ok(ms <= 2000, `gateway ${i} first answered 200 ${ms.toFixed(0)} ms after the apply (limit 2000 ms)`);
-    }
     // The alias too (a request may land on the example vLLM provider, whose address does not resolve here).
     for (const [i, g] of system.gateways.entries()) {
       if (viaAlias[i]!.status !== 200) await chatOk(g.url, system.adminKey, ALIAS);

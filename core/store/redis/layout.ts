@@ -2,17 +2,35 @@
 // pods, router workers (`tollgate router-worker`) and the operator, which may run different
 // builds during a rolling upgrade. The data carry the format version they are laid out in
 // (LAYOUT_VERSION_KEY), and every process checks it when it opens the store (layout-check.ts),
-// so that no build reads or writes data in a layout it does not know. The table below lists
-// what the layout holds, family by family, so that a reader sees all of it in one place; the
-// key names themselves are built in keys.ts and queue-keys.ts.
+// so that no build reads or writes data in a layout it does not know. The tables below list
+// the versions there have been (LAYOUT_VERSIONS), what the layout holds, family by family
+// (LAYOUT_FAMILIES), and the shapes a usage record's entry has had (USAGE_ENTRY_REVISIONS), so
+// that a reader sees all of it in one place; the key names themselves are built in keys.ts and
+// queue-keys.ts, the usage entries written and read in usage-entry.ts.
 //
-// Layout 1 is the layout of every Redis written before the version was kept, and it includes
-// the older shapes this build still reads within it (usage records without their later fields,
-// read by redis-usage-log.ts fromEntry). Raise LAYOUT_VERSION when data are written in a way an
-// earlier build would misread; raise OLDEST_READ_LAYOUT when this build stops reading a layout.
+// Raise the version (add one to LAYOUT_VERSIONS) when data are written in a way an earlier build
+// would misread; raise OLDEST_READ_LAYOUT when this build stops reading a layout. A change an
+// earlier build reads well, such as a field added to a usage entry, needs no new version, but
+// the readers of the older shapes are declared here all the same.
+import type { UsageRecord } from '../usage-log.ts';
+
+/** One version of the layout, and what it changed from the one before. */
+export interface LayoutVersion {
+  readonly version: number;
+  readonly changes: string;
+}
+
+/** Every layout there has been, oldest first: the last is the one this build writes. */
+export const LAYOUT_VERSIONS: readonly [LayoutVersion, ...LayoutVersion[]] = [
+  {
+    version: 1,
+    changes:
+      'the layout of every Redis written before the version was kept (LAYOUT_FAMILIES), its usage entries in any shape of USAGE_ENTRY_REVISIONS',
+  },
+];
 
 /** The format version of the layout this build writes. */
-export const LAYOUT_VERSION = 1;
+export const LAYOUT_VERSION: number = LAYOUT_VERSIONS[LAYOUT_VERSIONS.length - 1]!.version;
 
 /** The oldest layout this build still reads; a Redis holding an older one is refused. */
 export const OLDEST_READ_LAYOUT = 1;
@@ -87,7 +105,7 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     keys: ['tg:{u:*}:usage', 'tg:{[utk]:*}:daily:*', 'tg:[rp]:{*}:daily:*'],
     kinds: ['stream', 'hash'],
     holds: "each user's usage records, and daily totals per user, team, key, router and provider",
-    owner: 'redis-usage-log.ts',
+    owner: 'redis-usage-log.ts (its entries: usage-entry.ts)',
   },
   {
     keys: ['tg:{u:*}:resp:*', 'tg:{u:*}:resp-index', 'tg:{u:*}:resp-sizes'],
@@ -126,4 +144,74 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
       "each provider's live metrics and cool-down (the queue's scripts write them too), its one probe, and the channel told of changes",
     owner: 'redis-provider-health.ts',
   },
+];
+
+// Usage entries. Each user's usage stream (keys.usage) holds one entry per record, its JSON in
+// the entry's one field `r`. A stream is append-only and keeps its entries until the retention
+// trims them, so entries of earlier builds stay beside this build's, in the shape of their time,
+// and no pass at start-up could bring them to this build's shape: an entry cannot be written
+// back under its id in the middle of a stream (XADD only appends), copying a user's stream to
+// a new one would lose what gateways append meanwhile, and a build that is still running during
+// a rolling upgrade goes on appending its own shape. Every shape is read instead, through the
+// table below: each revision says which fields it added, and what an entry written before it
+// meant by them. Entries written before a record was one JSON field (before revision 1) are not
+// read: no build since has.
+
+type MoneyField = 'cost_micros' | 'charged_micros' | 'uncovered_micros';
+
+/** A usage record as its entry holds it in this build's shape: amounts of money as decimal strings (bigints). */
+export type UsageEntry = Omit<UsageRecord, MoneyField> & Record<MoneyField, string>;
+
+/** A field a usage entry gained after its first shape. */
+export type LaterUsageField = 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router' | 'team_id' | 'audio_seconds';
+
+/** A usage entry in any of its shapes: the fields gained later may be missing. */
+export type StoredUsageEntry = Omit<UsageEntry, LaterUsageField> & Partial<Pick<UsageEntry, LaterUsageField>>;
+
+export interface UsageEntryRevision {
+  /** Revision 1 is the first shape, which needs no reader: the table starts at 2. */
+  readonly revision: number;
+  readonly change: string;
+  /** The fields the revision added: an entry that holds the first is of this revision or a later one. */
+  readonly adds: readonly [LaterUsageField, ...LaterUsageField[]];
+  /** What an entry written before the revision means by the fields it added. */
+  readonly before: (entry: StoredUsageEntry) => Partial<Pick<UsageEntry, LaterUsageField>>;
+}
+
+/** A revision whose reader gives exactly the fields it says it added. */
+function revision<F extends LaterUsageField>(declared: {
+  readonly revision: number;
+  readonly change: string;
+  readonly adds: readonly [F, ...F[]];
+  readonly before: (entry: StoredUsageEntry) => Pick<UsageEntry, NoInfer<F>>;
+}): UsageEntryRevision {
+  return declared;
+}
+
+/** The shapes of a usage entry since the first, oldest first: the last is the one this build writes. */
+export const USAGE_ENTRY_REVISIONS: readonly [UsageEntryRevision, ...UsageEntryRevision[]] = [
+  revision({
+    revision: 2,
+    change: 'costs told apart from charges: before, the cost was what was charged, all of it covered, and the usage reported all believed',
+    adds: ['charged_micros', 'uncovered_micros', 'usage_anomaly'],
+    before: (entry) => ({ charged_micros: entry.cost_micros, uncovered_micros: '0', usage_anomaly: null }),
+  }),
+  revision({
+    revision: 3,
+    change: 'fallbacks across routers: before, every request was served by the router asked for',
+    adds: ['requested_router'],
+    before: (entry) => ({ requested_router: entry.router }),
+  }),
+  revision({
+    revision: 4,
+    change: 'teams: a record made before them has none',
+    adds: ['team_id'],
+    before: () => ({ team_id: null }),
+  }),
+  revision({
+    revision: 5,
+    change: 'audio transcriptions: before them, no request was charged seconds of audio',
+    adds: ['audio_seconds'],
+    before: () => ({ audio_seconds: 0 }),
+  }),
 ];

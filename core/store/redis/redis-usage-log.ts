@@ -1,7 +1,8 @@
 // Usage on Redis: each user's records in a stream (keys.usage) whose entry ids are the records'
 // times, trimmed to the retention; daily totals per user and per router in hashes
 // (keys.daily) kept 400 days. Queries read the stream newest first
-// between `to` and `from`, in batches, and total every matching record.
+// between `to` and `from`, in batches, and total every matching record. An entry is written and
+// read by usage-entry.ts, in any of the shapes the layout declares (layout.ts).
 import type { Redis } from 'ioredis';
 import { checkLimit, comparePositions, matches, parsePosition } from '../paging.ts';
 import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
@@ -23,6 +24,7 @@ import {
 } from '../usage-log.ts';
 import { DAILY_PREFIXES, keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
+import { decodeUsageEntry, encodeUsageEntry } from './usage-entry.ts';
 
 export interface RedisUsageLogOptions {
   readonly retentionMs: number;
@@ -73,7 +75,7 @@ export class RedisUsageLog implements UsageLog {
     for (const { record } of batch) {
       streams.push(keys.usage(record.user_id));
       times.push(String(record.time));
-      records.push(toEntry(record));
+      records.push(encodeUsageEntry(record));
       const day = utcDay(record.time);
       for (const [group, id] of subjectsOf(record)) addToDaily(daily, keys.daily(group, id, day), record);
     }
@@ -188,7 +190,7 @@ export class RedisUsageLog implements UsageLog {
     const start = String(Math.ceil(query.from ?? 0));
     while (true) {
       const batch = await this.#redis.xrevrange(keys.usage(userId), end, start, 'COUNT', BATCH);
-      for (const [id, fields] of batch) yield [id, fromEntry(fields)];
+      for (const [id, fields] of batch) yield [id, decodeUsageEntry(fields[1]!)];
       if (batch.length < BATCH) return;
       end = `(${batch[batch.length - 1]![0]}`;
     }
@@ -204,49 +206,6 @@ function addToDaily(daily: Map<string, MutableTotals>, key: string, record: Usag
   const sums = daily.get(key);
   if (sums === undefined) daily.set(key, addToTotals(EMPTY_TOTALS, record));
   else addInto(sums, record);
-}
-
-/**
- * A record as its stream entry's one field `r`: JSON, with the cost as a string (a bigint).
- * Written field by field (strings through JSON.stringify, numbers as they are), once per request:
- * a copy of the record to stringify cost twice as much.
- */
-function toEntry(r: UsageRecord): string {
-  const text = JSON.stringify;
-  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"team_id":${text(r.team_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"audio_seconds":${r.audio_seconds},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
-}
-
-type StoredRecord = Omit<
-  UsageRecord,
-  'cost_micros' | 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router' | 'team_id' | 'audio_seconds'
-> & {
-  audio_seconds?: number;
-  requested_router?: string;
-  team_id?: string | null;
-  cost_micros: string;
-  charged_micros?: string;
-  uncovered_micros?: string;
-  usage_anomaly?: string | null;
-};
-
-/**
- * The record of a stream entry (`r`, its JSON), as toEntry wrote it. Records written before
- * charges and costs were told apart hold what was charged as their cost; those written before
- * fallbacks were served by the router asked for.
- */
-function fromEntry(fields: string[]): UsageRecord {
-  const stored = JSON.parse(fields[1]!) as StoredRecord;
-  const cost = BigInt(stored.cost_micros);
-  return {
-    ...stored,
-    cost_micros: cost,
-    charged_micros: stored.charged_micros === undefined ? cost : BigInt(stored.charged_micros),
-    uncovered_micros: stored.uncovered_micros === undefined ? 0n : BigInt(stored.uncovered_micros),
-    usage_anomaly: stored.usage_anomaly ?? null,
-    requested_router: stored.requested_router ?? stored.router,
-    team_id: stored.team_id ?? null,
-    audio_seconds: stored.audio_seconds ?? 0,
-  };
 }
 
 /** The id in a key of keys.daily of the group (`tg:r:{<name>}:daily:<day>`, say); an id may hold `:`. */

@@ -1,17 +1,13 @@
 // The bootstrap admin key: gateways starting together with the same key all start, and the key
 // belongs to the admin once, whatever the order their writes land in.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ensureBootstrapAdmin } from '../../../gateway/accounts/bootstrap.ts';
 import { generateKey, hashKey } from '../../../core/accounts/api-keys.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { useRedis } from '../../support/use-redis.ts';
 
-let redis: RunningRedis;
-before(async () => {
-  redis = await startRedis();
-});
-after(() => redis.stop());
+const redis = useRedis();
 
 test('several gateways making the same bootstrap admin at once all succeed', async () => {
   const stores = await Promise.all(Array.from({ length: 4 }, () => RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 })));

@@ -1,13 +1,11 @@
 // The account directory's contract (directory-contract.ts) on file mode's directory, StoreAccounts,
 // over the in-memory store and over a real redis-server: what the admin API writes is the store's
 // at once, and a user may only name a team that exists.
-import { after, before } from 'node:test';
-import { Redis } from 'ioredis';
 import { MemoryStore } from '../../../core/store/memory/memory-store.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
 import type { Store } from '../../../core/store/store.ts';
 import { StoreAccounts } from '../../../gateway/accounts/store-accounts.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { useRedis } from '../../support/use-redis.ts';
 import { describeAccountDirectoryContract, type DirectoryUnderTest } from './directory-contract.ts';
 
 const RETENTION_MS = 7 * 86_400_000;
@@ -26,20 +24,11 @@ describeAccountDirectoryContract('StoreAccounts on the memory store', {
   settleMs: 0,
 });
 
-let redis: RunningRedis;
-let admin: Redis;
-before(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-after(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const redis = useRedis();
 
 describeAccountDirectoryContract('StoreAccounts on Redis', {
   make: async () => {
-    await admin.flushall();
+    await redis.empty();
     return underTest(await RedisStore.connect(redis.url, { usageRetentionMs: RETENTION_MS }));
   },
   requiresKnownTeam: true,

@@ -3,16 +3,15 @@
 // still left), so a threshold is also raised when the budget runs out: when what is left unspent
 // is less than a request needs (its hold at admission, its real cost at settlement). Holds of
 // requests in flight do not count: they may yet settle for less. Run on both stores.
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
 import { MemoryStore } from '../../../core/store/memory/memory-store.ts';
 import { RedisStore } from '../../../core/store/redis/redis-store.ts';
 import type { Store } from '../../../core/store/store.ts';
 import type { AlertConsumer, BudgetAlert } from '../../../core/store/budget-alerts.ts';
 import type { OtherLevel } from '../../../core/store/ledger.ts';
 import { TeamSpec } from '../../../core/resources/team.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { useRedis } from '../../support/use-redis.ts';
 import { eventually } from '../../support/eventually.ts';
 import { userSpec } from '../core/store/contract.ts';
 
@@ -126,20 +125,11 @@ function describeExhaustion(name: string, factory: Factory): void {
 
 describeExhaustion('memory store', { make: async () => new MemoryStore(RETENTION) });
 
-let redis: RunningRedis;
-let admin: Redis;
-before(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-after(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const redis = useRedis();
 
 describeExhaustion('redis store', {
   make: async () => {
-    await admin.flushall();
+    await redis.empty();
     return RedisStore.connect(redis.url, RETENTION);
   },
 });

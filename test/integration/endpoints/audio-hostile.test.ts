@@ -15,6 +15,7 @@ import type { GatewayProcess } from '../../support/gateway-process.ts';
 import { flacClaiming, vbrMp3 } from '../../support/audio.ts';
 import { wav } from '../../support/wav.ts';
 import { testBed } from '../../support/test-bed.ts';
+import { HANG_MS } from '../../support/patience.ts';
 import type { GatewayConfig } from '../../support/gateway-config.ts';
 
 const bed = testBed();
@@ -112,8 +113,10 @@ describe('a duration the file cannot hold is not believed', () => {
     assert.deepEqual((fake.requests.at(-1)!.body.file as FormFile).bytes, file);
   });
 
-  test('the simulator, sent the 55,555-hour file on a free router, answers at once with a short transcript', async () => {
-    const started = performance.now();
+  // Bounded only as a test that could hang is: the simulator must not wait out the claimed hours.
+  test('the simulator, sent the 55,555-hour file on a free router, answers with a short transcript', {
+    timeout: HANG_MS,
+  }, async () => {
     const response = await transcribe(gw.url, 'sim-free', flacClaiming(HOURS_55555, 10), 'a.flac', 'audio/flac', {
       response_format: 'verbose_json',
     });
@@ -121,7 +124,6 @@ describe('a duration the file cannot hold is not believed', () => {
     const body = (await response.json()) as { text: string; duration: number };
     assert.equal(body.duration, 0, 'no duration was believed');
     assert.ok(body.text.split(' ').length < 10);
-    assert.ok(performance.now() - started < 5_000);
   });
 
   test('an honest file of the same kind is believed: 2 seconds of WAV, 0.02 on the priced router', async () => {

@@ -9,26 +9,21 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Redis } from 'ioredis';
 import { LAYOUT_VERSION, LAYOUT_VERSION_KEY } from '../../../core/store/redis/layout.ts';
-import { startRedis, type RunningRedis } from '../../support/redis-server.ts';
+import { useRedis } from '../../support/use-redis.ts';
 
 const CLI = new URL('../../../bin/tollgate.ts', import.meta.url).pathname;
 const NEWER = String(LAYOUT_VERSION + 1);
 const REFUSAL = `holds Tollgate layout ${NEWER}; this build reads layout ${LAYOUT_VERSION}: upgrade this process, or point it at another Redis`;
 
-let redis: RunningRedis;
-let admin: Redis;
+const redis = useRedis();
 let dir: string;
 before(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-  await admin.set(LAYOUT_VERSION_KEY, NEWER);
+  await redis.ready();
+  await redis.admin.set(LAYOUT_VERSION_KEY, NEWER);
   dir = await mkdtemp(join(tmpdir(), 'tollgate-layout-'));
 });
 after(async () => {
-  admin.disconnect();
-  await redis.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -51,8 +46,8 @@ async function assertRefused(args: string[], line: string): Promise<void> {
   assert.equal(result.code, 1, `exit code (stderr: ${result.stderr})`);
   assert.doesNotMatch(result.stderr, /^\s+at /m, 'no stack frames');
   assert.deepEqual(result.stderr.trimEnd().split('\n'), [line]);
-  assert.deepEqual(await admin.keys('*'), [LAYOUT_VERSION_KEY], 'nothing written to Redis');
-  assert.equal(await admin.get(LAYOUT_VERSION_KEY), NEWER);
+  assert.deepEqual(await redis.admin.keys('*'), [LAYOUT_VERSION_KEY], 'nothing written to Redis');
+  assert.equal(await redis.admin.get(LAYOUT_VERSION_KEY), NEWER);
 }
 
 test('the gateway refuses a Redis holding a newer layout', async () => {

@@ -1,9 +1,7 @@
 // The ledger contract on both stores: in memory, and on a real redis-server.
-import { after, before } from 'node:test';
-import { Redis } from 'ioredis';
 import { MemoryStore } from '../../../../core/store/memory/memory-store.ts';
 import { RedisStore } from '../../../../core/store/redis/redis-store.ts';
-import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
+import { useRedis } from '../../../support/use-redis.ts';
 import { describeLedgerContract } from './ledger-contract.ts';
 import { describeAlertsContract, describeLevelsContract } from './levels-contract.ts';
 
@@ -14,20 +12,11 @@ describeLedgerContract('memory store', {
   dispose: (store) => store.close(),
 });
 
-let redis: RunningRedis;
-let admin: Redis;
-before(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-after(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const redis = useRedis();
 
 describeLedgerContract('redis store', {
   make: async () => {
-    await admin.flushall();
+    await redis.empty();
     return RedisStore.connect(redis.url, RETENTION);
   },
   dispose: (store) => store.close(),
@@ -40,7 +29,7 @@ describeLevelsContract('memory store', {
 
 describeLevelsContract('redis store', {
   make: async () => {
-    await admin.flushall();
+    await redis.empty();
     return RedisStore.connect(redis.url, RETENTION);
   },
   dispose: (store) => store.close(),
@@ -53,7 +42,7 @@ describeAlertsContract('memory store', {
 
 describeAlertsContract('redis store', {
   make: async () => {
-    await admin.flushall();
+    await redis.empty();
     return RedisStore.connect(redis.url, RETENTION);
   },
   dispose: (store) => store.close(),

@@ -3,15 +3,14 @@
 // back. The room is held in Redis all along, so two gateways never admit more than the budget
 // covers, and a refusal waits for another gateway's open lease rather than refuse room it holds.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import { afterEach, describe, test } from 'node:test';
 import { keys } from '../../../../core/store/redis/keys.ts';
 import { BUDGET_LEASES } from '../../../../core/store/redis/redis-budget-lease.ts';
 import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis/redis-store.ts';
 import type { Admission, OtherLevel } from '../../../../core/store/ledger.ts';
 import { TeamSpec } from '../../../../core/resources/team.ts';
 import type { RateLimitPolicy } from '../../../../core/resources/limits.ts';
-import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
+import { useRedis } from '../../../support/use-redis.ts';
 import { RETENTION_MS, userSpec } from './contract.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { HANG_MS } from '../../../support/patience.ts';
@@ -20,17 +19,7 @@ const SIZE = BUDGET_LEASES.requests;
 const HOLD = 10_000n; // 0.01 a request
 const HOUR = 3_600_000;
 
-let redis: RunningRedis;
-let admin: Redis;
-before(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
-  admin.on('error', () => {}); // the outage test below drops it too; it reconnects
-});
-after(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const redis = useRedis({ emptyBeforeEach: true, restarts: true }); // the outage test below stops it
 
 let stores: RedisStore[] = [];
 const connect = async (leaseRequests?: number, options: Partial<RedisStoreOptions> = {}) => {
@@ -38,9 +27,7 @@ const connect = async (leaseRequests?: number, options: Partial<RedisStoreOption
   stores.push(store);
   return store;
 };
-beforeEach(() => admin.flushall());
 afterEach(async () => {
-  redis.resume(); // should a test have timed out with Redis stopped
   await Promise.all(stores.map((s) => s.close()));
   stores = [];
 });
@@ -52,7 +39,7 @@ const admission = (policy?: RateLimitPolicy, tokens = 0): Admission => ({
   rate: policy ? { scope: 'chat', policy, tokens } : undefined,
 });
 /** Members of the user's holds zset: each request admitted in Redis adds one, a lease one more. */
-const holdsInRedis = () => admin.zcard(keys.holds('alice'));
+const holdsInRedis = () => redis.admin.zcard(keys.holds('alice'));
 
 describe('redis store: leases', () => {
   test(`far from the budget, one admission in Redis takes room for ${SIZE} more, admitted without Redis`, async () => {
@@ -85,7 +72,7 @@ describe('redis store: leases', () => {
     assert.equal(balance.spentMicros, 12_000n);
     assert.equal(balance.reservedMicros, 0n);
     assert.equal(await holdsInRedis(), 0);
-    const windows = await admin.hgetall(keys.rate('alice', 'chat'));
+    const windows = await redis.admin.hgetall(keys.rate('alice', 'chat'));
     assert.equal(windows['rpm.c'], '3', "three requests counted, the lease's unused ones given back");
     assert.equal(windows['tpm.c'], String(3 * 7 + 3 * 5), 'prompt and completion tokens of the three');
   });
@@ -111,7 +98,7 @@ describe('redis store: leases', () => {
     const policy = { requests_per_minute: 50 };
     await store.accounts.createUser(userSpec('bob'), new Date());
     await store.ledger.admit('bob', { ...admission(policy), reservation: undefined });
-    assert.equal(await admin.hget(keys.rate('bob', 'chat'), 'rpm.c'), '1');
+    assert.equal(await redis.admin.hget(keys.rate('bob', 'chat'), 'rpm.c'), '1');
   });
 
   test("two gateways with leases admit exactly what the budget covers: a refusal waits for the other's lease to come back", async () => {
@@ -142,7 +129,7 @@ describe('redis store: leases', () => {
     for (const id of ['alice', 'bob']) await first.accounts.createUser(userSpec(id, { team: 'red' }), new Date());
     const levels: OtherLevel[] = [{ level: 'team', id: 'red', policy: undefined }];
     assert.equal((await first.ledger.admit('alice', { ...admission(), levels })).ok, true);
-    assert.equal(await admin.zcard('tg:{t:red}:holds'), 2, "alice's first request took a lease at the team's level too");
+    assert.equal(await redis.admin.zcard('tg:{t:red}:holds'), 2, "alice's first request took a lease at the team's level too");
     let admitted = 1;
     for (;;) {
       const result = await second.ledger.admit('bob', { ...admission(), levels });

@@ -1,34 +1,23 @@
 // The store contract on a real redis-server, and what only the Redis store has to get right:
 // the user fields the ledger's scripts read, and living through Redis going away and back.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, test } from 'node:test';
 import { keys } from '../../../../core/store/redis/keys.ts';
 import { RedisStore, type RedisStoreOptions } from '../../../../core/store/redis/redis-store.ts';
 import { StoreUnavailableError } from '../../../../core/store/store-errors.ts';
 import { utcDay } from '../../../../core/store/usage-days.ts';
-import { startRedis, type RunningRedis } from '../../../support/redis-server.ts';
+import { useRedis } from '../../../support/use-redis.ts';
 import { apiKey, describeStoreContract, RESPONSE_LIMITS, RETENTION_MS, usageRecord, userSpec } from './contract.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { HANG_MS } from '../../../support/patience.ts';
 
 const OPTIONS: RedisStoreOptions = { usageRetentionMs: RETENTION_MS, maxReconnectDelayMs: 100, responseLimits: RESPONSE_LIMITS };
 
-let redis: RunningRedis;
-let admin: Redis;
-before(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
-  admin.on('error', () => {}); // restarts below drop it too; it reconnects
-});
-after(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const redis = useRedis({ restarts: true }); // restarted below
 
 describeStoreContract('redis store', {
   make: async () => {
-    await admin.flushall();
+    await redis.empty();
     return RedisStore.connect(redis.url, OPTIONS);
   },
   dispose: (store) => store.close(),
@@ -38,7 +27,7 @@ describeStoreContract('redis store', {
 describe('redis store: Redis specifics', () => {
   let store: RedisStore;
   beforeEach(async () => {
-    await admin.flushall();
+    await redis.empty();
     store = await RedisStore.connect(redis.url, OPTIONS);
   });
   afterEach(() => store.close());
@@ -46,16 +35,16 @@ describe('redis store: Redis specifics', () => {
   test('the user hash holds what the ledger scripts read: budget in micro-units and the period', async () => {
     await store.accounts.createUser(userSpec('alice', { budget: '12.345678', budget_period: 'weekly' }), new Date());
     await store.accounts.createUser(userSpec('bob'), new Date());
-    assert.deepEqual(await admin.hmget(keys.user('alice'), 'budget', 'period'), ['12345678', 'weekly']);
-    assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['', '']);
+    assert.deepEqual(await redis.admin.hmget(keys.user('alice'), 'budget', 'period'), ['12345678', 'weekly']);
+    assert.deepEqual(await redis.admin.hmget(keys.user('bob'), 'budget', 'period'), ['', '']);
     await store.accounts.updateUser(userSpec('bob', { budget: '0.000001', budget_period: 'daily' }));
-    assert.deepEqual(await admin.hmget(keys.user('bob'), 'budget', 'period'), ['1', 'daily']);
+    assert.deepEqual(await redis.admin.hmget(keys.user('bob'), 'budget', 'period'), ['1', 'daily']);
   });
 
   test('a batch that fails part-way still writes what its earlier requests did: every hold is counted', async () => {
     await store.accounts.createUser(userSpec('alice', { budget: '1' }), new Date());
     await store.accounts.createUser(userSpec('bob', { budget: '1' }), new Date());
-    await admin.set(keys.rate('bob', 'chat'), 'not a hash'); // bob's limits fail with WRONGTYPE
+    await redis.admin.set(keys.rate('bob', 'chat'), 'not a hash'); // bob's limits fail with WRONGTYPE
     const now = Date.now();
     const policy = { requests_per_minute: 10 };
     const [alice, bob] = await Promise.allSettled([
@@ -73,14 +62,14 @@ describe('redis store: Redis specifics', () => {
     assert.equal(alice.status, 'rejected', 'one script call: the batch fails as a whole');
     assert.equal(bob.status, 'rejected');
     // Alice's step ran before Bob's failed: her hold is in the sorted set, so her ledger counts it.
-    assert.deepEqual(await admin.zrange(keys.holds('alice'), '0', '-1'), ['hold-a|300000']);
+    assert.deepEqual(await redis.admin.zrange(keys.holds('alice'), '0', '-1'), ['hold-a|300000']);
     assert.equal((await store.ledger.balance('alice', now)).reservedMicros, 300_000n);
-    assert.equal(await admin.hget(keys.rate('alice', 'chat'), 'rpm.c'), '1');
+    assert.equal(await redis.admin.hget(keys.rate('alice', 'chat'), 'rpm.c'), '1');
   });
 
   test('a budget beyond what a double holds exactly is stored to the micro-unit', async () => {
     await store.accounts.createUser(userSpec('alice', { budget: '999999999999999.999999' }), new Date());
-    assert.equal(await admin.hget(keys.user('alice'), 'budget'), '999999999999999999999');
+    assert.equal(await redis.admin.hget(keys.user('alice'), 'budget'), '999999999999999999999');
   });
 
   test('deleting a user leaves no key of theirs behind, and nothing of other users is touched', async () => {
@@ -93,11 +82,11 @@ describe('redis store: Redis specifics', () => {
     await store.usage.append(usageRecord('bob', Date.now()));
     await store.ledger.admit('alice', { now: Date.now(), reservation: { id: 'h1', micros: 10n, ttlMs: 60_000 } });
     // user, keys, usage, daily totals, ledger, holds
-    assert.ok((await admin.keys(keys.userPattern('alice'))).length >= 6);
+    assert.ok((await redis.admin.keys(keys.userPattern('alice'))).length >= 6);
     await store.accounts.deleteUser('alice');
-    assert.deepEqual(await admin.keys(keys.userPattern('alice')), []);
-    assert.equal(await admin.exists(keys.apiKey(key.hash)), 0);
-    assert.deepEqual(await admin.zrange(keys.users, '0', '-1'), ['bob']);
+    assert.deepEqual(await redis.admin.keys(keys.userPattern('alice')), []);
+    assert.equal(await redis.admin.exists(keys.apiKey(key.hash)), 0);
+    assert.deepEqual(await redis.admin.zrange(keys.users, '0', '-1'), ['bob']);
     assert.equal((await store.usage.query('bob', { limit: 10 })).records.length, 1);
     assert.equal((await store.accounts.listKeys('bob')).length, 1);
   });
@@ -118,7 +107,7 @@ describe('redis store: Redis specifics', () => {
       ],
       providers: [{ id: 'sim', router: 'chat', type: 'simulator', model_name: 'sim' }],
     };
-    await admin.set(keys.catalog, JSON.stringify(older));
+    await redis.admin.set(keys.catalog, JSON.stringify(older));
     const catalog = await store.catalog.readCatalog();
     assert.equal(catalog.revision, 3);
     assert.deepEqual(catalog.routers[0]!.costs, { prompt_tokens: '0.15', completion_tokens: '0.6', audio_minutes: '0' });
@@ -136,8 +125,8 @@ describe('redis store: Redis specifics', () => {
     ]);
     const day = utcDay(now);
     assert.equal((await store.usage.query('alice', { limit: 10 })).records.length, 3);
-    assert.deepEqual(await admin.hmget(keys.daily('user', 'alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
-    assert.deepEqual(await admin.hmget(keys.daily('router', 'chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
+    assert.deepEqual(await redis.admin.hmget(keys.daily('user', 'alice', day), 'requests', 'cost_micros', 'kwh'), ['3', '7000', '1.75']);
+    assert.deepEqual(await redis.admin.hmget(keys.daily('router', 'chat', day), 'requests', 'cost_micros', 'kwh'), ['3', '11000', '2.75']);
     for (const key of [
       keys.usage('alice'),
       keys.usage('bob'),
@@ -145,7 +134,7 @@ describe('redis store: Redis specifics', () => {
       keys.daily('router', 'chat', day),
       keys.daily('router', 'embed', day),
     ]) {
-      assert.ok((await admin.pttl(key)) > 0, `${key} has a lifetime`);
+      assert.ok((await redis.admin.pttl(key)) > 0, `${key} has a lifetime`);
     }
   });
 
@@ -162,11 +151,11 @@ describe('redis store: Redis specifics', () => {
       await store.usage.append(usageRecord(id, Date.now()));
     };
     await runEveryScript('alice', 0); // loaded on this connection: later calls send EVALSHA
-    await admin.script('FLUSH');
-    await admin.config('RESETSTAT');
+    await redis.admin.script('FLUSH');
+    await redis.admin.config('RESETSTAT');
     await runEveryScript('bob', 1);
     // Each of the 7 scripts was tried by its SHA, refused (NOSCRIPT), and sent whole.
-    const stats = await admin.info('commandstats');
+    const stats = await redis.admin.info('commandstats');
     assert.match(stats, /cmdstat_evalsha:calls=7,.*failed_calls=7\r/);
     assert.match(stats, /cmdstat_eval:calls=7,.*failed_calls=0\r/);
   });
@@ -177,11 +166,11 @@ describe('redis store: Redis specifics', () => {
     await store.gateways.report('gw-a', 'v1', 30_000, at);
     await store.gateways.report('gw-a', 'v2', 30_000, at); // a newer load replaces the report
     await store.gateways.report('gw-gone', 'v0', 50, at);
-    await admin.set('tg:catalog', '{}'); // other keys are not reports
-    assert.equal(await admin.get(keys.gateway('gw-a')), JSON.stringify({ version: 'v2', at: '2026-03-01T12:00:00.000Z' }));
-    const ttl = await admin.pttl(keys.gateway('gw-a'));
+    await redis.admin.set('tg:catalog', '{}'); // other keys are not reports
+    assert.equal(await redis.admin.get(keys.gateway('gw-a')), JSON.stringify({ version: 'v2', at: '2026-03-01T12:00:00.000Z' }));
+    const ttl = await redis.admin.pttl(keys.gateway('gw-a'));
     assert.ok(ttl > 0 && ttl <= 30_000, `TTL ${ttl} ms`);
-    await eventually(async () => (await admin.exists(keys.gateway('gw-gone'))) === 0, 'the short-lived report expired');
+    await eventually(async () => (await redis.admin.exists(keys.gateway('gw-gone'))) === 0, 'the short-lived report expired');
     assert.deepEqual(await store.gateways.list(), [
       { pod: 'gw-a', version: 'v2', at: at.toISOString() },
       { pod: 'gw-b', version: 'v1', at: at.toISOString() },
@@ -207,7 +196,7 @@ describe('redis store: Redis specifics', () => {
     afterEach(async () => {
       // Leave a running server for the next test, whatever this one did.
       await redis.restart();
-      await eventually(async () => admin.status === 'ready', 'the admin client reconnected');
+      await eventually(async () => redis.admin.status === 'ready', 'the admin client reconnected');
     });
 
     test('while Redis is down, calls fail at once with StoreUnavailableError and the store says it is unhealthy', {

@@ -2,10 +2,20 @@
 // build: every key and channel belongs to exactly one family, every family is used, and all
 // but the queue streams lie under the pattern that tells whether a Redis holds Tollgate data.
 // A key added to keys.ts without a sample here does not compile; one outside every family fails.
+// The versions it declares follow one another.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { keys, levelKeys } from '../../../../core/store/redis/keys.ts';
-import { DATA_PATTERN, type KeyFamily, LAYOUT_FAMILIES, LAYOUT_VERSION_KEY } from '../../../../core/store/redis/layout.ts';
+import {
+  DATA_PATTERN,
+  type KeyFamily,
+  LAYOUT_FAMILIES,
+  LAYOUT_VERSION,
+  LAYOUT_VERSION_KEY,
+  LAYOUT_VERSIONS,
+  OLDEST_READ_LAYOUT,
+  UNVERSIONED_LAYOUT,
+} from '../../../../core/store/redis/layout.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys } from '../../../../core/store/redis/queue-keys.ts';
 import { PROVIDER_HEALTH_CHANNEL } from '../../../../core/store/redis/redis-provider-health.ts';
 
@@ -95,4 +105,15 @@ test('every family but the queue streams lies under the pattern that finds Tollg
   const outside = LAYOUT_FAMILIES.flatMap((family) => family.keys).filter((glob) => !data.test(glob));
   assert.deepEqual(outside, ['router.*']);
   assert.ok(!data.test(queueKeys.stream('chat')));
+});
+
+test('the layout versions follow one another from 1, and the ones this build reads are among them', () => {
+  assert.deepEqual(
+    LAYOUT_VERSIONS.map((layout) => layout.version),
+    LAYOUT_VERSIONS.map((_, i) => i + 1),
+  );
+  const versions = LAYOUT_VERSIONS.map((layout) => layout.version);
+  assert.equal(versions.at(-1), LAYOUT_VERSION);
+  assert.ok(versions.includes(OLDEST_READ_LAYOUT));
+  assert.ok(versions.includes(UNVERSIONED_LAYOUT));
 });
