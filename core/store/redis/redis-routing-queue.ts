@@ -21,7 +21,7 @@ import type {
   TakenEntry,
 } from '../routing-queue.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
-import { QUEUE_FREED_CHANNEL, queueKeys, queuePrelude, WORKER_GROUP } from './queue-keys.ts';
+import { QUEUE_FREED_CHANNEL, queueKeys, queueScriptParts, WORKER_GROUP } from './queue-keys.ts';
 
 /** One class serves the three roles on one connection; each caller is handed its role's view (RedisStore.routingQueue). */
 export class RedisRoutingQueue implements QueueForGateways, QueueForWorkers, QueueStatistics {
@@ -41,7 +41,7 @@ export class RedisRoutingQueue implements QueueForGateways, QueueForWorkers, Que
     this.#redis = redis;
     this.#channels = channels;
     this.#connection = connection;
-    const parts = { prelude: queuePrelude(), before: ['queue-common'] };
+    const parts = queueScriptParts();
     this.#take = defineScript(redis, 'queue-take', 5, parts);
     this.#assign = defineScript(redis, 'queue-assign', 5, parts);
     this.#cancel = defineScript(redis, 'queue-cancel', 4, parts);
