@@ -9,7 +9,7 @@ import type { GatewaySettings } from '../config/settings.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { QueueMetrics } from '../observability/queue-metrics.ts';
 import { LocalPlacer } from '../routing/placement.ts';
-import { Breakers, type BreakerEvents } from '../routing/breakers.ts';
+import { ProviderHealth, type ProviderHealthEvents } from '../routing/provider-health.ts';
 import { HealthChecks, type HealthEvents } from '../routing/health-checks.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { randomUUID } from 'node:crypto';
@@ -71,7 +71,8 @@ export interface RoutingLive {
 
 export interface Routing {
   readonly placer: QueuePlacer;
-  readonly breakers: Breakers;
+  /** The one owner of the providers' breakers, health verdicts and cool-downs. */
+  readonly health: ProviderHealth;
   /** The live state of routing, fleet-wide for queue-mode routers. */
   live(): Promise<RoutingLive>;
   /** Starts the in-process router workers, if any. */
@@ -79,8 +80,8 @@ export interface Routing {
   close(): Promise<void>;
 }
 
-/** Breakers opening and closing: counted, and said in the log. */
-function breakerEvents(metrics: GatewayMetrics, log: Log): BreakerEvents {
+/** Breakers opening (counted) and closing, verdicts changing: said in the log. */
+function providerHealthEvents(metrics: GatewayMetrics, log: Log): ProviderHealthEvents {
   return {
     opened(router, provider, until, error) {
       metrics.cooldowns.inc({ router: router.spec.name, provider: provider.spec.id });
@@ -93,17 +94,17 @@ function breakerEvents(metrics: GatewayMetrics, log: Log): BreakerEvents {
     closed(router, provider) {
       log.info({ router: router.spec.name, provider: provider.spec.id }, 'circuit breaker closed: the provider answered a probe request');
     },
-  };
-}
-
-/** Health verdicts: said in the log; probes counted. */
-function healthEvents(metrics: GatewayMetrics, log: Log): HealthEvents {
-  return {
-    changed(provider, healthy, reason) {
+    judged(provider, healthy, reason) {
       const where = { router: provider.spec.router, provider: provider.spec.id };
       if (healthy) log.info(where, 'health checks pass: the provider takes requests');
       else log.warn(where, `provider taken out: ${reason}`);
     },
+  };
+}
+
+/** Health probes: counted. */
+function healthEvents(metrics: GatewayMetrics): HealthEvents {
+  return {
     probed(provider, ok) {
       metrics.healthChecks.inc({ router: provider.spec.router, provider: provider.spec.id, result: ok ? 'ok' : 'failed' });
     },
@@ -124,7 +125,7 @@ export function breakerPolicy(settings: GatewaySettings): BreakerPolicy {
 
 export function routingParts({ settings, store, routing, metrics, log, http }: RoutingParts): Routing {
   const policy = breakerPolicy(settings);
-  const breakers = new Breakers({ policy, now: Date.now, shared: store.providerHealth, events: breakerEvents(metrics, log) });
+  const health = new ProviderHealth({ policy, now: Date.now, shared: store.providerHealth, events: providerHealthEvents(metrics, log) });
   const local = new LocalPlacer(Math.random, Date.now, policy);
   const failure = { threshold: policy.threshold, cooldownMs: policy.cooldownMs };
   const defaults = {
@@ -189,19 +190,18 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   const checks = new HealthChecks({
     table: () => routing.table,
     http,
-    shared: store.providerHealth,
+    health,
     owner: client?.gatewayId ?? randomUUID(),
-    now: Date.now,
-    events: healthEvents(metrics, log),
+    events: healthEvents(metrics),
   });
   let stopFollowing = () => {};
   return {
     placer,
-    breakers,
+    health,
     live: () => liveState(routing, placer, queue?.statistics),
     start() {
       for (const worker of workers) worker.start();
-      stopFollowing = breakers.follow(() => routing.table);
+      stopFollowing = health.follow(() => routing.table);
       routing.onLoad((table) => checks.follow(table));
     },
     async close() {

@@ -74,7 +74,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
       http,
       options: forwarderOptions(settings),
       placer: placement.placer,
-      breakers: placement.breakers,
+      breakers: placement.health,
       clock: () => performance.now(),
       sleep: (ms, signal) => sleep(ms, undefined, { signal }),
       random: Math.random,
@@ -94,7 +94,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     pipeline,
     keys: keyCache ?? store.accounts,
     throttle,
-    breakerPolicy: placement.breakers.policy,
+    breakerPolicy: placement.health.policy,
     routingLive: () => placement.live(),
     start() {
       placement.start();
