@@ -127,7 +127,6 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   const policy = breakerPolicy(settings);
   const health = new ProviderHealth({ policy, now: Date.now, shared: store.providerHealth, events: providerHealthEvents(metrics, log) });
   const local = new LocalPlacer(Math.random, Date.now, policy);
-  const failure = { threshold: policy.threshold, cooldownMs: policy.cooldownMs };
   const defaults = {
     mode: settings.routingMode,
     whenRedisDown: settings.queueWhenRedisDown,
@@ -145,12 +144,12 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
       slotTtlMs: settings.queueSlotTtlSeconds * 1000,
       agingMs: settings.queueAgingSeconds * 1000,
       graceMs: WORKER_DEFAULTS.answerGraceMs,
+      cooling: health.cooling,
       log,
     });
   let fallbackWarned = 0;
   const placer = new QueuePlacer(local, client, {
     defaults,
-    failure,
     available: () => store.healthy,
     events: {
       onFallback(router) {

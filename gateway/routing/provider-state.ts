@@ -5,9 +5,6 @@ import { CircuitBreaker, type BreakerPolicy } from './circuit-breaker.ts';
 
 export type { BreakerPolicy } from './circuit-breaker.ts';
 
-/** What queue mode's scripts apply fleet-wide on their own: failures in a row, and the cool-down they start. */
-export type FailurePolicy = Pick<BreakerPolicy, 'threshold' | 'cooldownMs'>;
-
 export class ProviderState {
   inFlight = 0;
   readonly breaker = new CircuitBreaker();

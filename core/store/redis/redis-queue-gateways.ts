@@ -4,6 +4,7 @@
 // gives up waiting, and gives slots back with how the provider did (queue-*.lua).
 import type { Redis } from 'ioredis';
 import type { RedisChannels } from './redis-channels.ts';
+import type { CoolingPolicy } from '../provider-health.ts';
 import type { Cancelled, Enqueued, QueueForGateways, QueueListener, QueueRequest, RequestStatus, SlotEnding } from '../routing-queue.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 import { queueKeys, queueScriptParts } from './queue-keys.ts';
@@ -89,9 +90,9 @@ export class RedisQueueGateways implements QueueForGateways {
   }
 
   /** Gives a slot back; resolves with whether this failure started a cool-down of the provider. */
-  async release(router: string, provider: string, requestId: string, ending: SlotEnding): Promise<boolean> {
+  async release(router: string, provider: string, requestId: string, ending: SlotEnding, cooling: CoolingPolicy): Promise<boolean> {
     const text = (value: number | undefined) => (value === undefined ? '' : String(Math.round(value * 1000) / 1000));
-    const [, cooling] = (await this.#release.run(
+    const [, started] = (await this.#release.run(
       queueKeys.slots(provider),
       queueKeys.metrics(provider),
       queueKeys.recent(provider),
@@ -102,10 +103,10 @@ export class RedisQueueGateways implements QueueForGateways {
       text(ending.latencyMs),
       text(ending.tpotMs),
       Math.round(ending.retryAfterMs ?? 0),
-      ending.threshold,
-      Math.round(ending.cooldownMs),
+      cooling.threshold,
+      Math.round(cooling.cooldownMs),
     )) as [number, number];
-    return cooling === 1;
+    return started === 1;
   }
 
   /** Moves on the expiry of slots still in use (provider id, request id). */
