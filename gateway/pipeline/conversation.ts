@@ -7,6 +7,7 @@
 import type { ResponseStore, StoredResponse } from '../../core/store/responses.ts';
 import { errors } from '../api/api-error.ts';
 import { inputMessages, newResponseId, outputMessages, type ResponseEcho } from '../translators/responses-objects.ts';
+import type { ChatMessage } from '../wire/openai-chat.ts';
 import type { ResponsesRequest } from '../wire/openai-responses.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 
@@ -28,7 +29,7 @@ export interface Keeping {
 /** A request's conversation: what it continues, what its answer repeats, and how to keep it. */
 export interface Conversation {
   /** The stored conversation it continues, as chat messages (none for a new one). */
-  readonly earlier: readonly JsonObject[];
+  readonly earlier: readonly ChatMessage[];
   readonly echo: ResponseEcho;
   /** Keeps the answer (whole, or the stream's final Response), when the caller asked it stored. */
   keep(answer: JsonObject): Promise<void>;
@@ -41,13 +42,14 @@ export interface Conversation {
  */
 export async function recall(request: ResponsesRequest, userId: string, bodyBytes: number, to: Keeping): Promise<Conversation> {
   const previous = request.previous_response_id;
-  let earlier: readonly JsonObject[] = [];
+  let earlier: readonly ChatMessage[] = [];
   let earlierBytes = 0;
   let turns = 1;
   if (previous) {
     const stored = await to.responses.get(userId, previous);
     if (!stored) throw errors.notFound(`Previous response with id '${previous}' not found.`, 'previous_response_id');
-    earlier = stored.messages as JsonObject[];
+    // The gateway's own chat messages, as it stored them.
+    earlier = stored.messages as ChatMessage[];
     earlierBytes = stored.bytes;
     turns = (stored.turns ?? 1) + 1;
   }

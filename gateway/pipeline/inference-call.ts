@@ -6,6 +6,7 @@ import type { Admitted } from '../billing/billing.ts';
 import type { PassThrough } from '../providers/adapter.ts';
 import type { Exchange } from '../translators/translator.ts';
 import type { Api } from '../wire/apis.ts';
+import type { ChatMessage } from '../wire/openai-chat.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { Forwarding } from '../routing/forwarder.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
@@ -55,7 +56,7 @@ export function forwarding(call: Started, router: RouterRoute, onlyHealthy: bool
   };
 }
 
-const NO_MESSAGES: readonly JsonObject[] = [];
+const NO_MESSAGES: readonly ChatMessage[] = [];
 
 /** What the translation of `call`'s answer needs: the serving router's name as the model, and its conversation. */
 export function exchangeOf(call: Call): Exchange {

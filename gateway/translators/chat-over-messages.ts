@@ -2,8 +2,9 @@
 // (system messages joined, roles alternating, tool calls and results as blocks, images as
 // sources), and the message or its events read back as chat (text, tool calls, the finish), with
 // Anthropic's token counts as the usage it reported (its cache reads and writes are input too).
+import { ChatRequest, type ChatContent } from '../wire/openai-chat.ts';
 import { finishOfStop, MessagesAnswer, type MessagesEvent, type MessagesUsage } from '../wire/anthropic-messages.ts';
-import { chatUsage, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
+import { argumentsValue, chatUsage, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
 import { OPENAI_WRITER } from './openai-chat.ts';
 import { throughChat, type ChatReader } from './through-chat.ts';
 import { Untranslatable, type Exchange, type Reading } from './translator.ts';
@@ -12,17 +13,18 @@ import { Untranslatable, type Exchange, type Reading } from './translator.ts';
 const DEFAULT_MAX_TOKENS = 4096;
 
 /** A chat completions request as a Messages request. */
-function toMessagesRequest(body: JsonObject): JsonObject {
+function toMessagesRequest(chat: JsonObject): JsonObject {
+  const body = ChatRequest.parse(chat);
   const system: string[] = [];
-  const messages: JsonObject[] = [];
+  const messages: { role: 'user' | 'assistant'; content: JsonObject[] }[] = [];
   const push = (role: 'user' | 'assistant', blocks: JsonObject[]) => {
     if (blocks.length === 0) return;
     const last = messages.at(-1);
     // Anthropic alternates roles: consecutive messages of one role (tool results) are merged.
-    if (last && last.role === role) for (const block of blocks) (last.content as JsonObject[]).push(block);
+    if (last && last.role === role) for (const block of blocks) last.content.push(block);
     else messages.push({ role, content: blocks });
   };
-  for (const message of (body.messages ?? []) as JsonObject[]) {
+  for (const message of body.messages) {
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -30,10 +32,13 @@ function toMessagesRequest(body: JsonObject): JsonObject {
         break;
       case 'assistant': {
         const blocks = contentBlocks(message.content);
-        for (const call of (message.tool_calls ?? []) as JsonObject[]) {
-          const fn = (call.function ?? {}) as JsonObject;
-          blocks.push({ type: 'tool_use', id: String(call.id), name: String(fn.name), input: parseArguments(fn.arguments) });
-        }
+        for (const call of message.tool_calls ?? [])
+          blocks.push({
+            type: 'tool_use',
+            id: String(call.id),
+            name: String(call.function.name),
+            input: argumentsValue(call.function.arguments),
+          });
         push('assistant', blocks);
         break;
       }
@@ -52,54 +57,43 @@ function toMessagesRequest(body: JsonObject): JsonObject {
   if (system.length > 0) request.system = system.join('\n');
   if (typeof body.stop === 'string') request.stop_sequences = [body.stop];
   else if (Array.isArray(body.stop)) request.stop_sequences = body.stop;
-  for (const field of ['temperature', 'top_p', 'top_k']) if (body[field] != null) request[field] = body[field];
+  if (body.temperature != null) request.temperature = body.temperature;
+  if (body.top_p != null) request.top_p = body.top_p;
+  if (body.top_k != null) request.top_k = body.top_k;
   if (typeof body.user === 'string') request.metadata = { user_id: body.user };
-  if (Array.isArray(body.tools)) {
-    request.tools = (body.tools as JsonObject[]).map((tool) => {
-      const fn = (tool.function ?? {}) as JsonObject;
-      return {
-        name: fn.name,
-        ...(fn.description !== undefined && { description: fn.description }),
-        input_schema: fn.parameters ?? { type: 'object' },
-      };
-    });
+  if (body.tools) {
+    request.tools = body.tools.map(({ function: fn }) => ({
+      name: fn.name,
+      ...(fn.description !== undefined && { description: fn.description }),
+      input_schema: fn.parameters ?? { type: 'object' },
+    }));
   }
   const choice = body.tool_choice;
   if (choice === 'auto' || choice === 'none') request.tool_choice = { type: choice };
   else if (choice === 'required') request.tool_choice = { type: 'any' };
-  else if (choice && typeof choice === 'object')
-    request.tool_choice = { type: 'tool', name: ((choice as JsonObject).function as JsonObject)?.name };
+  else if (choice && typeof choice === 'object') request.tool_choice = { type: 'tool', name: choice.function?.name };
   return request;
 }
 
 /** A chat message's content as Anthropic blocks: text and images (a data URL, or a link). */
-function contentBlocks(content: unknown): JsonObject[] {
+function contentBlocks(content: ChatContent): JsonObject[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
-  return (content as JsonObject[]).map((part) => {
-    if (part.type === 'text') return { type: 'text', text: String(part.text ?? '') };
+  if (!content) return [];
+  return content.map((part) => {
+    if (part.type === 'text') return { type: 'text', text: part.text ?? '' };
     if (part.type === 'image_url') {
-      const url = String(((part.image_url ?? {}) as JsonObject).url ?? '');
+      const url = part.image_url?.url ?? '';
       const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
       return { type: 'image', source: data ? { type: 'base64', media_type: data[1], data: data[2] } : { type: 'url', url } };
     }
-    throw new Untranslatable(`Anthropic accepts text and image parts in messages, not ${String(part.type)}`);
+    throw new Untranslatable(`Anthropic accepts text and image parts in messages, not ${part.type}`);
   });
 }
 
-function textOf(content: unknown): string {
+function textOf(content: ChatContent): string {
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return (content as JsonObject[]).flatMap((part) => (part.type === 'text' ? [String(part.text ?? '')] : [])).join('\n');
-}
-
-function parseArguments(args: unknown): unknown {
-  if (typeof args !== 'string' || args.trim() === '') return {};
-  try {
-    return JSON.parse(args);
-  } catch {
-    return {};
-  }
+  if (!content) return '';
+  return content.flatMap((part) => (part.type === 'text' ? [part.text ?? ''] : [])).join('\n');
 }
 
 /**

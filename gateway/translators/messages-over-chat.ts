@@ -15,7 +15,8 @@ import {
   type NativeMessagesRequest,
   type ToolChoice,
 } from '../wire/anthropic-messages.ts';
-import { firstChoice, toolCallPieces, type JsonObject } from '../wire/openai-wire.ts';
+import type { ChatChoice } from '../wire/openai-chat.ts';
+import { argumentsValue, firstChoice, toolCallPieces, type JsonObject } from '../wire/openai-wire.ts';
 import { CHAT_READER } from './openai-chat.ts';
 import { throughChat, type ChatWriter, type ChunkWriter } from './through-chat.ts';
 import { sseEvent } from './translator.ts';
@@ -124,18 +125,8 @@ export function anthropicUsage(block: UsageBlock): JsonObject {
 }
 
 /** Why generation stopped, in Anthropic's words, with the stop sequence that matched when the backend says (vLLM's `stop_reason`). */
-function stopOf(choice: JsonObject | undefined): { stop_reason: string; stop_sequence: string | null } {
+function stopOf(choice: ChatChoice | undefined): { stop_reason: string; stop_sequence: string | null } {
   return stopOfFinish(choice?.finish_reason, choice?.stop_reason);
-}
-
-/** A tool call's arguments as the tool_use block's `input`: its JSON, or {} when the backend sent none or broken JSON. */
-function inputOf(args: unknown): unknown {
-  if (typeof args !== 'string' || args.trim() === '') return {};
-  try {
-    return JSON.parse(args);
-  } catch {
-    return {};
-  }
 }
 
 export function messageId(): string {
@@ -146,11 +137,11 @@ export function messageId(): string {
 /** A whole chat completion as an Anthropic message. */
 export function toMessage(chat: JsonObject, model: string, usage: UsageBlock): JsonObject {
   const choice = firstChoice(chat);
-  const message = (choice?.message ?? {}) as JsonObject;
+  const message = choice?.message ?? {};
   const content: JsonObject[] = [];
   if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
   for (const call of toolCallPieces(message)) {
-    content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: inputOf(call.arguments) });
+    content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: argumentsValue(call.arguments) });
   }
   return { id: messageId(), type: 'message', role: 'assistant', model, content, ...stopOf(choice), usage: anthropicUsage(usage) };
 }
@@ -191,7 +182,7 @@ export class MessageStream implements ChunkWriter {
   /** The open block: its index, and the tool call it is (-1 for text). */
   #open: { index: number; tool: number } | undefined;
   #blocks = 0;
-  #finish: JsonObject | undefined;
+  #finish: ChatChoice | undefined;
 
   constructor(model: string) {
     this.#model = model;
@@ -202,7 +193,7 @@ export class MessageStream implements ChunkWriter {
     let out = this.#start();
     const choice = firstChoice(chunk);
     if (!choice) return out;
-    const delta = (choice.delta ?? {}) as JsonObject;
+    const delta = choice.delta ?? {};
     if (typeof delta.content === 'string' && delta.content !== '') {
       if (this.#open?.tool !== -1) out += this.#openBlock(-1, { type: 'text', text: '' });
       out += event('content_block_delta', { index: this.#open!.index, delta: { type: 'text_delta', text: delta.content } });

@@ -5,6 +5,7 @@
 // Metering reads the usage and the text here, from the Response's own fields; the closing event
 // (response.completed or .incomplete) is the gateway's to send, with the usage it charged.
 import { ResponseAnswer, type ResponsesEvent } from '../wire/openai-responses.ts';
+import type { ChatMessage } from '../wire/openai-chat.ts';
 import { chatUsage, readUsage, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
 import { ownResponse, responseObject, responsesUsage } from './responses-objects.ts';
 import { echoOf } from './responses-over-chat.ts';
@@ -88,7 +89,7 @@ export const RESPONSES_IDENTITY: Translator = {
  * (Tollgate's stored one, which that backend does not know) as input items before this input,
  * and not stored there: Tollgate keeps it.
  */
-function nativeBody(body: JsonObject, earlier: readonly JsonObject[]): JsonObject {
+function nativeBody(body: JsonObject, earlier: readonly ChatMessage[]): JsonObject {
   const native: JsonObject = { ...body, store: false };
   delete native.previous_response_id;
   if (earlier.length > 0) {
@@ -99,24 +100,22 @@ function nativeBody(body: JsonObject, earlier: readonly JsonObject[]): JsonObjec
 }
 
 /** A stored chat message as the Responses input items that say it. */
-function inputItems(message: JsonObject): JsonObject[] {
+function inputItems(message: ChatMessage): JsonObject[] {
   if (message.role === 'tool')
     return [{ type: 'function_call_output', call_id: message.tool_call_id, output: String(message.content ?? '') }];
   const items: JsonObject[] = [];
   const content = message.content;
   if (typeof content === 'string' ? content !== '' : Array.isArray(content)) {
     const parts = Array.isArray(content)
-      ? (content as JsonObject[]).map((part) =>
+      ? content.map((part) =>
           part.type === 'image_url'
-            ? { type: 'input_image', image_url: (part.image_url as JsonObject | undefined)?.url }
+            ? { type: 'input_image', image_url: part.image_url?.url }
             : { type: message.role === 'assistant' ? 'output_text' : 'input_text', text: part.text },
         )
       : content;
     items.push({ role: message.role, content: parts });
   }
-  for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as JsonObject[]) : []) {
-    const fn = (call.function ?? {}) as JsonObject;
-    items.push({ type: 'function_call', call_id: call.id, name: fn.name, arguments: fn.arguments });
-  }
+  for (const call of message.tool_calls ?? [])
+    items.push({ type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments });
   return items;
 }

@@ -89,7 +89,7 @@ export function callItem(id: string, callId: string, name: string, args: string,
 
 /** A whole chat completion as the Response's output items. */
 export function outputOf(chat: JsonObject): JsonObject[] {
-  const message = (firstChoice(chat)?.message ?? {}) as JsonObject;
+  const message = firstChoice(chat)?.message ?? {};
   const output: JsonObject[] = [];
   if (typeof message.content === 'string' && message.content !== '') output.push(messageItem(newId('msg'), message.content));
   for (const call of toolCallPieces(message)) {

@@ -111,7 +111,7 @@ export class ResponseStream implements ChunkWriter {
     let out = this.#start();
     const choice = firstChoice(chunk);
     if (!choice) return out;
-    const delta = (choice.delta ?? {}) as JsonObject;
+    const delta = choice.delta ?? {};
     if (typeof delta.content === 'string' && delta.content !== '') {
       if (this.#open?.tool !== -1) out += this.#openItem(-1, messageItem(newId('msg'), '', 'in_progress'));
       const open = this.#open!;

@@ -8,6 +8,7 @@ import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { ApiError } from '../api/api-error.ts';
 import type { UsageBlock } from '../api/usage-shape.ts';
 import type { Api } from '../wire/apis.ts';
+import type { ChatMessage } from '../wire/openai-chat.ts';
 import type { JsonObject, TokenUsage } from '../wire/openai-wire.ts';
 import type { ResponseEcho } from './responses-objects.ts';
 
@@ -17,7 +18,7 @@ export interface Exchange {
   readonly model: string;
   readonly endpoint: Endpoint;
   /** The conversation a Responses request continues (previous_response_id), as chat messages; none otherwise. */
-  readonly earlier: readonly JsonObject[];
+  readonly earlier: readonly ChatMessage[];
   /** What a Response repeats of its request (its id, instructions, metadata, ...): Responses requests only. */
   readonly response: ResponseEcho | undefined;
 }

@@ -1,6 +1,7 @@
 // The slice of OpenAI's wire format the gateway touches. Bodies pass through as plain JSON
 // objects so fields the gateway does not know about reach the client unchanged.
 import { randomId } from '../../core/ids.ts';
+import type { ChatAnswer, ChatAnswerMessage, ChatChoice } from './openai-chat.ts';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -56,8 +57,8 @@ export function readTranscriptUsage(answer: JsonObject): { tokens: TokenUsage | 
 }
 
 /** The first choice of a chat answer or chunk: the one the other APIs' answers are made of. */
-export function firstChoice(body: JsonObject): JsonObject | undefined {
-  return Array.isArray(body.choices) ? (body.choices[0] as JsonObject | undefined) : undefined;
+export function firstChoice(body: ChatAnswer): ChatChoice | undefined {
+  return Array.isArray(body.choices) ? body.choices[0] : undefined;
 }
 
 /** A tool call of a chat message, or the piece of one a streamed delta carries. */
@@ -74,12 +75,22 @@ export interface ToolCallPiece {
 const NO_CALLS: readonly ToolCallPiece[] = [];
 
 /** The tool calls of a chat message or delta (`tool_calls`), none when it has none. */
-export function toolCallPieces(message: JsonObject): readonly ToolCallPiece[] {
+export function toolCallPieces(message: ChatAnswerMessage): readonly ToolCallPiece[] {
   if (!Array.isArray(message.tool_calls)) return NO_CALLS;
   return (message.tool_calls as JsonObject[]).map((call) => {
     const fn = (call.function ?? {}) as JsonObject;
     return { index: typeof call.index === 'number' ? call.index : 0, id: call.id, name: String(fn.name ?? ''), arguments: fn.arguments };
   });
+}
+
+/** A tool call's arguments (JSON text) as their value: {} when the backend sent none, or JSON that does not parse. */
+export function argumentsValue(args: unknown): unknown {
+  if (typeof args !== 'string' || args.trim() === '') return {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return {};
+  }
 }
 
 /** The text a chat or completion chunk (or whole answer) adds, for counting tokens ourselves. */

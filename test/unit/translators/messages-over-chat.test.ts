@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { MessagesRequest } from '../../../gateway/wire/anthropic-messages.ts';
 import { MessageStream, messagesToChat as toChat, toMessage } from '../../../gateway/translators/messages-over-chat.ts';
 import { errors } from '../../../gateway/api/api-error.ts';
+import { MESSAGES_OVER_CHAT } from '../../../gateway/translators/messages-over-chat.ts';
+import { goldenTests } from './golden.ts';
+import { BROKEN, CHAT_ANSWER, CHAT_CHUNKS, CHAT_TOOL_ANSWER, CHAT_TOOL_CHUNKS, EXCHANGE, MESSAGES_REQUEST } from './wire-samples.ts';
 
 const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, cost: 0.5, carbon: { kWh: 0, kgCO2eq: 0 } } as never;
 const request = (fields: object) =>
@@ -93,4 +96,15 @@ describe('a chat completion as a Message', () => {
       'error',
     ]);
   });
+});
+
+describe('Anthropic to chat: the golden cases', () => {
+  goldenTests('messages-over-chat', MESSAGES_OVER_CHAT, EXCHANGE, [
+    { name: 'a request with an image, a tool call and its result', request: MESSAGES_REQUEST },
+    { name: 'a whole answer', answer: CHAT_ANSWER },
+    { name: 'a whole answer with a tool call', answer: CHAT_TOOL_ANSWER },
+    { name: 'a stream of text', events: CHAT_CHUNKS },
+    { name: 'a stream of text and a tool call', events: CHAT_TOOL_CHUNKS },
+    { name: 'a stream broken off', events: CHAT_CHUNKS.slice(0, 2), breaksWith: BROKEN },
+  ]);
 });
