@@ -16,7 +16,7 @@ import { ServedRouting } from '../gateway/routing/served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../gateway/routing/strategies.ts';
 import { storeProblem } from '../core/startup-error.ts';
 import { followCatalog } from '../gateway/catalog/follow-catalog.ts';
-import { workerPassMetrics } from '../gateway/queue/queue-mode.ts';
+import { workerPassMetrics } from '../gateway/queue/pass-metrics.ts';
 import { RouterWorker } from '../gateway/queue/router-worker.ts';
 import { WORKER_DEFAULTS } from '../gateway/queue/worker-defaults.ts';
 

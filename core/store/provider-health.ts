@@ -1,8 +1,9 @@
 // What the gateways know of each backend's health, shared: a circuit breaker one gateway opened
-// (the provider gets no requests until the time it names), and the verdict of the active health
-// checks. In memory a gateway shares it with no one; on Redis every gateway, the router workers
-// (queue mode reads the same fields) and the operator (ModelProvider status) see it
-// (docs/failure-handling.md).
+// or a cool-down queue mode started (the provider gets no requests until the time it names), and
+// the verdict of the active health checks. In memory a gateway shares it with no one; on Redis
+// every gateway, the router workers (queue mode reads and writes the same fields, declared once in
+// redis/provider-fields.ts) and the operator (ModelProvider status) see it
+// (docs/failure-handling.md). A gateway's one writer of it is gateway/routing/provider-health.ts.
 
 export interface ProviderCondition {
   /** A circuit breaker is open on the provider until this time (ms since the epoch); 0: closed. */
@@ -13,6 +14,17 @@ export interface ProviderCondition {
   readonly reason: string | null;
   /** When the verdict was last given (ms since the epoch), or null. */
   readonly checkedAt: number | null;
+}
+
+/**
+ * The cool-downs queue mode's scripts apply fleet-wide as slots are given back (redis/lua/
+ * health-common.lua): after `threshold` failures in a row the provider sits out `cooldownMs`. A
+ * gateway's provider health gives its own (gateway/routing/provider-health.ts); a 429's
+ * retry-after cools it too, never longer than `cooldownMs`.
+ */
+export interface CoolingPolicy {
+  readonly threshold: number;
+  readonly cooldownMs: number;
 }
 
 export const UNKNOWN_CONDITION: ProviderCondition = Object.freeze({ openUntil: 0, healthy: undefined, reason: null, checkedAt: null });

@@ -3,6 +3,7 @@
 // is declared by role, each caller handed only its own: what a gateway does (add a request, hear
 // its answer, give its slot back), what a router worker does (read the streams, claim what a dead
 // worker left, give slots), and the statistics the metrics, the admin API and the operator read.
+import type { CoolingPolicy } from './provider-health.ts';
 
 /** A provider as a worker passes it to the scripts: cap -1 is unlimited, eps ",chat,embeddings,". */
 export interface QueueProvider {
@@ -82,9 +83,6 @@ export interface SlotEnding {
   readonly latencyMs?: number | undefined;
   readonly tpotMs?: number | undefined;
   readonly retryAfterMs?: number | undefined;
-  /** Failures in a row that start a cool-down, and its length (ms). */
-  readonly threshold: number;
-  readonly cooldownMs: number;
 }
 
 /** A provider's live numbers, as the metrics and the admin API show them. */
@@ -113,8 +111,11 @@ export interface QueueForGateways {
   listenReplies(gateway: string, listener: QueueListener): () => void;
   /** The request leaves the queue (its client went away, or no answer came in time). */
   cancel(router: string, requestId: string, maxWaitMs: number): Promise<Cancelled>;
-  /** Gives a slot back, with how the request ended on its provider. */
-  release(router: string, provider: string, requestId: string, ending: SlotEnding): Promise<boolean>;
+  /**
+   * Gives a slot back, with how the request ended on its provider; a failure counts towards a
+   * cool-down of the provider as `cooling` says. Resolves with whether it started one.
+   */
+  release(router: string, provider: string, requestId: string, ending: SlotEnding, cooling: CoolingPolicy): Promise<boolean>;
   /** Keeps the gateway's slots alive. */
   renew(slotTtlMs: number, slots: readonly (readonly [string, string])[]): Promise<void>;
 }

@@ -29,7 +29,7 @@ import { registerAdminTeams } from './routes/admin-teams.ts';
 import { registerAdminRouters } from './routes/admin-routers.ts';
 import { registerAdminProviders } from './routes/admin-providers.ts';
 import { registerAdminRouting } from './routes/admin-routing.ts';
-import type { RoutingLive } from '../queue/queue-mode.ts';
+import type { RoutingLive } from '../routing/assembly/routing-live.ts';
 import { registerMe } from './routes/me.ts';
 import { registerUsage } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';

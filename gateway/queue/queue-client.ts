@@ -6,6 +6,7 @@
 // (restarted empty) or dropped while this process was not listening.
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../../core/log.ts';
+import type { CoolingPolicy } from '../../core/store/provider-health.ts';
 import type { QueueForGateways, QueueRequest, SlotEnding } from '../../core/store/routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
@@ -36,6 +37,8 @@ export interface QueueClientOptions {
   readonly agingMs: number;
   /** How long past the router's wait the gateway waits for a worker's answer before giving up itself. */
   readonly graceMs: number;
+  /** How the failures of this gateway's requests cool their providers down, fleet-wide: its provider health's policy. */
+  readonly cooling: CoolingPolicy;
   readonly timers?: Timers;
   /** Monotonic clock (ms), for what is left of a request's wait when it is asked for again. */
   readonly now?: () => number;
@@ -43,7 +46,7 @@ export interface QueueClientOptions {
 }
 
 /** A slot given back without having served (no metrics recorded against the provider). */
-const UNUSED: SlotEnding = { outcome: 'none', threshold: 1, cooldownMs: 0 };
+const UNUSED: SlotEnding = { outcome: 'none' };
 
 /**
  * Entries a router's stream may hold that no worker has taken, beyond the router's waiting list:
@@ -130,7 +133,7 @@ export class QueueClient {
     if (!held) return false;
     this.#held.delete(requestId);
     try {
-      return await this.#queue.release(held[0], held[1], requestId, ending);
+      return await this.#queue.release(held[0], held[1], requestId, ending, this.#options.cooling);
     } catch (error) {
       // The slot expires by itself within the slot lifetime.
       this.#throttle.write(
@@ -188,7 +191,7 @@ export class QueueClient {
       } else if (!this.#held.has(id)) {
         // An answer no one waits for any more (a duplicate, or after the request gave up): the
         // slot goes back at once.
-        void this.#queue.release(router ?? '', detail, id, UNUSED).catch(() => {});
+        void this.#queue.release(router ?? '', detail, id, UNUSED, this.#options.cooling).catch(() => {});
       }
     } else if (waiter && status === 'busy') {
       this.#settle(waiter, { status: 'busy', retryAfterSeconds: Math.max(1, Number(detail) || 1) });

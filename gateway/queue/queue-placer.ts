@@ -1,11 +1,11 @@
 // Queue mode's placer: a router in queue mode asks the router workers for a provider (through
 // QueueClient), and holds the fleet-wide slot it is given until the answer ends; a router in
 // local mode, or any router while Redis does not answer and the fallback is `local`, is placed by
-// the local placer. The slot given back carries how the provider did, for the workers' choices.
+// the local placer. The slot given back carries how the provider did, for the workers' choices
+// (how failures cool the provider down is provider health's, given to the queue client).
 import type { QueueFallback, RoutingMode } from '../../core/resources/kinds.ts';
 import type { SlotEnding } from '../../core/store/routing-queue.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import type { FailurePolicy } from '../routing/provider-state.ts';
 import { heldHere, type AttemptEnding, type LocalPlacer, type Placement, type Placer, type PlaceRequest } from '../routing/placement.ts';
 import { ModelTooBusyError, ProvidersFailedError, QueueUnavailableError } from '../routing/routing-errors.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
@@ -33,7 +33,6 @@ export class QueuePlacer implements Placer {
   readonly #local: LocalPlacer;
   readonly #client: QueueClient | undefined;
   readonly #defaults: QueueDefaults;
-  readonly #failure: FailurePolicy;
   readonly #available: () => boolean;
   readonly #events: QueueEvents;
 
@@ -41,12 +40,11 @@ export class QueuePlacer implements Placer {
   constructor(
     local: LocalPlacer,
     client: QueueClient | undefined,
-    options: { defaults: QueueDefaults; failure: FailurePolicy; available: () => boolean; events?: QueueEvents },
+    options: { defaults: QueueDefaults; available: () => boolean; events?: QueueEvents },
   ) {
     this.#local = local;
     this.#client = client;
     this.#defaults = options.defaults;
-    this.#failure = options.failure;
     this.#available = options.available;
     this.#events = options.events ?? {};
   }
@@ -133,25 +131,28 @@ export class QueuePlacer implements Placer {
     const provider = candidates.find((p) => p.spec.id === answer.provider);
     if (!provider) {
       // The worker chose on a newer or older set of providers than this request's table.
-      void client.release(answer.requestId, { outcome: 'none', ...this.#failure });
+      void client.release(answer.requestId, UNUSED);
       throw new ProvidersFailedError(router.spec.name, tried.size, undefined);
     }
-    return heldHere(provider, Date.now(), (ending) => void client.release(answer.requestId, slotEnding(ending, this.#failure)));
+    return heldHere(provider, Date.now(), (ending) => void client.release(answer.requestId, slotEnding(ending)));
   }
 }
 
+/** A slot given back without having served. */
+const UNUSED: SlotEnding = { outcome: 'none' };
+
 /** How an attempt ended, as the fleet-wide metrics count it. */
-function slotEnding(ending: AttemptEnding, policy: FailurePolicy): SlotEnding {
-  if (ending.blameless) return { outcome: 'none', ...policy };
+function slotEnding(ending: AttemptEnding): SlotEnding {
+  if (ending.blameless) return UNUSED;
   const error = ending.failure;
   if (error) {
     const outcome = error.status === 429 ? 'limited' : error.failure === 'timeout' ? 'timeout' : 'fail';
-    return { outcome, retryAfterMs: error.retryAfterMs, ...policy };
+    return { outcome, retryAfterMs: error.retryAfterMs };
   }
   const { ttftMs, latencyMs, completionTokens } = ending;
   const tpotMs =
     ttftMs !== undefined && latencyMs !== undefined && completionTokens !== undefined && completionTokens > 1
       ? (latencyMs - ttftMs) / (completionTokens - 1)
       : undefined;
-  return { outcome: 'ok', ttftMs, latencyMs, tpotMs, ...policy };
+  return { outcome: 'ok', ttftMs, latencyMs, tpotMs };
 }

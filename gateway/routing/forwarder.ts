@@ -10,7 +10,7 @@ import type { JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';
-import type { Breakers } from './breakers.ts';
+import type { ProviderHealth } from './provider-health.ts';
 import type { AttemptEnding, Placement, Placer } from './placement.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
 import { backoffMs, type BackoffPolicy } from './backoff.ts';
@@ -31,8 +31,8 @@ export interface ForwarderDeps {
   readonly http: UpstreamHttp;
   readonly options: ForwarderOptions;
   readonly placer: Placer;
-  /** Each provider's circuit breaker hears how its attempts ended. */
-  readonly breakers: Breakers;
+  /** Each provider's circuit breaker hears how its attempts ended (through provider health). */
+  readonly breakers: Pick<ProviderHealth, 'success' | 'failure'>;
   /** Monotonic clock (ms, performance.now()), for deadlines. */
   readonly clock: () => number;
   /** Waits `ms` before a retry; rejects when `signal` aborts. Injected so tests see the delays without waiting them. */

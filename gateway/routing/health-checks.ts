@@ -2,16 +2,15 @@
 // its kind's health route (adapter.healthPath, or health_check.path), never a user request, so
 // no budget is spent. `unhealthy_after` failed probes in a row take it out (no request is placed
 // on it), `healthy_after` good ones put it back. Where Redis is configured one gateway probes each
-// provider at a time (it keeps the probe while it lives: a claim it renews each interval), and
-// its verdicts reach every gateway, the router workers and the operator through the store.
-import type { ProviderHealthStore } from '../../core/store/provider-health.ts';
+// provider at a time (it keeps the probe while it lives: a claim it renews each interval). The
+// verdicts are provider health's (provider-health.ts): it records them and shares them with every
+// gateway, the router workers and the operator.
 import type { HealthCheck } from '../../core/resources/provider.ts';
 import { bearer, type UpstreamHttp } from '../providers/upstream-http.ts';
+import type { ProviderHealth } from './provider-health.ts';
 import type { ProviderRoute, RoutingTable } from './routing-table.ts';
 
 export interface HealthEvents {
-  /** A provider's verdict changed (or was given the first time). */
-  changed(provider: ProviderRoute, healthy: boolean, reason: string | null): void;
   /** A probe ended, for the metrics. */
   probed(provider: ProviderRoute, ok: boolean, seconds: number): void;
 }
@@ -32,10 +31,10 @@ export const REAL_TIMERS: Timers = {
 export interface HealthChecksOptions {
   readonly table: () => RoutingTable;
   readonly http: UpstreamHttp;
-  readonly shared: ProviderHealthStore;
+  /** Where each probe's result goes, and who says which gateway probes. */
+  readonly health: Pick<ProviderHealth, 'claimProbe' | 'probed' | 'unchecked'>;
   /** Who probes, for the fleet-wide claim: this gateway process's id. */
   readonly owner: string;
-  readonly now: () => number;
   readonly timers?: Timers;
   readonly events?: HealthEvents;
 }
@@ -84,11 +83,7 @@ export class HealthChecks {
       }
       checked.timer.stop();
       this.#checked.delete(id);
-      if (!next) {
-        checked.provider.state.healthy = undefined;
-        checked.provider.state.healthReason = null;
-        this.#options.shared.forgetHealth(id).catch(() => {});
-      }
+      if (!next) this.#options.health.unchecked(checked.provider);
     }
     for (const [id, provider] of wanted) {
       if (this.#checked.has(id)) continue;
@@ -115,7 +110,7 @@ export class HealthChecks {
     try {
       const { provider, settings } = checked;
       // The claim outlives two missed intervals: a gateway that stops probing hands over.
-      const claimed = await this.#options.shared.claimProbe(id, this.#options.owner, settings.interval_seconds * 2500).catch(() => true);
+      const claimed = await this.#options.health.claimProbe(provider, this.#options.owner, settings.interval_seconds * 2500);
       if (!claimed || this.#checked.get(id) !== checked) return;
       const started = performance.now();
       const failure = await this.#probe(provider, settings);
@@ -150,9 +145,10 @@ export class HealthChecks {
     }
   }
 
+  /** Counts the probe in the provider's run of good or failed ones; the verdict changes once the run is long enough. */
   #verdict(checked: Checked, failure: string | null): void {
     const { provider, settings } = checked;
-    const { state } = provider;
+    const { healthy } = provider.state;
     if (failure === null) {
       checked.good++;
       checked.bad = 0;
@@ -160,18 +156,10 @@ export class HealthChecks {
       checked.bad++;
       checked.good = 0;
     }
-    const now = this.#options.now();
-    state.checkedAt = now;
-    let healthy: boolean | undefined;
-    if (failure === null && state.healthy !== true && (state.healthy === undefined || checked.good >= settings.healthy_after))
-      healthy = true;
-    if (failure !== null && state.healthy !== false && checked.bad >= settings.unhealthy_after) healthy = false;
-    if (failure !== null && state.healthy === false) state.healthReason = failure;
-    if (healthy === undefined) return;
-    state.healthy = healthy;
-    state.healthReason = failure;
-    this.#options.events?.changed(provider, healthy, failure);
-    this.#options.shared.reportHealth(provider.spec.id, provider.spec.router, healthy, failure, now).catch(() => {});
+    let verdict: boolean | undefined;
+    if (failure === null && healthy !== true && (healthy === undefined || checked.good >= settings.healthy_after)) verdict = true;
+    if (failure !== null && healthy !== false && checked.bad >= settings.unhealthy_after) verdict = false;
+    this.#options.health.probed(provider, failure, verdict);
   }
 }
 

@@ -1,10 +1,14 @@
 // Where a request's attempt goes: a provider of its router, with a slot taken on it until the
 // attempt (or the answer) ends. Local mode chooses in this process (LocalPlacer); queue mode asks
 // the router workers (gateway/queue/queue-placer.ts). The forwarder only sees this interface.
+// Local placement is where more signals join the choice (docs/architecture.md, "Adding a routing
+// signal"): the scorers it is built with keep the candidates they prefer before the router's
+// strategy picks among them.
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import type { BreakerPolicy } from './circuit-breaker.ts';
 import { ModelTooBusyError, ProvidersFailedError } from './routing-errors.ts';
+import { keepBest, type ProviderScorer } from './scoring.ts';
 import type { Random } from './strategies.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
 
@@ -49,6 +53,9 @@ export interface PlaceRequest {
   readonly deadline: number;
 }
 
+/** A scorer local placement applies to a request's candidates before the router's strategy. */
+export type PlacementScorer = ProviderScorer<ProviderRoute, PlaceRequest>;
+
 export interface Placer {
   /** A provider with a slot taken, or a rejection: ModelTooBusyError, ProvidersFailedError (none left), QueueUnavailableError. */
   place(request: PlaceRequest): Placement | Promise<Placement>;
@@ -61,31 +68,42 @@ export interface Placer {
  * whose breaker is open, as a last resort (the backend may be back): that attempt is the
  * request's last, so a request never makes more than one call to providers that are failing. A
  * provider the health checks took out is never chosen. A provider's max_concurrent caps this
- * process's requests on it; 0 closes it.
+ * process's requests on it; 0 closes it. `scorers`, in turn, keep the candidates they prefer
+ * before the strategy picks (none: the strategy alone, at no cost).
  */
 export class LocalPlacer implements Placer {
   readonly #random: Random;
   readonly #now: () => number;
   readonly #policy: BreakerPolicy;
+  readonly #scorers: readonly PlacementScorer[];
 
-  constructor(random: Random, now: () => number, policy: BreakerPolicy) {
+  constructor(random: Random, now: () => number, policy: BreakerPolicy, scorers: readonly PlacementScorer[] = []) {
     this.#random = random;
     this.#now = now;
     this.#policy = policy;
+    this.#scorers = scorers;
   }
 
-  place({ router, candidates, tried, onlyHealthy }: PlaceRequest): Placement {
+  place(request: PlaceRequest): Placement {
+    const { router, candidates, tried, onlyHealthy } = request;
     const now = this.#now();
     let untried = candidates;
     if (tried.size > 0) untried = candidates.filter((p) => !tried.has(p));
     const open = untried.filter(hasRoom);
     if (open.length === 0) throw new ModelTooBusyError(router.spec.name, 1, 'every provider is at its max_concurrent in this gateway');
     const ready = open.filter((p) => p.state.ready(now, this.#policy));
-    if (ready.length > 0) return heldHere(router.pick(router, ready, this.#random), now);
+    if (ready.length > 0) return heldHere(this.#pick(request, ready), now);
     const live = onlyHealthy ? [] : open.filter((p) => p.state.live);
-    if (live.length > 0)
-      return { ...heldHere(router.pick(router, live, this.#random), now), lastResort: { retryAfterMs: probeIn(live, now) } };
+    if (live.length > 0) return { ...heldHere(this.#pick(request, live), now), lastResort: { retryAfterMs: probeIn(live, now) } };
     throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open), probeIn(open, now));
+  }
+
+  /** The scorers' preferred candidates, then the router's strategy among them. */
+  #pick(request: PlaceRequest, candidates: readonly ProviderRoute[]): ProviderRoute {
+    let preferred = candidates;
+    const scorers = this.#scorers;
+    for (let i = 0; i < scorers.length; i++) preferred = keepBest(preferred, scorers[i]!, request);
+    return request.router.pick(request.router, preferred, this.#random);
   }
 
   /** Whether an untried candidate is ready: live, and its breaker lets a request through. */

@@ -1,12 +1,10 @@
 // Runtime state of each provider: requests in flight (for least_busy and the gauge), its circuit
-// breaker (circuit-breaker.ts) and its health checks' verdict (health-checks.ts). Kept by provider
-// id outside the routing table, so a reloaded table keeps counting where the last one left off.
+// breaker (circuit-breaker.ts) and its health checks' verdict, both moved by provider health
+// (provider-health.ts). Kept by provider id outside the routing table, so a reloaded table keeps
+// counting where the last one left off.
 import { CircuitBreaker, type BreakerPolicy } from './circuit-breaker.ts';
 
 export type { BreakerPolicy } from './circuit-breaker.ts';
-
-/** What queue mode's scripts apply fleet-wide on their own: failures in a row, and the cool-down they start. */
-export type FailurePolicy = Pick<BreakerPolicy, 'threshold' | 'cooldownMs'>;
 
 export class ProviderState {
   inFlight = 0;

@@ -18,7 +18,8 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import { OutcomeRecorder } from '../pipeline/request-outcome.ts';
 import { RequestPipeline } from '../pipeline/request-pipeline.ts';
 import { UpstreamHttp } from '../providers/upstream-http.ts';
-import { routingParts, type RoutingLive } from '../queue/queue-mode.ts';
+import { routingParts } from '../routing/assembly/routing-parts.ts';
+import type { RoutingLive } from '../routing/assembly/routing-live.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
 import type { ForwarderOptions } from '../routing/forwarder.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
@@ -74,7 +75,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
       http,
       options: forwarderOptions(settings),
       placer: placement.placer,
-      breakers: placement.breakers,
+      breakers: placement.health,
       clock: () => performance.now(),
       sleep: (ms, signal) => sleep(ms, undefined, { signal }),
       random: Math.random,
@@ -94,7 +95,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     pipeline,
     keys: keyCache ?? store.accounts,
     throttle,
-    breakerPolicy: placement.breakers.policy,
+    breakerPolicy: placement.health.policy,
     routingLive: () => placement.live(),
     start() {
       placement.start();

@@ -135,14 +135,14 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     keys: ['router.*', 'tg:q:{q:*}:*', 'tg:q:outcome:*', 'tg:q:reply:*', 'tg:q:freed', 'tg:p:{p:*}:slots', 'tg:p:{p:*}:recent'],
     kinds: ['stream', 'sorted set', 'hash', 'string', 'list', 'channel'],
     holds: "queue mode: each router's stream and waiting requests, each provider's slots, the outcomes and the answers to gateways",
-    owner: 'redis-routing-queue.ts (names in queue-keys.ts)',
+    owner: 'redis-queue-gateways.ts, redis-queue-workers.ts, redis-queue-statistics.ts (names in queue-keys.ts)',
   },
   {
     keys: ['tg:p:{p:*}:metrics', 'tg:p:{p:*}:probe', 'tg:provider-health'],
     kinds: ['hash', 'string', 'channel'],
     holds:
       "each provider's live metrics and cool-down (the queue's scripts write them too), its one probe, and the channel told of changes",
-    owner: 'redis-provider-health.ts',
+    owner: 'redis-provider-health.ts (fields in provider-fields.ts)',
   },
 ];
 

@@ -2,8 +2,11 @@
 // TypeScript side uses the functions, and the Lua scripts get the same names through the prelude
 // written from the same templates. A router's keys share the hash tag {q:<router>}, a provider's
 // {p:<id>}, so that a script's keys of one router, or of one provider, stay within a cluster slot.
+// Shared by the queue's three parts (redis-queue-gateways.ts, -workers.ts, -statistics.ts).
 
 import { PRIORITY_RANGE } from '../../resources/user.ts';
+import { providerFieldsPrelude } from './provider-fields.ts';
+import type { ScriptParts } from './scripts.ts';
 
 /** `%s` is the router name, the provider id, the request id or the gateway's id. */
 const TEMPLATES = {
@@ -22,7 +25,7 @@ const TEMPLATES = {
   callers: 'tg:q:{q:%s}:callers',
   /** Sorted set: request ids holding one of the provider's slots, by expiry (ms). */
   slots: 'tg:p:{p:%s}:slots',
-  /** Hash: the provider's live metrics, written as requests end (queue-release.lua). */
+  /** Hash: the provider's live metrics and health, its fields declared in provider-fields.ts. */
   metrics: 'tg:p:{p:%s}:metrics',
   /** List: the provider's last 50 times to first token (ms). */
   recent: 'tg:p:{p:%s}:recent',
@@ -49,13 +52,11 @@ export const WORKER_GROUP = 'tollgate-router-workers';
 export const OUTCOME_TTL_MS = 10 * 60_000;
 /** The longest a slot lives without renewal, and a request waits, whatever an entry says (an entry is anyone's who can write to Redis). */
 export const QUEUE_BOUNDS = { maxSlotTtlMs: 3_600_000, maxWaitMs: 3_600_000, maxAgingMs: 3_600_000 } as const;
-/** While a provider cools down, one request is let through as a probe this often, fleet-wide; its answer ends the cool-down. */
-export const COOLING_PROBE_EVERY_MS = 5_000;
 /** The time constant of the rate at which slots are given (Retry-After): about the last 10 s count. */
 export const SLOT_RATE_TAU_MS = 10_000;
 
 /** The prelude of the queue scripts: Q.<name>(part) builds the same keys as queueKeys. */
-export function queuePrelude(): string {
+function queuePrelude(): string {
   const lines = ['local Q = {}'];
   for (const [name, template] of Object.entries(TEMPLATES)) {
     const [before, after] = template.split('%s');
@@ -69,8 +70,12 @@ export function queuePrelude(): string {
     `Q.MAX_AGING_MS = ${QUEUE_BOUNDS.maxAgingMs}`,
     `Q.MIN_PRIORITY = ${PRIORITY_RANGE.min}`,
     `Q.MAX_PRIORITY = ${PRIORITY_RANGE.max}`,
-    `Q.PROBE_EVERY_MS = ${COOLING_PROBE_EVERY_MS}`,
     `Q.RATE_TAU_MS = ${SLOT_RATE_TAU_MS}`,
   );
   return lines.join('\n');
+}
+
+/** How every queue script is made: the preludes of the keys and of the provider's fields, then the shared steps. */
+export function queueScriptParts(): ScriptParts {
+  return { prelude: `${queuePrelude()}\n${providerFieldsPrelude()}`, before: ['health-common', 'queue-common'] };
 }

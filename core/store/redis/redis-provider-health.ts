@@ -1,49 +1,39 @@
-// Provider health on Redis, in the fields of each provider's metrics hash that queue mode's
-// scripts read too (queue-keys.ts, queue-common.lua): `cool` (no requests before this time: a
-// cool-down, or a breaker a gateway opened), `down` ('1' while health checks fail), `why`
-// (the reason) and `checked` (the last verdict's time). Changes are published on one channel,
-// `id|open|<until>|<reason>`, `id|closed`, `id|up` or `id|down|<reason>`, so every gateway
-// follows at once; a provider that comes back publishes its router on the queue's freed channel,
-// so that its waiting requests (queue mode) go.
+// Provider health on Redis: the health fields of each provider's hash (provider-fields.ts), which
+// queue mode's scripts read and write through the same declaration (lua/health-common.lua): the
+// cool-down (a breaker a gateway opened, or the queue's own), the health checks' verdict and its
+// reason and time. Changes are published on one channel, `id|open|<until>|<reason>`, `id|closed`,
+// `id|up` or `id|down|<reason>`, so every gateway follows at once; a provider that comes back
+// publishes its router on the queue's freed channel, so that its waiting requests (queue mode) go.
 import type { Redis } from 'ioredis';
 import type { ProviderCondition, ProviderHealthStore, ProviderNotice } from '../provider-health.ts';
 import type { RedisChannels } from './redis-channels.ts';
+import { HEALTH_FIELDS as H, PROVIDER_HEALTH_CHANNEL, probeKey, providerFieldsPrelude } from './provider-fields.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys } from './queue-keys.ts';
-
-export const PROVIDER_HEALTH_CHANNEL = 'tg:provider-health';
-const probeKey = (id: string) => `tg:p:{p:${id}}:probe`;
-const CLAIM =
-  "local holder = redis.call('GET', KEYS[1]) if holder and holder ~= ARGV[1] then return 0 end redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1";
+import { scriptBySha } from './scripts.ts';
 
 export class RedisProviderHealth implements ProviderHealthStore {
   readonly #redis: Redis;
   readonly #channels: RedisChannels;
+  // Sent by digest: defined on the shared client they would ride along every pipeline it makes.
+  readonly #open: ReturnType<typeof scriptBySha>;
+  readonly #claim: ReturnType<typeof scriptBySha>;
 
   constructor(redis: Redis, channels: RedisChannels) {
     this.#redis = redis;
     this.#channels = channels;
+    const parts = { prelude: providerFieldsPrelude(), before: ['health-common'] };
+    this.#open = scriptBySha(redis, 'health-open', 1, parts);
+    this.#claim = scriptBySha(redis, 'health-claim-probe', 1);
   }
 
   async open(id: string, until: number, reason: string): Promise<void> {
-    const key = queueKeys.metrics(id);
-    // Never shortens an opening or a cool-down already longer.
-    await this.#redis
-      .multi()
-      .hset(key, 'why', reason)
-      .eval(
-        "if (tonumber(redis.call('HGET', KEYS[1], 'cool')) or 0) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'cool', ARGV[1]) end",
-        1,
-        key,
-        until,
-      )
-      .publish(PROVIDER_HEALTH_CHANNEL, `${id}|open|${until}|${reason}`)
-      .exec();
+    await this.#open.run(queueKeys.metrics(id), id, until, reason);
   }
 
   async close(id: string, router: string): Promise<void> {
     await this.#redis
       .multi()
-      .hset(queueKeys.metrics(id), 'cool', 0, 'fails', 0)
+      .hset(queueKeys.metrics(id), H.coolUntil, 0, H.failsInRow, 0)
       .publish(PROVIDER_HEALTH_CHANNEL, `${id}|closed`)
       .publish(QUEUE_FREED_CHANNEL, router)
       .exec();
@@ -51,19 +41,19 @@ export class RedisProviderHealth implements ProviderHealthStore {
 
   async reportHealth(id: string, router: string, healthy: boolean, reason: string | null, at: number): Promise<void> {
     const key = queueKeys.metrics(id);
-    const multi = this.#redis.multi().hset(key, 'down', healthy ? '0' : '1', 'checked', at);
-    if (healthy) multi.hdel(key, 'why').publish(PROVIDER_HEALTH_CHANNEL, `${id}|up`).publish(QUEUE_FREED_CHANNEL, router);
-    else multi.hset(key, 'why', reason ?? '').publish(PROVIDER_HEALTH_CHANNEL, `${id}|down|${reason ?? ''}`);
+    const multi = this.#redis.multi().hset(key, H.down, healthy ? '0' : '1', H.checkedAt, at);
+    if (healthy) multi.hdel(key, H.reason).publish(PROVIDER_HEALTH_CHANNEL, `${id}|up`).publish(QUEUE_FREED_CHANNEL, router);
+    else multi.hset(key, H.reason, reason ?? '').publish(PROVIDER_HEALTH_CHANNEL, `${id}|down|${reason ?? ''}`);
     await multi.exec();
   }
 
   async forgetHealth(id: string): Promise<void> {
-    await this.#redis.hdel(queueKeys.metrics(id), 'down', 'checked');
+    await this.#redis.hdel(queueKeys.metrics(id), H.down, H.checkedAt);
   }
 
   async read(ids: readonly string[]): Promise<Map<string, ProviderCondition>> {
     const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hmget(queueKeys.metrics(id), 'cool', 'down', 'why', 'checked');
+    for (const id of ids) pipeline.hmget(queueKeys.metrics(id), H.coolUntil, H.down, H.reason, H.checkedAt);
     const replies = (await pipeline.exec()) ?? [];
     const conditions = new Map<string, ProviderCondition>();
     ids.forEach((id, i) => {
@@ -80,7 +70,7 @@ export class RedisProviderHealth implements ProviderHealthStore {
 
   /** Taken when free, renewed when `owner` holds it already: one gateway keeps probing a provider while it lives. */
   async claimProbe(id: string, owner: string, ttlMs: number): Promise<boolean> {
-    const claimed = await this.#redis.eval(CLAIM, 1, probeKey(id), owner, Math.max(1, Math.round(ttlMs)));
+    const claimed = await this.#claim.run(probeKey(id), owner, Math.max(1, Math.round(ttlMs)));
     return claimed === 1;
   }
 

@@ -25,7 +25,9 @@ import type { BudgetAlerts } from '../budget-alerts.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
-import { RedisRoutingQueue } from './redis-routing-queue.ts';
+import { RedisQueueGateways } from './redis-queue-gateways.ts';
+import { RedisQueueStatistics } from './redis-queue-statistics.ts';
+import { RedisQueueWorkers } from './redis-queue-workers.ts';
 import type { RoutingQueue } from '../routing-queue.ts';
 import { RedisProviderHealth } from './redis-provider-health.ts';
 import type { ProviderHealthStore } from '../provider-health.ts';
@@ -68,8 +70,10 @@ export class RedisStore implements Store {
   readonly promptRatios: PromptRatioStore;
   readonly gateways: GatewayReports;
   readonly providerHealth: ProviderHealthStore;
-  /** Queue mode's routers (Redis only): not gated, its users decide what an outage means (fall back, refuse, retry). */
-  /** Queue mode's queue, each role its view (routing-queue.ts). */
+  /**
+   * Queue mode's queue, one part a role (routing-queue.ts), all on one connection of their own.
+   * Not gated: its users decide what an outage means (fall back, refuse, retry).
+   */
   readonly routingQueue: RoutingQueue;
   /** The layout's version found when the store was opened (the process logs it: logLayout). */
   readonly layout: LayoutFound;
@@ -144,13 +148,16 @@ export class RedisStore implements Store {
     this.gateways = gated(new RedisGateways(client), gate);
     this.providerHealth = gated(new RedisProviderHealth(client, this.#channels), gate, ['onNotice']);
     // A connection of its own: every script defined on a client is copied onto each pipeline and
-    // transaction it makes (ioredis), so the queue's five scripts on the shared client would slow
+    // transaction it makes (ioredis), so the queue's seven scripts on the shared client would slow
     // the ledger's and the usage log's batches, queue mode or not (measured: about 10% fewer
     // requests per second on the Redis path).
     this.#queueClient = client.duplicate();
     this.#queueClient.on('error', () => {}); // the shared client reports outages
-    const queue = new RedisRoutingQueue(this.#queueClient, this.#channels, (blockMs) => this.blockingConnection(blockMs));
-    this.routingQueue = { gateways: queue, workers: queue, statistics: queue };
+    this.routingQueue = {
+      gateways: new RedisQueueGateways(this.#queueClient, this.#channels),
+      workers: new RedisQueueWorkers(this.#queueClient, this.#channels, (blockMs) => this.blockingConnection(blockMs)),
+      statistics: new RedisQueueStatistics(this.#queueClient),
+    };
   }
 
   /**

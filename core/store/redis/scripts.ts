@@ -1,8 +1,9 @@
-// Lua scripts from lua/<name>.lua, registered on a client with defineCommand: ioredis sends
-// EVALSHA, and EVAL when Redis answers NOSCRIPT (a restarted or flushed server), so callers
-// never see a missing script. The one loader of every script: Redis scripts cannot import one
+// Lua scripts from lua/<name>.lua, registered on a client with defineCommand (or sent by their
+// digest, scriptBySha): EVALSHA, and EVAL when Redis answers NOSCRIPT (a restarted or flushed
+// server), so callers never see a missing script. The one loader of every script: Redis scripts cannot import one
 // another, so a script made of several files (the ledger) names the ones loaded before it, and
 // constants declared in TypeScript reach it as a prelude of Lua written from them.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 
@@ -27,9 +28,11 @@ export interface ScriptParts {
 
 const source = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
+const text = (name: string, parts: ScriptParts) => [parts.prelude ?? '', ...(parts.before ?? []).map(source), source(name)].join('\n');
+
 /** `numberOfKeys` undefined: the script takes a varying number of keys (see runWithKeys). */
 export function defineScript(redis: Redis, name: string, numberOfKeys?: number, parts: ScriptParts = {}): LuaScript {
-  const lua = [parts.prelude ?? '', ...(parts.before ?? []).map(source), source(name)].join('\n');
+  const lua = text(name, parts);
   const command = `tollgate_${name.replaceAll('-', '_')}`;
   redis.defineCommand(command, numberOfKeys === undefined ? { lua } : { lua, numberOfKeys });
   const onClient = commandOf(redis, command);
@@ -44,4 +47,24 @@ function commandOf(target: object, command: string): Command {
   const found = (target as Record<string, unknown>)[command];
   if (typeof found !== 'function') throw new TypeError(`Redis script ${command} is not defined on this client`);
   return found as Command;
+}
+
+/**
+ * A script sent by its digest (EVALSHA, then EVAL when Redis answers NOSCRIPT) without being
+ * defined on the client: for a few calls off the request path on the shared client, where every
+ * script defined is copied onto each pipeline and transaction the ledger and the usage log make.
+ */
+export function scriptBySha(redis: Redis, name: string, numberOfKeys: number, parts: ScriptParts = {}): Pick<LuaScript, 'run'> {
+  const lua = text(name, parts);
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return {
+    async run(...args) {
+      try {
+        return await redis.evalsha(sha, numberOfKeys, ...args);
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        return await redis.eval(lua, numberOfKeys, ...args);
+      }
+    },
+  };
 }

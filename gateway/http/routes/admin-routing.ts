@@ -3,7 +3,7 @@
 // and live numbers. Fleet-wide for queue-mode routers (read from Redis), this gateway's own
 // otherwise.
 import type { FastifyInstance } from 'fastify';
-import type { RoutingLive } from '../../queue/queue-mode.ts';
+import type { RoutingLive } from '../../routing/assembly/routing-live.ts';
 import { adminOnly } from '../auth.ts';
 
 export function registerAdminRouting(app: FastifyInstance, live: () => Promise<RoutingLive>): void {

@@ -10,7 +10,7 @@ import type { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import { forward, type ForwarderDeps, type ForwarderOptions } from '../../../gateway/routing/forwarder.ts';
 import { DEFAULT_TIMEOUTS } from '../../../gateway/providers/upstream-timeouts.ts';
-import { Breakers } from '../../../gateway/routing/breakers.ts';
+import { ProviderHealth as Breakers } from '../../../gateway/routing/provider-health.ts';
 import { MemoryProviderHealth } from '../../../core/store/memory/memory-provider-health.ts';
 import { ProvidersFailedError, RequestRejectedError } from '../../../gateway/routing/routing-errors.ts';
 import { ProviderState } from '../../../gateway/routing/provider-state.ts';

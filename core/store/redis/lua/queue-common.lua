@@ -1,7 +1,8 @@
 -- The routing queue's shared steps (docs/routing-modes.md): the fleet-wide state of a router's
 -- providers, the choice of one with room, the waiting list and its fair share, and the answers
 -- sent to the gateway that waits. Loaded before queue-take.lua, queue-assign.lua and the others.
--- Keys are named from the prelude's Q (queue-keys.ts).
+-- Keys are named from the prelude's Q (queue-keys.ts), a provider's fields from its H and M
+-- (provider-fields.ts); provider health's writes are health-common.lua's, loaded before this.
 --
 -- A router's queue, R: R.waiting, a sorted set of request ids scored by when they may go
 -- (arrival minus priority times the aging step: a higher priority goes first, a lower one ages
@@ -12,7 +13,8 @@
 -- the decayed count of slots given and when it was last brought up to date, the round-robin
 -- cursor, the slots given in all.
 -- A provider: Q.slots(id), a sorted set of request ids holding a slot, scored by expiry (ms);
--- Q.metrics(id), a hash the gateways write as requests end (queue-release.lua).
+-- Q.metrics(id), a hash the gateways write as requests end (queue-release.lua), whose health
+-- fields (H.*) every gateway's breakers and health checks write too.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -42,7 +44,7 @@ local function provider_states(providers, now)
   for i, p in ipairs(providers) do
     local slots = Q.slots(p.id)
     redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
-    local m = redis.call('HMGET', Q.metrics(p.id), 'cool', 'ttft', 'n', 'down', 'probe_at', 'latency')
+    local m = redis.call('HMGET', Q.metrics(p.id), H.COOL_UNTIL, M.TTFT_MS, M.ANSWERS, H.DOWN, H.PROBE_AT, M.LATENCY_MS)
     local cool = tonumber(m[1]) or 0
     states[i] = {
       id = p.id,
@@ -50,8 +52,8 @@ local function provider_states(providers, now)
       eps = p.eps,
       used = redis.call('ZCARD', slots),
       cool = cool,
-      -- While it cools down, one request every Q.PROBE_EVERY_MS, fleet-wide, goes as a probe.
-      probe = cool > now and (tonumber(m[5]) or 0) <= now,
+      -- While it cools down, one request every H.PROBE_EVERY_MS, fleet-wide, goes as a probe.
+      probe = health_probe_due(cool, m[5], now),
       ttft = tonumber(m[2]) or 0,
       latency = tonumber(m[6]),
       n = tonumber(m[3]) or 0,
@@ -219,7 +221,7 @@ local function resume_in(states, now)
   for _, s in ipairs(states) do
     if not s.down and s.cap ~= 0 then
       if s.cool <= now or s.probe then return 0 end
-      local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), 'probe_at')) or 0
+      local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), H.PROBE_AT)) or 0
       local back = math.min(s.cool, math.max(probe_at, now))
       if soonest == nil or back < soonest then soonest = back end
     end
@@ -249,9 +251,8 @@ local function give_slot(R, id, entry, s, now)
   end
   s.used = s.used + 1
   if s.cool > now then
-    -- A probe of a cooling provider: the next one goes no sooner than Q.PROBE_EVERY_MS from now,
-    -- and this one's answer, if good, ends the cool-down (queue-release.lua).
-    redis.call('HSET', Q.metrics(s.id), 'probe_at', now + Q.PROBE_EVERY_MS, 'probe_id', id)
+    -- A probe of a cooling provider: its answer, if good, ends the cool-down (queue-release.lua).
+    health_probe_given(Q.metrics(s.id), id, now)
     s.probe = false
   end
   redis.call('SET', Q.outcome(id), s.id, 'PX', Q.OUTCOME_TTL_MS)
@@ -321,7 +322,7 @@ local function assign(R, C, now)
       local at = 0
       if s.cool > now then
         at = s.cool
-        local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), 'probe_at')) or 0
+        local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), H.PROBE_AT)) or 0
         if probe_at > now and probe_at < at then at = probe_at end
       elseif s.cap > 0 and s.used >= s.cap then
         local first = redis.call('ZRANGE', Q.slots(s.id), 0, 0, 'WITHSCORES')

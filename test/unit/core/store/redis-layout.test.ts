@@ -17,7 +17,7 @@ import {
   UNVERSIONED_LAYOUT,
 } from '../../../../core/store/redis/layout.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys } from '../../../../core/store/redis/queue-keys.ts';
-import { PROVIDER_HEALTH_CHANNEL } from '../../../../core/store/redis/redis-provider-health.ts';
+import { PROVIDER_HEALTH_CHANNEL } from '../../../../core/store/redis/provider-fields.ts';
 
 /** Names keys.ts builds, by entry; its SCAN patterns (the `*Pattern` entries) are not keys. */
 const FROM_KEYS = {

@@ -1,0 +1,150 @@
+// What a router worker does to the routing queue on Redis (docs/routing-modes.md): it reads the
+// routers' streams in the workers' consumer group (on a connection of its own: the reads block),
+// claims what a dead worker left, takes the entries it read into the waiting lists and gives
+// slots to waiting requests (queue-take.lua, queue-assign.lua), woken by slots coming free.
+import type { Redis } from 'ioredis';
+import type { RedisChannels } from './redis-channels.ts';
+import type { AssignPass, QueueChoice, QueueForWorkers, QueueListener, QueueReader, TakenEntry } from '../routing-queue.ts';
+import { defineScript, type LuaScript } from './scripts.ts';
+import { QUEUE_FREED_CHANNEL, queueKeys, queueScriptParts, WORKER_GROUP } from './queue-keys.ts';
+
+export class RedisQueueWorkers implements QueueForWorkers {
+  readonly #redis: Redis;
+  readonly #channels: RedisChannels;
+  readonly #connection: (blockMs: number) => Redis;
+  readonly #take: LuaScript;
+  readonly #assign: LuaScript;
+
+  /** `connection`: a connection of its own for a worker's blocking reads. */
+  constructor(redis: Redis, channels: RedisChannels, connection: (blockMs: number) => Redis) {
+    this.#redis = redis;
+    this.#channels = channels;
+    this.#connection = connection;
+    const parts = queueScriptParts();
+    this.#take = defineScript(redis, 'queue-take', 5, parts);
+    this.#assign = defineScript(redis, 'queue-assign', 5, parts);
+  }
+
+  /** Makes the workers' group on each stream (and the stream), reading from its start. */
+  async ensureGroups(routers: readonly string[]): Promise<void> {
+    for (const router of routers) {
+      try {
+        await this.#redis.xgroup('CREATE', queueKeys.stream(router), WORKER_GROUP, '0', 'MKSTREAM');
+      } catch (error) {
+        if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
+      }
+    }
+  }
+
+  /** A reader on a connection of its own: its reads block up to `blockMs`. */
+  reader(blockMs: number): QueueReader {
+    const connection = this.#connection(blockMs);
+    return {
+      read: (consumer, routers, count, block) => read(connection, consumer, routers, count, block),
+      get connected() {
+        return connection.status === 'ready';
+      },
+      close: () => connection.disconnect(),
+    };
+  }
+
+  /** Takes over the router's entries read by a worker but left unanswered longer than `minIdleMs` (a worker that died). */
+  async claim(router: string, consumer: string, minIdleMs: number, count: number): Promise<TakenEntry[]> {
+    const [, entries] = (await this.#redis.xautoclaim(
+      queueKeys.stream(router),
+      WORKER_GROUP,
+      consumer,
+      minIdleMs,
+      '0-0',
+      'COUNT',
+      count,
+    )) as [string, ([string, string[]] | null)[]];
+    return entries.filter((entry) => entry !== null).map(([sid, fields]) => entryOf(sid, fields));
+  }
+
+  async take(router: string, choice: QueueChoice, entries: readonly TakenEntry[]): Promise<AssignPass> {
+    const reply = await this.#take.run(...routerKeys(router), WORKER_GROUP, JSON.stringify(choice), JSON.stringify(entries));
+    return passOf(reply);
+  }
+
+  async assign(router: string, choice: QueueChoice): Promise<AssignPass> {
+    return passOf(await this.#assign.run(...routerKeys(router), JSON.stringify(choice)));
+  }
+
+  /** Calls `listener` with the router of each slot that came free, and with null when every router should be looked at again. */
+  listenFreed(listener: QueueListener): () => void {
+    return this.#channels.listen(QUEUE_FREED_CHANNEL, listener);
+  }
+}
+
+/**
+ * Waits up to `blockMs` for new entries of the routers' streams, on `reader` (a connection of
+ * its own: it blocks). Entries are grouped by router.
+ */
+async function read(
+  reader: Redis,
+  consumer: string,
+  routers: readonly string[],
+  count: number,
+  blockMs: number,
+): Promise<Map<string, TakenEntry[]>> {
+  const streams = routers.map((router) => queueKeys.stream(router));
+  const reply = (await reader.xreadgroup(
+    'GROUP',
+    WORKER_GROUP,
+    consumer,
+    'COUNT',
+    count,
+    'BLOCK',
+    blockMs,
+    'STREAMS',
+    ...streams,
+    ...streams.map(() => '>'),
+  )) as [string, [string, string[]][]][] | null;
+  const byRouter = new Map<string, TakenEntry[]>();
+  for (const [stream, entries] of reply ?? []) {
+    byRouter.set(
+      stream.slice('router.'.length),
+      entries.map(([sid, fields]) => entryOf(sid, fields)),
+    );
+  }
+  return byRouter;
+}
+
+/** The keys of a router's queue, as queue-take.lua and queue-assign.lua take them. */
+function routerKeys(router: string): [string, string, string, string, string] {
+  return [
+    queueKeys.stream(router),
+    queueKeys.waiting(router),
+    queueKeys.entries(router),
+    queueKeys.stats(router),
+    queueKeys.callers(router),
+  ];
+}
+
+function entryOf(sid: string, fields: readonly string[]): TakenEntry {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+  const int = (value: string | undefined, fallback: number) => {
+    const n = Number(value);
+    return Number.isFinite(n) ? Math.trunc(n) : fallback;
+  };
+  return {
+    sid,
+    id: f.id ?? sid,
+    gw: f.gw ?? '',
+    u: f.u ?? '',
+    ep: f.ep ?? '',
+    pr: int(f.pr, 0),
+    mw: int(f.mw, 30_000),
+    ag: int(f.ag, 0),
+    mq: int(f.mq, 1000),
+    ex: f.ex ? f.ex.split(',') : [],
+    st: int(f.st, 30_000),
+  };
+}
+
+function passOf(reply: unknown): AssignPass {
+  const [given, waiting, wake, now] = reply as [number, number, number, number];
+  return { given, waiting, wake, now };
+}

@@ -1,0 +1,99 @@
+// The live state of routing, as GET /v1/admin/routing shows it: each router's mode and queue,
+// each provider's capacity, use, breaker and health. Fleet-wide for queue-mode routers (read from
+// Redis when asked), this gateway's own for local ones; read only, never on a request's path.
+import type { ProviderLive, QueueStatistics } from '../../../core/store/routing-queue.ts';
+import type { QueuePlacer } from '../../queue/queue-placer.ts';
+import type { BreakerState } from '../circuit-breaker.ts';
+import type { ServedRouting } from '../served-routing.ts';
+
+/** What GET /v1/admin/routing shows: each router's mode and queue, each provider's capacity and use. */
+export interface RoutingLive {
+  readonly object: 'routing';
+  readonly routers: {
+    readonly name: string;
+    readonly routing_mode: 'local' | 'queue';
+    /** Queue mode: requests waiting fleet-wide; null in local mode or while Redis does not answer. */
+    readonly queue_depth: number | null;
+  }[];
+  readonly providers: {
+    readonly id: string;
+    readonly router: string;
+    readonly max_concurrent: number | null;
+    /** Queue mode: slots held fleet-wide; local mode: this gateway's requests in flight. */
+    readonly in_use: number | null;
+    /** This gateway's requests in flight on it. */
+    readonly in_flight_here: number;
+    /** Until when it sits out (ISO time): its circuit breaker is open, or (queue mode) it cools down fleet-wide; null when it does not. */
+    readonly cooling_until: string | null;
+    /** Its circuit breaker: closed, open, or half_open (probe requests go). */
+    readonly breaker: BreakerState;
+    /** Why the breaker opened last, while it is not closed. */
+    readonly breaker_reason: string | null;
+    /** The health checks' verdict; null while the provider is not checked. */
+    readonly healthy: boolean | null;
+    /** Why the last probe failed, while it is unhealthy. */
+    readonly health_reason: string | null;
+    /** When the last verdict came (ISO time). */
+    readonly checked_at: string | null;
+    /** Moving average of the time to first token (ms), fleet-wide in queue mode. */
+    readonly ttft_ms: number | null;
+    readonly ttft_p95_ms: number | null;
+    /** Moving average share of failed answers (0 to 1), queue mode. */
+    readonly error_rate: number | null;
+  }[];
+}
+
+/** The live state now; the fleet-wide numbers are null while Redis does not answer. */
+export async function liveState(
+  routing: ServedRouting,
+  placer: Pick<QueuePlacer, 'modeOf'>,
+  queue: QueueStatistics | undefined,
+): Promise<RoutingLive> {
+  const { routers } = routing.table;
+  const queued = new Set(routers.filter((router) => placer.modeOf(router) === 'queue').map((router) => router.spec.name));
+  const depths = new Map<string, number>();
+  let fleet = new Map<string, ProviderLive>();
+  if (queue && queued.size > 0) {
+    try {
+      for (const name of queued) depths.set(name, await queue.depth(name));
+      const ids = routers.filter((router) => queued.has(router.spec.name)).flatMap((router) => router.providers.map((p) => p.spec.id));
+      fleet = await queue.providers(ids, Date.now());
+    } catch {
+      // Redis does not answer: the fleet-wide numbers are null.
+    }
+  }
+  const rounded = (value: number | undefined) => (value === undefined ? null : Math.round(value * 10) / 10);
+  return {
+    object: 'routing',
+    routers: routers.map((router) => ({
+      name: router.spec.name,
+      routing_mode: queued.has(router.spec.name) ? 'queue' : 'local',
+      queue_depth: depths.get(router.spec.name) ?? null,
+    })),
+    providers: routers.flatMap((router) =>
+      router.providers.map((provider) => {
+        const here = provider.state;
+        const inQueue = queued.has(router.spec.name);
+        const live = inQueue ? fleet.get(provider.spec.id) : undefined;
+        const now = Date.now();
+        const coolingUntil = Math.max(inQueue ? (live?.coolingUntil ?? 0) : 0, here.breaker.openUntil);
+        return {
+          id: provider.spec.id,
+          router: router.spec.name,
+          max_concurrent: provider.spec.max_concurrent ?? null,
+          in_use: inQueue ? (live?.slotsInUse ?? null) : here.inFlight,
+          in_flight_here: here.inFlight,
+          cooling_until: coolingUntil > now ? new Date(coolingUntil).toISOString() : null,
+          breaker: here.breaker.state(now),
+          breaker_reason: here.breaker.reason,
+          healthy: here.healthy ?? null,
+          health_reason: here.healthReason,
+          checked_at: here.checkedAt === null ? null : new Date(here.checkedAt).toISOString(),
+          ttft_ms: inQueue ? rounded(live?.ttftMs) : here.measured > 0 ? rounded(here.ttftMs) : null,
+          ttft_p95_ms: inQueue ? rounded(live?.ttftP95Ms) : null,
+          error_rate: inQueue && live?.errorRate !== undefined ? Math.round(live.errorRate * 1000) / 1000 : null,
+        };
+      }),
+    ),
+  };
+}
