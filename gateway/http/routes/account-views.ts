@@ -7,6 +7,9 @@ import { generateKey } from '../../../core/accounts/api-keys.ts';
 import type { ApiKeyRecord, TeamRecord, UserRecord } from '../../../core/store/accounts.ts';
 import type { UserKeys } from '../../accounts/account-directory.ts';
 import type { Balance, Ledger } from '../../../core/store/ledger.ts';
+
+/** Where the views read how a budget stands. */
+export type Balances = Pick<Ledger, 'balance'>;
 import { isKeyLevel, KeyLimits } from '../../../core/resources/key-limits.ts';
 import { parseDecimal } from '../../../core/money/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../metering/cost.ts';
@@ -55,7 +58,7 @@ export function budgetNumber(budget: string | null | undefined): number | null {
   return budget == null ? null : microsToNumber(moneyMicros(budget));
 }
 
-export async function userView(user: UserRecord, ledger: Ledger, now: number): Promise<UserView & SpendView> {
+export async function userView(user: UserRecord, ledger: Balances, now: number): Promise<UserView & SpendView> {
   const balance = await ledger.balance(user.id, now);
   return {
     object: 'user',
@@ -102,7 +105,7 @@ export async function teamView(
   team: TeamRecord,
   members: string[],
   keys: readonly ApiKeyRecord[],
-  ledger: Ledger,
+  ledger: Balances,
   now: number,
 ): Promise<TeamView> {
   const balance = await ledger.balance(`team:${team.id}`, now);
@@ -167,7 +170,7 @@ export function keyView(key: ApiKeyRecord, balance?: Balance): KeyView {
 }
 
 /** keyView with where the key's own budget stands, for a key that has budget or limits. */
-export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Ledger, now: number): Promise<KeyView> {
+export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Balances, now: number): Promise<KeyView> {
   return isKeyLevel(key) ? keyView(key, await ledger.balance(`key:${key.id}`, now)) : keyView(key);
 }
 
@@ -250,7 +253,7 @@ export interface KeyList {
  * `limit` keys after the key whose id is `after`. Keys are never removed, only revoked, so an
  * `after` that is not among them was not taken from this list.
  */
-export async function keyPage(keys: readonly ApiKeyRecord[], query: unknown, ledger: Ledger, now: number): Promise<KeyList> {
+export async function keyPage(keys: readonly ApiKeyRecord[], query: unknown, ledger: Balances, now: number): Promise<KeyList> {
   const { limit, after } = parseWith(KeysQuery, query);
   const start = after === undefined ? 0 : keys.findIndex((key) => key.id === after) + 1;
   if (start === 0 && after !== undefined) throw errors.invalidRequest('after: must be the `next` of a previous page of this list', 'after');

@@ -8,7 +8,6 @@ import { ProviderSpec } from '../../../core/resources/provider.ts';
 import { ModelName } from '../../../core/resources/fields.ts';
 import type { CatalogContent } from '../../catalog/catalog-service.ts';
 import { maskUrl } from '../../providers/secrets.ts';
-import { adminOnly } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
@@ -17,59 +16,56 @@ type IdParams = { Params: { id: string } };
 
 const ListQuery = z.strictObject({ router: ModelName.optional() });
 
-export function registerAdminProviders(app: FastifyInstance, deps: CatalogEditDeps): void {
-  app.register(async (admin) => {
-    adminOnly(admin);
-
-    admin.post('/v1/admin/providers', async (request, reply) => {
-      const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
-      const parsed = parseWith(ProviderSpec, { ...input, id: input.id ?? newProviderId(input.router) });
-      // In Kubernetes mode a ModelProvider's id is derived from its namespace and name.
-      const spec = deps.catalog.providerId ? { ...parsed, id: deps.catalog.providerId(parsed.id) } : parsed;
-      await commit(deps, (current) => {
-        routerOr404(current.routers, spec.router, 'router');
-        if (current.providers.some((p) => p.id === spec.id)) throw errors.conflict(`A provider with id "${spec.id}" already exists`, 'id');
-        return { routers: current.routers, providers: [...current.providers, spec] };
-      });
-      reply.code(201);
-      return providerView(spec);
+/** The providers' routes, a plugin of the admin API's admins-only scope (admin.ts). */
+export async function adminProviders(admin: FastifyInstance, deps: CatalogEditDeps): Promise<void> {
+  admin.post('/v1/admin/providers', async (request, reply) => {
+    const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
+    const parsed = parseWith(ProviderSpec, { ...input, id: input.id ?? newProviderId(input.router) });
+    // In Kubernetes mode a ModelProvider's id is derived from its namespace and name.
+    const spec = deps.catalog.providerId ? { ...parsed, id: deps.catalog.providerId(parsed.id) } : parsed;
+    await commit(deps, (current) => {
+      routerOr404(current.routers, spec.router, 'router');
+      if (current.providers.some((p) => p.id === spec.id)) throw errors.conflict(`A provider with id "${spec.id}" already exists`, 'id');
+      return { routers: current.routers, providers: [...current.providers, spec] };
     });
+    reply.code(201);
+    return providerView(spec);
+  });
 
-    admin.get('/v1/admin/providers', async (request) => {
-      const query = parseWith(ListQuery, request.query);
-      const { routers, providers } = await deps.catalog.current();
-      if (query.router !== undefined) routerOr404(routers, query.router, 'router');
-      const listed = query.router === undefined ? providers : providers.filter((p) => p.router === query.router);
-      return { object: 'list', data: listed.map(providerView) };
+  admin.get('/v1/admin/providers', async (request) => {
+    const query = parseWith(ListQuery, request.query);
+    const { routers, providers } = await deps.catalog.current();
+    if (query.router !== undefined) routerOr404(routers, query.router, 'router');
+    const listed = query.router === undefined ? providers : providers.filter((p) => p.router === query.router);
+    return { object: 'list', data: listed.map(providerView) };
+  });
+
+  admin.get<IdParams>('/v1/admin/providers/:id', async (request) =>
+    providerView(providerOr404(await deps.catalog.current(), request.params.id)),
+  );
+
+  admin.patch<IdParams>('/v1/admin/providers/:id', async (request) => {
+    const { id } = request.params;
+    const patch = bodyObject(request.body);
+    assertSameIdentity(patch, 'id', id, 'provider');
+    let next: ProviderSpec | undefined;
+    await commit(deps, (current) => {
+      const provider = providerOr404(current, id);
+      next = parseWith(ProviderSpec, mergePatch(provider, patch));
+      routerOr404(current.routers, next.router, 'router');
+      return { routers: current.routers, providers: current.providers.map((p) => (p === provider ? next! : p)) };
     });
+    return providerView(next!);
+  });
 
-    admin.get<IdParams>('/v1/admin/providers/:id', async (request) =>
-      providerView(providerOr404(await deps.catalog.current(), request.params.id)),
-    );
-
-    admin.patch<IdParams>('/v1/admin/providers/:id', async (request) => {
-      const { id } = request.params;
-      const patch = bodyObject(request.body);
-      assertSameIdentity(patch, 'id', id, 'provider');
-      let next: ProviderSpec | undefined;
-      await commit(deps, (current) => {
-        const provider = providerOr404(current, id);
-        next = parseWith(ProviderSpec, mergePatch(provider, patch));
-        routerOr404(current.routers, next.router, 'router');
-        return { routers: current.routers, providers: current.providers.map((p) => (p === provider ? next! : p)) };
-      });
-      return providerView(next!);
+  admin.delete<IdParams>('/v1/admin/providers/:id', async (request) => {
+    const { id } = request.params;
+    let router = '';
+    await commit(deps, (current) => {
+      router = providerOr404(current, id).router;
+      return { routers: current.routers, providers: current.providers.filter((p) => p.id !== id) };
     });
-
-    admin.delete<IdParams>('/v1/admin/providers/:id', async (request) => {
-      const { id } = request.params;
-      let router = '';
-      await commit(deps, (current) => {
-        router = providerOr404(current, id).router;
-        return { routers: current.routers, providers: current.providers.filter((p) => p.id !== id) };
-      });
-      return { object: 'provider', id, router, deleted: true };
-    });
+    return { object: 'provider', id, router, deleted: true };
   });
 }
 

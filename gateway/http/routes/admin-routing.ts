@@ -4,11 +4,13 @@
 // otherwise.
 import type { FastifyInstance } from 'fastify';
 import type { RoutingLive } from '../../queue/queue-mode.ts';
-import { adminOnly } from '../auth.ts';
 
-export function registerAdminRouting(app: FastifyInstance, live: () => Promise<RoutingLive>): void {
-  app.register(async (admin) => {
-    adminOnly(admin);
-    admin.get('/v1/admin/routing', () => live());
-  });
+export interface AdminRoutingDeps {
+  /** The live state of routing (queue/queue-mode.ts). */
+  live(): Promise<RoutingLive>;
+}
+
+/** The routing state's route, a plugin of the admin API's admins-only scope (admin.ts). */
+export async function adminRouting(admin: FastifyInstance, deps: AdminRoutingDeps): Promise<void> {
+  admin.get('/v1/admin/routing', () => deps.live());
 }

@@ -2,24 +2,24 @@
 // spent, and their API keys (made and revoked by themselves; a new key's secret is shown once).
 import type { FastifyInstance } from 'fastify';
 import type { UserKeys } from '../../accounts/account-directory.ts';
-import type { Ledger } from '../../../core/store/ledger.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import { bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
-import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
+import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView, type Balances } from './account-views.ts';
 
 export interface MeDeps {
   /** Where the caller's keys are read and written. */
   readonly keys: UserKeys;
   /** Where the caller's and their keys' spend is read. */
-  readonly ledger: Ledger;
+  readonly ledger: Balances;
   readonly now: () => number;
   /** Most active keys a user may hold. */
   readonly maxKeysPerUser: number;
 }
 
-export function registerMe(app: FastifyInstance, deps: MeDeps): void {
+/** The caller's own account: a plugin for any valid key. */
+export async function meApi(app: FastifyInstance, deps: MeDeps): Promise<void> {
   app.get('/v1/me', async (request) => {
     const { user, key } = callerOf(request);
     const now = deps.now();

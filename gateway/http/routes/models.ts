@@ -7,7 +7,14 @@ import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { RouterRoute, RoutingTable } from '../../routing/routing-table.ts';
 import { errors } from '../../api/api-error.ts';
 
-export function registerModels(app: FastifyInstance, routing: ServedRouting, serving?: (router: RouterRoute) => boolean): void {
+export interface ModelsDeps {
+  readonly routing: ServedRouting;
+  /** Whether the list shows a router (--hide-unavailable-models); undefined: it shows them all. */
+  readonly serving: ((router: RouterRoute) => boolean) | undefined;
+}
+
+/** The models routes: a plugin for any valid key. */
+export async function modelsApi(app: FastifyInstance, { routing, serving }: ModelsDeps): Promise<void> {
   // The list only changes with the table (and, when it hides routers, with which are shown):
   // serialised once per change.
   let cached: { table: RoutingTable; shown: string; text: string } | undefined;

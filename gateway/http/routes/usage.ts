@@ -7,18 +7,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ModelName, ResourceId } from '../../../core/resources/fields.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
-import type { Store } from '../../../core/store/store.ts';
+import type { AccountDirectory } from '../../accounts/account-directory.ts';
 import {
   EMPTY_TOTALS,
   subjectParts,
   sumTotals,
   USAGE_GROUPS,
   type UsageGroup,
+  type UsageLog,
   type UsageRecord,
   type UsageSubject,
   type UsageTotals,
 } from '../../../core/store/usage-log.ts';
-import { usageScope } from '../usage-scope.ts';
+import { usageScope, type UsageScopeAccounts } from '../usage-scope.ts';
 import { daysBetween, utcDay } from '../../../core/store/usage-days.ts';
 import { microsToNumber } from '../../metering/cost.ts';
 import { callerOf } from '../auth.ts';
@@ -27,7 +28,11 @@ import { PageLimit, parseWith } from '../../api/payloads.ts';
 import { DAY_MS } from '../../../core/time.ts';
 
 export interface UsageDeps {
-  readonly store: Store;
+  /** Where the requests are recorded and summed. */
+  readonly usage: Pick<UsageLog, 'query' | 'totalsByGroup' | 'dailyTotals' | 'dailyByGroup'>;
+  /** Whose usage a caller may read: users, their teams and keys (the account directory). */
+  readonly accounts: UsageScopeAccounts & Pick<AccountDirectory, 'getUser'>;
+  /** Aliases called are read as their router's name. */
   readonly routing: ServedRouting;
   readonly now: () => number;
 }
@@ -99,7 +104,8 @@ const REPORT_COLUMNS = [
   'kgco2eq',
 ] as const;
 
-export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
+/** The usage routes: a plugin for any valid key, each route scoping what the caller may read. */
+export async function usageApi(app: FastifyInstance, deps: UsageDeps): Promise<void> {
   app.get('/v1/usage', async (request, reply) => {
     const query = parseWith(UsageQuery, request.query);
     // Grouped: the spend report over the days the range covers.
@@ -107,8 +113,8 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
       const day = (ms: number | undefined) => (ms === undefined ? undefined : utcDay(ms));
       return report(request, reply, deps, query.group_by, day(query.from), day(query.to), query.format ?? 'json');
     }
-    const user = await subjectUser(request, query.user, deps.store);
-    const page = await deps.store.usage.query(user, {
+    const user = await subjectUser(request, query.user, deps.accounts);
+    const page = await deps.usage.query(user, {
       from: query.from,
       to: query.to,
       router: query.model === undefined ? undefined : routerName(deps.routing, query.model),
@@ -132,14 +138,14 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
     if (named.length > 0 && query.group_by !== undefined)
       throw errors.invalidRequest(`group_by: give group_by or ${named[0]}, not both`, 'group_by');
     const { from, to } = dayRange(query.from, query.to, deps.now());
-    const scope = await usageScope(request, deps.store);
+    const scope = await usageScope(request, deps.accounts);
     const series = (byDay: Record<string, UsageTotals>) => ({
       data: daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) })),
       totals: totalsView(Object.values(byDay).reduce(sumTotals, EMPTY_TOTALS)),
     });
     if (query.group_by !== undefined) {
       const group = query.group_by;
-      const byGroup = await deps.store.usage.dailyByGroup(group, from, to);
+      const byGroup = await deps.usage.dailyByGroup(group, from, to);
       const visible = await scope.filter(group);
       const groups = [...byGroup].filter(([id]) => visible(id)).sort(([a], [b]) => a.localeCompare(b));
       const total = groups.flatMap(([, days]) => Object.values(days)).reduce(sumTotals, EMPTY_TOTALS);
@@ -163,7 +169,7 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
     else if (query.team !== undefined) subject = { team: query.team };
     else if (query.key !== undefined) subject = { key: query.key };
     else if (query.provider !== undefined) subject = { provider: query.provider };
-    else subject = { user: await subjectUser(request, query.user, deps.store) };
+    else subject = { user: await subjectUser(request, query.user, deps.accounts) };
     const [group, id] = subjectParts(subject);
     if (group !== 'user' && !(await scope.filter(group, group))(id))
       throw errors.forbidden(`You may not read the usage of ${group} "${id}"`, group);
@@ -174,7 +180,7 @@ export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
       ...(group !== 'user' && group !== 'router' && { [group]: id }),
       from,
       to,
-      ...series(await deps.store.usage.dailyTotals(subject, from, to)),
+      ...series(await deps.usage.dailyTotals(subject, from, to)),
     };
   });
 }
@@ -192,10 +198,10 @@ async function report(
   toDay: string | undefined,
   format: 'json' | 'csv',
 ) {
-  const scope = await usageScope(request, deps.store);
+  const scope = await usageScope(request, deps.accounts);
   const visible = await scope.filter(group);
   const { from, to } = dayRange(fromDay, toDay, deps.now());
-  const groups = [...(await deps.store.usage.totalsByGroup(group, from, to))].filter(([id]) => visible(id));
+  const groups = [...(await deps.usage.totalsByGroup(group, from, to))].filter(([id]) => visible(id));
   const data: Record<string, string | number>[] = groups
     .sort(([a, x], [b, y]) => (y.cost_micros > x.cost_micros ? 1 : y.cost_micros < x.cost_micros ? -1 : a.localeCompare(b)))
     .map(([id, totals]) => ({ [group]: id, ...totalsView(totals) }));
@@ -218,11 +224,15 @@ function csvField(value: unknown): string {
 }
 
 /** Whose usage: the caller's own, or for an admin anyone's, for a team admin their team's (who must exist). */
-async function subjectUser(request: FastifyRequest, requested: string | undefined, store: Store): Promise<string> {
+async function subjectUser(
+  request: FastifyRequest,
+  requested: string | undefined,
+  accounts: Pick<AccountDirectory, 'getUser'>,
+): Promise<string> {
   const { user } = callerOf(request);
   if (requested === undefined || requested === user.id) return user.id;
   if (user.role !== 'admin' && user.role !== 'team_admin') throw errors.forbidden("Only admins may read another user's usage", 'user');
-  const other = await store.accounts.getUser(requested);
+  const other = await accounts.getUser(requested);
   if (user.role === 'team_admin' && (other === undefined || other.team !== user.team || user.team === null))
     throw errors.forbidden(`User "${requested}" is not in your team`, 'user');
   if (!other) throw errors.notFound(`User "${requested}" not found`, 'user');
