@@ -1,45 +1,22 @@
-// What the admin API and /v1/me show of users and API keys, and how a key is made. Money is a
-// JSON number (exact to the 6 decimals of a cost); a key's secret appears once, in the answer
-// that creates it, and its hash never.
+// What the admin API and /v1/me show of users, teams and API keys, and how a key is made. Money
+// is a JSON number (exact to the 6 decimals of a cost); a key's secret appears once, in the answer
+// that creates it, and its hash never. The shapes built here are declared in views/accounts.ts,
+// the routes' response schemas.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
 import type { ApiKeyRecord, TeamRecord, UserRecord } from '../../../core/store/accounts.ts';
 import type { UserKeys } from '../../accounts/account-directory.ts';
 import type { Balance, Ledger } from '../../../core/store/ledger.ts';
-
-/** Where the views read how a budget stands. */
-export type Balances = Pick<Ledger, 'balance'>;
 import { isKeyLevel, KeyLimits } from '../../../core/resources/key-limits.ts';
 import { parseDecimal } from '../../../core/money/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../metering/cost.ts';
 import { errors } from '../../api/api-error.ts';
 import { PageLimit, parseWith } from '../../api/payloads.ts';
+import type { KeyList, KeyView, NewKeyView, SpendView, TeamView, UserView } from '../views/accounts.ts';
 
-export interface UserView {
-  readonly object: 'user';
-  readonly id: string;
-  readonly name: string;
-  readonly role: UserRecord['role'];
-  readonly team: string | null;
-  readonly budget: number | null;
-  readonly budget_period: UserRecord['budget_period'];
-  readonly allowed_routers: string[] | null;
-  readonly rate_limits: UserRecord['rate_limits'];
-  /** Order of the user's waiting requests in queue mode, higher first; null takes the team's. */
-  readonly priority: number | null;
-  readonly created_at: string;
-}
-
-/** Where a budget (a user's, a key's, a team's) stands this period. */
-export interface SpendView {
-  readonly spent: number;
-  readonly reserved: number;
-  /** Budget minus spent and reserved, never below 0; null for an unlimited one. */
-  readonly remaining: number | null;
-  readonly period_start: string | null;
-  readonly period_end: string | null;
-}
+/** Where the views read how a budget stands. */
+export type Balances = Pick<Ledger, 'balance'>;
 
 export function spendView(budget: string | null, balance: Balance): SpendView {
   const budgetMicros = budget === null ? null : moneyMicros(budget);
@@ -58,7 +35,7 @@ export function budgetNumber(budget: string | null | undefined): number | null {
   return budget == null ? null : microsToNumber(moneyMicros(budget));
 }
 
-export async function userView(user: UserRecord, ledger: Balances, now: number): Promise<UserView & SpendView> {
+export async function userView(user: UserRecord, ledger: Balances, now: number): Promise<UserView> {
   const balance = await ledger.balance(user.id, now);
   return {
     object: 'user',
@@ -75,30 +52,6 @@ export async function userView(user: UserRecord, ledger: Balances, now: number):
     created_at: user.created_at,
     ...spendView(user.budget, balance),
   };
-}
-
-export interface TeamView extends SpendView {
-  readonly object: 'team';
-  readonly id: string;
-  readonly name: string;
-  readonly budget: number | null;
-  readonly budget_period: TeamRecord['budget_period'];
-  readonly allowed_routers: string[] | null;
-  readonly rate_limits: TeamRecord['rate_limits'];
-  readonly priority: number;
-  readonly created_at: string;
-  /** Ids of the team's users. */
-  readonly members: string[];
-  /** Their keys still in use (neither revoked nor expired), with each key's own budget. */
-  readonly keys: TeamKeyView[];
-}
-
-export interface TeamKeyView {
-  readonly id: string;
-  readonly user_id: string;
-  readonly name: string;
-  readonly hint: string;
-  readonly budget: number | null;
 }
 
 export async function teamView(
@@ -130,24 +83,6 @@ function moneyMicros(text: string): bigint {
   const parsed = parseDecimal(text, COST_SCALE);
   if (!parsed.ok) throw new Error(`stored budget ${parsed.reason}`); // UserSpec validated it
   return parsed.value;
-}
-
-export interface KeyView {
-  readonly object: 'api_key';
-  readonly id: string;
-  readonly user_id: string;
-  readonly name: string;
-  readonly hint: string;
-  readonly created_at: string;
-  readonly expires_at: string | null;
-  readonly revoked_at: string | null;
-  /** The key's own budget and limits (null: none, its user's apply). */
-  readonly budget: number | null;
-  readonly budget_period: KeyLimits['budget_period'];
-  readonly allowed_routers: string[] | null;
-  readonly rate_limits: KeyLimits['rate_limits'];
-  /** Where the key's own budget stands; absent for a key without one. */
-  readonly spend?: SpendView;
 }
 
 /** Everything of a key but its hash; with `balance`, where its budget stands. */
@@ -210,7 +145,7 @@ export async function createKey(
   now: number,
   maxActive: number,
   check: (limits: KeyLimits) => void = () => {},
-): Promise<KeyView & { key: string }> {
+): Promise<NewKeyView> {
   const { name, expires_at, ...limits } = parseWith(NewKeyBody, body);
   assertNarrower(limits, user);
   check(limits);
@@ -240,13 +175,6 @@ const KeysQuery = z.strictObject({
   limit: PageLimit,
   after: z.string().min(1).max(200).optional(),
 });
-
-export interface KeyList {
-  readonly object: 'list';
-  readonly data: KeyView[];
-  /** The id of the page's last key, to pass as `after` for the next page; null on the last page. */
-  readonly next: string | null;
-}
 
 /**
  * One page of a user's keys (all of them, in the order they were made) for a list query:

@@ -11,14 +11,18 @@ import { maskUrl } from '../../providers/secrets.ts';
 import { errors } from '../../api/api-error.ts';
 import { assertSameIdentity, bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
+import { DeletedProvider, ProviderList, ProviderView } from '../views/catalog.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
+import { list } from '../views/lists.ts';
 
 type IdParams = { Params: { id: string } };
 
 const ListQuery = z.strictObject({ router: ModelName.optional() });
 
 /** The providers' routes, a plugin of the admin API's admins-only scope (admin.ts). */
-export async function adminProviders(admin: FastifyInstance, deps: CatalogEditDeps): Promise<void> {
-  admin.post('/v1/admin/providers', async (request, reply) => {
+export async function adminProviders(instance: FastifyInstance, deps: CatalogEditDeps): Promise<void> {
+  const admin = withResponseSchemas(instance);
+  admin.post('/v1/admin/providers', responds({ 201: ProviderView }), async (request, reply) => {
     const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
     const parsed = parseWith(ProviderSpec, { ...input, id: input.id ?? newProviderId(input.router) });
     // In Kubernetes mode a ModelProvider's id is derived from its namespace and name.
@@ -32,19 +36,19 @@ export async function adminProviders(admin: FastifyInstance, deps: CatalogEditDe
     return providerView(spec);
   });
 
-  admin.get('/v1/admin/providers', async (request) => {
+  admin.get('/v1/admin/providers', responds({ 200: ProviderList }), async (request) => {
     const query = parseWith(ListQuery, request.query);
     const { routers, providers } = await deps.catalog.current();
     if (query.router !== undefined) routerOr404(routers, query.router, 'router');
     const listed = query.router === undefined ? providers : providers.filter((p) => p.router === query.router);
-    return { object: 'list', data: listed.map(providerView) };
+    return list(listed.map(providerView));
   });
 
-  admin.get<IdParams>('/v1/admin/providers/:id', async (request) =>
+  admin.get<IdParams>('/v1/admin/providers/:id', responds({ 200: ProviderView }), async (request) =>
     providerView(providerOr404(await deps.catalog.current(), request.params.id)),
   );
 
-  admin.patch<IdParams>('/v1/admin/providers/:id', async (request) => {
+  admin.patch<IdParams>('/v1/admin/providers/:id', responds({ 200: ProviderView }), async (request) => {
     const { id } = request.params;
     const patch = bodyObject(request.body);
     assertSameIdentity(patch, 'id', id, 'provider');
@@ -58,7 +62,7 @@ export async function adminProviders(admin: FastifyInstance, deps: CatalogEditDe
     return providerView(next!);
   });
 
-  admin.delete<IdParams>('/v1/admin/providers/:id', async (request) => {
+  admin.delete<IdParams>('/v1/admin/providers/:id', responds({ 200: DeletedProvider }), async (request) => {
     const { id } = request.params;
     let router = '';
     await commit(deps, (current) => {
@@ -76,10 +80,12 @@ function providerOr404(catalog: CatalogContent, id: string): ProviderSpec {
 }
 
 /** Everything but the backend's key, which is only ever written, and the secrets in its url (maskUrl). */
-function providerView(spec: ProviderSpec) {
+function providerView(spec: ProviderSpec): ProviderView {
   const { key, id, router, ...shown } = spec;
-  const url = 'url' in shown ? { url: maskUrl(shown.url) } : {};
-  return { object: 'provider', id, router, ...shown, ...url, carbon: shown.carbon ?? null, has_key: key !== undefined };
+  const view = { object: 'provider' as const, id, router, ...shown, carbon: shown.carbon ?? null, has_key: key !== undefined };
+  // Replaced where it stands, so the fields keep their order.
+  if ('url' in view) view.url = maskUrl(view.url);
+  return view;
 }
 
 /**

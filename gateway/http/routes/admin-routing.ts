@@ -4,13 +4,24 @@
 // otherwise.
 import type { FastifyInstance } from 'fastify';
 import type { RoutingLive } from '../../queue/queue-mode.ts';
+import { RoutingLiveView } from '../views/catalog.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
 
 export interface AdminRoutingDeps {
   /** The live state of routing (queue/queue-mode.ts). */
   live(): Promise<RoutingLive>;
 }
 
+/** The state as queue-mode.ts builds it and as its schema declares it name the same fields: one added to either alone fails to compile. */
+const sameFields = true satisfies [RoutingLive] extends [RoutingLiveView]
+  ? [RoutingLiveView] extends [RoutingLive]
+    ? true
+    : never
+  : never;
+void sameFields;
+
 /** The routing state's route, a plugin of the admin API's admins-only scope (admin.ts). */
-export async function adminRouting(admin: FastifyInstance, deps: AdminRoutingDeps): Promise<void> {
-  admin.get('/v1/admin/routing', () => deps.live());
+export async function adminRouting(instance: FastifyInstance, deps: AdminRoutingDeps): Promise<void> {
+  const admin = withResponseSchemas(instance);
+  admin.get('/v1/admin/routing', responds({ 200: RoutingLiveView }), () => deps.live());
 }

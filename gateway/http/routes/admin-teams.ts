@@ -15,6 +15,9 @@ import { errors } from '../../api/api-error.ts';
 import { assertSameIdentity, bodyObject, mergePatch, PageLimit, parseWith } from '../../api/payloads.ts';
 import { assertAdmin, assertTeamInScope, scopeOf } from '../team-scope.ts';
 import { teamView, type Balances } from './account-views.ts';
+import { DeletedTeam, TeamList, TeamView } from '../views/accounts.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
+import { page } from '../views/lists.ts';
 
 /** What the teams' routes read and write of the account directory: teams, and their users' keys. */
 export type TeamDirectory = Pick<
@@ -35,8 +38,9 @@ const ListQuery = z.strictObject({ limit: PageLimit, after: z.string().min(1).op
 type IdParams = { Params: { id: string } };
 
 /** The teams' routes, a plugin of the admin API's scope (admin.ts), which decides who may call them. */
-export async function adminTeams(admin: FastifyInstance, deps: AdminTeamsDeps): Promise<void> {
-  admin.post('/v1/admin/teams', async (request, reply) => {
+export async function adminTeams(instance: FastifyInstance, deps: AdminTeamsDeps): Promise<void> {
+  const admin = withResponseSchemas(instance);
+  admin.post('/v1/admin/teams', responds({ 201: TeamView }), async (request, reply) => {
     assertAdmin(scopeOf(request));
     const spec = parseWith(TeamSpec, mergePatch({}, bodyObject(request.body)));
     const taken = () => errors.conflict(`A team with id "${spec.id}" already exists`, 'id');
@@ -51,23 +55,23 @@ export async function adminTeams(admin: FastifyInstance, deps: AdminTeamsDeps): 
     return view(deps, created);
   });
 
-  admin.get('/v1/admin/teams', async (request) => {
+  admin.get('/v1/admin/teams', responds({ 200: TeamList }), async (request) => {
     const scope = scopeOf(request);
     const query = parseWith(ListQuery, request.query);
     if (scope !== null) {
       const own = await deps.accounts.getTeam(scope);
-      return { object: 'list', data: own ? [await view(deps, own)] : [], next: null };
+      return page(own ? [await view(deps, own)] : [], null);
     }
-    const page = await deps.accounts.listTeams(query.after ?? null, query.limit);
-    return { object: 'list', data: await Promise.all(page.items.map((team) => view(deps, team))), next: page.next };
+    const teams = await deps.accounts.listTeams(query.after ?? null, query.limit);
+    return page(await Promise.all(teams.items.map((team) => view(deps, team))), teams.next);
   });
 
-  admin.get<IdParams>('/v1/admin/teams/:id', async (request) => {
+  admin.get<IdParams>('/v1/admin/teams/:id', responds({ 200: TeamView }), async (request) => {
     assertTeamInScope(scopeOf(request), request.params.id);
     return view(deps, await teamOr404(deps.accounts, request.params.id));
   });
 
-  admin.patch<IdParams>('/v1/admin/teams/:id', async (request) => {
+  admin.patch<IdParams>('/v1/admin/teams/:id', responds({ 200: TeamView }), async (request) => {
     assertAdmin(scopeOf(request));
     const { id } = request.params;
     const patch = bodyObject(request.body);
@@ -78,7 +82,7 @@ export async function adminTeams(admin: FastifyInstance, deps: AdminTeamsDeps): 
     return view(deps, await deps.accounts.updateTeam(next));
   });
 
-  admin.delete<IdParams>('/v1/admin/teams/:id', async (request) => {
+  admin.delete<IdParams>('/v1/admin/teams/:id', responds({ 200: DeletedTeam }), async (request) => {
     assertAdmin(scopeOf(request));
     const { id } = request.params;
     await teamOr404(deps.accounts, id);

@@ -31,6 +31,9 @@ import {
   type UserPolicy,
 } from '../team-scope.ts';
 import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView, type Balances } from './account-views.ts';
+import { DeletedUser, KeyList, KeyView, NewKeyView, UserList, UserView } from '../views/accounts.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
+import { page } from '../views/lists.ts';
 
 /** What the users' routes read and write of the account directory: users and their keys, and their teams read. */
 export type UserDirectory = Omit<AccountDirectory, 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam'>;
@@ -53,8 +56,9 @@ type IdParams = { Params: { id: string } };
 type KeyParams = { Params: { id: string; keyId: string } };
 
 /** The users' routes, a plugin of the admin API's scope (admin.ts), which decides who may call them. */
-export async function adminUsers(admin: FastifyInstance, deps: AdminUsersDeps): Promise<void> {
-  admin.post('/v1/admin/users', async (request, reply) => {
+export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps): Promise<void> {
+  const admin = withResponseSchemas(instance);
+  admin.post('/v1/admin/users', responds({ 201: UserView }), async (request, reply) => {
     const scope = scopeOf(request);
     const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
     // A team admin's users join their team unless the body says otherwise (then refused below).
@@ -72,31 +76,31 @@ export async function adminUsers(admin: FastifyInstance, deps: AdminUsersDeps): 
     return userView(created, deps.ledger, deps.now());
   });
 
-  admin.get('/v1/admin/users', async (request) => {
+  admin.get('/v1/admin/users', responds({ 200: UserList }), async (request) => {
     const scope = scopeOf(request);
     const query = parseWith(ListQuery, request.query);
-    const page =
+    const users =
       scope === null
         ? await deps.accounts.listUsers(query.after ?? null, query.limit)
         : await teamPage(deps.accounts, scope, query.after ?? null, query.limit);
     const now = deps.now();
-    return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.ledger, now))), next: page.next };
+    return page(await Promise.all(users.items.map((user) => userView(user, deps.ledger, now))), users.next);
   });
 
-  admin.get<IdParams>('/v1/admin/users/:id', async (request) =>
+  admin.get<IdParams>('/v1/admin/users/:id', responds({ 200: UserView }), async (request) =>
     userView(await userInScope(deps.accounts, scopeOf(request), request.params.id), deps.ledger, deps.now()),
   );
 
-  admin.patch('/v1/admin/users', async (request) => {
+  admin.patch('/v1/admin/users', responds({ 200: UserView }), async (request) => {
     const patch = bodyObject(request.body);
     return update(deps, request.caller!.user.id, scopeOf(request), identityIn(patch, 'id'), patch);
   });
 
-  admin.patch<IdParams>('/v1/admin/users/:id', async (request) =>
+  admin.patch<IdParams>('/v1/admin/users/:id', responds({ 200: UserView }), async (request) =>
     update(deps, requireManager(request).user.id, scopeOf(request), request.params.id, bodyObject(request.body)),
   );
 
-  admin.delete<IdParams>('/v1/admin/users/:id', async (request) => {
+  admin.delete<IdParams>('/v1/admin/users/:id', responds({ 200: DeletedUser }), async (request) => {
     const { id } = request.params;
     const scope = scopeOf(request);
     if (id === requireManager(request).user.id)
@@ -106,7 +110,7 @@ export async function adminUsers(admin: FastifyInstance, deps: AdminUsersDeps): 
     return { object: 'user', id, deleted: true };
   });
 
-  admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
+  admin.post<IdParams>('/v1/admin/users/:id/keys', responds({ 201: NewKeyView }), async (request, reply) => {
     const scope = scopeOf(request);
     const user = await userInScope(deps.accounts, scope, request.params.id);
     const team = await teamOf(deps.accounts, user);
@@ -117,12 +121,12 @@ export async function adminUsers(admin: FastifyInstance, deps: AdminUsersDeps): 
     return created;
   });
 
-  admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
+  admin.get<IdParams>('/v1/admin/users/:id/keys', responds({ 200: KeyList }), async (request) => {
     const user = await userInScope(deps.accounts, scopeOf(request), request.params.id);
     return keyPage(await deps.accounts.listKeys(user.id), request.query, deps.ledger, deps.now());
   });
 
-  admin.patch<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
+  admin.patch<KeyParams>('/v1/admin/users/:id/keys/:keyId', responds({ 200: KeyView }), async (request) => {
     const { id, keyId } = request.params;
     const scope = scopeOf(request);
     const user = await userInScope(deps.accounts, scope, id);
@@ -136,7 +140,7 @@ export async function adminUsers(admin: FastifyInstance, deps: AdminUsersDeps): 
     return keyViewWithSpend(updated, deps.ledger, deps.now());
   });
 
-  admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
+  admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', responds({ 200: KeyView }), async (request) => {
     const { id, keyId } = request.params;
     await userInScope(deps.accounts, scopeOf(request), id);
     const revoked = await deps.accounts.revokeKey(id, keyId, new Date(deps.now()));

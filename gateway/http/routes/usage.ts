@@ -26,6 +26,8 @@ import { callerOf } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { PageLimit, parseWith } from '../../api/payloads.ts';
 import { DAY_MS } from '../../../core/time.ts';
+import { CsvText, DailyReport, DailyUsage, SpendReport, UsagePage } from '../views/usage.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
 
 export interface UsageDeps {
   /** Where the requests are recorded and summed. */
@@ -105,8 +107,9 @@ const REPORT_COLUMNS = [
 ] as const;
 
 /** The usage routes: a plugin for any valid key, each route scoping what the caller may read. */
-export async function usageApi(app: FastifyInstance, deps: UsageDeps): Promise<void> {
-  app.get('/v1/usage', async (request, reply) => {
+export async function usageApi(instance: FastifyInstance, deps: UsageDeps): Promise<void> {
+  const app = withResponseSchemas(instance);
+  app.get('/v1/usage', responds({ 200: UsageAnswer }), async (request, reply) => {
     const query = parseWith(UsageQuery, request.query);
     // Grouped: the spend report over the days the range covers.
     if (query.group_by !== undefined) {
@@ -121,17 +124,18 @@ export async function usageApi(app: FastifyInstance, deps: UsageDeps): Promise<v
       after: query.after,
       limit: query.limit,
     });
-    return { object: 'list', data: page.records.map(recordView), next: page.next, totals: totalsView(page.totals) };
+    const answer: UsagePage = { object: 'list', data: page.records.map(recordView), next: page.next, totals: totalsView(page.totals) };
+    return answer;
   });
 
   // A spend report (admins): every user's or router's totals over a range of days, dearest
   // first, as JSON or CSV.
-  app.get('/v1/usage/report', async (request, reply) => {
+  app.get('/v1/usage/report', responds({ 200: ReportAnswer }), async (request, reply) => {
     const query = parseWith(ReportQuery, request.query);
     return report(request, reply, deps, query.group_by, query.from, query.to, query.format);
   });
 
-  app.get('/v1/usage/daily', async (request, reply) => {
+  app.get('/v1/usage/daily', responds({ 200: DailyAnswer }), async (request, reply) => {
     const query = parseWith(DailyQuery, request.query);
     const named = DAILY_SUBJECTS.filter((group) => query[group] !== undefined);
     if (named.length > 1) throw errors.invalidRequest(`${named[1]}: give one of user, team, key, router and provider`, named[1]!);
@@ -151,18 +155,19 @@ export async function usageApi(app: FastifyInstance, deps: UsageDeps): Promise<v
       const total = groups.flatMap(([, days]) => Object.values(days)).reduce(sumTotals, EMPTY_TOTALS);
       if (query.format === 'csv') {
         const rows = groups.flatMap(([id, days]) =>
-          daysBetween(from, to).map((date) => ({ [group]: id, date, ...totalsView(days[date] ?? EMPTY_TOTALS) })),
+          daysBetween(from, to).map((date) => ({ ...groupKey(group, id), date, ...totalsView(days[date] ?? EMPTY_TOTALS) })),
         );
         return csv(reply, [group, 'date', ...REPORT_COLUMNS], rows, `usage-daily-by-${group}-${from}-to-${to}.csv`);
       }
-      return {
+      const answer: DailyReport = {
         object: 'usage_daily_report',
         group_by: group,
         from,
         to,
-        data: groups.map(([id, days]) => ({ [group]: id, ...series(days) })),
+        data: groups.map(([id, days]) => ({ ...groupKey(group, id), ...series(days) })),
         totals: totalsView(total),
       };
+      return answer;
     }
     let subject: UsageSubject;
     if (query.router !== undefined) subject = { router: routerName(deps.routing, query.router) };
@@ -173,17 +178,23 @@ export async function usageApi(app: FastifyInstance, deps: UsageDeps): Promise<v
     const [group, id] = subjectParts(subject);
     if (group !== 'user' && !(await scope.filter(group, group))(id))
       throw errors.forbidden(`You may not read the usage of ${group} "${id}"`, group);
-    return {
+    const answer: DailyUsage = {
       object: 'list',
       user: 'user' in subject ? subject.user : null,
       router: 'router' in subject ? subject.router : null,
-      ...(group !== 'user' && group !== 'router' && { [group]: id }),
+      ...(group !== 'user' && group !== 'router' && groupKey(group, id)),
       from,
       to,
       ...series(await deps.usage.dailyTotals(subject, from, to)),
     };
+    return answer;
   });
 }
+
+/** The answers of /v1/usage: a page of records, or with group_by a spend report; either as CSV when asked. */
+const UsageAnswer = z.union([z.discriminatedUnion('object', [UsagePage, SpendReport]), CsvText]);
+const ReportAnswer = z.union([SpendReport, CsvText]);
+const DailyAnswer = z.union([z.discriminatedUnion('object', [DailyUsage, DailyReport]), CsvText]);
 
 /** The subjects /v1/usage/daily takes one of. */
 const DAILY_SUBJECTS = ['user', 'team', 'key', 'router', 'provider'] as const;
@@ -197,21 +208,26 @@ async function report(
   fromDay: string | undefined,
   toDay: string | undefined,
   format: 'json' | 'csv',
-) {
+): Promise<SpendReport | string> {
   const scope = await usageScope(request, deps.accounts);
   const visible = await scope.filter(group);
   const { from, to } = dayRange(fromDay, toDay, deps.now());
   const groups = [...(await deps.usage.totalsByGroup(group, from, to))].filter(([id]) => visible(id));
-  const data: Record<string, string | number>[] = groups
+  const data: SpendReport['data'] = groups
     .sort(([a, x], [b, y]) => (y.cost_micros > x.cost_micros ? 1 : y.cost_micros < x.cost_micros ? -1 : a.localeCompare(b)))
-    .map(([id, totals]) => ({ [group]: id, ...totalsView(totals) }));
+    .map(([id, totals]) => ({ ...groupKey(group, id), ...totalsView(totals) }));
   const totals = totalsView(groups.map(([, t]) => t).reduce(sumTotals, EMPTY_TOTALS));
   if (format === 'json') return { object: 'usage_report', group_by: group, from, to, data, totals };
   return csv(reply, [group, ...REPORT_COLUMNS], data, `usage-by-${group}-${from}-to-${to}.csv`);
 }
 
+/** The id of a row's team, user, key, router or provider, under the group's name. */
+function groupKey(group: UsageGroup, id: string): { [G in UsageGroup]?: string } {
+  return { [group]: id };
+}
+
 /** Rows as a CSV file (RFC 4180: a header line, CRLF line ends), to be saved as `filename`. */
-function csv(reply: FastifyReply, header: string[], rows: Record<string, string | number>[], filename: string): string {
+function csv(reply: FastifyReply, header: string[], rows: readonly Readonly<Record<string, unknown>>[], filename: string): string {
   reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`);
   const lines = rows.map((row) => header.map((column) => csvField(row[column])));
   return [header, ...lines].map((fields) => `${fields.join(',')}\r\n`).join('');
