@@ -106,6 +106,11 @@ const REPORT_COLUMNS = [
   'kgco2eq',
 ] as const;
 
+/** The answers of /v1/usage: a page of records, or with group_by a spend report; either as CSV when asked. */
+const UsageAnswer = z.union([z.discriminatedUnion('object', [UsagePage, SpendReport]), CsvText]);
+const ReportAnswer = z.union([SpendReport, CsvText]);
+const DailyAnswer = z.union([z.discriminatedUnion('object', [DailyUsage, DailyReport]), CsvText]);
+
 /** The usage routes: a plugin for any valid key, each route scoping what the caller may read. */
 export async function usageApi(instance: FastifyInstance, deps: UsageDeps): Promise<void> {
   const app = withResponseSchemas(instance);
@@ -190,11 +195,6 @@ export async function usageApi(instance: FastifyInstance, deps: UsageDeps): Prom
     return answer;
   });
 }
-
-/** The answers of /v1/usage: a page of records, or with group_by a spend report; either as CSV when asked. */
-const UsageAnswer = z.union([z.discriminatedUnion('object', [UsagePage, SpendReport]), CsvText]);
-const ReportAnswer = z.union([SpendReport, CsvText]);
-const DailyAnswer = z.union([z.discriminatedUnion('object', [DailyUsage, DailyReport]), CsvText]);
 
 /** The subjects /v1/usage/daily takes one of. */
 const DAILY_SUBJECTS = ['user', 'team', 'key', 'router', 'provider'] as const;
