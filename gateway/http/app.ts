@@ -20,18 +20,14 @@ import { closeAudioProbe } from '../endpoints/audio-probe.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerApiSurfaces } from './routes/inference.ts';
 import type { RequestPipeline } from '../pipeline/request-pipeline.ts';
-import { registerModels } from './routes/models.ts';
+import { modelsApi } from './routes/models.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
 import { registerHealth } from './routes/health.ts';
-import { registerAdminUsers } from './routes/admin-users.ts';
-import { registerAdminTeams } from './routes/admin-teams.ts';
-import { registerAdminRouters } from './routes/admin-routers.ts';
-import { registerAdminProviders } from './routes/admin-providers.ts';
-import { registerAdminRouting } from './routes/admin-routing.ts';
+import { adminApi } from './routes/admin.ts';
 import type { RoutingLive } from '../routing/assembly/routing-live.ts';
-import { registerMe } from './routes/me.ts';
-import { registerUsage } from './routes/usage.ts';
+import { meApi } from './routes/me.ts';
+import { usageApi } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
 
 /** How the HTTP layer behaves: the settings that are its own. */
@@ -139,16 +135,21 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   registerAuth(app, services.keys, now);
   registerHealth(app, routing, metrics, { store, failOpen: options.failOpen });
   const policy = services.breakerPolicy;
-  registerModels(app, routing, options.hideUnavailableModels ? (router) => canServe(router, policy) : undefined);
+  app.register(modelsApi, { routing, serving: options.hideUnavailableModels ? (router) => canServe(router, policy) : undefined });
   registerApiSurfaces(app, services.pipeline);
+  // Accounts are read and written through the directory (file or Kubernetes mode alike); the
+  // ledger is read for where budgets stand, the usage log for what was spent.
   const { accounts, catalog } = services;
-  registerAdminUsers(app, { accounts, ledger: store.ledger, now, maxKeysPerUser: options.maxKeysPerUser, routing });
-  registerAdminTeams(app, { accounts, ledger: store.ledger, now });
-  registerAdminRouters(app, { catalog, routing });
-  registerAdminProviders(app, { catalog, routing });
-  registerAdminRouting(app, () => services.routingLive());
-  registerMe(app, { keys: accounts, ledger: store.ledger, now, maxKeysPerUser: options.maxKeysPerUser });
-  registerUsage(app, { store, routing, now });
+  const { ledger, usage } = store;
+  const { maxKeysPerUser } = options;
+  app.register(adminApi, {
+    users: { accounts, ledger, now, maxKeysPerUser, routing },
+    teams: { accounts, ledger, now },
+    catalog: { catalog, routing },
+    routing: { live: () => services.routingLive() },
+  });
+  app.register(meApi, { keys: accounts, ledger, now, maxKeysPerUser });
+  app.register(usageApi, { usage, accounts, routing, now });
   if (options.playground) registerPlayground(app);
   return app;
 }

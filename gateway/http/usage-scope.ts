@@ -2,7 +2,7 @@
 // its users and those users' keys; anyone else themselves and their own keys. Routers and
 // providers are counted for everyone together, so only admins read them.
 import type { FastifyRequest } from 'fastify';
-import type { Store } from '../../core/store/store.ts';
+import type { AccountDirectory } from '../accounts/account-directory.ts';
 import type { UsageGroup } from '../../core/store/usage-log.ts';
 import { teamMembers } from '../../core/store/team-members.ts';
 import { callerOf } from './auth.ts';
@@ -13,13 +13,16 @@ export interface UsageScope {
   filter(group: UsageGroup, param?: string): Promise<(id: string) => boolean>;
 }
 
-export async function usageScope(request: FastifyRequest, store: Store): Promise<UsageScope> {
+/** The reads a scope needs: a team's users, and users' keys (the account directory). */
+export type UsageScopeAccounts = Pick<AccountDirectory, 'listUsers' | 'listKeys'>;
+
+export async function usageScope(request: FastifyRequest, accounts: UsageScopeAccounts): Promise<UsageScope> {
   const { user } = callerOf(request);
   if (user.role === 'admin') return { filter: async () => () => true };
   const team = user.role === 'team_admin' ? user.team : null;
   // The users in view: the team's, or the caller alone.
   const users = async (): Promise<Set<string>> =>
-    new Set(team === null ? [user.id] : (await teamMembers(store.accounts, team)).map((member) => member.id));
+    new Set(team === null ? [user.id] : (await teamMembers(accounts, team)).map((member) => member.id));
   return {
     async filter(group, param = 'group_by') {
       switch (group) {
@@ -34,7 +37,7 @@ export async function usageScope(request: FastifyRequest, store: Store): Promise
         }
         case 'key': {
           const keys = new Set<string>();
-          for (const id of await users()) for (const key of await store.accounts.listKeys(id)) keys.add(key.id);
+          for (const id of await users()) for (const key of await accounts.listKeys(id)) keys.add(key.id);
           return (id) => keys.has(id);
         }
       }

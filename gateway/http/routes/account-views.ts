@@ -1,6 +1,7 @@
-// What the admin API and /v1/me show of users and API keys, and how a key is made. Money is a
-// JSON number (exact to the 6 decimals of a cost); a key's secret appears once, in the answer
-// that creates it, and its hash never.
+// What the admin API and /v1/me show of users, teams and API keys, and how a key is made. Money
+// is a JSON number (exact to the 6 decimals of a cost); a key's secret appears once, in the answer
+// that creates it, and its hash never. The shapes built here are declared in views/accounts.ts,
+// the routes' response schemas.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
@@ -12,31 +13,10 @@ import { parseDecimal } from '../../../core/money/decimal.ts';
 import { COST_SCALE, microsToNumber } from '../../metering/cost.ts';
 import { errors } from '../../api/api-error.ts';
 import { PageLimit, parseWith } from '../../api/payloads.ts';
+import type { KeyList, KeyView, NewKeyView, SpendView, TeamView, UserView } from '../views/accounts.ts';
 
-export interface UserView {
-  readonly object: 'user';
-  readonly id: string;
-  readonly name: string;
-  readonly role: UserRecord['role'];
-  readonly team: string | null;
-  readonly budget: number | null;
-  readonly budget_period: UserRecord['budget_period'];
-  readonly allowed_routers: string[] | null;
-  readonly rate_limits: UserRecord['rate_limits'];
-  /** Order of the user's waiting requests in queue mode, higher first; null takes the team's. */
-  readonly priority: number | null;
-  readonly created_at: string;
-}
-
-/** Where a budget (a user's, a key's, a team's) stands this period. */
-export interface SpendView {
-  readonly spent: number;
-  readonly reserved: number;
-  /** Budget minus spent and reserved, never below 0; null for an unlimited one. */
-  readonly remaining: number | null;
-  readonly period_start: string | null;
-  readonly period_end: string | null;
-}
+/** Where the views read how a budget stands. */
+export type Balances = Pick<Ledger, 'balance'>;
 
 export function spendView(budget: string | null, balance: Balance): SpendView {
   const budgetMicros = budget === null ? null : moneyMicros(budget);
@@ -55,7 +35,7 @@ export function budgetNumber(budget: string | null | undefined): number | null {
   return budget == null ? null : microsToNumber(moneyMicros(budget));
 }
 
-export async function userView(user: UserRecord, ledger: Ledger, now: number): Promise<UserView & SpendView> {
+export async function userView(user: UserRecord, ledger: Balances, now: number): Promise<UserView> {
   const balance = await ledger.balance(user.id, now);
   return {
     object: 'user',
@@ -74,35 +54,11 @@ export async function userView(user: UserRecord, ledger: Ledger, now: number): P
   };
 }
 
-export interface TeamView extends SpendView {
-  readonly object: 'team';
-  readonly id: string;
-  readonly name: string;
-  readonly budget: number | null;
-  readonly budget_period: TeamRecord['budget_period'];
-  readonly allowed_routers: string[] | null;
-  readonly rate_limits: TeamRecord['rate_limits'];
-  readonly priority: number;
-  readonly created_at: string;
-  /** Ids of the team's users. */
-  readonly members: string[];
-  /** Their keys still in use (neither revoked nor expired), with each key's own budget. */
-  readonly keys: TeamKeyView[];
-}
-
-export interface TeamKeyView {
-  readonly id: string;
-  readonly user_id: string;
-  readonly name: string;
-  readonly hint: string;
-  readonly budget: number | null;
-}
-
 export async function teamView(
   team: TeamRecord,
   members: string[],
   keys: readonly ApiKeyRecord[],
-  ledger: Ledger,
+  ledger: Balances,
   now: number,
 ): Promise<TeamView> {
   const balance = await ledger.balance(`team:${team.id}`, now);
@@ -129,24 +85,6 @@ function moneyMicros(text: string): bigint {
   return parsed.value;
 }
 
-export interface KeyView {
-  readonly object: 'api_key';
-  readonly id: string;
-  readonly user_id: string;
-  readonly name: string;
-  readonly hint: string;
-  readonly created_at: string;
-  readonly expires_at: string | null;
-  readonly revoked_at: string | null;
-  /** The key's own budget and limits (null: none, its user's apply). */
-  readonly budget: number | null;
-  readonly budget_period: KeyLimits['budget_period'];
-  readonly allowed_routers: string[] | null;
-  readonly rate_limits: KeyLimits['rate_limits'];
-  /** Where the key's own budget stands; absent for a key without one. */
-  readonly spend?: SpendView;
-}
-
 /** Everything of a key but its hash; with `balance`, where its budget stands. */
 export function keyView(key: ApiKeyRecord, balance?: Balance): KeyView {
   const view: KeyView = {
@@ -167,7 +105,7 @@ export function keyView(key: ApiKeyRecord, balance?: Balance): KeyView {
 }
 
 /** keyView with where the key's own budget stands, for a key that has budget or limits. */
-export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Ledger, now: number): Promise<KeyView> {
+export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Balances, now: number): Promise<KeyView> {
   return isKeyLevel(key) ? keyView(key, await ledger.balance(`key:${key.id}`, now)) : keyView(key);
 }
 
@@ -207,7 +145,7 @@ export async function createKey(
   now: number,
   maxActive: number,
   check: (limits: KeyLimits) => void = () => {},
-): Promise<KeyView & { key: string }> {
+): Promise<NewKeyView> {
   const { name, expires_at, ...limits } = parseWith(NewKeyBody, body);
   assertNarrower(limits, user);
   check(limits);
@@ -238,19 +176,12 @@ const KeysQuery = z.strictObject({
   after: z.string().min(1).max(200).optional(),
 });
 
-export interface KeyList {
-  readonly object: 'list';
-  readonly data: KeyView[];
-  /** The id of the page's last key, to pass as `after` for the next page; null on the last page. */
-  readonly next: string | null;
-}
-
 /**
  * One page of a user's keys (all of them, in the order they were made) for a list query:
  * `limit` keys after the key whose id is `after`. Keys are never removed, only revoked, so an
  * `after` that is not among them was not taken from this list.
  */
-export async function keyPage(keys: readonly ApiKeyRecord[], query: unknown, ledger: Ledger, now: number): Promise<KeyList> {
+export async function keyPage(keys: readonly ApiKeyRecord[], query: unknown, ledger: Balances, now: number): Promise<KeyList> {
   const { limit, after } = parseWith(KeysQuery, query);
   const start = after === undefined ? 0 : keys.findIndex((key) => key.id === after) + 1;
   if (start === 0 && after !== undefined) throw errors.invalidRequest('after: must be the `next` of a previous page of this list', 'after');

@@ -4,56 +4,58 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProviderSpec } from '../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../core/resources/router.ts';
-import { adminOnly } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, parseWith } from '../../api/payloads.ts';
 import { commit, routerOr404, type CatalogEditDeps } from './catalog-edits.ts';
+import { DeletedRouter, RouterList, RouterView } from '../views/catalog.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
+import { list } from '../views/lists.ts';
 
 type NameParams = { Params: { '*': string } };
 
-export function registerAdminRouters(app: FastifyInstance, deps: CatalogEditDeps): void {
-  app.register(async (admin) => {
-    adminOnly(admin);
-
-    admin.post('/v1/admin/routers', async (request, reply) => {
-      const spec = parseWith(RouterSpec, mergePatch({}, bodyObject(request.body)));
-      let providers: ProviderSpec[] = [];
-      await commit(deps, (current) => {
-        assertNamesFree(current.routers, spec, null);
-        providers = current.providers;
-        return { routers: [...current.routers, spec], providers: current.providers };
-      });
-      reply.code(201);
-      return routerView(spec, providers);
+/** The routers' routes, a plugin of the admin API's admins-only scope (admin.ts). */
+export async function adminRouters(instance: FastifyInstance, deps: CatalogEditDeps): Promise<void> {
+  const admin = withResponseSchemas(instance);
+  admin.post('/v1/admin/routers', responds({ 201: RouterView }), async (request, reply) => {
+    const spec = parseWith(RouterSpec, mergePatch({}, bodyObject(request.body)));
+    let providers: ProviderSpec[] = [];
+    await commit(deps, (current) => {
+      assertNamesFree(current.routers, spec, null);
+      providers = current.providers;
+      return { routers: [...current.routers, spec], providers: current.providers };
     });
+    reply.code(201);
+    return routerView(spec, providers);
+  });
 
-    admin.get('/v1/admin/routers', async () => {
-      const { routers, providers } = await deps.catalog.current();
-      return { object: 'list', data: routers.map((r) => routerView(r, providers)) };
+  admin.get('/v1/admin/routers', responds({ 200: RouterList }), async () => {
+    const { routers, providers } = await deps.catalog.current();
+    return list(routers.map((r) => routerView(r, providers)));
+  });
+
+  admin.get<NameParams>('/v1/admin/routers/*', responds({ 200: RouterView }), async (request) => {
+    const { routers, providers } = await deps.catalog.current();
+    return routerView(routerOr404(routers, request.params['*']), providers);
+  });
+
+  admin.patch('/v1/admin/routers', responds({ 200: RouterView }), async (request) => {
+    const patch = bodyObject(request.body);
+    return update(deps, identityIn(patch, 'name'), patch);
+  });
+
+  admin.patch<NameParams>('/v1/admin/routers/*', responds({ 200: RouterView }), async (request) =>
+    update(deps, request.params['*'], bodyObject(request.body)),
+  );
+
+  admin.delete<NameParams>('/v1/admin/routers/*', responds({ 200: DeletedRouter }), async (request) => {
+    const name = request.params['*'];
+    let deleted: string[] = [];
+    await commit(deps, (current) => {
+      routerOr404(current.routers, name);
+      deleted = current.providers.filter((p) => p.router === name).map((p) => p.id);
+      return { routers: current.routers.filter((r) => r.name !== name), providers: current.providers.filter((p) => p.router !== name) };
     });
-
-    admin.get<NameParams>('/v1/admin/routers/*', async (request) => {
-      const { routers, providers } = await deps.catalog.current();
-      return routerView(routerOr404(routers, request.params['*']), providers);
-    });
-
-    admin.patch('/v1/admin/routers', async (request) => {
-      const patch = bodyObject(request.body);
-      return update(deps, identityIn(patch, 'name'), patch);
-    });
-
-    admin.patch<NameParams>('/v1/admin/routers/*', async (request) => update(deps, request.params['*'], bodyObject(request.body)));
-
-    admin.delete<NameParams>('/v1/admin/routers/*', async (request) => {
-      const name = request.params['*'];
-      let deleted: string[] = [];
-      await commit(deps, (current) => {
-        routerOr404(current.routers, name);
-        deleted = current.providers.filter((p) => p.router === name).map((p) => p.id);
-        return { routers: current.routers.filter((r) => r.name !== name), providers: current.providers.filter((p) => p.router !== name) };
-      });
-      return { object: 'router', name, deleted: true, deleted_providers: deleted };
-    });
+    return { object: 'router', name, deleted: true, deleted_providers: deleted };
   });
 }
 
@@ -87,7 +89,7 @@ function assertNamesFree(routers: readonly RouterSpec[], spec: RouterSpec, repla
 }
 
 /** A router as the API shows it: prices as numbers per million tokens, and its providers' ids. */
-function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]) {
+function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]): RouterView {
   return {
     object: 'router',
     name: spec.name,

@@ -12,11 +12,10 @@ import { z } from 'zod';
 import { UserSpec } from '../../../core/resources/user.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import type { AccountDirectory } from '../../accounts/account-directory.ts';
-import type { Ledger } from '../../../core/store/ledger.ts';
 import type { UserRecord } from '../../../core/store/accounts.ts';
 import { teamMembers } from '../../../core/store/team-members.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
-import { managersOnly, requireManager } from '../auth.ts';
+import { requireManager } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../../api/payloads.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
@@ -31,13 +30,19 @@ import {
   type Scope,
   type UserPolicy,
 } from '../team-scope.ts';
-import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView } from './account-views.ts';
+import { assertNarrower, createKey, keyPage, keyView, keyViewWithSpend, userView, type Balances } from './account-views.ts';
+import { DeletedUser, KeyList, KeyView, NewKeyView, UserList, UserView } from '../views/accounts.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
+import { page } from '../views/lists.ts';
+
+/** What the users' routes read and write of the account directory: users and their keys, and their teams read. */
+export type UserDirectory = Omit<AccountDirectory, 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam'>;
 
 export interface AdminUsersDeps {
   /** Where users and their keys are read and written. */
-  readonly accounts: AccountDirectory;
+  readonly accounts: UserDirectory;
   /** Where each user's and key's spend is read. */
-  readonly ledger: Ledger;
+  readonly ledger: Balances;
   readonly now: () => number;
   /** Most active keys a user may hold. */
   readonly maxKeysPerUser: number;
@@ -50,99 +55,97 @@ const ListQuery = z.strictObject({ limit: PageLimit, after: z.string().min(1).op
 type IdParams = { Params: { id: string } };
 type KeyParams = { Params: { id: string; keyId: string } };
 
-export function registerAdminUsers(app: FastifyInstance, deps: AdminUsersDeps): void {
-  app.register(async (admin) => {
-    managersOnly(admin);
+/** The users' routes, a plugin of the admin API's scope (admin.ts), which decides who may call them. */
+export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps): Promise<void> {
+  const admin = withResponseSchemas(instance);
+  admin.post('/v1/admin/users', responds({ 201: UserView }), async (request, reply) => {
+    const scope = scopeOf(request);
+    const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
+    // A team admin's users join their team unless the body says otherwise (then refused below).
+    const spec = parseWith(UserSpec, { ...(scope !== null && { team: scope }), ...input, id: input.id ?? newUserId() });
+    if (input.id !== undefined) assertNewIdInScope(scope, spec.id);
+    await assertUserFits(deps, scope, spec, undefined);
+    let created: UserRecord;
+    try {
+      created = await deps.accounts.createUser(spec, new Date(deps.now()));
+    } catch (error) {
+      if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
+      throw error;
+    }
+    reply.code(201);
+    return userView(created, deps.ledger, deps.now());
+  });
 
-    admin.post('/v1/admin/users', async (request, reply) => {
-      const scope = scopeOf(request);
-      const input = mergePatch({}, bodyObject(request.body)) as Record<string, unknown>;
-      // A team admin's users join their team unless the body says otherwise (then refused below).
-      const spec = parseWith(UserSpec, { ...(scope !== null && { team: scope }), ...input, id: input.id ?? newUserId() });
-      if (input.id !== undefined) assertNewIdInScope(scope, spec.id);
-      await assertUserFits(deps, scope, spec, undefined);
-      let created: UserRecord;
-      try {
-        created = await deps.accounts.createUser(spec, new Date(deps.now()));
-      } catch (error) {
-        if (error instanceof ConflictError) throw errors.conflict(`A user with id "${spec.id}" already exists`, 'id');
-        throw error;
-      }
-      reply.code(201);
-      return userView(created, deps.ledger, deps.now());
-    });
+  admin.get('/v1/admin/users', responds({ 200: UserList }), async (request) => {
+    const scope = scopeOf(request);
+    const query = parseWith(ListQuery, request.query);
+    const users =
+      scope === null
+        ? await deps.accounts.listUsers(query.after ?? null, query.limit)
+        : await teamPage(deps.accounts, scope, query.after ?? null, query.limit);
+    const now = deps.now();
+    return page(await Promise.all(users.items.map((user) => userView(user, deps.ledger, now))), users.next);
+  });
 
-    admin.get('/v1/admin/users', async (request) => {
-      const scope = scopeOf(request);
-      const query = parseWith(ListQuery, request.query);
-      const page =
-        scope === null
-          ? await deps.accounts.listUsers(query.after ?? null, query.limit)
-          : await teamPage(deps.accounts, scope, query.after ?? null, query.limit);
-      const now = deps.now();
-      return { object: 'list', data: await Promise.all(page.items.map((user) => userView(user, deps.ledger, now))), next: page.next };
-    });
+  admin.get<IdParams>('/v1/admin/users/:id', responds({ 200: UserView }), async (request) =>
+    userView(await userInScope(deps.accounts, scopeOf(request), request.params.id), deps.ledger, deps.now()),
+  );
 
-    admin.get<IdParams>('/v1/admin/users/:id', async (request) =>
-      userView(await userInScope(deps.accounts, scopeOf(request), request.params.id), deps.ledger, deps.now()),
+  admin.patch('/v1/admin/users', responds({ 200: UserView }), async (request) => {
+    const patch = bodyObject(request.body);
+    return update(deps, request.caller!.user.id, scopeOf(request), identityIn(patch, 'id'), patch);
+  });
+
+  admin.patch<IdParams>('/v1/admin/users/:id', responds({ 200: UserView }), async (request) =>
+    update(deps, requireManager(request).user.id, scopeOf(request), request.params.id, bodyObject(request.body)),
+  );
+
+  admin.delete<IdParams>('/v1/admin/users/:id', responds({ 200: DeletedUser }), async (request) => {
+    const { id } = request.params;
+    const scope = scopeOf(request);
+    if (id === requireManager(request).user.id)
+      throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
+    if (scope !== null) await userInScope(deps.accounts, scope, id);
+    if (!(await deps.accounts.deleteUser(id))) throw userNotFound(id);
+    return { object: 'user', id, deleted: true };
+  });
+
+  admin.post<IdParams>('/v1/admin/users/:id/keys', responds({ 201: NewKeyView }), async (request, reply) => {
+    const scope = scopeOf(request);
+    const user = await userInScope(deps.accounts, scope, request.params.id);
+    const team = await teamOf(deps.accounts, user);
+    const created = await createKey(deps.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>
+      assertBudgetInScope(scope, team, limits.budget),
     );
+    reply.code(201);
+    return created;
+  });
 
-    admin.patch('/v1/admin/users', async (request) => {
-      const patch = bodyObject(request.body);
-      return update(deps, request.caller!.user.id, scopeOf(request), identityIn(patch, 'id'), patch);
-    });
+  admin.get<IdParams>('/v1/admin/users/:id/keys', responds({ 200: KeyList }), async (request) => {
+    const user = await userInScope(deps.accounts, scopeOf(request), request.params.id);
+    return keyPage(await deps.accounts.listKeys(user.id), request.query, deps.ledger, deps.now());
+  });
 
-    admin.patch<IdParams>('/v1/admin/users/:id', async (request) =>
-      update(deps, requireManager(request).user.id, scopeOf(request), request.params.id, bodyObject(request.body)),
-    );
+  admin.patch<KeyParams>('/v1/admin/users/:id/keys/:keyId', responds({ 200: KeyView }), async (request) => {
+    const { id, keyId } = request.params;
+    const scope = scopeOf(request);
+    const user = await userInScope(deps.accounts, scope, id);
+    const key = (await deps.accounts.listKeys(id)).find((k) => k.id === keyId);
+    if (!key) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
+    const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
+    assertNarrower(limits, user);
+    assertBudgetInScope(scope, await teamOf(deps.accounts, user), limits.budget);
+    const updated = await deps.accounts.updateKey(id, keyId, limits);
+    if (!updated) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
+    return keyViewWithSpend(updated, deps.ledger, deps.now());
+  });
 
-    admin.delete<IdParams>('/v1/admin/users/:id', async (request) => {
-      const { id } = request.params;
-      const scope = scopeOf(request);
-      if (id === requireManager(request).user.id)
-        throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
-      if (scope !== null) await userInScope(deps.accounts, scope, id);
-      if (!(await deps.accounts.deleteUser(id))) throw userNotFound(id);
-      return { object: 'user', id, deleted: true };
-    });
-
-    admin.post<IdParams>('/v1/admin/users/:id/keys', async (request, reply) => {
-      const scope = scopeOf(request);
-      const user = await userInScope(deps.accounts, scope, request.params.id);
-      const team = await teamOf(deps.accounts, user);
-      const created = await createKey(deps.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>
-        assertBudgetInScope(scope, team, limits.budget),
-      );
-      reply.code(201);
-      return created;
-    });
-
-    admin.get<IdParams>('/v1/admin/users/:id/keys', async (request) => {
-      const user = await userInScope(deps.accounts, scopeOf(request), request.params.id);
-      return keyPage(await deps.accounts.listKeys(user.id), request.query, deps.ledger, deps.now());
-    });
-
-    admin.patch<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
-      const { id, keyId } = request.params;
-      const scope = scopeOf(request);
-      const user = await userInScope(deps.accounts, scope, id);
-      const key = (await deps.accounts.listKeys(id)).find((k) => k.id === keyId);
-      if (!key) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
-      const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
-      assertNarrower(limits, user);
-      assertBudgetInScope(scope, await teamOf(deps.accounts, user), limits.budget);
-      const updated = await deps.accounts.updateKey(id, keyId, limits);
-      if (!updated) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
-      return keyViewWithSpend(updated, deps.ledger, deps.now());
-    });
-
-    admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', async (request) => {
-      const { id, keyId } = request.params;
-      await userInScope(deps.accounts, scopeOf(request), id);
-      const revoked = await deps.accounts.revokeKey(id, keyId, new Date(deps.now()));
-      if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
-      return keyView(revoked);
-    });
+  admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', responds({ 200: KeyView }), async (request) => {
+    const { id, keyId } = request.params;
+    await userInScope(deps.accounts, scopeOf(request), id);
+    const revoked = await deps.accounts.revokeKey(id, keyId, new Date(deps.now()));
+    if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
+    return keyView(revoked);
   });
 }
 
@@ -178,19 +181,19 @@ function servedRouters(routing: ServedRouting) {
   return routing.waiting === undefined ? routing.table.routers.map((router) => router.spec) : undefined;
 }
 
-async function teamOf(accounts: AccountDirectory, user: UserRecord) {
+async function teamOf(accounts: UserDirectory, user: UserRecord) {
   return user.team === null ? undefined : accounts.getTeam(user.team);
 }
 
 /** A team's users, `limit` at a time after `after`. */
-async function teamPage(accounts: AccountDirectory, team: string, after: string | null, limit: number) {
+async function teamPage(accounts: UserDirectory, team: string, after: string | null, limit: number) {
   const members = (await teamMembers(accounts, team)).filter((user) => after === null || user.id > after);
   const items = members.slice(0, limit);
   return { items, next: members.length > limit ? items.at(-1)!.id : null };
 }
 
 /** The user, when the scope reaches them: 404 when there is none, and to a team admin when they are in another team. */
-async function userInScope(accounts: AccountDirectory, scope: Scope, id: string): Promise<UserRecord> {
+async function userInScope(accounts: UserDirectory, scope: Scope, id: string): Promise<UserRecord> {
   const user = await accounts.getUser(id);
   if (!user) throw userNotFound(id);
   assertUserInScope(scope, user);

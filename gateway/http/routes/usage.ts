@@ -7,27 +7,34 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ModelName, ResourceId } from '../../../core/resources/fields.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
-import type { Store } from '../../../core/store/store.ts';
+import type { AccountDirectory } from '../../accounts/account-directory.ts';
 import {
   EMPTY_TOTALS,
   subjectParts,
   sumTotals,
   USAGE_GROUPS,
   type UsageGroup,
+  type UsageLog,
   type UsageRecord,
   type UsageSubject,
   type UsageTotals,
 } from '../../../core/store/usage-log.ts';
-import { usageScope } from '../usage-scope.ts';
+import { usageScope, type UsageScopeAccounts } from '../usage-scope.ts';
 import { daysBetween, utcDay } from '../../../core/store/usage-days.ts';
 import { microsToNumber } from '../../metering/cost.ts';
 import { callerOf } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { PageLimit, parseWith } from '../../api/payloads.ts';
 import { DAY_MS } from '../../../core/time.ts';
+import { CsvText, DailyReport, DailyUsage, SpendReport, UsagePage } from '../views/usage.ts';
+import { responds, withResponseSchemas } from '../views/checked-json.ts';
 
 export interface UsageDeps {
-  readonly store: Store;
+  /** Where the requests are recorded and summed. */
+  readonly usage: Pick<UsageLog, 'query' | 'totalsByGroup' | 'dailyTotals' | 'dailyByGroup'>;
+  /** Whose usage a caller may read: users, their teams and keys (the account directory). */
+  readonly accounts: UsageScopeAccounts & Pick<AccountDirectory, 'getUser'>;
+  /** Aliases called are read as their router's name. */
   readonly routing: ServedRouting;
   readonly now: () => number;
 }
@@ -99,83 +106,93 @@ const REPORT_COLUMNS = [
   'kgco2eq',
 ] as const;
 
-export function registerUsage(app: FastifyInstance, deps: UsageDeps): void {
-  app.get('/v1/usage', async (request, reply) => {
+/** The answers of /v1/usage: a page of records, or with group_by a spend report; either as CSV when asked. */
+const UsageAnswer = z.union([z.discriminatedUnion('object', [UsagePage, SpendReport]), CsvText]);
+const ReportAnswer = z.union([SpendReport, CsvText]);
+const DailyAnswer = z.union([z.discriminatedUnion('object', [DailyUsage, DailyReport]), CsvText]);
+
+/** The usage routes: a plugin for any valid key, each route scoping what the caller may read. */
+export async function usageApi(instance: FastifyInstance, deps: UsageDeps): Promise<void> {
+  const app = withResponseSchemas(instance);
+  app.get('/v1/usage', responds({ 200: UsageAnswer }), async (request, reply) => {
     const query = parseWith(UsageQuery, request.query);
     // Grouped: the spend report over the days the range covers.
     if (query.group_by !== undefined) {
       const day = (ms: number | undefined) => (ms === undefined ? undefined : utcDay(ms));
       return report(request, reply, deps, query.group_by, day(query.from), day(query.to), query.format ?? 'json');
     }
-    const user = await subjectUser(request, query.user, deps.store);
-    const page = await deps.store.usage.query(user, {
+    const user = await subjectUser(request, query.user, deps.accounts);
+    const page = await deps.usage.query(user, {
       from: query.from,
       to: query.to,
       router: query.model === undefined ? undefined : routerName(deps.routing, query.model),
       after: query.after,
       limit: query.limit,
     });
-    return { object: 'list', data: page.records.map(recordView), next: page.next, totals: totalsView(page.totals) };
+    const answer: UsagePage = { object: 'list', data: page.records.map(recordView), next: page.next, totals: totalsView(page.totals) };
+    return answer;
   });
 
   // A spend report (admins): every user's or router's totals over a range of days, dearest
   // first, as JSON or CSV.
-  app.get('/v1/usage/report', async (request, reply) => {
+  app.get('/v1/usage/report', responds({ 200: ReportAnswer }), async (request, reply) => {
     const query = parseWith(ReportQuery, request.query);
     return report(request, reply, deps, query.group_by, query.from, query.to, query.format);
   });
 
-  app.get('/v1/usage/daily', async (request, reply) => {
+  app.get('/v1/usage/daily', responds({ 200: DailyAnswer }), async (request, reply) => {
     const query = parseWith(DailyQuery, request.query);
     const named = DAILY_SUBJECTS.filter((group) => query[group] !== undefined);
     if (named.length > 1) throw errors.invalidRequest(`${named[1]}: give one of user, team, key, router and provider`, named[1]!);
     if (named.length > 0 && query.group_by !== undefined)
       throw errors.invalidRequest(`group_by: give group_by or ${named[0]}, not both`, 'group_by');
     const { from, to } = dayRange(query.from, query.to, deps.now());
-    const scope = await usageScope(request, deps.store);
+    const scope = await usageScope(request, deps.accounts);
     const series = (byDay: Record<string, UsageTotals>) => ({
       data: daysBetween(from, to).map((date) => ({ date, ...totalsView(byDay[date] ?? EMPTY_TOTALS) })),
       totals: totalsView(Object.values(byDay).reduce(sumTotals, EMPTY_TOTALS)),
     });
     if (query.group_by !== undefined) {
       const group = query.group_by;
-      const byGroup = await deps.store.usage.dailyByGroup(group, from, to);
+      const byGroup = await deps.usage.dailyByGroup(group, from, to);
       const visible = await scope.filter(group);
       const groups = [...byGroup].filter(([id]) => visible(id)).sort(([a], [b]) => a.localeCompare(b));
       const total = groups.flatMap(([, days]) => Object.values(days)).reduce(sumTotals, EMPTY_TOTALS);
       if (query.format === 'csv') {
         const rows = groups.flatMap(([id, days]) =>
-          daysBetween(from, to).map((date) => ({ [group]: id, date, ...totalsView(days[date] ?? EMPTY_TOTALS) })),
+          daysBetween(from, to).map((date) => ({ ...groupKey(group, id), date, ...totalsView(days[date] ?? EMPTY_TOTALS) })),
         );
         return csv(reply, [group, 'date', ...REPORT_COLUMNS], rows, `usage-daily-by-${group}-${from}-to-${to}.csv`);
       }
-      return {
+      const answer: DailyReport = {
         object: 'usage_daily_report',
         group_by: group,
         from,
         to,
-        data: groups.map(([id, days]) => ({ [group]: id, ...series(days) })),
+        data: groups.map(([id, days]) => ({ ...groupKey(group, id), ...series(days) })),
         totals: totalsView(total),
       };
+      return answer;
     }
     let subject: UsageSubject;
     if (query.router !== undefined) subject = { router: routerName(deps.routing, query.router) };
     else if (query.team !== undefined) subject = { team: query.team };
     else if (query.key !== undefined) subject = { key: query.key };
     else if (query.provider !== undefined) subject = { provider: query.provider };
-    else subject = { user: await subjectUser(request, query.user, deps.store) };
+    else subject = { user: await subjectUser(request, query.user, deps.accounts) };
     const [group, id] = subjectParts(subject);
     if (group !== 'user' && !(await scope.filter(group, group))(id))
       throw errors.forbidden(`You may not read the usage of ${group} "${id}"`, group);
-    return {
+    const answer: DailyUsage = {
       object: 'list',
       user: 'user' in subject ? subject.user : null,
       router: 'router' in subject ? subject.router : null,
-      ...(group !== 'user' && group !== 'router' && { [group]: id }),
+      ...(group !== 'user' && group !== 'router' && groupKey(group, id)),
       from,
       to,
-      ...series(await deps.store.usage.dailyTotals(subject, from, to)),
+      ...series(await deps.usage.dailyTotals(subject, from, to)),
     };
+    return answer;
   });
 }
 
@@ -191,21 +208,26 @@ async function report(
   fromDay: string | undefined,
   toDay: string | undefined,
   format: 'json' | 'csv',
-) {
-  const scope = await usageScope(request, deps.store);
+): Promise<SpendReport | string> {
+  const scope = await usageScope(request, deps.accounts);
   const visible = await scope.filter(group);
   const { from, to } = dayRange(fromDay, toDay, deps.now());
-  const groups = [...(await deps.store.usage.totalsByGroup(group, from, to))].filter(([id]) => visible(id));
-  const data: Record<string, string | number>[] = groups
+  const groups = [...(await deps.usage.totalsByGroup(group, from, to))].filter(([id]) => visible(id));
+  const data: SpendReport['data'] = groups
     .sort(([a, x], [b, y]) => (y.cost_micros > x.cost_micros ? 1 : y.cost_micros < x.cost_micros ? -1 : a.localeCompare(b)))
-    .map(([id, totals]) => ({ [group]: id, ...totalsView(totals) }));
+    .map(([id, totals]) => ({ ...groupKey(group, id), ...totalsView(totals) }));
   const totals = totalsView(groups.map(([, t]) => t).reduce(sumTotals, EMPTY_TOTALS));
   if (format === 'json') return { object: 'usage_report', group_by: group, from, to, data, totals };
   return csv(reply, [group, ...REPORT_COLUMNS], data, `usage-by-${group}-${from}-to-${to}.csv`);
 }
 
+/** The id of a row's team, user, key, router or provider, under the group's name. */
+function groupKey(group: UsageGroup, id: string): { [G in UsageGroup]?: string } {
+  return { [group]: id };
+}
+
 /** Rows as a CSV file (RFC 4180: a header line, CRLF line ends), to be saved as `filename`. */
-function csv(reply: FastifyReply, header: string[], rows: Record<string, string | number>[], filename: string): string {
+function csv(reply: FastifyReply, header: string[], rows: readonly Readonly<Record<string, unknown>>[], filename: string): string {
   reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`);
   const lines = rows.map((row) => header.map((column) => csvField(row[column])));
   return [header, ...lines].map((fields) => `${fields.join(',')}\r\n`).join('');
@@ -218,11 +240,15 @@ function csvField(value: unknown): string {
 }
 
 /** Whose usage: the caller's own, or for an admin anyone's, for a team admin their team's (who must exist). */
-async function subjectUser(request: FastifyRequest, requested: string | undefined, store: Store): Promise<string> {
+async function subjectUser(
+  request: FastifyRequest,
+  requested: string | undefined,
+  accounts: Pick<AccountDirectory, 'getUser'>,
+): Promise<string> {
   const { user } = callerOf(request);
   if (requested === undefined || requested === user.id) return user.id;
   if (user.role !== 'admin' && user.role !== 'team_admin') throw errors.forbidden("Only admins may read another user's usage", 'user');
-  const other = await store.accounts.getUser(requested);
+  const other = await accounts.getUser(requested);
   if (user.role === 'team_admin' && (other === undefined || other.team !== user.team || user.team === null))
     throw errors.forbidden(`User "${requested}" is not in your team`, 'user');
   if (!other) throw errors.notFound(`User "${requested}" not found`, 'user');

@@ -3,7 +3,7 @@
 // secret once. Used by Account (`/v1/me/keys`) and by an admin's user page
 // (`/v1/admin/users/{id}/keys`).
 import { useEffect, useState } from 'preact/hooks';
-import type { ApiKey, List, NewApiKey } from '../api.ts';
+import type { ApiKey, KeyList, NewApiKey } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, TextField, useForm } from '../forms.tsx';
 import { money, utcTime } from '../format.ts';
@@ -30,7 +30,7 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
     let after: string | null | undefined;
     do {
       const query = `?limit=${KEYS_PAGE}${after ? `&after=${encodeURIComponent(after)}` : ''}`;
-      const page = await session.call<List<ApiKey>>('GET', props.base + query);
+      const page = await session.call<KeyList>('GET', props.base + query);
       keys.push(...page.data);
       after = page.next;
     } while (after);

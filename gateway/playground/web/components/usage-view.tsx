@@ -2,7 +2,7 @@
 // filter matches, a page of records with next/previous, and the spend-per-day chart. `user`
 // is set when an admin reads someone else's usage.
 import { useEffect, useState } from 'preact/hooks';
-import { query, type DailyUsage, type List, type Model, type UsagePage } from '../api.ts';
+import { query, type DailyUsage, type Model, type ModelList, type UsagePage } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, SelectField, TextField, useForm } from '../forms.tsx';
 import { co2, kwh, milliseconds, money, tokens, utcTime } from '../format.ts';
@@ -36,7 +36,7 @@ export function UsageView({ user }: { user?: string }) {
 
   useEffect(() => {
     session
-      .call<List<Model>>('GET', '/v1/models')
+      .call<ModelList>('GET', '/v1/models')
       .then((list) => setModels(list.data))
       .catch(() => setModels([]));
   }, []);

@@ -2,7 +2,7 @@
 // what it used: tokens, cost, energy and emissions. Refusals (402 budget, 429 rate limit, 404
 // model) are shown as sentences where the answer would have been.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { List, Model, Usage } from '../api.ts';
+import type { Model, ModelList, Usage } from '../api.ts';
 import { streamChat, type ChatMessage } from '../chat-stream.ts';
 import { useSession } from '../context.ts';
 import { money, tokens } from '../format.ts';
@@ -40,7 +40,7 @@ export function ChatPage() {
 
   useEffect(() => {
     session
-      .call<List<Model>>('GET', '/v1/models')
+      .call<ModelList>('GET', '/v1/models')
       .then((list) => {
         const chat = list.data.filter((m) => CHAT_TYPES.includes(m.type));
         setModels(chat);

@@ -2,7 +2,7 @@
 // queue mode, how many requests wait), fallbacks and prices per million tokens (and per minute of
 // audio, for transcription routers). Create and edit share one form; deleting a router also deletes its providers.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { segment, type List, type Router, type RoutingLive } from '../api.ts';
+import { segment, type Router, type RouterList, type RoutingLive } from '../api.ts';
 import { useSession } from '../context.ts';
 import { CreateOrEditForm, SelectField, TextField, useForm, numberOrNull, type Values } from '../forms.tsx';
 import { price } from '../format.ts';
@@ -67,7 +67,7 @@ export function RoutersPage() {
   const form = useForm<RouterField>('router', EMPTY);
   const formHeading = useRef<HTMLHeadingElement>(null);
 
-  const read = () => session.call<List<Router>>('GET', '/v1/admin/routers').then((list) => list.data);
+  const read = () => session.call<RouterList>('GET', '/v1/admin/routers').then((list) => list.data);
   const load = () => read().then(setRouters, (e) => setError(readable(e)));
   // Modes and queues change without an edit: read with the list, and again every few seconds.
   const readLive = () => session.call<RoutingLive>('GET', '/v1/admin/routing').then(setLive, () => setLive(null));

@@ -1,7 +1,7 @@
 // Teams (admins and team admins): each team's budget, what it spent and has left this period, its
 // members and their keys; admins add teams here. A team admin sees their own team only (the API scopes it).
 import { useEffect, useState } from 'preact/hooks';
-import type { List, Team } from '../api.ts';
+import type { Team, TeamList } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, SelectField, TextField, useForm } from '../forms.tsx';
 import { money } from '../format.ts';
@@ -23,7 +23,7 @@ export function TeamsPage() {
   const form = useForm<TeamField>('team', EMPTY_TEAM);
   const admin = session.me.role === 'admin';
 
-  const read = async () => (await session.call<List<Team>>('GET', '/v1/admin/teams?limit=500')).data;
+  const read = async () => (await session.call<TeamList>('GET', '/v1/admin/teams?limit=500')).data;
   useEffect(() => {
     read().then(setTeams, (e) => setError(readable(e)));
   }, []);

@@ -2,7 +2,7 @@
 // what it used: the seconds of audio charged, the cost, energy and emissions. Refusals (402 budget,
 // 413 too large, 400 unreadable audio) are shown as sentences where the transcript would be.
 import { useEffect, useState } from 'preact/hooks';
-import { failureOf, headers, type List, type Model, type Usage } from '../api.ts';
+import { failureOf, headers, type Model, type ModelList, type Usage } from '../api.ts';
 import { useSession } from '../context.ts';
 import { money } from '../format.ts';
 import { readable } from '../messages.ts';
@@ -31,7 +31,7 @@ export function TranscribePage() {
 
   useEffect(() => {
     session
-      .call<List<Model>>('GET', '/v1/models')
+      .call<ModelList>('GET', '/v1/models')
       .then((list) => {
         const speech = list.data.filter((m) => m.type === SPEECH_TYPE);
         setModels(speech);

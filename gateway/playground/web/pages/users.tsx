@@ -1,7 +1,7 @@
 // Users (admin): everyone who may call the gateway, with budget and spend; a form to add one.
 // Each user's own page (keys, usage, edit) is under #/user/<id>.
 import { useEffect, useState } from 'preact/hooks';
-import type { List, User } from '../api.ts';
+import type { User, UserList } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, useForm } from '../forms.tsx';
 import { money } from '../format.ts';
@@ -21,10 +21,7 @@ export function UsersPage() {
   const form = useForm<UserField>('user', EMPTY_USER);
 
   const read = async (after: string | null) => {
-    const page = await session.call<List<User> & { next: string | null }>(
-      'GET',
-      `/v1/admin/users?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`,
-    );
+    const page = await session.call<UserList>('GET', `/v1/admin/users?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`);
     return { data: page.data, next: page.next };
   };
   /** Shows a page read, after the ones shown if it follows them. */

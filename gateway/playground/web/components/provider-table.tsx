@@ -1,0 +1,63 @@
+// The list of providers (Providers page): each one's backend, whether its write-only key is set,
+// its capacity with the slots in use now (fleet-wide for a queue-mode router) and its health as
+// the gateway sees it, with edit and delete buttons.
+import type { Provider, RoutingLive } from '../api.ts';
+import { EditDeleteCell, ListTable, num } from './list-table.tsx';
+
+type ProviderLive = RoutingLive['providers'][number];
+
+export function ProviderTable(props: {
+  providers: readonly Provider[];
+  live: RoutingLive | null;
+  onEdit: (p: Provider) => void;
+  onDelete: (p: Provider) => Promise<void>;
+}) {
+  const liveOf = (id: string) => props.live?.providers.find((p) => p.id === id);
+  return (
+    <ListTable
+      caption="Providers"
+      columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout'), num('Max concurrent'), num('In use'), 'Health']}
+      actions
+    >
+      {props.providers.map((p) => (
+        <tr key={p.id}>
+          <th scope="row">{p.id}</th>
+          <td>{p.router}</td>
+          <td>{p.type}</td>
+          <td>{p.model_name}</td>
+          <td>{'url' in p ? p.url : '–'}</td>
+          <td>{p.has_key ? 'set' : 'not set'}</td>
+          <td class="num">{p.timeout === undefined ? 'default' : `${p.timeout} s`}</td>
+          <td class="num">{p.max_concurrent ?? '∞'}</td>
+          <td class="num">{liveOf(p.id)?.in_use ?? '–'}</td>
+          <HealthCell live={liveOf(p.id)} />
+          <EditDeleteCell
+            name={p.id}
+            question={`Delete provider "${p.id}"?`}
+            onEdit={() => props.onEdit(p)}
+            onDelete={() => props.onDelete(p)}
+          />
+        </tr>
+      ))}
+    </ListTable>
+  );
+}
+
+/** Health as the gateway sees it: taken out by its checks, its breaker open or half-open, or fine. */
+function HealthCell({ live }: { live: ProviderLive | undefined }) {
+  if (!live) return <td>–</td>;
+  if (live.healthy === false)
+    return (
+      <td class="unhealthy" title={live.health_reason ?? undefined}>
+        unhealthy{live.health_reason ? `: ${live.health_reason}` : ''}
+      </td>
+    );
+  if (live.breaker === 'open')
+    return (
+      <td class="unhealthy" title={live.breaker_reason ?? undefined}>
+        out (breaker open){live.breaker_reason ? `: ${live.breaker_reason}` : ''}
+      </td>
+    );
+  if (live.breaker === 'half_open') return <td>probing</td>;
+  return <td>{live.healthy === true ? 'healthy' : 'ok'}</td>;
+}
