@@ -4,12 +4,11 @@
 // text here, from Anthropic's own fields; the closing message_delta and message_stop are the
 // gateway's to send, Anthropic's own usage fields kept, the output as charged, cost and carbon added.
 import type { UsageBlock } from '../api/usage-shape.ts';
-import { MessagesAnswer, type MessagesEvent, type MessagesUsage } from '../wire/anthropic-messages.ts';
-import type { JsonObject } from '../wire/openai-wire.ts';
+import { anthropicError, MessagesAnswer, type MessagesEvent, type MessagesUsage } from '../wire/anthropic-messages.ts';
+import { chatUsage, readUsage, type JsonObject } from '../wire/openai-wire.ts';
 import { messagesUsage, promptTokensOf } from './chat-over-messages.ts';
 import { anthropicUsage, event, messageId, messageStart } from './messages-over-chat.ts';
 import { sseEvent, type Translator } from './translator.ts';
-import { anthropicError } from '../wire/anthropic-messages.ts';
 
 /** Anthropic's own usage fields (input, cache and output tokens), the output as charged, and the gateway's cost and carbon. */
 function ownUsage(reported: unknown, block: UsageBlock): JsonObject {
@@ -61,7 +60,8 @@ export const MESSAGES_IDENTITY: Translator = {
             if (typeof passed.usage?.output_tokens === 'number') output = passed.usage.output_tokens;
             return '';
           case 'message_stop':
-            reading.usage(messagesUsage(input === undefined ? undefined : { input_tokens: input, output_tokens: output as number }));
+            // The counts as Anthropic gave them (the input with its cache reads and writes), read as the chat reader reads them.
+            reading.usage(readUsage(chatUsage(input, output)));
             return '';
         }
         return sseEvent(passed.type, passed);
