@@ -6,7 +6,9 @@ import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { Machine } from './system.ts';
 
-export type ContenderId = 'direct' | 'nginx' | 'node' | 'gateway-plain' | 'gateway-full' | 'gateway-redis';
+export type GatewayId = 'gateway-plain' | 'gateway-full' | 'gateway-redis';
+/** `…-before`: the same gateway variant run from an older checkout (`--before <dir>`), in the same rounds. */
+export type ContenderId = 'direct' | 'nginx' | 'node' | GatewayId | `${GatewayId}-before`;
 
 export interface Measurement {
   /** The round it belongs to (1-based): every contender is measured once per round. */
@@ -68,9 +70,14 @@ function byContender(measurements: readonly Measurement[], mode: Mode): Measurem
  * hypervisor steals is not CPU time of the process, so this moves less with a noisy host than
  * req/s does (cache and memory contention still move it).
  */
-function perRequest(m: Measurement): string {
+function cpuPerRequestUs(m: Measurement): number | undefined {
   const percent = m.cpu.serverPercent;
-  return percent === undefined || m.result.rps === 0 ? 'n/a' : `${Math.round((percent / 100 / m.result.rps) * 1e6)} µs`;
+  return percent === undefined || m.result.rps === 0 ? undefined : (percent / 100 / m.result.rps) * 1e6;
+}
+
+function perRequest(m: Measurement): string {
+  const us = cpuPerRequestUs(m);
+  return us === undefined ? 'n/a' : `${Math.round(us)} µs`;
 }
 
 /** The run whose throughput is the median of the contender's rounds: its row stands for them. */
@@ -194,6 +201,47 @@ export function ratioLines(measurements: readonly Measurement[], markdown: boole
   return lines;
 }
 
+/**
+ * With `--before`: each gateway variant against itself run from the older checkout, in the same
+ * rounds and back to back (the pair is adjacent in every round's order), so the host's drift,
+ * which moves a figure by more than a change does between two runs minutes apart, touches both
+ * alike. Per mode: CPU per request after as % of before (the median of the rounds' ratios, each
+ * round's beside it) and throughput likewise. A figure is called worse or better only when every
+ * round agrees; otherwise the difference is within the rounds' spread.
+ */
+export function beforeAfterLines(measurements: readonly Measurement[], markdown: boolean): string[] {
+  const lines: string[] = [];
+  const bold = (text: string) => (markdown ? `**${text}**` : text);
+  for (const contender of [...GATEWAY_CONTENDERS].reverse()) {
+    const before = `${contender}-before` as const;
+    const parts: string[] = [];
+    for (const mode of ['json', 'sse'] as const) {
+      const cpu: number[] = [];
+      const throughput: number[] = [];
+      for (const after of measurements.filter((m) => m.mode === mode && m.contender === contender)) {
+        const then = measurements.find((m) => m.mode === mode && m.contender === before && m.round === after.round);
+        if (!then) continue;
+        const [a, b] = [cpuPerRequestUs(after), cpuPerRequestUs(then)];
+        if (a !== undefined && b !== undefined) cpu.push((100 * a) / b);
+        throughput.push((100 * after.result.rps) / then.result.rps);
+      }
+      if (cpu.length === 0) continue;
+      const verdict = cpu.every((x) => x > 100)
+        ? 'higher in every round'
+        : cpu.every((x) => x < 100)
+          ? 'lower in every round'
+          : "within the rounds' spread";
+      const list = (values: number[]) => values.map((x) => `${x.toFixed(0)}%`).join(', ');
+      parts.push(
+        `${mode === 'json' ? 'non-streamed' : 'streamed'}: CPU per request ${median(cpu)!.toFixed(1)}% of before (${verdict}; rounds: ${list(cpu)}), throughput ${median(throughput)!.toFixed(1)}% (rounds: ${list(throughput)})`,
+      );
+    }
+    const label = measurements.find((m) => m.contender === contender)?.label;
+    if (parts.length > 0 && label) lines.push(`${bold(`Before/after, ${label}`)}: ${parts.join('; ')}.`);
+  }
+  return lines;
+}
+
 export function section(info: RunInfo, measurements: readonly Measurement[]): string {
   const m = info.machine;
   const problems = measurements
@@ -222,6 +270,8 @@ export function section(info: RunInfo, measurements: readonly Measurement[]): st
     out.push(`### ${MODE_TITLES[mode]}`, '', table(measurements, mode), '');
   }
   out.push(ratioLines(measurements, true).join('\n'));
+  const compared = beforeAfterLines(measurements, true);
+  if (compared.length > 0) out.push('', compared.join('\n'));
   out.push('');
   return out.join('\n');
 }

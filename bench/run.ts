@@ -9,14 +9,24 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { MODEL, requestBody, type Mode } from './bodies.ts';
 import { cpuSnapshot, cpuUse, otherLoad, type CpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { startNginxProxy, startNginxUpstream } from './nginx.ts';
 import { installCleanup, peakRssKiB, startPinned, stopAll, waitForPort, wasInterrupted, type Child, gatewayArgs } from './processes.ts';
 import { startRedis, type RedisInstance } from './redis.ts';
-import { median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
+import {
+  beforeAfterLines,
+  median,
+  prependSection,
+  ratioLines,
+  section,
+  table,
+  type ContenderId,
+  type GatewayId,
+  type Measurement,
+} from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
 import { positive } from './run-shape.ts';
 
@@ -95,6 +105,11 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runLlm({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  // `--before <dir>`: a checkout of older code (a `git worktree` of the commit before a change,
+  // with its node_modules), whose gateway variants run beside this tree's in the same rounds.
+  const { before: beforeDir } = parseArgs({ options: { before: { type: 'string' } }, strict: false }).values;
+  const before = typeof beforeDir === 'string' ? resolve(beforeDir) : undefined;
+  if (before !== undefined && !existsSync(join(before, 'bin/tollgate.ts'))) throw new Error(`--before ${before}: no bin/tollgate.ts there`);
   const started = new Date();
   const tools = ensureTools();
   const machine = await describeMachine(tools);
@@ -215,6 +230,11 @@ async function main(): Promise<void> {
   };
 
   const revision = await gitRevision();
+  const beforeRevision = before === undefined ? undefined : await gitRevision(before);
+  if (before !== undefined)
+    notes.push(
+      `before/after in one run: each gateway variant also runs from \`${before}\` at ${beforeRevision}, labelled *(before)*, measured right before or after this tree's in every round`,
+    );
   const config = join(scratch, 'gateway.yaml');
   await writeFile(config, gatewayConfig(upstreamUrl));
   const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
@@ -264,25 +284,28 @@ async function main(): Promise<void> {
     modes: ['json'],
     jit: true,
   });
-  let redis: RedisInstance | undefined;
   const gatewayLogs: string[] = [];
-  for (const { contender, label, user, store } of GATEWAY_VARIANTS) {
+  const variants = GATEWAY_VARIANTS.flatMap((variant): (Omit<GatewayVariant, 'contender'> & { contender: ContenderId; root: string })[] =>
+    before === undefined
+      ? [{ ...variant, root: ROOT }]
+      : [
+          { ...variant, contender: `${variant.contender}-before` as const, label: `${variant.label} (before)`, root: before },
+          { ...variant, root: ROOT },
+        ],
+  );
+  const redisInstances: RedisInstance[] = [];
+  for (const { contender, label, user, store, root } of variants) {
+    let redis: RedisInstance | undefined;
     if (store === 'redis') {
       if (!tools.redis) continue; // noted by ensureTools
       // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
-      redis = await startRedis(tools.redis, loadCore, join(scratch, 'redis-server.log'));
+      redis = await startRedis(tools.redis, loadCore, join(scratch, `${contender}-redis-server.log`));
+      redisInstances.push(redis);
     }
     const port = await freePort();
     const logFile = join(scratch, `${contender}.log`);
     gatewayLogs.push(logFile);
-    const gateway = startPinned(
-      'gateway',
-      serverCore,
-      node,
-      gatewayArgs(ROOT, config, port, store === 'redis' ? redis?.url : undefined),
-      logFile,
-      gatewayEnv,
-    );
+    const gateway = startPinned('gateway', serverCore, node, gatewayArgs(root, config, port, redis?.url), logFile, gatewayEnv);
     await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
       const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
       throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
@@ -295,7 +318,7 @@ async function main(): Promise<void> {
       user,
       modes: MODES,
       jit: true,
-      sidecar: store === 'redis' ? redis : undefined,
+      sidecar: redis,
     });
   }
 
@@ -341,8 +364,8 @@ async function main(): Promise<void> {
       }
     }
   }
-  if (redis) {
-    redisPeakKiB = await peakRssKiB(redis.child.pid);
+  for (const redis of redisInstances) {
+    redisPeakKiB = Math.max(redisPeakKiB ?? 0, (await peakRssKiB(redis.child.pid)) ?? 0);
     await redis.stop();
   }
   await stopAll();
@@ -362,7 +385,7 @@ async function main(): Promise<void> {
 
   const info = {
     date: started,
-    command: 'npm run bench',
+    command: before === undefined ? 'npm run bench' : `npm run bench -- --before ${before}`,
     machine,
     revision,
     upstream: upstreamText,
@@ -385,7 +408,7 @@ async function main(): Promise<void> {
 
   log('');
   for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
-  for (const line of ratioLines(measurements, false)) log(line);
+  for (const line of [...ratioLines(measurements, false), ...beforeAfterLines(measurements, false)]) log(line);
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
 }
 
@@ -406,7 +429,7 @@ interface Server {
 /** The configuration's two users: `plain` without budget or limits, `full` with both. */
 type BenchUser = 'plain' | 'full';
 interface GatewayVariant {
-  readonly contender: ContenderId;
+  readonly contender: GatewayId;
   readonly label: string;
   readonly user: BenchUser;
   readonly store: 'memory' | 'redis';
@@ -534,11 +557,11 @@ async function check(contender: ContenderId, mode: Mode, url: string, headers: R
  * The code measured: the commit (read-only git), "+ local changes" when the work tree differs,
  * and a digest of the gateway's sources, which tells two runs of uncommitted code apart.
  */
-async function gitRevision(): Promise<string> {
+async function gitRevision(root = ROOT): Promise<string> {
   const git = promisify(execFile);
   const digest = createHash('sha256');
   const files = (
-    await Promise.all(['bin', 'core', 'gateway'].map((folder) => readdir(join(ROOT, folder), { recursive: true, withFileTypes: true })))
+    await Promise.all(['bin', 'core', 'gateway'].map((folder) => readdir(join(root, folder), { recursive: true, withFileTypes: true })))
   )
     .flat()
     .filter((entry) => entry.isFile())
@@ -546,14 +569,14 @@ async function gitRevision(): Promise<string> {
     .sort();
   for (const file of files)
     digest
-      .update(`${relative(ROOT, file)}\0`)
+      .update(`${relative(root, file)}\0`)
       .update(await readFile(file))
       .update('\0');
   const sources = `bin/, core/ and gateway/ sources sha256 \`${digest.digest('hex').slice(0, 12)}\``;
   try {
-    const head = (await git('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'])).stdout.trim();
+    const head = (await git('git', ['-C', root, 'rev-parse', '--short', 'HEAD'])).stdout.trim();
     const dirty =
-      (await git('git', ['--no-optional-locks', '-C', ROOT, 'status', '--porcelain', '--untracked-files=all'])).stdout.trim() !== '';
+      (await git('git', ['--no-optional-locks', '-C', root, 'status', '--porcelain', '--untracked-files=all'])).stdout.trim() !== '';
     return `\`${head}\`${dirty ? ' + local changes' : ''}; ${sources}`;
   } catch {
     return `not a git checkout; ${sources}`;
