@@ -11,6 +11,7 @@ import type { PromptRatioStore } from './prompt-ratios.ts';
 import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
 import type { RoutingQueue } from './routing-queue.ts';
+import type { EngineSignalStore } from './engine-signals.ts';
 
 export interface Store {
   /** Users and their API keys. */
@@ -31,6 +32,8 @@ export interface Store {
   readonly gateways: GatewayReports;
   /** Open circuit breakers and health check verdicts of the providers, shared by the gateways. */
   readonly providerHealth: ProviderHealthStore;
+  /** What the inference engines last said of their load (scraped once for the fleet), and the requests sent to them since. */
+  readonly engineSignals: EngineSignalStore;
   /** Queue mode's queue: a capability only a shared store has (Redis); without it every request is placed by its gateway. */
   readonly routingQueue?: RoutingQueue | undefined;
   /** True while the backing service answers (checked in the background, never per request). */

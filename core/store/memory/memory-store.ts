@@ -12,6 +12,7 @@ import type { ResponseLimits } from '../responses.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
+import { MemoryEngineSignals } from './memory-engine-signals.ts';
 
 export interface MemoryStoreOptions {
   readonly usageRetentionMs: number;
@@ -48,6 +49,7 @@ export class MemoryStore implements Store {
   readonly promptRatios = new MemoryPromptRatios();
   readonly gateways: MemoryGatewayReports;
   readonly providerHealth = new MemoryProviderHealth();
+  readonly engineSignals = new MemoryEngineSignals();
 
   constructor(options: MemoryStoreOptions) {
     this.usage = new MemoryUsageLog({

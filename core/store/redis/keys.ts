@@ -111,4 +111,11 @@ export const keys = {
   gateway: (pod: string) => `tg:gateways:${pod}`,
   /** Every gateway's report, for SCAN. */
   gatewayPattern: 'tg:gateways:*',
+  /**
+   * Hash of the engines' signals (redis-engine-signals.ts): `s:<target>` -> JSON of its latest
+   * scrape, `n:<target>` -> requests sent to it since; expires when no gateway scrapes any more.
+   */
+  engineSignals: 'tg:engine:signals',
+  /** String with a TTL: the gateway that scrapes the target's /metrics (one at a time, fleet-wide). */
+  engineScrape: (target: string) => `tg:engine:scrape:${target}`,
 } as const;

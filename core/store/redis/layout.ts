@@ -144,6 +144,12 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
       "each provider's live metrics and cool-down (the queue's scripts write them too), its one probe, and the channel told of changes",
     owner: 'redis-provider-health.ts (fields in provider-fields.ts)',
   },
+  {
+    keys: ['tg:engine:signals', 'tg:engine:scrape:*'],
+    kinds: ['hash', 'string'],
+    holds: "each engine replica's latest /metrics scrape and the requests sent to it since, and the gateway that scrapes it",
+    owner: 'redis-engine-signals.ts',
+  },
 ];
 
 // Usage entries. Each user's usage stream (keys.usage) holds one entry per record, its JSON in

@@ -31,6 +31,8 @@ import { RedisQueueWorkers } from './redis-queue-workers.ts';
 import type { RoutingQueue } from '../routing-queue.ts';
 import { RedisProviderHealth } from './redis-provider-health.ts';
 import type { ProviderHealthStore } from '../provider-health.ts';
+import { RedisEngineSignals } from './redis-engine-signals.ts';
+import type { EngineSignalStore } from '../engine-signals.ts';
 import { unavailable } from './unavailable.ts';
 import { checkLayout, type LayoutFound } from './layout-check.ts';
 
@@ -70,6 +72,7 @@ export class RedisStore implements Store {
   readonly promptRatios: PromptRatioStore;
   readonly gateways: GatewayReports;
   readonly providerHealth: ProviderHealthStore;
+  readonly engineSignals: EngineSignalStore;
   /**
    * Queue mode's queue, one part a role (routing-queue.ts), all on one connection of their own.
    * Not gated: its users decide what an outage means (fall back, refuse, retry).
@@ -147,6 +150,8 @@ export class RedisStore implements Store {
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
     this.providerHealth = gated(new RedisProviderHealth(client, this.#channels), gate, ['onNotice']);
+    // A request's count of what it sent is never refused nor awaited: `sent` goes direct.
+    this.engineSignals = gated(new RedisEngineSignals(client), gate, ['sent']);
     // A connection of its own: every script defined on a client is copied onto each pipeline and
     // transaction it makes (ioredis), so the queue's seven scripts on the shared client would slow
     // the ledger's and the usage log's batches, queue mode or not (measured: about 10% fewer

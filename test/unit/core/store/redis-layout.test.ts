@@ -47,6 +47,8 @@ const FROM_KEYS = {
   seeded: [keys.seeded],
   gateway: [keys.gateway('gateway-7d9f')],
   gatewayPattern: [],
+  engineSignals: [keys.engineSignals],
+  engineScrape: [keys.engineScrape('vllm-a@http://10.0.0.7:8000')],
 } satisfies Record<keyof typeof keys, readonly string[]>;
 
 const SAMPLES: readonly string[] = [
