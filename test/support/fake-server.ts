@@ -58,6 +58,10 @@ export interface FakeBackend {
   readonly healthProbes: number;
   /** The status health probes get from now on (200 by default). */
   healthStatus(status: number): void;
+  /** Scrapes of /metrics received (a gateway reads a vllm provider's engine load there); not in `requests` either. */
+  readonly metricsScrapes: number;
+  /** What GET /metrics answers from now on: this text (200), or 404 when undefined (the default). */
+  metricsText(text: string | undefined): void;
   /** Behaviour for the next request only, then back to the standing one. */
   once(behaviour: Behaviour): void;
   /** Requests that are still open (useful to see a cancelled stream reach the backend). */
@@ -101,12 +105,20 @@ export async function startFakeServer(handler: Handler, port = 0): Promise<FakeB
   let blocked = 0;
   let probes = 0;
   let health = 200;
+  let metrics: string | undefined;
+  let scrapes = 0;
   const server = createServer(async (req, res) => {
     if (req.method === 'GET' && HEALTH_ROUTES.has(req.url ?? '')) {
       probes++;
       res
         .writeHead(health, { 'content-type': 'application/json' })
         .end(health < 300 ? '{"object":"list","data":[]}' : '{"error":"unhealthy"}');
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/metrics') {
+      scrapes++;
+      if (metrics === undefined) res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found');
+      else res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics);
       return;
     }
     open++;
@@ -148,6 +160,12 @@ export async function startFakeServer(handler: Handler, port = 0): Promise<FakeB
     once: (behaviour) => void queued.push(behaviour),
     get healthProbes() {
       return probes;
+    },
+    get metricsScrapes() {
+      return scrapes;
+    },
+    metricsText: (text) => {
+      metrics = text;
     },
     healthStatus: (status) => {
       health = status;

@@ -1,5 +1,6 @@
 // Settings of routing: the default routing mode, and for queue mode the router workers run in the
-// gateway, what happens while Redis is down, and how long and how many requests wait for a slot.
+// gateway, what happens while Redis is down, and how long and how many requests wait for a slot;
+// and how often the engines' own load is read (engine signals).
 // One group of the gateway's settings registry (gateway/config/settings.ts); the docs list them
 // with the routing modes (docs/routing-modes.md).
 import { z } from 'zod';
@@ -50,6 +51,16 @@ export const QUEUE_SETTINGS = {
     env: 'TOLLGATE_QUEUE_AGING_SECONDS',
     help: 'waiting time one priority level is worth: a request goes ahead of one a level higher that arrived this much later',
     doc: `Waiting time one priority level is worth: a waiting request goes ahead of one of a priority one level higher that arrived this many seconds after it (priorities run from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}), so a lower priority waits longer but never for ever ([routing-modes.md](routing-modes.md#priorities)). Set it the same on every gateway.`,
+    group: 'queue',
+  },
+  engineScrapeIntervalMs: {
+    schema: Int(0, 60_000)
+      .refine((ms) => ms === 0 || ms >= 100, 'must be 0 (off) or from 100 ms')
+      .default(500),
+    value: '<ms>',
+    env: 'TOLLGATE_ENGINE_SCRAPE_INTERVAL_MS',
+    help: "how often each vllm provider's /metrics is read (one gateway at a time with Redis); a scrape not answered within this long is aborted, signals older than three of it are not used; 0: never",
+    doc: "How often each `vllm` provider's Prometheus `/metrics` is read for its engine's load (requests waiting and running, KV cache use, prefix-cache counters). With Redis one gateway scrapes each engine at a time and every gateway reads what it found; without, each gateway scrapes itself. A scrape not answered within this long is aborted; signals older than three intervals, or whose last scrape failed, are not used, and routing chooses as it does without them. `0`: engines are not read (for `vllm` providers that are not vLLM and serve no `/metrics`). Set it the same on every gateway.",
     group: 'queue',
   },
   queueSlotTtlSeconds: {

@@ -20,6 +20,7 @@ import { RouterWorker } from '../../queue/router-worker.ts';
 import { WORKER_DEFAULTS } from '../../queue/worker-defaults.ts';
 import type { BreakerPolicy } from '../circuit-breaker.ts';
 import { type MetricsSource, NO_ENGINE_SIGNALS } from '../engine-signals.ts';
+import { ScrapedMetricsSource } from '../engine/scraped-metrics-source.ts';
 import { HealthChecks } from '../health-checks.ts';
 import { LocalPlacer, type PlacementScorer } from '../placement.ts';
 import { ProviderHealth } from '../provider-health.ts';
@@ -71,9 +72,9 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
     events: providerHealthEvents(metrics, log),
   });
   // The choice among providers takes more signals here (docs/architecture.md, "Adding a routing
-  // signal"): a source of the engines' own numbers, and scorers reading them (or the request)
-  // that local placement applies before each router's strategy. None yet: strategies alone.
-  const signals: MetricsSource = NO_ENGINE_SIGNALS;
+  // signal"): a source of the engines' own numbers (below), and scorers reading them (or the
+  // request) that local placement applies before each router's strategy. No scorer reads the
+  // engines' numbers yet: strategies alone.
   const scorers: readonly PlacementScorer[] = [];
   const local = new LocalPlacer(Math.random, Date.now, health.policy, scorers);
   // Queue mode needs the queue, a capability only a shared store has.
@@ -112,11 +113,18 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
       }),
     );
   }
+  // Who this gateway is in the fleet-wide claims (health probes, engine scrapes).
+  const gatewayId = client?.gatewayId ?? randomUUID();
+  // vLLM's /metrics, scraped once for the fleet through the store (each gateway itself in memory).
+  const signals: MetricsSource =
+    settings.engineScrapeIntervalMs === 0
+      ? NO_ENGINE_SIGNALS
+      : new ScrapedMetricsSource({ store: store.engineSignals, owner: gatewayId, intervalMs: settings.engineScrapeIntervalMs });
   const checks = new HealthChecks({
     table: () => routing.table,
     http,
     health,
-    owner: client?.gatewayId ?? randomUUID(),
+    owner: gatewayId,
     events: probeEvents(metrics),
   });
   let stopFollowing = () => {};

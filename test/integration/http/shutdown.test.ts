@@ -25,6 +25,8 @@ test('a request arriving while the gateway drains gets 503 shutting_down in the 
   const { promise: released, resolve: release } = Promise.withResolvers<void>();
   const { promise: arrived, resolve: arrive } = Promise.withResolvers<void>();
   const backend = createServer(async (request, response) => {
+    // The gateway reads a vllm provider's engine load there: not a request under test.
+    if (request.url === '/metrics') return void response.writeHead(404).end();
     request.resume();
     arrive();
     await released;

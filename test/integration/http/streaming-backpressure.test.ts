@@ -45,6 +45,8 @@ interface PushingBackend {
 async function startPushingBackend(): Promise<PushingBackend> {
   const state = { written: 0, blockedSince: undefined as number | undefined, finished: false, closed: false };
   const server: Server = createServer(async (req, res) => {
+    // The gateway reads a vllm provider's engine load there: not the stream under test.
+    if (req.url === '/metrics') return void res.writeHead(404).end();
     for await (const _ of req);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.once('close', () => (state.closed = true));

@@ -1,0 +1,69 @@
+// One scrape of an engine's /metrics: a GET under its base URL, read up to a size bound, then
+// read as vLLM's metrics (vllm-metrics.ts). Whatever goes wrong (refused, an error status, a
+// body past the bound, bad text, the caller's abort on its timeout) is an outcome, never a throw:
+// the scraping loop goes on. Its deadline is the caller's signal (scraped-metrics-source.ts owns
+// the timer), so that a stopped source leaves no timer behind.
+import { readVllmMetrics, type VllmLoad } from './vllm-metrics.ts';
+
+export type ScrapeOutcome = { readonly ok: true; readonly load: VllmLoad } | { readonly ok: false; readonly error: string };
+
+/** A /metrics text larger than this is refused: a vLLM's, histograms and all, is some tens of kB a model. */
+export const MAX_METRICS_BYTES = 1024 * 1024;
+
+export interface ScrapeOptions {
+  /** Aborts the scrape (its deadline, or the source stopping); the reason becomes the error. */
+  readonly signal: AbortSignal;
+  readonly maxBytes?: number;
+}
+
+/** The URL of the metrics under a base URL, which may carry a path of its own (a proxy's prefix). */
+export function metricsUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/metrics`;
+}
+
+/** Scrapes `baseUrl`'s /metrics; never throws. */
+export async function scrapeMetrics(baseUrl: string, options: ScrapeOptions): Promise<ScrapeOutcome> {
+  const maxBytes = options.maxBytes ?? MAX_METRICS_BYTES;
+  try {
+    const response = await fetch(metricsUrl(baseUrl), {
+      signal: options.signal,
+      redirect: 'error',
+      headers: { accept: 'text/plain' },
+    });
+    if (!response.ok) {
+      await response.body?.cancel();
+      return { ok: false, error: `/metrics answered ${response.status}` };
+    }
+    const text = await readBounded(response, maxBytes);
+    if (text === undefined) return { ok: false, error: `/metrics answered more than ${maxBytes} bytes` };
+    const read = readVllmMetrics(text);
+    return read.ok ? { ok: true, load: read.load } : { ok: false, error: `bad /metrics text: ${read.error}` };
+  } catch (error) {
+    const reason = options.signal.aborted ? options.signal.reason : error;
+    return { ok: false, error: reason instanceof Error ? reason.message : String(reason) };
+  }
+}
+
+/** The body as text, or undefined once it passes `maxBytes` (the rest is not read). */
+async function readBounded(response: Response, maxBytes: number): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    bytes += value.byteLength;
+    if (bytes > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
