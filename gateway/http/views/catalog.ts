@@ -107,6 +107,25 @@ export const RoutingLiveView = z.strictObject({
       ttft_ms: z.number().nullable().describe('Moving average of the time to first token (ms), fleet-wide in queue mode.'),
       ttft_p95_ms: z.number().nullable(),
       error_rate: z.number().nullable().describe('Moving average share of failed answers (0 to 1), queue mode.'),
+      engines: z
+        .array(
+          z.strictObject({
+            target: z.string().describe('The replica read: `<provider id>@<base URL>`.'),
+            url: z.string(),
+            signals: z
+              .enum(['fresh', 'stale', 'failing', 'unknown'])
+              .describe(
+                'fresh: used by routing; stale (too old), failing (the last scrape failed) or unknown (not read yet): routing chooses without them.',
+              ),
+            signals_age_ms: z.number().nullable().describe('Age of the last reading (ms).'),
+            signals_reason: z.string().nullable().describe('Why the last scrape failed.'),
+            waiting: z.number().nullable().describe('Requests waiting in the engine, plus those the fleet sent it since the reading.'),
+            running: z.number().nullable(),
+            kv_cache_usage: z.number().nullable().describe('Share of the KV cache in use (0 to 1).'),
+            sent_since_read: z.number().nullable().describe('Requests the fleet sent it since the reading (counted in waiting).'),
+          }),
+        )
+        .describe('The engine replicas whose /metrics are read (vllm providers), and what they last said: fresh signals only.'),
     }),
   ),
 });

@@ -4,6 +4,7 @@
 import type { ProviderLive, QueueStatistics } from '../../../core/store/routing-queue.ts';
 import type { QueuePlacer } from '../../queue/queue-placer.ts';
 import type { BreakerState } from '../circuit-breaker.ts';
+import type { EngineTarget, MetricsSource, SignalsFreshness } from '../engine-signals.ts';
 import type { ServedRouting } from '../served-routing.ts';
 
 /** What GET /v1/admin/routing shows: each router's mode and queue, each provider's capacity and use. */
@@ -40,7 +41,22 @@ export interface RoutingLive {
     readonly ttft_p95_ms: number | null;
     /** Moving average share of failed answers (0 to 1), queue mode. */
     readonly error_rate: number | null;
+    /** Its engine replicas whose /metrics are read (engine-signals.ts), and what they last said. */
+    readonly engines: EngineLive[];
   }[];
+}
+
+/** One engine replica in the routing view: its signals, or why routing does without them. */
+export interface EngineLive {
+  readonly target: string;
+  readonly url: string;
+  readonly signals: SignalsFreshness['state'];
+  readonly signals_age_ms: number | null;
+  readonly signals_reason: string | null;
+  readonly waiting: number | null;
+  readonly running: number | null;
+  readonly kv_cache_usage: number | null;
+  readonly sent_since_read: number | null;
 }
 
 /** The live state now; the fleet-wide numbers are null while Redis does not answer. */
@@ -48,6 +64,7 @@ export async function liveState(
   routing: ServedRouting,
   placer: Pick<QueuePlacer, 'modeOf'>,
   queue: QueueStatistics | undefined,
+  engines: Pick<MetricsSource, 'targets' | 'signals' | 'staleness'>,
 ): Promise<RoutingLive> {
   const { routers } = routing.table;
   const queued = new Set(routers.filter((router) => placer.modeOf(router) === 'queue').map((router) => router.spec.name));
@@ -63,6 +80,7 @@ export async function liveState(
     }
   }
   const rounded = (value: number | undefined) => (value === undefined ? null : Math.round(value * 10) / 10);
+  const targets = Map.groupBy(engines.targets(), (target) => target.providerId);
   return {
     object: 'routing',
     routers: routers.map((router) => ({
@@ -92,8 +110,26 @@ export async function liveState(
           ttft_ms: inQueue ? rounded(live?.ttftMs) : here.measured > 0 ? rounded(here.ttftMs) : null,
           ttft_p95_ms: inQueue ? rounded(live?.ttftP95Ms) : null,
           error_rate: inQueue && live?.errorRate !== undefined ? Math.round(live.errorRate * 1000) / 1000 : null,
+          engines: (targets.get(provider.spec.id) ?? []).map((target) => engineLive(target, engines)),
         };
       }),
     ),
+  };
+}
+
+/** A replica's entry: its signals while fresh, the age and reason of the last reading in any case. */
+function engineLive(target: EngineTarget, engines: Pick<MetricsSource, 'signals' | 'staleness'>): EngineLive {
+  const freshness = engines.staleness(target.key);
+  const signals = engines.signals(target.key);
+  return {
+    target: target.key,
+    url: target.url,
+    signals: freshness.state,
+    signals_age_ms: freshness.state === 'unknown' ? null : freshness.ageMs,
+    signals_reason: freshness.state === 'failing' ? freshness.reason : null,
+    waiting: signals?.waiting ?? null,
+    running: signals?.running ?? null,
+    kv_cache_usage: signals?.kvCacheUsage ?? null,
+    sent_since_read: signals?.sentSinceRead ?? null,
   };
 }

@@ -131,7 +131,7 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   return {
     placer,
     health,
-    live: () => liveState(routing, placer, queue?.statistics),
+    live: () => liveState(routing, placer, queue?.statistics, signals),
     start() {
       for (const worker of workers) worker.start();
       stopFollowing = health.follow(() => routing.table);
