@@ -255,6 +255,12 @@ describe('invalid settings', () => {
       env: { TOLLGATE_BODY_LIMIT: '10' },
       lines: ['--body-limit (TOLLGATE_BODY_LIMIT): Too small: expected number to be >=1024'],
     },
+    {
+      name: 'an engine scrape interval too short to be one (0 turns scraping off)',
+      flags: { ...CONFIG, engineScrapeIntervalMs: '50' },
+      env: {},
+      lines: ['--engine-scrape-interval-ms (TOLLGATE_ENGINE_SCRAPE_INTERVAL_MS): must be 0 (off) or from 100 ms'],
+    },
   ];
   for (const { name, flags, env, lines } of cases) {
     test(`${name} is a SettingsError naming the flag and the variable`, () => {
