@@ -81,6 +81,8 @@ export async function liveState(
   }
   const rounded = (value: number | undefined) => (value === undefined ? null : Math.round(value * 10) / 10);
   const targets = Map.groupBy(engines.targets(), (target) => target.providerId);
+  /** The targets read for a provider's route: the one at its address. */
+  const enginesAt = (spec: { id: string; url?: string }) => (targets.get(spec.id) ?? []).filter((target) => target.url === spec.url);
   return {
     object: 'routing',
     routers: routers.map((router) => ({
@@ -110,7 +112,7 @@ export async function liveState(
           ttft_ms: inQueue ? rounded(live?.ttftMs) : here.measured > 0 ? rounded(here.ttftMs) : null,
           ttft_p95_ms: inQueue ? rounded(live?.ttftP95Ms) : null,
           error_rate: inQueue && live?.errorRate !== undefined ? Math.round(live.errorRate * 1000) / 1000 : null,
-          engines: (targets.get(provider.spec.id) ?? []).map((target) => engineLive(target, engines)),
+          engines: enginesAt(provider.spec).map((target) => engineLive(target, engines)),
         };
       }),
     ),
