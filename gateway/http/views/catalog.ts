@@ -110,8 +110,8 @@ export const RoutingLiveView = z.strictObject({
       engines: z
         .array(
           z.strictObject({
-            target: z.string().describe('The replica read: `<provider id>@<base URL>`.'),
-            url: z.string(),
+            target: z.string().describe('The replica read: `<provider id>@<base URL>`, its secrets masked.'),
+            url: z.string().describe('Its base URL, credentials and secret query values masked.'),
             signals: z
               .enum(['fresh', 'stale', 'failing', 'unknown'])
               .describe(

@@ -6,6 +6,7 @@ import type { QueuePlacer } from '../../queue/queue-placer.ts';
 import type { BreakerState } from '../circuit-breaker.ts';
 import type { EngineTarget, MetricsSource, SignalsFreshness } from '../engine-signals.ts';
 import type { ServedRouting } from '../served-routing.ts';
+import { maskUrl } from '../../providers/secrets.ts';
 
 /** What GET /v1/admin/routing shows: each router's mode and queue, each provider's capacity and use. */
 export interface RoutingLive {
@@ -123,9 +124,11 @@ export async function liveState(
 function engineLive(target: EngineTarget, engines: Pick<MetricsSource, 'signals' | 'staleness'>): EngineLive {
   const freshness = engines.staleness(target.key);
   const signals = engines.signals(target.key);
+  // An address may carry credentials or a key in its query: shown masked, as everywhere.
+  const url = maskUrl(target.url);
   return {
-    target: target.key,
-    url: target.url,
+    target: target.key.replace(target.url, url),
+    url,
     signals: freshness.state,
     signals_age_ms: freshness.state === 'unknown' ? null : freshness.ageMs,
     signals_reason: freshness.state === 'failing' ? freshness.reason : null,

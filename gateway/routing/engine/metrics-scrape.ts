@@ -21,15 +21,28 @@ export function metricsUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/metrics`;
 }
 
+/**
+ * The request of the metrics: credentials in the base URL (`http://user:pass@host`) go as Basic
+ * authorization, since fetch refuses a URL that holds them (and would name them in its error).
+ */
+function metricsRequest(baseUrl: string): { url: string; headers: Record<string, string> } {
+  const url = new URL(metricsUrl(baseUrl));
+  const headers: Record<string, string> = { accept: 'text/plain' };
+  if (url.username !== '' || url.password !== '') {
+    const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
+  return { url: url.href, headers };
+}
+
 /** Scrapes `baseUrl`'s /metrics; never throws. */
 export async function scrapeMetrics(baseUrl: string, options: ScrapeOptions): Promise<ScrapeOutcome> {
   const maxBytes = options.maxBytes ?? MAX_METRICS_BYTES;
   try {
-    const response = await fetch(metricsUrl(baseUrl), {
-      signal: options.signal,
-      redirect: 'error',
-      headers: { accept: 'text/plain' },
-    });
+    const { url, headers } = metricsRequest(baseUrl);
+    const response = await fetch(url, { signal: options.signal, redirect: 'error', headers });
     if (!response.ok) {
       await response.body?.cancel();
       return { ok: false, error: `/metrics answered ${response.status}` };

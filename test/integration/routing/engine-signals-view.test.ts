@@ -80,3 +80,23 @@ test('each gateway shows the engine of a vllm provider, fresh, then failing once
     assert.deepEqual([entry?.waiting, entry?.running, entry?.kv_cache_usage], [null, null, null]);
   }
 });
+
+test('an engine address with credentials is scraped with them (Basic) and shown masked', async (t) => {
+  const engine = await startFakeOpenAI();
+  t.after(() => engine.close());
+  engine.metricsText(METRICS);
+  const secretUrl = engine.url.replace('http://', 'http://user:s3cret-pass@');
+  const config: GatewayConfig = {
+    models: [
+      { id: 'chat', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', id: 'engine', args: { api_url: secretUrl } }] },
+    ],
+  };
+  const gw = await bed.gateway(config, { t, store: 'memory', settings: { engineScrapeIntervalMs: 100 } });
+  const [entry] = await eventually(async () => {
+    const engines = await enginesOf(gw, 'engine');
+    return engines?.[0]?.signals === 'fresh' && engines;
+  }, 'the engine read');
+  assert.equal(entry?.waiting, 3);
+  assert.equal(entry?.url, engine.url.replace('http://', 'http://***@'));
+  assert.ok(!JSON.stringify(entry).includes('s3cret-pass'), 'the password is not shown');
+});
