@@ -91,7 +91,8 @@ export class RouterWorker {
     if (!router || router.spec.name !== name) return undefined;
     return {
       providers: router.providers.map((p) => ({
-        id: p.spec.id,
+        // A replica's own slots: each of a provider's replicas is chosen on its own.
+        id: p.key,
         cap: p.spec.max_concurrent ?? -1,
         eps: `,${p.adapter.endpoints.join(',')},`,
       })),

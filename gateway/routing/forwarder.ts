@@ -162,6 +162,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
           signal,
           timeouts,
           passThrough: passThrough && { api: passThrough.api, body: { ...passThrough.body, model: provider.spec.model_name } },
+          priority: request.priority,
         },
         deps.http,
       );

@@ -94,8 +94,12 @@ export const RoutingLiveView = z.strictObject({
   providers: z.array(
     z.strictObject({
       id: z.string(),
+      replica: z
+        .string()
+        .nullable()
+        .describe("One of the provider's several replicas (urls): its address, secrets masked; null for a provider of one address."),
       router: z.string(),
-      max_concurrent: z.number().nullable(),
+      max_concurrent: z.number().nullable().describe('Most requests on it (on each replica, for a provider with several).'),
       in_use: z.number().nullable().describe("Queue mode: slots held fleet-wide; local mode: this gateway's requests in flight."),
       in_flight_here: z.number().describe("This gateway's requests in flight on it."),
       cooling_until: IsoTime.nullable().describe('Until when it sits out: its breaker is open, or (queue mode) it cools down fleet-wide.'),
