@@ -113,33 +113,35 @@ describe('chat completions', () => {
     assert.equal(prompt_tokens_details, null, 'details are off by default, as in vLLM');
   });
 
-  test('a stream: the role, a chunk a token, the finish reason, the usage chunk, then [DONE]', async () => {
-    const { url } = await emulator({ prompt_tokens_details: true });
-    const response = await chat(url, {
-      model: MODEL,
-      messages: question('Hello'),
-      max_tokens: 5,
-      stream: true,
-      stream_options: { include_usage: true },
+  for (const maxTokens of [5, 1]) {
+    test(`a stream of ${maxTokens}: the role, a chunk a token, the finish reason on the last, the usage chunk, then [DONE]`, async () => {
+      const { url } = await emulator({ prompt_tokens_details: true });
+      const response = await chat(url, {
+        model: MODEL,
+        messages: question('Hello'),
+        max_tokens: maxTokens,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const data = events(await response.text());
+      assert.equal(data.at(-1), '[DONE]');
+      const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+      assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0].id));
+      assert.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content: '' });
+      const tokens = chunks.slice(1, -1);
+      assert.ok(tokens.every((c) => typeof c.choices[0].delta.content === 'string' && c.choices[0].delta.role === undefined));
+      assert.deepEqual(
+        tokens.map((c) => c.choices[0].finish_reason),
+        [...Array(maxTokens - 1).fill(null), 'length'],
+      );
+      const last = chunks.at(-1);
+      assert.deepEqual(last.choices, []);
+      assert.equal(last.usage.completion_tokens, maxTokens);
+      assert.deepEqual(last.usage.prompt_tokens_details, { cached_tokens: 0 });
     });
-    assert.equal(response.status, 200);
-    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const data = events(await response.text());
-    assert.equal(data.at(-1), '[DONE]');
-    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
-    assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0].id));
-    assert.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content: '' });
-    const tokens = chunks.slice(1, -1);
-    assert.equal(tokens.length, 5);
-    assert.deepEqual(
-      tokens.map((c) => c.choices[0].finish_reason),
-      [null, null, null, null, 'length'],
-    );
-    const last = chunks.at(-1);
-    assert.deepEqual(last.choices, []);
-    assert.equal(last.usage.completion_tokens, 5);
-    assert.deepEqual(last.usage.prompt_tokens_details, { cached_tokens: 0 });
-  });
+  }
 
   test('without include_usage the stream has no usage chunk; without max_tokens the default length ends with stop', async () => {
     const { url } = await emulator({ default_max_tokens: 3 });

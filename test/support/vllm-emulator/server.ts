@@ -124,10 +124,12 @@ function streamed(res: ServerResponse, chat: ChatRequest, engine: Engine, settin
   const frame = answerFrame(chat.model, settings.prompt_tokens_details, chat.lengthSet);
   const last = chat.engine.maxTokens - 1;
   let written = 0;
+  let roleSent = false;
   // Writes the events of the tokens up to `upTo` (exclusive); the role first. Output is bounded
   // by max_model_len tokens, so a slow reader cannot make it grow without end.
   const writeTokens = (upTo: number) => {
-    let text = written === 0 ? roleEvent(frame) : '';
+    let text = roleSent ? '' : roleEvent(frame);
+    roleSent = true;
     for (; written < upTo; written++) text += tokenEvent(frame, written, written === last);
     if (text !== '') res.write(text);
   };
