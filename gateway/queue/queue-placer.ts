@@ -72,7 +72,7 @@ export class QueuePlacer implements Placer {
       throw new QueueUnavailableError();
     }
     this.#events.onFallback?.(router);
-    return this.#local.place(request);
+    return this.#local.placeNow(request);
   }
 
   /**

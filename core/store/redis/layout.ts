@@ -144,6 +144,12 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
       "each provider's live metrics and cool-down (the queue's scripts write them too), its one probe, and the channel told of changes",
     owner: 'redis-provider-health.ts (fields in provider-fields.ts)',
   },
+  {
+    keys: ['tg:pfx:{*}'],
+    kinds: ['sorted set'],
+    holds: "each engine replica's recently sent prompt blocks, for prefix-cache affinity (bounded, expiring)",
+    owner: 'redis-prefix-index.ts',
+  },
 ];
 
 // Usage entries. Each user's usage stream (keys.usage) holds one entry per record, its JSON in

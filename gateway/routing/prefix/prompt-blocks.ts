@@ -7,7 +7,10 @@
 // each block's hash covering everything before it, as vLLM's block hashes do. Two prompts share
 // their first n hashes exactly when their first n blocks are the same text; a block cut short at
 // the end is left out, as the engine's partial block is not cached either.
+import type { Endpoint } from '../../../core/resources/kinds.ts';
+import { ENDPOINT_SPECS } from '../../endpoints/registry.ts';
 import type { TokenSink } from '../../metering/tokens.ts';
+import type { JsonObject } from '../../wire/openai-wire.ts';
 
 /** Characters per block: about 64 tokens of English, four of vLLM's 16-token blocks. */
 export const BLOCK_CHARS = 256;
@@ -61,4 +64,16 @@ export class PromptBlocks implements TokenSink {
 
 function hex(value: number): string {
   return (value >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * The chain of a request's prompt: its tools (as JSON), then the texts its endpoint's prompt
+ * reader gives (the messages in order for chat). Empty for endpoints whose prompts an engine does
+ * not cache across requests (embeddings, rerank, transcriptions).
+ */
+export function promptChain(endpoint: Endpoint, body: JsonObject): readonly string[] {
+  if (endpoint !== 'chat' && endpoint !== 'completions') return [];
+  const blocks = new PromptBlocks();
+  if (Array.isArray(body.tools) && body.tools.length > 0) blocks.addText(JSON.stringify(body.tools));
+  return ENDPOINT_SPECS[endpoint].countPrompt(body as never, blocks).hashes;
 }

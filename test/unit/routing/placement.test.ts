@@ -48,7 +48,7 @@ function routerOf(caps: (number | undefined)[]): { router: RouterRoute; provider
 }
 
 const place = (router: RouterRoute) =>
-  new LocalPlacer(Math.random, Date.now, BREAKER_POLICY).place({
+  new LocalPlacer(Math.random, Date.now, BREAKER_POLICY).placeNow({
     router,
     endpoint: 'chat',
     candidates: router.providers,

@@ -47,6 +47,7 @@ const FROM_KEYS = {
   seeded: [keys.seeded],
   gateway: [keys.gateway('gateway-7d9f')],
   gatewayPattern: [],
+  prefixIndex: [keys.prefixIndex('engine@http://10.0.0.7:8000')],
 } satisfies Record<keyof typeof keys, readonly string[]>;
 
 const SAMPLES: readonly string[] = [
