@@ -18,6 +18,10 @@ export interface UsageRecord {
   readonly status: number;
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
+  /** Of prompt_tokens, those charged as read from the backend's prompt cache (records made before they were kept: 0). */
+  readonly cached_tokens: number;
+  /** Of prompt_tokens, those charged as written to the backend's prompt cache (Anthropic's cache writes; before: 0). */
+  readonly cache_write_tokens: number;
   /** Transcriptions: the seconds of audio charged for (0 for other endpoints). */
   readonly audio_seconds: number;
   /** The real cost (tokens times prices), in micro-units. */

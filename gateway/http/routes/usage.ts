@@ -297,6 +297,8 @@ function recordView(record: UsageRecord) {
     prompt_tokens: record.prompt_tokens,
     completion_tokens: record.completion_tokens,
     total_tokens: record.prompt_tokens + record.completion_tokens,
+    cached_tokens: record.cached_tokens,
+    cache_write_tokens: record.cache_write_tokens,
     audio_seconds: record.audio_seconds,
     cost: microsToNumber(record.cost_micros),
     charged: microsToNumber(record.charged_micros),

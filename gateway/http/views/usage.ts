@@ -34,6 +34,8 @@ export const UsageRecordView = z.strictObject({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+  cached_tokens: z.number().describe("Of prompt_tokens, those charged as read from the backend's prompt cache."),
+  cache_write_tokens: z.number().describe("Of prompt_tokens, those charged as written to the backend's prompt cache (Anthropic)."),
   audio_seconds: z.number(),
   cost: z.number(),
   charged: z.number(),

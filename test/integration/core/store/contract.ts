@@ -70,6 +70,8 @@ export function usageRecord(userId: string, time: number, fields: Partial<UsageR
     prompt_tokens: 10,
     completion_tokens: 20,
     audio_seconds: 0,
+    cached_tokens: 0,
+    cache_write_tokens: 0,
     cost_micros: 1_500n,
     charged_micros: 1_500n,
     uncovered_micros: 0n,
