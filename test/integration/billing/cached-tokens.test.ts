@@ -45,7 +45,7 @@ before(async () => {
       prompt_tokens_details: { cached_tokens: CACHED },
     },
   });
-  const upstream = { model: 'llama', type: 'vllm', args: { api_url: vllm.url } };
+  const upstream = { model: 'llama', type: 'vllm' as const, args: { api_url: vllm.url } };
   gw = await bed.gateway(
     {
       users: [{ id: 'dana', name: 'Dana', budget: 100, keys: [{ name: 'd', key: '${KEY}' }] }],
