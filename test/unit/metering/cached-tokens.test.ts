@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { RouterCosts } from '../../../core/resources/router.ts';
 import { costMicros, microsToDecimal, pricesFrom, type PromptCache } from '../../../gateway/metering/cost.ts';
 import { usageFor, type PromptCounts } from '../../../gateway/billing/usage-block.ts';
+import { isPriced, worstCaseMicros } from '../../../gateway/billing/worst-case.ts';
 import { readUsage, withCache } from '../../../gateway/wire/openai-wire.ts';
 import { messagesUsage } from '../../../gateway/translators/chat-over-messages.ts';
 import type { ProviderRoute, RouterRoute } from '../../../gateway/routing/routing-table.ts';
@@ -265,5 +266,46 @@ describe('usageFor: how much of a cache report is believed', () => {
     assert.equal(usage.anomaly, 'cached_invalid');
     assert.equal(usage.block.prompt_tokens, 700);
     assert.equal(usage.costMicros, 740n);
+  });
+});
+
+describe('the hold, before the backend says what it cached', () => {
+  const request = { messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10 };
+
+  test('a cache-write price above the prompt price: every held prompt token at it, so the hold covers any split', () => {
+    // 1000 x 2 + 10 x 4, per million: the dearest a 1000-token prompt and 10 tokens can cost.
+    assert.equal(worstCaseMicros(router, 'chat', request, 1000), 2040n);
+    const dearest = usageFor({
+      router,
+      provider,
+      endpoint: 'chat',
+      reported: withCache({ prompt_tokens: 1000, completion_tokens: 10 }, 0, 1000),
+      request,
+      counts: COUNTS,
+      completionTokens: () => 10,
+      latencySeconds: 1,
+    });
+    assert.equal(dearest.costMicros, 2040n);
+  });
+
+  test('cache prices below the prompt price: the hold is what it was', () => {
+    const cheaper = {
+      spec: { max_context_length: 8192 },
+      prices: pricesFrom({ prompt_tokens: '1', completion_tokens: '4', audio_minutes: '0', cached_prompt_tokens: '0.25' }),
+    } as unknown as RouterRoute;
+    const plain = {
+      spec: { max_context_length: 8192 },
+      prices: pricesFrom({ prompt_tokens: '1', completion_tokens: '4', audio_minutes: '0' }),
+    } as unknown as RouterRoute;
+    assert.equal(worstCaseMicros(cheaper, 'chat', request, 1000), worstCaseMicros(plain, 'chat', request, 1000));
+    assert.equal(worstCaseMicros(plain, 'chat', request, 1000), 1040n);
+  });
+
+  test('a router priced only for cached tokens is priced: its requests are held for', () => {
+    const onlyCached = {
+      spec: { max_context_length: 8192 },
+      prices: pricesFrom({ prompt_tokens: '0', completion_tokens: '0', audio_minutes: '0', cached_prompt_tokens: '1' }),
+    } as unknown as RouterRoute;
+    assert.equal(isPriced(onlyCached), true);
   });
 });
