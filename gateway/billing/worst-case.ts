@@ -137,10 +137,9 @@ export function leastWorstCaseMicros(router: RouterRoute, endpoint: Endpoint, bo
  * router's own.
  */
 function holdPrices(prices: RouterPrices): RouterPrices {
-  const { cachedPromptNano = 0n, cacheWriteNano = 0n, promptNano } = prices;
-  if (cachedPromptNano <= promptNano && cacheWriteNano <= promptNano) return prices;
-  const dearest = cachedPromptNano > cacheWriteNano ? cachedPromptNano : cacheWriteNano;
-  return { ...prices, promptNano: dearest };
+  let dearest = prices.promptNano;
+  for (const price of [prices.cachedPromptNano, prices.cacheWriteNano]) if (price !== undefined && price > dearest) dearest = price;
+  return dearest === prices.promptNano ? prices : { ...prices, promptNano: dearest };
 }
 
 /** The milliseconds of audio a transcription's hold covers: the whole file's, from its header. */
