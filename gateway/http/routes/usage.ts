@@ -275,6 +275,8 @@ function totalsView(totals: UsageTotals) {
     prompt_tokens: totals.prompt_tokens,
     completion_tokens: totals.completion_tokens,
     total_tokens: totals.prompt_tokens + totals.completion_tokens,
+    cached_tokens: totals.cached_tokens,
+    cache_write_tokens: totals.cache_write_tokens,
     cost: microsToNumber(totals.cost_micros),
     charged: microsToNumber(totals.cost_micros - totals.uncovered_micros),
     uncovered: microsToNumber(totals.uncovered_micros),

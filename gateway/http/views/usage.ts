@@ -12,6 +12,8 @@ export const TotalsView = z.strictObject({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+  cached_tokens: z.number().describe("Of prompt_tokens, those charged as read from a backend's prompt cache."),
+  cache_write_tokens: z.number().describe("Of prompt_tokens, those charged as written to a backend's prompt cache."),
   cost: z.number(),
   charged: z.number().describe('Of the cost, what the budgets were charged.'),
   uncovered: z.number().describe('Of the cost, what the budget had no room left for (docs/budgets.md).'),

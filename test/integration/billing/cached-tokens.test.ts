@@ -244,3 +244,19 @@ describe('the prices through the admin API', () => {
     }
   });
 });
+
+describe('reports', () => {
+  test("the user's totals and the spend report by router sum the cached tokens the records hold", async () => {
+    const page = (await gw.get('/v1/usage?limit=100', as)).body;
+    const cached = page.data.reduce((sum: number, r: { cached_tokens: number }) => sum + r.cached_tokens, 0);
+    const writes = page.data.reduce((sum: number, r: { cache_write_tokens: number }) => sum + r.cache_write_tokens, 0);
+    assert.ok(cached > 0 && writes > 0);
+    assert.deepEqual([page.totals.cached_tokens, page.totals.cache_write_tokens], [cached, writes]);
+    const today = new Date().toISOString().slice(0, 10);
+    const report = await gw.get(`/v1/usage?group_by=router&from=${today}&to=${today}`);
+    assert.equal(report.status, 200, JSON.stringify(report.body));
+    const claude = report.body.data.find((row: { router: string }) => row.router === 'claude');
+    // Three Anthropic answers of 600 reads and 300 writes each.
+    assert.deepEqual([claude.cached_tokens, claude.cache_write_tokens], [1800, 900]);
+  });
+});
