@@ -51,7 +51,7 @@ export const GRID_FACTORS = {
 } as const;
 export type Zone = keyof typeof GRID_FACTORS;
 
-export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy', 'lowest_latency'] as const;
+export const STRATEGIES = ['shuffle', 'round_robin', 'least_busy', 'lowest_latency', 'prefix_affinity'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
 /** How a router's provider is chosen (spec 4, routing modes): in the gateway, or by the router workers through `router.<model_id>`. */

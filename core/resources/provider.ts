@@ -80,20 +80,51 @@ export const SimulatorOptions = z
   .describe('Behaviour of the built-in simulator.');
 
 const URL_HELP = 'Base address of the backend, without /v1.';
-/** A kind's `url` field as PROVIDER_KINDS says: required, or defaulting to the well-known address. */
-const urlOf = (type: 'openai' | 'vllm' | 'mistral' | 'ollama' | 'tei' | 'anthropic') => {
-  const { url } = PROVIDER_KINDS[type];
-  return { url: url === 'required' ? BaseUrl.describe(URL_HELP) : BaseUrl.default(url).describe(URL_HELP) };
+/** Most replicas one provider lists. */
+export const MAX_REPLICAS = 64;
+/** `urls`: several replicas of one engine, in place of `url`. */
+const replicaUrlsField = z
+  .array(BaseUrl)
+  .min(1, 'must list at least one address')
+  .max(MAX_REPLICAS, `must list at most ${MAX_REPLICAS} addresses`)
+  .refine((list) => new Set(list).size === list.length, 'must not list an address twice')
+  .optional()
+  .describe(
+    'Base addresses of several replicas of one engine (each without /v1), in place of url: routing picks a replica per request, and each has its own circuit breaker, health checks and max_concurrent.',
+  );
+/** The address fields of a kind with a well-known address: `url` defaults to it; `urls`, when given, replaces it. */
+const wellKnownUrl = (type: 'openai' | 'mistral' | 'ollama' | 'anthropic') => ({
+  url: BaseUrl.default(PROVIDER_KINDS[type].url).describe(URL_HELP),
+  urls: replicaUrlsField,
+});
+/** The address fields of a kind without one: `url` or `urls`, one of them required (addressGiven). */
+const ownUrl = () => ({ url: BaseUrl.optional().describe(`${URL_HELP} Required unless urls is given.`), urls: replicaUrlsField });
+/** A kind without a well-known address needs `url` or `urls`: said as a missing `url` (a missing field's issue), as before `urls` existed. */
+const addressGiven = (spec: { url?: string | undefined; urls?: readonly string[] | undefined }, ctx: z.RefinementCtx) => {
+  if (spec.url === undefined && spec.urls === undefined)
+    ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['url'] });
 };
 
 /** One branch per provider kind: the `satisfies` below fails to compile when a kind has none. */
 export const ProviderSpec = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('openai'), ...common, ...urlOf('openai') }),
-  z.strictObject({ type: z.literal('vllm'), ...common, ...urlOf('vllm') }),
-  z.strictObject({ type: z.literal('mistral'), ...common, ...urlOf('mistral') }),
-  z.strictObject({ type: z.literal('ollama'), ...common, ...urlOf('ollama') }),
-  z.strictObject({ type: z.literal('tei'), ...common, ...urlOf('tei') }),
-  z.strictObject({ type: z.literal('anthropic'), ...common, ...urlOf('anthropic') }),
+  z.strictObject({ type: z.literal('openai'), ...common, ...wellKnownUrl('openai') }),
+  z
+    .strictObject({
+      type: z.literal('vllm'),
+      ...common,
+      ...ownUrl(),
+      forward_priority: z
+        .boolean()
+        .optional()
+        .describe(
+          "Send each request's effective priority to vLLM as its `priority` field (negated: vLLM serves lower values first, Tollgate higher ones), so the gateway's order holds inside the engine; vLLM must run with --scheduling-policy priority. Absent: off.",
+        ),
+    })
+    .superRefine(addressGiven),
+  z.strictObject({ type: z.literal('mistral'), ...common, ...wellKnownUrl('mistral') }),
+  z.strictObject({ type: z.literal('ollama'), ...common, ...wellKnownUrl('ollama') }),
+  z.strictObject({ type: z.literal('tei'), ...common, ...ownUrl() }).superRefine(addressGiven),
+  z.strictObject({ type: z.literal('anthropic'), ...common, ...wellKnownUrl('anthropic') }),
   z.strictObject({
     type: z.literal('simulator'),
     ...common,
@@ -103,6 +134,21 @@ export const ProviderSpec = z.discriminatedUnion('type', [
 export type ProviderSpec = z.output<typeof ProviderSpec>;
 export type ProviderSpecInput = z.input<typeof ProviderSpec>;
 export type ProviderSpecOf<T extends ProviderSpec['type']> = Extract<ProviderSpec, { type: T }>;
+
+/**
+ * A provider as one of its replicas, as routing sends to it: `url` is that replica's address
+ * (gateway/routing/routing-table.ts makes one per address). The simulator has none.
+ */
+export type ReplicaSpecOf<T extends ProviderSpec['type']> = T extends 'simulator'
+  ? ProviderSpecOf<T>
+  : ProviderSpecOf<T> & { readonly url: string };
+export type ReplicaSpec = ReplicaSpecOf<ProviderSpec['type']>;
+
+/** The base addresses of a provider's replicas: its `urls`, else its one `url` (none for the simulator). */
+export function replicaUrls(spec: ProviderSpec): readonly string[] {
+  if (spec.type === 'simulator') return [];
+  return spec.urls ?? (spec.url === undefined ? [] : [spec.url]);
+}
 /** Every kind of PROVIDER_KINDS has a branch above, and no branch is of another kind. */
 const everyKindHasABranch = true satisfies [ProviderType] extends [ProviderSpec['type']]
   ? [ProviderSpec['type']] extends [ProviderType]

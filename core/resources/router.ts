@@ -14,6 +14,13 @@ export const RouterCosts = z
     audio_minutes: PricePerMinute.default('0').describe(
       'Price per minute of audio transcribed (automatic-speech-recognition routers), besides the token prices.',
     ),
+    // No default: unset is not 0 (free) but the prompt price, so that a router without it costs as before.
+    cached_prompt_tokens: PricePerMillion.optional().describe(
+      "Price per one million prompt tokens the backend served from its prompt cache (OpenAI's and vLLM's cached_tokens, Anthropic's cache reads). Absent: the prompt price.",
+    ),
+    cache_write_prompt_tokens: PricePerMillion.optional().describe(
+      "Price per one million prompt tokens the backend wrote to its prompt cache (Anthropic's cache_creation_input_tokens). Absent: the prompt price.",
+    ),
   })
   .describe('Prices per one million tokens (and per minute of audio), in the same money as user budgets.');
 

@@ -8,6 +8,7 @@ import type { Ledger } from './ledger.ts';
 import type { BudgetAlerts } from './budget-alerts.ts';
 import type { ResponseStore } from './responses.ts';
 import type { PromptRatioStore } from './prompt-ratios.ts';
+import type { PrefixIndexStore } from './prefix-index.ts';
 import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
 import type { RoutingQueue } from './routing-queue.ts';
@@ -34,6 +35,8 @@ export interface Store {
   readonly providerHealth: ProviderHealthStore;
   /** What the inference engines last said of their load (scraped once for the fleet), and the requests sent to them since. */
   readonly engineSignals: EngineSignalStore;
+  /** Which prompt prefixes each engine replica was sent lately (prefix-cache affinity). */
+  readonly prefixIndex: PrefixIndexStore;
   /** Queue mode's queue: a capability only a shared store has (Redis); without it every request is placed by its gateway. */
   readonly routingQueue?: RoutingQueue | undefined;
   /** True while the backing service answers (checked in the background, never per request). */

@@ -18,6 +18,10 @@ export interface UsageRecord {
   readonly status: number;
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
+  /** Of prompt_tokens, those charged as read from the backend's prompt cache (records made before they were kept: 0). */
+  readonly cached_tokens: number;
+  /** Of prompt_tokens, those charged as written to the backend's prompt cache (Anthropic's cache writes; before: 0). */
+  readonly cache_write_tokens: number;
   /** Transcriptions: the seconds of audio charged for (0 for other endpoints). */
   readonly audio_seconds: number;
   /** The real cost (tokens times prices), in micro-units. */
@@ -51,6 +55,9 @@ export interface UsageTotals {
   readonly requests: number;
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
+  /** Of prompt_tokens, those charged as read from and written to a backend's prompt cache (days before they were kept: 0). */
+  readonly cached_tokens: number;
+  readonly cache_write_tokens: number;
   readonly cost_micros: bigint;
   /** Of cost_micros, what budgets did not cover. */
   readonly uncovered_micros: bigint;
@@ -119,6 +126,8 @@ export const EMPTY_TOTALS: UsageTotals = Object.freeze({
   requests: 0,
   prompt_tokens: 0,
   completion_tokens: 0,
+  cached_tokens: 0,
+  cache_write_tokens: 0,
   cost_micros: 0n,
   uncovered_micros: 0n,
   kwh: 0,
@@ -131,6 +140,8 @@ export function sumTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
     requests: a.requests + b.requests,
     prompt_tokens: a.prompt_tokens + b.prompt_tokens,
     completion_tokens: a.completion_tokens + b.completion_tokens,
+    cached_tokens: a.cached_tokens + b.cached_tokens,
+    cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
     cost_micros: a.cost_micros + b.cost_micros,
     uncovered_micros: a.uncovered_micros + b.uncovered_micros,
     kwh: a.kwh + b.kwh,
@@ -152,6 +163,8 @@ export function addInto(totals: MutableTotals, record: UsageRecord): void {
   totals.requests += 1;
   totals.prompt_tokens += record.prompt_tokens;
   totals.completion_tokens += record.completion_tokens;
+  totals.cached_tokens += record.cached_tokens;
+  totals.cache_write_tokens += record.cache_write_tokens;
   totals.cost_micros += record.cost_micros;
   totals.uncovered_micros += record.uncovered_micros;
   totals.kwh += record.kwh;

@@ -73,6 +73,10 @@ export interface Settled {
   readonly provider: string | null;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Of promptTokens, those charged as read from the backend's prompt cache. */
+  readonly cachedTokens: number;
+  /** Of promptTokens, those charged as written to the backend's prompt cache. */
+  readonly cacheWriteTokens: number;
   /** Transcriptions: the seconds of audio charged for; 0 otherwise. */
   readonly audioSeconds: number;
   /** The real cost: the tokens (as believed, usage-block.ts) times the prices. */
@@ -290,6 +294,8 @@ export class Billing {
           status: settled.status,
           prompt_tokens: settled.promptTokens,
           completion_tokens: settled.completionTokens,
+          cached_tokens: settled.cachedTokens,
+          cache_write_tokens: settled.cacheWriteTokens,
           audio_seconds: settled.audioSeconds,
           cost_micros: settled.costMicros,
           charged_micros: charged,

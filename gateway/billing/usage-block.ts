@@ -3,8 +3,8 @@ import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { JsonObject, TokenUsage } from '../wire/openai-wire.ts';
 import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
 import { estimateCarbon, NO_CARBON } from '../metering/carbon.ts';
-import type { UsageBlock } from '../api/usage-shape.ts';
-import { costMicros, microsToNumber } from '../metering/cost.ts';
+import type { PromptTokensDetails, UsageBlock } from '../api/usage-shape.ts';
+import { costMicros, microsToNumber, type PromptCache } from '../metering/cost.ts';
 import { maxCompletionTokens, plausiblePromptTokens, secondsToMs } from './worst-case.ts';
 import { transcriptTokenBound } from '../endpoints/audio-file.ts';
 import { TokenCount, type TokenSink } from '../metering/tokens.ts';
@@ -19,6 +19,8 @@ export interface Usage {
   readonly anomaly: string | null;
   /** The prompt tokens the backend reported, when it reported a non-negative integer (believed or not; not of an all-zero report, usage_zero). */
   readonly reportedPrompt: number | undefined;
+  /** Of the prompt tokens charged, those charged as read from and written to the backend's prompt cache (0 when none was believed). */
+  readonly cache: PromptCache;
 }
 
 /** What admission counted of the prompt, for the bounds usage is held to. */
@@ -109,7 +111,8 @@ export function usageFor(inputs: UsageInputs): Usage {
     anomalies.push(believed !== undefined ? 'completion_over_limit' : 'completion_count_over_limit');
     completion = completionLimit;
   }
-  const micros = costMicros(router.prices, prompt, completion, seconds === undefined ? 0 : secondsToMs(seconds));
+  const cache = report === undefined || allZero ? NO_CACHE : believedCache(report, prompt, anomalies);
+  const micros = costMicros(router.prices, prompt, completion, seconds === undefined ? 0 : secondsToMs(seconds), cache);
   // Embeddings and reranking are not modelled by the carbon method: they report 0. Of a
   // transcription, the text decoded (its reported completion tokens) is; its audio is not.
   const carbon = generates(endpoint) ? estimateCarbon(provider.carbon, completion, latencySeconds) : NO_CARBON;
@@ -117,11 +120,38 @@ export function usageFor(inputs: UsageInputs): Usage {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
+    ...(cache.cached + cache.writes > 0 && { prompt_tokens_details: promptDetails(cache) }),
     cost: microsToNumber(micros),
     carbon,
   };
   if (seconds !== undefined) block.seconds = secondsToMs(seconds) / 1000;
-  return { block, costMicros: micros, anomaly: anomalies.length === 0 ? null : anomalies.join(','), reportedPrompt };
+  return { block, costMicros: micros, anomaly: anomalies.length === 0 ? null : anomalies.join(','), reportedPrompt, cache };
+}
+
+const NO_CACHE: PromptCache = Object.freeze({ cached: 0, writes: 0 });
+
+/**
+ * The prompt cache's reads and writes as reported, when they are believable: non-negative
+ * integers (absent: 0) whose sum is no more than the prompt tokens charged, since cached tokens
+ * are counted inside the prompt. Otherwise none is believed (the prompt is all charged as
+ * uncached, never more than without the report) and the anomaly named.
+ */
+function believedCache(report: TokenUsage, prompt: number, anomalies: string[]): PromptCache {
+  const { cached_tokens: cached = 0, cache_write_tokens: writes = 0 } = report;
+  if (!isTokenCount(cached) || !isTokenCount(writes)) {
+    anomalies.push('cached_invalid');
+    return NO_CACHE;
+  }
+  if (cached + writes > prompt) {
+    anomalies.push('cached_over_limit');
+    return NO_CACHE;
+  }
+  return cached + writes === 0 ? NO_CACHE : { cached, writes };
+}
+
+/** The block's prompt_tokens_details: cache writes only when there were some (only Anthropic reports them). */
+function promptDetails(cache: PromptCache): PromptTokensDetails {
+  return cache.writes > 0 ? { cached_tokens: cache.cached, cache_write_tokens: cache.writes } : { cached_tokens: cache.cached };
 }
 
 /** Seconds of audio a backend may report past the file's header before the report is not believed. */

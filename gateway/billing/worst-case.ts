@@ -4,7 +4,7 @@ import type { Endpoint } from '../../core/resources/kinds.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
-import { costMicros } from '../metering/cost.ts';
+import { costMicros, type RouterPrices } from '../metering/cost.ts';
 import { MAX_HOLD_RATIO } from './prompt-ratio-learner.ts';
 import { transcriptTokenBound } from '../endpoints/audio-file.ts';
 
@@ -114,7 +114,12 @@ export function worstCaseMicros(
   heldPrompt: number,
   fewestPrompt = heldPrompt,
 ): bigint {
-  return costMicros(router.prices, heldPrompt, maxCompletionTokens(router, endpoint, body, fewestPrompt), audioMs(endpoint, body));
+  return costMicros(
+    holdPrices(router.prices),
+    heldPrompt,
+    maxCompletionTokens(router, endpoint, body, fewestPrompt),
+    audioMs(endpoint, body),
+  );
 }
 
 /**
@@ -122,7 +127,19 @@ export function worstCaseMicros(
  * `most`: what a request is checked against before its prompt is counted.
  */
 export function leastWorstCaseMicros(router: RouterRoute, endpoint: Endpoint, body: JsonObject, fewest: number, most: number): bigint {
-  return costMicros(router.prices, fewest, maxCompletionTokens(router, endpoint, body, most), audioMs(endpoint, body));
+  return costMicros(holdPrices(router.prices), fewest, maxCompletionTokens(router, endpoint, body, most), audioMs(endpoint, body));
+}
+
+/**
+ * The prices a hold is made at: every prompt token at the dearest price it may be charged, since
+ * which of them the backend will report as read from or written to its cache is not known before
+ * it answers (Anthropic's cache writes cost more than its prompt). Without cache prices, the
+ * router's own.
+ */
+function holdPrices(prices: RouterPrices): RouterPrices {
+  let dearest = prices.promptNano;
+  for (const price of [prices.cachedPromptNano, prices.cacheWriteNano]) if (price !== undefined && price > dearest) dearest = price;
+  return dearest === prices.promptNano ? prices : { ...prices, promptNano: dearest };
 }
 
 /** The milliseconds of audio a transcription's hold covers: the whole file's, from its header. */
@@ -138,5 +155,11 @@ export function secondsToMs(seconds: number): number {
 
 export function isPriced(router: RouterRoute): boolean {
   const { prices } = router;
-  return prices.promptNano > 0n || prices.completionNano > 0n || prices.audioMinuteNano > 0n;
+  return (
+    prices.promptNano > 0n ||
+    prices.completionNano > 0n ||
+    prices.audioMinuteNano > 0n ||
+    (prices.cachedPromptNano ?? 0n) > 0n ||
+    (prices.cacheWriteNano ?? 0n) > 0n
+  );
 }

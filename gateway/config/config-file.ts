@@ -59,7 +59,13 @@ const FileShape = z.strictObject({
 });
 
 /** Args keys that map to a provider field of another name; the rest keep their name. */
-const ARG_FIELDS: Record<string, string> = { api_url: 'url', api_key: 'key', timeout: 'timeout', max_concurrent: 'max_concurrent' };
+const ARG_FIELDS: Record<string, string> = {
+  api_url: 'url',
+  api_urls: 'urls',
+  api_key: 'key',
+  timeout: 'timeout',
+  max_concurrent: 'max_concurrent',
+};
 const SIMULATOR_ARGS = new Set(['latency_ms', 'tokens_per_second', 'completion_tokens']);
 const ROUTER_FIELDS: Record<string, string> = { id: 'name' };
 
@@ -170,7 +176,7 @@ function yamlReason(error: unknown): string {
   return mark ? `${error.reason} (line ${mark.line + 1}, column ${mark.column + 1})` : error.reason;
 }
 
-/** The provider resource a file entry describes: `model` is model_name, args hold url/key/timeout. */
+/** The provider resource a file entry describes: `model` is model_name, args hold url (or urls, several replicas)/key/timeout. */
 function providerInput(entry: Record<string, unknown>, router: string, defaultId: string): Record<string, unknown> {
   const { model, args, ...rest } = entry as { model?: unknown; args?: Record<string, unknown> };
   const input: Record<string, unknown> = { id: defaultIdFor(defaultId), ...rest, router, model_name: model };
@@ -199,6 +205,7 @@ function PROVIDER_PATHS(path: readonly PropertyKey[]): PropertyKey[] {
   const [head, ...tail] = path;
   if (head === 'model_name') return ['model', ...tail];
   if (head === 'url') return ['args', 'api_url', ...tail];
+  if (head === 'urls') return ['args', 'api_urls', ...tail];
   if (head === 'key') return ['args', 'api_key', ...tail];
   if (head === 'timeout') return ['args', 'timeout', ...tail];
   if (head === 'simulator') return ['args', ...tail];

@@ -2,6 +2,7 @@
 // before it (startup/gateway-services.ts). It reads bodies, authenticates, answers errors in the
 // route's envelope, and registers the routes, each handed only the services it uses; it builds no
 // service of its own.
+import { maskUrl } from '../providers/secrets.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../routing/served-routing.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
@@ -112,10 +113,11 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   metrics.trackProviders(function* () {
     const at = Date.now();
     for (const router of routing.table.routers) {
-      for (const { spec, state } of router.providers)
+      for (const { spec, state, replica } of router.providers)
         yield {
           router: router.spec.name,
           provider: spec.id,
+          replica: replica === undefined ? undefined : maskUrl(replica),
           inFlight: state.inFlight,
           breaker: state.breaker.state(at),
           healthy: state.healthy,

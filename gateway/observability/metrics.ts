@@ -10,6 +10,8 @@ const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0
 export interface ProviderGauges {
   readonly router: string;
   readonly provider: string;
+  /** One of the provider's several replicas (its address, secrets masked); undefined for a provider of one. */
+  readonly replica: string | undefined;
   readonly inFlight: number;
   readonly breaker: 'closed' | 'half_open' | 'open';
   readonly healthy: boolean | undefined;
@@ -151,18 +153,21 @@ export class GatewayMetrics {
   }
 
   /** A gauge per provider, set at scrape time from `value` (undefined leaves the provider out). */
-  #providerGauge(name: string, help: string, value: (p: ProviderGauges) => number | undefined): Gauge<'router' | 'provider'> {
+  #providerGauge(name: string, help: string, value: (p: ProviderGauges) => number | undefined): Gauge<'router' | 'provider' | 'replica'> {
     const source = () => this.#providerSource();
     return new Gauge({
       name,
       help,
-      labelNames: ['router', 'provider'] as const,
+      // `replica` only on the replicas of a provider that lists several (urls).
+      labelNames: ['router', 'provider', 'replica'] as const,
       registers: [this.registry],
       collect() {
         this.reset();
         for (const p of source()) {
           const v = value(p);
-          if (v !== undefined) this.set({ router: p.router, provider: p.provider }, v);
+          if (v === undefined) continue;
+          if (p.replica === undefined) this.set({ router: p.router, provider: p.provider }, v);
+          else this.set({ router: p.router, provider: p.provider, replica: p.replica }, v);
         }
       },
     });

@@ -115,6 +115,8 @@ function settled(ending: {
     provider: ending.provider,
     promptTokens: usage?.block.prompt_tokens ?? 0,
     completionTokens: usage?.block.completion_tokens ?? 0,
+    cachedTokens: usage?.cache.cached ?? 0,
+    cacheWriteTokens: usage?.cache.writes ?? 0,
     audioSeconds: usage?.block.seconds ?? 0,
     costMicros: usage?.costMicros ?? 0n,
     usageAnomaly: usage?.anomaly ?? null,

@@ -4,7 +4,7 @@
 // the rest (translation, routing, usage, cost, carbon, metrics), so an adapter never needs to
 // know about those.
 import type { Endpoint, ProviderType } from '../../core/resources/kinds.ts';
-import type { ProviderSpecOf } from '../../core/resources/provider.ts';
+import type { ReplicaSpecOf } from '../../core/resources/provider.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
 import type { UpstreamHttp } from './upstream-http.ts';
 import type { ChunkStream } from './chunk-stream.ts';
@@ -22,6 +22,8 @@ export interface ForwardRequest {
   readonly timeouts: UpstreamTimeouts;
   /** The caller's own request, when made in an API the provider speaks natively: sent as it is. */
   readonly passThrough?: PassThrough | undefined;
+  /** The caller's effective priority (higher first), for a backend asked to order by it (vLLM's forward_priority). */
+  readonly priority?: number | undefined;
 }
 
 /** A request in an API besides OpenAI's (the identity translator's request: translators/). */
@@ -56,5 +58,6 @@ export interface ProviderAdapter<T extends ProviderType = ProviderType> {
    * Sends the request. Throws UpstreamError for anything that went wrong upstream, with
    * `retryable` set when another provider might succeed (connection, timeout, 429, 5xx).
    */
-  forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult>;
+  /** `provider` is one of the provider's replicas: its `url` is where this request goes. */
+  forward(provider: ReplicaSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult>;
 }

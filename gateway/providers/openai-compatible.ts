@@ -16,7 +16,7 @@ export interface OpenAICompatibleOptions {
   /** The kind's health route: vLLM's /health; hosted APIs' model list (free, and it checks the key too). */
   readonly healthPath: string;
   /** Adjusts the outgoing body for this kind; the default asks streams to report usage. */
-  readonly adaptBody?: (body: JsonObject, request: ForwardRequest) => JsonObject;
+  readonly adaptBody?: (body: JsonObject, request: ForwardRequest, provider: ProviderSpecOf<ProviderType>) => JsonObject;
   /** Serves OpenAI's Responses API too: a /v1/responses request passes through (the identity translator). */
   readonly responsesApi?: boolean;
 }
@@ -39,7 +39,7 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
           if (!(error instanceof UpstreamError && error.status === 404)) throw error;
         }
       }
-      const body = adaptBody(request.body, request);
+      const body = adaptBody(request.body, request, provider);
       if (!request.stream) {
         const answer = await http.postJson(url, ENDPOINT_SPECS[request.endpoint].path, body, post);
         if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {

@@ -1,12 +1,12 @@
 // Hugging Face text-embeddings-inference through its native API (/embed, /rerank). TEI answers
 // with bare arrays and reports no token usage, so the gateway counts the tokens itself.
-import type { ProviderSpecOf } from '../../core/resources/provider.ts';
+import type { ReplicaSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, type JsonObject } from '../wire/openai-wire.ts';
 import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 
-type Tei = ProviderSpecOf<'tei'>;
+type Tei = ReplicaSpecOf<'tei'>;
 
 export const tei: ProviderAdapter<'tei'> = {
   endpoints: ['embeddings', 'rerank'],

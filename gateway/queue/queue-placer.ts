@@ -72,7 +72,7 @@ export class QueuePlacer implements Placer {
       throw new QueueUnavailableError();
     }
     this.#events.onFallback?.(router);
-    return this.#local.place(request);
+    return this.#local.placeNow(request);
   }
 
   /**
@@ -84,7 +84,7 @@ export class QueuePlacer implements Placer {
     const untried = candidates.filter((p) => !tried.has(p));
     const held = untried.filter((p) => !this.#local.isReady(p));
     const out = held.length < untried.length ? [...tried, ...held] : [...tried];
-    return out.map((p) => p.spec.id);
+    return out.map((p) => p.key);
   }
 
   async #ask(client: QueueClient, request: PlaceRequest): Promise<Placement> {
@@ -128,7 +128,7 @@ export class QueuePlacer implements Placer {
       case 'unavailable':
         return this.#fallback(request);
     }
-    const provider = candidates.find((p) => p.spec.id === answer.provider);
+    const provider = candidates.find((p) => p.key === answer.provider);
     if (!provider) {
       // The worker chose on a newer or older set of providers than this request's table.
       void client.release(answer.requestId, UNUSED);

@@ -91,11 +91,13 @@ export class RouterWorker {
     if (!router || router.spec.name !== name) return undefined;
     return {
       providers: router.providers.map((p) => ({
-        id: p.spec.id,
+        // A replica's own slots: each of a provider's replicas is chosen on its own.
+        id: p.key,
         cap: p.spec.max_concurrent ?? -1,
         eps: `,${p.adapter.endpoints.join(',')},`,
       })),
-      strategy: router.spec.load_balancing_strategy,
+      // Prefix affinity is local mode's for now: queue mode places its requests least busy.
+      strategy: router.spec.load_balancing_strategy === 'prefix_affinity' ? 'least_busy' : router.spec.load_balancing_strategy,
       seed: Math.floor(this.#random() * 2_147_483_646) + 1,
       scan: this.#options.scan,
       probe: this.#options.probeShare,

@@ -4,6 +4,7 @@
 // choice (local or queue mode); each attempt's ending goes to the provider's circuit breaker;
 // attempts are bounded in number and by the request's deadline; when all fail, ProvidersFailedError.
 import type { Endpoint } from '../../core/resources/kinds.ts';
+import { promptChain } from './prefix/prompt-blocks.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardResult, PassThrough } from '../providers/adapter.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
@@ -101,6 +102,9 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
   const candidates = router.byEndpoint.get(endpoint);
   if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
   const tried = new Set<ProviderRoute>();
+  // Prefix affinity reads the prompt's blocks, worked out once for all the attempts; other strategies never do.
+  let chain: readonly string[] | undefined;
+  const prompt = router.spec.load_balancing_strategy === 'prefix_affinity' ? () => (chain ??= promptChain(endpoint, body)) : undefined;
   /** Providers whose last failure was transient, with that failure (its retry-after). */
   let retryable: Map<ProviderRoute, UpstreamError> | undefined;
   let retriesUsed: Map<ProviderRoute, number> | undefined;
@@ -139,6 +143,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
         caller: request.caller,
         onlyHealthy: request.onlyHealthy ?? false,
         deadline,
+        prompt,
       });
       placement = placed instanceof Promise ? await placed : placed;
     } catch (error) {
@@ -162,6 +167,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
           signal,
           timeouts,
           passThrough: passThrough && { api: passThrough.api, body: { ...passThrough.body, model: provider.spec.model_name } },
+          priority: request.priority,
         },
         deps.http,
       );

@@ -73,7 +73,7 @@ export class HealthChecks {
     const wanted = new Map<string, ProviderRoute>();
     for (const provider of table.providerList) {
       const settings = provider.spec.health_check;
-      if (settings?.enabled && provider.adapter.healthPath !== undefined) wanted.set(provider.spec.id, provider);
+      if (settings?.enabled && provider.adapter.healthPath !== undefined) wanted.set(provider.key, provider);
     }
     for (const [id, checked] of this.#checked) {
       const next = wanted.get(id);

@@ -51,10 +51,26 @@ export interface PlaceRequest {
   readonly onlyHealthy: boolean;
   /** performance.now() time past which the request must not wait for a slot (its deadline). */
   readonly deadline: number;
+  /** The prompt as a chain of block hashes (prefix/prompt-blocks.ts), worked out when first asked; absent for endpoints without a prompt to cache. */
+  readonly prompt?: (() => readonly string[]) | undefined;
+  /** prefix_affinity: how many of the prompt's leading blocks each candidate probably holds (prefix/prefix-affinity.ts). */
+  readonly matched?: ReadonlyMap<ProviderRoute, number> | undefined;
 }
 
 /** A scorer local placement applies to a request's candidates before the router's strategy. */
 export type PlacementScorer = ProviderScorer<ProviderRoute, PlaceRequest>;
+
+/** What local placement asks of prefix-cache affinity (prefix/prefix-affinity.ts). */
+export interface PlacementAffinity {
+  /** Whether `request` is placed with affinity. */
+  applies(request: PlaceRequest): boolean;
+  /** The blocks of the prompt (its chain) each candidate probably holds. */
+  matched(candidates: readonly ProviderRoute[], chain: readonly string[]): Promise<ReadonlyMap<ProviderRoute, number>>;
+  /** The replica chosen for the chain. */
+  chosen(replica: ProviderRoute, chain: readonly string[]): void;
+  /** Keeps the candidates that hold the most of the prompt (request.matched), before the others. */
+  readonly scorer: PlacementScorer;
+}
 
 export interface Placer {
   /** A provider with a slot taken, or a rejection: ModelTooBusyError, ProvidersFailedError (none left), QueueUnavailableError. */
@@ -76,15 +92,39 @@ export class LocalPlacer implements Placer {
   readonly #now: () => number;
   readonly #policy: BreakerPolicy;
   readonly #scorers: readonly PlacementScorer[];
+  readonly #affinity: PlacementAffinity | undefined;
 
-  constructor(random: Random, now: () => number, policy: BreakerPolicy, scorers: readonly PlacementScorer[] = []) {
+  constructor(
+    random: Random,
+    now: () => number,
+    policy: BreakerPolicy,
+    scorers: readonly PlacementScorer[] = [],
+    affinity?: PlacementAffinity,
+  ) {
     this.#random = random;
     this.#now = now;
     this.#policy = policy;
     this.#scorers = scorers;
+    this.#affinity = affinity;
   }
 
-  place(request: PlaceRequest): Placement {
+  /** At once, but for a prefix_affinity router's request, which first asks the prefix index (one round trip with Redis). */
+  place(request: PlaceRequest): Placement | Promise<Placement> {
+    const affinity = this.#affinity;
+    if (affinity === undefined || !affinity.applies(request)) return this.placeNow(request);
+    return this.#placeByPrefix(request, affinity);
+  }
+
+  async #placeByPrefix(request: PlaceRequest, affinity: PlacementAffinity): Promise<Placement> {
+    const chain = request.prompt!();
+    const matched = await affinity.matched(request.candidates, chain);
+    const placement = this.placeNow({ ...request, matched });
+    affinity.chosen(placement.provider, chain);
+    return placement;
+  }
+
+  /** Places on what this process knows now. */
+  placeNow(request: PlaceRequest): Placement {
     const { router, candidates, tried, onlyHealthy } = request;
     const now = this.#now();
     let untried = candidates;
@@ -98,9 +138,10 @@ export class LocalPlacer implements Placer {
     throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open), probeIn(open, now));
   }
 
-  /** The scorers' preferred candidates, then the router's strategy among them. */
+  /** The scorers' preferred candidates (the prompt's cache first, with prefix affinity), then the router's strategy among them. */
   #pick(request: PlaceRequest, candidates: readonly ProviderRoute[]): ProviderRoute {
-    let preferred = candidates;
+    let preferred =
+      request.matched === undefined || this.#affinity === undefined ? candidates : keepBest(candidates, this.#affinity.scorer, request);
     const scorers = this.#scorers;
     for (let i = 0; i < scorers.length; i++) preferred = keepBest(preferred, scorers[i]!, request);
     return request.router.pick(request.router, preferred, this.#random);

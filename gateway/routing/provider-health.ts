@@ -49,7 +49,7 @@ export class ProviderHealth {
   success(router: RouterRoute, provider: ProviderRoute): void {
     if (!provider.state.breaker.recordSuccess(this.#now(), this.policy)) return;
     this.#events?.closed(router, provider);
-    this.#shared.close(provider.spec.id, router.spec.name).catch(() => {});
+    this.#shared.close(provider.key, router.spec.name).catch(() => {});
   }
 
   /** An attempt on `provider` failed (the provider's fault); returns whether the breaker opened. */
@@ -57,7 +57,7 @@ export class ProviderHealth {
     const until = provider.state.breaker.recordFailure(this.#now(), this.policy, error.message);
     if (until === undefined) return false;
     this.#events?.opened(router, provider, until, error);
-    this.#shared.open(provider.spec.id, until, error.message).catch(() => {});
+    this.#shared.open(provider.key, until, error.message).catch(() => {});
     return true;
   }
 
@@ -67,7 +67,7 @@ export class ProviderHealth {
    * answer lets every gateway probe.
    */
   claimProbe(provider: ProviderRoute, owner: string, ttlMs: number): Promise<boolean> {
-    return this.#shared.claimProbe(provider.spec.id, owner, ttlMs).catch(() => true);
+    return this.#shared.claimProbe(provider.key, owner, ttlMs).catch(() => true);
   }
 
   /**
@@ -83,14 +83,14 @@ export class ProviderHealth {
     state.healthy = verdict;
     state.healthReason = failure;
     this.#events?.judged(provider, verdict, failure);
-    this.#shared.reportHealth(provider.spec.id, provider.spec.router, verdict, failure, now).catch(() => {});
+    this.#shared.reportHealth(provider.key, provider.spec.router, verdict, failure, now).catch(() => {});
   }
 
   /** `provider` is not checked any more (its checks were turned off, or it is gone): back in, and forgotten fleet-wide. */
   unchecked(provider: ProviderRoute): void {
     provider.state.healthy = undefined;
     provider.state.healthReason = null;
-    this.#shared.forgetHealth(provider.spec.id).catch(() => {});
+    this.#shared.forgetHealth(provider.key).catch(() => {});
   }
 
   /**
@@ -112,10 +112,10 @@ export class ProviderHealth {
     };
     const resync = async () => {
       const providers = table().providerList;
-      const conditions = await this.#shared.read(providers.map((p) => p.spec.id));
+      const conditions = await this.#shared.read(providers.map((p) => p.key));
       const now = this.#now();
       for (const provider of providers) {
-        const condition = conditions.get(provider.spec.id);
+        const condition = conditions.get(provider.key);
         if (!condition) continue;
         const { state } = provider;
         if (condition.openUntil > now) state.breaker.openFor(condition.openUntil, condition.reason ?? 'opened by another gateway');

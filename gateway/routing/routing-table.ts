@@ -3,7 +3,7 @@
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { NativeApi } from '../wire/apis.ts';
 import type { RouterSpec } from '../../core/resources/router.ts';
-import type { ProviderSpec } from '../../core/resources/provider.ts';
+import { replicaUrls, type ProviderSpec, type ReplicaSpec } from '../../core/resources/provider.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
 import type { ProviderAdapter } from '../providers/adapter.ts';
 import { adapterFor } from '../providers/registry.ts';
@@ -12,8 +12,18 @@ import { pricesFrom, type RouterPrices } from '../metering/cost.ts';
 import { STRATEGY_PICKS, type Pick } from './strategies.ts';
 import type { Cursor, ProviderState, ProviderStates } from './provider-state.ts';
 
+/**
+ * One replica of a provider: where routing sends a request. A provider with one address (or the
+ * simulator) is one route keyed by its id, as before replicas; one with `urls` is a route per
+ * address, keyed `<id>@<address>`, each with its own state (in flight, breaker, health), its
+ * `spec` the provider's with `url` that address.
+ */
 export interface ProviderRoute {
-  readonly spec: ProviderSpec;
+  /** What its state, health and fleet-wide slots are kept by: the provider id, or `<id>@<address>` for one of several replicas. */
+  readonly key: string;
+  /** The replica's address when the provider lists several (`urls`); undefined for a provider of one. */
+  readonly replica: string | undefined;
+  readonly spec: ReplicaSpec;
   readonly adapter: ProviderAdapter;
   readonly carbon: CarbonModel | undefined;
   readonly state: ProviderState;
@@ -68,7 +78,7 @@ export class RoutingTable {
     }
     this.#byName = byName;
     this.providerList = routers.flatMap((r) => r.providers);
-    this.#providers = new Map(this.providerList.map((p) => [p.spec.id, p]));
+    this.#providers = new Map(this.providerList.map((p) => [p.key, p]));
     this.models = routers.map((r) => ({
       id: r.spec.name,
       object: 'model',
@@ -80,9 +90,9 @@ export class RoutingTable {
     }));
   }
 
-  /** A provider by id. */
-  provider(id: string): ProviderRoute | undefined {
-    return this.#providers.get(id);
+  /** A provider's route by its key (the provider id, or `<id>@<address>` for one of several replicas). */
+  provider(key: string): ProviderRoute | undefined {
+    return this.#providers.get(key);
   }
 
   /** A router by name or alias. */
@@ -99,22 +109,15 @@ export class RoutingTable {
       else byRouter.set(provider.router, [provider]);
     }
     const routers = snapshot.routers.map((spec) => buildRouter(spec, byRouter.get(spec.name) ?? [], states));
-    states.retain(new Set(snapshot.providers.map((p) => p.id)), new Set(snapshot.routers.map((r) => r.name)));
     const table = new RoutingTable(snapshot.version, routers, createdAt);
+    states.retain(new Set(table.providerList.map((p) => p.key)), new Set(snapshot.routers.map((r) => r.name)));
     chainFallbacks(table);
     return table;
   }
 }
 
 function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: ProviderStates): RouterRoute {
-  const providers = providerSpecs.map(
-    (p): ProviderRoute => ({
-      spec: p,
-      adapter: adapterFor(p.type) as ProviderAdapter,
-      carbon: carbonModel(p.carbon),
-      state: states.get(p.id),
-    }),
-  );
+  const providers = providerSpecs.flatMap((p) => replicaRoutes(p, states));
   const byEndpoint = new Map<Endpoint, ProviderRoute[]>();
   for (const provider of providers) {
     for (const endpoint of provider.adapter.endpoints) {
@@ -136,6 +139,18 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
     fallbacks: [],
     contextFallback: spec.context_fallback ?? spec.fallbacks.length > 0,
   };
+}
+
+/** The routes of one provider: one per replica address (urls), else one keyed by its id. */
+function replicaRoutes(spec: ProviderSpec, states: ProviderStates): ProviderRoute[] {
+  const adapter = adapterFor(spec.type) as ProviderAdapter;
+  const carbon = carbonModel(spec.carbon);
+  if (spec.type === 'simulator' || spec.urls === undefined)
+    return [{ key: spec.id, replica: undefined, spec: spec as ReplicaSpec, adapter, carbon, state: states.get(spec.id) }];
+  return replicaUrls(spec).map((url) => {
+    const key = `${spec.id}@${url}`;
+    return { key, replica: url, spec: { ...spec, url } as ReplicaSpec, adapter, carbon, state: states.get(key) };
+  });
 }
 
 /** Fills each router's fallback chain (the snapshot's fallbacks passed their checks: they name routers, and form no loop). */

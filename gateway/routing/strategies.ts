@@ -78,4 +78,6 @@ export const STRATEGY_PICKS: Record<Strategy, Pick> = {
   round_robin: roundRobin,
   least_busy: leastBusy,
   lowest_latency: lowestLatency,
+  // The replicas that hold the most of the prompt's prefix are kept first (prefix/prefix-affinity.ts): the least busy of them.
+  prefix_affinity: leastBusy,
 };

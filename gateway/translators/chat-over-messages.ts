@@ -4,7 +4,16 @@
 // Anthropic's token counts as the usage it reported (its cache reads and writes are input too).
 import { ChatRequest, type ChatContent } from '../wire/openai-chat.ts';
 import { finishOfStop, MessagesAnswer, type MessagesEvent, type MessagesUsage } from '../wire/anthropic-messages.ts';
-import { argumentsValue, chatUsage, newId, readUsage, unixSeconds, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
+import {
+  argumentsValue,
+  chatUsage,
+  newId,
+  readUsage,
+  unixSeconds,
+  withCache,
+  type JsonObject,
+  type TokenUsage,
+} from '../wire/openai-wire.ts';
 import { OPENAI_WRITER } from './openai-chat.ts';
 import { throughChat, type ChatReader } from './through-chat.ts';
 import { Untranslatable, type Exchange, type Reading } from './translator.ts';
@@ -107,10 +116,15 @@ export function promptTokensOf(usage: MessagesUsage | undefined): number | undef
   return count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
 }
 
-/** A Message's usage as the chat usage it reports: none without input tokens; output tokens as given, missing when missing. */
-export function messagesUsage(usage: MessagesUsage | undefined): TokenUsage | undefined {
+/**
+ * A Message's usage as the chat usage it reports: none without input tokens; output tokens as
+ * given (of a stream, the last message_delta's: `output`), missing when missing; its cache reads
+ * and writes as reported, for usage-block.ts to check and price.
+ */
+export function messagesUsage(usage: MessagesUsage | undefined, output: unknown = usage?.output_tokens): TokenUsage | undefined {
   const prompt = promptTokensOf(usage);
-  return prompt === undefined ? undefined : readUsage(chatUsage(prompt, usage?.output_tokens));
+  const read = prompt === undefined ? undefined : readUsage(chatUsage(prompt, output));
+  return read && withCache(read, usage?.cache_read_input_tokens, usage?.cache_creation_input_tokens);
 }
 
 /** A Message as a chat completion. */
@@ -162,7 +176,8 @@ export const CHAT_OVER_MESSAGES = throughChat(OPENAI_WRITER, MESSAGES_READER);
 class MessagesToChunks {
   readonly #base: JsonObject;
   readonly #reading: Reading;
-  #input: number | undefined;
+  /** message_start's usage: the input, cache reads and writes the message counts. */
+  #start: MessagesUsage | undefined;
   #output: unknown;
   #tools = -1;
   /** Block index -> tool call index, for the argument deltas. */
@@ -179,7 +194,7 @@ class MessagesToChunks {
     switch (event.type) {
       case 'message_start': {
         const usage = event.message?.usage;
-        this.#input = promptTokensOf(usage);
+        this.#start = usage;
         this.#output = usage?.output_tokens;
         emit(this.#chunk({ role: 'assistant', content: '' }), undefined);
         break;
@@ -217,7 +232,7 @@ class MessagesToChunks {
       }
       case 'message_stop':
         emit(this.#chunk({}, finishOfStop(this.#stop)), undefined);
-        this.#reading.usage(readUsage(chatUsage(this.#input, this.#output)));
+        this.#reading.usage(messagesUsage(this.#start, this.#output));
         break;
     }
   }

@@ -5,8 +5,8 @@
 // gateway's to send, Anthropic's own usage fields kept, the output as charged, cost and carbon added.
 import type { UsageBlock } from '../api/usage-shape.ts';
 import { anthropicError, MessagesAnswer, type MessagesEvent, type MessagesUsage } from '../wire/anthropic-messages.ts';
-import { chatUsage, readUsage, type JsonObject } from '../wire/openai-wire.ts';
-import { messagesUsage, promptTokensOf } from './chat-over-messages.ts';
+import type { JsonObject } from '../wire/openai-wire.ts';
+import { messagesUsage } from './chat-over-messages.ts';
 import { anthropicUsage, event, messageId, messageStart } from './messages-over-chat.ts';
 import { sseEvent, type Translator } from './translator.ts';
 
@@ -32,7 +32,8 @@ export const MESSAGES_IDENTITY: Translator = {
     let started = false;
     /** The backend's closing message_delta, once it came: the gateway sends it, with its usage. */
     let ending: Extract<MessagesEvent, { type: 'message_delta' }> | undefined;
-    let input: number | undefined;
+    /** message_start's usage: the input, cache reads and writes. */
+    let startUsage: MessagesUsage | undefined;
     let output: unknown;
     const start = () => {
       if (started) return '';
@@ -45,9 +46,8 @@ export const MESSAGES_IDENTITY: Translator = {
         switch (passed.type) {
           case 'message_start': {
             started = true;
-            const usage: MessagesUsage | undefined = passed.message?.usage;
-            input = promptTokensOf(usage);
-            output = usage?.output_tokens;
+            startUsage = passed.message?.usage;
+            output = startUsage?.output_tokens;
             passed.message = { ...passed.message, model: exchange.model };
             break;
           }
@@ -61,7 +61,7 @@ export const MESSAGES_IDENTITY: Translator = {
             return '';
           case 'message_stop':
             // The counts as Anthropic gave them (the input with its cache reads and writes), read as the chat reader reads them.
-            reading.usage(readUsage(chatUsage(input, output)));
+            reading.usage(messagesUsage(startUsage, output));
             return '';
         }
         return sseEvent(passed.type, passed);

@@ -119,9 +119,22 @@ function chatMessages(role: 'user' | 'assistant', content: string | MessagesBloc
   return out;
 }
 
-/** Anthropic's usage: its two token counts, and the gateway's cost and carbon. */
+/**
+ * Anthropic's usage: its token counts, and the gateway's cost and carbon. Of a prompt partly
+ * served from the backend's cache, input_tokens leaves the cache's reads and writes out and they
+ * go in Anthropic's own fields, as Anthropic counts them.
+ */
 export function anthropicUsage(block: UsageBlock): JsonObject {
-  return { input_tokens: block.prompt_tokens, output_tokens: block.completion_tokens, cost: block.cost, carbon: { ...block.carbon } };
+  const cost = { output_tokens: block.completion_tokens, cost: block.cost, carbon: { ...block.carbon } };
+  const details = block.prompt_tokens_details;
+  if (details === undefined) return { input_tokens: block.prompt_tokens, ...cost };
+  const writes = details.cache_write_tokens ?? 0;
+  return {
+    input_tokens: block.prompt_tokens - details.cached_tokens - writes,
+    cache_creation_input_tokens: writes,
+    cache_read_input_tokens: details.cached_tokens,
+    ...cost,
+  };
 }
 
 /** Why generation stopped, in Anthropic's words, with the stop sequence that matched when the backend says (vLLM's `stop_reason`). */

@@ -50,7 +50,7 @@ export const OPENAI_WRITER: ChatWriter = {
   answer(chat, exchange, usage) {
     chat.model = exchange.model;
     const reported = isObject(chat.usage) ? chat.usage : undefined;
-    chat.usage = reported ? { ...reported, ...usage } : usage;
+    chat.usage = reported ? withReported(reported, usage) : usage;
     return chat;
   },
   stream: (exchange) => new OpenAiStream(exchange),
@@ -143,6 +143,19 @@ class OpenAiStream implements ChunkWriter {
     };
     return `data: ${JSON.stringify(chunk)}\n\n`;
   }
+}
+
+/**
+ * The gateway's usage over the backend's own: the backend's other fields kept, and of its
+ * prompt_tokens_details (audio_tokens, ...) the cached tokens replaced by those charged as cached
+ * (0 when none was believed), so the answer never claims a cache saving that was not charged.
+ */
+function withReported(reported: JsonObject, usage: UsageBlock): JsonObject {
+  const merged: JsonObject = { ...reported, ...usage };
+  const details = reported.prompt_tokens_details;
+  if (isObject(details) && (usage.prompt_tokens_details !== undefined || 'cached_tokens' in details))
+    merged.prompt_tokens_details = { ...details, ...(usage.prompt_tokens_details ?? { cached_tokens: 0 }) };
+  return merged;
 }
 
 function isObject(value: unknown): value is JsonObject {

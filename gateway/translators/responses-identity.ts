@@ -6,7 +6,7 @@
 // (response.completed or .incomplete) is the gateway's to send, with the usage it charged.
 import { ResponseAnswer, type ResponsesEvent } from '../wire/openai-responses.ts';
 import type { ChatMessage } from '../wire/openai-chat.ts';
-import { chatUsage, readUsage, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
+import { cachedOf, chatUsage, readUsage, withCache, type JsonObject, type TokenUsage } from '../wire/openai-wire.ts';
 import { ownResponse, responseObject, responsesUsage } from './responses-objects.ts';
 import { echoOf } from './responses-over-chat.ts';
 import { sseEvent, type Translator } from './translator.ts';
@@ -15,8 +15,9 @@ import { sseEvent, type Translator } from './translator.ts';
 function usageOf(response: { usage?: unknown } | undefined): TokenUsage | undefined {
   const usage = response?.usage;
   if (usage === null || typeof usage !== 'object') return undefined;
-  const { input_tokens: input, output_tokens: output } = usage as JsonObject;
-  return readUsage(chatUsage(input, output));
+  const { input_tokens: input, output_tokens: output, input_tokens_details: details } = usage as JsonObject;
+  const read = readUsage(chatUsage(input, output));
+  return read && withCache(read, cachedOf(details));
 }
 
 /** The text of a Response's messages. */

@@ -14,7 +14,7 @@ export const newId = (prefix: string) => `${prefix}_${randomId().slice(0, 24)}`;
 export function responsesUsage(block: UsageBlock): JsonObject {
   return {
     input_tokens: block.prompt_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: block.prompt_tokens_details?.cached_tokens ?? 0 },
     output_tokens: block.completion_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: block.total_tokens,
@@ -48,6 +48,10 @@ export function ownResponse(response: JsonObject, echo: ResponseEcho, usage?: Us
   if (usage) {
     const reported = response.usage !== null && typeof response.usage === 'object' ? (response.usage as JsonObject) : {};
     own.usage = { ...reported, output_tokens: usage.completion_tokens, cost: usage.cost, carbon: { ...usage.carbon } };
+    // The cached tokens as charged (0 when the backend's report was not believed), the backend's other details kept.
+    const details = reported.input_tokens_details;
+    if (details !== null && typeof details === 'object' && (usage.prompt_tokens_details !== undefined || 'cached_tokens' in details))
+      (own.usage as JsonObject).input_tokens_details = { ...details, cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 };
   }
   return own;
 }

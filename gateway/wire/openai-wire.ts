@@ -15,6 +15,10 @@ export interface TokenUsage {
    * tokens): all input for embeddings and reranking, no split at all of a generated answer.
    */
   totalOnly?: true;
+  /** Of the prompt, the tokens read from the backend's prompt cache, as reported (absent: none reported). */
+  cached_tokens?: unknown;
+  /** Of the prompt, the tokens written to the backend's prompt cache (Anthropic's cache writes), as reported. */
+  cache_write_tokens?: unknown;
 }
 
 /**
@@ -27,10 +31,22 @@ export function readUsage(value: unknown): TokenUsage | undefined {
   const usage = value as Record<string, unknown>;
   const completion = usage.completion_tokens;
   if (usage.prompt_tokens !== undefined && usage.prompt_tokens !== null)
-    return { prompt_tokens: usage.prompt_tokens, completion_tokens: completion };
+    return withCache({ prompt_tokens: usage.prompt_tokens, completion_tokens: completion }, cachedOf(usage.prompt_tokens_details));
   // Embedding and rerank backends (vLLM, Jina) may give only total_tokens: all of it is input.
   if (completion !== undefined || usage.total_tokens === undefined || usage.total_tokens === null) return undefined;
   return { prompt_tokens: usage.total_tokens, completion_tokens: undefined, totalOnly: true };
+}
+
+/** `details.cached_tokens` of OpenAI's and vLLM's `prompt_tokens_details` (Responses: `input_tokens_details`), unchecked. */
+export function cachedOf(details: unknown): unknown {
+  return details !== null && typeof details === 'object' ? (details as Record<string, unknown>).cached_tokens : undefined;
+}
+
+/** A usage with the prompt cache's counts added, those reported only (null and undefined: not reported). */
+export function withCache(usage: TokenUsage, cached: unknown, writes?: unknown): TokenUsage {
+  if (cached !== undefined && cached !== null) usage.cached_tokens = cached;
+  if (writes !== undefined && writes !== null) usage.cache_write_tokens = writes;
+  return usage;
 }
 
 /**

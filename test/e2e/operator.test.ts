@@ -519,6 +519,8 @@ function usageRecord(userId: string, time: number, costMicros: bigint) {
     prompt_tokens: 10,
     completion_tokens: 20,
     audio_seconds: 0,
+    cached_tokens: 0,
+    cache_write_tokens: 0,
     cost_micros: costMicros,
     charged_micros: costMicros,
     uncovered_micros: 0n,

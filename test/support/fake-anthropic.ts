@@ -1,7 +1,8 @@
 // A fake of Anthropic's hosted API: POST /v1/messages, whole or streamed as Anthropic's event
 // sequence, with usage as Anthropic reports it; a tool call when the behaviour asks for one; a
 // thinking block first when the request turns thinking on; prompt-cache reads in the usage when
-// its system prompt is marked for caching.
+// its system prompt is marked for caching; the behaviour's `usage`, when set, is the input part of
+// the usage reported instead (input tokens, cache reads and writes), whole and in message_start.
 import { startFakeServer, words, type FakeBackend } from './fake-server.ts';
 
 export const ANTHROPIC_TEXT = 'Hello from the fake Anthropic';
@@ -24,7 +25,10 @@ export function startFakeAnthropic(): Promise<FakeBackend> {
     const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, stop_sequence: null };
     const thinking = body.thinking?.type === 'enabled';
     const cached = Array.isArray(body.system) && body.system.some((block: { cache_control?: unknown }) => block.cache_control);
-    const inputUsage = { input_tokens: ANTHROPIC_INPUT_TOKENS, ...(cached && { cache_read_input_tokens: ANTHROPIC_CACHE_READ_TOKENS }) };
+    const inputUsage = behaviour.usage ?? {
+      input_tokens: ANTHROPIC_INPUT_TOKENS,
+      ...(cached && { cache_read_input_tokens: ANTHROPIC_CACHE_READ_TOKENS }),
+    };
     if (!body.stream) {
       const content = [
         ...(thinking ? [{ type: 'thinking', thinking: ANTHROPIC_THINKING, signature: 'sig-fake' }] : []),

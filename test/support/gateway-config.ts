@@ -14,6 +14,8 @@ import type { UserSpecInput } from '../../core/resources/user.ts';
 /** A provider entry's `args`: the backend's address, key and timeout, or the simulator's behaviour. */
 export interface ProviderArgs {
   readonly api_url?: string;
+  /** Several replicas of one engine, in place of api_url. */
+  readonly api_urls?: readonly string[];
   readonly api_key?: string;
   readonly timeout?: number;
   readonly max_concurrent?: number;

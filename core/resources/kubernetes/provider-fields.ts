@@ -37,6 +37,9 @@ export const PROVIDER_FIELDS = fieldTable(ProviderSpec, {
         `Base address of the backend, without /v1. Required for ${listed(URL_REQUIRED)}; ${listed(Object.keys(DEFAULT_URLS))} default to their usual address; ${listed(PROVIDER_TYPES.filter((type) => PROVIDER_KINDS[type].url === 'none'))} takes none.`,
       ),
   },
+  // Several replicas of one engine, as in a file or through the admin API (a Service's
+  // EndpointSlices are not followed yet).
+  urls: 'urls',
   // Never read (keys travel apart from resources); written as the Secret the caller put it in.
   key: {
     kind: 'given',
@@ -54,6 +57,11 @@ export const PROVIDER_FIELDS = fieldTable(ProviderSpec, {
   retries: 'retries',
   health_check: 'healthCheck',
   max_concurrent: 'maxConcurrent',
+  forward_priority: {
+    cr: 'forwardPriority',
+    optional: true,
+    describe: "Send the caller's priority to the engine as vLLM's per-request priority; only for type vllm.",
+  },
   carbon: {
     cr: 'carbon',
     refine: crossField(checkZoneFactor),

@@ -27,6 +27,18 @@ const COSTS_FIELDS = fieldTable(RouterCosts, {
     ),
     omitIf: '0',
   },
+  cached_prompt_tokens: {
+    cr: 'cachedPromptTokens',
+    schema: PriceString.optional().describe(
+      'Price per one million prompt tokens the backend served from its prompt cache, as a decimal string, e.g. "0.075". Absent: the prompt price.',
+    ),
+  },
+  cache_write_prompt_tokens: {
+    cr: 'cacheWritePromptTokens',
+    schema: PriceString.optional().describe(
+      "Price per one million prompt tokens written to the backend's prompt cache (Anthropic's cache writes), as a decimal string. Absent: the prompt price.",
+    ),
+  },
 });
 
 export const ROUTER_FIELDS = fieldTable(RouterSpec, {

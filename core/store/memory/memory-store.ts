@@ -11,6 +11,7 @@ import { MemoryResponses } from './memory-responses.ts';
 import type { ResponseLimits } from '../responses.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
+import { MemoryPrefixIndex } from './memory-prefix-index.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
 import { MemoryEngineSignals } from './memory-engine-signals.ts';
 
@@ -50,6 +51,7 @@ export class MemoryStore implements Store {
   readonly gateways: MemoryGatewayReports;
   readonly providerHealth = new MemoryProviderHealth();
   readonly engineSignals = new MemoryEngineSignals();
+  readonly prefixIndex = new MemoryPrefixIndex();
 
   constructor(options: MemoryStoreOptions) {
     this.usage = new MemoryUsageLog({

@@ -52,6 +52,8 @@ export function levelKeys(subject: string): LevelKeys {
 }
 
 export const keys = {
+  /** Sorted set: the block hashes of prompts a replica (a route key) was sent, scored by when (ms): prefix-index.ts. */
+  prefixIndex: (replica: string) => `tg:pfx:{${replica}}`,
   /** Hash: spec (JSON UserSpec), created_at, budget (micros, '' = unlimited), period ('' | daily | weekly | monthly). */
   user: (id: string) => `${user(id)}:user`,
   /** Hash: spent, reserved (micros), ptype and pidx (the budget period being counted), lease_until (ms: a lease may be open until then). */

@@ -150,6 +150,12 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     holds: "each engine replica's latest /metrics scrape and the requests sent to it since, and the gateway that scrapes it",
     owner: 'redis-engine-signals.ts',
   },
+  {
+    keys: ['tg:pfx:{*}'],
+    kinds: ['sorted set'],
+    holds: "each engine replica's recently sent prompt blocks, for prefix-cache affinity (bounded, expiring)",
+    owner: 'redis-prefix-index.ts',
+  },
 ];
 
 // Usage entries. Each user's usage stream (keys.usage) holds one entry per record, its JSON in
@@ -169,7 +175,15 @@ type MoneyField = 'cost_micros' | 'charged_micros' | 'uncovered_micros';
 export type UsageEntry = Omit<UsageRecord, MoneyField> & Record<MoneyField, string>;
 
 /** A field a usage entry gained after its first shape. */
-export type LaterUsageField = 'charged_micros' | 'uncovered_micros' | 'usage_anomaly' | 'requested_router' | 'team_id' | 'audio_seconds';
+export type LaterUsageField =
+  | 'charged_micros'
+  | 'uncovered_micros'
+  | 'usage_anomaly'
+  | 'requested_router'
+  | 'team_id'
+  | 'audio_seconds'
+  | 'cached_tokens'
+  | 'cache_write_tokens';
 
 /** A usage entry in any of its shapes: the fields gained later may be missing. */
 export type StoredUsageEntry = Omit<UsageEntry, LaterUsageField> & Partial<Pick<UsageEntry, LaterUsageField>>;
@@ -219,5 +233,11 @@ export const USAGE_ENTRY_REVISIONS: readonly [UsageEntryRevision, ...UsageEntryR
     change: 'audio transcriptions: before them, no request was charged seconds of audio',
     adds: ['audio_seconds'],
     before: () => ({ audio_seconds: 0 }),
+  }),
+  revision({
+    revision: 6,
+    change: "prompt caches: before, no prompt token was charged as read from or written to a backend's prompt cache",
+    adds: ['cached_tokens', 'cache_write_tokens'],
+    before: () => ({ cached_tokens: 0, cache_write_tokens: 0 }),
   }),
 ];

@@ -29,6 +29,8 @@ import { RedisQueueGateways } from './redis-queue-gateways.ts';
 import { RedisQueueStatistics } from './redis-queue-statistics.ts';
 import { RedisQueueWorkers } from './redis-queue-workers.ts';
 import type { RoutingQueue } from '../routing-queue.ts';
+import type { PrefixIndexLimits, PrefixIndexStore } from '../prefix-index.ts';
+import { RedisPrefixIndex } from './redis-prefix-index.ts';
 import { RedisProviderHealth } from './redis-provider-health.ts';
 import type { ProviderHealthStore } from '../provider-health.ts';
 import { RedisEngineSignals } from './redis-engine-signals.ts';
@@ -58,6 +60,8 @@ export interface RedisStoreOptions {
    * store refuses at once until Redis answers a probe again. Default 1000 ms.
    */
   readonly commandTimeoutMs?: number;
+  /** Bounds of the prefix index (core/store/prefix-index.ts); default DEFAULT_PREFIX_INDEX_LIMITS. */
+  readonly prefixIndex?: PrefixIndexLimits;
   /** How often the store checks, in the background, that Redis answers and still holds what was seeded. Default 1000 ms. */
   readonly probeIntervalMs?: number;
 }
@@ -73,6 +77,7 @@ export class RedisStore implements Store {
   readonly gateways: GatewayReports;
   readonly providerHealth: ProviderHealthStore;
   readonly engineSignals: EngineSignalStore;
+  readonly prefixIndex: PrefixIndexStore;
   /**
    * Queue mode's queue, one part a role (routing-queue.ts), all on one connection of their own.
    * Not gated: its users decide what an outage means (fall back, refuse, retry).
@@ -152,6 +157,7 @@ export class RedisStore implements Store {
     this.providerHealth = gated(new RedisProviderHealth(client, this.#channels), gate, ['onNotice']);
     // A request's count of what it sent is never refused nor awaited: `sent` goes direct.
     this.engineSignals = gated(new RedisEngineSignals(client), gate, ['sent']);
+    this.prefixIndex = gated(new RedisPrefixIndex(client, options.prefixIndex), gate);
     // A connection of its own: every script defined on a client is copied onto each pipeline and
     // transaction it makes (ioredis), so the queue's seven scripts on the shared client would slow
     // the ledger's and the usage log's batches, queue mode or not (measured: about 10% fewer

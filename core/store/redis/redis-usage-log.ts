@@ -88,6 +88,8 @@ export class RedisUsageLog implements UsageLog {
       String(sums.kwh),
       String(sums.kgco2eq),
       sums.uncovered_micros.toString(),
+      String(sums.cached_tokens),
+      String(sums.cache_write_tokens),
     ]);
     const header = {
       oldest: String(this.#oldestKept()),
@@ -221,6 +223,9 @@ function toTotals(hash: Record<string, string>): UsageTotals {
     requests: Number(hash.requests ?? 0),
     prompt_tokens: Number(hash.prompt_tokens ?? 0),
     completion_tokens: Number(hash.completion_tokens ?? 0),
+    // Absent from the hashes of days before they were kept, and while none was cached.
+    cached_tokens: Number(hash.cached_tokens ?? 0),
+    cache_write_tokens: Number(hash.cache_write_tokens ?? 0),
     cost_micros: BigInt(hash.cost_micros ?? '0'),
     uncovered_micros: BigInt(hash.uncovered_micros ?? '0'),
     kwh: Number(hash.kwh ?? 0),

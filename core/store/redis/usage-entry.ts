@@ -16,7 +16,7 @@ const NEWEST_FIELD = USAGE_ENTRY_REVISIONS[USAGE_ENTRY_REVISIONS.length - 1]!.ad
  */
 export function encodeUsageEntry(r: UsageRecord): string {
   const text = JSON.stringify;
-  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"team_id":${text(r.team_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"audio_seconds":${r.audio_seconds},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
+  return `{"id":${text(r.id)},"time":${r.time},"user_id":${text(r.user_id)},"key_id":${text(r.key_id)},"team_id":${text(r.team_id)},"router":${text(r.router)},"requested_router":${text(r.requested_router)},"provider":${text(r.provider)},"endpoint":${text(r.endpoint)},"status":${r.status},"prompt_tokens":${text(r.prompt_tokens)},"completion_tokens":${text(r.completion_tokens)},"audio_seconds":${r.audio_seconds},"cached_tokens":${r.cached_tokens},"cache_write_tokens":${r.cache_write_tokens},"cost_micros":"${r.cost_micros}","charged_micros":"${r.charged_micros}","uncovered_micros":"${r.uncovered_micros}","usage_anomaly":${text(r.usage_anomaly)},"kwh":${text(r.kwh)},"kgco2eq":${text(r.kgco2eq)},"latency_ms":${text(r.latency_ms)},"ttft_ms":${text(r.ttft_ms)},"incomplete":${r.incomplete}}`;
 }
 
 /** The record of an entry's JSON, in whichever shape it was written. */

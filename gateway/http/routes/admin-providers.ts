@@ -84,7 +84,8 @@ function providerView(spec: ProviderSpec): ProviderView {
   const { key, id, router, ...shown } = spec;
   const view = { object: 'provider' as const, id, router, ...shown, carbon: shown.carbon ?? null, has_key: key !== undefined };
   // Replaced where it stands, so the fields keep their order.
-  if ('url' in view) view.url = maskUrl(view.url);
+  if ('url' in view && view.url !== undefined) view.url = maskUrl(view.url);
+  if ('urls' in view && view.urls !== undefined) view.urls = view.urls.map(maskUrl);
   return view;
 }
 

@@ -106,6 +106,11 @@ function routerView(spec: RouterSpec, providers: readonly ProviderSpec[]): Route
       prompt_tokens: Number(spec.costs.prompt_tokens),
       completion_tokens: Number(spec.costs.completion_tokens),
       audio_minutes: Number(spec.costs.audio_minutes),
+      // Shown only when set: unset, cached and written prompt tokens cost the prompt price.
+      ...(spec.costs.cached_prompt_tokens !== undefined && { cached_prompt_tokens: Number(spec.costs.cached_prompt_tokens) }),
+      ...(spec.costs.cache_write_prompt_tokens !== undefined && {
+        cache_write_prompt_tokens: Number(spec.costs.cache_write_prompt_tokens),
+      }),
     },
     costs_unit: 'per_million_tokens',
     max_context_length: spec.max_context_length,

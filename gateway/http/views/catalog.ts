@@ -24,7 +24,13 @@ export const RouterView = z.strictObject({
   aliases: z.array(z.string()),
   fallbacks: z.array(z.string()),
   context_fallback: z.boolean().nullable().describe('null: on when fallbacks are set.'),
-  costs: z.strictObject({ prompt_tokens: z.number(), completion_tokens: z.number(), audio_minutes: z.number() }),
+  costs: z.strictObject({
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    audio_minutes: z.number(),
+    cached_prompt_tokens: z.number().optional().describe('Absent: cached prompt tokens cost the prompt price.'),
+    cache_write_prompt_tokens: z.number().optional().describe('Absent: prompt tokens written to the cache cost the prompt price.'),
+  }),
   costs_unit: z.literal('per_million_tokens'),
   max_context_length: z.number(),
   max_completion_tokens: z.number().nullable(),
@@ -94,8 +100,12 @@ export const RoutingLiveView = z.strictObject({
   providers: z.array(
     z.strictObject({
       id: z.string(),
+      replica: z
+        .string()
+        .nullable()
+        .describe("One of the provider's several replicas (urls): its address, secrets masked; null for a provider of one address."),
       router: z.string(),
-      max_concurrent: z.number().nullable(),
+      max_concurrent: z.number().nullable().describe('Most requests on it (on each replica, for a provider with several).'),
       in_use: z.number().nullable().describe("Queue mode: slots held fleet-wide; local mode: this gateway's requests in flight."),
       in_flight_here: z.number().describe("This gateway's requests in flight on it."),
       cooling_until: IsoTime.nullable().describe('Until when it sits out: its breaker is open, or (queue mode) it cools down fleet-wide.'),

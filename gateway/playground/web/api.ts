@@ -61,6 +61,8 @@ export interface Usage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly total_tokens: number;
+  /** Present when the backend served some of the prompt from its cache (and, of Anthropic, wrote some to it). */
+  readonly prompt_tokens_details?: { readonly cached_tokens: number; readonly cache_write_tokens?: number };
   readonly cost: number;
   readonly carbon: { readonly kWh: number; readonly kgCO2eq: number };
 }

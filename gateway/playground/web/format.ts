@@ -23,6 +23,11 @@ export function tokens(value: number): string {
   return value.toLocaleString('en-US');
 }
 
+/** ` (N cached)` after a prompt's tokens when the backend served N of them from its prompt cache; nothing when none. */
+export function cachedNote(cached: number): string {
+  return cached > 0 ? ` (${tokens(cached)} cached)` : '';
+}
+
 export function milliseconds(value: number | null): string {
   return value === null ? '–' : `${Math.round(value).toLocaleString('en-US')} ms`;
 }

@@ -7,6 +7,8 @@ import type { QueueMetrics } from '../../observability/queue-metrics.ts';
 import type { QueueEvents } from '../../queue/queue-placer.ts';
 import type { HealthEvents } from '../health-checks.ts';
 import type { ProviderHealthEvents } from '../provider-health.ts';
+import type { ProviderRoute } from '../routing-table.ts';
+import { maskUrl } from '../../providers/secrets.ts';
 
 /** Breakers opening (counted) and closing, health verdicts changing: said in the log. */
 export function providerHealthEvents(metrics: GatewayMetrics, log: Log): ProviderHealthEvents {
@@ -14,20 +16,23 @@ export function providerHealthEvents(metrics: GatewayMetrics, log: Log): Provide
     opened(router, provider, until, error) {
       metrics.cooldowns.inc({ router: router.spec.name, provider: provider.spec.id });
       const seconds = Math.max(0, Math.round((until - Date.now()) / 1000));
-      log.warn(
-        { router: router.spec.name, provider: provider.spec.id },
-        `circuit breaker open for ${seconds}s after failures: ${error.message}`,
-      );
+      log.warn(where(router.spec.name, provider), `circuit breaker open for ${seconds}s after failures: ${error.message}`);
     },
     closed(router, provider) {
-      log.info({ router: router.spec.name, provider: provider.spec.id }, 'circuit breaker closed: the provider answered a probe request');
+      log.info(where(router.spec.name, provider), 'circuit breaker closed: the provider answered a probe request');
     },
     judged(provider, healthy, reason) {
-      const where = { router: provider.spec.router, provider: provider.spec.id };
-      if (healthy) log.info(where, 'health checks pass: the provider takes requests');
-      else log.warn(where, `provider taken out: ${reason}`);
+      if (healthy) log.info(where(provider.spec.router, provider), 'health checks pass: the provider takes requests');
+      else log.warn(where(provider.spec.router, provider), `provider taken out: ${reason}`);
     },
   };
+}
+
+/** The log's fields for a provider, with the replica (its address, secrets masked) when it is one of several. */
+function where(router: string, provider: ProviderRoute): Record<string, string> {
+  return provider.replica === undefined
+    ? { router, provider: provider.spec.id }
+    : { router, provider: provider.spec.id, replica: maskUrl(provider.replica) };
 }
 
 /** Health probes: counted. */

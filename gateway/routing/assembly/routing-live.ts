@@ -19,7 +19,10 @@ export interface RoutingLive {
   }[];
   readonly providers: {
     readonly id: string;
+    /** One of the provider's several replicas (its address, secrets masked); null for a provider of one address. */
+    readonly replica: string | null;
     readonly router: string;
+    /** Most requests on it (on each replica of a provider with several). */
     readonly max_concurrent: number | null;
     /** Queue mode: slots held fleet-wide; local mode: this gateway's requests in flight. */
     readonly in_use: number | null;
@@ -74,7 +77,7 @@ export async function liveState(
   if (queue && queued.size > 0) {
     try {
       for (const name of queued) depths.set(name, await queue.depth(name));
-      const ids = routers.filter((router) => queued.has(router.spec.name)).flatMap((router) => router.providers.map((p) => p.spec.id));
+      const ids = routers.filter((router) => queued.has(router.spec.name)).flatMap((router) => router.providers.map((p) => p.key));
       fleet = await queue.providers(ids, Date.now());
     } catch {
       // Redis does not answer: the fleet-wide numbers are null.
@@ -95,11 +98,12 @@ export async function liveState(
       router.providers.map((provider) => {
         const here = provider.state;
         const inQueue = queued.has(router.spec.name);
-        const live = inQueue ? fleet.get(provider.spec.id) : undefined;
+        const live = inQueue ? fleet.get(provider.key) : undefined;
         const now = Date.now();
         const coolingUntil = Math.max(inQueue ? (live?.coolingUntil ?? 0) : 0, here.breaker.openUntil);
         return {
           id: provider.spec.id,
+          replica: provider.replica === undefined ? null : maskUrl(provider.replica),
           router: router.spec.name,
           max_concurrent: provider.spec.max_concurrent ?? null,
           in_use: inQueue ? (live?.slotsInUse ?? null) : here.inFlight,

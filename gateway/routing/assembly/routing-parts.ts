@@ -24,6 +24,7 @@ import { ScrapedMetricsSource } from '../engine/scraped-metrics-source.ts';
 import { HealthChecks } from '../health-checks.ts';
 import { LocalPlacer, type PlacementScorer } from '../placement.ts';
 import { ProviderHealth } from '../provider-health.ts';
+import { PrefixAffinity } from '../prefix/prefix-affinity.ts';
 import type { RouterRoute } from '../routing-table.ts';
 import type { ServedRouting } from '../served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../strategies.ts';
@@ -76,7 +77,7 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   // request) that local placement applies before each router's strategy. No scorer reads the
   // engines' numbers yet: strategies alone.
   const scorers: readonly PlacementScorer[] = [];
-  const local = new LocalPlacer(Math.random, Date.now, health.policy, scorers);
+  const local = new LocalPlacer(Math.random, Date.now, health.policy, scorers, new PrefixAffinity(store.prefixIndex));
   // Queue mode needs the queue, a capability only a shared store has.
   const queue = store.routingQueue;
   // Read at scrape time, once the placer exists: the mode is the placer's to say.

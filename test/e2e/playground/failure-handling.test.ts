@@ -10,6 +10,7 @@ import { startFakeOpenAI } from '../../support/fake-openai.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { eventually, launchPlaygroundBrowser, screenshot, type OpenPage, type PlaygroundBrowser } from './browser.ts';
 import { goTo, rowOf, signIn } from './steps.ts';
+import { closedPortUrl } from '../../support/routing.ts';
 
 const bed = testBed();
 
@@ -18,8 +19,11 @@ let gw: TestGateway;
 let browser: PlaygroundBrowser;
 let admin: OpenPage;
 
+let deadUrl: string;
+
 before(async () => {
   backend = await startFakeOpenAI();
+  deadUrl = await closedPortUrl();
   const config: GatewayConfig = {
     models: [
       {
@@ -36,6 +40,19 @@ before(async () => {
         ],
       },
       { id: 'spare', type: 'text-generation', providers: [{ model: 'sim', type: 'simulator' }] },
+      {
+        id: 'replicated',
+        type: 'text-generation',
+        providers: [
+          {
+            id: 'pair',
+            model: 'm',
+            type: 'vllm',
+            args: { api_urls: [backend.url, deadUrl] },
+            health_check: { interval_seconds: 1, unhealthy_after: 1 },
+          },
+        ],
+      },
     ],
   };
   gw = await bed.gateway(config);
@@ -88,5 +105,22 @@ describe('failure handling in the Playground', () => {
       (row) => row.at(-2) === 'healthy',
       'the row healthy again',
     );
+  });
+
+  test('a provider with several replicas has a row for each, with its own health', async () => {
+    const { page } = admin;
+    await goTo(page, 'Providers');
+    assert.ok((await rowOf(page, 'pair')).includes('2 replicas'));
+    await eventually(
+      () => rowOf(page, deadUrl),
+      (row) => (row.at(-2) ?? '').startsWith('unhealthy'),
+      'the refusing replica marked unhealthy',
+    );
+    await eventually(
+      () => rowOf(page, backend.url),
+      (row) => row.at(-2) === 'healthy',
+      'the answering replica healthy',
+    );
+    await screenshot(page, 'providers-replicas');
   });
 });

@@ -170,6 +170,8 @@ describe('GET /v1/usage', () => {
     const newestPriced = records.find((r: any) => r.model === 'priced');
     assert.deepEqual(Object.keys(newestPriced).sort(), [
       'audio_seconds',
+      'cache_write_tokens',
+      'cached_tokens',
       'charged',
       'completion_tokens',
       'cost',

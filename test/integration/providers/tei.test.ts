@@ -7,7 +7,7 @@ import type { JsonObject } from '../../../gateway/wire/openai-wire.ts';
 import { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import type { Endpoint } from '../../../core/resources/kinds.ts';
-import { ProviderSpec, type ProviderSpecOf } from '../../../core/resources/provider.ts';
+import { ProviderSpec, type ReplicaSpecOf } from '../../../core/resources/provider.ts';
 import type { FakeBackend } from '../../support/fake-server.ts';
 import { fakeVector, startFakeTei } from '../../support/fake-tei.ts';
 import { DEFAULT_TIMEOUTS, timeoutsOf } from '../../../gateway/providers/upstream-timeouts.ts';
@@ -27,9 +27,9 @@ after(async () => {
   await fake.close();
 });
 
-function spec(extra: Record<string, unknown> = {}): ProviderSpecOf<'tei'> {
+function spec(extra: Record<string, unknown> = {}): ReplicaSpecOf<'tei'> {
   const input = { id: 'local-tei', router: 'bge-small', type: 'tei', url: fake.url, model_name: MODEL, ...extra };
-  return ProviderSpec.parse(input) as ProviderSpecOf<'tei'>;
+  return ProviderSpec.parse(input) as ReplicaSpecOf<'tei'>;
 }
 
 async function answer(endpoint: Endpoint, body: JsonObject, provider = spec()): Promise<JsonObject> {

@@ -376,7 +376,9 @@ describe('configuration errors', () => {
     {
       name: 'an unknown load-balancing strategy',
       yaml: `models:\n${simulated('a', '    load_balancing_strategy: fastest\n')}`,
-      lines: ['models[0].load_balancing_strategy: Invalid option: expected one of "shuffle"|"round_robin"|"least_busy"|"lowest_latency"'],
+      lines: [
+        'models[0].load_balancing_strategy: Invalid option: expected one of "shuffle"|"round_robin"|"least_busy"|"lowest_latency"|"prefix_affinity"',
+      ],
     },
   ];
   for (const { name, yaml, lines } of cases) {

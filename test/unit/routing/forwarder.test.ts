@@ -3,7 +3,7 @@
 // answer as told (the HTTP side is test/integration/routing/).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ProviderSpec } from '../../../core/resources/provider.ts';
+import { ProviderSpec, type ReplicaSpec } from '../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../core/resources/router.ts';
 import type { ForwardResult, ProviderAdapter } from '../../../gateway/providers/adapter.ts';
 import type { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
@@ -38,7 +38,9 @@ function router(...answers: Answer[][]): { route: RouterRoute; providers: Provid
       },
     };
     return {
-      spec: ProviderSpec.parse({ id, router: 'chat', type: 'vllm', url: 'http://backend', model_name: 'm' }),
+      key: id,
+      replica: undefined,
+      spec: ProviderSpec.parse({ id, router: 'chat', type: 'vllm', url: 'http://backend', model_name: 'm' }) as ReplicaSpec,
       adapter,
       carbon: undefined,
       state: new ProviderState(),

@@ -2,7 +2,7 @@
 // provider's max_concurrent in this gateway (0 closes it); with none left, "Model is too busy".
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProviderSpec } from '../../../core/resources/provider.ts';
+import { ProviderSpec, type ReplicaSpec } from '../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../core/resources/router.ts';
 import { LocalPlacer } from '../../../gateway/routing/placement.ts';
 import { ProviderState } from '../../../gateway/routing/provider-state.ts';
@@ -18,7 +18,16 @@ function routerOf(caps: (number | undefined)[]): { router: RouterRoute; provider
   const spec = RouterSpec.parse({ name: 'chat', type: 'text-generation', load_balancing_strategy: 'round_robin' });
   const providers = caps.map(
     (cap, i): ProviderRoute => ({
-      spec: ProviderSpec.parse({ id: `p${i}`, router: 'chat', type: 'vllm', url: 'http://backend', model_name: 'm', max_concurrent: cap }),
+      key: `p${i}`,
+      replica: undefined,
+      spec: ProviderSpec.parse({
+        id: `p${i}`,
+        router: 'chat',
+        type: 'vllm',
+        url: 'http://backend',
+        model_name: 'm',
+        max_concurrent: cap,
+      }) as ReplicaSpec,
       adapter: adapterFor('vllm') as ProviderRoute['adapter'],
       carbon: undefined,
       state: new ProviderState(),
@@ -39,7 +48,7 @@ function routerOf(caps: (number | undefined)[]): { router: RouterRoute; provider
 }
 
 const place = (router: RouterRoute) =>
-  new LocalPlacer(Math.random, Date.now, BREAKER_POLICY).place({
+  new LocalPlacer(Math.random, Date.now, BREAKER_POLICY).placeNow({
     router,
     endpoint: 'chat',
     candidates: router.providers,

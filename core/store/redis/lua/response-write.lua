@@ -42,11 +42,15 @@ local dropped = 0
 -- The oldest first, while over a limit; the one just stored stays whatever its size (the
 -- gateway bounds a single response before it is sent).
 while total > most_bytes or count > most_count do
-  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if oldest[1] == nil or oldest[1] == id then break end
-  forget(oldest[1])
-  if tonumber(oldest[2]) > now then
-    redis.call('DEL', prefix .. oldest[1])
+  -- The two oldest: one stored in the same millisecond as this one ties with it on expiry, and
+  -- ties are ordered by id, so this one may come first; the other is the oldest then.
+  local two = redis.call('ZRANGE', KEYS[2], 0, 1, 'WITHSCORES')
+  local oldest, expires = two[1], two[2]
+  if oldest == id then oldest, expires = two[3], two[4] end
+  if oldest == nil then break end
+  forget(oldest)
+  if tonumber(expires) > now then
+    redis.call('DEL', prefix .. oldest)
     dropped = dropped + 1
   end
   total = tonumber(redis.call('HGET', KEYS[3], 'total')) or 0

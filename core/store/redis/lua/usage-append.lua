@@ -12,7 +12,8 @@
 -- ARGV: 1 the batch (JSON): `oldest` id kept (ms), `retention` (ms), daily totals' `ttl` (s),
 --       `streams` (each record's user stream), `times` (each record's time, ms), `daily` (for each
 --       daily totals hash: key, requests, prompt tokens, completion tokens, cost in micros, kWh,
---       kgCO2eq, uncovered cost in micros to add, all as text); 2 the records (JSON), one per line, in the same order.
+--       kgCO2eq, uncovered cost in micros, prompt tokens read from and written to a prompt cache
+--       to add, all as text); 2 the records (JSON), one per line, in the same order.
 --       Two arguments whatever the batch's size: the client encodes arguments one by one. The
 --       keys travel inside them (a single Redis, as said above).
 -- Returns the number of records appended.
@@ -44,5 +45,8 @@ for _, d in ipairs(batch.daily) do
   redis.call('HINCRBYFLOAT', daily, 'kwh', d[6])
   redis.call('HINCRBYFLOAT', daily, 'kgco2eq', d[7])
   if d[8] ~= '0' then redis.call('HINCRBY', daily, 'uncovered_micros', d[8]) end
+  -- Prompt-cache counts: written only when some (a hash without them reads as 0, as before they were kept).
+  if d[9] ~= nil and d[9] ~= '0' then redis.call('HINCRBY', daily, 'cached_tokens', d[9]) end
+  if d[10] ~= nil and d[10] ~= '0' then redis.call('HINCRBY', daily, 'cache_write_tokens', d[10]) end
 end
 return #batch.streams

@@ -1,6 +1,7 @@
 // The list of providers (Providers page): each one's backend, whether its write-only key is set,
 // its capacity with the slots in use now (fleet-wide for a queue-mode router) and its health as
-// the gateway sees it, with edit and delete buttons.
+// the gateway sees it, with edit and delete buttons. A provider with several replicas (urls) has
+// a row under it for each: its address, slots in use and health.
 import type { Provider, RoutingLive } from '../api.ts';
 import { EditDeleteCell, ListTable, num } from './list-table.tsx';
 
@@ -13,32 +14,46 @@ export function ProviderTable(props: {
   onDelete: (p: Provider) => Promise<void>;
 }) {
   const liveOf = (id: string) => props.live?.providers.find((p) => p.id === id);
+  const replicasOf = (id: string) => props.live?.providers.filter((p) => p.id === id && p.replica !== null) ?? [];
   return (
     <ListTable
       caption="Providers"
       columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout'), num('Max concurrent'), num('In use'), 'Health']}
       actions
     >
-      {props.providers.map((p) => (
+      {props.providers.flatMap((p) => [
         <tr key={p.id}>
           <th scope="row">{p.id}</th>
           <td>{p.router}</td>
           <td>{p.type}</td>
           <td>{p.model_name}</td>
-          <td>{'url' in p ? p.url : '–'}</td>
+          <td>{'urls' in p && p.urls ? `${p.urls.length} replicas` : 'url' in p ? p.url : '–'}</td>
           <td>{p.has_key ? 'set' : 'not set'}</td>
           <td class="num">{p.timeout === undefined ? 'default' : `${p.timeout} s`}</td>
           <td class="num">{p.max_concurrent ?? '∞'}</td>
-          <td class="num">{liveOf(p.id)?.in_use ?? '–'}</td>
-          <HealthCell live={liveOf(p.id)} />
+          <td class="num">
+            {replicasOf(p.id).length > 0 ? replicasOf(p.id).reduce((sum, r) => sum + (r.in_use ?? 0), 0) : (liveOf(p.id)?.in_use ?? '–')}
+          </td>
+          {replicasOf(p.id).length > 0 ? <td>see replicas</td> : <HealthCell live={liveOf(p.id)} />}
           <EditDeleteCell
             name={p.id}
             question={`Delete provider "${p.id}"?`}
             onEdit={() => props.onEdit(p)}
             onDelete={() => props.onDelete(p)}
           />
-        </tr>
-      ))}
+        </tr>,
+        ...replicasOf(p.id).map((r) => (
+          <tr key={`${p.id}@${r.replica}`} class="replica">
+            <th scope="row" colSpan={5}>
+              {r.replica}
+            </th>
+            <td colSpan={3} />
+            <td class="num">{r.in_use ?? '–'}</td>
+            <HealthCell live={r} />
+            <td />
+          </tr>
+        )),
+      ])}
     </ListTable>
   );
 }

@@ -86,7 +86,7 @@ export function providerValues(p: Provider, router: Router | undefined): Values<
     router: p.router,
     type: p.type,
     model: p.model_name,
-    url: 'url' in p ? p.url : '',
+    url: 'url' in p ? (p.url ?? '') : '',
     key: '',
     clearKey: 'false',
     timeout: p.timeout === undefined ? '' : String(p.timeout),

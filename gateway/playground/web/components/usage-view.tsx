@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { query, type DailyUsage, type Model, type ModelList, type UsagePage } from '../api.ts';
 import { useSession } from '../context.ts';
 import { FormShell, SelectField, TextField, useForm } from '../forms.tsx';
-import { co2, kwh, milliseconds, money, tokens, utcTime } from '../format.ts';
+import { cachedNote, co2, kwh, milliseconds, money, tokens, utcTime } from '../format.ts';
 import { readable } from '../messages.ts';
 import { ListTable, num } from './list-table.tsx';
 import { LoadError } from './notice.tsx';
@@ -119,7 +119,8 @@ export function UsageView({ user }: { user?: string }) {
                   <td>{utcTime(r.time)}</td>
                   <td>{r.model}</td>
                   <td class="num">
-                    {tokens(r.prompt_tokens)} + {tokens(r.completion_tokens)} = {tokens(r.total_tokens)}
+                    {tokens(r.prompt_tokens)}
+                    {cachedNote(r.cached_tokens)} + {tokens(r.completion_tokens)} = {tokens(r.total_tokens)}
                   </td>
                   <td class="num">
                     {money(r.cost)}

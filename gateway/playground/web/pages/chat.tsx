@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Model, ModelList, Usage } from '../api.ts';
 import { streamChat, type ChatMessage } from '../chat-stream.ts';
 import { useSession } from '../context.ts';
-import { money, tokens } from '../format.ts';
+import { cachedNote, money, tokens } from '../format.ts';
 import { readable } from '../messages.ts';
 import { LoadError } from '../components/notice.tsx';
 import { UsageLine } from '../components/usage-line.tsx';
@@ -126,7 +126,7 @@ export function ChatPage() {
                 usage={turn.usage}
                 label="Usage of this answer"
                 measure="Tokens"
-                amount={`${tokens(turn.usage.prompt_tokens)} prompt + ${tokens(turn.usage.completion_tokens)} completion = ${tokens(turn.usage.total_tokens)}`}
+                amount={`${tokens(turn.usage.prompt_tokens)} prompt${cachedNote(turn.usage.prompt_tokens_details?.cached_tokens ?? 0)} + ${tokens(turn.usage.completion_tokens)} completion = ${tokens(turn.usage.total_tokens)}`}
               />
             )}
             {turn.error && (

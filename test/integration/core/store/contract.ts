@@ -70,6 +70,8 @@ export function usageRecord(userId: string, time: number, fields: Partial<UsageR
     prompt_tokens: 10,
     completion_tokens: 20,
     audio_seconds: 0,
+    cached_tokens: 0,
+    cache_write_tokens: 0,
     cost_micros: 1_500n,
     charged_micros: 1_500n,
     uncovered_micros: 0n,
@@ -89,6 +91,8 @@ function sum(list: UsageRecord[]): UsageTotals {
       requests: t.requests + 1,
       prompt_tokens: t.prompt_tokens + r.prompt_tokens,
       completion_tokens: t.completion_tokens + r.completion_tokens,
+      cached_tokens: t.cached_tokens + r.cached_tokens,
+      cache_write_tokens: t.cache_write_tokens + r.cache_write_tokens,
       cost_micros: t.cost_micros + r.cost_micros,
       uncovered_micros: t.uncovered_micros + r.uncovered_micros,
       kwh: t.kwh + r.kwh,
@@ -711,6 +715,24 @@ function describeUsageLog(current: () => Store): void {
       );
     });
 
+    test('prompt-cache counts are kept in the record, the totals and the daily totals', async () => {
+      const now = Date.now();
+      await appendAll([
+        usageRecord('dora', now, { cached_tokens: 6, cache_write_tokens: 2 }),
+        usageRecord('dora', now, { cached_tokens: 3 }),
+        usageRecord('dora', now),
+      ]);
+      const page = await current().usage.query('dora', { limit: 10 });
+      assert.deepEqual(page.records.map((r) => [r.cached_tokens, r.cache_write_tokens]).sort(), [
+        [0, 0],
+        [3, 0],
+        [6, 2],
+      ]);
+      assert.deepEqual([page.totals.cached_tokens, page.totals.cache_write_tokens], [9, 2]);
+      const daily = await current().usage.dailyTotals({ user: 'dora' }, day(now), day(now));
+      assert.deepEqual([daily[day(now)]?.cached_tokens, daily[day(now)]?.cache_write_tokens], [9, 2]);
+    });
+
     test('daily totals add up each UTC day, per user and per router', async () => {
       const today = Date.now();
       const yesterday = today - DAY;
@@ -724,6 +746,8 @@ function describeUsageLog(current: () => Store): void {
         requests,
         prompt_tokens: 10 * requests,
         completion_tokens: 20 * requests,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
         cost_micros: cost,
         uncovered_micros: 0n,
         kwh,

@@ -204,6 +204,8 @@ describe('redis layout: usage entries of every shape layout 1 holds', () => {
         requested_router: 'chat',
         team_id: null,
         audio_seconds: 0,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
       },
     ],
     [
@@ -220,6 +222,8 @@ describe('redis layout: usage entries of every shape layout 1 holds', () => {
         requested_router: 'chat',
         team_id: null,
         audio_seconds: 0,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
       },
     ],
     [
@@ -236,6 +240,8 @@ describe('redis layout: usage entries of every shape layout 1 holds', () => {
         requested_router: 'big',
         team_id: null,
         audio_seconds: 0,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
       },
     ],
     [
@@ -252,6 +258,8 @@ describe('redis layout: usage entries of every shape layout 1 holds', () => {
         requested_router: 'big',
         team_id: 'red',
         audio_seconds: 0,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
       },
     ],
   ];

@@ -22,8 +22,8 @@ describe('RouterSpec', () => {
     });
   });
 
-  test('the strategies are shuffle, round_robin, least_busy and lowest_latency', () => {
-    assert.deepEqual([...STRATEGIES], ['shuffle', 'round_robin', 'least_busy', 'lowest_latency']);
+  test('the strategies are shuffle, round_robin, least_busy, lowest_latency and prefix_affinity', () => {
+    assert.deepEqual([...STRATEGIES], ['shuffle', 'round_robin', 'least_busy', 'lowest_latency', 'prefix_affinity']);
     for (const strategy of STRATEGIES) {
       assert.equal(
         RouterSpec.parse({ name: 'r', type: 'text-generation', load_balancing_strategy: strategy }).load_balancing_strategy,

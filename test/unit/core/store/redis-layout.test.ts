@@ -49,6 +49,7 @@ const FROM_KEYS = {
   gatewayPattern: [],
   engineSignals: [keys.engineSignals],
   engineScrape: [keys.engineScrape('vllm-a@http://10.0.0.7:8000')],
+  prefixIndex: [keys.prefixIndex('engine@http://10.0.0.7:8000')],
 } satisfies Record<keyof typeof keys, readonly string[]>;
 
 const SAMPLES: readonly string[] = [

@@ -172,6 +172,23 @@ describe('providerFromCR', () => {
       },
     },
     {
+      name: 'vllm with several replicas (urls, each without its trailing slash) and forwardPriority',
+      cr: cr('vllm-a', { ...base, type: 'vllm', urls: ['http://vllm-0.vllm:8000/', 'http://vllm-1.vllm:8000'], forwardPriority: true }),
+      expected: {
+        type: 'vllm',
+        id: 'team-a-vllm-a',
+        router,
+        model_name: 'meta-llama/Llama-3.1-8B-Instruct',
+        urls: ['http://vllm-0.vllm:8000', 'http://vllm-1.vllm:8000'],
+        forward_priority: true,
+      },
+    },
+    {
+      name: 'urls lists no address twice',
+      cr: cr('vllm-a', { ...base, type: 'vllm', urls: ['http://vllm:8000', 'http://vllm:8000/'] }),
+      expected: ['spec.urls: must not list an address twice'],
+    },
+    {
       name: 'vllm and tei need a url',
       cr: cr('vllm-a', { ...base, type: 'tei' }),
       expected: ['spec.url: is required for type "tei"'],
