@@ -1,7 +1,25 @@
 // Every Redis key Tollgate uses, in one place. A user's keys share the hash tag {u:<id>}, so a
 // script that touches several of them stays within one cluster slot. The layout they make up,
 // its format version and the module owning each family of keys are declared in layout.ts.
+import { createHash } from 'node:crypto';
 import type { UsageGroup } from '../usage-log.ts';
+
+const names = new Map<string, string>();
+/**
+ * An engine replica's name in Redis: a digest of its route key (`<provider>@<address>`), never
+ * the address itself, which may carry credentials (`https://user:secret@host`) that must not sit
+ * in key names anyone with KEYS or MONITOR reads. Kept per process (a few per replica), and
+ * forgotten all at once should replicas churn past a bound.
+ */
+export function replicaName(target: string): string {
+  let name = names.get(target);
+  if (name === undefined) {
+    if (names.size >= 10_000) names.clear();
+    name = createHash('sha256').update(target).digest('base64url').slice(0, 22);
+    names.set(target, name);
+  }
+  return name;
+}
 
 const user = (id: string) => `tg:{u:${id}}`;
 const team = (id: string) => `tg:{t:${id}}`;
@@ -53,7 +71,7 @@ export function levelKeys(subject: string): LevelKeys {
 
 export const keys = {
   /** Sorted set: the block hashes of prompts a replica (a route key) was sent, scored by when (ms): prefix-index.ts. */
-  prefixIndex: (replica: string) => `tg:pfx:{${replica}}`,
+  prefixIndex: (replica: string) => `tg:pfx:{${replicaName(replica)}}`,
   /** Hash: spec (JSON UserSpec), created_at, budget (micros, '' = unlimited), period ('' | daily | weekly | monthly). */
   user: (id: string) => `${user(id)}:user`,
   /** Hash: spent, reserved (micros), ptype and pidx (the budget period being counted), lease_until (ms: a lease may be open until then). */
@@ -119,5 +137,5 @@ export const keys = {
    */
   engineSignals: 'tg:engine:signals',
   /** String with a TTL: the gateway that scrapes the target's /metrics (one at a time, fleet-wide). */
-  engineScrape: (target: string) => `tg:engine:scrape:${target}`,
+  engineScrape: (target: string) => `tg:engine:scrape:${replicaName(target)}`,
 } as const;

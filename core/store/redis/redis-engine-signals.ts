@@ -1,6 +1,6 @@
 // Engine signals on Redis (store/engine-signals.ts): one hash for the whole fleet
 // (keys.engineSignals), `s:<target>` holding the JSON of the target's latest scrape and
-// `n:<target>` the requests sent to it since, so that a gateway reads every target it follows
+// `n:<target>` the requests sent to it since (each target named by its digest, keys.replicaName), so that a gateway reads every target it follows
 // in one HMGET; and one claim per target (keys.engineScrape), taken and renewed by the gateway
 // that scrapes it with the health checks' script (lua/health-claim-probe.lua). The hash expires
 // when no gateway has written a scrape for ENGINE_SIGNALS_TTL_MS: nothing is left behind once the
@@ -8,14 +8,15 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { EngineReading, EngineSample, EngineSignalStore } from '../engine-signals.ts';
-import { keys } from './keys.ts';
+import { keys, replicaName } from './keys.ts';
 import { scriptBySha } from './scripts.ts';
 
 /** The hash goes when no scrape was written for this long. */
 export const ENGINE_SIGNALS_TTL_MS = 10 * 60_000;
 
-const readingField = (target: string) => `s:${target}`;
-const sentField = (target: string) => `n:${target}`;
+// Fields named by the target's digest (keys.replicaName): an address may carry credentials.
+const readingField = (target: string) => `s:${replicaName(target)}`;
+const sentField = (target: string) => `n:${replicaName(target)}`;
 
 const Count = z.number().nonnegative().optional();
 

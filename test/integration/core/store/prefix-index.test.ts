@@ -48,3 +48,14 @@ for (const [kind, make] of kinds) {
     });
   });
 }
+
+test("a replica's address never appears in Redis: its key is named by a digest", async () => {
+  const index = new RedisPrefixIndex(redis.admin, LIMITS);
+  const replica = 'engine@http://user:s3cret-pass@10.0.0.7:8000';
+  await index.record(replica, ['s0', 's1'], 1000);
+  assert.deepEqual(await index.matches([replica], ['s0', 's1'], 2000), [2]);
+  const names = await redis.admin.keys('*');
+  assert.equal(names.length, 1);
+  assert.match(names[0]!, /^tg:pfx:\{[A-Za-z0-9_-]{22}\}$/);
+  assert.ok(!names.join(' ').includes('s3cret'));
+});
