@@ -113,6 +113,26 @@ export const ProviderSpec = z.discriminatedUnion('type', [
       type: z.literal('vllm'),
       ...common,
       ...ownUrl(),
+      saturation: z
+        .strictObject({
+          max_waiting: z
+            .number()
+            .int()
+            .min(0)
+            .max(1_000_000)
+            .default(5)
+            .describe('Requests waiting in the engine at which it counts as saturated.'),
+          max_kv_cache: z
+            .number()
+            .min(0)
+            .max(1)
+            .default(0.8)
+            .describe("Share of the engine's KV cache in use (0 to 1) at which it counts as saturated."),
+        })
+        .optional()
+        .describe(
+          'When a replica counts as saturated, from its /metrics: it receives nothing new while another has room (docs/routing-modes.md, "Engine load"). Absent: 5 waiting, 80% of the KV cache.',
+        ),
       forward_priority: z
         .boolean()
         .optional()

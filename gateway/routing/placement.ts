@@ -138,12 +138,14 @@ export class LocalPlacer implements Placer {
     throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open), probeIn(open, now));
   }
 
-  /** The scorers' preferred candidates (the prompt's cache first, with prefix affinity), then the router's strategy among them. */
+  /** The scorers' preferred candidates, then (prefix affinity) those holding the most of the prompt, then the router's strategy among them. */
   #pick(request: PlaceRequest, candidates: readonly ProviderRoute[]): ProviderRoute {
-    let preferred =
-      request.matched === undefined || this.#affinity === undefined ? candidates : keepBest(candidates, this.#affinity.scorer, request);
+    // The scorers first (engine room: a saturated replica is no candidate while another has
+    // room), then the prompt's cache among what they kept: affinity never outweighs saturation.
+    let preferred = candidates;
     const scorers = this.#scorers;
     for (let i = 0; i < scorers.length; i++) preferred = keepBest(preferred, scorers[i]!, request);
+    if (request.matched !== undefined && this.#affinity !== undefined) preferred = keepBest(preferred, this.#affinity.scorer, request);
     return request.router.pick(request.router, preferred, this.#random);
   }
 

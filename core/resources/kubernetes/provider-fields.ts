@@ -57,6 +57,7 @@ export const PROVIDER_FIELDS = fieldTable(ProviderSpec, {
   retries: 'retries',
   health_check: 'healthCheck',
   max_concurrent: 'maxConcurrent',
+  saturation: { cr: 'saturation', optional: true, describe: 'When a replica counts as saturated, from its /metrics; only for type vllm.' },
   forward_priority: {
     cr: 'forwardPriority',
     optional: true,

@@ -25,6 +25,7 @@ import { HealthChecks } from '../health-checks.ts';
 import { LocalPlacer, type PlacementScorer } from '../placement.ts';
 import { ProviderHealth } from '../provider-health.ts';
 import { PrefixAffinity } from '../prefix/prefix-affinity.ts';
+import { engineRoom } from '../engine/engine-room.ts';
 import type { RouterRoute } from '../routing-table.ts';
 import type { ServedRouting } from '../served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../strategies.ts';
@@ -74,9 +75,10 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   });
   // The choice among providers takes more signals here (docs/architecture.md, "Adding a routing
   // signal"): a source of the engines' own numbers (below), and scorers reading them (or the
-  // request) that local placement applies before each router's strategy. No scorer reads the
-  // engines' numbers yet: strategies alone.
-  const scorers: readonly PlacementScorer[] = [];
+  // request) that local placement applies before each router's strategy: engine room keeps
+  // saturated vLLM replicas out while another has room (engine/engine-room.ts). The source is
+  // made below; the scorer reads it when a request is placed.
+  const scorers: readonly PlacementScorer[] = [engineRoom({ signals: (target) => signals.signals(target) })];
   const local = new LocalPlacer(Math.random, Date.now, health.policy, scorers, new PrefixAffinity(store.prefixIndex));
   // Queue mode needs the queue, a capability only a shared store has.
   const queue = store.routingQueue;

@@ -1,0 +1,82 @@
+// Admission on the engines' own load, through a real gateway and two fake vLLM replicas on real
+// sockets whose /metrics the test sets: a saturated replica (its queue at the provider's
+// max_waiting, or its KV cache at max_kv_cache) receives nothing new while the other has room;
+// when both are saturated the less loaded one serves (no request refused for it); and when a
+// replica's /metrics fails, its signals are dropped and routing does as it did without them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { eventually } from '../../support/eventually.ts';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import type { FakeBackend } from '../../support/fake-server.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { GatewayConfig } from '../../support/gateway-config.ts';
+import { chat } from '../../support/routing.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed();
+
+const metrics = (waiting: number, kv: number) => `# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{model_name="m"} ${waiting}
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} 4
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{model_name="m"} ${kv}
+`;
+
+interface ReplicaView {
+  replica: string;
+  engines: { signals: string; waiting: number | null; kv_cache_usage: number | null }[];
+}
+
+/** Waits until the gateway's routing view shows each replica's engine as `expected` says (fresh with that queue, or not fresh). */
+async function signalsRead(gw: TestGateway, expected: Record<string, number | 'failing'>): Promise<void> {
+  await eventually(
+    async () => {
+      const replicas = ((await gw.get('/v1/admin/routing')).body.providers as ReplicaView[]).filter((p) => p.replica !== null);
+      return Object.entries(expected).every(([url, want]) => {
+        const engine = replicas.find((r) => r.replica === url)?.engines[0];
+        return want === 'failing' ? engine?.signals === 'failing' : engine?.signals === 'fresh' && engine.waiting === want;
+      });
+    },
+    `the engines read as ${JSON.stringify(expected)}`,
+  );
+}
+
+test('a saturated replica receives nothing new while another has room; when all are, the least loaded serves', async (t) => {
+  const [a, b] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const config: GatewayConfig = {
+    models: [
+      {
+        id: 'chat',
+        type: 'text-generation',
+        load_balancing_strategy: 'round_robin',
+        providers: [
+          { model: 'm', type: 'vllm', id: 'engine', args: { api_urls: [a.url, b.url] }, saturation: { max_waiting: 5, max_kv_cache: 0.9 } },
+        ],
+      },
+    ],
+  };
+  const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } });
+  const sent = (fake: FakeBackend) => fake.requests.length;
+
+  // a's queue is at its limit: round robin would alternate, engine room keeps a out.
+  a.metricsText(metrics(5, 0.3));
+  b.metricsText(metrics(0, 0.3));
+  await signalsRead(gw, { [a.url]: 5, [b.url]: 0 });
+  for (let i = 0; i < 6; i++) assert.equal((await chat(gw, 'chat')).status, 200);
+  assert.deepEqual([sent(a), sent(b)], [0, 6], 'the saturated replica received nothing');
+
+  // b's KV cache is past 90% and its queue past a's: both saturated, a is the less loaded.
+  b.metricsText(metrics(8, 0.95));
+  await signalsRead(gw, { [a.url]: 5, [b.url]: 8 });
+  for (let i = 0; i < 4; i++) assert.equal((await chat(gw, 'chat')).status, 200, 'no request is refused for saturation');
+  assert.deepEqual([sent(a), sent(b)], [4, 6], 'the least loaded served them');
+
+  // a's /metrics fails: its signals are dropped, it counts as having room, round robin resumes.
+  a.metricsText(undefined);
+  b.metricsText(metrics(0, 0.1));
+  await signalsRead(gw, { [a.url]: 'failing', [b.url]: 0 });
+  for (let i = 0; i < 4; i++) assert.equal((await chat(gw, 'chat')).status, 200);
+  assert.deepEqual([sent(a), sent(b)], [6, 8], 'both serve again, in turn');
+});
