@@ -93,19 +93,23 @@ export class LocalPlacer implements Placer {
   readonly #policy: BreakerPolicy;
   readonly #scorers: readonly PlacementScorer[];
   readonly #affinity: PlacementAffinity | undefined;
+  readonly #placed: ((provider: ProviderRoute) => void) | undefined;
 
+  /** `placed` hears each provider chosen (engine signals count the requests sent since their reading). */
   constructor(
     random: Random,
     now: () => number,
     policy: BreakerPolicy,
     scorers: readonly PlacementScorer[] = [],
     affinity?: PlacementAffinity,
+    placed?: (provider: ProviderRoute) => void,
   ) {
     this.#random = random;
     this.#now = now;
     this.#policy = policy;
     this.#scorers = scorers;
     this.#affinity = affinity;
+    this.#placed = placed;
   }
 
   /** At once, but for a prefix_affinity router's request, which first asks the prefix index (one round trip with Redis). */
@@ -132,9 +136,10 @@ export class LocalPlacer implements Placer {
     const open = untried.filter(hasRoom);
     if (open.length === 0) throw new ModelTooBusyError(router.spec.name, 1, 'every provider is at its max_concurrent in this gateway');
     const ready = open.filter((p) => p.state.ready(now, this.#policy));
-    if (ready.length > 0) return heldHere(this.#pick(request, ready), now);
+    if (ready.length > 0) return heldHere(this.#chosen(this.#pick(request, ready)), now);
     const live = onlyHealthy ? [] : open.filter((p) => p.state.live);
-    if (live.length > 0) return { ...heldHere(this.#pick(request, live), now), lastResort: { retryAfterMs: probeIn(live, now) } };
+    if (live.length > 0)
+      return { ...heldHere(this.#chosen(this.#pick(request, live)), now), lastResort: { retryAfterMs: probeIn(live, now) } };
     throw new ProvidersFailedError(router.spec.name, tried.size, unavailable(open), probeIn(open, now));
   }
 
@@ -147,6 +152,11 @@ export class LocalPlacer implements Placer {
     for (let i = 0; i < scorers.length; i++) preferred = keepBest(preferred, scorers[i]!, request);
     if (request.matched !== undefined && this.#affinity !== undefined) preferred = keepBest(preferred, this.#affinity.scorer, request);
     return request.router.pick(request.router, preferred, this.#random);
+  }
+
+  #chosen(provider: ProviderRoute): ProviderRoute {
+    this.#placed?.(provider);
+    return provider;
   }
 
   /** Whether an untried candidate is ready: live, and its breaker lets a request through. */

@@ -25,7 +25,7 @@ import { HealthChecks } from '../health-checks.ts';
 import { LocalPlacer, type PlacementScorer } from '../placement.ts';
 import { ProviderHealth } from '../provider-health.ts';
 import { PrefixAffinity } from '../prefix/prefix-affinity.ts';
-import { engineRoom } from '../engine/engine-room.ts';
+import { countPlaced, engineRoom } from '../engine/engine-room.ts';
 import type { RouterRoute } from '../routing-table.ts';
 import type { ServedRouting } from '../served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../strategies.ts';
@@ -78,8 +78,9 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
   // request) that local placement applies before each router's strategy: engine room keeps
   // saturated vLLM replicas out while another has room (engine/engine-room.ts). The source is
   // made below; the scorer reads it when a request is placed.
-  const scorers: readonly PlacementScorer[] = [engineRoom({ signals: (target) => signals.signals(target) })];
-  const local = new LocalPlacer(Math.random, Date.now, health.policy, scorers, new PrefixAffinity(store.prefixIndex));
+  const engines = { signals: (target: string) => signals.signals(target), sent: (target: string) => signals.sent(target) };
+  const scorers: readonly PlacementScorer[] = [engineRoom(engines)];
+  const local = new LocalPlacer(Math.random, Date.now, health.policy, scorers, new PrefixAffinity(store.prefixIndex), countPlaced(engines));
   // Queue mode needs the queue, a capability only a shared store has.
   const queue = store.routingQueue;
   // Read at scrape time, once the placer exists: the mode is the placer's to say.

@@ -54,3 +54,16 @@ export function engineRoom(source: Pick<MetricsSource, 'signals'>): PlacementSco
     },
   };
 }
+
+/**
+ * Counts a request placed on `route` into its engine's signals (MetricsSource.sent), so that
+ * between two readings its queue looks as long as the requests sent since make it, and a burst
+ * does not all land on the replica that looked emptiest. Only while the engine's signals are
+ * fresh: otherwise no one decides on them, and nothing is sent to the store for it.
+ */
+export function countPlaced(source: Pick<MetricsSource, 'signals' | 'sent'>): (route: ProviderRoute) => void {
+  return (route) => {
+    const target = targetOf(route);
+    if (target !== null && source.signals(target) !== undefined) source.sent(target);
+  };
+}
