@@ -52,7 +52,13 @@ test('a saturated replica receives nothing new while another has room; when all 
         type: 'text-generation',
         load_balancing_strategy: 'round_robin',
         providers: [
-          { model: 'm', type: 'vllm', id: 'engine', args: { api_urls: [a.url, b.url] }, saturation: { max_waiting: 5, max_kv_cache: 0.9 } },
+          {
+            model: 'm',
+            type: 'vllm',
+            id: 'engine',
+            args: { api_urls: [a.url, b.url] },
+            saturation: { max_waiting: 10, max_kv_cache: 0.9 },
+          },
         ],
       },
     ],
@@ -60,16 +66,18 @@ test('a saturated replica receives nothing new while another has room; when all 
   const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } });
   const sent = (fake: FakeBackend) => fake.requests.length;
 
-  // a's queue is at its limit: round robin would alternate, engine room keeps a out.
-  a.metricsText(metrics(5, 0.3));
+  // a's queue is past its limit: round robin would alternate, engine room keeps a out. (b's
+  // queue grows by the requests sent to it until the next reading: 6 stay under its limit.)
+  a.metricsText(metrics(20, 0.3));
   b.metricsText(metrics(0, 0.3));
-  await signalsRead(gw, { [a.url]: 5, [b.url]: 0 });
+  await signalsRead(gw, { [a.url]: 20, [b.url]: 0 });
   for (let i = 0; i < 6; i++) assert.equal((await chat(gw, 'chat')).status, 200);
   assert.deepEqual([sent(a), sent(b)], [0, 6], 'the saturated replica received nothing');
 
-  // b's KV cache is past 90% and its queue past a's: both saturated, a is the less loaded.
-  b.metricsText(metrics(8, 0.95));
-  await signalsRead(gw, { [a.url]: 5, [b.url]: 8 });
+  // b's queue is three times its limit: both saturated, a (twice its limit, and 4 more at most
+  // before the next reading) is the less loaded.
+  b.metricsText(metrics(30, 0.95));
+  await signalsRead(gw, { [a.url]: 20, [b.url]: 30 });
   for (let i = 0; i < 4; i++) assert.equal((await chat(gw, 'chat')).status, 200, 'no request is refused for saturation');
   assert.deepEqual([sent(a), sent(b)], [4, 6], 'the least loaded served them');
 

@@ -33,6 +33,14 @@ const config = (engines: readonly VllmEmulator[]): GatewayConfig => ({
   ],
 });
 
+/**
+ * The engines' /metrics not read: these tests are about the prompt's cache and this gateway's own
+ * counts, and engine room (engine-room.test.ts) would otherwise keep a replica out once the
+ * requests sent to it since its last reading reach its queue limit, at a moment that depends on
+ * the machine's speed.
+ */
+const AFFINITY_ALONE = { engineScrapeIntervalMs: 0 };
+
 const systemPrompt = (topic: string) => `You answer questions about ${topic}. `.repeat(60);
 
 function ask(gw: TestGateway, messages: { role: string; content: string }[], maxTokens = 8) {
@@ -47,7 +55,7 @@ const received = (engines: readonly VllmEmulator[]) => engines.map((e) => e.stat
 describe('prefix affinity', () => {
   test("a conversation's next turn goes to the replica that served its first, and is served from its cache", async (t) => {
     const engines = await replicas(t, 3);
-    const gw = await bed.gateway(config(engines), { t });
+    const gw = await bed.gateway(config(engines), { t, settings: AFFINITY_ALONE });
     for (const topic of ['astronomy', 'cooking', 'tax law']) {
       const turn1 = [
         { role: 'system', content: systemPrompt(topic) },
@@ -73,7 +81,7 @@ describe('prefix affinity', () => {
   test('a hot system prompt stays on its replica until that one is far busier than the others, then spreads', async (t) => {
     // Slow decoding keeps the burst's requests in flight while it is placed.
     const engines = await replicas(t, 3, { decode_tps: 20, time_scale: 0.05 });
-    const gw = await bed.gateway(config(engines), { t });
+    const gw = await bed.gateway(config(engines), { t, settings: AFFINITY_ALONE });
     const shared = [{ role: 'system', content: systemPrompt('the weather') }];
     const before1 = received(engines);
     assert.equal((await ask(gw, [...shared, { role: 'user', content: 'Hello there, how are you today?' }])).status, 200);
@@ -95,8 +103,8 @@ describe('prefix affinity', () => {
   test('with Redis, two gateways share the index: the second sends a conversation where the first did', async (t) => {
     const engines = await replicas(t, 3);
     const [one, two] = await Promise.all([
-      bed.gateway(config(engines), { t, store: 'redis' }),
-      bed.gateway(config(engines), { t, store: 'redis' }),
+      bed.gateway(config(engines), { t, store: 'redis', settings: AFFINITY_ALONE }),
+      bed.gateway(config(engines), { t, store: 'redis', settings: AFFINITY_ALONE }),
     ]);
     for (const topic of ['gardening', 'chess']) {
       const turn1 = [
