@@ -10,6 +10,19 @@ export interface QueueProvider {
   readonly id: string;
   readonly cap: number;
   readonly eps: string;
+  /**
+   * The engine replica this provider stands for, when its load is read (engine-signals.ts): a
+   * slot is then given only while the engine is not saturated (late binding), and each slot
+   * given counts into the requests sent to it since its last reading.
+   */
+  readonly engine?: QueueEngine | undefined;
+}
+
+/** An engine replica's signals as the scripts weigh them: its target key and saturation thresholds. */
+export interface QueueEngine {
+  readonly target: string;
+  readonly maxWaiting: number;
+  readonly maxKvCache: number;
 }
 
 /** How a worker chooses for one router. */
@@ -22,6 +35,10 @@ export interface QueueChoice {
   readonly scan: number;
   /** lowest_latency: the share of choices that probe another provider. */
   readonly probe: number;
+  /** Engine readings older than this (ms) are not weighed: the provider's slots alone decide. */
+  readonly engineFreshMs?: number | undefined;
+  /** While a saturated engine keeps requests waiting, how soon a pass looks again (ms): its next reading. */
+  readonly engineRecheckMs?: number | undefined;
 }
 
 /** What a gateway puts in a router's stream. */

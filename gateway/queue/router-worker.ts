@@ -8,7 +8,8 @@ import type { Log } from '../../core/log.ts';
 import type { AssignPass, QueueChoice, QueueForWorkers, QueueReader, TakenEntry } from '../../core/store/routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
-import type { RouterRoute, RoutingTable } from '../routing/routing-table.ts';
+import { engineTargetOf, saturationOf } from '../routing/engine/engine-targets.ts';
+import type { ProviderRoute, RouterRoute, RoutingTable } from '../routing/routing-table.ts';
 
 export interface RouterWorkerOptions {
   /** This worker's consumer name in the group: unique per worker. */
@@ -30,6 +31,12 @@ export interface RouterWorkerOptions {
   readonly log: Log;
   /** Told of each pass (metrics). */
   readonly onPass?: (router: string, pass: AssignPass, claimed: number) => void;
+  /**
+   * Engines' readings weighed (late binding: a slot of a saturated engine is not given): a reading
+   * older than freshMs is not, and while one keeps requests waiting a pass runs every recheckMs.
+   * Undefined: engines are not read (--engine-scrape-interval-ms 0).
+   */
+  readonly engines?: { readonly freshMs: number; readonly recheckMs: number } | undefined;
 }
 
 export class RouterWorker {
@@ -89,13 +96,17 @@ export class RouterWorker {
   #choice(name: string): QueueChoice | undefined {
     const router = this.#table().lookup(name);
     if (!router || router.spec.name !== name) return undefined;
+    const { engines } = this.#options;
     return {
       providers: router.providers.map((p) => ({
         // A replica's own slots: each of a provider's replicas is chosen on its own.
         id: p.key,
         cap: p.spec.max_concurrent ?? -1,
         eps: `,${p.adapter.endpoints.join(',')},`,
+        engine: engines && engineOf(p),
       })),
+      engineFreshMs: engines?.freshMs,
+      engineRecheckMs: engines?.recheckMs,
       // Prefix affinity is local mode's for now: queue mode places its requests least busy.
       strategy: router.spec.load_balancing_strategy === 'prefix_affinity' ? 'least_busy' : router.spec.load_balancing_strategy,
       seed: Math.floor(this.#random() * 2_147_483_646) + 1,
@@ -216,4 +227,12 @@ export class RouterWorker {
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.#timers.setTimeout(resolve, ms));
   }
+}
+
+/** The engine a provider's slots are weighed against, when its signals are read. */
+function engineOf(route: ProviderRoute) {
+  const target = engineTargetOf(route);
+  if (target === null) return undefined;
+  const limits = saturationOf(route);
+  return { target, maxWaiting: limits.max_waiting, maxKvCache: limits.max_kv_cache };
 }

@@ -5,6 +5,7 @@
 // Shared by the queue's three parts (redis-queue-gateways.ts, -workers.ts, -statistics.ts).
 
 import { PRIORITY_RANGE } from '../../resources/user.ts';
+import { keys } from './keys.ts';
 import { providerFieldsPrelude } from './provider-fields.ts';
 import type { ScriptParts } from './scripts.ts';
 
@@ -71,6 +72,8 @@ function queuePrelude(): string {
     `Q.MIN_PRIORITY = ${PRIORITY_RANGE.min}`,
     `Q.MAX_PRIORITY = ${PRIORITY_RANGE.max}`,
     `Q.RATE_TAU_MS = ${SLOT_RATE_TAU_MS}`,
+    // The engines' readings, shared by the fleet (redis-engine-signals.ts): what late binding weighs.
+    `Q.ENGINE_SIGNALS = ${JSON.stringify(keys.engineSignals)}`,
   );
   return lines.join('\n');
 }

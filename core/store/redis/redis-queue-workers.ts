@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import type { RedisChannels } from './redis-channels.ts';
 import type { AssignPass, QueueChoice, QueueForWorkers, QueueListener, QueueReader, TakenEntry } from '../routing-queue.ts';
+import { engineSignalFields } from './redis-engine-signals.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys, queueScriptParts, WORKER_GROUP } from './queue-keys.ts';
 
@@ -63,12 +64,12 @@ export class RedisQueueWorkers implements QueueForWorkers {
   }
 
   async take(router: string, choice: QueueChoice, entries: readonly TakenEntry[]): Promise<AssignPass> {
-    const reply = await this.#take.run(...routerKeys(router), WORKER_GROUP, JSON.stringify(choice), JSON.stringify(entries));
+    const reply = await this.#take.run(...routerKeys(router), WORKER_GROUP, choiceArgument(choice), JSON.stringify(entries));
     return passOf(reply);
   }
 
   async assign(router: string, choice: QueueChoice): Promise<AssignPass> {
-    return passOf(await this.#assign.run(...routerKeys(router), JSON.stringify(choice)));
+    return passOf(await this.#assign.run(...routerKeys(router), choiceArgument(choice)));
   }
 
   /** Calls `listener` with the router of each slot that came free, and with null when every router should be looked at again. */
@@ -109,6 +110,19 @@ async function read(
     );
   }
   return byRouter;
+}
+
+/**
+ * The choice as the scripts read it: a provider's engine becomes the fields of its reading and of
+ * the requests sent since in keys.engineSignals (eng = {f, n, mw, mkv}); the rest as is.
+ */
+function choiceArgument(choice: QueueChoice): string {
+  const providers = choice.providers.map(({ engine, ...provider }) => {
+    if (!engine) return provider;
+    const fields = engineSignalFields(engine.target);
+    return { ...provider, eng: { f: fields.reading, n: fields.sent, mw: engine.maxWaiting, mkv: engine.maxKvCache } };
+  });
+  return JSON.stringify({ ...choice, providers });
 }
 
 /** The keys of a router's queue, as queue-take.lua and queue-assign.lua take them. */

@@ -112,6 +112,11 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
         ...WORKER_DEFAULTS,
         consumer: `${client?.gatewayId ?? 'gateway'}-${i}`,
         probeShare: LATENCY_PROBE_SHARE,
+        // Late binding weighs the readings the gateways' scrapes share, as fresh as the local placer's.
+        engines:
+          settings.engineScrapeIntervalMs === 0
+            ? undefined
+            : { freshMs: 3 * settings.engineScrapeIntervalMs, recheckMs: settings.engineScrapeIntervalMs },
         log,
         onPass: workerPassMetrics(queueMetrics),
       }),

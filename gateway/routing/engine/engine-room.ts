@@ -9,32 +9,18 @@
 import type { MetricsSource } from '../engine-signals.ts';
 import type { PlacementScorer } from '../placement.ts';
 import type { ProviderRoute } from '../routing-table.ts';
-import { targetKey } from './engine-targets.ts';
-
-/** Defaults of a vllm provider's `saturation`. */
-export const DEFAULT_SATURATION = { max_waiting: 5, max_kv_cache: 0.8 } as const;
-
-/** Each route's engine target key, made once per route (routes live as long as their table). */
-const targets = new WeakMap<ProviderRoute, string | null>();
-function targetOf(route: ProviderRoute): string | null {
-  let key = targets.get(route);
-  if (key === undefined) {
-    key = route.spec.type === 'vllm' ? targetKey(route.spec.id, route.spec.url) : null;
-    targets.set(route, key);
-  }
-  return key;
-}
+import { engineTargetOf, saturationOf } from './engine-targets.ts';
 
 /**
  * How full the replica's engine is, 1 and more being saturated: the larger of its waiting queue
  * over max_waiting and its KV cache's use over max_kv_cache. Undefined without fresh signals.
  */
 export function engineLoad(route: ProviderRoute, source: Pick<MetricsSource, 'signals'>): number | undefined {
-  const target = targetOf(route);
+  const target = engineTargetOf(route);
   if (target === null) return undefined;
   const signals = source.signals(target);
   if (signals === undefined) return undefined;
-  const limits = (route.spec.type === 'vllm' && route.spec.saturation) || DEFAULT_SATURATION;
+  const limits = saturationOf(route);
   const waiting = signals.waiting ?? 0;
   const kv = signals.kvCacheUsage ?? 0;
   const byQueue = limits.max_waiting === 0 ? (waiting > 0 ? Infinity : 0) : waiting / limits.max_waiting;
@@ -63,7 +49,7 @@ export function engineRoom(source: Pick<MetricsSource, 'signals'>): PlacementSco
  */
 export function countPlaced(source: Pick<MetricsSource, 'signals' | 'sent'>): (route: ProviderRoute) => void {
   return (route) => {
-    const target = targetOf(route);
+    const target = engineTargetOf(route);
     if (target !== null && source.signals(target) !== undefined) source.sent(target);
   };
 }

@@ -2,7 +2,7 @@
 -- the last pass said something would change by itself (queue-common.lua).
 --
 -- KEYS: stream, waiting, entries, stats, callers (Q.* of the router)
--- ARGV: the worker's choice, JSON {providers, strategy, seed, scan, probe}
+-- ARGV: the worker's choice, JSON {providers, strategy, seed, scan, probe, engineFreshMs, engineRecheckMs}
 -- Returns {given, waiting, wake, now} (assign()).
 local R = { stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4], callers = KEYS[5] }
 return assign(R, cjson.decode(ARGV[1]), now_ms())

@@ -15,6 +15,10 @@
 -- A provider: Q.slots(id), a sorted set of request ids holding a slot, scored by expiry (ms);
 -- Q.metrics(id), a hash the gateways write as requests end (queue-release.lua), whose health
 -- fields (H.*) every gateway's breakers and health checks write too.
+-- An engine replica's load (a provider passed with eng = {f, n, mw, mkv}): in Q.ENGINE_SIGNALS,
+-- field f holds the JSON of its latest reading (redis-engine-signals.ts) and n the requests sent to
+-- it since; it is saturated while waiting (plus those sent since) reaches mw or its KV cache's use
+-- reaches mkv, as the local placer's engine room judges (gateway/routing/engine/engine-room.ts).
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -39,7 +43,33 @@ end
 -- endpoints it serves as ",chat,completions,"), with their live state: slots in use (expired ones
 -- dropped), cool-down end (an open circuit breaker's too) and whether a probe may go through it
 -- now, health check verdict and moving averages.
-local function provider_states(providers, now)
+-- The engine's load when it is weighed: a good reading no older than fresh_ms; nil otherwise (no
+-- engine, scraping off, the reading stale, failed or unreadable), and the slots alone decide.
+local function engine_load(p, now, fresh_ms)
+  if not p.eng or not fresh_ms or fresh_ms <= 0 then return nil end
+  local v = redis.call('HMGET', Q.ENGINE_SIGNALS, p.eng.f, p.eng.n)
+  if not v[1] then return nil end
+  local decoded, reading = pcall(cjson.decode, v[1])
+  if not decoded or type(reading) ~= 'table' or reading.ok ~= true or type(reading.at) ~= 'number' then return nil end
+  if now - reading.at > fresh_ms then return nil end
+  return {
+    waiting = tonumber(reading.waiting),
+    sent = math.max(0, tonumber(v[2]) or 0),
+    kv = tonumber(reading.kvCacheUsage) or 0,
+  }
+end
+
+local function saturated(s)
+  local e = s.engine
+  if not e then return false end
+  if e.waiting then
+    local queued = e.waiting + e.sent
+    if (s.eng.mw <= 0 and queued > 0) or (s.eng.mw > 0 and queued >= s.eng.mw) then return true end
+  end
+  return e.kv >= s.eng.mkv
+end
+
+local function provider_states(providers, now, fresh_ms)
   local states = {}
   for i, p in ipairs(providers) do
     local slots = Q.slots(p.id)
@@ -58,13 +88,16 @@ local function provider_states(providers, now)
       latency = tonumber(m[6]),
       n = tonumber(m[3]) or 0,
       down = m[4] == '1',
+      eng = p.eng,
+      engine = engine_load(p, now, fresh_ms),
     }
   end
   return states
 end
 
+-- Room: not cooling (or a probe due), not down, a slot free, and its engine not saturated.
 local function has_room(s, now)
-  return (s.cool <= now or s.probe) and not s.down and (s.cap < 0 or s.used < s.cap)
+  return (s.cool <= now or s.probe) and not s.down and (s.cap < 0 or s.used < s.cap) and not saturated(s)
 end
 
 local function any_room(states, now)
@@ -191,7 +224,8 @@ local function capacity_pace(states, now)
   local pace = 0
   for _, s in ipairs(states) do
     if not s.down and s.cap ~= 0 then
-      if s.cap < 0 or not s.latency or s.latency <= 0 then return nil end
+      -- An engine's load, not its cap, says when it takes more: the pace measured then tells.
+      if s.engine or s.cap < 0 or not s.latency or s.latency <= 0 then return nil end
       if s.cool <= now then pace = pace + s.cap / s.latency end
     end
   end
@@ -250,6 +284,11 @@ local function give_slot(R, id, entry, s, now)
     return false
   end
   s.used = s.used + 1
+  if s.engine then
+    -- Counted into the engine's queue until its next reading, for this pass's next choice and every gateway's.
+    redis.call('HINCRBY', Q.ENGINE_SIGNALS, s.eng.n, 1)
+    s.engine.sent = s.engine.sent + 1
+  end
   if s.cool > now then
     -- A probe of a cooling provider: its answer, if good, ends the cool-down (queue-release.lua).
     health_probe_given(Q.metrics(s.id), id, now)
@@ -268,10 +307,11 @@ end
 -- or not serving its endpoint) is answered `none`; one whose gateway no longer listens (it died)
 -- is dropped, so that it neither keeps a slot nobody uses nor holds a place in the list. Returns
 -- {given, waiting, wake, now}: wake is when something that could let a waiting request go happens
--- by itself (a cool-down ending or a probe due, a slot expiring, a deadline), in ms, or 0; and
+-- by itself (a cool-down ending or a probe due, a slot expiring, a saturated engine's next
+-- reading, a deadline), in ms, or 0; and
 -- the script's now (ms), for the worker to time that.
 local function assign(R, C, now)
-  local states = provider_states(C.providers, now)
+  local states = provider_states(C.providers, now, C.engineFreshMs)
   local pace = capacity_pace(states, now)
   if pace then redis.call('HSET', R.stats, 'pace', pace) else redis.call('HDEL', R.stats, 'pace') end
   local random = random_from(C.seed)
@@ -327,6 +367,9 @@ local function assign(R, C, now)
       elseif s.cap > 0 and s.used >= s.cap then
         local first = redis.call('ZRANGE', Q.slots(s.id), 0, 0, 'WITHSCORES')
         if first[2] then at = tonumber(first[2]) end
+      elseif saturated(s) and (C.engineRecheckMs or 0) > 0 then
+        -- Late binding: a saturated engine frees no slot; its next reading may say it has room.
+        at = now + C.engineRecheckMs
       end
       if at > 0 and (wake == 0 or at < wake) then wake = at end
     end

@@ -10,7 +10,7 @@
 -- the aging step, the slot lifetime), so no entry makes a slot that never expires.
 --
 -- KEYS: stream, waiting, entries, stats, callers (Q.* of the router)
--- ARGV: group; the worker's choice, JSON {providers, strategy, seed, scan, probe};
+-- ARGV: group; the worker's choice, JSON {providers, strategy, seed, scan, probe, engineFreshMs, engineRecheckMs};
 --       the entries, JSON [{sid, id, gw, u, ep, pr, mw, ag, mq, ex, st}]: stream id, request id,
 --       the gateway's reply channel id, caller, endpoint, priority, longest wait (ms), aging step
 --       per priority level (ms), most waiting, excluded provider ids, slot lifetime (ms)
@@ -47,7 +47,7 @@ for _, e in ipairs(cjson.decode(ARGV[3])) do
       join(R, e.id, entry, arrived - pr * clamp(e.ag, 0, Q.MAX_AGING_MS))
       result = assign(R, C, now)
       if redis.call('HEXISTS', R.entries, e.id) == 1 and result[2] > e.mq then
-        make_room(R, e.id, entry, now, provider_states(C.providers, now))
+        make_room(R, e.id, entry, now, provider_states(C.providers, now, C.engineFreshMs))
         result[2] = result[2] - 1
       end
     end
