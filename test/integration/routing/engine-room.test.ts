@@ -88,3 +88,37 @@ test('a saturated replica receives nothing new while another has room; when all 
   for (let i = 0; i < 4; i++) assert.equal((await chat(gw, 'chat')).status, 200);
   assert.deepEqual([sent(a), sent(b)], [6, 8], 'both serve again, in turn');
 });
+
+test('prefix affinity yields to saturation: a shared prompt leaves its saturated replica for one with room', async (t) => {
+  const [a, b] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const config: GatewayConfig = {
+    models: [
+      {
+        id: 'chat',
+        type: 'text-generation',
+        load_balancing_strategy: 'prefix_affinity',
+        providers: [{ model: 'm', type: 'vllm', id: 'engine', args: { api_urls: [a.url, b.url] }, saturation: { max_waiting: 10, max_kv_cache: 0.9 } }],
+      },
+    ],
+  };
+  const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } });
+  a.metricsText(metrics(0, 0.3));
+  b.metricsText(metrics(0, 0.3));
+  await signalsRead(gw, { [a.url]: 0, [b.url]: 0 });
+  const system = { role: 'system', content: 'You answer questions about the tides. '.repeat(60) };
+  const ask = (question: string) => gw.post('/v1/chat/completions', { model: 'chat', messages: [system, { role: 'user', content: question }] });
+
+  assert.equal((await ask('When is high tide?')).status, 200);
+  const home = a.requests.length === 1 ? a : b;
+  const other = home === a ? b : a;
+  assert.equal((await ask('And low tide?')).status, 200);
+  assert.equal(home.requests.length, 2, 'the prompt stays on the replica that holds it');
+
+  // Its engine's queue passes max_waiting: the prompt's next request goes to the one with room.
+  home.metricsText(metrics(20, 0.3));
+  await signalsRead(gw, { [home.url]: 20 });
+  assert.equal((await ask('Why are there two a day?')).status, 200);
+  assert.equal(other.requests.length, 1, 'the saturated replica got nothing new, whatever it holds');
+  assert.equal(home.requests.length, 2);
+});

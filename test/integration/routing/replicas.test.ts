@@ -75,6 +75,36 @@ describe('a provider with several replicas', () => {
     );
   });
 
+  test('a replica that vanishes mid-stream: the stream ends with an error at once, nothing stays held, the other serves', async (t) => {
+    const [a, b] = await backends(t, 2);
+    const gw = await bed.gateway(replicated([a!.url, b!.url]), { t, settings: { failureThreshold: 1, cooldownSeconds: 600 } });
+    // Round robin sends the first request to a, which streams slowly and then goes away.
+    a!.behave({ chunkDelayMs: 200, text: 'one two three four five six seven eight nine ten' });
+    const response = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...gw.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'stream' }], stream: true }),
+    });
+    assert.equal(response.status, 200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value);
+    assert.equal(a!.requests.length, 1, 'the stream comes from a');
+    await a!.close();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    assert.match(text, /"error"/, 'the client is told the answer broke off');
+    await eventually(
+      async () => (await replicasLive(gw)).every((r) => r.in_flight_here === 0),
+      'no replica keeps the broken request in flight',
+    );
+    for (let i = 0; i < 4; i++) assert.equal((await chat(gw, 'chat')).status, 200, 'every later request is answered');
+    assert.ok(b!.requests.length >= 4, 'by the replica still there');
+  });
+
   test('a replica address with credentials is masked in the routing view and /metrics', async (t) => {
     const [a] = await backends(t, 1);
     const secretUrl = a!.url.replace('http://', 'http://user:s3cret-pass@');
