@@ -87,7 +87,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   loadEncoding();
   let address: string;
   try {
-    address = await app.listen({ host: settings.host, port: settings.port });
+    address = await app.listen({ host: settings.host, port: settings.port, backlog: settings.listenBacklog });
   } catch (error) {
     await app.close();
     throw listenProblem(error as NodeJS.ErrnoException, settings.host, settings.port) ?? error;

@@ -10,6 +10,13 @@ import { Int } from './value-schemas.ts';
 export const HTTP_SETTINGS = {
   host: { schema: z.string().min(1).default('0.0.0.0'), value: '<address>', env: 'TOLLGATE_HOST', help: 'address to listen on' },
   port: { schema: Int(0, 65_535).default(8080), short: '-p', value: '<port>', env: 'TOLLGATE_PORT', help: 'port to listen on' },
+  listenBacklog: {
+    schema: Int(1, 65_535).default(4096),
+    value: '<n>',
+    env: 'TOLLGATE_LISTEN_BACKLOG',
+    help: 'connections the kernel queues for the gateway to accept',
+    doc: "Connections the kernel holds for the gateway to accept (listen's backlog). A burst of new connections larger than it overflows the queue, and each connection past it waits for the client's SYN to be sent again, a second later: clients see a one-second first token. Node's own default is 511; the kernel caps the value at `net.core.somaxconn` (4096 on current kernels).",
+  },
   bodyLimit: {
     schema: Int(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
     value: '<bytes>',

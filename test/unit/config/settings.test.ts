@@ -25,6 +25,7 @@ describe('readSettings', () => {
     assert.deepEqual(readSettings({}, {}), {
       host: '0.0.0.0',
       port: 8080,
+      listenBacklog: 4096,
       alertRetrySeconds: 60,
       alertWebhookAttempts: 5,
       bodyLimit: 10 * 1024 * 1024,
@@ -128,6 +129,7 @@ describe('readSettings', () => {
     queueAgingSeconds: { text: '0.5', parsed: 0.5 },
     engineScrapeIntervalMs: { text: '250', parsed: 250 },
     queueSlotTtlSeconds: { text: '10', parsed: 10 },
+    listenBacklog: { text: '8192', parsed: 8192 },
     maxKeysPerUser: { text: '5', parsed: 5 },
     alertWebhookUrl: { text: 'https://hooks.example.com/budget', parsed: 'https://hooks.example.com/budget' },
     alertWebhookSecret: { text: 'a-long-enough-secret', parsed: 'a-long-enough-secret' },
