@@ -1,9 +1,10 @@
 // The engines' load and prefix affinity's predictions in /metrics (docs/routing-modes.md,
-// "Seeing it"), per router and replica: what each vLLM replica last reported (requests waiting and
-// running, KV cache use), the saturation verdict local placement reaches on it and the age of its
-// signals, and, of the requests prefix_affinity placed on it, the prompt blocks and those it was
-// predicted to hold (their quotient in PromQL is the predicted prefix-hit ratio). Everything is
-// read at scrape time from what routing keeps in memory anyway, so the request path pays nothing.
+// "Seeing the engines and the cache"), per router and replica: what each vLLM replica last
+// reported (requests waiting and running, KV cache use), the saturation verdict local placement
+// reaches on it and the age of its signals, and, of the requests prefix_affinity placed on it, the
+// prompt blocks and those it was predicted to hold (their quotient in PromQL is the predicted
+// prefix-hit ratio). Everything is read at scrape time from what routing keeps in memory anyway,
+// so the request path pays nothing.
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** One replica (route) of a router, as the families below read it at scrape time. */
