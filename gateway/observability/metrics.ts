@@ -54,6 +54,12 @@ export class GatewayMetrics {
     labelNames: ['router', 'provider', 'kind'] as const,
     registers: [this.registry],
   });
+  readonly cachedTokens = new SeriesCounter({
+    name: 'tollgate_cached_tokens_total',
+    help: "Of the prompt tokens, those the backend reported read from its prompt cache (kind read: OpenAI's and vLLM's cached_tokens, Anthropic's cache reads) or written to it (kind write: Anthropic's cache writes), by router and provider.",
+    labelNames: ['router', 'provider', 'kind'] as const,
+    registers: [this.registry],
+  });
   readonly cost = new SeriesCounter({
     name: 'tollgate_cost_total',
     help: 'Cost charged, in the money of router prices.',

@@ -27,6 +27,8 @@ interface Series {
   readonly overhead: { observe(value: number): void };
   readonly promptTokens: { inc(value: number): void };
   readonly completionTokens: { inc(value: number): void };
+  readonly cachedTokens: { inc(value: number): void };
+  readonly cacheWriteTokens: { inc(value: number): void };
   readonly cost: { inc(value: number): void };
 }
 
@@ -59,6 +61,9 @@ export class OutcomeRecorder {
     if (outcome.usage) {
       series.promptTokens.inc(outcome.usage.block.prompt_tokens);
       series.completionTokens.inc(outcome.usage.block.completion_tokens);
+      // What the backend reported of its prompt cache (0 when it reported none): a series shows only once some.
+      series.cachedTokens.inc(outcome.usage.cache.cached);
+      series.cacheWriteTokens.inc(outcome.usage.cache.writes);
       series.cost.inc(outcome.usage.block.cost);
     }
   }
@@ -80,6 +85,8 @@ export class OutcomeRecorder {
         overhead: m.overhead.series({ endpoint }),
         promptTokens: m.tokens.series({ router, provider, kind: 'prompt' }),
         completionTokens: m.tokens.series({ router, provider, kind: 'completion' }),
+        cachedTokens: m.cachedTokens.series({ router, provider, kind: 'read' }),
+        cacheWriteTokens: m.cachedTokens.series({ router, provider, kind: 'write' }),
         cost: m.cost.series({ router }),
       };
       this.#series.set(key, series);

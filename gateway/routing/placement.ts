@@ -123,6 +123,8 @@ export class LocalPlacer implements Placer {
     const chain = request.prompt!();
     const matched = await affinity.matched(request.candidates, chain);
     const placement = this.placeNow({ ...request, matched });
+    // What affinity predicted for the replica chosen, counted for the routing view and /metrics.
+    placement.provider.state.countPrefix(matched.get(placement.provider) ?? 0, chain.length);
     affinity.chosen(placement.provider, chain);
     return placement;
   }

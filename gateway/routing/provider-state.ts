@@ -18,10 +18,23 @@ export class ProviderState {
   ttftMs = 0;
   /** Answers measured into ttftMs. */
   measured = 0;
+  /**
+   * prefix_affinity's predictions for the requests placed on it here: of their prompts' blocks
+   * (prefixBlocks), those it was predicted to hold in its prefix cache (prefixHitBlocks). Counters
+   * in memory, shown by the routing view and /metrics; never reset but with the state.
+   */
+  prefixHitBlocks = 0;
+  prefixBlocks = 0;
 
   recordTtft(ms: number): void {
     this.ttftMs = this.measured === 0 ? ms : this.ttftMs * 0.8 + ms * 0.2;
     this.measured++;
+  }
+
+  /** A request of `blocks` prompt blocks was placed on it, predicted to find `held` of them in its cache. */
+  countPrefix(held: number, blocks: number): void {
+    this.prefixHitBlocks += held;
+    this.prefixBlocks += blocks;
   }
 
   /** Not taken out by its health checks. */

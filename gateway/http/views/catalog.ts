@@ -133,9 +133,32 @@ export const RoutingLiveView = z.strictObject({
             running: z.number().nullable(),
             kv_cache_usage: z.number().nullable().describe('Share of the KV cache in use (0 to 1).'),
             sent_since_read: z.number().nullable().describe('Requests the fleet sent it since the reading (counted in waiting).'),
+            saturated: z
+              .boolean()
+              .nullable()
+              .describe(
+                'Waiting at max_waiting or KV use at max_kv_cache: local placement sends it nothing new while another replica has room; null without fresh signals.',
+              ),
+            max_waiting: z.number().describe("The provider's saturation.max_waiting, or the default."),
+            max_kv_cache: z.number().describe("The provider's saturation.max_kv_cache, or the default."),
+            prefix_cache_queries: z
+              .number()
+              .nullable()
+              .describe("The engine's prefix-cache counter: prompt tokens looked up since it started."),
+            prefix_cache_hits: z.number().nullable().describe("The engine's prefix-cache counter: prompt tokens found since it started."),
           }),
         )
         .describe('The engine replicas whose /metrics are read (vllm providers), and what they last said: fresh signals only.'),
+      prefix: z
+        .strictObject({
+          predicted_hit_blocks: z.number().describe('Of those blocks, the ones it was predicted to hold in its prefix cache.'),
+          prompt_blocks: z.number().describe('Prompt blocks (256 characters) of the requests this gateway placed on it.'),
+          predicted_hit_ratio: z.number().nullable().describe('predicted_hit_blocks over prompt_blocks; null before any block.'),
+        })
+        .nullable()
+        .describe(
+          'prefix_affinity routers: the prefix-cache hits predicted for the requests this gateway placed on it, since it started; null for other strategies.',
+        ),
     }),
   ),
 });

@@ -1,11 +1,17 @@
 // The live state of routing, as GET /v1/admin/routing shows it: each router's mode and queue,
-// each provider's capacity, use, breaker and health. Fleet-wide for queue-mode routers (read from
-// Redis when asked), this gateway's own for local ones; read only, never on a request's path.
+// each provider's (each replica's) capacity, use, breaker and health, its engine's load as last
+// read (with the saturation verdict local placement reaches on it) and, for prefix_affinity
+// routers, the prefix-cache hits predicted for the requests placed on it. Fleet-wide for
+// queue-mode routers (read from Redis when asked), this gateway's own for local ones; read only,
+// never on a request's path.
 import type { ProviderLive, QueueStatistics } from '../../../core/store/routing-queue.ts';
 import type { QueuePlacer } from '../../queue/queue-placer.ts';
 import type { BreakerState } from '../circuit-breaker.ts';
 import type { EngineTarget, MetricsSource, SignalsFreshness } from '../engine-signals.ts';
 import type { ServedRouting } from '../served-routing.ts';
+import type { ProviderRoute } from '../routing-table.ts';
+import { engineLoad } from '../engine/engine-room.ts';
+import { saturationOf } from '../engine/engine-targets.ts';
 import { maskUrl } from '../../providers/secrets.ts';
 
 /** What GET /v1/admin/routing shows: each router's mode and queue, each provider's capacity and use. */
@@ -47,7 +53,18 @@ export interface RoutingLive {
     readonly error_rate: number | null;
     /** Its engine replicas whose /metrics are read (engine-signals.ts), and what they last said. */
     readonly engines: EngineLive[];
+    /** prefix_affinity routers: the prefix-cache hits predicted for the requests this gateway placed on it; null for other strategies. */
+    readonly prefix: PrefixLive | null;
   }[];
+}
+
+/** What prefix affinity predicted, in prompt blocks (prefix/prompt-blocks.ts), since this gateway started. */
+export interface PrefixLive {
+  /** Of the prompt blocks of the requests placed on it, those it was predicted to hold. */
+  readonly predicted_hit_blocks: number;
+  readonly prompt_blocks: number;
+  /** predicted_hit_blocks over prompt_blocks; null before any block. */
+  readonly predicted_hit_ratio: number | null;
 }
 
 /** One engine replica in the routing view: its signals, or why routing does without them. */
@@ -61,6 +78,14 @@ export interface EngineLive {
   readonly running: number | null;
   readonly kv_cache_usage: number | null;
   readonly sent_since_read: number | null;
+  /** Whether local placement keeps it out while another has room (engine/engine-room.ts); null without fresh signals. */
+  readonly saturated: boolean | null;
+  /** The thresholds it is judged by: its provider's `saturation`, or the defaults. */
+  readonly max_waiting: number;
+  readonly max_kv_cache: number;
+  /** The engine's own prefix-cache counters since it started: prompt tokens looked up, and found. */
+  readonly prefix_cache_queries: number | null;
+  readonly prefix_cache_hits: number | null;
 }
 
 /** The live state now; the fleet-wide numbers are null while Redis does not answer. */
@@ -117,7 +142,8 @@ export async function liveState(
           ttft_ms: inQueue ? rounded(live?.ttftMs) : here.measured > 0 ? rounded(here.ttftMs) : null,
           ttft_p95_ms: inQueue ? rounded(live?.ttftP95Ms) : null,
           error_rate: inQueue && live?.errorRate !== undefined ? Math.round(live.errorRate * 1000) / 1000 : null,
-          engines: enginesAt(provider.spec).map((target) => engineLive(target, engines)),
+          engines: enginesAt(provider.spec).map((target) => engineLive(target, provider, engines)),
+          prefix: router.spec.load_balancing_strategy === 'prefix_affinity' ? prefixLive(provider) : null,
         };
       }),
     ),
@@ -125,11 +151,13 @@ export async function liveState(
 }
 
 /** A replica's entry: its signals while fresh, the age and reason of the last reading in any case. */
-function engineLive(target: EngineTarget, engines: Pick<MetricsSource, 'signals' | 'staleness'>): EngineLive {
+function engineLive(target: EngineTarget, route: ProviderRoute, engines: Pick<MetricsSource, 'signals' | 'staleness'>): EngineLive {
   const freshness = engines.staleness(target.key);
   const signals = engines.signals(target.key);
   // An address may carry credentials or a key in its query: shown masked, as everywhere.
   const url = maskUrl(target.url);
+  const load = engineLoad(route, engines);
+  const limits = saturationOf(route);
   return {
     target: target.key.replace(target.url, url),
     url,
@@ -140,5 +168,20 @@ function engineLive(target: EngineTarget, engines: Pick<MetricsSource, 'signals'
     running: signals?.running ?? null,
     kv_cache_usage: signals?.kvCacheUsage ?? null,
     sent_since_read: signals?.sentSinceRead ?? null,
+    saturated: load === undefined ? null : load >= 1,
+    max_waiting: limits.max_waiting,
+    max_kv_cache: limits.max_kv_cache,
+    prefix_cache_queries: signals?.prefixCacheQueries ?? null,
+    prefix_cache_hits: signals?.prefixCacheHits ?? null,
+  };
+}
+
+/** A replica's predicted prefix hits, from its state's counters. */
+function prefixLive({ state }: ProviderRoute): PrefixLive {
+  const blocks = state.prefixBlocks;
+  return {
+    predicted_hit_blocks: state.prefixHitBlocks,
+    prompt_blocks: blocks,
+    predicted_hit_ratio: blocks === 0 ? null : Math.round((state.prefixHitBlocks / blocks) * 1000) / 1000,
   };
 }

@@ -11,6 +11,7 @@ import type { MemoryStore } from '../../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../../core/store/redis/redis-store.ts';
 import type { GatewaySettings } from '../../config/settings.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
+import { EngineMetrics } from '../../observability/engine-metrics.ts';
 import { QueueMetrics } from '../../observability/queue-metrics.ts';
 import type { UpstreamHttp } from '../../providers/upstream-http.ts';
 import { workerPassMetrics } from '../../queue/pass-metrics.ts';
@@ -29,6 +30,7 @@ import { countPlaced, engineRoom } from '../engine/engine-room.ts';
 import type { RouterRoute } from '../routing-table.ts';
 import type { ServedRouting } from '../served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../strategies.ts';
+import { engineGauges } from './engine-gauges.ts';
 import { probeEvents, providerHealthEvents, queueEvents } from './routing-events.ts';
 import { liveState, type RoutingLive } from './routing-live.ts';
 
@@ -129,6 +131,8 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
     settings.engineScrapeIntervalMs === 0
       ? NO_ENGINE_SIGNALS
       : new ScrapedMetricsSource({ store: store.engineSignals, owner: gatewayId, intervalMs: settings.engineScrapeIntervalMs });
+  // Each replica's engine load and predicted prefix hits in /metrics, read at scrape time.
+  new EngineMetrics(metrics.registry, () => engineGauges(routing.table, signals));
   const checks = new HealthChecks({
     table: () => routing.table,
     http,

@@ -114,7 +114,7 @@ describe('with the keyboard alone', () => {
     const formOrder = ['router-name'];
     await page.keyboard.type('kb-typed');
     const typing: Record<string, string> = { 'router-aliases': 'typed-alias', 'router-prompt': '0.5', 'router-completion': '1.5' };
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 14; i++) {
       await page.keyboard.press('Tab');
       const { id, text } = await focused(page);
       formOrder.push(id || text);
@@ -132,6 +132,8 @@ describe('with the keyboard alone', () => {
       'router-prompt',
       'router-completion',
       'router-audio',
+      'router-cached',
+      'router-cacheWrite',
       'router-maxContext',
       'router-maxCompletion',
       'Create router',

@@ -67,6 +67,11 @@ test('each gateway shows the engine of a vllm provider, fresh, then failing once
         running: 2,
         kv_cache_usage: 0.5,
         sent_since_read: 0,
+        saturated: false,
+        max_waiting: 5,
+        max_kv_cache: 0.8,
+        prefix_cache_queries: null,
+        prefix_cache_hits: null,
       },
     );
   }

@@ -1,8 +1,10 @@
 // The list of providers (Providers page): each one's backend, whether its write-only key is set,
 // its capacity with the slots in use now (fleet-wide for a queue-mode router) and its health as
 // the gateway sees it, with edit and delete buttons. A provider with several replicas (urls) has
-// a row under it for each: its address, slots in use and health.
+// a row under it for each: its address, slots in use, health and engine load (vllm providers whose
+// /metrics are read: components/engine-load.tsx).
 import type { Provider, RoutingLive } from '../api.ts';
+import { EngineLoadCell } from './engine-load.tsx';
 import { EditDeleteCell, ListTable, num } from './list-table.tsx';
 
 type ProviderLive = RoutingLive['providers'][number];
@@ -15,10 +17,23 @@ export function ProviderTable(props: {
 }) {
   const liveOf = (id: string) => props.live?.providers.find((p) => p.id === id);
   const replicasOf = (id: string) => props.live?.providers.filter((p) => p.id === id && p.replica !== null) ?? [];
+  // Engine load sits before the numbers: the row's last cells (timeout, cap, in use, health) keep their places from its end.
   return (
     <ListTable
       caption="Providers"
-      columns={['Id', 'Router', 'Type', 'Model name', 'URL', 'Key', num('Timeout'), num('Max concurrent'), num('In use'), 'Health']}
+      columns={[
+        'Id',
+        'Router',
+        'Type',
+        'Model name',
+        'URL',
+        'Key',
+        'Engine load',
+        num('Timeout'),
+        num('Max concurrent'),
+        num('In use'),
+        'Health',
+      ]}
       actions
     >
       {props.providers.flatMap((p) => [
@@ -29,6 +44,7 @@ export function ProviderTable(props: {
           <td>{p.model_name}</td>
           <td>{'urls' in p && p.urls ? `${p.urls.length} replicas` : 'url' in p ? p.url : '–'}</td>
           <td>{p.has_key ? 'set' : 'not set'}</td>
+          {replicasOf(p.id).length > 0 ? <td>see replicas</td> : <EngineLoadCell engine={liveOf(p.id)?.engines[0]} />}
           <td class="num">{p.timeout === undefined ? 'default' : `${p.timeout} s`}</td>
           <td class="num">{p.max_concurrent ?? '∞'}</td>
           <td class="num">
@@ -47,7 +63,9 @@ export function ProviderTable(props: {
             <th scope="row" colSpan={5}>
               {r.replica}
             </th>
-            <td colSpan={3} />
+            <td />
+            <EngineLoadCell engine={r.engines[0]} />
+            <td colSpan={2} />
             <td class="num">{r.in_use ?? '–'}</td>
             <HealthCell live={r} />
             <td />

@@ -1,6 +1,8 @@
 // Routers (admin): the model names users call, their aliases, strategy, routing mode (and, in
 // queue mode, how many requests wait), fallbacks and prices per million tokens (and per minute of
-// audio, for transcription routers). Create and edit share one form; deleting a router also deletes its providers.
+// audio, for transcription routers), with the optional prices of prompt tokens read from and
+// written to a backend's prompt cache (left empty, they cost the prompt price). Create and edit
+// share one form; deleting a router also deletes its providers.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { segment, type Router, type RouterList, type RoutingLive } from '../api.ts';
 import { useSession } from '../context.ts';
@@ -23,6 +25,8 @@ type RouterField =
   | 'contextFallback'
   | 'prompt'
   | 'completion'
+  | 'cached'
+  | 'cacheWrite'
   | 'audio'
   | 'maxCompletion'
   | 'maxContext';
@@ -37,6 +41,8 @@ const EMPTY: Values<RouterField> = {
   contextFallback: '',
   prompt: '0',
   completion: '0',
+  cached: '',
+  cacheWrite: '',
   audio: '0',
   maxCompletion: '',
   maxContext: '8192',
@@ -53,6 +59,8 @@ const PARAMS: Record<string, RouterField> = {
   context_fallback: 'contextFallback',
   'costs.prompt_tokens': 'prompt',
   'costs.completion_tokens': 'completion',
+  'costs.cached_prompt_tokens': 'cached',
+  'costs.cache_write_prompt_tokens': 'cacheWrite',
   'costs.audio_minutes': 'audio',
   max_completion_tokens: 'maxCompletion',
   max_context_length: 'maxContext',
@@ -93,6 +101,8 @@ export function RoutersPage() {
       contextFallback: router.context_fallback === null ? '' : String(router.context_fallback),
       prompt: price(router.costs.prompt_tokens),
       completion: price(router.costs.completion_tokens),
+      cached: optionalPrice(router.costs.cached_prompt_tokens),
+      cacheWrite: optionalPrice(router.costs.cache_write_prompt_tokens),
       audio: price(router.costs.audio_minutes),
       maxCompletion: router.max_completion_tokens === null ? '' : String(router.max_completion_tokens),
       maxContext: String(router.max_context_length),
@@ -117,7 +127,14 @@ export function RoutersPage() {
           fallbacks: splitList(v.fallbacks),
           // '' leaves it to the default: on when fallbacks are set.
           context_fallback: v.contextFallback === '' ? null : v.contextFallback === 'true',
-          costs: { prompt_tokens: v.prompt.trim(), completion_tokens: v.completion.trim(), audio_minutes: v.audio.trim() },
+          costs: {
+            prompt_tokens: v.prompt.trim(),
+            completion_tokens: v.completion.trim(),
+            audio_minutes: v.audio.trim(),
+            // Empty: no price of its own (null removes one set before), so these tokens cost the prompt price.
+            cached_prompt_tokens: v.cached.trim() || null,
+            cache_write_prompt_tokens: v.cacheWrite.trim() || null,
+          },
           max_completion_tokens: numberOrNull(v.maxCompletion),
           max_context_length: Number(v.maxContext),
         };
@@ -248,6 +265,22 @@ export function RoutersPage() {
           />
         </div>
         <div class="row">
+          <TextField
+            form={form}
+            name="cached"
+            label="Cached prompt token cost (per 1M tokens, optional)"
+            inputMode="decimal"
+            hint="Prompt tokens the backend read from its prompt cache (vLLM's and OpenAI's cached_tokens, Anthropic's cache reads). Empty: the prompt price."
+          />
+          <TextField
+            form={form}
+            name="cacheWrite"
+            label="Cache-write prompt token cost (per 1M tokens, optional)"
+            inputMode="decimal"
+            hint="Prompt tokens the backend wrote to its prompt cache (Anthropic's cache writes). Empty: the prompt price."
+          />
+        </div>
+        <div class="row">
           <TextField form={form} name="maxContext" label="Max context length (tokens)" inputMode="numeric" required />
           <TextField
             form={form}
@@ -279,10 +312,17 @@ function validate(v: Values<RouterField>) {
     aliases: badAlias ? `Each alias: ${badAlias}` : new Set(aliases).size !== aliases.length ? 'An alias is listed twice.' : undefined,
     prompt: check(v.prompt, [required, decimal(9)]) ?? undefined,
     completion: check(v.completion, [required, decimal(9)]) ?? undefined,
+    cached: check(v.cached, [decimal(9)], true) ?? undefined,
+    cacheWrite: check(v.cacheWrite, [decimal(9)], true) ?? undefined,
     audio: check(v.audio, [required, decimal(9)]) ?? undefined,
     maxContext: check(v.maxContext, [required, integer(1, 100_000_000)]) ?? undefined,
     maxCompletion: check(v.maxCompletion, [integer(1, 100_000_000)], true) ?? undefined,
   };
+}
+
+/** A price the router may leave unset: '' when it does. */
+function optionalPrice(value: number | undefined): string {
+  return value === undefined ? '' : price(value);
 }
 
 function splitList(text: string): string[] {
