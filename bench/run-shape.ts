@@ -15,7 +15,8 @@ export interface BenchHelpers {
   readonly root: string;
   /** The Node binary the processes under test run on (the project's pinned one when installed). */
   readonly node: string;
-  readonly gitRevision: () => Promise<string>;
+  /** The revision of the tree at `root` (this one by default), with a mark when it has changes. */
+  readonly gitRevision: (root?: string) => Promise<string>;
   readonly waitReady: (url: string, child: Child) => Promise<void>;
   readonly log: (line: string) => void;
 }

@@ -6,21 +6,29 @@
 // (redis/redis-engine-signals.ts) the fleet does. The gateway's one user of it is
 // gateway/routing/engine/scraped-metrics-source.ts.
 
+/**
+ * What an engine says of its own load, the one shape of it: as its /metrics text is read
+ * (gateway/routing/engine/vllm-metrics.ts), as a reading is stored here, and as routing is given
+ * it (gateway/routing/engine-signals.ts). A number the engine does not report is undefined.
+ */
+export interface EngineLoad {
+  /** Requests waiting and running, summed over the engine's label sets. */
+  readonly waiting?: number | undefined;
+  readonly running?: number | undefined;
+  /** Share of the KV cache in use, 0 to 1. */
+  readonly kvCacheUsage?: number | undefined;
+  /** Prefix-cache counters (tokens queried, tokens found), since the engine started. */
+  readonly prefixQueries?: number | undefined;
+  readonly prefixHits?: number | undefined;
+}
+
 /** One scrape of a target: the values read, or why none were. */
 export type EngineReading =
-  | {
+  | (EngineLoad & {
       readonly ok: true;
       /** When the scrape was read (ms since the epoch, the scraping gateway's clock). */
       readonly at: number;
-      /** Requests waiting and running, summed over the engine's label sets; undefined when not reported. */
-      readonly waiting?: number | undefined;
-      readonly running?: number | undefined;
-      /** Share of the KV cache in use, 0 to 1. */
-      readonly kvCacheUsage?: number | undefined;
-      /** Prefix-cache counters (tokens queried, tokens found), since the engine started. */
-      readonly prefixQueries?: number | undefined;
-      readonly prefixHits?: number | undefined;
-    }
+    })
   | {
       readonly ok: false;
       readonly at: number;

@@ -7,6 +7,7 @@
 // NO_ENGINE_SIGNALS reads nothing.
 import type { ProviderType } from '../../core/resources/kinds.ts';
 import type { RoutingTable } from './routing-table.ts';
+import type { EngineLoad } from '../../core/store/engine-signals.ts';
 
 /**
  * One engine replica whose signals are read. Keyed by replica, not by provider: a provider may
@@ -21,16 +22,11 @@ export interface EngineTarget {
   readonly kind: ProviderType;
 }
 
-/** What an engine last reported; a field it does not report is undefined. */
-export interface EngineSignals {
-  /** Requests the engine holds waiting (plus those the fleet sent it since it was read: sentSinceRead), and running. */
-  readonly waiting?: number | undefined;
-  readonly running?: number | undefined;
-  /** Share of its KV cache in use, from 0 to 1. */
-  readonly kvCacheUsage?: number | undefined;
-  /** Prefix-cache counters since the engine started: prompt tokens looked up, and found. */
-  readonly prefixCacheQueries?: number | undefined;
-  readonly prefixCacheHits?: number | undefined;
+/**
+ * What an engine last reported (its EngineLoad), as routing weighs it: `waiting` also holds the
+ * requests the fleet sent it since it was read (sentSinceRead).
+ */
+export interface EngineSignals extends EngineLoad {
   /** Requests the fleet sent to it since it was read, already counted in `waiting`. */
   readonly sentSinceRead?: number | undefined;
   /** When they were read (ms since the epoch). */

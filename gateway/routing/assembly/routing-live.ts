@@ -171,8 +171,8 @@ function engineLive(target: EngineTarget, route: ProviderRoute, engines: Pick<Me
     saturated: load === undefined ? null : load >= 1,
     max_waiting: limits.max_waiting,
     max_kv_cache: limits.max_kv_cache,
-    prefix_cache_queries: signals?.prefixCacheQueries ?? null,
-    prefix_cache_hits: signals?.prefixCacheHits ?? null,
+    prefix_cache_queries: signals?.prefixQueries ?? null,
+    prefix_cache_hits: signals?.prefixHits ?? null,
   };
 }
 

@@ -33,7 +33,8 @@ export function vllmTargets(table: RoutingTable): EngineTarget[] {
   const targets = new Map<string, EngineTarget>();
   for (const route of table.providerList) {
     const key = engineTargetOf(route);
-    if (key !== null && route.spec.type === 'vllm') targets.set(key, { key, providerId: route.spec.id, url: route.spec.url, kind: route.spec.type });
+    if (key !== null && route.spec.type === 'vllm')
+      targets.set(key, { key, providerId: route.spec.id, url: route.spec.url, kind: route.spec.type });
   }
   return [...targets.values()];
 }

@@ -3,9 +3,10 @@
 // body past the bound, bad text, the caller's abort on its timeout) is an outcome, never a throw:
 // the scraping loop goes on. Its deadline is the caller's signal (scraped-metrics-source.ts owns
 // the timer), so that a stopped source leaves no timer behind.
-import { readVllmMetrics, type VllmLoad } from './vllm-metrics.ts';
+import type { EngineLoad } from '../../../core/store/engine-signals.ts';
+import { readVllmMetrics } from './vllm-metrics.ts';
 
-export type ScrapeOutcome = { readonly ok: true; readonly load: VllmLoad } | { readonly ok: false; readonly error: string };
+export type ScrapeOutcome = { readonly ok: true; readonly load: EngineLoad } | { readonly ok: false; readonly error: string };
 
 /** A /metrics text larger than this is refused: a vLLM's, histograms and all, is some tens of kB a model. */
 export const MAX_METRICS_BYTES = 1024 * 1024;

@@ -91,8 +91,8 @@ export class ScrapedMetricsSource implements MetricsSource {
       waiting: reading.waiting === undefined ? undefined : reading.waiting + sent,
       running: reading.running,
       kvCacheUsage: reading.kvCacheUsage,
-      prefixCacheQueries: reading.prefixQueries,
-      prefixCacheHits: reading.prefixHits,
+      prefixQueries: reading.prefixQueries,
+      prefixHits: reading.prefixHits,
       sentSinceRead: sent,
       readAt: reading.at,
     };

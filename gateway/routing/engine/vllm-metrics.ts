@@ -5,18 +5,10 @@
 // them, the KV cache's use (a share, which does not add up) is the fullest one's. A value that is
 // not a plausible number (NaN, infinite, negative, a share past 1, a count past any real queue)
 // refuses the whole text: no signals rather than wrong ones.
+import type { EngineLoad } from '../../../core/store/engine-signals.ts';
 import { parseSamples } from './prometheus-text.ts';
 
-/** The numbers read; undefined where the engine does not report one. */
-export interface VllmLoad {
-  readonly waiting?: number | undefined;
-  readonly running?: number | undefined;
-  readonly kvCacheUsage?: number | undefined;
-  readonly prefixQueries?: number | undefined;
-  readonly prefixHits?: number | undefined;
-}
-
-export type VllmRead = { readonly ok: true; readonly load: VllmLoad } | { readonly ok: false; readonly error: string };
+export type VllmRead = { readonly ok: true; readonly load: EngineLoad } | { readonly ok: false; readonly error: string };
 
 /** Each number's metric names, preferred first: the first one present is read. */
 const NAMES = {
@@ -25,7 +17,7 @@ const NAMES = {
   kvCacheUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
   prefixQueries: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total'],
   prefixHits: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'],
-} as const satisfies Record<keyof VllmLoad, readonly string[]>;
+} as const satisfies Record<keyof EngineLoad, readonly string[]>;
 
 const WANTED: ReadonlySet<string> = new Set(Object.values(NAMES).flat());
 
@@ -38,7 +30,7 @@ export function readVllmMetrics(text: string): VllmRead {
   if (!parsed.ok) return parsed;
   const first = (names: readonly string[]) => names.map((name) => ({ name, values: parsed.samples.get(name) })).find((m) => m.values);
   const load: Record<string, number | undefined> = {};
-  for (const [field, names] of Object.entries(NAMES) as [keyof VllmLoad, readonly string[]][]) {
+  for (const [field, names] of Object.entries(NAMES) as [keyof EngineLoad, readonly string[]][]) {
     const metric = first(names);
     if (!metric?.values) continue;
     const bad = metric.values.find((value) => !Number.isFinite(value) || value < 0);

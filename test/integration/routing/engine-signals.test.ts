@@ -162,8 +162,8 @@ describe('two gateways on one Redis', () => {
         waiting: 3,
         running: 5,
         kvCacheUsage: 0.5,
-        prefixCacheQueries: 1000,
-        prefixCacheHits: 250,
+        prefixQueries: 1000,
+        prefixHits: 250,
         sentSinceRead: 0,
         readAt: clock,
       });
