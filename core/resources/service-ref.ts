@@ -18,8 +18,10 @@ export const ServicePort = z
     z
       .string()
       .max(15, 'must be a port name of at most 15 characters')
-      .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be a port name: lowercase letters, digits and -')
-      .refine((name) => /[a-z]/.test(name), 'must be a port name with at least one letter (or give the number)'),
+      .regex(
+        /^(?=.*[a-z])[a-z0-9]([a-z0-9-]*[a-z0-9])?$/,
+        'must be a port number, or a port name: lowercase letters, digits and -, at least one letter',
+      ),
   ])
   .describe("The Service's port: its number, or its name as the Service's ports list it.");
 

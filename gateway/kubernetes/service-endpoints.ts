@@ -1,0 +1,99 @@
+// Follows the EndpointSlices of the Services that providers name (service_ref): one informer per
+// Service (namespace and label kubernetes.io/service-name=<name>), started when a snapshot first
+// names it and stopped when none does any more. Each change of a followed Service's slices is
+// told to `onChange` at once, so the routing table is rebuilt with the ready addresses now.
+//
+// RBAC: get/list/watch on endpointslices (discovery.k8s.io) in the namespaces of the Services.
+import { Informer, type InformerOptions } from '../../core/kubernetes/informer.ts';
+import { objectKey, type KubeClient, type KubeObject } from '../../core/kubernetes/kube-client.ts';
+import type { Log } from '../../core/log.ts';
+import type { ServiceRef } from '../../core/resources/service-ref.ts';
+import {
+  ENDPOINT_SLICES,
+  replicaUrlsFromSlices,
+  SERVICE_NAME_LABEL,
+  serviceId,
+  serviceKeyOf,
+  type EndpointSlice,
+  type ServiceKey,
+} from './endpoint-slices.ts';
+
+export interface ServiceEndpointsOptions {
+  readonly client: KubeClient;
+  /** Where a reference without a namespace looks (the gateway's own). */
+  readonly namespace: string;
+  /** Told of every change of a followed Service's slices (and of each first list). */
+  readonly onChange: () => void;
+  readonly log: Log;
+  /** Informer tuning, for tests; the informer's defaults otherwise. */
+  readonly informer?: Pick<InformerOptions<KubeObject>, 'resyncIntervalMs' | 'watchTimeoutSeconds' | 'silentWatchTimeoutMs'>;
+}
+
+/** One followed Service: its informer and the slices it has told of, by namespace/name. */
+interface Followed {
+  readonly informer: Informer<EndpointSlice>;
+  readonly slices: Map<string, EndpointSlice>;
+}
+
+export class ServiceEndpoints {
+  readonly #options: ServiceEndpointsOptions;
+  readonly #followed = new Map<string, Followed>();
+
+  constructor(options: ServiceEndpointsOptions) {
+    this.#options = options;
+  }
+
+  /** Follows exactly `services`: informers start for new ones and stop for those no longer named. */
+  follow(services: readonly ServiceKey[]): void {
+    const wanted = new Map(services.map((key) => [serviceId(key), key]));
+    for (const [id, followed] of this.#followed) {
+      if (wanted.has(id)) continue;
+      this.#followed.delete(id);
+      void followed.informer.stop();
+      this.#options.log.info({ service: id }, 'no provider names this Service any more: its EndpointSlices are no longer followed');
+    }
+    for (const [id, key] of wanted) if (!this.#followed.has(id)) this.#start(id, key);
+  }
+
+  /** The replica URLs of `ref` now: its Service's ready addresses (none before its slices are listed). */
+  urls(ref: ServiceRef): string[] {
+    const followed = this.#followed.get(serviceId(serviceKeyOf(ref, this.#options.namespace)));
+    return followed ? replicaUrlsFromSlices(ref, [...followed.slices.values()]) : [];
+  }
+
+  /** Resolves once every Service followed now has been listed once (or its informer stopped). */
+  async synced(): Promise<void> {
+    await Promise.allSettled([...this.#followed.values()].map(({ informer }) => informer.synced));
+  }
+
+  async stop(): Promise<void> {
+    const followed = [...this.#followed.values()];
+    this.#followed.clear();
+    await Promise.all(followed.map(({ informer }) => informer.stop()));
+  }
+
+  #start(id: string, key: ServiceKey): void {
+    const slices = new Map<string, EndpointSlice>();
+    const informer = new Informer<EndpointSlice>({
+      ...this.#options.informer,
+      client: this.#options.client,
+      resource: ENDPOINT_SLICES,
+      namespace: key.namespace,
+      labelSelector: `${SERVICE_NAME_LABEL}=${key.name}`,
+      handler: async (event) => {
+        if (event.type === 'delete') slices.delete(objectKey(event.object));
+        else slices.set(objectKey(event.object), event.object);
+        this.#changed(id, informer);
+      },
+      log: this.#options.log,
+    });
+    this.#followed.set(id, { informer, slices });
+    informer.start();
+    this.#options.log.info({ service: id }, "following the Service's EndpointSlices");
+  }
+
+  /** A change of a Service still followed by this informer (a stopped one's late events are dropped). */
+  #changed(id: string, informer: Informer<EndpointSlice>): void {
+    if (this.#followed.get(id)?.informer === informer) this.#options.onChange();
+  }
+}
