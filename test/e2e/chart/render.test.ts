@@ -261,6 +261,8 @@ describe('charts/tollgate', () => {
     assert.deepEqual(find(objects, 'Role', 'tollgate-gateway').rules, [
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
+      // The EndpointSlices of Services that ModelProviders name (serviceRef): read only.
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
       {
         apiGroups: ['tollgate.dev'],
         resources: ['modelrouters', 'modelproviders', 'gatewayusers', 'gatewayteams'],
