@@ -1,5 +1,5 @@
-// A Service's replicas as Kubernetes lists them: its EndpointSlices (discovery.k8s.io/v1, label
-// kubernetes.io/service-name). A provider naming a Service (service_ref) is served with one
+// A Service's replicas as Kubernetes lists them: its EndpointSlices (discovery.k8s.io/v1, or
+// v1beta1 on an API server older than 1.21; label kubernetes.io/service-name). A provider naming a Service (service_ref) is served with one
 // replica per ready address, at the port it names; this file is the pure part of that: slices to
 // replica URLs, and a snapshot's providers given those URLs for the routing table.
 import { endpointUrl, type ServiceRef } from '../../core/resources/service-ref.ts';
@@ -7,7 +7,9 @@ import type { KubeObject } from '../../core/kubernetes/kube-client.ts';
 import type { ProviderSpec } from '../../core/resources/provider.ts';
 import type { Snapshot } from '../../core/resources/snapshot.ts';
 
-export const ENDPOINT_SLICES = { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices' };
+/** discovery.k8s.io/v1 from Kubernetes 1.21; 1.20 serves the same fields read here as v1beta1. */
+export type SliceVersion = 'v1' | 'v1beta1';
+export const endpointSlices = (version: SliceVersion) => ({ group: 'discovery.k8s.io', version, plural: 'endpointslices' });
 /** The label the EndpointSlice controller puts on each slice of a Service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 

@@ -4,19 +4,35 @@
 // told to `onChange` at once, so the routing table is rebuilt with the ready addresses now.
 //
 // RBAC: get/list/watch on endpointslices (discovery.k8s.io) in the namespaces of the Services.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Informer, type InformerOptions } from '../../core/kubernetes/informer.ts';
-import { objectKey, type KubeClient, type KubeObject } from '../../core/kubernetes/kube-client.ts';
+import { isStatus, objectKey, type KubeClient, type KubeObject } from '../../core/kubernetes/kube-client.ts';
 import type { Log } from '../../core/log.ts';
 import type { ServiceRef } from '../../core/resources/service-ref.ts';
 import {
-  ENDPOINT_SLICES,
+  endpointSlices,
   replicaUrlsFromSlices,
   SERVICE_NAME_LABEL,
   serviceId,
   serviceKeyOf,
   type EndpointSlice,
   type ServiceKey,
+  type SliceVersion,
 } from './endpoint-slices.ts';
+
+/**
+ * The EndpointSlice API the server serves: v1, or v1beta1 where v1 is not found (Kubernetes
+ * 1.20). Discovery documents are readable by every authenticated identity (system:discovery).
+ */
+export async function endpointSliceVersion(client: KubeClient, signal?: AbortSignal): Promise<SliceVersion> {
+  try {
+    await client.request({ path: '/apis/discovery.k8s.io/v1', ...(signal ? { signal } : {}) });
+    return 'v1';
+  } catch (error) {
+    if (isStatus(error, 404)) return 'v1beta1';
+    throw error;
+  }
+}
 
 export interface ServiceEndpointsOptions {
   readonly client: KubeClient;
@@ -29,15 +45,17 @@ export interface ServiceEndpointsOptions {
   readonly informer?: Pick<InformerOptions<KubeObject>, 'resyncIntervalMs' | 'watchTimeoutSeconds' | 'silentWatchTimeoutMs'>;
 }
 
-/** One followed Service: its informer and the slices it has told of, by namespace/name. */
+/** One followed Service: its informer (once the API version is known) and the slices it has told of, by namespace/name. */
 interface Followed {
-  readonly informer: Informer<EndpointSlice>;
+  informer: Informer<EndpointSlice> | undefined;
   readonly slices: Map<string, EndpointSlice>;
 }
 
 export class ServiceEndpoints {
   readonly #options: ServiceEndpointsOptions;
   readonly #followed = new Map<string, Followed>();
+  #version: Promise<SliceVersion> | undefined;
+  readonly #stopping = new AbortController();
 
   constructor(options: ServiceEndpointsOptions) {
     this.#options = options;
@@ -49,7 +67,7 @@ export class ServiceEndpoints {
     for (const [id, followed] of this.#followed) {
       if (wanted.has(id)) continue;
       this.#followed.delete(id);
-      void followed.informer.stop();
+      void followed.informer?.stop();
       this.#options.log.info({ service: id }, 'no provider names this Service any more: its EndpointSlices are no longer followed');
     }
     for (const [id, key] of wanted) if (!this.#followed.has(id)) this.#start(id, key);
@@ -63,37 +81,64 @@ export class ServiceEndpoints {
 
   /** Resolves once every Service followed now has been listed once (or its informer stopped). */
   async synced(): Promise<void> {
-    await Promise.allSettled([...this.#followed.values()].map(({ informer }) => informer.synced));
+    await Promise.allSettled([...this.#followed.values()].map(({ informer }) => informer?.synced));
   }
 
   async stop(): Promise<void> {
+    this.#stopping.abort();
     const followed = [...this.#followed.values()];
     this.#followed.clear();
-    await Promise.all(followed.map(({ informer }) => informer.stop()));
+    await Promise.all(followed.map(({ informer }) => informer?.stop()));
   }
 
   #start(id: string, key: ServiceKey): void {
-    const slices = new Map<string, EndpointSlice>();
-    const informer = new Informer<EndpointSlice>({
+    const followed: Followed = { informer: undefined, slices: new Map() };
+    this.#followed.set(id, followed);
+    this.#options.log.info({ service: id }, "following the Service's EndpointSlices");
+    this.#sliceVersion().then(
+      (version) => {
+        // No longer named while the version was asked: nothing to start.
+        if (this.#followed.get(id) !== followed) return;
+        followed.informer = this.#informer(version, id, key, followed);
+        followed.informer.start();
+      },
+      () => {},
+    );
+  }
+
+  #informer(version: SliceVersion, id: string, key: ServiceKey, followed: Followed): Informer<EndpointSlice> {
+    return new Informer<EndpointSlice>({
       ...this.#options.informer,
       client: this.#options.client,
-      resource: ENDPOINT_SLICES,
+      resource: endpointSlices(version),
       namespace: key.namespace,
       labelSelector: `${SERVICE_NAME_LABEL}=${key.name}`,
       handler: async (event) => {
-        if (event.type === 'delete') slices.delete(objectKey(event.object));
-        else slices.set(objectKey(event.object), event.object);
-        this.#changed(id, informer);
+        if (event.type === 'delete') followed.slices.delete(objectKey(event.object));
+        else followed.slices.set(objectKey(event.object), event.object);
+        // A stopped informer's late events change nothing served.
+        if (this.#followed.get(id) === followed) this.#options.onChange();
       },
       log: this.#options.log,
     });
-    this.#followed.set(id, { informer, slices });
-    informer.start();
-    this.#options.log.info({ service: id }, "following the Service's EndpointSlices");
   }
 
-  /** A change of a Service still followed by this informer (a stopped one's late events are dropped). */
-  #changed(id: string, informer: Informer<EndpointSlice>): void {
-    if (this.#followed.get(id)?.informer === informer) this.#options.onChange();
+  /** Asked once; asked again after a failure (the API server not answering yet), 1 s later at the soonest. */
+  #sliceVersion(): Promise<SliceVersion> {
+    this.#version ??= this.#askVersion();
+    return this.#version;
+  }
+
+  async #askVersion(): Promise<SliceVersion> {
+    const signal = this.#stopping.signal;
+    for (;;) {
+      try {
+        return await endpointSliceVersion(this.#options.client, signal);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        this.#options.log.warn({ err: error }, 'cannot tell which EndpointSlice API the server serves; asking again');
+        await sleep(1000, undefined, { signal });
+      }
+    }
   }
 }
