@@ -1,6 +1,6 @@
 // A provider's replicas as the ready endpoints of a Kubernetes Service, in place of listed
 // addresses: `service_ref` of a self-hosted engine (vLLM, TEI). The gateway follows the Service's
-// EndpointSlices and serves one replica per ready address (gateway/kubernetes/endpoint-slices.ts);
+// EndpointSlices and serves one replica per ready address (gateway/kubernetes/service-endpoints.ts);
 // this file holds the shape and how an address and a port become a replica's base URL.
 import { z } from 'zod';
 

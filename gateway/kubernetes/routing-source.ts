@@ -16,7 +16,7 @@ import { Informer, type InformerEvent, type InformerOptions } from '../../core/k
 import type { KubeClient, KubeObject, KubeRequest } from '../../core/kubernetes/kube-client.ts';
 import type { Log } from '../../core/log.ts';
 import { decodeSnapshot, type DecodeResult } from '../../core/kubernetes/snapshot-configmap.ts';
-import { servicesNamed, withReplicas } from './endpoint-slices.ts';
+import { servicesNamed, withReplicas } from './service-replicas.ts';
 import { ServiceEndpoints } from './service-endpoints.ts';
 
 export type ConfigMap = KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string> };

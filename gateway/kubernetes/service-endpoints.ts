@@ -6,10 +6,11 @@
 // RBAC: get/list/watch on endpointslices (discovery.k8s.io) in the namespaces of the Services.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Informer, type InformerOptions } from '../../core/kubernetes/informer.ts';
-import { isStatus, objectKey, type KubeClient, type KubeObject } from '../../core/kubernetes/kube-client.ts';
+import { objectKey, type KubeClient, type KubeObject } from '../../core/kubernetes/kube-client.ts';
 import type { Log } from '../../core/log.ts';
 import type { ServiceRef } from '../../core/resources/service-ref.ts';
 import {
+  endpointSliceVersion,
   endpointSlices,
   replicaUrlsFromSlices,
   SERVICE_NAME_LABEL,
@@ -18,27 +19,13 @@ import {
   type EndpointSlice,
   type ServiceKey,
   type SliceVersion,
-} from './endpoint-slices.ts';
-
-/**
- * The EndpointSlice API the server serves: v1, or v1beta1 where v1 is not found (Kubernetes
- * 1.20). Discovery documents are readable by every authenticated identity (system:discovery).
- */
-export async function endpointSliceVersion(client: KubeClient, signal?: AbortSignal): Promise<SliceVersion> {
-  try {
-    await client.request({ path: '/apis/discovery.k8s.io/v1', ...(signal ? { signal } : {}) });
-    return 'v1';
-  } catch (error) {
-    if (isStatus(error, 404)) return 'v1beta1';
-    throw error;
-  }
-}
+} from '../../core/kubernetes/endpoint-slices.ts';
 
 export interface ServiceEndpointsOptions {
   readonly client: KubeClient;
   /** Where a reference without a namespace looks (the gateway's own). */
   readonly namespace: string;
-  /** Told of every change of a followed Service's slices (and of each first list). */
+  /** Told of every change of a followed Service's slices. */
   readonly onChange: () => void;
   readonly log: Log;
   /** Informer tuning, for tests; the informer's defaults otherwise. */

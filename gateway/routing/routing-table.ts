@@ -147,7 +147,7 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
 /**
  * The routes of one provider: one per replica address (urls), else one keyed by its id. A
  * provider naming a Service (service_ref) comes with `urls` its ready endpoints (gateway/kubernetes/
- * endpoint-slices.ts), none when none is ready; its routes are always keyed by address, so
+ * service-replicas.ts), none when none is ready; its routes are always keyed by address, so
  * a replica keeps its state as the Service scales.
  */
 function replicaRoutes(spec: ProviderSpec, states: ProviderStates): ProviderRoute[] {

@@ -9,7 +9,8 @@ import { ProviderSpec } from '../../../core/resources/provider.ts';
 import { RouterSpec } from '../../../core/resources/router.ts';
 import { ServiceRef } from '../../../core/resources/service-ref.ts';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../../../core/resources/snapshot.ts';
-import { replicaUrlsFromSlices, servicesNamed, withReplicas, type EndpointSlice } from '../../../gateway/kubernetes/endpoint-slices.ts';
+import { replicaUrlsFromSlices, type EndpointSlice } from '../../../core/kubernetes/endpoint-slices.ts';
+import { servicesNamed, withReplicas } from '../../../gateway/kubernetes/service-replicas.ts';
 import { ProviderStates } from '../../../gateway/routing/provider-state.ts';
 import { RoutingTable } from '../../../gateway/routing/routing-table.ts';
 

@@ -1,17 +1,29 @@
 // A Service's replicas as Kubernetes lists them: its EndpointSlices (discovery.k8s.io/v1, or
-// v1beta1 on an API server older than 1.21; label kubernetes.io/service-name). A provider naming a Service (service_ref) is served with one
-// replica per ready address, at the port it names; this file is the pure part of that: slices to
-// replica URLs, and a snapshot's providers given those URLs for the routing table.
-import { endpointUrl, type ServiceRef } from '../../core/resources/service-ref.ts';
-import type { KubeObject } from '../../core/kubernetes/kube-client.ts';
-import type { ProviderSpec } from '../../core/resources/provider.ts';
-import type { Snapshot } from '../../core/resources/snapshot.ts';
+// v1beta1 on an API server older than 1.21; label kubernetes.io/service-name). Pure reading of
+// slices into replica URLs, shared by the gateway (which routes to them) and the operator (which
+// counts them in a ModelProvider's status).
+import { endpointUrl, type ServiceRef } from '../resources/service-ref.ts';
+import { isStatus, type KubeClient, type KubeObject } from './kube-client.ts';
 
 /** discovery.k8s.io/v1 from Kubernetes 1.21; 1.20 serves the same fields read here as v1beta1. */
 export type SliceVersion = 'v1' | 'v1beta1';
 export const endpointSlices = (version: SliceVersion) => ({ group: 'discovery.k8s.io', version, plural: 'endpointslices' });
 /** The label the EndpointSlice controller puts on each slice of a Service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+/**
+ * The EndpointSlice API the server serves: v1, or v1beta1 where v1 is not found (Kubernetes
+ * 1.20). Discovery documents are readable by every authenticated identity (system:discovery).
+ */
+export async function endpointSliceVersion(client: KubeClient, signal?: AbortSignal): Promise<SliceVersion> {
+  try {
+    await client.request({ path: '/apis/discovery.k8s.io/v1', ...(signal ? { signal } : {}) });
+    return 'v1';
+  } catch (error) {
+    if (isStatus(error, 404)) return 'v1beta1';
+    throw error;
+  }
+}
 
 /** The fields of an EndpointSlice read here (discovery.k8s.io/v1). */
 export type EndpointSlice = KubeObject & {
@@ -61,29 +73,4 @@ function portOf(wanted: number | string, slice: EndpointSlice): number | undefin
   if (typeof wanted === 'number') return wanted;
   const port = slice.ports?.find((p) => (p.name ?? '') === wanted)?.port;
   return typeof port === 'number' && port > 0 ? port : undefined;
-}
-
-/**
- * The snapshot as routing serves it: each provider naming a Service given `urls`, its replicas'
- * addresses now (none while none is ready). The snapshot itself (what the admin API shows and
- * edits) keeps naming the Service.
- */
-export function withReplicas(snapshot: Snapshot, replicas: (ref: ServiceRef) => readonly string[]): Snapshot {
-  return { ...snapshot, providers: snapshot.providers.map((provider) => withProviderReplicas(provider, replicas)) };
-}
-
-function withProviderReplicas(provider: ProviderSpec, replicas: (ref: ServiceRef) => readonly string[]): ProviderSpec {
-  if ((provider.type !== 'vllm' && provider.type !== 'tei') || provider.service_ref === undefined) return provider;
-  return { ...provider, urls: [...replicas(provider.service_ref)] };
-}
-
-/** The Services a snapshot's providers name, each once. */
-export function servicesNamed(snapshot: Snapshot, defaultNamespace: string): ServiceKey[] {
-  const keys = new Map<string, ServiceKey>();
-  for (const provider of snapshot.providers) {
-    if ((provider.type !== 'vllm' && provider.type !== 'tei') || provider.service_ref === undefined) continue;
-    const key = serviceKeyOf(provider.service_ref, defaultNamespace);
-    keys.set(serviceId(key), key);
-  }
-  return [...keys.values()];
 }
