@@ -296,6 +296,7 @@ describe('charts/tollgate', () => {
       { apiGroups: ['tollgate.dev'], resources: ['gatewayusers', 'gatewayteams'], verbs: ['patch'] },
       { apiGroups: ['tollgate.dev'], resources: ['gatewayusers/finalizers', 'gatewayteams/finalizers'], verbs: ['update'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
     assert.deepEqual(find(objects, 'Role', 'tollgate-operator').rules, [

@@ -111,6 +111,7 @@ describe('CRD shape', () => {
       ['Reason', '.status.conditions[?(@.type=="Ready")].reason'],
       ['Age', '.metadata.creationTimestamp'],
       ['URL', '.spec.url'],
+      ['Replicas', '.status.replicas'],
       ['Max-Concurrent', '.spec.maxConcurrent'],
     ],
     GatewayUser: [
