@@ -5,11 +5,15 @@
 // address 127.0.0.1 and that replica's port under the port name the provider names. Requests
 // spread over the ready replicas (counted at the emulators); a replica marked unready, and one
 // added, change routing within a second; with no ready endpoint the answer is that of a router
-// whose every provider is down (502 upstream_failed), never a 500.
+// whose every provider is down (502 upstream_failed), never a 500. Last, the operator (as the
+// chart's operator identity) reads a ModelProvider with serviceRef into the snapshot the gateway
+// serves, and shows its ready replicas in `kubectl get modelproviders -o wide`.
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { generateKey } from '../../core/accounts/api-keys.ts';
-import { applyObject, createKubeClient, loadKubeConfig, type KubeClient } from '../../core/kubernetes/kube-client.ts';
+import { applyObject, createKubeClient, loadKubeConfig, resourcePath, type KubeClient } from '../../core/kubernetes/kube-client.ts';
+import { readRoutingConfigMap, type ConfigMap } from '../../gateway/kubernetes/routing-source.ts';
 import { encodeSnapshot } from '../../core/kubernetes/snapshot-configmap.ts';
 import { ProviderSpec } from '../../core/resources/provider.ts';
 import { RouterSpec } from '../../core/resources/router.ts';
@@ -24,9 +28,11 @@ import { startRedis, type RunningRedis } from '../support/redis-server.ts';
 import { startVllmEmulator, type VllmEmulator } from '../support/vllm-emulator/index.ts';
 import { applyChartRbac, RELEASE_NAMESPACE } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
 
 const NAMESPACE = RELEASE_NAMESPACE;
 const GATEWAY_USER = `system:serviceaccount:${NAMESPACE}:tollgate-gateway`;
+const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:tollgate-operator`;
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const SERVICE = 'vllm';
@@ -40,6 +46,7 @@ describe("a provider served at a Service's ready endpoints", () => {
   let kube: KubeClient;
   let store: RedisStore;
   let gateway: GatewayProcess | undefined;
+  let operator: OperatorProcess | undefined;
   const engines: VllmEmulator[] = [];
   let userKey: string;
   /** v1, or v1beta1 on the 1.20 API server the tests run. */
@@ -92,11 +99,11 @@ describe("a provider served at a Service's ready endpoints", () => {
   };
 
   before(async () => {
-    plane = await startControlPlane({ tokens: { gateway: GATEWAY_USER } });
+    plane = await startControlPlane({ tokens: { gateway: GATEWAY_USER, operator: OPERATOR_USER } });
     redis = await startRedis();
     kube = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
     sliceVersion = await endpointSliceVersion(kube);
-    await applyChartRbac(plane, [GATEWAY_USER]);
+    await applyChartRbac(plane, [GATEWAY_USER, OPERATOR_USER]);
     for (let i = 0; i < 4; i++) engines.push(await startVllmEmulator({ time_scale: 0.001 }));
 
     store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
@@ -166,6 +173,7 @@ describe("a provider served at a Service's ready endpoints", () => {
   });
 
   after(async () => {
+    await operator?.kill();
     await gateway?.stop();
     await Promise.all(engines.map((e) => e.close()));
     await store?.close();
@@ -217,6 +225,70 @@ describe("a provider served at a Service's ready endpoints", () => {
     // Back as soon as one is ready again.
     await writeSlice(engines[0]!, true);
     await routedTo([engines[0]!]);
+    assert.equal((await chat()).status, 200);
+  });
+
+  it("the operator carries serviceRef into the snapshot the gateway serves, and shows the ready replicas in the ModelProvider's status (-o wide)", async () => {
+    const [a, , , d] = engines as [VllmEmulator, VllmEmulator, VllmEmulator, VllmEmulator];
+    await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../crds/', import.meta.url))]);
+    await plane.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/modelrouters.tollgate.dev',
+      'crd/modelproviders.tollgate.dev',
+    ]);
+    const resources = [
+      {
+        apiVersion: 'tollgate.dev/v1alpha1',
+        kind: 'ModelRouter',
+        metadata: { name: 'chat', namespace: NAMESPACE },
+        spec: { type: 'text-generation', loadBalancingStrategy: 'round_robin' },
+      },
+      {
+        apiVersion: 'tollgate.dev/v1alpha1',
+        kind: 'ModelProvider',
+        metadata: { name: 'vllm', namespace: NAMESPACE },
+        spec: { routerRef: { name: 'chat' }, type: 'vllm', model: MODEL, serviceRef: { name: SERVICE, port: 'http' } },
+      },
+    ];
+    await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: resources }) });
+    operator = startOperatorProcess({
+      identity: 'op-a',
+      kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig('operator'),
+      redisUrl: redis.url,
+    });
+    /** The REPLICAS column of `kubectl get -o wide`, read at its place in the header (empty columns, such as URL here, leave no text). */
+    const replicasColumn = async () => {
+      const table = await plane.kubectl(['-n', NAMESPACE, 'get', 'modelproviders', 'vllm', '-o', 'wide']);
+      const [header, row] = table.split('\n');
+      const at = header!.indexOf('REPLICAS');
+      return at < 0 ? undefined : row?.slice(at).trim().split(/\s+/)[0];
+    };
+    // One ready endpoint (a) left by the test before.
+    await eventually(async () => (await replicasColumn()) === '1', 'REPLICAS 1', { timeoutMs: CONVERGE_MS, processes: [operator] });
+    await writeSlice(d, true);
+    await eventually(async () => (await replicasColumn()) === '2', 'REPLICAS 2 once another endpoint is ready', {
+      timeoutMs: CONVERGE_MS,
+      processes: [operator],
+    });
+    // The operator's snapshot names the Service in the ModelProvider's namespace; the gateway serves it, routing to its ready endpoints.
+    const configMap = await kube.request<ConfigMap>({ path: resourcePath(CONFIGMAPS, { namespace: NAMESPACE, name: 'tollgate-routing' }) });
+    const published = readRoutingConfigMap(configMap);
+    assert.ok(published.ok);
+    assert.deepEqual(
+      published.snapshot.providers.map((p) => [p.id, 'service_ref' in p ? p.service_ref : undefined]),
+      [[`${NAMESPACE}-vllm`, { namespace: NAMESPACE, name: SERVICE, port: 'http', scheme: 'http' }]],
+    );
+    await eventually(
+      async () => {
+        const ready = await fetch(`${gateway!.url}/readyz`);
+        return ((await ready.json()) as { snapshot?: string }).snapshot === published.snapshot.version;
+      },
+      "the gateway serves the operator's snapshot",
+      { timeoutMs: CONVERGE_MS },
+    );
+    await routedTo([a, d]);
     assert.equal((await chat()).status, 200);
   });
 });
