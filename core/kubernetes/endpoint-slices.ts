@@ -3,7 +3,7 @@
 // slices into replica URLs, shared by the gateway (which routes to them) and the operator (which
 // counts them in a ModelProvider's status).
 import { endpointUrl, type ServiceRef } from '../resources/service-ref.ts';
-import { isStatus, type KubeClient, type KubeObject } from './kube-client.ts';
+import type { KubeClient, KubeObject } from './kube-client.ts';
 
 /** discovery.k8s.io/v1 from Kubernetes 1.21; 1.20 serves the same fields read here as v1beta1. */
 export type SliceVersion = 'v1' | 'v1beta1';
@@ -12,17 +12,16 @@ export const endpointSlices = (version: SliceVersion) => ({ group: 'discovery.k8
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 /**
- * The EndpointSlice API the server serves: v1, or v1beta1 where v1 is not found (Kubernetes
- * 1.20). Discovery documents are readable by every authenticated identity (system:discovery).
+ * The EndpointSlice API the server serves: v1 where its discovery document lists it, else v1beta1
+ * (Kubernetes 1.20). Discovery documents are readable by every authenticated identity
+ * (system:discovery); the group's is always there, so asking is no failure to report.
  */
 export async function endpointSliceVersion(client: KubeClient, signal?: AbortSignal): Promise<SliceVersion> {
-  try {
-    await client.request({ path: '/apis/discovery.k8s.io/v1', ...(signal ? { signal } : {}) });
-    return 'v1';
-  } catch (error) {
-    if (isStatus(error, 404)) return 'v1beta1';
-    throw error;
-  }
+  const group = await client.request<{ versions?: { version?: string }[] }>({
+    path: '/apis/discovery.k8s.io',
+    ...(signal ? { signal } : {}),
+  });
+  return group.versions?.some((v) => v.version === 'v1') ? 'v1' : 'v1beta1';
 }
 
 /** The fields of an EndpointSlice read here (discovery.k8s.io/v1). */

@@ -115,7 +115,7 @@ export class RoutingSource {
       log: options.log,
     });
     this.#endpoints = new ServiceEndpoints({
-      client: options.client,
+      client: this.#explaining(options.client, 'EndpointSlices'),
       namespace: options.namespace,
       onChange: () => this.#rebuild(),
       log: options.log,
@@ -192,6 +192,12 @@ export class RoutingSource {
     }
     const { snapshot, resourceVersion } = this.#snapshot;
     this.#endpoints.follow(servicesNamed(snapshot, this.#options.namespace));
+    // A first table waits for the Services' endpoints, so that a new pod is not ready with replicas missing.
+    const unlisted = this.#loadedOnce ? [] : this.#endpoints.unlisted();
+    if (unlisted.length > 0) {
+      this.#waitFor(`listing the EndpointSlices of Service ${unlisted.join(', ')}`);
+      return;
+    }
     const served = withKeys(snapshot, this.#keys.keys);
     const routed = withReplicas(served, (ref) => this.#endpoints.urls(ref));
     // The Services' ready endpoints are part of what is served: a change of them alone rebuilds.

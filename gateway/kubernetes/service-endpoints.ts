@@ -25,7 +25,7 @@ export interface ServiceEndpointsOptions {
   readonly client: KubeClient;
   /** Where a reference without a namespace looks (the gateway's own). */
   readonly namespace: string;
-  /** Told of every change of a followed Service's slices. */
+  /** Told of every change of a followed Service's slices, and of each first list. */
   readonly onChange: () => void;
   readonly log: Log;
   /** Informer tuning, for tests; the informer's defaults otherwise. */
@@ -35,6 +35,8 @@ export interface ServiceEndpointsOptions {
 /** One followed Service: its informer (once the API version is known) and the slices it has told of, by namespace/name. */
 interface Followed {
   informer: Informer<EndpointSlice> | undefined;
+  /** Its first list is in: no slice seen by now exists. */
+  listed: boolean;
   readonly slices: Map<string, EndpointSlice>;
 }
 
@@ -66,9 +68,9 @@ export class ServiceEndpoints {
     return followed ? replicaUrlsFromSlices(ref, [...followed.slices.values()]) : [];
   }
 
-  /** Resolves once every Service followed now has been listed once (or its informer stopped). */
-  async synced(): Promise<void> {
-    await Promise.allSettled([...this.#followed.values()].map(({ informer }) => informer?.synced));
+  /** The Services followed whose slices have not been listed yet (namespace/name). */
+  unlisted(): string[] {
+    return [...this.#followed].filter(([, followed]) => !followed.listed).map(([id]) => id);
   }
 
   async stop(): Promise<void> {
@@ -79,7 +81,7 @@ export class ServiceEndpoints {
   }
 
   #start(id: string, key: ServiceKey): void {
-    const followed: Followed = { informer: undefined, slices: new Map() };
+    const followed: Followed = { informer: undefined, listed: false, slices: new Map() };
     this.#followed.set(id, followed);
     this.#options.log.info({ service: id }, "following the Service's EndpointSlices");
     this.#sliceVersion().then(
@@ -88,6 +90,13 @@ export class ServiceEndpoints {
         if (this.#followed.get(id) !== followed) return;
         followed.informer = this.#informer(version, id, key, followed);
         followed.informer.start();
+        followed.informer.synced.then(
+          () => {
+            followed.listed = true;
+            if (this.#followed.get(id) === followed) this.#options.onChange();
+          },
+          () => {},
+        );
       },
       () => {},
     );
