@@ -199,6 +199,7 @@ describe('charts/tollgate', () => {
     assert.deepEqual(find(objects, 'Role', 'tollgate-router-worker').rules, [
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
     ]);
     assert.ok(!objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'tollgate-router-worker'));
 
