@@ -2,6 +2,7 @@
 // keeps its informers' caches warm; only the leader has a queue, so only the leader reconciles
 // and writes. A new term starts with every key queued, so nothing missed before it is lost.
 import type { InformerEvent } from '../core/kubernetes/informer.ts';
+import { SERVICE_NAME_LABEL, type EndpointSlice } from '../core/kubernetes/endpoint-slices.ts';
 import type { Log } from '../core/log.ts';
 import type { OperatorMetrics, ReconcileKind } from './health/metrics.ts';
 import { WorkQueue } from './kube/work-queue.ts';
@@ -34,6 +35,19 @@ export class Controller {
 
   routingChanged(event: InformerEvent<NamespacedObject>): void {
     if (worthReconciling(event)) this.#enqueue([ROUTING_KEY]);
+  }
+
+  /** A Service's EndpointSlice: the routing key, when a ModelProvider names that Service (its ready replicas in status). */
+  endpointsChanged(event: InformerEvent<EndpointSlice>): void {
+    const { namespace, labels } = event.object.metadata ?? {};
+    const service = labels?.[SERVICE_NAME_LABEL];
+    const named = this.#options.routing.providers
+      .list()
+      .some(
+        (p) =>
+          p.metadata.namespace === namespace && (p.spec as { serviceRef?: { name?: unknown } } | undefined)?.serviceRef?.name === service,
+      );
+    if (named) this.#enqueue([ROUTING_KEY]);
   }
 
   secretChanged(event: InformerEvent<SecretObject>): void {

@@ -1,6 +1,7 @@
-// `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser, GatewayTeam and Secret, a Lease
+// `tollgate operator`: informers on ModelRouter, ModelProvider, GatewayUser, GatewayTeam, Secret and (for ready replica counts) EndpointSlice, a Lease
 // for leader election, and the controller that reconciles them while this replica leads.
 import { Informer, type InformerEvent } from '../core/kubernetes/informer.ts';
+import { endpointSlices, endpointSliceVersion, SERVICE_NAME_LABEL, type EndpointSlice } from '../core/kubernetes/endpoint-slices.ts';
 import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../core/kubernetes/kube-client.ts';
 import type { Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
@@ -86,6 +87,7 @@ async function startLoops(
   const users = watch<UserObject>(GATEWAY_USERS, (event) => controller?.userChanged(event));
   const teams = watch<TeamObject>(GATEWAY_TEAMS, (event) => controller?.teamChanged(event));
   const secrets = watch<SecretObject>(SECRETS, (event) => controller?.secretChanged(event));
+  const slices = await watchEndpointSlices(client, settings, log, (event) => controller?.endpointsChanged(event));
   const events = new EventRecorder(client, settings.identity, log);
   const target = { namespace: settings.namespace, configMap: settings.routingConfigMap, secret: settings.providerKeysSecret };
   controller = new Controller({
@@ -102,6 +104,7 @@ async function startLoops(
       routingMode: settings.routingMode,
       queueDepth: (router) => store.routingQueue.statistics.depth(router),
       providerHealth: (ids) => store.providerHealth.read(ids),
+      endpointSlices: slices,
     },
     users: { client, users, secrets, store, events, log },
     teams: { client, teams, users, store, events, log },
@@ -113,6 +116,8 @@ async function startLoops(
   const informers = [routers, providers, users, teams, secrets];
   setNotReady("waiting for the informers' caches to sync");
   for (const informer of informers) informer.start();
+  // Not waited for: without the RBAC to read EndpointSlices (a chart from before serviceRef), only the replica counts are missing.
+  slices.start();
   await Promise.all(informers.map((informer) => informer.synced));
   log.info({ watchNamespace: settings.watchNamespace ?? '(all)', identity: settings.identity }, 'caches synced; competing for leadership');
   const elector = startElection(client, settings, controller, log);
@@ -127,7 +132,7 @@ async function startLoops(
       await alertEvents.stop();
       await elector.stop();
       await controller.stopped();
-      await Promise.all(informers.map((informer) => informer.stop()));
+      await Promise.all([...informers, slices].map((informer) => informer.stop()));
       await store.close();
     },
   };
@@ -149,4 +154,29 @@ function startElection(client: KubeClient, settings: OperatorSettings, controlle
   });
   elector.start();
   return elector;
+}
+
+/**
+ * Services' EndpointSlices (those the EndpointSlice controller labels with their Service), to
+ * count a ModelProvider's ready replicas. The API version is asked first (v1beta1 on 1.20);
+ * when the server cannot tell, v1.
+ */
+async function watchEndpointSlices(
+  client: KubeClient,
+  settings: OperatorSettings,
+  log: Log,
+  handler: (event: InformerEvent<EndpointSlice>) => void,
+): Promise<Informer<EndpointSlice>> {
+  const version = await endpointSliceVersion(client).catch((error: unknown) => {
+    log.warn({ err: error }, 'cannot tell which EndpointSlice API the server serves; reading v1');
+    return 'v1' as const;
+  });
+  return new Informer<EndpointSlice>({
+    client,
+    resource: endpointSlices(version),
+    namespace: settings.watchNamespace,
+    labelSelector: SERVICE_NAME_LABEL,
+    log,
+    handler: async (event) => handler(event),
+  });
 }

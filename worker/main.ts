@@ -103,7 +103,8 @@ async function followRouters(
     namespace: settings.namespace ?? '',
     configMap: settings.routingConfigMap,
     secret: settings.providerKeysSecret,
-    load: (snapshot) => routing.load(snapshot),
+    // As the gateway routes: a Service's ready endpoints are the replicas whose slots the worker gives.
+    load: (_snapshot, routed) => routing.load(routed),
     waitFor: (reason) => routing.waitFor(reason),
     log,
   });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CarbonInputs } from './carbon.ts';
 import { BaseUrl, ModelName, ResourceId, TimeoutSeconds } from './fields.ts';
 import { PROVIDER_KINDS, type ProviderType } from './kinds.ts';
+import { ServiceRef } from './service-ref.ts';
 
 /** Most retries of one provider for one request. */
 export const MAX_RETRIES = 10;
@@ -97,11 +98,25 @@ const wellKnownUrl = (type: 'openai' | 'mistral' | 'ollama' | 'anthropic') => ({
   url: BaseUrl.default(PROVIDER_KINDS[type].url).describe(URL_HELP),
   urls: replicaUrlsField,
 });
-/** The address fields of a kind without one: `url` or `urls`, one of them required (addressGiven). */
-const ownUrl = () => ({ url: BaseUrl.optional().describe(`${URL_HELP} Required unless urls is given.`), urls: replicaUrlsField });
-/** A kind without a well-known address needs `url` or `urls`: said as a missing `url` (a missing field's issue), as before `urls` existed. */
-const addressGiven = (spec: { url?: string | undefined; urls?: readonly string[] | undefined }, ctx: z.RefinementCtx) => {
-  if (spec.url === undefined && spec.urls === undefined)
+/** The address fields of a self-hosted engine: `url`, `urls` or a Service's ready endpoints (`service_ref`), exactly one (addressGiven). */
+const ownUrlOrService = () => ({
+  url: BaseUrl.optional().describe(`${URL_HELP} Required unless urls or service_ref is given.`),
+  urls: replicaUrlsField,
+  service_ref: ServiceRef.optional(),
+});
+/**
+ * A kind without a well-known address needs `url` or `urls`: said as a missing `url` (a missing
+ * field's issue), as before `urls` existed; a kind that may name a Service needs exactly one of
+ * those and `service_ref`.
+ */
+const addressGiven = (
+  spec: { url?: string | undefined; urls?: readonly string[] | undefined; service_ref?: ServiceRef | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  const listed = spec.url !== undefined || spec.urls !== undefined;
+  if (listed && spec.service_ref !== undefined)
+    ctx.addIssue({ code: 'custom', message: 'give either the addresses (url or urls) or service_ref, not both', path: ['service_ref'] });
+  else if (!listed && spec.service_ref === undefined)
     ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['url'] });
 };
 
@@ -112,7 +127,7 @@ export const ProviderSpec = z.discriminatedUnion('type', [
     .strictObject({
       type: z.literal('vllm'),
       ...common,
-      ...ownUrl(),
+      ...ownUrlOrService(),
       saturation: z
         .strictObject({
           max_waiting: z
@@ -143,7 +158,7 @@ export const ProviderSpec = z.discriminatedUnion('type', [
     .superRefine(addressGiven),
   z.strictObject({ type: z.literal('mistral'), ...common, ...wellKnownUrl('mistral') }),
   z.strictObject({ type: z.literal('ollama'), ...common, ...wellKnownUrl('ollama') }),
-  z.strictObject({ type: z.literal('tei'), ...common, ...ownUrl() }).superRefine(addressGiven),
+  z.strictObject({ type: z.literal('tei'), ...common, ...ownUrlOrService() }).superRefine(addressGiven),
   z.strictObject({ type: z.literal('anthropic'), ...common, ...wellKnownUrl('anthropic') }),
   z.strictObject({
     type: z.literal('simulator'),
@@ -164,7 +179,10 @@ export type ReplicaSpecOf<T extends ProviderSpec['type']> = T extends 'simulator
   : ProviderSpecOf<T> & { readonly url: string };
 export type ReplicaSpec = ReplicaSpecOf<ProviderSpec['type']>;
 
-/** The base addresses of a provider's replicas: its `urls`, else its one `url` (none for the simulator). */
+/**
+ * The base addresses of a provider's replicas: its `urls`, else its one `url` (none for the
+ * simulator, nor for one naming a Service, whose addresses are resolved while serving).
+ */
 export function replicaUrls(spec: ProviderSpec): readonly string[] {
   if (spec.type === 'simulator') return [];
   return spec.urls ?? (spec.url === undefined ? [] : [spec.url]);

@@ -7,6 +7,8 @@ import { findConflicts } from '../../core/resources/consistency.ts';
 import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
 import type { Catalog, CatalogStore } from '../../core/store/catalog.ts';
 import { ConflictError } from '../../core/store/store-errors.ts';
+import { serviceRefOutsideKubernetes } from '../../core/resources/service-ref.ts';
+import { errors } from '../api/api-error.ts';
 
 export interface CatalogContent {
   readonly routers: RouterSpec[];
@@ -54,6 +56,8 @@ export class CatalogService implements RoutingCatalog {
       const next = edit({ routers: [...catalog.routers], providers: [...catalog.providers] });
       const conflicts = findConflicts(next.routers, next.providers);
       if (conflicts.length > 0) throw new ConflictError(conflicts.map((c) => c.message).join('; '));
+      const named = serviceRefOutsideKubernetes(next.providers);
+      if (named) throw errors.invalidRequest(`Provider "${next.providers[named.index]?.id}" ${named.message}`, 'service_ref');
       const revision = await this.#store.writeCatalog(catalog.revision, next);
       if (revision !== 'conflict') return toSnapshot({ revision, ...next });
     }

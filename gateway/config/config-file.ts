@@ -12,6 +12,7 @@ import { TeamSpec } from '../../core/resources/team.ts';
 import { KeyLimits } from '../../core/resources/key-limits.ts';
 import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
 import { findConflicts, formatPath } from '../../core/resources/consistency.ts';
+import { serviceRefOutsideKubernetes } from '../../core/resources/service-ref.ts';
 import { substituteEnv, type SubstitutionProblem } from './substitute-env.ts';
 import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
 import { expansionProblem } from './yaml-bounds.ts';
@@ -118,6 +119,8 @@ export function parseConfig(file: string, text: string, env: Readonly<Record<str
   });
   const teams = parseTeams(shape.data.teams, problems);
   const users = parseUsers(shape.data.users, problems, new Set(teams.map((t) => t.id)));
+  const named = serviceRefOutsideKubernetes(providers);
+  if (named) problems.push(`${formatPath([...(providerPaths[named.index] ?? []), 'service_ref'])}: ${named.message}`);
   if (problems.length === 0) {
     for (const conflict of findConflicts(routers, providers)) {
       problems.push(`${formatPath(fileConflictPath(conflict.path, providerPaths))}: ${conflict.message}`);

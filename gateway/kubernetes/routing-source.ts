@@ -7,11 +7,17 @@
 // RBAC: each informer asks for one object with the field selector metadata.name=<name>, which the
 // API server also reads as the request's name, so a Role can allow get/list/watch on exactly
 // these two objects by resourceNames (docs/kubernetes.md).
+//
+// A provider naming a Service (service_ref) is routed to its ready endpoints: the Services the
+// snapshot names are followed (service-endpoints.ts), and a change of their endpoints rebuilds
+// the table at once, the snapshot itself unchanged.
 import type { Snapshot } from '../../core/resources/snapshot.ts';
 import { Informer, type InformerEvent, type InformerOptions } from '../../core/kubernetes/informer.ts';
 import type { KubeClient, KubeObject, KubeRequest } from '../../core/kubernetes/kube-client.ts';
 import type { Log } from '../../core/log.ts';
 import { decodeSnapshot, type DecodeResult } from '../../core/kubernetes/snapshot-configmap.ts';
+import { servicesNamed, withReplicas } from './service-replicas.ts';
+import { ServiceEndpoints } from './service-endpoints.ts';
 
 export type ConfigMap = KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string> };
 export type Secret = KubeObject & { data?: Record<string, string> };
@@ -56,8 +62,12 @@ export interface RoutingSourceOptions {
   readonly namespace: string;
   readonly configMap: string;
   readonly secret: string;
-  /** Serves a new snapshot (keys merged); called once per change that makes a different table. */
-  readonly load: (snapshot: Snapshot) => void;
+  /**
+   * Serves a new snapshot (keys merged); called once per change that makes a different table.
+   * `routed` is the snapshot as routing serves it: each provider naming a Service given `urls`,
+   * its ready endpoints now.
+   */
+  readonly load: (snapshot: Snapshot, routed: Snapshot) => void;
   /** Says why nothing is served yet (readiness); only called before the first load. */
   readonly waitFor: (reason: string) => void;
   /** Told of each refused ConfigMap (a metric). */
@@ -71,6 +81,7 @@ export class RoutingSource {
   readonly #options: RoutingSourceOptions;
   readonly #configMaps: Informer<ConfigMap>;
   readonly #secrets: Informer<Secret>;
+  readonly #endpoints: ServiceEndpoints;
   /** The last snapshot that decoded, without keys, and the ConfigMap version it came from. */
   #snapshot: { snapshot: Snapshot; resourceVersion: string } | undefined;
   /** The keys, once the Secret has been seen. */
@@ -103,6 +114,13 @@ export class RoutingSource {
       handler: async (event) => this.#onSecret(event),
       log: options.log,
     });
+    this.#endpoints = new ServiceEndpoints({
+      client: this.#explaining(options.client, 'EndpointSlices'),
+      namespace: options.namespace,
+      onChange: () => this.#rebuild(),
+      log: options.log,
+      ...(options.informer ? { informer: options.informer } : {}),
+    });
   }
 
   get #configMapName(): string {
@@ -127,7 +145,7 @@ export class RoutingSource {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.#configMaps.stop(), this.#secrets.stop()]);
+    await Promise.all([this.#configMaps.stop(), this.#secrets.stop(), this.#endpoints.stop()]);
   }
 
   #onConfigMap(event: InformerEvent<ConfigMap>): void {
@@ -173,11 +191,21 @@ export class RoutingSource {
       return;
     }
     const { snapshot, resourceVersion } = this.#snapshot;
-    const loading = `${resourceVersion}|${this.#keys.resourceVersion}`;
+    this.#endpoints.follow(servicesNamed(snapshot, this.#options.namespace));
+    // A first table waits for the Services' endpoints, so that a new pod is not ready with replicas missing.
+    const unlisted = this.#loadedOnce ? [] : this.#endpoints.unlisted();
+    if (unlisted.length > 0) {
+      this.#waitFor(`listing the EndpointSlices of Service ${unlisted.join(', ')}`);
+      return;
+    }
+    const served = withKeys(snapshot, this.#keys.keys);
+    const routed = withReplicas(served, (ref) => this.#endpoints.urls(ref));
+    // The Services' ready endpoints are part of what is served: a change of them alone rebuilds.
+    const replicas = routed.providers.flatMap((p) => ('service_ref' in p && p.service_ref ? [[p.id, p.urls]] : []));
+    const loading = `${resourceVersion}|${this.#keys.resourceVersion}|${JSON.stringify(replicas)}`;
     if (loading === this.#loaded) return;
     this.#loaded = loading;
-    const served = withKeys(snapshot, this.#keys.keys);
-    this.#options.load(served);
+    this.#options.load(served, routed);
     this.#loadedOnce = true;
     this.#options.log.info(
       {

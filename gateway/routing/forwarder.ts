@@ -100,7 +100,14 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
   const { router, endpoint, body, passThrough, stream, signal, deadline } = request;
   const { options } = deps;
   const candidates = router.byEndpoint.get(endpoint);
-  if (!candidates || candidates.length === 0) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
+  if (!candidates) throw new NoProviderForEndpointError(router.spec.name, ENDPOINT_SPECS[endpoint].path);
+  // Providers that serve the endpoint but have no replica now (a Service without a ready endpoint): as when every one is down.
+  if (candidates.length === 0)
+    throw new ProvidersFailedError(
+      router.spec.name,
+      0,
+      new UpstreamError('connect', 'no replica is ready (the Service has no ready endpoint)'),
+    );
   const tried = new Set<ProviderRoute>();
   // Prefix affinity reads the prompt's blocks, worked out once for all the attempts; other strategies never do.
   let chain: readonly string[] | undefined;

@@ -119,6 +119,9 @@ export class RoutingTable {
 function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: ProviderStates): RouterRoute {
   const providers = providerSpecs.flatMap((p) => replicaRoutes(p, states));
   const byEndpoint = new Map<Endpoint, ProviderRoute[]>();
+  // A provider whose Service has no ready endpoint has no route, yet serves its endpoints: a
+  // request there finds every replica down, not a router of the wrong type.
+  for (const provider of providerSpecs) for (const endpoint of adapterFor(provider.type).endpoints) byEndpoint.set(endpoint, []);
   for (const provider of providers) {
     for (const endpoint of provider.adapter.endpoints) {
       const list = byEndpoint.get(endpoint);
@@ -141,7 +144,12 @@ function buildRouter(spec: RouterSpec, providerSpecs: ProviderSpec[], states: Pr
   };
 }
 
-/** The routes of one provider: one per replica address (urls), else one keyed by its id. */
+/**
+ * The routes of one provider: one per replica address (urls), else one keyed by its id. A
+ * provider naming a Service (service_ref) comes with `urls` its ready endpoints (gateway/kubernetes/
+ * service-replicas.ts), none when none is ready; its routes are always keyed by address, so
+ * a replica keeps its state as the Service scales.
+ */
 function replicaRoutes(spec: ProviderSpec, states: ProviderStates): ProviderRoute[] {
   const adapter = adapterFor(spec.type) as ProviderAdapter;
   const carbon = carbonModel(spec.carbon);

@@ -50,8 +50,9 @@ export function kubernetesSource(
         namespace,
         configMap: settings.routingConfigMap,
         secret: settings.providerKeysSecret,
-        load(snapshot) {
-          routing.load(snapshot);
+        load(snapshot, routed) {
+          // Routing serves a Service's ready endpoints; the admin API shows and edits the snapshot, naming the Service.
+          routing.load(routed);
           served = snapshot;
           loaded = true;
           report?.report();

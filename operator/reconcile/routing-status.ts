@@ -66,7 +66,14 @@ export function routerStatus(
   };
 }
 
-export function providerStatus(provider: Generational, desired: readonly DesiredCondition[], now: Date): StatusPatch {
+/** `replicas`: how many are ready (provider-replicas.ts); undefined removes a count written before, if any. */
+export function providerStatus(
+  provider: Generational & { readonly status?: { readonly replicas?: number } },
+  desired: readonly DesiredCondition[],
+  now: Date,
+  replicas?: number,
+): StatusPatch {
   const generation = provider.metadata.generation ?? 0;
-  return { observedGeneration: generation, conditions: mergeConditions(provider.status?.conditions, desired, generation, now) };
+  const counted = replicas !== undefined ? { replicas } : provider.status?.replicas !== undefined ? { replicas: null } : {};
+  return { observedGeneration: generation, conditions: mergeConditions(provider.status?.conditions, desired, generation, now), ...counted };
 }

@@ -22,6 +22,8 @@ import { programmedCondition, providerStatus, routerStatus, type GatewayReport }
 import { configMapUpToDate, keysSecretUpToDate, providerKeysSecret, routingConfigMap, type RoutingTarget } from './routing-writes.ts';
 import { writeStatus } from './write-status.ts';
 import { withHealth } from './provider-health-status.ts';
+import { readyReplicas } from './provider-replicas.ts';
+import type { EndpointSlice } from '../../core/kubernetes/endpoint-slices.ts';
 import type { ProviderCondition } from '../../core/store/provider-health.ts';
 
 export const ROUTING_KEY = 'routing';
@@ -46,6 +48,8 @@ export interface RoutingDeps {
   readonly routingMode: RoutingMode;
   /** Queue mode: how many requests of a router wait, fleet-wide (Redis). */
   readonly queueDepth?: (router: string) => Promise<number>;
+  /** The EndpointSlices of Services (ready replicas in a ModelProvider's status); absent: not counted for providers naming one. */
+  readonly endpointSlices?: Cache<EndpointSlice>;
   /** What the gateways found of the providers' health (Redis). */
   readonly providerHealth?: (ids: readonly string[]) => Promise<Map<string, ProviderCondition>>;
 }
@@ -83,9 +87,13 @@ export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal):
       mode === undefined ? undefined : { mode, depth: mode === 'queue' ? await readDepth(deps, result.publicName!) : undefined };
     await attempt(writeStatus(deps, MODEL_ROUTERS, router, routerStatus(router, result, programmed, now, queue), signal));
   }
+  const served = new Map(outcome.snapshot.providers.map((spec) => [spec.id, spec]));
   for (const provider of providers) {
     const result = outcome.providers.get(keyOf(provider.metadata));
-    if (result) await attempt(writeStatus(deps, MODEL_PROVIDERS, provider, providerStatus(provider, result.conditions, now), signal));
+    if (!result) continue;
+    const spec = result.served && served.get(result.served.id);
+    const replicas = spec && readyReplicas(spec, provider.metadata.namespace, deps.endpointSlices);
+    await attempt(writeStatus(deps, MODEL_PROVIDERS, provider, providerStatus(provider, result.conditions, now, replicas), signal));
   }
   // One status that failed does not stop the others; the key is retried for it.
   if (failures.length > 0) throw new AggregateError(failures, `${failures.length} status writes failed`);

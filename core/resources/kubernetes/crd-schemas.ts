@@ -96,7 +96,17 @@ export const ModelProviderSpec = crObject(PROVIDER_FIELDS).describe(
   'One backend that serves a ModelRouter: its kind, address, model name and API key.',
 );
 
-export const ModelProviderStatus = z.strictObject({ ...statusCommon }).describe('State of the provider, written by the operator.');
+export const ModelProviderStatus = z
+  .strictObject({
+    ...statusCommon,
+    replicas: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Replicas ready to serve: the ready endpoints of its Service (serviceRef), else the addresses it lists (url or urls).'),
+  })
+  .describe('State of the provider, written by the operator.');
 export type ModelProviderStatus = z.output<typeof ModelProviderStatus>;
 
 // ---------------------------------------------------------------------------------------------

@@ -95,6 +95,13 @@ export const KINDS = [
       AGE,
       { name: 'URL', type: 'string', jsonPath: '.spec.url', description: 'Base address of the backend.', priority: 1 },
       {
+        name: 'Replicas',
+        type: 'integer',
+        jsonPath: '.status.replicas',
+        description: "Replicas ready: its Service's ready endpoints (serviceRef), else its addresses (url or urls).",
+        priority: 1,
+      },
+      {
         name: 'Max-Concurrent',
         type: 'integer',
         jsonPath: '.spec.maxConcurrent',

@@ -8,6 +8,7 @@ import { checkZoneFactor } from '../carbon.ts';
 import { BaseUrl } from '../fields.ts';
 import { DEFAULT_URLS, PROVIDER_KINDS, PROVIDER_TYPES, URL_REQUIRED } from '../kinds.ts';
 import { ProviderSpec } from '../provider.ts';
+import { SERVICE_REF_FIELDS } from '../service-ref.ts';
 import { crossField, fieldTable } from './field-table.ts';
 import { ObjectName, SecretKey } from './kube-fields.ts';
 
@@ -37,9 +38,20 @@ export const PROVIDER_FIELDS = fieldTable(ProviderSpec, {
         `Base address of the backend, without /v1. Required for ${listed(URL_REQUIRED)}; ${listed(Object.keys(DEFAULT_URLS))} default to their usual address; ${listed(PROVIDER_TYPES.filter((type) => PROVIDER_KINDS[type].url === 'none'))} takes none.`,
       ),
   },
-  // Several replicas of one engine, as in a file or through the admin API (a Service's
-  // EndpointSlices are not followed yet).
+  // Several replicas of one engine, as in a file or through the admin API.
   urls: 'urls',
+  // The replicas as a Service's ready endpoints: the CR names a Service of its own namespace, which
+  // the caller adds on reading (translate.ts) and leaves out on writing.
+  service_ref: {
+    kind: 'given',
+    cr: 'serviceRef',
+    schema: z
+      .strictObject(SERVICE_REF_FIELDS)
+      .optional()
+      .describe(
+        'A Service of this namespace whose ready endpoints are the replicas, in place of url or urls (types vllm and tei): the gateways follow its EndpointSlices and serve one replica per ready address, at the port given (by number or name).',
+      ),
+  },
   // Never read (keys travel apart from resources); written as the Secret the caller put it in.
   key: {
     kind: 'given',

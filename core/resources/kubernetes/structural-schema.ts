@@ -28,6 +28,7 @@ const KEYWORDS = [
   'maxItems',
   'minProperties',
   'maxProperties',
+  'x-kubernetes-int-or-string',
   'x-kubernetes-list-type',
   'x-kubernetes-list-map-keys',
   'x-kubernetes-map-type',
@@ -118,7 +119,7 @@ function toStructural(input: JsonObject, walk: Walk): JsonObject {
       fail(`format ${JSON.stringify(out.format)} is not one Kubernetes knows`);
     if (CHECKED_FORMATS.has(out.format as string)) delete out.pattern;
   }
-  if (out.type === undefined) fail('every node of a structural schema needs a type');
+  if (out.type === undefined && out['x-kubernetes-int-or-string'] !== true) fail('every node of a structural schema needs a type');
 
   if (out.properties !== undefined) {
     const properties: JsonObject = {};
@@ -165,7 +166,7 @@ function expandRefs(node: JsonObject, walk: Walk, fail: (message: string) => nev
 
 /**
  * allOf of one branch is that branch. anyOf/oneOf: a union with null becomes the other branch, nullable; a union of enums of one
- * type becomes one enum. Any other union has no structural form and is refused.
+ * type becomes one enum; an integer or a string is x-kubernetes-int-or-string. Any other union has no structural form and is refused.
  */
 function collapseUnions(node: JsonObject, walk: Walk, fail: (message: string) => never): JsonObject {
   if (node.not !== undefined) fail('not has no structural form');
@@ -186,6 +187,10 @@ function collapseUnions(node: JsonObject, walk: Walk, fail: (message: string) =>
   const others = branches.filter((b) => !isNull(b));
   const nullable: JsonObject = others.length < branches.length ? { nullable: true } : {};
   if (others.length === 1) return collapseUnions({ ...others[0], ...rest, ...nullable }, walk, fail);
+  // A number or a name (a Service port): Kubernetes' own int-or-string, checked further by the operator.
+  const kinds = others.map((b) => b.type).toSorted();
+  if (others.length === 2 && kinds[0] === 'integer' && kinds[1] === 'string')
+    return { 'x-kubernetes-int-or-string': true, ...rest, ...nullable };
   const enumOnly = others.every((b) => Object.keys(b).every((k) => ['type', 'enum', 'const', 'description'].includes(k)));
   const types = new Set(others.map((b) => b.type));
   if (others.length > 1 && enumOnly && types.size === 1) {

@@ -71,7 +71,13 @@ export function providerFromCR(cr: CustomResource, routerName: string): Translat
   const { namespace } = cr.metadata;
   if (!namespace)
     return { ok: false, problems: [{ path: ['metadata', 'namespace'], message: 'is required: a ModelProvider lives in a namespace' }] };
-  const given = { id: providerId(namespace, cr.metadata.name), router: routerName };
+  const serviceRef = spec.value.serviceRef;
+  const given = {
+    id: providerId(namespace, cr.metadata.name),
+    router: routerName,
+    // The Service lives beside the ModelProvider: the snapshot says where, for the gateways.
+    service_ref: isRecord(serviceRef) ? { ...serviceRef, namespace } : serviceRef,
+  };
   return fromCR(
     ProviderSpec,
     PROVIDER_FIELDS,
@@ -79,6 +85,10 @@ export function providerFromCR(cr: CustomResource, routerName: string): Translat
     { objectName: cr.metadata.name, given },
     ` for type "${String(spec.value.type)}"`,
   );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -233,7 +243,13 @@ export function routerToCR(spec: RouterSpec, objectName: string): CrSpec {
 
 /** The key is not in the spec: `apiKeySecretRef` names where it is. */
 export function providerToCR(spec: ProviderSpec, routerObject: string, apiKeySecretRef?: { name: string; key: string }): CrSpec {
-  return writeFields(PROVIDER_FIELDS, spec, { objectName: '', given: { routerRef: { name: routerObject }, apiKeySecretRef } });
+  const serviceRef = spec.type === 'vllm' || spec.type === 'tei' ? spec.service_ref : undefined;
+  // A ModelProvider's Service is in its own namespace, so the CR names none.
+  const { namespace: _namespace, ...sameNamespace } = serviceRef ?? {};
+  return writeFields(PROVIDER_FIELDS, spec, {
+    objectName: '',
+    given: { routerRef: { name: routerObject }, apiKeySecretRef, serviceRef: serviceRef ? sameNamespace : undefined },
+  });
 }
 
 /** metadata.name is the user id; the operator writes the user's API key (spec.apiKeySecret unset). */

@@ -199,6 +199,7 @@ describe('charts/tollgate', () => {
     assert.deepEqual(find(objects, 'Role', 'tollgate-router-worker').rules, [
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
     ]);
     assert.ok(!objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'tollgate-router-worker'));
 
@@ -261,6 +262,8 @@ describe('charts/tollgate', () => {
     assert.deepEqual(find(objects, 'Role', 'tollgate-gateway').rules, [
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tollgate-routing'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['tollgate-provider-keys'], verbs: ['get', 'list', 'watch'] },
+      // The EndpointSlices of Services that ModelProviders name (serviceRef): read only.
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
       {
         apiGroups: ['tollgate.dev'],
         resources: ['modelrouters', 'modelproviders', 'gatewayusers', 'gatewayteams'],
@@ -294,6 +297,7 @@ describe('charts/tollgate', () => {
       { apiGroups: ['tollgate.dev'], resources: ['gatewayusers', 'gatewayteams'], verbs: ['patch'] },
       { apiGroups: ['tollgate.dev'], resources: ['gatewayusers/finalizers', 'gatewayteams/finalizers'], verbs: ['update'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
     assert.deepEqual(find(objects, 'Role', 'tollgate-operator').rules, [

@@ -480,3 +480,20 @@ describe('loadConfigFile', () => {
     });
   });
 });
+
+describe("a Service's endpoints as replicas", () => {
+  test('service_ref is refused in a file: only a gateway in Kubernetes mode follows a Service', () => {
+    const yaml = `
+models:
+  - id: chat
+    type: text-generation
+    providers:
+      - model: m
+        type: vllm
+        service_ref: { name: vllm, port: 8000 }
+`;
+    assert.deepEqual(problemLines(yaml), [
+      `${FILE}: models[0].providers[0].service_ref: names a Kubernetes Service, whose endpoints only a gateway in Kubernetes mode follows (there is no Kubernetes API here); list the replicas' addresses in urls (args.api_urls in a file) instead`,
+    ]);
+  });
+});

@@ -184,6 +184,32 @@ describe('providerFromCR', () => {
       },
     },
     {
+      name: "vllm whose replicas are a Service's ready endpoints: serviceRef carried with the ModelProvider's namespace",
+      cr: cr('vllm-a', { ...base, type: 'vllm', serviceRef: { name: 'vllm', port: 'http', path: '/engine' } }),
+      expected: {
+        type: 'vllm',
+        id: 'team-a-vllm-a',
+        router,
+        model_name: 'meta-llama/Llama-3.1-8B-Instruct',
+        service_ref: { namespace: 'team-a', name: 'vllm', port: 'http', scheme: 'http', path: '/engine' },
+      },
+    },
+    {
+      name: 'serviceRef and url together are refused: exactly one',
+      cr: cr('vllm-a', { ...base, type: 'vllm', url: 'http://vllm:8000', serviceRef: { name: 'vllm', port: 8000 } }),
+      expected: ['spec.serviceRef: give either the addresses (url or urls) or service_ref, not both'],
+    },
+    {
+      name: 'serviceRef names a port from 1 to 65535, or by a name of letters, digits and -',
+      cr: cr('vllm-a', { ...base, type: 'vllm', serviceRef: { name: 'vllm', port: 70000 } }),
+      expected: ['spec.serviceRef.port: must be a port from 1 to 65535'],
+    },
+    {
+      name: 'serviceRef is for self-hosted engines only',
+      cr: cr('gpt', { ...base, type: 'openai', serviceRef: { name: 'vllm', port: 8000 } }),
+      expected: ['spec.serviceRef: is not used for type "openai"'],
+    },
+    {
       name: 'urls lists no address twice',
       cr: cr('vllm-a', { ...base, type: 'vllm', urls: ['http://vllm:8000', 'http://vllm:8000/'] }),
       expected: ['spec.urls: must not list an address twice'],
