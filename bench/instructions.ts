@@ -175,7 +175,7 @@ async function countGateway(run: GatewayRun): Promise<Count[]> {
   ];
   const child = startPinned(`gateway ${name} (callgrind)`, run.core, 'valgrind', args, join(scratch, `${name}.log`), run.env);
   try {
-    await waitHealthy(`http://127.0.0.1:${port}/health`, child);
+    await waitHealthy(`http://127.0.0.1:${port}/readyz`, child);
     const counts: Count[] = [];
     for (const mode of MODES) {
       const url = `http://127.0.0.1:${port}/v1/chat/completions`;
