@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
+import { eventually } from '../../support/eventually.ts';
 import type { TestGateway } from '../../support/gateway.ts';
 import { testBed } from '../../support/test-bed.ts';
 import { startFakeOpenAI } from '../../support/fake-openai.ts';
@@ -59,7 +60,28 @@ describe('queue mode on two gateways with a worker each', () => {
   test('300 concurrent requests: no backend ever sees more than its 5, and each request is served or told 503 with a Retry-After', async () => {
     a.resetPeak();
     b.resetPeak();
-    const outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => queueChat(gateways[i % 2]!.url, key, `load ${i}`)));
+    // The backends hold their answers until all 300 are in: 10 hold the slots, 150 wait, and the
+    // rest are refused, however fast this machine adds them (a drain racing the arrivals would
+    // decide how many were ever waiting at once).
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    for (const backend of [a, b]) backend.behave({ delayMs: 40, until: gate });
+    let refusedSoFar = 0;
+    const all = Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        queueChat(gateways[i % 2]!.url, key, `load ${i}`).then((outcome) => {
+          if (outcome.status === 503) refusedSoFar++;
+          return outcome;
+        }),
+      ),
+    );
+    await eventually(
+      () => refusedSoFar === 140 && a.openRequests + b.openRequests === 10,
+      'every request is in: 10 held, 150 waiting, 140 refused',
+    );
+    open();
+    const outcomes = await all;
+    for (const backend of [a, b]) backend.behave({ delayMs: 40 });
     assert.ok(a.peakOpenRequests <= 5, `backend a saw ${a.peakOpenRequests} at once`);
     assert.ok(b.peakOpenRequests <= 5, `backend b saw ${b.peakOpenRequests} at once`);
     assert.equal(a.peakOpenRequests + b.peakOpenRequests, 10, 'both backends were kept full');

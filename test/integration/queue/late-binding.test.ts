@@ -70,7 +70,7 @@ test('queue mode gives no slot of a saturated replica while another has room', a
   t.after(() => Promise.all([a.close(), b.close()]));
   a.metricsText(metrics(20));
   b.metricsText(metrics(0));
-  const gw = await bed.gateway(config(a, b, 3), { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 100 } });
+  const gw = await bed.gateway(config(a, b, 3), { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 1000 } });
   await eventually(() => a.metricsScrapes > 1 && b.metricsScrapes > 1, 'both engines are read');
 
   // Round robin would alternate. Requests sent to b count into its queue until its next reading,
@@ -89,9 +89,10 @@ test('queue mode binds a request only when a replica has room, highest priority 
   t.after(() => Promise.all([a.close(), b.close()]));
   a.metricsText(metrics(20));
   b.metricsText(metrics(20));
-  // Interval 250 ms: b takes one request per reading below (max_waiting 1), so the second is
+  // Interval 1 s (a scrape may take up to that long on a loaded machine before it counts as failed):
+  // b takes one request per reading below (max_waiting 1), so the second is
   // bound a whole reading after the first was sent.
-  const gw = await bed.gateway(config(a, b, 1), { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 250 } });
+  const gw = await bed.gateway(config(a, b, 1), { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 1000 } });
   await eventually(() => a.metricsScrapes > 1 && b.metricsScrapes > 1, 'both engines are read');
 
   // Both saturated: the requests wait in the router's queue (a pass has weighed each on joining).
@@ -121,7 +122,7 @@ test('queue mode refuses a request whose wait ends while every replica stays sat
   b.metricsText(metrics(20));
   const setup = config(a, b, 3);
   setup.models[0]!.queue = { max_wait_seconds: 1 };
-  const gw = await bed.gateway(setup, { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 100 } });
+  const gw = await bed.gateway(setup, { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 1000 } });
   await eventually(() => a.metricsScrapes > 1 && b.metricsScrapes > 1, 'both engines are read');
 
   const refused = await queueChat(gw.url, keys.low, 'waits in vain');
@@ -136,7 +137,7 @@ test('stale engine signals fall back: a replica whose /metrics fails is given sl
   t.after(() => Promise.all([a.close(), b.close()]));
   a.metricsText(metrics(20));
   b.metricsText(metrics(20));
-  const gw = await bed.gateway(config(a, b, 3), { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 100 } });
+  const gw = await bed.gateway(config(a, b, 3), { t, settings: { routerWorkers: 1, engineScrapeIntervalMs: 1000 } });
   await eventually(() => a.metricsScrapes > 1 && b.metricsScrapes > 1, 'both engines are read');
   const waits = queueChat(gw.url, keys.low, 'waits');
   await eventually(async () => (await waiting()) === 1, 'the request waits while both are saturated');

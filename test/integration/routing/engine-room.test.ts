@@ -63,7 +63,7 @@ test('a saturated replica receives nothing new while another has room; when all 
       },
     ],
   };
-  const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } });
+  const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 1000 } });
   const sent = (fake: FakeBackend) => fake.requests.length;
 
   // a's queue is past its limit: round robin would alternate, engine room keeps a out. (b's
@@ -98,16 +98,25 @@ test('prefix affinity yields to saturation: a shared prompt leaves its saturated
         id: 'chat',
         type: 'text-generation',
         load_balancing_strategy: 'prefix_affinity',
-        providers: [{ model: 'm', type: 'vllm', id: 'engine', args: { api_urls: [a.url, b.url] }, saturation: { max_waiting: 10, max_kv_cache: 0.9 } }],
+        providers: [
+          {
+            model: 'm',
+            type: 'vllm',
+            id: 'engine',
+            args: { api_urls: [a.url, b.url] },
+            saturation: { max_waiting: 10, max_kv_cache: 0.9 },
+          },
+        ],
       },
     ],
   };
-  const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } });
+  const gw = await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 1000 } });
   a.metricsText(metrics(0, 0.3));
   b.metricsText(metrics(0, 0.3));
   await signalsRead(gw, { [a.url]: 0, [b.url]: 0 });
   const system = { role: 'system', content: 'You answer questions about the tides. '.repeat(60) };
-  const ask = (question: string) => gw.post('/v1/chat/completions', { model: 'chat', messages: [system, { role: 'user', content: question }] });
+  const ask = (question: string) =>
+    gw.post('/v1/chat/completions', { model: 'chat', messages: [system, { role: 'user', content: question }] });
 
   assert.equal((await ask('When is high tide?')).status, 200);
   const home = a.requests.length === 1 ? a : b;

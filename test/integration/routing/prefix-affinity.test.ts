@@ -10,6 +10,8 @@ import type { TestGateway } from '../../support/gateway.ts';
 import type { GatewayConfig } from '../../support/gateway-config.ts';
 import { testBed } from '../../support/test-bed.ts';
 import { startVllmEmulator, type VllmEmulator } from '../../support/vllm-emulator/index.ts';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const bed = testBed({ redis: true });
 const MODEL = 'meta-llama/Llama-3.1-8B-Instruct';
@@ -22,7 +24,7 @@ async function replicas(t: TestContext, count: number, settings: Parameters<type
   return started;
 }
 
-const config = (engines: readonly VllmEmulator[]): GatewayConfig => ({
+const config = (engines: readonly { url: string }[]): GatewayConfig => ({
   models: [
     {
       id: 'chat',
@@ -79,22 +81,27 @@ describe('prefix affinity', () => {
   });
 
   test('a hot system prompt stays on its replica until that one is far busier than the others, then spreads', async (t) => {
-    // Slow decoding keeps the burst's requests in flight while it is placed.
-    const engines = await replicas(t, 3, { decode_tps: 20, time_scale: 0.05 });
-    const gw = await bed.gateway(config(engines), { t, settings: AFFINITY_ALONE });
+    // Fake replicas that hold every answer until the whole burst is placed: each placement sees
+    // the others' requests still in flight, however fast this machine sends them.
+    const fakes = await Promise.all([startFakeOpenAI(), startFakeOpenAI(), startFakeOpenAI()]);
+    t.after(() => Promise.all(fakes.map((fake) => fake.close())));
+    const gw = await bed.gateway(config(fakes), { t, settings: AFFINITY_ALONE });
     const shared = [{ role: 'system', content: systemPrompt('the weather') }];
-    const before1 = received(engines);
     assert.equal((await ask(gw, [...shared, { role: 'user', content: 'Hello there, how are you today?' }])).status, 200);
-    const home = receivedSince(engines, before1).indexOf(1);
-    const before = received(engines);
-    const burst = await Promise.all(
+    const home = fakes.findIndex((fake) => fake.requests.length === 1);
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    for (const fake of fakes) fake.behave({ until: gate });
+    const burst = Promise.all(
       Array.from({ length: 20 }, (_, i) => ask(gw, [...shared, { role: 'user', content: `Question number ${i}: will it rain?` }], 20)),
     );
+    await eventually(() => fakes.reduce((sum, fake) => sum + fake.openRequests, 0) === 20, 'the whole burst is placed and held');
+    const counts = fakes.map((fake, i) => fake.requests.length - (i === home ? 1 : 0));
+    open();
     assert.deepEqual(
-      burst.map((r) => r.status),
-      burst.map(() => 200),
+      (await burst).map((r) => r.status),
+      Array(20).fill(200),
     );
-    const counts = receivedSince(engines, before);
     const elsewhere = counts.reduce((sum, n, i) => (i === home ? sum : sum + n), 0);
     assert.ok(counts[home]! >= 9, `the replica holding the prompt took the first 9 at least (${counts.join(', ')})`);
     assert.ok(elsewhere >= 5, `the rest spread to the other replicas (${counts.join(', ')})`);
