@@ -40,6 +40,8 @@ export interface FleetOptions {
   readonly engine: EngineShape;
   readonly contender: Contender;
   readonly key: string;
+  /** The bootstrap admin key, for the routing view (GET /v1/admin/routing) the step traces. */
+  readonly adminKey: string;
   readonly gatewayCore: number;
   readonly engineCore: number;
   readonly redisUrl?: string | undefined;
@@ -79,6 +81,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     ...process.env,
     NODE_ENV: 'production',
     TOLLGATE_BENCH_ENGINES_KEY: options.key,
+    TOLLGATE_ADMIN_KEY: options.adminKey,
     TOLLGATE_ENGINE_SCRAPE_INTERVAL_MS: String(options.contender.scrapeIntervalMs),
   };
   const gateway = startPinned(

@@ -101,23 +101,31 @@ export function goalLines(steps: readonly Step[]): string[] {
   }
   if (!all.some((p) => saturated(p.base)))
     lines.push('- No rate saturated least_busy: the ladder does not reach saturation (raise BENCH_ENGINES_RATES).');
-  const cpu = cpuCost(all);
-  if (cpu)
-    lines.push(
-      `- **Gateway CPU** at ${cpu.rate} req/s (the highest rate where both contenders completed ≥ ${SATURATED_COMPLETION_SHARE * 100}% of the offered requests): ${cpu.base.toFixed(2)} ms per request with least_busy (no engine signals), ${cpu.affinity.toFixed(2)} ms with prefix_affinity (engine scrapes, engine room, prefix index): ${cpu.share >= 0 ? '+' : ''}${(cpu.share * 100).toFixed(1)}% of the request path's CPU (goal < ${GOALS.cpuSharePercent}%: ${verdict(cpu.share < GOALS.cpuSharePercent / 100)}).`,
-    );
   return lines;
 }
 
-/** The CPU prefix_affinity adds per request, as a share of least_busy's, at the highest rate neither contender saturates. */
-export function cpuCost(all: readonly Pair[]): { rate: number; base: number; affinity: number; share: number } | undefined {
-  const unsaturated = all.filter((p) => !saturated(p.base) && !saturated(p.affinity));
-  const at = unsaturated[unsaturated.length - 1];
-  if (at === undefined) return undefined;
-  const base = cpuPerRequestMs(at.base);
-  const affinity = cpuPerRequestMs(at.affinity);
-  if (base === undefined || affinity === undefined) return undefined;
-  return { rate: at.rate, base, affinity, share: (affinity - base) / base };
+/**
+ * The CPU prefix_affinity (with engine signals) adds per request over least_busy (without), as
+ * a share of least_busy's, round by round (each round measures both, back to back), then the
+ * median of the rounds'.
+ */
+export function cpuLines(cpuSteps: readonly Step[]): string[] {
+  const rounds: { base: number; affinity: number }[] = [];
+  for (let i = 0; i + 1 < cpuSteps.length; i += 2) {
+    const pair = [cpuSteps[i]!, cpuSteps[i + 1]!];
+    const base = pair.find((s) => s.strategy === 'least_busy');
+    const affinity = pair.find((s) => s.strategy === 'prefix_affinity');
+    const b = base && cpuPerRequestMs(base);
+    const a = affinity && cpuPerRequestMs(affinity);
+    if (b !== undefined && a !== undefined) rounds.push({ base: b, affinity: a });
+  }
+  if (rounds.length === 0) return ['- Gateway CPU: not measured (no round with both contenders).'];
+  const shares = rounds.map((r) => (r.affinity - r.base) / r.base).sort((x, y) => x - y);
+  const median = shares[Math.floor((shares.length - 1) / 2)]!;
+  const unsaturated = cpuSteps.every((s) => !saturated(s));
+  return [
+    `- **Gateway CPU per request**, least_busy (no engine signals) → prefix_affinity (engine scrapes every interval, engine room, prefix index): ${rounds.map((r) => `${r.base.toFixed(2)} → ${r.affinity.toFixed(2)} ms`).join('; ')}; added ${shares.map((x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`).join(', ')} of the request path's CPU (median ${(median * 100).toFixed(1)}%; goal < ${GOALS.cpuSharePercent}%: ${verdict(median < GOALS.cpuSharePercent / 100)})${unsaturated ? '' : '; ⚠ a contender did not complete ≥ 95% of the requests at this rate: CPU per request is then not comparable'}.`,
+  ];
 }
 
 export { pairs };

@@ -7,16 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { cpuSnapshot, cpuUse, type CpuSnapshot } from '../cpu.ts';
-import { startPinned, stopAll } from '../processes.ts';
-import { startRedis, type RedisInstance } from '../redis.ts';
+import { stopAll } from '../processes.ts';
 import { prependSection } from '../report.ts';
 import { positive, type BenchHelpers } from '../run-shape.ts';
 import { describeMachine, which } from '../system.ts';
-import { type Contender, type EngineShape, type Fleet, prefixCounters, startFleet } from './fleet.ts';
-import { goalLines, type Step, table } from './report.ts';
-import type { EngineLoadSummary, WorkloadShape } from './workload.ts';
+import type { Contender, EngineShape } from './fleet.ts';
+import { cpuLines, goalLines, type Step, table } from './report.ts';
+import { runStep, type StepContext } from './step.ts';
+import type { WorkloadShape } from './workload.ts';
 
 /** Offered rates (requests per wall-clock second), light to past saturation; BENCH_ENGINES_RATES="a,b,c" changes them. */
 const DEFAULT_RATES = [1, 3, 5, 7, 9];
@@ -27,6 +25,12 @@ const SETTINGS = {
   scrapeIntervalMs: positive('BENCH_ENGINES_SCRAPE_INTERVAL_MS', 250),
 };
 const DEFAULTS = { warmupSeconds: 20, seconds: 30, scrapeIntervalMs: 250 };
+/** The CPU measurement: a rate below both contenders' saturation, a longer warm-up, rounds. */
+const CPU = {
+  rate: positive('BENCH_ENGINES_CPU_RATE', 4),
+  warmupSeconds: positive('BENCH_ENGINES_CPU_WARMUP_SECONDS', 40),
+  rounds: positive('BENCH_ENGINES_CPU_ROUNDS', 2),
+};
 
 /**
  * Four replicas of the emulator's default engine (Llama 3.1 8B on an H100: 15k prompt tokens/s,
@@ -71,79 +75,44 @@ export async function runEngines(helpers: BenchHelpers): Promise<void> {
   const scratch = join(root, 'bench', 'out', `${started.toISOString().replace(/[:.]/g, '-')}-engines`);
   await mkdir(scratch, { recursive: true });
   log(`Tollgate engines benchmark: rates ${ladder.join(', ')} req/s, ${CONTENDERS.length} contenders; scratch output in ${scratch}`);
-  const key = `tg-${randomBytes(32).toString('base64url')}`;
 
+  const context: StepContext = {
+    root,
+    node,
+    scratch,
+    key: `tg-${randomBytes(32).toString('base64url')}`,
+    adminKey: `tg-${randomBytes(32).toString('base64url')}`,
+    engine: ENGINE,
+    workload: WORKLOAD,
+    gatewayCore,
+    loadCore,
+    redisServer: useRedis ? redisServer : undefined,
+    waitReady: helpers.waitReady,
+  };
   const steps: Step[] = [];
   for (const [index, rate] of ladder.entries()) {
     // Every other rate runs the contenders in reverse order: a drift of the host favours neither.
     const order = index % 2 === 0 ? CONTENDERS : [...CONTENDERS].reverse();
     for (const contender of order) {
-      const name = `${rate}-${contender.strategy}`;
-      let redis: RedisInstance | undefined;
-      if (useRedis) redis = await startRedis(redisServer!, loadCore, join(scratch, `${name}-redis.log`));
-      const fleet = await startFleet({
-        root,
-        node,
-        scratch,
-        name,
-        engine: ENGINE,
-        contender,
-        key,
-        gatewayCore,
-        engineCore: loadCore,
-        redisUrl: redis?.url,
-        waitReady: helpers.waitReady,
-      });
-      try {
-        const step = await measure(fleet, rate, contender, name);
-        steps.push(step);
-        log(`  ${table([step]).split('\n')[2]}`);
-      } finally {
-        await fleet.stop();
-        await redis?.stop();
-      }
+      const step = await runStep(context, { rate, contender, name: `${rate}-${contender.strategy}`, ...SETTINGS });
+      steps.push(step);
+      log(`  ${table([step]).split('\n')[2]}`);
+    }
+  }
+  // The gateway's own cost, apart from the ladder: each contender at one rate both serve, warmed
+  // up longer (a fresh gateway's JIT compiles through its first minute), in rounds ABBA.
+  log(`Gateway CPU: ${CPU.rounds} rounds at ${CPU.rate} req/s, ${CPU.warmupSeconds} s warm-up, ${SETTINGS.seconds} s measured`);
+  const cpuSteps: Step[] = [];
+  for (let round = 1; round <= CPU.rounds; round++) {
+    const order = round % 2 === 1 ? CONTENDERS : [...CONTENDERS].reverse();
+    for (const contender of order) {
+      const name = `cpu-${round}-${contender.strategy}`;
+      const step = await runStep(context, { rate: CPU.rate, contender, name, warmupSeconds: CPU.warmupSeconds, seconds: SETTINGS.seconds });
+      cpuSteps.push(step);
+      log(`  round ${round}: ${table([step]).split('\n')[2]}`);
     }
   }
   await stopAll();
-
-  async function measure(fleet: Fleet, rate: number, contender: Contender, name: string): Promise<Step> {
-    const child = startPinned(
-      `load ${name}`,
-      loadCore,
-      node,
-      [
-        join(root, 'bench/engines/stream-arrivals.ts'),
-        `${fleet.gatewayUrl}/v1/chat/completions`,
-        key,
-        String(rate),
-        String(SETTINGS.warmupSeconds),
-        String(SETTINGS.seconds),
-        JSON.stringify(WORKLOAD),
-      ],
-      join(scratch, `${name}-load.log`),
-    );
-    let before: Promise<[CpuSnapshot, { queries: number; hits: number }]> | undefined;
-    let after: Promise<[CpuSnapshot, { queries: number; hits: number }]> | undefined;
-    let summary: EngineLoadSummary | undefined;
-    for await (const line of createInterface({ input: child.process.stdout! })) {
-      if (line === 'measure-start') before = Promise.all([cpuSnapshot(), prefixCounters(fleet)]);
-      else if (line === 'measure-end') after = Promise.all([cpuSnapshot(), prefixCounters(fleet)]);
-      else if (line.startsWith('{')) summary = JSON.parse(line) as EngineLoadSummary;
-    }
-    const exit = await child.exited;
-    if (!summary || !before || !after) throw new Error(`the load generator (${name}) ended (${exit}) without its summary`);
-    const [[cpuBefore, prefixBefore], [cpuAfter, prefixAfter]] = await Promise.all([before, after]);
-    const cpu = cpuUse(cpuBefore, cpuAfter, fleet.gateway.pid);
-    return {
-      rate,
-      strategy: contender.strategy,
-      label: contender.label,
-      summary,
-      prefix: { queries: prefixAfter.queries - prefixBefore.queries, hits: prefixAfter.hits - prefixBefore.hits },
-      cpu,
-      disturbed: (cpu.stealPercent ?? 0) >= 5,
-    };
-  }
 
   const text = [
     `## ${started
@@ -166,9 +135,18 @@ export async function runEngines(helpers: BenchHelpers): Promise<void> {
     '',
     ...goalLines(steps),
     '',
+    `### Gateway CPU per request (${CPU.rounds} rounds at ${CPU.rate} req/s, ${CPU.warmupSeconds} s warm-up, ${SETTINGS.seconds} s measured)`,
+    '',
+    table(cpuSteps),
+    '',
+    ...cpuLines(cpuSteps),
+    '',
   ].join('\n');
   await prependSection(join(root, 'bench', 'RESULTS.md'), text);
-  await writeFile(join(scratch, 'steps.json'), JSON.stringify({ settings: SETTINGS, engine: ENGINE, workload: WORKLOAD, steps }, null, 2));
+  await writeFile(
+    join(scratch, 'steps.json'),
+    JSON.stringify({ settings: SETTINGS, cpu: CPU, engine: ENGINE, workload: WORKLOAD, steps, cpuSteps }, null, 2),
+  );
   log('');
   log(text);
   log(`Results added at the top of bench/RESULTS.md; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
