@@ -17,7 +17,7 @@ import { runStep, type StepContext } from './step.ts';
 import type { WorkloadShape } from './workload.ts';
 
 /** Offered rates (requests per wall-clock second), light to past saturation; BENCH_ENGINES_RATES="a,b,c" changes them. */
-const DEFAULT_RATES = [1, 3, 5, 7, 9];
+const DEFAULT_RATES = [1, 4, 7, 10, 13];
 
 const SETTINGS = {
   warmupSeconds: positive('BENCH_ENGINES_WARMUP_SECONDS', 20),
