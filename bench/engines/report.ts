@@ -120,12 +120,21 @@ export function cpuLines(cpuSteps: readonly Step[]): string[] {
     if (b !== undefined && a !== undefined) rounds.push({ base: b, affinity: a });
   }
   if (rounds.length === 0) return ['- Gateway CPU: not measured (no round with both contenders).'];
-  const shares = rounds.map((r) => (r.affinity - r.base) / r.base).sort((x, y) => x - y);
-  const median = shares[Math.floor((shares.length - 1) / 2)]!;
+  const shares = rounds.map((r) => (r.affinity - r.base) / r.base);
+  const median = middle(shares);
+  const spread = Math.max(...shares) - Math.min(...shares);
   const unsaturated = cpuSteps.every((s) => !saturated(s));
+  const signed = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
   return [
-    `- **Gateway CPU per request**, least_busy (no engine signals) → prefix_affinity (engine scrapes every interval, engine room, prefix index): ${rounds.map((r) => `${r.base.toFixed(2)} → ${r.affinity.toFixed(2)} ms`).join('; ')}; added ${shares.map((x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`).join(', ')} of the request path's CPU (median ${(median * 100).toFixed(1)}%; goal < ${GOALS.cpuSharePercent}%: ${verdict(median < GOALS.cpuSharePercent / 100)})${unsaturated ? '' : '; ⚠ a contender did not complete ≥ 95% of the requests at this rate: CPU per request is then not comparable'}.`,
+    `- **Gateway CPU per request**, least_busy (no engine signals) → prefix_affinity (engine scrapes every interval, engine room, prefix index), round by round: ${rounds.map((r, i) => `${r.base.toFixed(2)} → ${r.affinity.toFixed(2)} ms (${signed(shares[i]!)})`).join('; ')}; median ${signed(median)} of the request path's CPU (goal < ${GOALS.cpuSharePercent}%: ${verdict(median < GOALS.cpuSharePercent / 100)})${spread > GOALS.cpuSharePercent / 100 ? `; ⚠ the rounds differ by ${(spread * 100).toFixed(0)} points, more than the goal: the run cannot tell a difference that small (rerun on a quiet machine, with more rounds: BENCH_ENGINES_CPU_ROUNDS)` : ''}${unsaturated ? '' : '; ⚠ a contender did not complete ≥ 95% of the requests at this rate: CPU per request is then not comparable'}.`,
   ];
+}
+
+/** The median: the middle value, or the mean of the two middle ones. */
+function middle(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
 }
 
 export { pairs };

@@ -82,8 +82,9 @@ test('a placed request is counted into its engine only while its signals are fre
 /** The scores of `routes` for a prefix_affinity request whose prompt each holds `held[i]` blocks of. */
 const affinityScoresOf = (routes: ProviderRoute[], signals: ReturnType<typeof source>, held: number[]) => {
   const scores = new Float64Array(routes.length);
-  const matched = new Map(routes.map((r, i) => [r, held[i]!]));
-  engineRoom(signals).score(routes, scores, { matched } as PlaceRequest);
+  const matched = new Map<ProviderRoute, number>(routes.map((r, i) => [r, held[i]!]));
+  const request: Partial<PlaceRequest> = { matched };
+  engineRoom(signals).score(routes, scores, request as PlaceRequest);
   return [...scores];
 };
 
