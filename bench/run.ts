@@ -106,6 +106,12 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runInstructions({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--engines')) {
+    // Issue 28: prefix_affinity with engine signals against least_busy on emulated vLLM replicas: bench/engines/.
+    const { runEngines } = await import('./engines/run-engines.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runEngines({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');

@@ -1,7 +1,9 @@
 // Engine room, the scorer that keeps saturated vLLM replicas out (routing/engine/engine-room.ts),
 // on the signals a source gives: room scores above saturation, the less loaded of the saturated
 // above the more, a replica without signals (or not vLLM) counts as having room, and a placed
-// request is counted into its engine's signals only while they are fresh.
+// request is counted into its engine's signals only while they are fresh. For prefix_affinity
+// requests: a replica holding the prompt is judged by its queue alone, and when all are
+// saturated the holder of the most of the prompt is kept unless far busier.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProviderSpec, type ReplicaSpec } from '../../../core/resources/provider.ts';
@@ -75,4 +77,48 @@ test('a placed request is counted into its engine only while its signals are fre
   placed(route('a'));
   placed(route('b'));
   assert.deepEqual(signals.sent, ['a@http://a:8000']);
+});
+
+/** The scores of `routes` for a prefix_affinity request whose prompt each holds `held[i]` blocks of. */
+const affinityScoresOf = (routes: ProviderRoute[], signals: ReturnType<typeof source>, held: number[]) => {
+  const scores = new Float64Array(routes.length);
+  const matched = new Map<ProviderRoute, number>(routes.map((r, i) => [r, held[i]!]));
+  const request: Partial<PlaceRequest> = { matched };
+  engineRoom(signals).score(routes, scores, request as PlaceRequest);
+  return [...scores];
+};
+
+test("with prefix affinity, a replica holding the prompt is judged by its queue alone: its KV use is mostly the prompt's shared blocks", () => {
+  const routes = [route('a'), route('b'), route('c')];
+  const signals = source({
+    'a@http://a:8000': { waiting: 0, kvCacheUsage: 0.95 },
+    'b@http://b:8000': { waiting: 0, kvCacheUsage: 0.95 },
+    'c@http://c:8000': { waiting: 5, kvCacheUsage: 0.2 },
+  });
+  const [a, b, c] = affinityScoresOf(routes, signals, [12, 0, 12]);
+  assert.equal(a, 1, 'past the KV limit, but holding the prompt, with an empty queue: room');
+  assert.ok(b! < 1, 'past the KV limit without the prompt: saturated, as before');
+  assert.ok(c! < 1, 'holding the prompt, but its queue at max_waiting: saturated');
+  assert.deepEqual(scoresOf(routes, signals).slice(0, 1), [b], 'without affinity, the KV limit counts for every replica');
+});
+
+test('with prefix affinity and every replica saturated, the one holding the most of the prompt is kept, unless far busier', () => {
+  const routes = [route('a'), route('b'), route('c')];
+  const signals = source({
+    'a@http://a:8000': { waiting: 9, kvCacheUsage: 0.5 },
+    'b@http://b:8000': { waiting: 6, kvCacheUsage: 0.5 },
+    'c@http://c:8000': { waiting: 20, kvCacheUsage: 0.5 },
+  });
+  const [a, b, c] = affinityScoresOf(routes, signals, [12, 0, 4]);
+  assert.equal(a, 1, 'a holds the most: it takes the request for a few blocks and no prefill');
+  assert.ok(b! < 1 && c! < 1 && b! > c!, 'the others as before, the less loaded above');
+
+  routes[0]!.state.inFlight = 30;
+  routes[1]!.state.inFlight = 4;
+  const [busyA, , holderC] = affinityScoresOf(routes, signals, [12, 0, 4]);
+  assert.ok(busyA! < 1, 'far busier than the least busy (tooBusyForAffinity): no credit for its cache');
+  assert.equal(holderC, 1, 'the next holder, not too busy, is kept');
+
+  const [x, y, z] = affinityScoresOf(routes, signals, [0, 0, 0]);
+  assert.ok(y! > x! && y! > z!, 'a prompt no one holds: the least loaded, as without affinity');
 });
