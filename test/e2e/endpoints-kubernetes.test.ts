@@ -11,7 +11,6 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { generateKey } from '../../core/accounts/api-keys.ts';
 import { applyObject, createKubeClient, loadKubeConfig, resourcePath, type KubeClient } from '../../core/kubernetes/kube-client.ts';
 import { readRoutingConfigMap, type ConfigMap } from '../../gateway/kubernetes/routing-source.ts';
 import { encodeSnapshot } from '../../core/kubernetes/snapshot-configmap.ts';
@@ -28,6 +27,7 @@ import { startRedis, type RunningRedis } from '../support/redis-server.ts';
 import { startVllmEmulator, type VllmEmulator } from '../support/vllm-emulator/index.ts';
 import { applyChartRbac, RELEASE_NAMESPACE } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { seedUserWithKey } from './support/seed-user.ts';
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
 
 const NAMESPACE = RELEASE_NAMESPACE;
@@ -107,36 +107,8 @@ describe("a provider served at a Service's ready endpoints", () => {
     for (let i = 0; i < 4; i++) engines.push(await startVllmEmulator({ time_scale: 0.001 }));
 
     store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
-    const key = generateKey();
-    userKey = key.secret;
-    const now = new Date();
     // An admin, so that the routing view can be read too.
-    await store.accounts.createUser(
-      {
-        id: 'root',
-        name: 'Root',
-        role: 'admin',
-        team: null,
-        budget: null,
-        budget_period: null,
-        allowed_routers: null,
-        budget_alerts: null,
-        soft_budget: false,
-        priority: 0,
-        rate_limits: null,
-      },
-      now,
-    );
-    await store.accounts.addKey({
-      id: 'k1',
-      user_id: 'root',
-      name: 'e2e',
-      hash: key.hash,
-      hint: key.hint,
-      created_at: now.toISOString(),
-      expires_at: null,
-      revoked_at: null,
-    });
+    userKey = await seedUserWithKey(store, 'root', 'admin');
 
     const content = {
       routers: [RouterSpec.parse({ name: 'chat', type: 'text-generation', load_balancing_strategy: 'round_robin' })],

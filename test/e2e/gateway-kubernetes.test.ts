@@ -8,7 +8,6 @@
 // (with no operator running here, the test plays the operator's part by writing the ConfigMap).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateKey } from '../../core/accounts/api-keys.ts';
 import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
 import { fileURLToPath } from 'node:url';
 import {
@@ -35,6 +34,7 @@ import { startGatewayProcess, type GatewayProcess } from '../support/gateway-pro
 import { startRedis, type RunningRedis } from '../support/redis-server.ts';
 import { applyChartRbac, RELEASE_NAMESPACE } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { seedUserWithKey } from './support/seed-user.ts';
 import { eventually } from '../support/eventually.ts';
 import { CONVERGE_MS } from '../support/patience.ts';
 
@@ -153,35 +153,7 @@ describe('gateway pods in Kubernetes mode', () => {
     await plane.kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', 'unrelated', '--from-literal=a=b']);
 
     store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
-    const key = generateKey();
-    userKey = key.secret;
-    const now = new Date();
-    await store.accounts.createUser(
-      {
-        id: 'alice',
-        name: 'Alice',
-        role: 'user',
-        team: null,
-        budget: null,
-        budget_period: null,
-        allowed_routers: null,
-        budget_alerts: null,
-        soft_budget: false,
-        priority: 0,
-        rate_limits: null,
-      },
-      now,
-    );
-    await store.accounts.addKey({
-      id: 'k1',
-      user_id: 'alice',
-      name: 'e2e',
-      hash: key.hash,
-      hint: key.hint,
-      created_at: now.toISOString(),
-      expires_at: null,
-      revoked_at: null,
-    });
+    userKey = await seedUserWithKey(store, 'alice', 'user');
   });
 
   after(async () => {
@@ -393,38 +365,11 @@ describe('gateway pods in Kubernetes mode', () => {
 
   it('the admin API shows what is served, and writes routers and providers as resources', async () => {
     // The bootstrap admin is made by the gateway from --admin-key; here the user is promoted instead.
-    const adminKey = generateKey();
-    const now = new Date();
-    await store.accounts.createUser(
-      {
-        id: 'root',
-        name: 'Root',
-        role: 'admin',
-        team: null,
-        budget: null,
-        budget_period: null,
-        allowed_routers: null,
-        budget_alerts: null,
-        soft_budget: false,
-        priority: 0,
-        rate_limits: null,
-      },
-      now,
-    );
-    await store.accounts.addKey({
-      id: 'k1',
-      user_id: 'root',
-      name: 'e2e',
-      hash: adminKey.hash,
-      hint: adminKey.hint,
-      created_at: now.toISOString(),
-      expires_at: null,
-      revoked_at: null,
-    });
+    const adminSecret = await seedUserWithKey(store, 'root', 'admin');
     const admin = async (method: string, path: string, body?: object) => {
       const response = await fetch(`${gateway!.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${adminKey.secret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: { authorization: `Bearer ${adminSecret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body && JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as any };
