@@ -10,7 +10,9 @@
 // with engine scraping off where the tree has it: periodic work costs by the wall clock's
 // seconds, and under valgrind's ~50x slowdown it would be counted 50 times over. After a warm-up
 // (the JIT has then compiled the path), the counters are zeroed, a fixed number of requests is
-// sent, and the counters dumped; twice per mode, so the two windows show how repeatable it is.
+// sent, and the counters dumped; in several windows per mode. A window that holds a full garbage
+// collection or a late compilation counts more: the fewest of the windows is the request path's own
+// work, and the spread says how far a single window can be trusted.
 import { execFile, spawnSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { existsSync, readFileSync } from 'node:fs';
@@ -27,7 +29,9 @@ import { positive, type BenchHelpers } from './run-shape.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
 
 const WARMUP = positive('BENCH_INSTR_WARMUP', 3000);
-const REQUESTS = positive('BENCH_INSTR_REQUESTS', 2000);
+const REQUESTS = positive('BENCH_INSTR_REQUESTS', 1000);
+/** Measured windows per mode: a window that holds a full garbage collection or a late compilation counts more; the least is the path's own work. */
+const WINDOWS = positive('BENCH_INSTR_WINDOWS', 4);
 /** Requests in flight at once: enough that the gateway is never idle between them. */
 const CONCURRENCY = 8;
 /** How long a gateway under valgrind may take to start (it compiles its modules ~50x slower). */
@@ -181,7 +185,7 @@ async function countGateway(run: GatewayRun): Promise<Count[]> {
       const url = `http://127.0.0.1:${port}/v1/chat/completions`;
       await send(url, run.key, mode, WARMUP);
       const perRequest: number[] = [];
-      for (let window = 0; window < 2; window++) {
+      for (let window = 0; window < WINDOWS; window++) {
         await callgrind(['-z', String(child.pid)]);
         await send(url, run.key, mode, REQUESTS);
         const dumped = await dump(child.pid, out);
@@ -288,13 +292,14 @@ function report(run: {
 }): string {
   const { counts, machine } = run;
   const fmt = (n: number) => Math.round(n).toLocaleString('en');
-  const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const least = (values: readonly number[]) => Math.min(...values);
   const rows: string[] = [];
   for (const count of counts.filter((c) => c.tree === 'after')) {
     const old = counts.find((c) => c.tree === 'before' && c.variant === count.variant && c.mode === count.mode);
-    const ratio = old ? `${((100 * mean(count.perRequest)) / mean(old.perRequest)).toFixed(1)}%` : '';
+    const ratio = old ? `${((100 * least(count.perRequest)) / least(old.perRequest)).toFixed(1)}%` : '';
+    const cell = (c: Count | undefined) => (c ? `**${fmt(least(c.perRequest))}** (${c.perRequest.map(fmt).join(', ')})` : '');
     rows.push(
-      `| ${count.variant.label} | ${count.mode === 'json' ? 'non-streamed' : 'streamed'} | ${old ? old.perRequest.map(fmt).join(' / ') : ''} | ${count.perRequest.map(fmt).join(' / ')} | ${ratio} |`,
+      `| ${count.variant.label} | ${count.mode === 'json' ? 'non-streamed' : 'streamed'} | ${cell(old)} | ${cell(count)} | ${ratio} |`,
     );
   }
   return [
@@ -302,9 +307,9 @@ function report(run: {
     '',
     `- Command: \`npm run bench -- --instructions${run.before ? ' --before <checkout>' : ''}\`${run.beforeRevision ? `; before ${run.beforeRevision}` : ''}, after ${run.revision}`,
     `- Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}, ${machine.kernel}; Node ${machine.node}`,
-    `- Method: each gateway under valgrind's callgrind (every thread counted), engine scraping off, node:http upstream; per mode a warm-up of ${WARMUP} requests, then two windows of ${REQUESTS} requests (${CONCURRENCY} at a time), each counted from zeroed counters to a dump. Instructions do not move with the machine's other load; cache misses do not show in them.`,
+    `- Method: each gateway under valgrind's callgrind (every thread counted), engine scraping off, node:http upstream; per mode a warm-up of ${WARMUP} requests, then ${WINDOWS} windows of ${REQUESTS} requests (${CONCURRENCY} at a time), each counted from zeroed counters to a dump; in bold the fewest, which the ratio compares (a window holding a full garbage collection counts more). Instructions do not move with the machine's other load; cache misses do not show in them.`,
     '',
-    '| Variant | Mode | Before (window 1 / 2) | After (window 1 / 2) | After, % of before |',
+    '| Variant | Mode | Before: fewest (each window) | After: fewest (each window) | After, % of before |',
     '| --- | --- | --- | --- | --- |',
     ...rows,
     '',
