@@ -1,18 +1,16 @@
 // `npm run bench -- --instructions [--before <checkout>]`: the gateway's work per request counted
-// in CPU instructions, under valgrind's callgrind, rather than timed. A count does not move with
-// what else the machine does (the other core busy, a neighbour's build, the host's steal), so a
-// before/after pair says whether a change made the request path do more, where CPU seconds on a
-// shared 2-core machine drift between rounds by more than most changes cost. What it cannot see:
-// cache misses and branch mispredictions (a change that keeps the work but spreads it over more
-// memory), which only the timed bench shows.
+// in CPU instructions, under valgrind's callgrind, rather than timed: a second view beside the
+// timed bench, whose CPU seconds on a shared 2-core machine drift between rounds by more than
+// most changes cost. What it cannot see: cache misses and branch mispredictions.
 //
 // Each gateway runs under callgrind (all its threads: the main one, GC helpers, libuv's pool),
-// with engine scraping off where the tree has it: periodic work costs by the wall clock's
-// seconds, and under valgrind's ~50x slowdown it would be counted 50 times over. After a warm-up
-// (the JIT has then compiled the path), the counters are zeroed, a fixed number of requests is
-// sent, and the counters dumped; in several windows per mode. A window that holds a full garbage
-// collection or a late compilation counts more: the fewest of the windows is the request path's own
-// work, and the spread says how far a single window can be trusted.
+// with engine scraping off where the tree has it. After a warm-up (the JIT has then compiled the
+// path), the counters are zeroed, a fixed number of requests is sent, and the counters dumped, in
+// several windows per mode. The count is not free of the machine either: work driven by the
+// clock (timers, the prompt-ratio sync, a full garbage collection that falls in one window) is
+// counted by the wall clock's seconds, which valgrind stretches ~50x and other load stretches
+// more. Measured 2026-11-27 beside a test suite: windows of one process differed by up to 30%,
+// so the fewest of the windows is compared, and the spread is printed with it.
 import { execFile, spawnSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { existsSync, readFileSync } from 'node:fs';
@@ -307,7 +305,7 @@ function report(run: {
     '',
     `- Command: \`npm run bench -- --instructions${run.before ? ' --before <checkout>' : ''}\`${run.beforeRevision ? `; before ${run.beforeRevision}` : ''}, after ${run.revision}`,
     `- Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}, ${machine.kernel}; Node ${machine.node}`,
-    `- Method: each gateway under valgrind's callgrind (every thread counted), engine scraping off, node:http upstream; per mode a warm-up of ${WARMUP} requests, then ${WINDOWS} windows of ${REQUESTS} requests (${CONCURRENCY} at a time), each counted from zeroed counters to a dump; in bold the fewest, which the ratio compares (a window holding a full garbage collection counts more). Instructions do not move with the machine's other load; cache misses do not show in them.`,
+    `- Method: each gateway under valgrind's callgrind (every thread counted), engine scraping off, node:http upstream; per mode a warm-up of ${WARMUP} requests, then ${WINDOWS} windows of ${REQUESTS} requests (${CONCURRENCY} at a time), each counted from zeroed counters to a dump; in bold the fewest, which the ratio compares (clock-driven work, a full garbage collection, counts more in a window that lasted longer). Cache misses do not show in them.`,
     '',
     '| Variant | Mode | Before: fewest (each window) | After: fewest (each window) | After, % of before |',
     '| --- | --- | --- | --- | --- |',
