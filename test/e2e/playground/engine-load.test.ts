@@ -42,7 +42,7 @@ before(async () => {
       },
     ],
   };
-  gw = await bed.gateway(config, { settings: { engineScrapeIntervalMs: 100 } });
+  gw = await bed.gateway(config, { settings: { engineScrapeIntervalMs: 1000 } });
   browser = await launchPlaygroundBrowser();
   admin = await browser.open(gw.url);
   await signIn(admin.page, gw.adminKey);

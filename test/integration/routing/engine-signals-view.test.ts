@@ -47,8 +47,8 @@ test('each gateway shows the engine of a vllm provider, fresh, then failing once
     ],
   };
   const gateways = [
-    await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } }),
-    await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 100 } }),
+    await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 1000 } }),
+    await bed.gateway(config, { t, settings: { engineScrapeIntervalMs: 1000 } }),
   ];
   for (const gw of gateways) {
     const [entry] = await eventually(async () => {
@@ -96,7 +96,7 @@ test('an engine address with credentials is scraped with them (Basic) and shown 
       { id: 'chat', type: 'text-generation', providers: [{ model: 'm', type: 'vllm', id: 'engine', args: { api_url: secretUrl } }] },
     ],
   };
-  const gw = await bed.gateway(config, { t, store: 'memory', settings: { engineScrapeIntervalMs: 100 } });
+  const gw = await bed.gateway(config, { t, store: 'memory', settings: { engineScrapeIntervalMs: 1000 } });
   const [entry] = await eventually(async () => {
     const engines = await enginesOf(gw, 'engine');
     return engines?.[0]?.signals === 'fresh' && engines;

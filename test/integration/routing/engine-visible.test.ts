@@ -159,7 +159,7 @@ describe('engine load per replica', () => {
         },
       ],
     };
-    const gw = await bed.gateway(config, { t, store: 'memory', settings: { engineScrapeIntervalMs: 100 } });
+    const gw = await bed.gateway(config, { t, store: 'memory', settings: { engineScrapeIntervalMs: 1000 } });
     const entries = await eventually(async () => {
       const providers = (await gw.get('/v1/admin/routing')).body.providers as EngineEntry[];
       return providers.every((p) => p.engines[0]?.signals === 'fresh') && providers;
