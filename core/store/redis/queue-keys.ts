@@ -80,5 +80,5 @@ function queuePrelude(): string {
 
 /** How every queue script is made: the preludes of the keys and of the provider's fields, then the shared steps. */
 export function queueScriptParts(): ScriptParts {
-  return { prelude: `${queuePrelude()}\n${providerFieldsPrelude()}`, before: ['health-common', 'queue-common'] };
+  return { prelude: `${queuePrelude()}\n${providerFieldsPrelude()}`, before: ['health-common', 'queue-engine', 'queue-common'] };
 }

@@ -18,7 +18,7 @@ export const ENGINE_SIGNALS_TTL_MS = 10 * 60_000;
 const readingField = (target: string) => `s:${replicaName(target)}`;
 const sentField = (target: string) => `n:${replicaName(target)}`;
 
-/** A target's two fields in keys.engineSignals, for the queue scripts that weigh them (queue-common.lua). */
+/** A target's two fields in keys.engineSignals, for the queue scripts that weigh them (queue-engine.lua). */
 export const engineSignalFields = (target: string) => ({ reading: readingField(target), sent: sentField(target) });
 
 const Count = z.number().nonnegative().optional();

@@ -1,6 +1,7 @@
 -- The routing queue's shared steps (docs/routing-modes.md): the fleet-wide state of a router's
 -- providers, the choice of one with room, the waiting list and its fair share, and the answers
--- sent to the gateway that waits. Loaded before queue-take.lua, queue-assign.lua and the others.
+-- sent to the gateway that waits. Loaded before queue-take.lua, queue-assign.lua and the others,
+-- after queue-engine.lua (an engine replica's saturation).
 -- Keys are named from the prelude's Q (queue-keys.ts), a provider's fields from its H and M
 -- (provider-fields.ts); provider health's writes are health-common.lua's, loaded before this.
 --
@@ -15,10 +16,6 @@
 -- A provider: Q.slots(id), a sorted set of request ids holding a slot, scored by expiry (ms);
 -- Q.metrics(id), a hash the gateways write as requests end (queue-release.lua), whose health
 -- fields (H.*) every gateway's breakers and health checks write too.
--- An engine replica's load (a provider passed with eng = {f, n, mw, mkv}): in Q.ENGINE_SIGNALS,
--- field f holds the JSON of its latest reading (redis-engine-signals.ts) and n the requests sent to
--- it since; it is saturated while waiting (plus those sent since) reaches mw or its KV cache's use
--- reaches mkv, as the local placer's engine room judges (gateway/routing/engine/engine-room.ts).
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -43,32 +40,6 @@ end
 -- endpoints it serves as ",chat,completions,"), with their live state: slots in use (expired ones
 -- dropped), cool-down end (an open circuit breaker's too) and whether a probe may go through it
 -- now, health check verdict and moving averages.
--- The engine's load when it is weighed: a good reading no older than fresh_ms; nil otherwise (no
--- engine, scraping off, the reading stale, failed or unreadable), and the slots alone decide.
-local function engine_load(p, now, fresh_ms)
-  if not p.eng or not fresh_ms or fresh_ms <= 0 then return nil end
-  local v = redis.call('HMGET', Q.ENGINE_SIGNALS, p.eng.f, p.eng.n)
-  if not v[1] then return nil end
-  local decoded, reading = pcall(cjson.decode, v[1])
-  if not decoded or type(reading) ~= 'table' or reading.ok ~= true or type(reading.at) ~= 'number' then return nil end
-  if now - reading.at > fresh_ms then return nil end
-  return {
-    waiting = tonumber(reading.waiting),
-    sent = math.max(0, tonumber(v[2]) or 0),
-    kv = tonumber(reading.kvCacheUsage) or 0,
-  }
-end
-
-local function saturated(s)
-  local e = s.engine
-  if not e then return false end
-  if e.waiting then
-    local queued = e.waiting + e.sent
-    if (s.eng.mw <= 0 and queued > 0) or (s.eng.mw > 0 and queued >= s.eng.mw) then return true end
-  end
-  return e.kv >= s.eng.mkv
-end
-
 local function provider_states(providers, now, fresh_ms)
   local states = {}
   for i, p in ipairs(providers) do
