@@ -2,7 +2,7 @@
 // scratch directory (never the system service), one worker, logs in that directory, loopback only.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CHAT_JSON, CHAT_SSE, type Mode } from './bodies.ts';
+import { CHAT_JSON, CHAT_SSE, VLLM_METRICS, type Mode } from './bodies.ts';
 import { startPinned, waitForPort, type Child } from './processes.ts';
 
 /** A string as an nginx single-quoted literal (the parser understands \\, \', \n). */
@@ -65,6 +65,10 @@ export function startNginxUpstream(nginx: string, dir: string, core: number, por
   const http = `
   server {
     listen 127.0.0.1:${ports.json} reuseport backlog=4096;
+    location = /metrics {
+      default_type 'text/plain; version=0.0.4';
+      return 200 ${quote(VLLM_METRICS)};
+    }
     location / {
       default_type application/json;
       return 200 ${quote(CHAT_JSON)};
@@ -72,6 +76,10 @@ export function startNginxUpstream(nginx: string, dir: string, core: number, por
   }
   server {
     listen 127.0.0.1:${ports.sse} reuseport backlog=4096;
+    location = /metrics {
+      default_type 'text/plain; version=0.0.4';
+      return 200 ${quote(VLLM_METRICS)};
+    }
     location / {
       default_type text/event-stream;
       add_header Cache-Control no-cache;

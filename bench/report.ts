@@ -5,10 +5,11 @@ import type { Mode } from './bodies.ts';
 import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { Machine } from './system.ts';
+import { trendBlock, type TrendRow } from './trend.ts';
 
 export type GatewayId = 'gateway-plain' | 'gateway-full' | 'gateway-redis';
 /** `…-before`: the same gateway variant run from an older checkout (`--before <dir>`), in the same rounds. */
-export type ContenderId = 'direct' | 'nginx' | 'node' | GatewayId | `${GatewayId}-before`;
+export type ContenderId = 'direct' | 'nginx' | 'node' | 'fastify' | GatewayId | `${GatewayId}-before`;
 
 export interface Measurement {
   /** The round it belongs to (1-based): every contender is measured once per round. */
@@ -201,6 +202,59 @@ export function ratioLines(measurements: readonly Measurement[], markdown: boole
   return lines;
 }
 
+/** Issue 29's goals: CPU per non-streamed request, as a multiple of the bare Node proxy's. */
+export const CPU_GOALS: Partial<Record<ContenderId, number>> = { 'gateway-plain': 1.25, 'gateway-redis': 1.6 };
+
+/**
+ * `contender`'s CPU per request as a multiple of `base`'s in the same round, the median of the
+ * rounds. CPU time moves less with the host's speed than req/s does (stolen time is no one's).
+ */
+export function cpuRatio(measurements: readonly Measurement[], mode: Mode, contender: ContenderId, base: ContenderId): Ratio | undefined {
+  const rounds: number[] = [];
+  for (const measured of measurements.filter((m) => m.mode === mode && m.contender === contender)) {
+    const reference = measurements.find((m) => m.mode === mode && m.contender === base && m.round === measured.round);
+    const [a, b] = [cpuPerRequestUs(measured), reference && cpuPerRequestUs(reference)];
+    if (a !== undefined && b !== undefined && b > 0) rounds.push(a / b);
+  }
+  return rounds.length === 0 ? undefined : { median: median(rounds)!, rounds };
+}
+
+const timesOf = (r: Ratio) => `${r.median.toFixed(2)}x (rounds: ${r.rounds.map((x) => `${x.toFixed(2)}x`).join(', ')})`;
+
+/** CPU per non-streamed request against the bare Node proxy: the framework alone, then each gateway variant, with issue 29's goals. */
+export function cpuLines(measurements: readonly Measurement[], markdown: boolean): string[] {
+  const parts: string[] = [];
+  for (const contender of ['fastify', ...[...GATEWAY_CONTENDERS].reverse()] as const) {
+    const value = cpuRatio(measurements, 'json', contender, 'node');
+    const label = measurements.find((m) => m.contender === contender)?.label;
+    if (value === undefined || label === undefined) continue;
+    const goal = CPU_GOALS[contender];
+    const verdict =
+      goal === undefined
+        ? ''
+        : `, goal ≤ ${goal}x: ${value.rounds.every((x) => x <= goal) ? 'met' : value.median <= goal ? 'met at the median, not in every round' : 'not met'}`;
+    parts.push(`${label} ${timesOf(value)}${verdict}`);
+  }
+  if (parts.length === 0) return [];
+  const title = 'CPU per non-streamed request, as a multiple of the bare Node proxy in the same round';
+  return [`${markdown ? `**${title}**` : title}: ${parts.join('; ')}.`];
+}
+
+/** The run's row of the trend table (trend.ts). */
+export function trendRow(measurements: readonly Measurement[], date: Date, revision: string): TrendRow {
+  const of = (contender: ContenderId) => cpuRatio(measurements, 'json', contender, 'node')?.median;
+  const floor = median(measurements.filter((m) => m.mode === 'json' && m.contender === 'node').flatMap((m) => cpuPerRequestUs(m) ?? []));
+  return {
+    date,
+    revision: revision.split(';')[0]!,
+    floorUs: floor,
+    fastify: of('fastify'),
+    plain: of('gateway-plain'),
+    full: of('gateway-full'),
+    redis: of('gateway-redis'),
+  };
+}
+
 /**
  * With `--before`: each gateway variant against itself run from the older checkout, in the same
  * rounds and back to back (the pair is adjacent in every round's order), so the host's drift,
@@ -269,7 +323,7 @@ export function section(info: RunInfo, measurements: readonly Measurement[]): st
   for (const mode of ['json', 'sse'] as const) {
     out.push(`### ${MODE_TITLES[mode]}`, '', table(measurements, mode), '');
   }
-  out.push(ratioLines(measurements, true).join('\n'));
+  out.push([...cpuLines(measurements, true), ...ratioLines(measurements, true)].join('\n'));
   const compared = beforeAfterLines(measurements, true);
   if (compared.length > 0) out.push('', compared.join('\n'));
   out.push('');
@@ -291,7 +345,9 @@ export async function prependSection(file: string, text: string): Promise<void> 
   } catch {
     // First run.
   }
-  const first = existing.indexOf('\n## ');
+  // The trend table (trend.ts) stays on top, above every section.
+  const trend = trendBlock(existing);
+  const first = existing.indexOf('\n## ', trend === undefined ? 0 : existing.indexOf(trend) + trend.length);
   const older = first >= 0 ? existing.slice(first + 1) : '';
-  await writeFile(file, `${HEADER}\n${text}\n${older}`.replace(/\n{3,}/g, '\n\n'));
+  await writeFile(file, `${HEADER}\n${trend ?? ''}\n${text}\n${older}`.replace(/\n{3,}/g, '\n\n'));
 }
