@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { requestBody, type Mode } from './bodies.ts';
 import { check } from './check.ts';
 import { GATEWAY_VARIANTS, gatewayLogLines, startFloor, startGateways, startUpstream, type BenchUser, type Server } from './contenders.ts';
@@ -21,7 +21,7 @@ import { installCleanup, peakRssKiB, stopAll, wasInterrupted, type Child } from 
 import { describeNoise, noisy, QUIET_THRESHOLD_PERCENT, QuietBudget, STEAL_THRESHOLD_PERCENT } from './quiet.ts';
 import { beforeAfterLines, median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
-import { positive } from './run-shape.ts';
+import { beforeCheckout, positive } from './run-shape.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = join(ROOT, 'bench');
@@ -91,17 +91,19 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runEngines({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--serial')) {
+    // Issue 29: latency at concurrency one, added over the upstream called directly, beside the bare Node proxy: bench/serial.ts.
+    const { runSerial } = await import('./serial.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runSerial({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runLlm({ root: ROOT, node, gitRevision, waitReady, log });
   }
-  // `--before <dir>`: a checkout of older code (a `git worktree` of the commit before a change,
-  // with its node_modules), whose gateway variants run beside this tree's in the same rounds.
-  const { before: beforeDir } = parseArgs({ options: { before: { type: 'string' } }, strict: false }).values;
-  const before = typeof beforeDir === 'string' ? resolve(beforeDir) : undefined;
-  if (before !== undefined && !existsSync(join(before, 'bin/tollgate.ts'))) throw new Error(`--before ${before}: no bin/tollgate.ts there`);
+  const before = beforeCheckout();
   const started = new Date();
   const tools = ensureTools();
   const machine = await describeMachine(tools);
