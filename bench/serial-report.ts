@@ -37,7 +37,7 @@ const signed = (us: number | undefined, digits = 3) => (us === undefined ? 'n/a'
 /** a / b when b is above 0; a multiple of a latency that is not above the baseline means nothing. */
 const times = (a: number, b: number) => (b > 0 ? a / b : undefined);
 const multiple = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(2)}×`);
-const list = (values: readonly number[], format: (v: number) => string) => values.map(format).join(' · ');
+const list = (values: readonly number[], format: (v: number) => string) => values.map((v) => format(v)).join(' · ');
 
 /** Each contender's windows, in the order contenders were first measured. */
 function byContender(measurements: readonly SerialMeasurement[]): SerialMeasurement[][] {
