@@ -133,6 +133,8 @@ export interface GatewayOptions {
 
 export interface Gateways {
   readonly servers: Server[];
+  /** The gateway processes, to stop before their Redis (a gateway shutting down still writes to it). */
+  readonly children: Child[];
   /** Each gateway's log file (warnings and errors only). */
   readonly logs: string[];
   readonly redis: RedisInstance[];
@@ -149,7 +151,7 @@ export async function startGateways(options: GatewayOptions): Promise<Gateways> 
           { ...variant, root },
         ],
   );
-  const gateways: Gateways = { servers: [], logs: [], redis: [] };
+  const gateways: Gateways = { servers: [], children: [], logs: [], redis: [] };
   for (const variant of variants) {
     let redis: RedisInstance | undefined;
     if (variant.store === 'redis') {
@@ -173,6 +175,7 @@ export async function startGateways(options: GatewayOptions): Promise<Gateways> 
       const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
       throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
     });
+    gateways.children.push(gateway);
     gateways.servers.push({
       contender: variant.contender,
       label: variant.label,

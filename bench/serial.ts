@@ -15,7 +15,7 @@ import { GATEWAY_VARIANTS, gatewayLogLines, startFloor, startGateways, startUpst
 import { cpuSnapshot, cpuUse } from './cpu.ts';
 import { gatewayConfig, newKey } from './gateway-config.ts';
 import { runWrk } from './load.ts';
-import { adopt, installCleanup, stopAll, type Child } from './processes.ts';
+import { adopt, installCleanup, stop, stopAll, type Child } from './processes.ts';
 import { describeNoise, noisy, QUIET_THRESHOLD_PERCENT, QuietBudget, STEAL_THRESHOLD_PERCENT } from './quiet.ts';
 import { prependSection } from './report.ts';
 import { beforeCheckout, positive, type BenchHelpers } from './run-shape.ts';
@@ -155,6 +155,9 @@ export async function runSerial(helpers: BenchHelpers): Promise<void> {
     }
   }
   client.close();
+  // Gateways first: one shutting down shares what it learned through its Redis, and would log a
+  // warning if Redis were gone already.
+  for (const gateway of gateways.children) await stop(gateway);
   for (const redis of gateways.redis) await redis.stop();
   await stopAll();
 
