@@ -1,6 +1,6 @@
 // What every benchmark of `npm run bench` shares: the shape of a run read from BENCH_*
-// variables, and what the entry (bench/run.ts) hands to the benchmarks that run apart (--llm,
-// --queue, --idle-rss).
+// variables, the older checkout of `--before` (the throughput run and --serial), and what the
+// entry (bench/run.ts) hands to the benchmarks that run apart (--llm, --queue, --idle-rss).
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
