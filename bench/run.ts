@@ -9,27 +9,19 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
-import { MODEL, requestBody, type Mode } from './bodies.ts';
+import { promisify } from 'node:util';
+import { requestBody, type Mode } from './bodies.ts';
+import { check } from './check.ts';
+import { GATEWAY_VARIANTS, gatewayLogLines, startFloor, startGateways, startUpstream, type BenchUser, type Server } from './contenders.ts';
 import { gatewayConfig, newKey } from './gateway-config.ts';
-import { cpuSnapshot, cpuUse, otherLoad, type CpuUse } from './cpu.ts';
+import { cpuSnapshot, cpuUse, type CpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
-import { startNginxProxy, startNginxUpstream } from './nginx.ts';
-import { installCleanup, peakRssKiB, startPinned, stopAll, waitForPort, wasInterrupted, type Child, gatewayArgs } from './processes.ts';
-import { startRedis, type RedisInstance } from './redis.ts';
-import {
-  beforeAfterLines,
-  median,
-  prependSection,
-  ratioLines,
-  section,
-  table,
-  type ContenderId,
-  type GatewayId,
-  type Measurement,
-} from './report.ts';
+import { startNginxProxy } from './nginx.ts';
+import { installCleanup, peakRssKiB, stopAll, wasInterrupted, type Child } from './processes.ts';
+import { describeNoise, noisy, QUIET_THRESHOLD_PERCENT, QuietBudget, STEAL_THRESHOLD_PERCENT } from './quiet.ts';
+import { beforeAfterLines, median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
-import { positive } from './run-shape.ts';
+import { beforeCheckout, positive } from './run-shape.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = join(ROOT, 'bench');
@@ -55,19 +47,6 @@ const SETTINGS = {
 };
 const DEFAULTS = { connections: 32, threads: 1, warmupSeconds: 3, gatewayWarmupSeconds: 15, seconds: 6, rounds: 5 };
 
-/** Other processes' CPU, in % of one core, above which a measurement waits for quiet. */
-const QUIET_THRESHOLD_PERCENT = 15;
-/**
- * CPU time the hypervisor takes from this VM, in % of all cores' time, above which a measurement
- * waits too: stolen time slows the server under test as much as another process would, and on
- * these machines it comes and goes (0% for one run, 30% for the next).
- */
-const STEAL_THRESHOLD_PERCENT = 5;
-
-const noisy = (use: { otherPercent: number | undefined; stealPercent: number | undefined }) =>
-  (use.otherPercent ?? 0) >= QUIET_THRESHOLD_PERCENT || (use.stealPercent ?? 0) >= STEAL_THRESHOLD_PERCENT;
-const describeNoise = (use: { otherPercent: number | undefined; stealPercent: number | undefined }) =>
-  `other processes ${percent(use.otherPercent)} of a core, steal ${percent(use.stealPercent)}`;
 /** The most the whole run waits for quiet, in seconds, so that it stays within ~13 minutes. */
 const QUIET_WAIT_BUDGET_SECONDS = 120;
 
@@ -112,17 +91,19 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runEngines({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--serial')) {
+    // Issue 29: latency at concurrency one, added over the upstream called directly, beside the bare Node proxy: bench/serial.ts.
+    const { runSerial } = await import('./serial.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runSerial({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--llm')) {
     // The LLM-shaped run (many concurrent paced streams) is its own benchmark: bench/llm/.
     const { runLlm } = await import('./llm/run-llm.ts');
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runLlm({ root: ROOT, node, gitRevision, waitReady, log });
   }
-  // `--before <dir>`: a checkout of older code (a `git worktree` of the commit before a change,
-  // with its node_modules), whose gateway variants run beside this tree's in the same rounds.
-  const { before: beforeDir } = parseArgs({ options: { before: { type: 'string' } }, strict: false }).values;
-  const before = typeof beforeDir === 'string' ? resolve(beforeDir) : undefined;
-  if (before !== undefined && !existsSync(join(before, 'bin/tollgate.ts'))) throw new Error(`--before ${before}: no bin/tollgate.ts there`);
+  const before = beforeCheckout();
   const started = new Date();
   const tools = ensureTools();
   const machine = await describeMachine(tools);
@@ -141,38 +122,16 @@ async function main(): Promise<void> {
   );
 
   // The upstream: on the load generator's core, so the server under test has core 0 to itself.
-  const upstreamPorts = { json: await freePort(), sse: await freePort() };
-  let upstream: Child;
-  let upstreamText: string;
-  if (tools.nginx) {
-    upstream = (await startNginxUpstream(tools.nginx, join(scratch, 'nginx-upstream'), loadCore, upstreamPorts)).child;
-    upstreamText = 'nginx `return 200` with fixed bodies (zero latency), 1 worker; one port answers JSON, the other SSE';
-  } else {
-    upstream = startPinned(
-      'node upstream',
-      loadCore,
-      process.execPath,
-      [join(BENCH, 'upstream-node.ts'), String(upstreamPorts.json), String(upstreamPorts.sse)],
-      join(scratch, 'upstream-node.log'),
-    );
-    await waitForPort(upstreamPorts.json, upstream);
-    await waitForPort(upstreamPorts.sse, upstream);
-    upstreamText = 'node:http fallback with fixed bodies (zero latency; nginx was not available), one port answers JSON, the other SSE';
-  }
-  const upstreamUrl = (mode: Mode) => `http://127.0.0.1:${upstreamPorts[mode]}`;
+  const {
+    child: upstream,
+    text: upstreamText,
+    url: upstreamUrl,
+    ports: upstreamPorts,
+  } = await startUpstream(tools, scratch, BENCH, loadCore);
 
   // Other work on the machine (a test suite, a build) disturbs the figures: before each
   // measurement, wait for it to calm down, within a bounded budget for the whole run.
-  let quietBudgetMs = QUIET_WAIT_BUDGET_SECONDS * 1000;
-  const waitForQuiet = async () => {
-    if (quietBudgetMs <= 0) return;
-    let load = await otherLoad();
-    if (!noisy(load)) return;
-    log(`  ${describeNoise(load)}; waiting up to ${(quietBudgetMs / 1000).toFixed(0)} s for quiet`);
-    const start = Date.now();
-    while (noisy(load) && Date.now() - start < quietBudgetMs) load = await otherLoad();
-    quietBudgetMs -= Date.now() - start;
-  };
+  const quiet = new QuietBudget(QUIET_WAIT_BUDGET_SECONDS, log);
 
   // API keys of the gateway's two bench users; the other contenders get the same header, so
   // every contender receives the same bytes.
@@ -194,7 +153,7 @@ async function main(): Promise<void> {
     headers: Record<string, string>,
     sidecarPid?: number,
   ): Promise<CpuUse | undefined> => {
-    await waitForQuiet();
+    await quiet.wait();
     const problem = await check(contender, mode, url, headers);
     if (problem) log(`  ⚠ ${label} ${mode}: ${problem}`);
     const common = {
@@ -215,11 +174,11 @@ async function main(): Promise<void> {
       const warmupStart = await cpuSnapshot();
       await runWrk({ ...common, seconds: SETTINGS.warmupSeconds, name: `${contender}-${mode}-warmup` });
       const warmup = cpuUse(warmupStart, await cpuSnapshot(), pid);
-      if (retry) quietBudgetMs -= SETTINGS.warmupSeconds * 1000;
+      if (retry) quiet.spend(SETTINGS.warmupSeconds * 1000);
       retry = true;
-      if (noisy(warmup) && quietBudgetMs > 0) {
+      if (noisy(warmup) && quiet.remainingMs > 0) {
         log(`  during the warm-up: ${describeNoise(warmup)}; waiting and warming up again`);
-        await waitForQuiet();
+        await quiet.wait();
         continue;
       }
       const before = await cpuSnapshot();
@@ -227,10 +186,10 @@ async function main(): Promise<void> {
       const after = await cpuSnapshot();
       const cpu = cpuUse(before, after, pid);
       const disturbed = noisy(cpu);
-      if (disturbed && quietBudgetMs > 0) {
+      if (disturbed && quiet.remainingMs > 0) {
         log(`  during the measured run (${Math.round(result.rps)} req/s): ${describeNoise(cpu)}; measuring again`);
-        quietBudgetMs -= SETTINGS.seconds * 1000;
-        await waitForQuiet();
+        quiet.spend(SETTINGS.seconds * 1000);
+        await quiet.wait();
         continue;
       }
       const rss = await peakRssKiB(pid);
@@ -252,7 +211,6 @@ async function main(): Promise<void> {
   await writeFile(config, gatewayConfig(upstreamUrl));
   const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
   const gatewayEnv = { ...process.env, NODE_ENV: 'production', TOLLGATE_BENCH_PLAIN_KEY: keys.plain, TOLLGATE_BENCH_FULL_KEY: keys.full };
-  let gatewayLogProblems = 0;
   const redisUse: Record<Mode, number[]> = { json: [], sse: [] };
   let redisPeakKiB: number | undefined;
 
@@ -276,64 +234,22 @@ async function main(): Promise<void> {
       jit: false,
     });
   }
-  // The floor under the gateway (node-proxy.ts), non-streamed only: what node:http and undici
-  // reach on this machine with no framework and no feature, doing the least a gateway does.
-  const floorPort = await freePort();
-  const floor = startPinned(
-    'bare Node proxy',
-    serverCore,
+  servers.push(await startFloor(node, BENCH, scratch, serverCore, upstreamUrl('json'), gatewayEnv));
+  const gateways = await startGateways({
+    variants: GATEWAY_VARIANTS,
+    root: ROOT,
+    before,
     node,
-    [join(BENCH, 'node-proxy.ts'), String(floorPort), upstreamUrl('json')],
-    join(scratch, 'node-proxy.log'),
-    gatewayEnv,
-  );
-  await waitForPort(floorPort, floor);
-  servers.push({
-    contender: 'node',
-    label: 'bare Node proxy (reference)',
-    url: () => `http://127.0.0.1:${floorPort}`,
-    pid: floor.pid,
-    user: 'plain',
-    modes: ['json'],
-    jit: true,
+    config,
+    scratch,
+    serverCore,
+    loadCore,
+    redis: tools.redis,
+    env: gatewayEnv,
+    modes: MODES,
+    waitReady,
   });
-  const gatewayLogs: string[] = [];
-  const variants = GATEWAY_VARIANTS.flatMap((variant): (Omit<GatewayVariant, 'contender'> & { contender: ContenderId; root: string })[] =>
-    before === undefined
-      ? [{ ...variant, root: ROOT }]
-      : [
-          { ...variant, contender: `${variant.contender}-before` as const, label: `${variant.label} (before)`, root: before },
-          { ...variant, root: ROOT },
-        ],
-  );
-  const redisInstances: RedisInstance[] = [];
-  for (const { contender, label, user, store, root } of variants) {
-    let redis: RedisInstance | undefined;
-    if (store === 'redis') {
-      if (!tools.redis) continue; // noted by ensureTools
-      // Redis shares the load core with the upstream and wrk: the gateway keeps core 0 alone.
-      redis = await startRedis(tools.redis, loadCore, join(scratch, `${contender}-redis-server.log`));
-      redisInstances.push(redis);
-    }
-    const port = await freePort();
-    const logFile = join(scratch, `${contender}.log`);
-    gatewayLogs.push(logFile);
-    const gateway = startPinned('gateway', serverCore, node, gatewayArgs(root, config, port, redis?.url), logFile, gatewayEnv);
-    await waitReady(`http://127.0.0.1:${port}/readyz`, gateway).catch(async (error: Error) => {
-      const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(0, 8).join('\n  ');
-      throw new Error(`${error.message}; its log (${logFile}) begins:\n  ${tail}`);
-    });
-    servers.push({
-      contender,
-      label,
-      url: () => `http://127.0.0.1:${port}`,
-      pid: gateway.pid,
-      user,
-      modes: MODES,
-      jit: true,
-      sidecar: redis,
-    });
-  }
+  servers.push(...gateways.servers);
 
   log(`Warming up each Node process (${SETTINGS.gatewayWarmupSeconds} s per mode, discarded)`);
   for (const server of servers.filter((s) => s.jit)) {
@@ -377,15 +293,12 @@ async function main(): Promise<void> {
       }
     }
   }
-  for (const redis of redisInstances) {
+  for (const redis of gateways.redis) {
     redisPeakKiB = Math.max(redisPeakKiB ?? 0, (await peakRssKiB(redis.child.pid)) ?? 0);
     await redis.stop();
   }
   await stopAll();
-  for (const logFile of gatewayLogs) {
-    const text = await readFile(logFile, 'utf8').catch(() => '');
-    gatewayLogProblems += text.split('\n').filter((line) => line.trim() !== '').length;
-  }
+  const gatewayLogProblems = await gatewayLogLines(gateways.logs);
   if (gatewayLogProblems > 0) notes.push(`the gateway wrote ${gatewayLogProblems} warning/error log lines (see bench/out/…/gateway-*.log)`);
   if ((await gitRevision()) !== revision)
     notes.push("the gateway's sources changed while it was being measured: its processes may not all have run the same code");
@@ -425,34 +338,6 @@ async function main(): Promise<void> {
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
 }
 
-/** A server under test, running for the whole benchmark. */
-interface Server {
-  readonly contender: ContenderId;
-  readonly label: string;
-  readonly url: (mode: Mode) => string;
-  readonly pid: number;
-  readonly user: BenchUser;
-  readonly modes: readonly Mode[];
-  /** Runs on V8's JIT: warmed up before the rounds (see SETTINGS.gatewayWarmupSeconds). */
-  readonly jit: boolean;
-  /** A helper of the server on the load core whose CPU use is reported (Redis). */
-  readonly sidecar?: RedisInstance;
-}
-
-/** The configuration's two users: `plain` without budget or limits, `full` with both. */
-type BenchUser = 'plain' | 'full';
-interface GatewayVariant {
-  readonly contender: GatewayId;
-  readonly label: string;
-  readonly user: BenchUser;
-  readonly store: 'memory' | 'redis';
-}
-const GATEWAY_VARIANTS: readonly GatewayVariant[] = [
-  { contender: 'gateway-plain', label: 'Tollgate, pass-through', user: 'plain', store: 'memory' },
-  { contender: 'gateway-full', label: 'Tollgate, all features (memory)', user: 'full', store: 'memory' },
-  { contender: 'gateway-redis', label: 'Tollgate, all features (Redis)', user: 'full', store: 'redis' },
-];
-
 async function waitReady(url: string, child: Child, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let dead: string | undefined;
@@ -468,46 +353,6 @@ async function waitReady(url: string, child: Child, timeoutMs = 20_000): Promise
     await sleep(100);
   }
   throw new Error(`${child.name} was not ready within ${timeoutMs / 1000}s`);
-}
-
-/** One request before the load: the answer must be what a client expects, or the run says so. */
-async function check(contender: ContenderId, mode: Mode, url: string, headers: Record<string, string>): Promise<string | undefined> {
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: requestBody(mode),
-      signal: AbortSignal.timeout(5000),
-    });
-    const text = await response.text();
-    if (response.status !== 200) return `status ${response.status}: ${text.slice(0, 200)}`;
-    const gateway = contender.startsWith('gateway');
-    if (mode === 'json') {
-      const body = JSON.parse(text) as {
-        model?: string;
-        choices?: { message?: { content?: string } }[];
-        usage?: { total_tokens?: number; cost?: number };
-      };
-      if (!body.choices?.[0]?.message?.content) return 'no choices[0].message.content';
-      if (!body.usage?.total_tokens) return 'no usage';
-      if (gateway && body.model !== MODEL.json) return `model is ${body.model}, not the router's name`;
-      if (gateway && !(typeof body.usage.cost === 'number' && body.usage.cost > 0)) return 'no cost in usage';
-      return undefined;
-    }
-    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
-      return `content-type ${response.headers.get('content-type')}`;
-    if (!text.endsWith('data: [DONE]\n\n')) return 'the stream does not end with data: [DONE]';
-    const events = text
-      .split('\n\n')
-      .filter((e) => e.startsWith('data: {'))
-      .map((e) => JSON.parse(e.slice(6)) as { usage?: { total_tokens?: number; cost?: number } });
-    const usage = events.find((e) => e.usage)?.usage;
-    if (!usage?.total_tokens) return 'no usage chunk';
-    if (gateway && !(typeof usage.cost === 'number' && usage.cost > 0)) return 'no cost in the usage chunk';
-    return undefined;
-  } catch (error) {
-    return `request failed: ${(error as Error).message}`;
-  }
 }
 
 /**
