@@ -80,11 +80,17 @@ export async function startUpstream(tools: Tools, scratch: string, bench: string
   };
 }
 
-/**
- * The floor under the gateway (node-proxy.ts), non-streamed only: what node:http and undici
- * reach on this machine with no framework and no feature, doing the least a gateway does.
- */
-export async function startFloor(
+/** The reference proxies, non-streamed only, each doing the least a gateway does with nothing else. */
+const REFERENCES = {
+  // The floor under the gateway: what node:http and undici reach on this machine with no framework and no feature.
+  node: { script: 'node-proxy.ts', label: 'bare Node proxy (reference)', name: 'bare Node proxy' },
+  // The same work in a Fastify route: what the framework the gateway is built on costs by itself.
+  fastify: { script: 'fastify-proxy.ts', label: 'bare Fastify proxy (reference)', name: 'bare Fastify proxy' },
+} as const;
+
+/** Starts a reference proxy (node-proxy.ts, the floor, or fastify-proxy.ts) in front of the JSON upstream. */
+export async function startReference(
+  which: keyof typeof REFERENCES,
   node: string,
   bench: string,
   scratch: string,
@@ -92,25 +98,11 @@ export async function startFloor(
   upstreamJson: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Server> {
+  const { script, label, name } = REFERENCES[which];
   const port = await freePort();
-  const floor = startPinned(
-    'bare Node proxy',
-    core,
-    node,
-    [join(bench, 'node-proxy.ts'), String(port), upstreamJson],
-    join(scratch, 'node-proxy.log'),
-    env,
-  );
-  await waitForPort(port, floor);
-  return {
-    contender: 'node',
-    label: 'bare Node proxy (reference)',
-    url: () => `http://127.0.0.1:${port}`,
-    pid: floor.pid,
-    user: 'plain',
-    modes: ['json'],
-    jit: true,
-  };
+  const child = startPinned(name, core, node, [join(bench, script), String(port), upstreamJson], join(scratch, `${which}-proxy.log`), env);
+  await waitForPort(port, child);
+  return { contender: which, label, url: () => `http://127.0.0.1:${port}`, pid: child.pid, user: 'plain', modes: ['json'], jit: true };
 }
 
 export interface GatewayOptions {

@@ -12,14 +12,34 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { requestBody, type Mode } from './bodies.ts';
 import { check } from './check.ts';
-import { GATEWAY_VARIANTS, gatewayLogLines, startFloor, startGateways, startUpstream, type BenchUser, type Server } from './contenders.ts';
+import {
+  GATEWAY_VARIANTS,
+  gatewayLogLines,
+  startReference,
+  startGateways,
+  startUpstream,
+  type BenchUser,
+  type Server,
+} from './contenders.ts';
 import { gatewayConfig, newKey } from './gateway-config.ts';
 import { cpuSnapshot, cpuUse, type CpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { startNginxProxy } from './nginx.ts';
 import { installCleanup, peakRssKiB, stopAll, wasInterrupted, type Child } from './processes.ts';
 import { describeNoise, noisy, QUIET_THRESHOLD_PERCENT, QuietBudget, STEAL_THRESHOLD_PERCENT } from './quiet.ts';
-import { beforeAfterLines, median, prependSection, ratioLines, section, table, type ContenderId, type Measurement } from './report.ts';
+import {
+  beforeAfterLines,
+  cpuLines,
+  median,
+  prependSection,
+  ratioLines,
+  section,
+  table,
+  trendRow,
+  type ContenderId,
+  type Measurement,
+} from './report.ts';
+import { recordTrend } from './trend.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
 import { beforeCheckout, positive } from './run-shape.ts';
 
@@ -234,7 +254,8 @@ async function main(): Promise<void> {
       jit: false,
     });
   }
-  servers.push(await startFloor(node, BENCH, scratch, serverCore, upstreamUrl('json'), gatewayEnv));
+  for (const reference of ['node', 'fastify'] as const)
+    servers.push(await startReference(reference, node, BENCH, scratch, serverCore, upstreamUrl('json'), gatewayEnv));
   const gateways = await startGateways({
     variants: GATEWAY_VARIANTS,
     root: ROOT,
@@ -327,6 +348,7 @@ async function main(): Promise<void> {
   };
   const text = section(info, measurements);
   await prependSection(join(BENCH, 'RESULTS.md'), text);
+  await recordTrend(join(BENCH, 'RESULTS.md'), trendRow(measurements, started, revision));
   await writeFile(
     join(scratch, 'measurements.json'),
     JSON.stringify({ info, measurements: measurements.map((m) => ({ ...m, result: { ...m.result, raw: undefined } })) }, null, 2),
@@ -334,7 +356,8 @@ async function main(): Promise<void> {
 
   log('');
   for (const mode of MODES) log(`${mode === 'json' ? 'Non-streamed chat' : 'Streamed chat'}:\n${table(measurements, mode)}\n`);
-  for (const line of [...ratioLines(measurements, false), ...beforeAfterLines(measurements, false)]) log(line);
+  for (const line of [...cpuLines(measurements, false), ...ratioLines(measurements, false), ...beforeAfterLines(measurements, false)])
+    log(line);
   log(`Results added at the top of ${join('bench', 'RESULTS.md')}; took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s.`);
 }
 

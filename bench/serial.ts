@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { requestBody } from './bodies.ts';
 import { check } from './check.ts';
-import { GATEWAY_VARIANTS, gatewayLogLines, startFloor, startGateways, startUpstream, type BenchUser, type Server } from './contenders.ts';
+import {
+  GATEWAY_VARIANTS,
+  gatewayLogLines,
+  startReference,
+  startGateways,
+  startUpstream,
+  type BenchUser,
+  type Server,
+} from './contenders.ts';
 import { cpuSnapshot, cpuUse } from './cpu.ts';
 import { gatewayConfig, newKey } from './gateway-config.ts';
 import { runWrk } from './load.ts';
@@ -77,7 +85,7 @@ export async function runSerial(helpers: BenchHelpers): Promise<void> {
       modes: ['json'],
       jit: false,
     },
-    await startFloor(node, bench, scratch, serverCore, upstream.url('json'), env),
+    await startReference('node', node, bench, scratch, serverCore, upstream.url('json'), env),
   ];
   const gateways = await startGateways({
     variants: VARIANTS,
