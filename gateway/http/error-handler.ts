@@ -12,9 +12,10 @@ import { publicError } from '../pipeline/error-map.ts';
 export function errorHandler(bodyLimit: number, throttle: LogThrottle) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const shown = toApiError(error, request, bodyLimit);
-    if (!shown) request.log.error({ err: error }, 'unhandled error');
+    if (!shown) request.log.error({ reqId: request.id, err: error }, 'unhandled error');
     else if (error instanceof StoreUnavailableError) throttle.write('store unavailable', 'warn', request.log, {}, error.message);
-    else if (shown.status >= 500) throttle.write(`answered ${shown.code}`, 'warn', request.log, { code: shown.code }, shown.message);
+    else if (shown.status >= 500)
+      throttle.write(`answered ${shown.code}`, 'warn', request.log, { reqId: request.id, code: shown.code }, shown.message);
     sendError(reply, shown ?? errors.internal());
   };
 }

@@ -38,8 +38,11 @@ const SHORT_STRING = 48;
 
 export class JsonShape {
   readonly #limits: JsonShapeLimits;
-  /** Members counted in each open object (by depth); arrays keep 0 there. */
-  readonly #keys: Int32Array;
+  /**
+   * Members counted in each open object (by depth); arrays keep 0 there. A plain array grown as
+   * the body nests: a typed array of the depth bound, made for every body, cost 1 µs a request.
+   */
+  readonly #keys: number[] = [0];
   #values = 0;
   #depth = 0;
   #inString = false;
@@ -53,7 +56,6 @@ export class JsonShape {
 
   constructor(limits: JsonShapeLimits) {
     this.#limits = limits;
-    this.#keys = new Int32Array(limits.depth + 2);
   }
 
   /** A key of the body could be `__proto__` or `constructor`: it must be parsed with the check for them. */
