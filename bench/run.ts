@@ -105,6 +105,11 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runInstructions({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--engines-cost')) {
+    // Issue 28: what engine-aware routing adds to the gateway's CPU, part by part, in one process.
+    const { runDecisionCost } = await import('./engines/decision-cost.ts');
+    return runDecisionCost({ root: ROOT, node: process.execPath, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--engines')) {
     // Issue 28: prefix_affinity with engine signals against least_busy on emulated vLLM replicas: bench/engines/.
     const { runEngines } = await import('./engines/run-engines.ts');
