@@ -104,13 +104,17 @@ function groups(measurements: readonly LlmMeasurement[]): LlmMeasurement[][] {
   return [...byContender.values()];
 }
 
-function costTable(measurements: readonly LlmMeasurement[]): string[] {
-  const direct = (round: number) => measurements.find((m) => m.contender === 'direct' && m.round === round);
-  const addedTtft = (m: LlmMeasurement, p: 'ttftP50Ms' | 'ttftP99Ms') => {
-    const base = direct(m.round)?.summary[p];
+/** A percentile of the time to first token minus the upstream's called directly in the same round. */
+const addedTtftIn =
+  (measurements: readonly LlmMeasurement[], p: 'ttftP50Ms' | 'ttftP99Ms') =>
+  (m: LlmMeasurement): number | undefined => {
+    const base = measurements.find((x) => x.contender === 'direct' && x.round === m.round)?.summary[p];
     const own = m.summary[p];
     return base === null || base === undefined || own === null ? undefined : own - base;
   };
+
+function costTable(measurements: readonly LlmMeasurement[]): string[] {
+  const addedTtft = (m: LlmMeasurement, p: 'ttftP50Ms' | 'ttftP99Ms') => addedTtftIn(measurements, p)(m);
   const lines = [
     '| Contender | streams completed / failed | streams started per s | CPU | CPU per round | CPU per stream | peak RSS | TTFT p50 | TTFT p99 | added TTFT p50 | added TTFT p99 | duration p50 | duration p99 | other load | steal |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -179,25 +183,24 @@ function goalLines(measurements: readonly LlmMeasurement[]): string[] {
     const verdict = middle === undefined ? 'n/a' : middle <= limit ? 'met' : 'not met';
     return `${times(middle)} (rounds ${rounds.map(times).join(', ') || 'n/a'}; goal ≤ ${limit}×: **${verdict}**)`;
   };
-  const addedTtft = (p: 'ttftP50Ms' | 'ttftP99Ms') => (m: LlmMeasurement) => {
-    const base = runsOf('direct').find((x) => x.round === m.round)?.summary[p];
-    const own = m.summary[p];
-    return base === null || base === undefined || own === null ? undefined : own - base;
-  };
+  const addedTtft = (p: 'ttftP50Ms' | 'ttftP99Ms') => addedTtftIn(measurements, p);
   const lines: string[] = [];
   const contenders = [...new Set(measurements.map((m) => m.contender))].filter((c) => c.startsWith('gateway'));
   for (const c of contenders) {
     const runs = runsOf(c);
     const failed = runs.reduce((s, m) => s + failedStreams(m), 0);
+    // Added TTFT: the upstream's own wait for its first token (one interval) is no proxy's; issue 29's
+    // figures (nginx 33 ms at p99) are what the proxies add to it.
     const nginx =
       runsOf('nginx').length > 0
-        ? judged(
-            ratios(c, 'nginx', (m) => m.summary.ttftP99Ms),
-            GOALS.ttftP99TimesNginx,
-          )
+        ? `${judged(ratios(c, 'nginx', addedTtft('ttftP99Ms')), GOALS.ttftP99TimesNginx)}; whole TTFT p99 ${
+            ratios(c, 'nginx', (m) => m.summary.ttftP99Ms)
+              .map(times)
+              .join(', ') || 'n/a'
+          }`
         : 'n/a (no nginx in this run)';
     lines.push(
-      `- **${runs[0]!.label}, issue 29's goals**: no stream fails: **${failed === 0 ? 'met' : `not met (${failed} failed)`}**; TTFT p99 against nginx's ${nginx}; peak RSS against the floor's ${judged(
+      `- **${runs[0]!.label}, issue 29's goals**: no stream fails: **${failed === 0 ? 'met' : `not met (${failed} failed)`}**; added TTFT p99 against nginx's ${nginx}; peak RSS against the floor's ${judged(
         ratios(c, 'floor', (m) => m.peakRssKiB),
         GOALS.rssTimesFloor,
       )}; CPU against the floor's ${judged(
