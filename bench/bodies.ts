@@ -1,5 +1,6 @@
 // What the zero-latency upstream answers and what the load generator sends: fixed bodies, so
 // every contender moves exactly the same bytes.
+import { metricsText } from '../test/support/vllm-emulator/metrics.ts';
 
 const UPSTREAM_MODEL = 'bench-upstream-model';
 const BASE = { id: 'chatcmpl-bench', created: 1700000000, model: UPSTREAM_MODEL };
@@ -46,24 +47,24 @@ export function requestBody(mode: Mode): string {
 }
 
 /**
- * What the zero-latency upstream answers on GET /metrics: an idle vLLM engine's load, as vLLM's
- * Prometheus endpoint writes it. The gateway reads every `vllm` provider's /metrics (engine
- * signals, issue 28); served here so that the reading costs what it costs against a real vLLM
- * rather than a failure's path.
+ * What the zero-latency upstream answers on GET /metrics: an idle vLLM engine's load, written by
+ * the vLLM emulator (its names, types and labels are vLLM's). The gateway reads every `vllm`
+ * provider's /metrics (engine signals, issue 28); served here so that the reading costs what it
+ * costs against a real vLLM rather than a failure's path.
  */
-export const VLLM_METRICS = `# HELP vllm:num_requests_running Number of requests in model execution batches.
-# TYPE vllm:num_requests_running gauge
-vllm:num_requests_running{engine="0",model_name="${UPSTREAM_MODEL}"} 0.0
-# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
-# TYPE vllm:num_requests_waiting gauge
-vllm:num_requests_waiting{engine="0",model_name="${UPSTREAM_MODEL}"} 0.0
-# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
-# TYPE vllm:kv_cache_usage_perc gauge
-vllm:kv_cache_usage_perc{engine="0",model_name="${UPSTREAM_MODEL}"} 0.0
-# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.
-# TYPE vllm:prefix_cache_queries_total counter
-vllm:prefix_cache_queries_total{engine="0",model_name="${UPSTREAM_MODEL}"} 0.0
-# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.
-# TYPE vllm:prefix_cache_hits_total counter
-vllm:prefix_cache_hits_total{engine="0",model_name="${UPSTREAM_MODEL}"} 0.0
-`;
+export const VLLM_METRICS = metricsText({
+  model: UPSTREAM_MODEL,
+  legacyNames: false,
+  createdSeconds: 1700000000,
+  state: { running: 0, waiting: 0, kvUsage: 0 },
+  totals: {
+    submitted: 0,
+    completed: 0,
+    cancelled: 0,
+    promptTokens: 0,
+    cachedPromptTokens: 0,
+    generationTokens: 0,
+    peakWaiting: 0,
+    peakRunning: 0,
+  },
+});

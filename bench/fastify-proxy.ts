@@ -5,7 +5,7 @@
 // Run as `node bench/fastify-proxy.ts <port> <upstream origin>`.
 import Fastify from 'fastify';
 import { Pool } from 'undici';
-import { MODEL } from './bodies.ts';
+import { forwardChat } from './proxy-work.ts';
 
 const [port, origin] = [Number(process.argv[2]), process.argv[3]];
 if (!port || !origin) {
@@ -16,19 +16,9 @@ const upstream = new Pool(origin);
 const app = Fastify({ logger: false, keepAliveTimeout: 75_000 });
 
 app.post('/v1/chat/completions', async (request, reply) => {
-  const body = request.body as Record<string, unknown>;
-  body.model = 'bench-upstream-model';
-  const answered = await upstream.request({
-    path: '/v1/chat/completions',
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const answer = (await answered.body.json()) as { model: string; usage: { cost?: number } };
-  answer.model = MODEL.json;
-  answer.usage.cost = 0.00011;
+  const answer = await forwardChat(upstream, request.body as Record<string, unknown>);
   reply.header('content-type', 'application/json; charset=utf-8');
-  return JSON.stringify(answer);
+  return answer;
 });
 
 await app.listen({ port, host: '127.0.0.1', backlog: 4096 });

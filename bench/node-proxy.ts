@@ -6,7 +6,7 @@
 // Run as `node bench/node-proxy.ts <port> <upstream origin>`.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Pool } from 'undici';
-import { MODEL } from './bodies.ts';
+import { forwardChat } from './proxy-work.ts';
 
 const [port, origin] = [Number(process.argv[2]), process.argv[3]];
 if (!port || !origin) {
@@ -15,27 +15,12 @@ if (!port || !origin) {
 }
 const upstream = new Pool(origin);
 
-async function forward(text: string): Promise<string> {
-  const body = JSON.parse(text) as Record<string, unknown>;
-  body.model = 'bench-upstream-model';
-  const answered = await upstream.request({
-    path: '/v1/chat/completions',
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const answer = (await answered.body.json()) as { model: string; usage: { cost?: number } };
-  answer.model = MODEL.json;
-  answer.usage.cost = 0.00011;
-  return JSON.stringify(answer);
-}
-
 createServer({ keepAliveTimeout: 75_000 }, (request: IncomingMessage, response: ServerResponse) => {
   let text = '';
   request.setEncoding('utf8');
   request.on('data', (chunk: string) => (text += chunk));
   request.on('end', () => {
-    forward(text).then(
+    forwardChat(upstream, text).then(
       (answer) => {
         response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(answer) });
         response.end(answer);
