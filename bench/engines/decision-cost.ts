@@ -115,7 +115,7 @@ export async function runDecisionCost(helpers: BenchHelpers): Promise<void> {
       }
       // The scrape: the same call the gateway makes on its timer (fetch, bounded read, parse).
       const signal = new AbortController().signal;
-      await cpuPerCall(100, () => scrapeMetrics(`http://127.0.0.1:${port}`, { signal }));
+      await cpuPerCall(SCRAPES, () => scrapeMetrics(`http://127.0.0.1:${port}`, { signal }));
       scrape.push(await cpuPerCall(SCRAPES, () => scrapeMetrics(`http://127.0.0.1:${port}`, { signal })));
       log(
         `  round ${round}: decision ${memory.at(-1)!.toFixed(1)} µs (memory index)${client ? `, ${shared.at(-1)!.toFixed(1)} µs (Redis index)` : ''}; scrape ${scrape.at(-1)!.toFixed(1)} µs`,
