@@ -1,5 +1,6 @@
 // What the zero-latency upstream answers and what the load generator sends: fixed bodies, so
 // every contender moves exactly the same bytes.
+import { noTotals } from '../test/support/vllm-emulator/engine.ts';
 import { metricsText } from '../test/support/vllm-emulator/metrics.ts';
 
 const UPSTREAM_MODEL = 'bench-upstream-model';
@@ -57,14 +58,5 @@ export const VLLM_METRICS = metricsText({
   legacyNames: false,
   createdSeconds: 1700000000,
   state: { running: 0, waiting: 0, kvUsage: 0 },
-  totals: {
-    submitted: 0,
-    completed: 0,
-    cancelled: 0,
-    promptTokens: 0,
-    cachedPromptTokens: 0,
-    generationTokens: 0,
-    peakWaiting: 0,
-    peakRunning: 0,
-  },
+  totals: noTotals(),
 });

@@ -82,14 +82,9 @@ export interface RequestHandle {
   cancel(): void;
 }
 
-export class Engine {
-  readonly #settings: EmulatorSettings;
-  readonly #clock: EngineClock;
-  readonly #pool: BlockPool;
-  readonly #waiting: Sequence[] = [];
-  /** In admission order, which is also the prefill order. */
-  readonly #running: Sequence[] = [];
-  readonly totals: EngineTotals = {
+/** An engine's totals before its first request (what a fresh emulator's /metrics reports). */
+export function noTotals(): EngineTotals {
+  return {
     submitted: 0,
     completed: 0,
     cancelled: 0,
@@ -99,6 +94,16 @@ export class Engine {
     peakWaiting: 0,
     peakRunning: 0,
   };
+}
+
+export class Engine {
+  readonly #settings: EmulatorSettings;
+  readonly #clock: EngineClock;
+  readonly #pool: BlockPool;
+  readonly #waiting: Sequence[] = [];
+  /** In admission order, which is also the prefill order. */
+  readonly #running: Sequence[] = [];
+  readonly totals: EngineTotals = noTotals();
   #nextOrder = 0;
   #lastAdvance: number;
   #timer: unknown;
