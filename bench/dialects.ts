@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { CHAT_JSON } from './bodies.ts';
 import { cpuSnapshot, cpuUse } from './cpu.ts';
 import { runWrk } from './load.ts';
-import { gatewayArgs, startPinned, stopAll, waitForPort } from './processes.ts';
+import { gatewayArgs, startNodeUpstream, startPinned, stopAll } from './processes.ts';
 import { median, prependSection } from './report.ts';
 import { positive, type BenchHelpers } from './run-shape.ts';
 import { describeMachine, ensureTools, freePort } from './system.ts';
@@ -70,15 +70,7 @@ export async function runDialects(helpers: BenchHelpers): Promise<void> {
   await mkdir(scratch, { recursive: true });
   const keys: Record<User, string> = { 'pass-through': newKey(), 'all features': newKey() };
 
-  const upstreamPorts = [await freePort(), await freePort()] as const;
-  const upstream = startPinned(
-    'node upstream',
-    1,
-    node,
-    [join(root, 'bench/upstream-node.ts'), ...upstreamPorts.map(String)],
-    join(scratch, 'upstream.log'),
-  );
-  await waitForPort(upstreamPorts[0], upstream);
+  const { ports: upstreamPorts } = await startNodeUpstream(root, node, 1, join(scratch, 'upstream.log'));
   const config = join(scratch, 'gateway.yaml');
   await writeFile(config, gatewayConfig(`http://127.0.0.1:${upstreamPorts[0]}`));
   const port = await freePort();

@@ -6,6 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './system.ts';
 
 export interface Child {
   readonly name: string;
@@ -99,6 +100,22 @@ export function installCleanup(): void {
 }
 
 /** Waits until something accepts TCP connections on 127.0.0.1:port, or the child dies. */
+/**
+ * The node:http zero-latency upstream (upstream-node.ts) on `core`, ready: its JSON port and its
+ * SSE port, each also answering GET /metrics as an idle vLLM.
+ */
+export async function startNodeUpstream(
+  root: string,
+  node: string,
+  core: number,
+  logFile: string,
+): Promise<{ readonly child: Child; readonly ports: readonly [number, number] }> {
+  const ports = [await freePort(), await freePort()] as const;
+  const child = startPinned('node upstream', core, node, [join(root, 'bench/upstream-node.ts'), ...ports.map(String)], logFile);
+  await waitForPort(ports[0], child);
+  return { child, ports };
+}
+
 export async function waitForPort(port: number, child: Child, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let dead: string | undefined;

@@ -93,6 +93,13 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runDialects({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--tracing')) {
+    // Issue 30: what OpenTelemetry tracing costs per request, off and on: bench/tracing.ts.
+    const { runTracing } = await import('./tracing.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    const at = process.argv.indexOf('--before');
+    return runTracing({ root: ROOT, node, gitRevision, waitReady, log, before: at > 0 ? process.argv[at + 1] : undefined });
+  }
   if (process.argv.includes('--hostile')) {
     // Issue 26: hostile requests' event-loop stalls, memory, and a normal client's latency beside them: bench/hostile.ts.
     const { runHostile } = await import('./hostile.ts');

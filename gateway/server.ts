@@ -15,6 +15,10 @@ import { reseedOnDataLoss } from './startup/reseed.ts';
 import { listenProblem, StartupError } from '../core/startup-error.ts';
 import { loadEncoding } from './metering/o200k.ts';
 import { logLayout } from '../core/store/redis/layout-check.ts';
+import { tracingFromEnv } from '../core/tracing/otel-env.ts';
+import { startTracing, type Tracing } from '../core/tracing/tracing.ts';
+import { VERSION } from '../core/build-info.ts';
+import { maskUrl } from './providers/secrets.ts';
 
 /** How long a stopping gateway waits for requests in flight before closing their connections. */
 const DRAIN_MS = 10_000;
@@ -32,6 +36,9 @@ export interface RunningGateway {
 }
 
 export async function startGateway(settings: GatewaySettings, env: Readonly<Record<string, string | undefined>>): Promise<RunningGateway> {
+  // Read first: a tracing variable that cannot be used stops the start before anything is opened.
+  const tracingSettings = tracingFromEnv(env, 'tollgate-gateway');
+  const tracing: Tracing | undefined = tracingSettings && (await startTracing(tracingSettings, VERSION));
   const store = await openStore(settings);
   let source: SnapshotSource;
   try {
@@ -49,12 +56,13 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     await store.markSeeded();
   } catch (error) {
     await store.close();
+    await tracing?.shutdown();
     throw error;
   }
 
   const metrics = new GatewayMetrics();
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
-  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts });
+  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts, tracing });
   if ('layout' in store) logLayout(app.log, store.layout);
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
@@ -99,7 +107,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
       store: settings.redisUrl ? 'redis' : 'memory',
       mode: settings.kubernetes ? 'kubernetes' : 'file',
     },
-    `Tollgate gateway listening on ${address}`,
+    `Tollgate gateway listening on ${address}${tracingSettings ? `; traces to ${maskUrl(tracingSettings.url)} (${tracingSettings.protocol})` : ''}`,
   );
   return {
     app,

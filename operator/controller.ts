@@ -11,6 +11,8 @@ import { reconcileRouting, ROUTING_KEY, type RoutingDeps } from './reconcile/rou
 import { reconcileUser, USER_KEY_PREFIX, type UserDeps } from './reconcile/users.ts';
 import { reconcileTeam, TEAM_KEY_PREFIX, type TeamDeps, type TeamObject } from './reconcile/teams.ts';
 import type { UserObject } from './reconcile/user-state.ts';
+import type { Tracer } from '@opentelemetry/api';
+import { tracedReconcile } from './reconcile-trace.ts';
 import { keysForSecret, keysForTeam, keysForUser, teamKey, userKey, worthReconciling } from './work-keys.ts';
 
 export interface ControllerOptions {
@@ -22,6 +24,8 @@ export interface ControllerOptions {
   readonly log: Log;
   /** Counts and times every reconcile; none in tests that do not look. */
   readonly metrics?: Pick<OperatorMetrics, 'reconcile'>;
+  /** Each reconcile a span, when the operator traces. */
+  readonly tracer?: Tracer | undefined;
 }
 
 export class Controller {
@@ -105,15 +109,17 @@ export class Controller {
   }
 
   #process(key: string, signal: AbortSignal): Promise<void> {
-    if (key === ROUTING_KEY) return this.#measured('routing', () => reconcileRouting(this.#options.routing, signal));
+    if (key === ROUTING_KEY) return this.#measured('routing', key, () => reconcileRouting(this.#options.routing, signal));
     if (key.startsWith(USER_KEY_PREFIX))
-      return this.#measured('user', () => reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal));
+      return this.#measured('user', key, () => reconcileUser(this.#options.users, key.slice(USER_KEY_PREFIX.length), signal));
     if (key.startsWith(TEAM_KEY_PREFIX))
-      return this.#measured('team', () => reconcileTeam(this.#options.teams, key.slice(TEAM_KEY_PREFIX.length), signal));
+      return this.#measured('team', key, () => reconcileTeam(this.#options.teams, key.slice(TEAM_KEY_PREFIX.length), signal));
     return Promise.reject(new Error(`unknown work-queue key ${key}`));
   }
 
-  #measured(kind: ReconcileKind, run: () => Promise<void>): Promise<void> {
-    return this.#options.metrics ? this.#options.metrics.reconcile(kind, run) : run();
+  #measured(kind: ReconcileKind, key: string, reconcile: () => Promise<void>): Promise<void> {
+    const { tracer, metrics } = this.#options;
+    const run = tracer ? () => tracedReconcile(tracer, kind, key, reconcile) : reconcile;
+    return metrics ? metrics.reconcile(kind, run) : run();
   }
 }

@@ -20,6 +20,10 @@ import type { TeamObject } from './reconcile/teams.ts';
 import { recordAlertEvents } from './reconcile/alert-events.ts';
 import type { OperatorSettings } from './settings.ts';
 import { DAY_MS } from '../core/time.ts';
+import type { Tracer } from '@opentelemetry/api';
+import { tracingFromEnv } from '../core/tracing/otel-env.ts';
+import { startTracing } from '../core/tracing/tracing.ts';
+import { VERSION } from '../core/build-info.ts';
 
 export interface RunningOperator {
   /** The port of /healthz, /readyz and /metrics (the one chosen when settings.healthPort is 0). */
@@ -28,7 +32,14 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-export async function startOperator(settings: OperatorSettings, log: Log = createLog(settings.logLevel)): Promise<RunningOperator> {
+export async function startOperator(
+  settings: OperatorSettings,
+  log: Log = createLog(settings.logLevel),
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<RunningOperator> {
+  // Read first: a tracing variable that cannot be used stops the start before anything is opened.
+  const tracingSettings = tracingFromEnv(env, 'tollgate-operator');
+  const tracing = tracingSettings && (await startTracing(tracingSettings, VERSION));
   // The health server answers from the start, so a replica stuck before its caches sync (RBAC,
   // an unreachable API server or Redis) is alive but visibly not ready, with the reason.
   let notReady: string | undefined = 'connecting to Redis';
@@ -49,16 +60,20 @@ export async function startOperator(settings: OperatorSettings, log: Log = creat
       metrics,
       (reason) => (notReady = reason),
       (started) => (elector = started),
+      tracing?.tracer,
     );
+    if (tracingSettings) log.info({ endpoint: new URL(tracingSettings.url).origin, protocol: tracingSettings.protocol }, 'sending traces');
     return {
       healthPort: health.port,
       async stop() {
         await running.stop();
         await health.close();
+        await tracing?.shutdown().catch((error: unknown) => log.warn({ err: error }, 'could not send the last traces'));
       },
     };
   } catch (error) {
     await health.close();
+    await tracing?.shutdown();
     throw error;
   }
 }
@@ -70,6 +85,7 @@ async function startLoops(
   metrics: OperatorMetrics,
   setNotReady: (reason: string | undefined) => void,
   setElector: (elector: LeaderElector) => void,
+  tracer: Tracer | undefined,
 ): Promise<{ stop(): Promise<void> }> {
   const client = createKubeClient(loadKubeConfig(settings.kube));
   const store = await RedisStore.connect(settings.redisUrl, {
@@ -111,6 +127,7 @@ async function startLoops(
     statusPeriodMs: settings.statusPeriodSeconds * 1000,
     log,
     metrics,
+    tracer,
   });
 
   const informers = [routers, providers, users, teams, secrets];

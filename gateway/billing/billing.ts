@@ -105,6 +105,8 @@ export interface EndedRequest {
   /** Undefined for a request refused before or at admission. */
   readonly admitted: Admitted | undefined;
   readonly settled: Settled;
+  /** Hears what was charged, once settled (a trace's settlement span). */
+  readonly onCharged?: ((chargedMicros: bigint) => void) | undefined;
 }
 
 /**
@@ -281,6 +283,7 @@ export class Billing {
         // The budget had no room for all of it (the hold fell short, or expired): said, not hidden.
         const uncovered = settled.costMicros - charged;
         if (uncovered > 0n) this.#deps.metrics.uncovered(routerName, uncovered);
+        request.onCharged?.(charged);
         return this.#deps.usage.append({
           id: randomId(),
           time: now,

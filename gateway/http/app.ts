@@ -138,7 +138,7 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   app.addHook('onClose', () => closeAudioProbe());
   app.setErrorHandler(errorHandler(options.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
-  registerAuth(app, services.keys, now);
+  registerAuth(app, services.keys, now, services.pipeline.traced);
   registerHealth(app, routing, metrics, { store, failOpen: options.failOpen });
   const policy = services.breakerPolicy;
   app.register(modelsApi, { routing, serving: options.hideUnavailableModels ? (router) => canServe(router, policy) : undefined });

@@ -20,6 +20,8 @@ export type Access = 'public' | 'key' | 'manager' | 'admin';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
+    /** performance.now() when authentication began and ended: kept only for a traced gateway (the request's trace starts at the first). */
+    authTiming: readonly [number, number] | undefined;
   }
   interface FastifyContextConfig {
     access?: Access;
@@ -36,13 +38,19 @@ export const PUBLIC = { access: 'public' } as const satisfies { access: Access }
 /** Where keys are looked up: the store itself, or a cache in front of it. */
 export type KeyLookup = Pick<AccountStore, 'findKey'>;
 
-/** Requires, on every route, the access the matched route declares (a key when it declares none). */
-export function registerAuth(app: FastifyInstance, accounts: KeyLookup, now: () => number): void {
+/**
+ * Requires, on every route, the access the matched route declares (a key when it declares none).
+ * `timed`: each authentication's start and end are kept (request.authTiming), for traces.
+ */
+export function registerAuth(app: FastifyInstance, accounts: KeyLookup, now: () => number, timed = false): void {
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('authTiming', undefined);
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access ?? 'key';
     if (access === 'public') return;
+    const startedAt = timed ? performance.now() : 0;
     request.caller = await authenticate(request, accounts, now());
+    if (timed) request.authTiming = [startedAt, performance.now()];
     if (access === 'admin') requireAdmin(request);
     else if (access === 'manager') requireManager(request);
   });

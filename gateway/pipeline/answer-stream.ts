@@ -30,6 +30,7 @@ export async function answerStream(
   to: Settlement & Keeping,
 ): Promise<UpstreamError | undefined> {
   const res = channel.openStream({ ...STREAM_HEADERS, ...rateLimitHeaders(call.admitted.rate), ...routerHeaders(call) });
+  call.trace?.streaming();
   const reading = new StreamReading(call.startedAt);
   const translation = translatorFor(call.api, api).stream(exchangeOf(call), reading);
   const failure = await relayChunks(chunks, res, translation);
@@ -51,6 +52,10 @@ export async function answerStream(
   if (final && call.conversation) await call.conversation.keep(final);
   if (!res.destroyed) res.end(end);
   const status = ending?.status ?? 200;
-  ended(call, { status, forwarded, usage, upstreamSeconds, ttftMs: reading.ttftMs, incomplete: failure !== undefined }, to);
+  ended(
+    call,
+    { status, forwarded, usage, upstreamSeconds, ttftMs: reading.ttftMs, incomplete: failure !== undefined, chunks: reading.chunks },
+    to,
+  );
   return failure;
 }

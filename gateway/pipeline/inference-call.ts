@@ -11,6 +11,7 @@ import type { JsonObject } from '../wire/openai-wire.ts';
 import type { Forwarding } from '../routing/forwarder.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { Conversation } from './conversation.ts';
+import type { RequestTrace } from './request-trace.ts';
 
 /** A request before admission: everything but the router serving it and its hold. */
 export interface Started {
@@ -31,6 +32,8 @@ export interface Started {
   readonly stream: boolean;
   /** performance.now() time after which no attempt, retry or fallback starts. */
   readonly deadline: number;
+  /** The request's trace, when tracing is on. */
+  readonly trace: RequestTrace | undefined;
 }
 
 /** A request admitted on a router. */
@@ -53,6 +56,7 @@ export function forwarding(call: Started, router: RouterRoute, onlyHealthy: bool
     caller: call.caller.user.id,
     deadline: call.deadline,
     onlyHealthy,
+    trace: call.trace,
   };
 }
 

@@ -28,11 +28,15 @@ import type { Keeping } from './conversation.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
 import { resolve, resolveTranslated, timeoutMs } from './resolve.ts';
 import { refused } from './settle.ts';
+import type { Tracing } from '../../core/tracing/tracing.ts';
+import { endAdmission, RequestTrace } from './request-trace.ts';
 
 export interface PipelineDeps extends SurfaceServices, Keeping {
   readonly forwarder: ForwarderDeps;
   readonly outcomes: OutcomeRecorder;
   readonly billing: Billing;
+  /** OpenTelemetry tracing, when it is on (core/tracing/): each request is then traced (request-trace.ts). */
+  readonly tracing?: Tracing | undefined;
 }
 
 export class RequestPipeline {
@@ -40,6 +44,11 @@ export class RequestPipeline {
 
   constructor(deps: PipelineDeps) {
     this.#deps = deps;
+  }
+
+  /** Whether requests are traced (the transport then times authentication). */
+  get traced(): boolean {
+    return this.#deps.tracing !== undefined;
   }
 
   /** What the surfaces that answer by themselves use. */
@@ -59,11 +68,22 @@ export class RequestPipeline {
     const { caller } = request;
     let requested: RouterRoute | undefined;
     let call: Call | undefined;
+    const trace =
+      deps.tracing &&
+      new RequestTrace(deps.tracing, {
+        endpoint,
+        api: surface.api,
+        headers: request.headers,
+        arrivedAt: request.authTiming?.[0] ?? startedAt,
+        authenticatedAt: request.authTiming?.[1],
+        caller,
+      });
     try {
       // resolve
       const resolved =
         surface.schemas === undefined ? resolve(endpoint, request.body, deps.routing) : await resolveTranslated(surface, request, deps);
       requested = resolved.router;
+      trace?.resolved(requested, request.body);
       // authorize
       if (!mayCall(caller, requested.spec.name)) throw errors.modelNotAllowed();
       const abort = new AbortController();
@@ -81,11 +101,13 @@ export class RequestPipeline {
         abort,
         stream: ENDPOINT_SPECS[endpoint].streams(resolved.body),
         deadline: startedAt + timeoutMs(request.timeout, deps.forwarder.options.requestTimeoutMs),
+        trace,
       };
       // admit and dispatch
       let forwarded: Forwarded;
       if (requested.fallbacks.length === 0) {
-        call = { ...started, router: requested, admitted: await deps.billing.admit(caller, requested, endpoint, resolved.body) };
+        const admitted = await traced(trace, requested, () => deps.billing.admit(caller, requested!, endpoint, resolved.body));
+        call = { ...started, router: requested, admitted };
         forwarded = await forward(forwarding(call, requested, false), deps.forwarder);
       } else {
         forwarded = await this.#withFallbacks(started, (served) => {
@@ -107,7 +129,7 @@ export class RequestPipeline {
       }
     } catch (error) {
       const status = statusOf(error);
-      refused({ endpoint, api: surface.api, body: request.body, caller, requested, call, status, startedAt }, deps);
+      refused({ endpoint, api: surface.api, body: request.body, caller, requested, call, status, startedAt, error, trace }, deps);
       throw error;
     }
   }
@@ -121,14 +143,41 @@ export class RequestPipeline {
       ...requested.fallbacks.filter((r) => ENDPOINT_SPECS[endpoint].routerTypes.includes(r.spec.type) && mayCall(caller, r.spec.name)),
     ];
     return serveWithFallbacks<Admitted>(chain, requested.contextFallback, start.deadline, deps.forwarder.clock, {
-      admit: (router, overflowAllowed) => deps.billing.admit(caller, router, endpoint, body, overflowAllowed),
+      admit: (router, overflowAllowed) =>
+        traced(start.trace, router, () => deps.billing.admit(caller, router, endpoint, body, overflowAllowed)),
       release: (admitted) => deps.billing.release(caller, admitted),
       forward: (router, _admitted, onlyHealthy) => forward(forwarding(start, router, onlyHealthy), deps.forwarder),
       refusal: refusalOf,
-      fellBack: (from, to, reason) => deps.outcomes.fellBack(from, to, reason),
+      fellBack: (from, to, reason) => {
+        deps.outcomes.fellBack(from, to, reason);
+        start.trace?.fellBack(from, to, reason);
+      },
       serving: (router, admitted) => onCall(router && admitted ? { ...start, router, admitted } : undefined),
     });
   }
+}
+
+/** Admission on `router`, in its own span when the request is traced: the levels held, or who refused and why. */
+function traced(trace: RequestTrace | undefined, router: RouterRoute, admit: () => Promise<Admitted>): Promise<Admitted> {
+  if (trace === undefined) return admit();
+  const span = trace.admitting(router);
+  return admit().then(
+    (admitted) => {
+      endAdmission(span, { levels: ['user', ...(admitted.levels ?? []).map((other) => other.level)] });
+      return admitted;
+    },
+    (error: unknown) => {
+      endAdmission(span, refusalAttributes(error));
+      throw error;
+    },
+  );
+}
+
+function refusalAttributes(error: unknown): { refusal: string; refusedLevel?: string } {
+  if (error instanceof InsufficientBudgetError) return { refusal: 'budget', refusedLevel: error.level };
+  if (error instanceof RateLimitedError) return { refusal: `rate_limit:${error.limit}`, refusedLevel: error.level };
+  if (error instanceof ContextLengthError) return { refusal: 'context_length' };
+  return { refusal: error instanceof Error ? error.name : 'error' };
 }
 
 /** How admission's refusals count for the fallback chain. */

@@ -10,6 +10,7 @@ import type { Forwarded } from '../routing/forwarder.ts';
 import type { RouterRoute } from '../routing/routing-table.ts';
 import type { Call } from './inference-call.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
+import type { RequestTrace } from './request-trace.ts';
 
 /** Where a request's ending goes. */
 export interface Settlement {
@@ -25,6 +26,8 @@ export interface Ending {
   readonly upstreamSeconds: number;
   readonly ttftMs: number | null;
   readonly incomplete: boolean;
+  /** A stream's events that carried text. */
+  readonly chunks?: number | undefined;
 }
 
 /** A forwarded request is over: the provider's numbers, metrics, then settlement and the usage record. */
@@ -46,7 +49,17 @@ export function ended(call: Call, ending: Ending, to: Settlement): void {
     totalSeconds,
     upstreamSeconds: ending.upstreamSeconds,
   });
+  const { trace } = call;
+  trace?.ended({
+    status: ending.status,
+    router: call.router,
+    provider: forwarded.provider,
+    usage,
+    ttftMs: ending.ttftMs,
+    chunks: ending.chunks,
+  });
   to.billing.settleAndRecord({
+    onCharged: trace?.settling(usage),
     caller: call.caller,
     router: call.router,
     calledName: call.router.spec.name,
@@ -77,6 +90,9 @@ export interface Refusal {
   readonly call: Call | undefined;
   readonly status: number;
   readonly startedAt: number;
+  /** Why it ended so, for its trace. */
+  readonly error?: unknown;
+  readonly trace?: RequestTrace | undefined;
 }
 
 /** A request that ended without an answer: recorded, and its hold (if any) released. */
@@ -86,7 +102,10 @@ export function refused(refusal: Refusal, to: Settlement): void {
   const totalSeconds = (performance.now() - refusal.startedAt) / 1000;
   to.outcomes.record({ endpoint, api, router, provider: undefined, status, usage: undefined, totalSeconds, upstreamSeconds: undefined });
   const called = (refusal.body as JsonObject | null)?.model;
+  const { trace } = refusal;
+  trace?.ended({ status, router, error: refusal.error });
   to.billing.settleAndRecord({
+    onCharged: trace?.settling(undefined),
     caller: refusal.caller,
     router,
     calledName: typeof called === 'string' ? called.slice(0, 128) : '',

@@ -17,6 +17,8 @@ export class StreamReading implements Reading {
   readonly produced = new ProducedText();
   /** Milliseconds from `startedAt` to the first text. */
   ttftMs: number | null = null;
+  /** Events that carried text. */
+  chunks = 0;
   readonly #startedAt: number;
 
   constructor(startedAt: number) {
@@ -24,6 +26,7 @@ export class StreamReading implements Reading {
   }
 
   text(text: string): void {
+    this.chunks++;
     this.produced.add(text);
     this.ttftMs ??= performance.now() - this.#startedAt;
   }

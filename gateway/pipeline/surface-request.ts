@@ -16,6 +16,10 @@ export interface SurfaceRequest {
   readonly params: Readonly<Record<string, string>>;
   /** The `x-tollgate-timeout` header, as sent (resolve.ts: timeoutMs). */
   readonly timeout: string | string[] | undefined;
+  /** The request's headers, as received: a traced request's trace continues the caller's `traceparent`. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** performance.now() when authentication began and ended, on a traced gateway. */
+  readonly authTiming?: readonly [number, number] | undefined;
 }
 
 /** What the surfaces use besides the pipeline's own stages. */

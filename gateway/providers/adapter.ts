@@ -24,6 +24,8 @@ export interface ForwardRequest {
   readonly passThrough?: PassThrough | undefined;
   /** The caller's effective priority (higher first), for a backend asked to order by it (vLLM's forward_priority). */
   readonly priority?: number | undefined;
+  /** `traceparent` (and `tracestate`) of the attempt's span, when the request is traced: sent to the backend. */
+  readonly traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A request in an API besides OpenAI's (the identity translator's request: translators/). */

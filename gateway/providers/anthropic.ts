@@ -10,7 +10,7 @@ import type { JsonObject } from '../wire/openai-wire.ts';
 import { MessagesAnswer, type MessagesEvent } from '../wire/anthropic-messages.ts';
 import { MESSAGES_READER } from '../translators/chat-over-messages.ts';
 import { Untranslatable } from '../translators/translator.ts';
-import type { PostOptions } from './upstream-http.ts';
+import { requestOptions, type PostOptions } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 
@@ -46,7 +46,7 @@ function authHeaders(key: string | undefined): Record<string, string> {
 }
 
 function postOptions(provider: Anthropic, request: ForwardRequest): PostOptions {
-  return { signal: request.signal, timeouts: request.timeouts, headers: authHeaders(provider.key) };
+  return requestOptions(request, authHeaders(provider.key));
 }
 
 /** Anthropic's events up to message_stop: an `error` event, or an end before message_stop, is the backend breaking off. */

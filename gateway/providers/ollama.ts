@@ -4,7 +4,7 @@
 import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, unixSeconds, type JsonObject } from '../wire/openai-wire.ts';
-import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
+import { bearer, requestOptions, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { chunkStreamOf } from './chunk-stream.ts';
 
@@ -86,7 +86,7 @@ async function generate(dialect: Dialect, provider: Ollama, request: ForwardRequ
 
 function postOptions(provider: Ollama, request: ForwardRequest): PostOptions {
   // Ollama itself has no keys; one set here is for an authenticating proxy in front of it.
-  return { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
+  return requestOptions(request, bearer(provider.key));
 }
 
 /** OpenAI's sampling fields under the names Ollama's `options` gives them. */

@@ -6,7 +6,7 @@ import type { ProviderSpecOf } from '../../core/resources/provider.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
-import { bearer, type UpstreamHttp } from './upstream-http.ts';
+import { bearer, requestOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { transcribe } from './transcription.ts';
 import { forwardResponses } from './openai-responses.ts';
@@ -29,7 +29,7 @@ export function openAICompatible<T extends ProviderType>(options: OpenAICompatib
     ...(options.responsesApi && { speaks: ['openai-responses'] as const }),
     async forward(provider: ProviderSpecOf<T>, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {
       const url = (provider as { url: string }).url;
-      const post = { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
+      const post = requestOptions(request, bearer(provider.key));
       if (request.endpoint === 'transcriptions') return transcribe(url, request.body, post, http);
       if (request.passThrough?.api === 'openai-responses' && options.responsesApi) {
         try {

@@ -3,7 +3,7 @@
 import type { ReplicaSpecOf } from '../../core/resources/provider.ts';
 import type { ForwardRequest, ForwardResult, ProviderAdapter } from './adapter.ts';
 import { embeddingList, newId, type JsonObject } from '../wire/openai-wire.ts';
-import { bearer, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
+import { bearer, requestOptions, type PostOptions, type UpstreamHttp } from './upstream-http.ts';
 import { UpstreamError } from './upstream-error.ts';
 
 type Tei = ReplicaSpecOf<'tei'>;
@@ -25,7 +25,7 @@ export const tei: ProviderAdapter<'tei'> = {
 };
 
 function postOptions(provider: Tei, request: ForwardRequest): PostOptions {
-  return { signal: request.signal, timeouts: request.timeouts, headers: bearer(provider.key) };
+  return requestOptions(request, bearer(provider.key));
 }
 
 async function embed(provider: Tei, request: ForwardRequest, http: UpstreamHttp): Promise<ForwardResult> {

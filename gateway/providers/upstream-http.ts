@@ -20,7 +20,7 @@ import { cancelOn, dispatchOptions, secretsOf, type PostOptions, type Target } f
 import { ndjson, sseEvents } from './upstream-streams.ts';
 
 // What callers pass with a request, declared with how a request is built.
-export { bearer, type PostOptions } from './upstream-request.ts';
+export { bearer, requestOptions, type PostOptions } from './upstream-request.ts';
 
 /** What a request that may be answered with a stream accepts. */
 const STREAM_OR_JSON = 'application/json, text/event-stream';

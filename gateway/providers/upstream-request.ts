@@ -17,6 +17,25 @@ export interface PostOptions {
   readonly headers?: Record<string, string> | undefined;
 }
 
+/**
+ * An adapter's post options for `request`: its signal and timeouts, the backend's own headers
+ * (authentication) and, when the request is traced, its attempt's `traceparent`.
+ */
+export function requestOptions(
+  request: {
+    readonly signal: AbortSignal;
+    readonly timeouts: UpstreamTimeouts;
+    readonly traceHeaders?: Readonly<Record<string, string>> | undefined;
+  },
+  headers: Record<string, string> | undefined,
+): PostOptions {
+  return {
+    signal: request.signal,
+    timeouts: request.timeouts,
+    headers: request.traceHeaders ? { ...request.traceHeaders, ...headers } : headers,
+  };
+}
+
 /** Bearer authentication, the scheme of every OpenAI-style backend. */
 export function bearer(key: string | undefined): Record<string, string> | undefined {
   return key === undefined ? undefined : { authorization: `Bearer ${key}` };

@@ -90,6 +90,14 @@ export class QueuePlacer implements Placer {
   async #ask(client: QueueClient, request: PlaceRequest): Promise<Placement> {
     const { router, candidates, tried, signal } = request;
     const startedAt = performance.now();
+    // The router's wait, and never past the request's deadline.
+    const maxWaitMs = Math.max(
+      1,
+      Math.floor(
+        Math.min((router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000, request.deadline - performance.now()),
+      ),
+    );
+    const waiting = request.trace?.queued(router, request.priority, maxWaitMs);
     let answer: QueueAnswer;
     try {
       answer = await client.ask(
@@ -99,24 +107,17 @@ export class QueuePlacer implements Placer {
           endpoint: request.endpoint,
           priority: request.priority,
           exclude: this.#excluded(request),
-          // The router's wait, and never past the request's deadline.
-          maxWaitMs: Math.max(
-            1,
-            Math.floor(
-              Math.min(
-                (router.spec.queue?.max_wait_seconds ?? this.#defaults.maxWaitMs / 1000) * 1000,
-                request.deadline - performance.now(),
-              ),
-            ),
-          ),
+          maxWaitMs,
           maxWaiting: router.spec.queue?.max_waiting ?? this.#defaults.maxWaiting,
         },
         signal,
       );
     } catch {
       // The entry could not be added: Redis does not answer.
+      waiting?.answered('unavailable');
       return this.#fallback(request);
     }
+    waiting?.answered(answer.status, answer.status === 'ok' ? answer.provider : undefined);
     this.#events.onAnswer?.(router, answer, performance.now() - startedAt);
     switch (answer.status) {
       case 'busy':

@@ -12,7 +12,7 @@ import type { UpstreamHttp } from '../providers/upstream-http.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import { NoProviderForEndpointError, ProvidersFailedError, RequestRejectedError } from './routing-errors.ts';
 import type { ProviderHealth } from './provider-health.ts';
-import type { AttemptEnding, Placement, Placer } from './placement.ts';
+import type { AttemptEnding, Placement, PlacementTracer, Placer } from './placement.ts';
 import type { ProviderRoute, RouterRoute } from './routing-table.ts';
 import { backoffMs, type BackoffPolicy } from './backoff.ts';
 import { timeoutsOf, withinDeadline, type TimeoutDefaults } from '../providers/upstream-timeouts.ts';
@@ -46,6 +46,20 @@ export interface ForwarderDeps {
   readonly onRetry?: (router: RouterRoute, provider: ProviderRoute, delayMs: number) => void;
 }
 
+/** One upstream attempt's span in the request's trace (pipeline/request-trace.ts): its context goes to the backend. */
+export interface AttemptTrace {
+  /** `traceparent` (and `tracestate`) for the backend. */
+  readonly headers: Record<string, string>;
+  ok(): void;
+  failed(error: unknown): void;
+}
+
+/** Where a traced request's attempts (and queue waits, placement.ts) are told of. */
+export interface AttemptTracer extends PlacementTracer {
+  /** Attempt number `attempt` of the request (1 first), the `retry`th retry of `provider` (0: not a retry). */
+  attempt(router: RouterRoute, provider: ProviderRoute, attempt: number, retry: number): AttemptTrace;
+}
+
 /** One request to forward. */
 export interface Forwarding {
   readonly router: RouterRoute;
@@ -66,6 +80,8 @@ export interface Forwarding {
    * with none, ProvidersFailedError with no attempt. Otherwise they are tried last.
    */
   readonly onlyHealthy?: boolean;
+  /** The request's trace, when tracing is on. */
+  readonly trace?: AttemptTracer | undefined;
 }
 
 /** How the answer went, for the provider's numbers (lowest_latency, queue mode's fleet-wide metrics). */
@@ -151,6 +167,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
         onlyHealthy: request.onlyHealthy ?? false,
         deadline,
         prompt,
+        trace: request.trace,
       });
       placement = placed instanceof Promise ? await placed : placed;
     } catch (error) {
@@ -163,6 +180,7 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
     tried.add(provider);
     attempts++;
     const sentAt = performance.now();
+    const traced = request.trace?.attempt(router, provider, attempts, retriesUsed?.get(provider) ?? 0);
     try {
       const timeouts = withinDeadline(timeoutsOf(provider.spec, options.timeouts), deadline - deps.clock());
       const result = await provider.adapter.forward(
@@ -175,12 +193,15 @@ export async function forward(request: Forwarding, deps: ForwarderDeps): Promise
           timeouts,
           passThrough: passThrough && { api: passThrough.api, body: { ...passThrough.body, model: provider.spec.model_name } },
           priority: request.priority,
+          traceHeaders: traced?.headers,
         },
         deps.http,
       );
+      traced?.ok();
       deps.breakers.success(router, provider);
       return answered(router, provider, placement.release, result, attempts, sentAt, deps);
     } catch (error) {
+      traced?.failed(error);
       const blameless = !(error instanceof UpstreamError) || error.failure === 'aborted' || error.blamesClient;
       placement.release({ failure: error instanceof UpstreamError ? error : undefined, blameless });
       if (!(error instanceof UpstreamError)) throw error;

@@ -55,6 +55,19 @@ export interface PlaceRequest {
   readonly prompt?: (() => readonly string[]) | undefined;
   /** prefix_affinity: how many of the prompt's leading blocks each candidate probably holds (prefix/prefix-affinity.ts). */
   readonly matched?: ReadonlyMap<ProviderRoute, number> | undefined;
+  /** The request's trace, when tracing is on: queue mode's wait is a span of it. */
+  readonly trace?: PlacementTracer | undefined;
+}
+
+/** A traced request's wait in its router's queue (queue mode): ended with what the workers answered. */
+export interface QueueWaitTrace {
+  /** `outcome`: ok (a slot on `provider`), busy, none, aborted or unavailable. */
+  answered(outcome: string, provider?: string): void;
+}
+
+export interface PlacementTracer {
+  /** The request waits in `router`'s queue with `priority`, at most `maxWaitMs`. */
+  queued(router: RouterRoute, priority: number, maxWaitMs: number): QueueWaitTrace;
 }
 
 /** A scorer local placement applies to a request's candidates before the router's strategy. */

@@ -23,6 +23,7 @@ import type { RoutingLive } from '../routing/assembly/routing-live.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
 import type { ForwarderOptions } from '../routing/forwarder.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
+import type { Tracing } from '../../core/tracing/tracing.ts';
 
 /** What a gateway is built from: its settings, its store and where its routing and accounts come from. */
 export interface GatewayParts {
@@ -32,6 +33,8 @@ export interface GatewayParts {
   readonly metrics: GatewayMetrics;
   readonly catalog: RoutingCatalog;
   readonly accounts: AccountDirectory;
+  /** OpenTelemetry tracing, when the environment turns it on (core/tracing/otel-env.ts). */
+  readonly tracing?: Tracing | undefined;
 }
 
 export interface GatewayServices extends GatewayParts {
@@ -88,6 +91,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     responses: store.responses,
     storedLimits: { bytes: settings.storedResponseMaxBytes, turns: settings.storedResponseMaxTurns },
     log,
+    tracing: parts.tracing,
   });
   return {
     ...parts,
@@ -108,6 +112,8 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
       keyCache?.close();
       await http.close();
       await store.close();
+      // Last: the spans of the requests that drained are sent.
+      await parts.tracing?.shutdown().catch((error: unknown) => log.warn(`could not send the last traces: ${(error as Error).message}`));
     },
   };
 }

@@ -19,6 +19,7 @@ import { applyChartRbac } from './support/chart-rbac.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
 import { getObject, until, type Conditioned } from './support/poll.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 
 const path = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
 const TEAM = 'team-a';
@@ -57,9 +58,14 @@ describe('tollgate operator against a real API server and Redis', () => {
   const inTeam = (args: string[], input?: string) => kubectl(['-n', TEAM, ...args], input);
   const apply = (object: object) => inTeam(['apply', '--validate=false', '-f', '-'], JSON.stringify(object));
   const get = <T>(plural: string, name: string, namespace = TEAM) => getObject<T>(admin, plural, namespace, name);
+  let receiver: OtlpReceiver;
   const startOperator = (identity: string, as = 'operator') => {
     const operator = startOperatorProcess({
       identity,
+      // The first operator traces its reconciles (docs/observability.md).
+      ...(identity === 'op-a' && {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' },
+      }),
       // Against a cluster we did not start there is no operator token: the tests then act as admin.
       kubeconfig: plane.external ? plane.kubeconfig() : plane.kubeconfig(as),
       redisUrl: redis.url,
@@ -92,6 +98,7 @@ describe('tollgate operator against a real API server and Redis', () => {
   const condition = (object: Conditioned | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type);
 
   before(async () => {
+    receiver = await startOtlpReceiver();
     plane = await startControlPlane({ tokens: { operator: OPERATOR_USER, nobody: NOBODY_USER } });
     redis = await startRedis();
     admin = createKubeClient(loadKubeConfig({ kubeconfigPath: plane.kubeconfig() }));
@@ -114,6 +121,7 @@ describe('tollgate operator against a real API server and Redis', () => {
   });
   after(async () => {
     await Promise.all(operators.map((operator) => operator.kill()));
+    await receiver?.close();
     raw?.disconnect();
     await store?.close();
     await redis?.stop();
@@ -188,6 +196,16 @@ describe('tollgate operator against a real API server and Redis', () => {
     assert.equal(pending.reason, 'Pending');
     assert.match(pending.message, /1 of 2 gateways/);
     await raw.del('tg:gateways:gw-1', 'tg:gateways:gw-2');
+  });
+
+  it('traces each reconcile of the leader as a span, when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
+    const span = await until(
+      async () => receiver.spans.find((s) => s.name === 'reconcile routing' && s.attributes['tollgate.reconcile.key'] !== undefined),
+      'a span of a routing reconcile',
+    );
+    assert.equal(span.resource['service.name'], 'tollgate-operator');
+    assert.equal(span.attributes['tollgate.reconcile.kind'], 'routing');
+    await until(async () => receiver.spans.some((s) => s.name === 'reconcile user'), "a span of a GatewayUser's reconcile");
   });
 
   it('carries a rotated provider key into the keys Secret', async () => {

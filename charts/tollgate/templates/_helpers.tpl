@@ -129,3 +129,42 @@ policy/v1
 policy/v1beta1
 {{- end -}}
 {{- end -}}
+
+{{/*
+The standard OpenTelemetry variables of a process that traces (values.tracing), empty when no
+endpoint is set. service.name stays each process's own default.
+*/}}
+{{- define "tollgate.tracingEnv" -}}
+{{- with .Values.tracing }}
+{{- if .endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ .protocol | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .samplerRatio | toString | quote }}
+{{- if .resourceAttributes }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ include "tollgate.keyValues" .resourceAttributes | quote }}
+{{- end }}
+{{- if .headersSecret.name }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ .headersSecret.name }}
+      key: {{ .headersSecret.key }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* A map as `key=value,key2=value2`, keys sorted, each part URL-encoded (OTEL_RESOURCE_ATTRIBUTES). */}}
+{{- define "tollgate.keyValues" -}}
+{{- $parts := list -}}
+{{- range $key := keys . | sortAlpha -}}
+{{- $parts = append $parts (printf "%s=%s" (urlquery $key) (urlquery (get $ $key))) -}}
+{{- end -}}
+{{- join "," $parts -}}
+{{- end -}}

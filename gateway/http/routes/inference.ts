@@ -44,6 +44,8 @@ function surfaceRequest(request: FastifyRequest): SurfaceRequest {
     bodyBytes: request.bodyBytes,
     params: request.params as Record<string, string>,
     timeout: request.headers[TIMEOUT_HEADER],
+    headers: request.headers,
+    authTiming: request.authTiming,
   };
 }
 

@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { load } from 'js-yaml';
 import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.ts';
 import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
+import { tracingFromEnv } from '../../../core/tracing/otel-env.ts';
 import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
 import { KUBE_VERSION, NAMESPACE, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
 
@@ -173,6 +174,32 @@ describe('charts/tollgate', () => {
     const vars = env(find(objects, 'Deployment', 'tollgate-gateway'));
     assert.equal(vars.TOLLGATE_ALERT_WEBHOOK_URL, 'https://hooks.example.com/budget');
     assert.deepEqual(vars.TOLLGATE_ALERT_WEBHOOK_SECRET, { secretKeyRef: { name: 'budget-hooks', key: 'webhook-secret' } });
+  });
+
+  it('sends traces when tracing.endpoint is set: the standard OTEL_* variables, the exporter headers from a Secret, read by the gateway as given', async () => {
+    const objects = await render({
+      tracing: {
+        endpoint: 'http://otel-collector.observability:4318',
+        sampler: 'parentbased_traceidratio',
+        samplerRatio: 0.1,
+        resourceAttributes: { 'deployment.environment.name': 'prod', 'k8s.cluster.name': 'eu-1' },
+        headersSecret: { name: 'otel-headers' },
+      },
+    });
+    const vars = env(find(objects, 'Deployment', 'tollgate-gateway'));
+    assert.deepEqual(vars.OTEL_EXPORTER_OTLP_HEADERS, { secretKeyRef: { name: 'otel-headers', key: 'headers' } });
+    const settings = tracingFromEnv({ ...vars, OTEL_EXPORTER_OTLP_HEADERS: undefined }, 'tollgate-gateway');
+    assert.equal(settings?.url, 'http://otel-collector.observability:4318/v1/traces');
+    assert.equal(settings?.protocol, 'http/protobuf');
+    assert.equal(settings?.sampler, 'parentbased_traceidratio');
+    assert.equal(settings?.ratio, 0.1);
+    assert.deepEqual(settings?.resource, { 'deployment.environment.name': 'prod', 'k8s.cluster.name': 'eu-1' });
+    // Off by default: no OTEL_ variable at all.
+    const plain = env(find(await render(), 'Deployment', 'tollgate-gateway'));
+    assert.deepEqual(
+      Object.keys(plain).filter((name) => name.startsWith('OTEL_')),
+      [],
+    );
   });
 
   it('runs the router workers of queue mode with the routing ConfigMap and Redis, probed on their port, reading only their two objects; an HPA when asked', async () => {

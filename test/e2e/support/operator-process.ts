@@ -22,6 +22,8 @@ export interface OperatorProcessOptions {
   readonly redisUrl: string;
   /** Short, so a killed leader is replaced within a test's patience. Default 4 s. */
   readonly leaseDurationSeconds?: number;
+  /** More environment variables (OTEL_*, to trace). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export function startOperatorProcess(options: OperatorProcessOptions): OperatorProcess {
@@ -49,7 +51,12 @@ export function startOperatorProcess(options: OperatorProcessOptions): OperatorP
     '127.0.0.1',
   ];
   // No TOLLGATE_* or KUBECONFIG of the test's environment may steer the operator.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TOLLGATE_') && name !== 'KUBECONFIG'));
+  const env = {
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('TOLLGATE_') && !name.startsWith('OTEL_') && name !== 'KUBECONFIG'),
+    ),
+    ...options.env,
+  };
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   let healthPort: string | undefined;

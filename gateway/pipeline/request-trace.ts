@@ -1,0 +1,243 @@
+// One request's trace: a server span named and attributed by the OpenTelemetry GenAI semantic
+// conventions (trace-attributes.ts), and a child span for each thing the gateway decided or
+// waited on: authentication, the budget hold, each fallback, each upstream attempt (whose context
+// goes to the backend as `traceparent`), the stream, and settlement. Made only when tracing is on
+// (the pipeline holds `undefined` otherwise, and every call it makes is `trace?.…`), and it never
+// throws: a span is an observer of the request, not a part of it.
+import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Tracing } from '../../core/tracing/tracing.ts';
+import type { Endpoint } from '../../core/resources/kinds.ts';
+import type { Caller } from '../accounts/caller.ts';
+import type { Api } from '../wire/apis.ts';
+import type { Usage } from '../billing/usage-block.ts';
+import type { ProviderRoute, RouterRoute } from '../routing/routing-table.ts';
+import { maskUrl } from '../providers/secrets.ts';
+import { UpstreamError } from '../providers/upstream-error.ts';
+import { ATTR, operationOf, providerNameOf, requestAttributes } from '../observability/trace-attributes.ts';
+import type { AttemptTrace, AttemptTracer } from '../routing/forwarder.ts';
+import type { QueueWaitTrace } from '../routing/placement.ts';
+
+/** performance.now() as the wall-clock milliseconds spans take. */
+const wall = (at: number) => performance.timeOrigin + at;
+
+/** What a request's trace begins with, from the transport. */
+export interface TraceStart {
+  readonly endpoint: Endpoint;
+  /** The API the caller speaks. */
+  readonly api: Api;
+  /** The caller's headers (`traceparent`, `tracestate` are read). */
+  readonly headers: Record<string, string | string[] | undefined>;
+  /** performance.now() when the request arrived, and when its caller was known. */
+  readonly arrivedAt: number;
+  readonly authenticatedAt: number | undefined;
+  readonly caller: Caller;
+}
+
+export class RequestTrace implements AttemptTracer {
+  readonly #tracing: Tracing;
+  readonly #span: Span;
+  readonly #context: Context;
+  /** gen_ai.operation.name: the span is named by it, and the model once known. */
+  readonly #operation: string;
+  #stream: Span | undefined;
+  #ended = false;
+
+  constructor(tracing: Tracing, start: TraceStart) {
+    this.#tracing = tracing;
+    const parent = tracing.extract(start.headers);
+    const operation = operationOf(start.endpoint);
+    this.#operation = operation;
+    this.#span = tracing.tracer.startSpan(
+      operation,
+      {
+        kind: SpanKind.SERVER,
+        startTime: wall(start.arrivedAt),
+        attributes: {
+          [ATTR.operation]: operation,
+          [ATTR.endpoint]: start.endpoint,
+          [ATTR.api]: start.api,
+          ...callerAttributes(start.caller),
+        },
+      },
+      parent,
+    );
+    this.#context = trace.setSpan(parent, this.#span);
+    if (start.authenticatedAt !== undefined)
+      this.#child('tollgate.authenticate', start.arrivedAt, callerAttributes(start.caller)).end(wall(start.authenticatedAt));
+  }
+
+  /** The router named and the request's parameters: the span is now named `<operation> <model>`, as the conventions say. */
+  resolved(router: RouterRoute, body: unknown): void {
+    this.#span.updateName(`${this.#operation} ${router.spec.name}`);
+    this.#span.setAttributes({ [ATTR.requestModel]: router.spec.name, ...requestAttributes(body) });
+  }
+
+  /** Admission on `router`: its span, ended by endAdmission(). */
+  admitting(router: RouterRoute): Span {
+    return this.#child('tollgate.admission', performance.now(), { [ATTR.router]: router.spec.name });
+  }
+
+  fellBack(from: RouterRoute, to: RouterRoute, reason: string): void {
+    this.#child('tollgate.fallback', performance.now(), {
+      [ATTR.fallbackFrom]: from.spec.name,
+      [ATTR.fallbackTo]: to.spec.name,
+      [ATTR.fallbackReason]: reason,
+    }).end();
+  }
+
+  attempt(router: RouterRoute, provider: ProviderRoute, attempt: number, retry: number): AttemptTrace {
+    const span = this.#tracing.tracer.startSpan(
+      `${this.#operation} ${provider.spec.model_name}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [ATTR.operation]: this.#operation,
+          [ATTR.requestModel]: provider.spec.model_name,
+          [ATTR.providerName]: providerNameOf(provider.spec.type),
+          ...serverOf(urlOf(provider)),
+          [ATTR.router]: router.spec.name,
+          [ATTR.providerId]: provider.spec.id,
+          ...(urlOf(provider) ? { [ATTR.replica]: maskUrl(urlOf(provider)!) } : {}),
+          [ATTR.attempt]: attempt,
+          [ATTR.retry]: retry,
+        },
+      },
+      this.#context,
+    );
+    const headers: Record<string, string> = {};
+    this.#tracing.inject(trace.setSpan(this.#context, span), headers);
+    return {
+      headers,
+      ok: () => span.end(),
+      failed: (error) => {
+        const failure = error instanceof UpstreamError ? error.failure : 'error';
+        span.setAttributes({ [ATTR.errorType]: failure, [ATTR.failure]: failure });
+        if (error instanceof UpstreamError && error.status !== undefined) span.setAttribute(ATTR.upstreamStatus, error.status);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message.slice(0, 500) : undefined });
+        span.end();
+      },
+    };
+  }
+
+  queued(router: RouterRoute, priority: number, maxWaitMs: number): QueueWaitTrace {
+    const span = this.#child('tollgate.queue', performance.now(), {
+      [ATTR.router]: router.spec.name,
+      [ATTR.queuePriority]: priority,
+      [ATTR.queueMaxWaitMs]: maxWaitMs,
+    });
+    return {
+      answered(outcome, provider) {
+        span.setAttributes({ [ATTR.queueOutcome]: outcome, ...(provider ? { [ATTR.providerId]: provider } : {}) });
+        if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+        span.end();
+      },
+    };
+  }
+
+  /** The answer streams from now on. */
+  streaming(): void {
+    this.#stream ??= this.#child('tollgate.stream', performance.now(), {});
+  }
+
+  /**
+   * The request is over: the served router and provider, the usage, cost and carbon the caller
+   * was told of (`usage`), and how it ended. Settlement's span records the charge.
+   */
+  ended(outcome: {
+    status: number;
+    router?: RouterRoute | undefined;
+    provider?: ProviderRoute | undefined;
+    usage?: Usage | undefined;
+    ttftMs?: number | null;
+    /** A stream's events that carried text. */
+    chunks?: number | undefined;
+    error?: unknown;
+  }): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const span = this.#span;
+    const { usage } = outcome;
+    if (this.#stream) {
+      this.#stream.setAttributes({
+        [ATTR.chunks]: outcome.chunks ?? 0,
+        ...(outcome.ttftMs == null ? {} : { [ATTR.ttftMs]: outcome.ttftMs }),
+      });
+      this.#stream.end();
+    }
+    span.setAttribute(ATTR.httpStatus, outcome.status);
+    if (outcome.router) span.setAttributes({ [ATTR.responseModel]: outcome.router.spec.name, [ATTR.router]: outcome.router.spec.name });
+    if (outcome.provider)
+      span.setAttributes({ [ATTR.providerName]: providerNameOf(outcome.provider.spec.type), [ATTR.providerId]: outcome.provider.spec.id });
+    if (outcome.ttftMs != null) span.setAttribute(ATTR.ttftSeconds, outcome.ttftMs / 1000);
+    if (usage) {
+      span.setAttributes({ [ATTR.inputTokens]: usage.block.prompt_tokens, [ATTR.outputTokens]: usage.block.completion_tokens });
+      if (usage.cache.cached > 0) span.setAttribute(ATTR.cacheReadTokens, usage.cache.cached);
+      if (usage.cache.writes > 0) span.setAttribute(ATTR.cacheWriteTokens, usage.cache.writes);
+    }
+    if (outcome.status >= 400) span.setAttribute(ATTR.errorType, errorTypeOf(outcome.error, outcome.status));
+    // A server span is in error for the server's failures only: a 4xx is the caller's (HTTP conventions).
+    if (outcome.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+
+  /** Settlement's span: started now, ended with what was charged (`charged`), after the server span if it takes longer. */
+  settling(usage: Usage | undefined): (chargedMicros: bigint) => void {
+    const span = this.#child('tollgate.settle', performance.now(), {
+      [ATTR.costMicros]: Number(usage?.costMicros ?? 0n),
+      [ATTR.cost]: usage?.block.cost ?? 0,
+      [ATTR.carbonKwh]: usage?.block.carbon.kWh ?? 0,
+      [ATTR.carbonKg]: usage?.block.carbon.kgCO2eq ?? 0,
+    });
+    this.#span.end();
+    return (chargedMicros) => {
+      span.setAttribute(ATTR.chargedMicros, Number(chargedMicros));
+      span.end();
+    };
+  }
+
+  #child(name: string, startedAt: number, attributes: Attributes): Span {
+    return this.#tracing.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime: wall(startedAt), attributes }, this.#context);
+  }
+}
+
+/** The admission span's ending: the levels held, or the level and kind that refused. */
+export function endAdmission(span: Span, outcome: { levels?: readonly string[]; refusedLevel?: string; refusal?: string }): void {
+  if (outcome.levels) span.setAttribute(ATTR.admissionLevels, outcome.levels.join(','));
+  if (outcome.refusal) {
+    span.setAttributes({
+      [ATTR.admissionRefusal]: outcome.refusal,
+      ...(outcome.refusedLevel ? { [ATTR.admissionRefusedLevel]: outcome.refusedLevel } : {}),
+    });
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.refusal });
+  }
+  span.end();
+}
+
+function callerAttributes(caller: Caller): Attributes {
+  return {
+    [ATTR.userId]: caller.user.id,
+    [ATTR.keyId]: caller.key.id,
+    ...(caller.team ? { [ATTR.teamId]: caller.team.id } : {}),
+  };
+}
+
+/** The backend's URL: none for the simulator. */
+function urlOf(provider: ProviderRoute): string | undefined {
+  return 'url' in provider.spec ? provider.spec.url : undefined;
+}
+
+/** server.address and server.port of a backend's URL (none for the simulator, which has no URL). */
+function serverOf(url: string | undefined): Attributes {
+  if (!url) return {};
+  try {
+    const parsed = new URL(url);
+    return { [ATTR.serverAddress]: parsed.hostname, [ATTR.serverPort]: Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80) };
+  } catch {
+    return {};
+  }
+}
+
+function errorTypeOf(error: unknown, status: number): string {
+  if (error instanceof UpstreamError) return error.failure;
+  if (error instanceof Error && error.name !== 'Error') return error.name;
+  return String(status);
+}

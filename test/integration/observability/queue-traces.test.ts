@@ -1,0 +1,52 @@
+// A queue-mode request's trace: its wait for a router worker's slot is a span of its own, with
+// the caller's priority, the wait allowed and what the workers answered, before the attempt on
+// the provider they gave.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { startFakeOpenAI } from '../../support/fake-openai.ts';
+import type { FakeBackend } from '../../support/fake-server.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../../support/otlp-receiver.ts';
+import { queueConfig } from '../../support/queue.ts';
+import { testBed } from '../../support/test-bed.ts';
+
+const bed = testBed({ redis: true });
+let receiver: OtlpReceiver;
+let backend: FakeBackend;
+
+before(async () => {
+  receiver = await startOtlpReceiver();
+  backend = await startFakeOpenAI();
+});
+after(async () => {
+  await receiver.close();
+  await backend.close();
+});
+
+test("a queue-mode request's wait for a slot is a span between admission and its attempt", async (t) => {
+  const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { carol: 3 } });
+  const gw = await bed.gateway(setup.config, {
+    t,
+    settings: { routerWorkers: 1 },
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' },
+  });
+  const traceId = randomBytes(16).toString('hex');
+  const answer = await gw.post(
+    '/v1/chat/completions',
+    { model: 'chat', messages: [{ role: 'user', content: 'hi' }] },
+    { authorization: `Bearer ${setup.keys.carol}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+  );
+  assert.equal(answer.status, 200);
+  const spans = await receiver.trace(traceId, 6);
+  const queue = spans.find((span) => span.name === 'tollgate.queue');
+  assert.ok(queue, `a queue span among ${spans.map((s) => s.name).join(', ')}`);
+  assert.deepEqual(
+    [queue.attributes['tollgate.router'], queue.attributes['tollgate.queue.priority'], queue.attributes['tollgate.queue.outcome']],
+    ['chat', 3, 'ok'],
+  );
+  assert.ok(Number(queue.attributes['tollgate.queue.max_wait_ms']) > 0);
+  const attempt = spans.find((span) => span.kind === 3)!;
+  assert.ok(attempt.startNs >= queue.endNs, 'the attempt starts once the slot is given');
+  const admission = spans.find((span) => span.name === 'tollgate.admission')!;
+  assert.ok(queue.startNs >= admission.endNs, 'the wait starts after admission');
+});

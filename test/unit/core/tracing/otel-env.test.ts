@@ -1,0 +1,74 @@
+// Tracing as the standard OpenTelemetry environment variables ask for it: off unless an OTLP
+// endpoint is set, the endpoint, protocol, headers, resource and sampler read with the names and
+// defaults of the specification, and a value that cannot be used refused at start-up, by name.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { keyValues, tracingFromEnv } from '../../../../core/tracing/otel-env.ts';
+import { StartupError } from '../../../../core/startup-error.ts';
+
+describe('tracing from the OTEL_* environment', () => {
+  test('off without an endpoint, when the SDK is disabled, or when the traces exporter is none', () => {
+    assert.equal(tracingFromEnv({}, 'tollgate-gateway'), undefined);
+    assert.equal(tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }, 'g'), undefined);
+    assert.equal(tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }, 'g'), undefined);
+  });
+
+  test('the base endpoint gets /v1/traces; the traces endpoint is used as it is', () => {
+    assert.equal(tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }, 'g')?.url, 'http://collector:4318/v1/traces');
+    assert.equal(
+      tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/otlp/traces' }, 'g')
+        ?.url,
+      'https://b/otlp/traces',
+    );
+  });
+
+  test('the defaults of the specification', () => {
+    const settings = tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, 'tollgate-gateway')!;
+    assert.equal(settings.protocol, 'http/protobuf');
+    assert.equal(settings.sampler, 'parentbased_always_on');
+    assert.equal(settings.ratio, 1);
+    assert.equal(settings.serviceName, 'tollgate-gateway');
+    assert.deepEqual(settings.batch, { scheduledDelayMs: 5000, maxQueueSize: 2048, maxExportBatchSize: 512, exportTimeoutMs: 30000 });
+  });
+
+  test("headers and resource attributes are URL-encoded pairs; the signal's own headers win; OTEL_SERVICE_NAME names the service", () => {
+    const settings = tracingFromEnv(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b,x=1',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x=2',
+        OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-resource,k8s.namespace.name=ai',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+      },
+      'g',
+    )!;
+    assert.deepEqual(settings.headers, { 'api-key': 'a b', x: '2' });
+    assert.equal(settings.serviceName, 'from-resource');
+    assert.deepEqual(settings.resource, { 'k8s.namespace.name': 'ai' });
+    assert.equal(settings.ratio, 0.25);
+    assert.equal(tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SERVICE_NAME: 'gw-eu' }, 'g')?.serviceName, 'gw-eu');
+  });
+
+  test('what cannot be used stops the start, naming the variable', () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported/],
+      [{ OTEL_TRACES_SAMPLER: 'sometimes' }, /OTEL_TRACES_SAMPLER/],
+      [{ OTEL_TRACES_SAMPLER_ARG: '2' }, /OTEL_TRACES_SAMPLER_ARG: "2" is not a ratio/],
+      [{ OTEL_BSP_SCHEDULE_DELAY: 'soon' }, /OTEL_BSP_SCHEDULE_DELAY/],
+      [{ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }, /OTEL_EXPORTER_OTLP_HEADERS: "novalue" is not key=value/],
+      [{ OTEL_TRACES_EXPORTER: 'zipkin' }, /OTEL_TRACES_EXPORTER/],
+    ];
+    for (const [env, message] of cases)
+      assert.throws(
+        () => tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', ...env }, 'g'),
+        (error: unknown) => error instanceof StartupError && message.test(error.message),
+      );
+    assert.throws(() => tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://c' }, 'g'), /only http and https/);
+    assert.throws(() => tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }, 'g'), /is not a URL/);
+  });
+
+  test('key=value lists tolerate blanks and keep = in values', () => {
+    assert.deepEqual(keyValues(' a = 1 , ,b=x=y', 'V'), { a: '1', b: 'x=y' });
+  });
+});
