@@ -15,8 +15,9 @@ import { reseedOnDataLoss } from './startup/reseed.ts';
 import { listenProblem, StartupError } from '../core/startup-error.ts';
 import { loadEncoding } from './metering/o200k.ts';
 import { logLayout } from '../core/store/redis/layout-check.ts';
-import { tracingFromEnv } from '../core/tracing/otel-env.ts';
-import { startTracing, type Tracing } from '../core/tracing/tracing.ts';
+import { logsFromEnv, tracingFromEnv } from '../core/telemetry/otel-env.ts';
+import { startUsageLogs } from '../core/telemetry/usage-logs.ts';
+import { startTracing, type Tracing } from '../core/telemetry/tracing.ts';
 import { VERSION } from '../core/build-info.ts';
 import { maskUrl } from './providers/secrets.ts';
 
@@ -39,6 +40,8 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   // Read first: a tracing variable that cannot be used stops the start before anything is opened.
   const tracingSettings = tracingFromEnv(env, 'tollgate-gateway');
   const tracing: Tracing | undefined = tracingSettings && (await startTracing(tracingSettings, VERSION));
+  const logsSettings = logsFromEnv(env, 'tollgate-gateway');
+  const usageLogs = logsSettings && (await startUsageLogs(logsSettings, VERSION));
   const store = await openStore(settings);
   let source: SnapshotSource;
   try {
@@ -57,12 +60,13 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   } catch (error) {
     await store.close();
     await tracing?.shutdown();
+    await usageLogs?.shutdown();
     throw error;
   }
 
   const metrics = new GatewayMetrics();
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
-  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts, tracing });
+  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts, tracing, usageLogs });
   if ('layout' in store) logLayout(app.log, store.layout);
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());
@@ -107,7 +111,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
       store: settings.redisUrl ? 'redis' : 'memory',
       mode: settings.kubernetes ? 'kubernetes' : 'file',
     },
-    `Tollgate gateway listening on ${address}${tracingSettings ? `; traces to ${maskUrl(tracingSettings.url)} (${tracingSettings.protocol})` : ''}`,
+    `Tollgate gateway listening on ${address}${tracingSettings ? `; traces to ${maskUrl(tracingSettings.url)} (${tracingSettings.protocol})` : ''}${logsSettings ? `; usage logs to ${maskUrl(logsSettings.url)} (${logsSettings.protocol})` : ''}`,
   );
   return {
     app,

@@ -21,8 +21,8 @@ import { recordAlertEvents } from './reconcile/alert-events.ts';
 import type { OperatorSettings } from './settings.ts';
 import { DAY_MS } from '../core/time.ts';
 import type { Tracer } from '@opentelemetry/api';
-import { tracingFromEnv } from '../core/tracing/otel-env.ts';
-import { startTracing } from '../core/tracing/tracing.ts';
+import { tracingFromEnv } from '../core/telemetry/otel-env.ts';
+import { startTracing } from '../core/telemetry/tracing.ts';
 import { VERSION } from '../core/build-info.ts';
 
 export interface RunningOperator {

@@ -18,7 +18,9 @@ import type {
   RateStatuses,
   Reservation,
 } from '../../core/store/ledger.ts';
-import type { UsageLog } from '../../core/store/usage-log.ts';
+import type { UsageLog, UsageRecord } from '../../core/store/usage-log.ts';
+import type { UsageLogs } from '../../core/telemetry/usage-logs.ts';
+import type { Context } from '@opentelemetry/api';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { promptTokenCount } from './usage-block.ts';
 import { TokenBounds, TokenCount } from '../metering/tokens.ts';
@@ -52,6 +54,8 @@ export interface BillingDeps {
   /** Learns how far backends' prompt counts exceed the gateway's; holds read it. */
   readonly ratios: PromptRatioLearner;
   readonly metrics: BillingMetrics;
+  /** Each usage record, once written, also sent as an OTLP log record (core/telemetry/usage-logs.ts), when that is on. */
+  readonly usageLogs?: Pick<UsageLogs, 'emit'> | undefined;
 }
 
 /** What admission took, to be given back (or charged) at settlement. */
@@ -107,6 +111,8 @@ export interface EndedRequest {
   readonly settled: Settled;
   /** Hears what was charged, once settled (a trace's settlement span). */
   readonly onCharged?: ((chargedMicros: bigint) => void) | undefined;
+  /** The request's trace, which its usage record's log record belongs to. */
+  readonly traceContext?: Context | undefined;
 }
 
 /**
@@ -284,7 +290,7 @@ export class Billing {
         const uncovered = settled.costMicros - charged;
         if (uncovered > 0n) this.#deps.metrics.uncovered(routerName, uncovered);
         request.onCharged?.(charged);
-        return this.#deps.usage.append({
+        const record: UsageRecord = {
           id: randomId(),
           time: now,
           user_id: caller.user.id,
@@ -309,7 +315,10 @@ export class Billing {
           latency_ms: Math.round(settled.latencyMs * 10) / 10,
           ttft_ms: settled.ttftMs === null ? null : Math.round(settled.ttftMs * 10) / 10,
           incomplete: settled.incomplete,
-        });
+        };
+        const usageLogs = this.#deps.usageLogs;
+        if (usageLogs === undefined) return this.#deps.usage.append(record);
+        return this.#deps.usage.append(record).then(() => usageLogs.emit(record, request.traceContext));
       })
       .catch((error: unknown) =>
         this.#deps.log.error('usage not recorded', `could not record usage of user ${caller.user.id}: ${(error as Error).message}`),

@@ -1,5 +1,5 @@
 // The attributes of Tollgate's spans, declared once: those of the OpenTelemetry semantic
-// conventions (GenAI, HTTP, server; version SEMCONV_VERSION in core/tracing/tracing.ts, written out
+// conventions (GenAI, HTTP, server; version SEMCONV_VERSION in core/telemetry/tracing.ts, written out
 // here since the GenAI ones are still in development and their constants may move), and
 // Tollgate's own under `tollgate.`. docs/observability.md lists them in one table.
 import type { Attributes } from '@opentelemetry/api';

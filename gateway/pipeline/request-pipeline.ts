@@ -28,14 +28,14 @@ import type { Keeping } from './conversation.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
 import { resolve, resolveTranslated, timeoutMs } from './resolve.ts';
 import { refused } from './settle.ts';
-import type { Tracing } from '../../core/tracing/tracing.ts';
+import type { Tracing } from '../../core/telemetry/tracing.ts';
 import { endAdmission, RequestTrace } from './request-trace.ts';
 
 export interface PipelineDeps extends SurfaceServices, Keeping {
   readonly forwarder: ForwarderDeps;
   readonly outcomes: OutcomeRecorder;
   readonly billing: Billing;
-  /** OpenTelemetry tracing, when it is on (core/tracing/): each request is then traced (request-trace.ts). */
+  /** OpenTelemetry tracing, when it is on (core/telemetry/): each request is then traced (request-trace.ts). */
   readonly tracing?: Tracing | undefined;
 }
 

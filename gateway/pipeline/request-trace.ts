@@ -5,7 +5,7 @@
 // (the pipeline holds `undefined` otherwise, and every call it makes is `trace?.…`), and it never
 // throws: a span is an observer of the request, not a part of it.
 import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Tracing } from '../../core/tracing/tracing.ts';
+import type { Tracing } from '../../core/telemetry/tracing.ts';
 import type { Endpoint } from '../../core/resources/kinds.ts';
 import type { Caller } from '../accounts/caller.ts';
 import type { Api } from '../wire/apis.ts';
@@ -46,6 +46,7 @@ export class RequestTrace implements AttemptTracer {
     this.#tracing = tracing;
     const parent = tracing.extract(start.headers);
     const operation = operationOf(start.endpoint);
+    const caller = callerAttributes(start.caller);
     this.#operation = operation;
     this.#span = tracing.tracer.startSpan(
       operation,
@@ -62,8 +63,12 @@ export class RequestTrace implements AttemptTracer {
       parent,
     );
     this.#context = trace.setSpan(parent, this.#span);
-    if (start.authenticatedAt !== undefined)
-      this.#child('tollgate.authenticate', start.arrivedAt, callerAttributes(start.caller)).end(wall(start.authenticatedAt));
+    if (start.authenticatedAt !== undefined) this.#child('tollgate.authenticate', start.arrivedAt, caller).end(wall(start.authenticatedAt));
+  }
+
+  /** The request's span as a context: what its usage record's log record belongs to. */
+  get context(): Context {
+    return this.#context;
   }
 
   /** The router named and the request's parameters: the span is now named `<operation> <model>`, as the conventions say. */
@@ -92,12 +97,8 @@ export class RequestTrace implements AttemptTracer {
         kind: SpanKind.CLIENT,
         attributes: {
           [ATTR.operation]: this.#operation,
-          [ATTR.requestModel]: provider.spec.model_name,
-          [ATTR.providerName]: providerNameOf(provider.spec.type),
-          ...serverOf(urlOf(provider)),
+          ...providerAttributes(provider),
           [ATTR.router]: router.spec.name,
-          [ATTR.providerId]: provider.spec.id,
-          ...(urlOf(provider) ? { [ATTR.replica]: maskUrl(urlOf(provider)!) } : {}),
           [ATTR.attempt]: attempt,
           [ATTR.retry]: retry,
         },
@@ -218,6 +219,26 @@ function callerAttributes(caller: Caller): Attributes {
     [ATTR.keyId]: caller.key.id,
     ...(caller.team ? { [ATTR.teamId]: caller.team.id } : {}),
   };
+}
+
+/** Each provider's attributes, worked out once (routes live as long as their routing table). */
+const providerAttributesOf = new WeakMap<ProviderRoute, Attributes>();
+
+/** An attempt's attributes that its provider alone decides: the model, the provider's name and id, the backend's address. */
+function providerAttributes(provider: ProviderRoute): Attributes {
+  let attributes = providerAttributesOf.get(provider);
+  if (attributes === undefined) {
+    const url = urlOf(provider);
+    attributes = {
+      [ATTR.requestModel]: provider.spec.model_name,
+      [ATTR.providerName]: providerNameOf(provider.spec.type),
+      [ATTR.providerId]: provider.spec.id,
+      ...serverOf(url),
+      ...(url ? { [ATTR.replica]: maskUrl(url) } : {}),
+    };
+    providerAttributesOf.set(provider, attributes);
+  }
+  return attributes;
 }
 
 /** The backend's URL: none for the simulator. */

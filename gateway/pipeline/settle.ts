@@ -60,6 +60,7 @@ export function ended(call: Call, ending: Ending, to: Settlement): void {
   });
   to.billing.settleAndRecord({
     onCharged: trace?.settling(usage),
+    traceContext: trace?.context,
     caller: call.caller,
     router: call.router,
     calledName: call.router.spec.name,
@@ -106,6 +107,7 @@ export function refused(refusal: Refusal, to: Settlement): void {
   trace?.ended({ status, router, error: refusal.error });
   to.billing.settleAndRecord({
     onCharged: trace?.settling(undefined),
+    traceContext: trace?.context,
     caller: refusal.caller,
     router,
     calledName: typeof called === 'string' ? called.slice(0, 128) : '',

@@ -23,7 +23,8 @@ import type { RoutingLive } from '../routing/assembly/routing-live.ts';
 import type { BreakerPolicy } from '../routing/circuit-breaker.ts';
 import type { ForwarderOptions } from '../routing/forwarder.ts';
 import type { ServedRouting } from '../routing/served-routing.ts';
-import type { Tracing } from '../../core/tracing/tracing.ts';
+import type { Tracing } from '../../core/telemetry/tracing.ts';
+import type { UsageLogs } from '../../core/telemetry/usage-logs.ts';
 
 /** What a gateway is built from: its settings, its store and where its routing and accounts come from. */
 export interface GatewayParts {
@@ -33,8 +34,10 @@ export interface GatewayParts {
   readonly metrics: GatewayMetrics;
   readonly catalog: RoutingCatalog;
   readonly accounts: AccountDirectory;
-  /** OpenTelemetry tracing, when the environment turns it on (core/tracing/otel-env.ts). */
+  /** OpenTelemetry tracing, when the environment turns it on (core/telemetry/otel-env.ts). */
   readonly tracing?: Tracing | undefined;
+  /** Usage records as OTLP logs, when the environment turns them on. */
+  readonly usageLogs?: UsageLogs | undefined;
 }
 
 export interface GatewayServices extends GatewayParts {
@@ -71,6 +74,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     log: throttle.kindLog(log),
     ratios,
     metrics: billingMetrics(metrics),
+    usageLogs: parts.usageLogs,
   });
   const pipeline = new RequestPipeline({
     routing,
@@ -114,6 +118,9 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
       await store.close();
       // Last: the spans of the requests that drained are sent.
       await parts.tracing?.shutdown().catch((error: unknown) => log.warn(`could not send the last traces: ${(error as Error).message}`));
+      await parts.usageLogs
+        ?.shutdown()
+        .catch((error: unknown) => log.warn(`could not send the last usage logs: ${(error as Error).message}`));
     },
   };
 }

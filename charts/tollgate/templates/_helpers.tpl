@@ -145,6 +145,10 @@ endpoint is set. service.name stays each process's own default.
   value: {{ .sampler | quote }}
 - name: OTEL_TRACES_SAMPLER_ARG
   value: {{ .samplerRatio | toString | quote }}
+{{- if .usageLogs }}
+- name: OTEL_LOGS_EXPORTER
+  value: otlp
+{{- end }}
 {{- if .resourceAttributes }}
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ include "tollgate.keyValues" .resourceAttributes | quote }}

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { load } from 'js-yaml';
 import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.ts';
 import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
-import { tracingFromEnv } from '../../../core/tracing/otel-env.ts';
+import { logsFromEnv, tracingFromEnv } from '../../../core/telemetry/otel-env.ts';
 import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
 import { KUBE_VERSION, NAMESPACE, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
 
@@ -183,6 +183,7 @@ describe('charts/tollgate', () => {
         sampler: 'parentbased_traceidratio',
         samplerRatio: 0.1,
         resourceAttributes: { 'deployment.environment.name': 'prod', 'k8s.cluster.name': 'eu-1' },
+        usageLogs: true,
         headersSecret: { name: 'otel-headers' },
       },
     });
@@ -194,6 +195,10 @@ describe('charts/tollgate', () => {
     assert.equal(settings?.sampler, 'parentbased_traceidratio');
     assert.equal(settings?.ratio, 0.1);
     assert.deepEqual(settings?.resource, { 'deployment.environment.name': 'prod', 'k8s.cluster.name': 'eu-1' });
+    assert.equal(
+      logsFromEnv({ ...vars, OTEL_EXPORTER_OTLP_HEADERS: undefined }, 'tollgate-gateway')?.url,
+      'http://otel-collector.observability:4318/v1/logs',
+    );
     // Off by default: no OTEL_ variable at all.
     const plain = env(find(await render(), 'Deployment', 'tollgate-gateway'));
     assert.deepEqual(

@@ -3,7 +3,7 @@
 // defaults of the specification, and a value that cannot be used refused at start-up, by name.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keyValues, tracingFromEnv } from '../../../../core/tracing/otel-env.ts';
+import { keyValues, logsFromEnv, tracingFromEnv } from '../../../../core/telemetry/otel-env.ts';
 import { StartupError } from '../../../../core/startup-error.ts';
 
 describe('tracing from the OTEL_* environment', () => {
@@ -70,5 +70,25 @@ describe('tracing from the OTEL_* environment', () => {
 
   test('key=value lists tolerate blanks and keep = in values', () => {
     assert.deepEqual(keyValues(' a = 1 , ,b=x=y', 'V'), { a: '1', b: 'x=y' });
+  });
+
+  test('usage records go as logs only when OTEL_LOGS_EXPORTER=otlp says so, to the logs endpoint, with their own protocol and batch settings', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    assert.equal(logsFromEnv(endpoint, 'g'), undefined, 'an endpoint alone sends traces, not usage');
+    const settings = logsFromEnv(
+      { ...endpoint, OTEL_LOGS_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/json', OTEL_BLRP_SCHEDULE_DELAY: '200' },
+      'g',
+    )!;
+    assert.equal(settings.url, 'http://c:4318/v1/logs');
+    assert.equal(settings.protocol, 'http/json');
+    assert.equal(settings.batch.scheduledDelayMs, 200);
+    assert.equal(
+      tracingFromEnv({ ...endpoint, OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/json' }, 'g')?.protocol,
+      'http/protobuf',
+      "the logs' protocol is theirs alone",
+    );
+    assert.equal(logsFromEnv({ ...endpoint, OTEL_LOGS_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }, 'g'), undefined);
+    assert.throws(() => logsFromEnv({ OTEL_LOGS_EXPORTER: 'otlp' }, 'g'), /needs an endpoint/);
+    assert.throws(() => logsFromEnv({ ...endpoint, OTEL_LOGS_EXPORTER: 'console' }, 'g'), /OTEL_LOGS_EXPORTER: "console" is not supported/);
   });
 });
