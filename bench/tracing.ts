@@ -1,10 +1,10 @@
 // `npm run bench -- --tracing [--before <tree>]`: what OpenTelemetry tracing costs the gateway
 // per request (issue 30: off, nothing measurable; on with every request sampled, at most 10% more
 // CPU). The same all-features gateway (in-memory store, a user with budgets and rate limits in a
-// team) runs as two processes of this tree, one with tracing off and one tracing every request
+// team) runs as three processes of this tree: tracing off, tracing every request
 // (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP protobuf to a sink that reads and drops what it is
-// sent), and, with --before, a third from another tree (the build before tracing) to show that
-// tracing off costs nothing. Each is pinned to core 0 while measured; the upstream, the sink and
+// sent), and one request in ten (traceidratio 0.1, what a busy fleet runs); and, with --before, a
+// fourth from another tree (the build before tracing) to show that tracing off costs nothing. Each is pinned to core 0 while measured; the upstream, the sink and
 // wrk share core 1. Non-streamed and streamed chat; each contender once per round and mode, back
 // to back, in reverse order every other round; the ratios are taken within a round and their
 // median reported.
@@ -37,7 +37,7 @@ const MODES = [
 type Mode = (typeof MODES)[number]['mode'];
 
 interface Contender {
-  readonly id: 'before' | 'off' | 'on';
+  readonly id: 'before' | 'off' | 'on' | 'tenth';
   readonly label: string;
   readonly root: string;
   readonly env: Record<string, string>;
@@ -70,6 +70,7 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
     ...(helpers.before ? [{ id: 'before', label: 'before (no tracing in the build)', root: helpers.before, env: {} } as const] : []),
     { id: 'off', label: 'tracing off', root, env: {} },
     { id: 'on', label: 'tracing on, every request sampled', root, env: tracingOn },
+    { id: 'tenth', label: 'tracing on, one request in ten sampled', root, env: { ...tracingOn, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
   ];
   const gateways = new Map<Contender['id'], { port: number; pid: number }>();
   for (const contender of contenders) {
@@ -160,6 +161,7 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
   );
   const on = Math.max(...MODES.map(({ mode }) => ratio('on', 'off', mode)));
   const verdicts = [
+    `One request in ten sampled (no goal): ${MODES.map(({ mode }) => `${mode === 'json' ? 'non-streamed' : 'streamed'} ${ratio('tenth', 'off', mode).toFixed(1)}%`).join(', ')} of tracing off.`,
     `**Tracing every request: ${MODES.map(({ mode }) => `${mode === 'json' ? 'non-streamed' : 'streamed'} ${ratio('on', 'off', mode).toFixed(1)}%`).join(', ')} of tracing off** (goal ≤ ${GOAL_ON_PERCENT}%: ${on <= GOAL_ON_PERCENT ? 'met' : 'not met'}).`,
     helpers.before
       ? `**Tracing off against the build before it: ${MODES.map(({ mode }) => `${mode === 'json' ? 'non-streamed' : 'streamed'} ${ratio('off', 'before', mode).toFixed(1)}% (rounds ${rounds('off', 'before', mode)})`).join(', ')}** (goal: nothing measurable, that is within the rounds' spread).`
@@ -171,7 +173,7 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
     `- Command: \`npm run bench -- --tracing${helpers.before ? ' --before <tree>' : ''}\``,
     `- Revision: ${await helpers.gitRevision()}${helpers.before ? `; before: ${await helpers.gitRevision(helpers.before)}` : ''}`,
     `- Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}, ${machine.kernel}; Node ${machine.node}; ${machine.wrk}`,
-    `- Method: ${contenders.length} gateways of the same configuration (in-memory store, log level warn; a user with a daily budget and rate limits, in a team with a budget; router with one \`vllm\` provider, a node:http upstream on core 1 answering a fixed chat completion, ${CHAT_JSON.length} bytes, or its stream) on core 0; *tracing on*: \`OTEL_TRACES_SAMPLER=always_on\`, OTLP/HTTP protobuf to a sink on core 1 that reads every export (it received ${exported.requests} exports, ${(exported.bytes / 1e6).toFixed(1)} MB). wrk on core 1, ${SETTINGS.connections} connections. Warm-up ${SETTINGS.gatewayWarmupSeconds} s per gateway and mode, then ${SETTINGS.rounds} rounds of ${SETTINGS.warmupSeconds} s discarded + ${SETTINGS.seconds} s measured per gateway and mode, in reverse order every other round. CPU per request = the gateway's CPU time (/proc) over the requests answered; shares are the median over the rounds of each round's ratio.${problems > 0 ? ` ${problems} request(s) failed during the measured runs.` : ''}`,
+    `- Method: ${contenders.length} gateways of the same configuration (in-memory store, log level warn; a user with a daily budget and rate limits, in a team with a budget; router with one \`vllm\` provider, a node:http upstream on core 1 answering a fixed chat completion, ${CHAT_JSON.length} bytes, or its stream) on core 0; *tracing on*: \`OTEL_TRACES_SAMPLER=always_on\` (*one in ten*: \`traceidratio\`, 0.1), OTLP/HTTP protobuf to a sink on core 1 that reads every export (it received ${exported.requests} exports, ${(exported.bytes / 1e6).toFixed(1)} MB). wrk on core 1, ${SETTINGS.connections} connections. Warm-up ${SETTINGS.gatewayWarmupSeconds} s per gateway and mode, then ${SETTINGS.rounds} rounds of ${SETTINGS.warmupSeconds} s discarded + ${SETTINGS.seconds} s measured per gateway and mode, in reverse order every other round. CPU per request = the gateway's CPU time (/proc) over the requests answered; shares are the median over the rounds of each round's ratio.${problems > 0 ? ` ${problems} request(s) failed during the measured runs.` : ''}`,
     '',
     '| Chat | Gateway | CPU µs per request (median) | of tracing off |',
     '| --- | --- | ---: | ---: |',

@@ -159,7 +159,7 @@ export class RequestPipeline {
 
 /** Admission on `router`, in its own span when the request is traced: the levels held, or who refused and why. */
 function traced(trace: RequestTrace | undefined, router: RouterRoute, admit: () => Promise<Admitted>): Promise<Admitted> {
-  if (trace === undefined) return admit();
+  if (trace === undefined || !trace.recording) return admit();
   const span = trace.admitting(router);
   return admit().then(
     (admitted) => {

@@ -33,12 +33,16 @@ export interface TraceStart {
   readonly caller: Caller;
 }
 
+const ignore = () => {};
+const UNRECORDED_WAIT: QueueWaitTrace = { answered: ignore };
+
 export class RequestTrace implements AttemptTracer {
   readonly #tracing: Tracing;
   readonly #span: Span;
   readonly #context: Context;
   /** gen_ai.operation.name: the span is named by it, and the model once known. */
   readonly #operation: string;
+  readonly #recording: boolean;
   #stream: Span | undefined;
   #ended = false;
 
@@ -46,24 +50,26 @@ export class RequestTrace implements AttemptTracer {
     this.#tracing = tracing;
     const parent = tracing.extract(start.headers);
     const operation = operationOf(start.endpoint);
-    const caller = callerAttributes(start.caller);
     this.#operation = operation;
+    // Only what a sampler may read is given at the start: a request the sampler leaves out (a
+    // ratio, or a caller's unsampled traceparent) then costs one span that records nothing, and
+    // none of its children is made (#child).
     this.#span = tracing.tracer.startSpan(
       operation,
-      {
-        kind: SpanKind.SERVER,
-        startTime: wall(start.arrivedAt),
-        attributes: {
-          [ATTR.operation]: operation,
-          [ATTR.endpoint]: start.endpoint,
-          [ATTR.api]: start.api,
-          ...callerAttributes(start.caller),
-        },
-      },
+      { kind: SpanKind.SERVER, startTime: wall(start.arrivedAt), attributes: { [ATTR.operation]: operation } },
       parent,
     );
+    this.#recording = this.#span.isRecording();
     this.#context = trace.setSpan(parent, this.#span);
+    if (!this.#recording) return;
+    const caller = callerAttributes(start.caller);
+    this.#span.setAttributes({ [ATTR.endpoint]: start.endpoint, [ATTR.api]: start.api, ...caller });
     if (start.authenticatedAt !== undefined) this.#child('tollgate.authenticate', start.arrivedAt, caller).end(wall(start.authenticatedAt));
+  }
+
+  /** Whether the request is sampled: its spans are recorded and exported. */
+  get recording(): boolean {
+    return this.#recording;
   }
 
   /** The request's span as a context: what its usage record's log record belongs to. */
@@ -73,6 +79,7 @@ export class RequestTrace implements AttemptTracer {
 
   /** The router named and the request's parameters: the span is now named `<operation> <model>`, as the conventions say. */
   resolved(router: RouterRoute, body: unknown): void {
+    if (!this.#recording) return;
     this.#span.updateName(`${this.#operation} ${router.spec.name}`);
     this.#span.setAttributes({ [ATTR.requestModel]: router.spec.name, ...requestAttributes(body) });
   }
@@ -91,6 +98,12 @@ export class RequestTrace implements AttemptTracer {
   }
 
   attempt(router: RouterRoute, provider: ProviderRoute, attempt: number, retry: number): AttemptTrace {
+    if (!this.#recording) {
+      // The backend joins the caller's trace as unsampled: the request's own context, with no span of its own.
+      const headers: Record<string, string> = {};
+      this.#tracing.inject(this.#context, headers);
+      return { headers, ok: ignore, failed: ignore };
+    }
     const span = this.#tracing.tracer.startSpan(
       `${this.#operation} ${provider.spec.model_name}`,
       {
@@ -121,6 +134,7 @@ export class RequestTrace implements AttemptTracer {
   }
 
   queued(router: RouterRoute, priority: number, maxWaitMs: number): QueueWaitTrace {
+    if (!this.#recording) return UNRECORDED_WAIT;
     const span = this.#child('tollgate.queue', performance.now(), {
       [ATTR.router]: router.spec.name,
       [ATTR.queuePriority]: priority,
@@ -154,7 +168,7 @@ export class RequestTrace implements AttemptTracer {
     chunks?: number | undefined;
     error?: unknown;
   }): void {
-    if (this.#ended) return;
+    if (this.#ended || !this.#recording) return;
     this.#ended = true;
     const span = this.#span;
     const { usage } = outcome;
@@ -182,6 +196,7 @@ export class RequestTrace implements AttemptTracer {
 
   /** Settlement's span: started now, ended with what was charged (`charged`), after the server span if it takes longer. */
   settling(usage: Usage | undefined): (chargedMicros: bigint) => void {
+    if (!this.#recording) return ignore;
     const span = this.#child('tollgate.settle', performance.now(), {
       [ATTR.costMicros]: Number(usage?.costMicros ?? 0n),
       [ATTR.cost]: usage?.block.cost ?? 0,
@@ -195,7 +210,9 @@ export class RequestTrace implements AttemptTracer {
     };
   }
 
+  /** A child span; an unsampled request's own span, which records nothing, instead. */
   #child(name: string, startedAt: number, attributes: Attributes): Span {
+    if (!this.#recording) return this.#span;
     return this.#tracing.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime: wall(startedAt), attributes }, this.#context);
   }
 }

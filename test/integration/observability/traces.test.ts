@@ -305,6 +305,24 @@ describe('traces of inference requests', () => {
     await eventually(() => receiver.protobuf.some((body) => body.includes(traceId)), "an export in protobuf holding the request's trace");
   });
 
+  test("a caller's unsampled traceparent is followed: no span is recorded, and the backend joins its trace unsampled", async (t) => {
+    const { gw, second } = await tracedGateway(t);
+    const unsampled = callerSpan();
+    const auth = { authorization: `Bearer ${alice}` };
+    const answer = await gw.post(
+      '/v1/chat/completions',
+      { model: 'second', messages: USER },
+      { ...auth, traceparent: unsampled.traceparent.replace(/-01$/, '-00') },
+    );
+    assert.equal(answer.status, 200);
+    assert.match(String(second.requests.at(-1)!.headers.traceparent), new RegExp(`^00-${unsampled.traceId}-[0-9a-f]{16}-00$`));
+    // A sampled request after it: once its spans are in, an unsampled request's would be too (one queue, in order).
+    const sampled = callerSpan();
+    await gw.post('/v1/chat/completions', { model: 'second', messages: USER }, { ...auth, traceparent: sampled.traceparent });
+    await receiver.trace(sampled.traceId, 5);
+    assert.equal(receiver.spans.filter((span) => span.traceId === unsampled.traceId).length, 0);
+  });
+
   test('a request without a traceparent starts a trace of its own', async (t) => {
     const { gw, second } = await tracedGateway(t);
     const answer = await gw.post('/v1/chat/completions', { model: 'second', messages: USER }, { authorization: `Bearer ${alice}` });
