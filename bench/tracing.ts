@@ -70,7 +70,12 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
     ...(helpers.before ? [{ id: 'before', label: 'before (no tracing in the build)', root: helpers.before, env: {} } as const] : []),
     { id: 'off', label: 'tracing off', root, env: {} },
     { id: 'on', label: 'tracing on, every request sampled', root, env: tracingOn },
-    { id: 'tenth', label: 'tracing on, one request in ten sampled', root, env: { ...tracingOn, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
+    {
+      id: 'tenth',
+      label: 'tracing on, one request in ten sampled',
+      root,
+      env: { ...tracingOn, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+    },
   ];
   const gateways = new Map<Contender['id'], { port: number; pid: number }>();
   for (const contender of contenders) {
