@@ -107,3 +107,21 @@ export async function otherLoad(ms = 1000): Promise<Pick<CpuUse, 'otherPercent' 
   await new Promise((resolve) => setTimeout(resolve, ms));
   return cpuUse(before, await cpuSnapshot(), process.pid);
 }
+
+/**
+ * One measured run of a CPU-per-request bench (--dialects, --tracing): `load` once for
+ * `warmupSeconds` (discarded), then again for `seconds` with the CPU of process `pid` taken over
+ * it. Returns the run, its CPU use and the process's CPU µs per request answered.
+ */
+export async function cpuPerRequest<R extends { readonly rps: number }>(
+  load: (seconds: number, warmup: boolean) => Promise<R>,
+  pid: number,
+  warmupSeconds: number,
+  seconds: number,
+): Promise<{ result: R; cpu: CpuUse; micros: number }> {
+  await load(warmupSeconds, true);
+  const before = await cpuSnapshot();
+  const result = await load(seconds, false);
+  const cpu = cpuUse(before, await cpuSnapshot(), pid);
+  return { result, cpu, micros: (((cpu.serverPercent ?? Number.NaN) / 100) * 1e6) / result.rps };
+}

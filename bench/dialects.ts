@@ -12,7 +12,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { CHAT_JSON } from './bodies.ts';
-import { cpuSnapshot, cpuUse } from './cpu.ts';
+import { cpuPerRequest } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { gatewayArgs, startNodeUpstream, startPinned, stopAll } from './processes.ts';
 import { median, prependSection } from './report.ts';
@@ -109,12 +109,13 @@ export async function runDialects(helpers: BenchHelpers): Promise<void> {
     log(`Round ${round} of ${SETTINGS.rounds}`);
     for (const user of USERS) {
       for (const api of round % 2 === 1 ? APIS : [...APIS].reverse()) {
-        await load(api, user, SETTINGS.warmupSeconds, `${api.api}-warmup`);
-        const before = await cpuSnapshot();
-        const result = await load(api, user, SETTINGS.seconds, api.api);
-        const cpu = cpuUse(before, await cpuSnapshot(), gateway.pid);
+        const { result, cpu, micros } = await cpuPerRequest(
+          (seconds, warmup) => load(api, user, seconds, warmup ? `${api.api}-warmup` : api.api),
+          gateway.pid,
+          SETTINGS.warmupSeconds,
+          SETTINGS.seconds,
+        );
         problems += result.statusErrors + result.socketErrors;
-        const micros = (((cpu.serverPercent ?? Number.NaN) / 100) * 1e6) / result.rps;
         at(perRequest, user, api.api).push(micros);
         at(rps, user, api.api).push(result.rps);
         log(

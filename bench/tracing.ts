@@ -13,7 +13,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { CHAT_JSON } from './bodies.ts';
-import { cpuSnapshot, cpuUse } from './cpu.ts';
+import { cpuPerRequest } from './cpu.ts';
 import { runWrk } from './load.ts';
 import { gatewayArgs, startNodeUpstream, startPinned, stopAll, waitForPort } from './processes.ts';
 import { median, prependSection } from './report.ts';
@@ -131,12 +131,14 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
     log(`Round ${round} of ${SETTINGS.rounds}`);
     for (const mode of MODES) {
       for (const contender of round % 2 === 1 ? contenders : [...contenders].reverse()) {
-        await load(contender, mode, SETTINGS.warmupSeconds, `${contender.id}-${mode.mode}-warmup`);
-        const before = await cpuSnapshot();
-        const result = await load(contender, mode, SETTINGS.seconds, `${contender.id}-${mode.mode}`);
-        const cpu = cpuUse(before, await cpuSnapshot(), gateways.get(contender.id)!.pid);
+        const name = `${contender.id}-${mode.mode}`;
+        const { result, cpu, micros } = await cpuPerRequest(
+          (seconds, warmup) => load(contender, mode, seconds, warmup ? `${name}-warmup` : name),
+          gateways.get(contender.id)!.pid,
+          SETTINGS.warmupSeconds,
+          SETTINGS.seconds,
+        );
         problems += result.statusErrors + result.socketErrors;
-        const micros = (((cpu.serverPercent ?? Number.NaN) / 100) * 1e6) / result.rps;
         at(contender.id, mode.mode).push(micros);
         log(
           `  ${contender.label.padEnd(34)} ${mode.mode} ${Math.round(result.rps).toString().padStart(6)} req/s  gateway CPU ${cpu.serverPercent?.toFixed(0)}%  ${micros.toFixed(1)} µs/request  errors ${result.statusErrors}/${result.socketErrors}`,
