@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewaySettings } from './config/settings.ts';
 import { deliverAlerts } from './alerts/alert-delivery.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
+import { BudgetStanding } from './observability/budget-standing.ts';
 import { ServedRouting } from './routing/served-routing.ts';
 import type { Store } from '../core/store/store.ts';
 import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts';
@@ -65,6 +66,9 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   }
 
   const metrics = new GatewayMetrics();
+  metrics.trackStore(() => ({ store: settings.redisUrl ? 'redis' : 'memory', healthy: store.healthy }));
+  const budgets = new BudgetStanding();
+  metrics.trackBudgets(() => budgets.current());
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
   const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts, tracing, usageLogs });
   if ('layout' in store) logLayout(app.log, store.layout);
@@ -88,7 +92,10 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs, retryAfterMaxMs: 0 },
     retryAfterMs: settings.alertRetrySeconds * 1000,
     metrics: {
-      delivered: (alert) => metrics.budgetAlerts.inc({ level: alert.level, percent: String(alert.percent) }),
+      delivered: (alert) => {
+        metrics.budgetAlerts.inc({ level: alert.level, percent: String(alert.percent) });
+        budgets.reached(alert);
+      },
       failed: () => metrics.alertDeliveryFailures.inc(),
     },
     log: app.log,

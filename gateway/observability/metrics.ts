@@ -17,6 +17,18 @@ export interface ProviderGauges {
   readonly healthy: boolean | undefined;
 }
 
+/** A budget's standing, for tollgate_budget_used_ratio. */
+export interface BudgetUse {
+  readonly level: string;
+  readonly id: string;
+  readonly ratio: number;
+}
+
+export interface StoreReach {
+  readonly store: 'memory' | 'redis';
+  readonly healthy: boolean;
+}
+
 const BREAKER_VALUES = { closed: 0, half_open: 1, open: 2 } as const;
 
 export class GatewayMetrics {
@@ -31,6 +43,13 @@ export class GatewayMetrics {
     name: 'tollgate_request_duration_seconds',
     help: 'Total time to answer an inference request, streaming included.',
     labelNames: ['router', 'endpoint'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly timeToFirstToken = new SeriesHistogram({
+    name: 'tollgate_time_to_first_token_seconds',
+    help: "Streamed answers: time from the request's arrival to its first token, by router.",
+    labelNames: ['router'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
@@ -64,6 +83,18 @@ export class GatewayMetrics {
     name: 'tollgate_cost_total',
     help: 'Cost charged, in the money of router prices.',
     labelNames: ['router'] as const,
+    registers: [this.registry],
+  });
+  readonly teamTokens = new SeriesCounter({
+    name: 'tollgate_team_tokens_total',
+    help: "Tokens of the requests of each team's members, by kind (prompt or completion); users of no team are not counted here.",
+    labelNames: ['team', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly teamCost = new SeriesCounter({
+    name: 'tollgate_team_cost_total',
+    help: "Cost of the requests of each team's members, in the money of router prices; users of no team are not counted here.",
+    labelNames: ['team'] as const,
     registers: [this.registry],
   });
   readonly uncoveredCost = new Counter({
@@ -138,6 +169,37 @@ export class GatewayMetrics {
     labelNames: ['from', 'to', 'reason'] as const,
     registers: [this.registry],
   });
+  /** Read at scrape time from the budget alerts this gateway delivered (budget-standing.ts). */
+  #budgetSource: () => Iterable<BudgetUse> = () => [];
+  readonly budgetUsed = new Gauge({
+    name: 'tollgate_budget_used_ratio',
+    help: "Of a budget's current period, the share spent when its last alert was raised, by level (key, user, team) and id; 1 once it ran out. Only budgets that raised an alert this period, from the gateway that delivered it: read max by (level, id).",
+    labelNames: ['level', 'id'] as const,
+    registers: [this.registry],
+    collect: (() => {
+      const source = () => this.#budgetSource();
+      return function (this: Gauge<'level' | 'id'>) {
+        this.reset();
+        for (const use of source()) this.set({ level: use.level, id: use.id }, use.ratio);
+      };
+    })(),
+  });
+  /** Whether the store answers, from its background checks (no round trip at scrape time). */
+  #storeSource: () => StoreReach | undefined = () => undefined;
+  readonly storeUp = new Gauge({
+    name: 'tollgate_store_up',
+    help: 'Whether the store answers this gateway: 1 yes, 0 no, by store (memory or redis).',
+    labelNames: ['store'] as const,
+    registers: [this.registry],
+    collect: (() => {
+      const source = () => this.#storeSource();
+      return function (this: Gauge<'store'>) {
+        this.reset();
+        const reach = source();
+        if (reach !== undefined) this.set({ store: reach.store }, reach.healthy ? 1 : 0);
+      };
+    })(),
+  });
   readonly snapshotInfo = new Gauge({
     name: 'tollgate_routing_snapshot_info',
     help: 'The routing snapshot this process serves (value 1, version as a label).',
@@ -156,6 +218,14 @@ export class GatewayMetrics {
 
   trackProviders(source: () => Iterable<ProviderGauges>): void {
     this.#providerSource = source;
+  }
+
+  trackBudgets(source: () => Iterable<BudgetUse>): void {
+    this.#budgetSource = source;
+  }
+
+  trackStore(source: () => StoreReach): void {
+    this.#storeSource = source;
   }
 
   /** A gauge per provider, set at scrape time from `value` (undefined leaves the provider out). */

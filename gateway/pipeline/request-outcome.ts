@@ -18,6 +18,10 @@ export interface RequestOutcome {
   readonly totalSeconds: number;
   /** Seconds spent on the provider for the successful attempt. */
   readonly upstreamSeconds: number | undefined;
+  /** A stream's seconds from the request's arrival to its first token. */
+  readonly ttftSeconds?: number | undefined;
+  /** The caller's team, whose spend is counted by team. */
+  readonly team?: string | undefined;
 }
 
 interface Series {
@@ -30,6 +34,13 @@ interface Series {
   readonly cachedTokens: { inc(value: number): void };
   readonly cacheWriteTokens: { inc(value: number): void };
   readonly cost: { inc(value: number): void };
+  readonly ttft: { observe(value: number): void };
+}
+
+interface TeamSeries {
+  readonly promptTokens: { inc(value: number): void };
+  readonly completionTokens: { inc(value: number): void };
+  readonly cost: { inc(value: number): void };
 }
 
 /**
@@ -39,6 +50,7 @@ interface Series {
 export class OutcomeRecorder {
   readonly #metrics: GatewayMetrics;
   readonly #series = new Map<string, Series>();
+  readonly #teams = new Map<string, TeamSeries>();
 
   constructor(metrics: GatewayMetrics) {
     this.#metrics = metrics;
@@ -65,7 +77,14 @@ export class OutcomeRecorder {
       series.cachedTokens.inc(outcome.usage.cache.cached);
       series.cacheWriteTokens.inc(outcome.usage.cache.writes);
       series.cost.inc(outcome.usage.block.cost);
+      if (outcome.team !== undefined) {
+        const team = this.#teamSeries(outcome.team);
+        team.promptTokens.inc(outcome.usage.block.prompt_tokens);
+        team.completionTokens.inc(outcome.usage.block.completion_tokens);
+        team.cost.inc(outcome.usage.block.cost);
+      }
     }
+    if (outcome.ttftSeconds !== undefined) series.ttft.observe(outcome.ttftSeconds);
   }
 
   /** A request `from` could not serve went on to `to`. */
@@ -88,8 +107,23 @@ export class OutcomeRecorder {
         cachedTokens: m.cachedTokens.series({ router, provider, kind: 'read' }),
         cacheWriteTokens: m.cachedTokens.series({ router, provider, kind: 'write' }),
         cost: m.cost.series({ router }),
+        ttft: m.timeToFirstToken.series({ router }),
       };
       this.#series.set(key, series);
+    }
+    return series;
+  }
+
+  #teamSeries(team: string): TeamSeries {
+    let series = this.#teams.get(team);
+    if (!series) {
+      const m = this.#metrics;
+      series = {
+        promptTokens: m.teamTokens.series({ team, kind: 'prompt' }),
+        completionTokens: m.teamTokens.series({ team, kind: 'completion' }),
+        cost: m.teamCost.series({ team }),
+      };
+      this.#teams.set(team, series);
     }
     return series;
   }

@@ -48,6 +48,8 @@ export function ended(call: Call, ending: Ending, to: Settlement): void {
     usage,
     totalSeconds,
     upstreamSeconds: ending.upstreamSeconds,
+    ttftSeconds: ending.ttftMs === null ? undefined : ending.ttftMs / 1000,
+    team: call.caller.team?.id,
   });
   const { trace } = call;
   trace?.ended({

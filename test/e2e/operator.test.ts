@@ -8,6 +8,7 @@
 // (the other is ready too), and when it is killed the other takes over.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { hashKey } from '../../core/accounts/api-keys.ts';
@@ -20,6 +21,7 @@ import { startControlPlane, type ControlPlane } from './support/control-plane.ts
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.ts';
 import { getObject, until, type Conditioned } from './support/poll.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
+import { startPrometheus } from '../support/prometheus.ts';
 
 const path = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
 const TEAM = 'team-a';
@@ -437,6 +439,41 @@ describe('tollgate operator against a real API server and Redis', () => {
     );
 
     assert.deepEqual(await health(leader!, '/no-such-path'), { status: 404, body: { error: 'not found' }, text: '{"error":"not found"}' });
+  });
+
+  it("feeds the dashboard's operator panels on a real Prometheus, and raises neither operator alert while it leads and reconciles", async () => {
+    const [leader] = operators;
+    const base = await until(async () => leader!.healthUrl(), 'the health port in the log', operators);
+    const prometheus = await startPrometheus({
+      targets: [new URL(base).host],
+      ruleFiles: [path('charts/tollgate/alerts/tollgate-rules.yaml')],
+    });
+    try {
+      const dashboard = JSON.parse(await readFile(path('charts/tollgate/dashboards/tollgate-overview.json'), 'utf8')) as {
+        panels: { title: string; targets?: { expr: string }[] }[];
+      };
+      const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).filter((e) => e.includes('tollgate_operator_'));
+      assert.ok(queries.length >= 2, queries.join('; '));
+      for (const expr of queries) {
+        const filled = expr.replaceAll('$__rate_interval', '1m');
+        // A rate needs two scrapes of the counter (one a second).
+        await until(
+          async () => (await prometheus.query(filled)).some((s) => Number.isFinite(Number(s.value[1]))),
+          `${filled} returns a number`,
+          operators,
+        );
+      }
+      const [leading] = await prometheus.query('max(tollgate_operator_leader)');
+      assert.equal(leading?.value[1], '1');
+      const alerts = await prometheus.alerts();
+      assert.deepEqual(
+        alerts.filter((a) => a.labels.alertname?.startsWith('TollgateOperator')),
+        [],
+        'no operator alert',
+      );
+    } finally {
+      await prometheus.stop();
+    }
   });
 
   it('is alive but not ready, with the reason, while its caches cannot sync (no RBAC)', async (t) => {

@@ -14,6 +14,8 @@ declare -A NEEDED=(
   [kubectl]=kubernetes-client
   # The Playground's browser tests drive Debian's chromium with playwright-core.
   [chromium]=chromium
+  # The dashboard's queries and the alerts are run on a real Prometheus (prometheus, promtool).
+  [prometheus]=prometheus
 )
 
 missing=()

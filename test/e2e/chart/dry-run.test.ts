@@ -1,7 +1,7 @@
 // Each rendering of charts/tollgate (value-sets.ts) applied with `kubectl apply --dry-run=server`
 // to the real kube-apiserver of the end-to-end harness (1.20.2), so every object is validated by
 // Kubernetes itself: its schema, defaulting and admission, without anything being stored. The
-// CRDs (the chart's crds/), the release namespace and a minimal ServiceMonitor CRD exist first,
+// CRDs (the chart's crds/), the release namespace and minimal ServiceMonitor and PrometheusRule CRDs exist first,
 // as they would on a cluster with the Prometheus Operator.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -10,15 +10,15 @@ import { CHART, parseObjects, renderChart } from '../../support/helm.ts';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.ts';
 import { NAMESPACE, VALUE_SETS, WATCHED_NAMESPACE, renderOptions } from './value-sets.ts';
 
-/** Just enough of the Prometheus Operator's CRD for the API server to serve ServiceMonitors. */
-const SERVICE_MONITOR_CRD = {
+/** Just enough of a Prometheus Operator CRD (ServiceMonitor, PrometheusRule) for the API server to serve its kind. */
+const monitoringCrd = (kind: string, plural: string) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
-  metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+  metadata: { name: `${plural}.monitoring.coreos.com` },
   spec: {
     group: 'monitoring.coreos.com',
     scope: 'Namespaced',
-    names: { plural: 'servicemonitors', singular: 'servicemonitor', kind: 'ServiceMonitor', listKind: 'ServiceMonitorList' },
+    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
     versions: [
       {
         name: 'v1',
@@ -28,7 +28,7 @@ const SERVICE_MONITOR_CRD = {
       },
     ],
   },
-};
+});
 
 describe('charts/tollgate on a real API server (kubectl apply --dry-run=server)', () => {
   let plane: ControlPlane;
@@ -37,7 +37,8 @@ describe('charts/tollgate on a real API server (kubectl apply --dry-run=server)'
   before(async () => {
     plane = await startControlPlane();
     await kubectl(['apply', '-f', join(CHART, 'crds')]);
-    await kubectl(['apply', '-f', '-'], JSON.stringify(SERVICE_MONITOR_CRD));
+    await kubectl(['apply', '-f', '-'], JSON.stringify(monitoringCrd('ServiceMonitor', 'servicemonitors')));
+    await kubectl(['apply', '-f', '-'], JSON.stringify(monitoringCrd('PrometheusRule', 'prometheusrules')));
     await kubectl([
       'wait',
       '--for=condition=Established',
@@ -46,6 +47,7 @@ describe('charts/tollgate on a real API server (kubectl apply --dry-run=server)'
       'crd/modelproviders.tollgate.dev',
       'crd/gatewayusers.tollgate.dev',
       'crd/servicemonitors.monitoring.coreos.com',
+      'crd/prometheusrules.monitoring.coreos.com',
     ]);
     await kubectl(['create', 'namespace', NAMESPACE]);
     await kubectl(['create', 'namespace', WATCHED_NAMESPACE]);

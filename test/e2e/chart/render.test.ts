@@ -13,7 +13,7 @@ import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.
 import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
 import { logsFromEnv, tracingFromEnv } from '../../../core/telemetry/otel-env.ts';
 import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
-import { KUBE_VERSION, NAMESPACE, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
+import { KUBE_VERSION, NAMESPACE, PROMETHEUS_RULE_API, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -586,6 +586,51 @@ describe('charts/tollgate', () => {
     const off = await render({ metrics: { enabled: false } });
     assert.equal(find(off, 'Deployment', 'tollgate-gateway').spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
     assert.equal(find(off, 'Deployment', 'tollgate-operator').spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
+  });
+
+  it("ships Tollgate's alerts as a PrometheusRule, when asked and the Prometheus Operator's API is served, holding the rules file as it is", async () => {
+    assert.ok(!kinds(await render()).includes('PrometheusRule'));
+    const objects = await render(
+      { metrics: { prometheusRule: { enabled: true, labels: { release: 'prometheus' } } } },
+      { apiVersions: [PROMETHEUS_RULE_API] },
+    );
+    const rule = find(objects, 'PrometheusRule', 'tollgate');
+    assert.equal(rule.metadata.labels?.release, 'prometheus');
+    const file = load(await readFile(join(CHART, 'alerts/tollgate-rules.yaml'), 'utf8')) as { groups: { rules: { alert: string }[] }[] };
+    const alerts = file.groups.flatMap((g) => g.rules.map((r) => r.alert));
+    assert.deepEqual(rule.spec, file);
+    assert.ok(alerts.includes('TollgateRedisUnreachable') && alerts.includes('TollgateRouterDown'), alerts.join(', '));
+    // An annotation's $labels stays for Prometheus to fill, not for helm.
+    assert.match(JSON.stringify(rule.spec), /\{\{ \$labels\.router \}\}/);
+  });
+
+  it('puts the Grafana dashboard in a ConfigMap with the sidecar label, when asked', async () => {
+    assert.ok(!(await render()).some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tollgate-dashboards'));
+    const dashboards = find(await render({ metrics: { dashboards: { enabled: true } } }), 'ConfigMap', 'tollgate-dashboards');
+    assert.equal(dashboards.metadata.labels?.grafana_dashboard, '1');
+    assert.equal(dashboards.metadata.namespace, NAMESPACE);
+    const json = JSON.parse(dashboards.data['tollgate-overview.json']);
+    assert.equal(json.uid, 'tollgate-overview');
+    assert.deepEqual(json, JSON.parse(await readFile(join(CHART, 'dashboards/tollgate-overview.json'), 'utf8')));
+    const placed = find(
+      await render({
+        metrics: {
+          dashboards: {
+            enabled: true,
+            label: 'dashboards',
+            labelValue: 'tollgate',
+            namespace: 'monitoring',
+            annotations: { grafana_folder: 'LLM' },
+          },
+        },
+      }),
+      'ConfigMap',
+      'tollgate-dashboards',
+    );
+    assert.deepEqual(
+      [placed.metadata.labels?.dashboards, placed.metadata.namespace, placed.metadata.annotations?.grafana_folder],
+      ['tollgate', 'monitoring', 'LLM'],
+    );
   });
 
   for (const set of VALUE_SETS) {

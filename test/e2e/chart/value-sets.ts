@@ -8,8 +8,10 @@ export const NAMESPACE = 'tollgate';
 export const WATCHED_NAMESPACE = 'team-a';
 /** The API server of the end-to-end harness. */
 export const KUBE_VERSION = 'v1.20.2';
-/** The Prometheus Operator's kind, which `everything on` renders a ServiceMonitor of. */
+/** The Prometheus Operator's kinds, which `everything on` renders a ServiceMonitor and a PrometheusRule of. */
 export const SERVICE_MONITOR_API = 'monitoring.coreos.com/v1/ServiceMonitor';
+/** The Prometheus Operator's kind of alerting rules. */
+export const PROMETHEUS_RULE_API = 'monitoring.coreos.com/v1/PrometheusRule';
 
 export interface ValueSet {
   readonly name: string;
@@ -60,7 +62,7 @@ export const VALUE_SETS: readonly ValueSet[] = [
   },
   {
     name: 'everything on',
-    apiVersions: [SERVICE_MONITOR_API],
+    apiVersions: [SERVICE_MONITOR_API, PROMETHEUS_RULE_API],
     values: {
       ...customSecurity,
       image: { repository: 'registry.example.com/tollgate', tag: '0.1.0-rc.1', pullPolicy: 'Always' },
@@ -108,7 +110,12 @@ export const VALUE_SETS: readonly ValueSet[] = [
           tolerations: [{ key: 'dedicated', operator: 'Exists' }],
         },
       },
-      metrics: { enabled: true, serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prometheus' } } },
+      metrics: {
+        enabled: true,
+        serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prometheus' } },
+        prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
+        dashboards: { enabled: true, annotations: { grafana_folder: 'LLM' } },
+      },
       ingress,
       networkPolicy: { enabled: true },
     },

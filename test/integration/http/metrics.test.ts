@@ -153,6 +153,19 @@ describe('after some traffic', () => {
     );
   });
 
+  test('tollgate_time_to_first_token_seconds times the streamed answer only, within its whole duration', () => {
+    const ttft = (name: string) => sampleValue(metrics.samples, `tollgate_time_to_first_token_seconds_${name}`, { router: 'metered' });
+    assert.equal(ttft('count'), 1);
+    assert.ok(ttft('sum')! > 0);
+    assert.ok(
+      ttft('sum')! <= sampleValue(metrics.samples, 'tollgate_request_duration_seconds_sum', { router: 'metered', endpoint: 'chat' })!,
+    );
+  });
+
+  test('tollgate_store_up says the in-memory store answers', () => {
+    assert.equal(sampleValue(metrics.samples, 'tollgate_store_up', { store: 'memory' }), 1);
+  });
+
   test('tollgate_provider_in_flight_requests is 0 for every provider once all answers are done', () => {
     assert.equal(sampleValue(metrics.samples, 'tollgate_provider_in_flight_requests', { router: 'metered', provider: 'metered-0' }), 0);
     assert.equal(sampleValue(metrics.samples, 'tollgate_provider_in_flight_requests', { router: 'sim-embed', provider: 'sim-embed-0' }), 0);
