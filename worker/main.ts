@@ -19,6 +19,9 @@ import { followCatalog } from '../gateway/catalog/follow-catalog.ts';
 import { workerPassMetrics } from '../gateway/queue/pass-metrics.ts';
 import { RouterWorker } from '../gateway/queue/router-worker.ts';
 import { WORKER_DEFAULTS } from '../gateway/queue/worker-defaults.ts';
+import { tracingFromEnv } from '../core/telemetry/otel-env.ts';
+import { startTracing } from '../core/telemetry/tracing.ts';
+import { VERSION } from '../core/build-info.ts';
 
 export interface RunningWorkers {
   /** http://host:port of /metrics, /healthz and /readyz. */
@@ -32,10 +35,14 @@ export async function startRouterWorkers(
   env: Readonly<Record<string, string | undefined>>,
   log: Log = createLog(settings.logLevel),
 ): Promise<RunningWorkers> {
+  // Read first: a tracing variable that cannot be used stops the start before anything is opened.
+  const tracingSettings = tracingFromEnv(env, 'tollgate-router-worker');
+  const tracing = tracingSettings && (await startTracing(tracingSettings, VERSION));
   let store: RedisStore;
   try {
     store = await RedisStore.connect(settings.redisUrl, { usageRetentionMs: 0, commandTimeoutMs: settings.redisCommandTimeoutMs });
   } catch (error) {
+    await tracing?.shutdown();
     throw storeProblem(settings.redisUrl, error);
   }
   logLayout(log, store.layout);
@@ -55,6 +62,7 @@ export async function startRouterWorkers(
         probeShare: LATENCY_PROBE_SHARE,
         log,
         onPass: workerPassMetrics(metrics),
+        tracing,
       }),
   );
   for (const worker of workers) worker.start();
@@ -75,6 +83,8 @@ export async function startRouterWorkers(
         server.close(() => resolve());
       });
       await store.close();
+      // Last: the spans of the last passes are sent.
+      await tracing?.shutdown().catch((error: unknown) => log.warn({}, `could not send the last traces: ${(error as Error).message}`));
     },
   };
 }

@@ -56,6 +56,8 @@ export interface QueueRequest {
   readonly exclude: readonly string[];
   /** How long a slot lives without renewal (ms): the gateway renews its slots every third of it. */
   readonly slotTtlMs: number;
+  /** The W3C traceparent of the request's queue span, when it is traced: the worker's span of its answer joins that trace. */
+  readonly traceparent?: string | undefined;
 }
 
 /** An entry read from a stream, as queue-take.lua takes it. */
@@ -71,6 +73,19 @@ export interface TakenEntry {
   readonly mq: number;
   readonly ex: string[];
   readonly st: number;
+  /** The request's traceparent, when it is traced. */
+  readonly tp?: string;
+}
+
+/** A worker's answer to a traced request, for its span: the provider given, or why none was. */
+export interface TracedAnswer {
+  readonly requestId: string;
+  readonly traceparent: string;
+  readonly outcome: 'ok' | 'busy' | 'none';
+  /** The provider (its key) whose slot was given; undefined when refused. */
+  readonly provider: string | undefined;
+  /** How long the request had waited when answered (ms, Redis time). */
+  readonly waitedMs: number;
 }
 
 /** A pass of giving slots: how many were given, how many still wait, when to look again by itself (ms, Redis time; 0: on a release only). */
@@ -80,6 +95,8 @@ export interface AssignPass {
   readonly wake: number;
   /** Redis's clock when the pass ran (ms): `wake - now` is how long to wait. */
   readonly now: number;
+  /** The pass's answers to traced requests. */
+  readonly traced: readonly TracedAnswer[];
 }
 
 export type Cancelled = { status: 'cancelled'; retryAfterSeconds: number } | { status: 'assigned'; provider: string } | { status: 'gone' };

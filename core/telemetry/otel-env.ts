@@ -49,7 +49,20 @@ export interface TracingSettings extends OtlpTarget {
   /** The ratio of the *traceidratio samplers, in [0, 1]. */
   readonly ratio: number;
   readonly batch: BatchSettings;
+  /**
+   * Prompts and answers recorded in the spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT),
+   * each cut at maxChars characters (TOLLGATE_TRACE_CONTENT_MAX_CHARS); undefined: never.
+   */
+  readonly content: { readonly maxChars: number } | undefined;
 }
+
+/** The variables of Tollgate's own that tracing reads (the rest are the standard OTEL_* ones). */
+export const TRACING_VARIABLES = ['TOLLGATE_TRACE_CONTENT_MAX_CHARS'] as const;
+
+/** What a prompt or an answer keeps in a span unless told: a few pages of text. */
+export const DEFAULT_CONTENT_MAX_CHARS = 4096;
+/** The most a span may be told to keep of each: a span is held in memory until its batch leaves. */
+export const MAX_CONTENT_MAX_CHARS = 65_536;
 
 /** Usage records as OTLP logs, as the environment asks for them. */
 export interface LogsSettings extends OtlpTarget {
@@ -162,7 +175,19 @@ export function tracingFromEnv(env: Env, serviceName: string): TracingSettings |
   const ratio = ratioText ? Number(ratioText) : 1;
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
     throw new StartupError(`OTEL_TRACES_SAMPLER_ARG: "${ratioText}" is not a ratio in [0, 1]`);
-  return { ...target, sampler: sampler as SamplerName, ratio, batch: batchFrom(env, 'OTEL_BSP', 5000) };
+  return { ...target, sampler: sampler as SamplerName, ratio, batch: batchFrom(env, 'OTEL_BSP', 5000), content: contentFrom(env) };
+}
+
+/** Content capture: off unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the GenAI instrumentations' own switch. */
+function contentFrom(env: Env): TracingSettings['content'] {
+  const capture = env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase();
+  if (capture === undefined || capture === '' || capture === 'false') return undefined;
+  if (capture !== 'true') throw new StartupError(`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "${capture}" is not true or false`);
+  const text = env.TOLLGATE_TRACE_CONTENT_MAX_CHARS?.trim();
+  const maxChars = text ? Number(text) : DEFAULT_CONTENT_MAX_CHARS;
+  if (!Number.isInteger(maxChars) || maxChars < 1 || maxChars > MAX_CONTENT_MAX_CHARS)
+    throw new StartupError(`TOLLGATE_TRACE_CONTENT_MAX_CHARS: "${text}" is not a whole number from 1 to ${MAX_CONTENT_MAX_CHARS}`);
+  return { maxChars };
 }
 
 /**

@@ -43,6 +43,8 @@ export interface Tracing {
   inject(context: Context, headers: HeaderCarrier): void;
   /** Sends what is buffered and stops. */
   shutdown(): Promise<void>;
+  /** Prompts and answers go in the spans, each cut at maxChars; undefined: never (the default). */
+  readonly content: TracingSettings['content'];
 }
 
 function samplerOf(settings: TracingSettings): Sampler {
@@ -94,5 +96,6 @@ export async function startTracing(settings: TracingSettings, version: string, e
     extract: (headers) => propagator.extract(ROOT_CONTEXT, headers, getter),
     inject: (context, headers) => propagator.inject(context, headers, setter),
     shutdown: () => provider.shutdown(),
+    content: settings.content,
   };
 }

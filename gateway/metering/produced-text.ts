@@ -11,6 +11,8 @@ export class ProducedText {
   #chars = 0;
   /** UTF-8 bytes of everything produced, once past maxChars (then no piece is kept). */
   #bytes: number | undefined;
+  /** The first maxChars characters, once past maxChars: what a trace that records content shows. */
+  #head = '';
 
   constructor(maxChars: number = EXACT_CHARS) {
     this.#maxChars = maxChars;
@@ -24,7 +26,9 @@ export class ProducedText {
     this.#chars += text.length;
     this.#pieces.push(text);
     if (this.#chars > this.#maxChars) {
-      this.#bytes = Buffer.byteLength(this.#pieces.join(''), 'utf8');
+      const whole = this.#pieces.join('');
+      this.#bytes = Buffer.byteLength(whole, 'utf8');
+      this.#head = whole.slice(0, this.#maxChars);
       this.#pieces = [];
     }
   }
@@ -32,6 +36,11 @@ export class ProducedText {
   /** Characters kept (for tests and bounds): at most maxChars. */
   get keptChars(): number {
     return this.#bytes === undefined ? this.#chars : 0;
+  }
+
+  /** What was produced, as far as it is kept (its first maxChars characters past that). */
+  text(): string {
+    return this.#bytes === undefined ? this.#pieces.join('') : this.#head;
   }
 
   /** The tokens of what was produced: counted, or its UTF-8 bytes past what one count scans. */

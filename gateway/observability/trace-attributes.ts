@@ -20,6 +20,9 @@ export const ATTR = {
   topP: 'gen_ai.request.top_p',
   stream: 'gen_ai.request.stream',
   ttftSeconds: 'gen_ai.response.time_to_first_chunk',
+  // Content, only when turned on (trace-content.ts)
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
   // General conventions
   serverAddress: 'server.address',
   serverPort: 'server.port',
@@ -47,6 +50,8 @@ export const ATTR = {
   queuePriority: 'tollgate.queue.priority',
   queueMaxWaitMs: 'tollgate.queue.max_wait_ms',
   queueOutcome: 'tollgate.queue.outcome',
+  queueWaitedMs: 'tollgate.queue.waited_ms',
+  queueWorker: 'tollgate.queue.worker',
   chunks: 'tollgate.stream.chunks',
   ttftMs: 'tollgate.stream.ttft_ms',
   cost: 'tollgate.cost',
@@ -54,6 +59,7 @@ export const ATTR = {
   chargedMicros: 'tollgate.charged_micros',
   carbonKwh: 'tollgate.carbon.kwh',
   carbonKg: 'tollgate.carbon.kgco2eq',
+  contentTruncated: 'tollgate.content.truncated',
 } as const;
 
 /** gen_ai.operation.name of an endpoint: the conventions' names where they have one. */

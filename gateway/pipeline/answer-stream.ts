@@ -54,7 +54,16 @@ export async function answerStream(
   const status = ending?.status ?? 200;
   ended(
     call,
-    { status, forwarded, usage, upstreamSeconds, ttftMs: reading.ttftMs, incomplete: failure !== undefined, chunks: reading.chunks },
+    {
+      status,
+      forwarded,
+      usage,
+      upstreamSeconds,
+      ttftMs: reading.ttftMs,
+      incomplete: failure !== undefined,
+      chunks: reading.chunks,
+      output: () => reading.produced.text(),
+    },
     to,
   );
   return failure;

@@ -52,7 +52,8 @@ export async function answerWhole(
     if (call.conversation) await call.conversation.keep(answer);
     text = JSON.stringify(answer);
   }
-  ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false }, to);
+  const output = () => (translated ? translated.text() : result.kind === 'text' ? result.text : undefined);
+  ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false, output }, to);
   headers['content-type'] = contentType;
   return { headers, text };
 }

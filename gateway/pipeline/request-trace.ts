@@ -16,6 +16,7 @@ import { UpstreamError } from '../providers/upstream-error.ts';
 import { ATTR, operationOf, providerNameOf, requestAttributes } from '../observability/trace-attributes.ts';
 import type { AttemptTrace, AttemptTracer } from '../routing/forwarder.ts';
 import type { QueueWaitTrace } from '../routing/placement.ts';
+import { inputMessages, outputMessages } from '../observability/trace-content.ts';
 
 /** performance.now() as the wall-clock milliseconds spans take. */
 const wall = (at: number) => performance.timeOrigin + at;
@@ -34,7 +35,7 @@ export interface TraceStart {
 }
 
 const ignore = () => {};
-const UNRECORDED_WAIT: QueueWaitTrace = { answered: ignore };
+const UNRECORDED_WAIT: QueueWaitTrace = { traceparent: undefined, answered: ignore };
 
 export class RequestTrace implements AttemptTracer {
   readonly #tracing: Tracing;
@@ -43,6 +44,8 @@ export class RequestTrace implements AttemptTracer {
   /** gen_ai.operation.name: the span is named by it, and the model once known. */
   readonly #operation: string;
   readonly #recording: boolean;
+  /** Content capture's limit, for the operations that have messages (chat, completions); undefined: none recorded. */
+  readonly #content: Tracing['content'];
   #stream: Span | undefined;
   #ended = false;
 
@@ -51,6 +54,7 @@ export class RequestTrace implements AttemptTracer {
     const parent = tracing.extract(start.headers);
     const operation = operationOf(start.endpoint);
     this.#operation = operation;
+    this.#content = operation === 'chat' || operation === 'text_completion' ? tracing.content : undefined;
     // Only what a sampler may read is given at the start: a request the sampler leaves out (a
     // ratio, or a caller's unsampled traceparent) then costs one span that records nothing, and
     // none of its children is made (#child).
@@ -82,6 +86,12 @@ export class RequestTrace implements AttemptTracer {
     if (!this.#recording) return;
     this.#span.updateName(`${this.#operation} ${router.spec.name}`);
     this.#span.setAttributes({ [ATTR.requestModel]: router.spec.name, ...requestAttributes(body) });
+    const content = this.#content;
+    if (content === undefined) return;
+    const input = inputMessages(body, content.maxChars);
+    if (input === undefined) return;
+    this.#span.setAttribute(ATTR.inputMessages, input.json);
+    if (input.truncated) this.#span.setAttribute(ATTR.contentTruncated, true);
   }
 
   /** Admission on `router`: its span, ended by endAdmission(). */
@@ -140,7 +150,10 @@ export class RequestTrace implements AttemptTracer {
       [ATTR.queuePriority]: priority,
       [ATTR.queueMaxWaitMs]: maxWaitMs,
     });
+    const { traceId, spanId } = span.spanContext();
     return {
+      // Sampled: only recorded waits get here.
+      traceparent: `00-${traceId}-${spanId}-01`,
       answered(outcome, provider) {
         span.setAttributes({ [ATTR.queueOutcome]: outcome, ...(provider ? { [ATTR.providerId]: provider } : {}) });
         if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
@@ -167,6 +180,8 @@ export class RequestTrace implements AttemptTracer {
     /** A stream's events that carried text. */
     chunks?: number | undefined;
     error?: unknown;
+    /** The answer's text, asked for only when content is recorded. */
+    output?: (() => string | undefined) | undefined;
   }): void {
     if (this.#ended || !this.#recording) return;
     this.#ended = true;
@@ -188,6 +203,13 @@ export class RequestTrace implements AttemptTracer {
       span.setAttributes({ [ATTR.inputTokens]: usage.block.prompt_tokens, [ATTR.outputTokens]: usage.block.completion_tokens });
       if (usage.cache.cached > 0) span.setAttribute(ATTR.cacheReadTokens, usage.cache.cached);
       if (usage.cache.writes > 0) span.setAttribute(ATTR.cacheWriteTokens, usage.cache.writes);
+    }
+    const content = this.#content;
+    const text = content === undefined ? undefined : outcome.output?.();
+    if (content !== undefined && text !== undefined) {
+      const output = outputMessages(text, content.maxChars);
+      span.setAttribute(ATTR.outputMessages, output.json);
+      if (output.truncated) span.setAttribute(ATTR.contentTruncated, true);
     }
     if (outcome.status >= 400) span.setAttribute(ATTR.errorType, errorTypeOf(outcome.error, outcome.status));
     // A server span is in error for the server's failures only: a 4xx is the caller's (HTTP conventions).

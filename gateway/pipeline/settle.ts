@@ -28,6 +28,8 @@ export interface Ending {
   readonly incomplete: boolean;
   /** A stream's events that carried text. */
   readonly chunks?: number | undefined;
+  /** The answer's text, for a trace that records content (asked for only then). */
+  readonly output?: (() => string | undefined) | undefined;
 }
 
 /** A forwarded request is over: the provider's numbers, metrics, then settlement and the usage record. */
@@ -59,6 +61,7 @@ export function ended(call: Call, ending: Ending, to: Settlement): void {
     usage,
     ttftMs: ending.ttftMs,
     chunks: ending.chunks,
+    output: ending.output,
   });
   to.billing.settleAndRecord({
     onCharged: trace?.settling(usage),

@@ -28,6 +28,8 @@ export interface QueueAsk {
   readonly exclude: readonly string[];
   readonly maxWaitMs: number;
   readonly maxWaiting: number;
+  /** The traceparent of the request's queue span, when traced: the worker's answer is a span of that trace. */
+  readonly traceparent?: string | undefined;
 }
 
 export interface QueueClientOptions {
@@ -173,6 +175,7 @@ export class QueueClient {
       maxWaiting: ask.maxWaiting,
       exclude: ask.exclude,
       slotTtlMs: this.#options.slotTtlMs,
+      traceparent: ask.traceparent,
     };
     const enqueued = await this.#queue.enqueue(ask.router, request, ask.maxWaiting + STREAM_SLACK);
     if (enqueued.status === 'full') return { status: 'busy', retryAfterSeconds: enqueued.retryAfterSeconds };

@@ -109,6 +109,7 @@ export class QueuePlacer implements Placer {
           exclude: this.#excluded(request),
           maxWaitMs,
           maxWaiting: router.spec.queue?.max_waiting ?? this.#defaults.maxWaiting,
+          traceparent: waiting?.traceparent,
         },
         signal,
       );

@@ -8,6 +8,7 @@ import type { Log } from '../../core/log.ts';
 import type { AssignPass, QueueChoice, QueueForWorkers, QueueReader, TakenEntry } from '../../core/store/routing-queue.ts';
 import { realTimers, type Timers } from '../../core/timers.ts';
 import { LogThrottle } from '../observability/log-throttle.ts';
+import { traceAnswers, type AnswerTracing } from './answer-trace.ts';
 import { engineTargetOf, saturationOf } from '../routing/engine/engine-targets.ts';
 import type { ProviderRoute, RouterRoute, RoutingTable } from '../routing/routing-table.ts';
 
@@ -37,6 +38,8 @@ export interface RouterWorkerOptions {
    * Undefined: engines are not read (--engine-scrape-interval-ms 0).
    */
   readonly engines?: { readonly freshMs: number; readonly recheckMs: number } | undefined;
+  /** Traces each answer to a traced request (answer-trace.ts); undefined: tracing is off. */
+  readonly tracing?: AnswerTracing | undefined;
 }
 
 export class RouterWorker {
@@ -146,8 +149,9 @@ export class RouterWorker {
     if (entries.length === 0) return;
     const choice = this.#choice(router);
     if (!choice) return;
+    const startedAt = Date.now();
     const pass = await this.#queue.take(router, choice, entries);
-    this.#passed(router, pass, claimed);
+    this.#passed(router, pass, claimed, startedAt);
   }
 
   /** A pass over a router's waiting requests; passes asked for while one runs are folded into one more. */
@@ -165,10 +169,11 @@ export class RouterWorker {
       this.#passes.delete(router);
       return;
     }
+    const startedAt = Date.now();
     this.#queue
       .assign(router, choice)
       .then(
-        (pass) => this.#passed(router, pass, 0),
+        (pass) => this.#passed(router, pass, 0, startedAt),
         (error: unknown) => this.#warn('pass', { router }, `router worker pass failed: ${(error as Error).message}`),
       )
       .finally(() => {
@@ -177,8 +182,10 @@ export class RouterWorker {
       });
   }
 
-  #passed(router: string, pass: AssignPass, claimed: number): void {
+  #passed(router: string, pass: AssignPass, claimed: number, startedAt: number): void {
     this.#options.onPass?.(router, pass, claimed);
+    const { tracing } = this.#options;
+    if (tracing !== undefined && pass.traced.length > 0) traceAnswers(tracing, router, this.#options.consumer, pass.traced, startedAt);
     const previous = this.#wakes.get(router);
     if (previous !== undefined) this.#timers.clearTimeout(previous);
     this.#wakes.delete(router);

@@ -61,6 +61,8 @@ export interface PlaceRequest {
 
 /** A traced request's wait in its router's queue (queue mode): ended with what the workers answered. */
 export interface QueueWaitTrace {
+  /** The wait's W3C traceparent, carried by the queue entry: the router worker's answer is its child. */
+  readonly traceparent: string | undefined;
   /** `outcome`: ok (a slot on `provider`), busy, none, aborted or unavailable. */
   answered(outcome: string, provider?: string): void;
 }

@@ -62,7 +62,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
-  const placement = routingParts({ settings, store, routing, metrics, log, http });
+  const placement = routingParts({ settings, store, routing, metrics, log, http, tracing: parts.tracing });
   const throttle = new LogThrottle();
   const ratios = new PromptRatioLearner(store.promptRatios, (error) => log.warn(`could not share learned prompt ratios: ${error.message}`));
   const billing = new Billing({

@@ -132,10 +132,13 @@ policy/v1beta1
 
 {{/*
 The standard OpenTelemetry variables of a process that traces (values.tracing), empty when no
-endpoint is set. service.name stays each process's own default.
+endpoint is set: gateways, router workers and the operator. service.name stays each process's own
+default. Called with (dict "root" $ "usageLogs" true) for the gateways, the only process that
+writes usage records and sees prompts and answers.
 */}}
 {{- define "tollgate.tracingEnv" -}}
-{{- with .Values.tracing }}
+{{- $usageLogs := .usageLogs }}
+{{- with .root.Values.tracing }}
 {{- if .endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ .endpoint | quote }}
@@ -145,9 +148,15 @@ endpoint is set. service.name stays each process's own default.
   value: {{ .sampler | quote }}
 - name: OTEL_TRACES_SAMPLER_ARG
   value: {{ .samplerRatio | toString | quote }}
-{{- if .usageLogs }}
+{{- if and $usageLogs .usageLogs }}
 - name: OTEL_LOGS_EXPORTER
   value: otlp
+{{- end }}
+{{- if and $usageLogs .captureContent }}
+- name: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+  value: "true"
+- name: TOLLGATE_TRACE_CONTENT_MAX_CHARS
+  value: {{ .contentMaxChars | quote }}
 {{- end }}
 {{- if .resourceAttributes }}
 - name: OTEL_RESOURCE_ATTRIBUTES

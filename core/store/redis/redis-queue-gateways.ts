@@ -57,6 +57,7 @@ export class RedisQueueGateways implements QueueForGateways {
       request.exclude.join(','),
       'st',
       Math.round(request.slotTtlMs),
+      ...(request.traceparent === undefined ? [] : ['tp', request.traceparent]),
     )) as [string, string];
     return status === 'full' ? { status, retryAfterSeconds: Number(detail) } : { status: 'queued', streamId: detail };
   }

@@ -4,7 +4,7 @@
 // slots to waiting requests (queue-take.lua, queue-assign.lua), woken by slots coming free.
 import type { Redis } from 'ioredis';
 import type { RedisChannels } from './redis-channels.ts';
-import type { AssignPass, QueueChoice, QueueForWorkers, QueueListener, QueueReader, TakenEntry } from '../routing-queue.ts';
+import type { AssignPass, QueueChoice, QueueForWorkers, QueueListener, QueueReader, TakenEntry, TracedAnswer } from '../routing-queue.ts';
 import { engineSignalFields } from './redis-engine-signals.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys, queueScriptParts, WORKER_GROUP } from './queue-keys.ts';
@@ -155,10 +155,22 @@ function entryOf(sid: string, fields: readonly string[]): TakenEntry {
     mq: int(f.mq, 1000),
     ex: f.ex ? f.ex.split(',') : [],
     st: int(f.st, 30_000),
+    ...(f.tp === undefined ? {} : { tp: f.tp }),
   };
 }
 
+/** A pass as the scripts return it: {given, waiting, wake, now, traced}, traced flat (id, traceparent, outcome, provider, waited ms). */
 function passOf(reply: unknown): AssignPass {
-  const [given, waiting, wake, now] = reply as [number, number, number, number];
-  return { given, waiting, wake, now };
+  const [given, waiting, wake, now, flat = []] = reply as [number, number, number, number, (string | number)[]?];
+  const traced: TracedAnswer[] = [];
+  for (let i = 0; i + 4 < flat.length; i += 5) {
+    traced.push({
+      requestId: String(flat[i]),
+      traceparent: String(flat[i + 1]),
+      outcome: flat[i + 2] === 'ok' ? 'ok' : flat[i + 2] === 'busy' ? 'busy' : 'none',
+      provider: flat[i + 3] === '' ? undefined : String(flat[i + 3]),
+      waitedMs: Number(flat[i + 4]),
+    });
+  }
+  return { given, waiting, wake, now, traced };
 }

@@ -5,6 +5,7 @@
 // workers it runs itself (--router-workers) and the queue metrics. Without the queue every router
 // is placed locally. This folder sits above gateway/queue/ in the layers (.dependency-cruiser.cjs):
 // it builds the queue's parts, which use routing's.
+import type { AnswerTracing } from '../../queue/answer-trace.ts';
 import { randomUUID } from 'node:crypto';
 import type { Log } from '../../../core/log.ts';
 import type { MemoryStore } from '../../../core/store/memory/memory-store.ts';
@@ -42,6 +43,8 @@ export interface RoutingParts {
   readonly routing: ServedRouting;
   readonly metrics: GatewayMetrics;
   readonly log: Log;
+  /** The router workers of this process trace their answers to traced requests. */
+  readonly tracing?: AnswerTracing | undefined;
 }
 
 export interface Routing {
@@ -68,7 +71,7 @@ export function breakerPolicy(settings: GatewaySettings): BreakerPolicy {
   };
 }
 
-export function routingParts({ settings, store, routing, metrics, log, http }: RoutingParts): Routing {
+export function routingParts({ settings, store, routing, metrics, log, http, tracing }: RoutingParts): Routing {
   const health = new ProviderHealth({
     policy: breakerPolicy(settings),
     now: Date.now,
@@ -121,6 +124,7 @@ export function routingParts({ settings, store, routing, metrics, log, http }: R
             : { freshMs: 3 * settings.engineScrapeIntervalMs, recheckMs: settings.engineScrapeIntervalMs },
         log,
         onPass: workerPassMetrics(queueMetrics),
+        tracing,
       }),
     );
   }

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { load } from 'js-yaml';
 import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.ts';
 import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
-import { logsFromEnv, tracingFromEnv } from '../../../core/telemetry/otel-env.ts';
+import { logsFromEnv, TRACING_VARIABLES, tracingFromEnv } from '../../../core/telemetry/otel-env.ts';
 import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
 import { KUBE_VERSION, NAMESPACE, PROMETHEUS_RULE_API, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
 
@@ -176,7 +176,7 @@ describe('charts/tollgate', () => {
     assert.deepEqual(vars.TOLLGATE_ALERT_WEBHOOK_SECRET, { secretKeyRef: { name: 'budget-hooks', key: 'webhook-secret' } });
   });
 
-  it('sends traces when tracing.endpoint is set: the standard OTEL_* variables, the exporter headers from a Secret, read by the gateway as given', async () => {
+  it('sends traces when tracing.endpoint is set: the standard OTEL_* variables, the exporter headers from a Secret, read by the gateway (and the router workers and the operator) as given', async () => {
     const objects = await render({
       tracing: {
         endpoint: 'http://otel-collector.observability:4318',
@@ -184,10 +184,13 @@ describe('charts/tollgate', () => {
         samplerRatio: 0.1,
         resourceAttributes: { 'deployment.environment.name': 'prod', 'k8s.cluster.name': 'eu-1' },
         usageLogs: true,
+        captureContent: true,
+        contentMaxChars: 1000,
         headersSecret: { name: 'otel-headers' },
       },
     });
     const vars = env(find(objects, 'Deployment', 'tollgate-gateway'));
+    assert.deepEqual(tracingFromEnv({ ...vars, OTEL_EXPORTER_OTLP_HEADERS: undefined }, 'tollgate-gateway')?.content, { maxChars: 1000 });
     assert.deepEqual(vars.OTEL_EXPORTER_OTLP_HEADERS, { secretKeyRef: { name: 'otel-headers', key: 'headers' } });
     const settings = tracingFromEnv({ ...vars, OTEL_EXPORTER_OTLP_HEADERS: undefined }, 'tollgate-gateway');
     assert.equal(settings?.url, 'http://otel-collector.observability:4318/v1/traces');
@@ -199,12 +202,23 @@ describe('charts/tollgate', () => {
       logsFromEnv({ ...vars, OTEL_EXPORTER_OTLP_HEADERS: undefined }, 'tollgate-gateway')?.url,
       'http://otel-collector.observability:4318/v1/logs',
     );
+    // The router workers and the operator trace too, to the same collector; only gateways write usage records.
+    for (const name of ['tollgate-router-worker', 'tollgate-operator']) {
+      const own = env(find(objects, 'Deployment', name));
+      assert.equal(tracingFromEnv({ ...own, OTEL_EXPORTER_OTLP_HEADERS: undefined }, name)?.url, settings?.url, name);
+      assert.deepEqual(own.OTEL_EXPORTER_OTLP_HEADERS, vars.OTEL_EXPORTER_OTLP_HEADERS, name);
+      assert.equal(own.OTEL_LOGS_EXPORTER, undefined, name);
+      assert.equal(own.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, undefined, name);
+    }
     // Off by default: no OTEL_ variable at all.
-    const plain = env(find(await render(), 'Deployment', 'tollgate-gateway'));
-    assert.deepEqual(
-      Object.keys(plain).filter((name) => name.startsWith('OTEL_')),
-      [],
-    );
+    const defaults = await render();
+    for (const name of ['tollgate-gateway', 'tollgate-router-worker', 'tollgate-operator']) {
+      assert.deepEqual(
+        Object.keys(env(find(defaults, 'Deployment', name))).filter((variable) => variable.startsWith('OTEL_')),
+        [],
+        name,
+      );
+    }
   });
 
   it('runs the router workers of queue mode with the routing ConfigMap and Redis, probed on their port, reading only their two objects; an HPA when asked', async () => {
@@ -640,7 +654,7 @@ describe('charts/tollgate', () => {
       const programs = [
         {
           name: 'tollgate-gateway',
-          known: GATEWAY_OPTIONS.map((o) => o.env),
+          known: [...GATEWAY_OPTIONS.map((o) => o.env), ...TRACING_VARIABLES],
           read: (e: Record<string, string>) => readSettings({ kubernetes: true }, e),
         },
         {

@@ -116,6 +116,13 @@ export const VALUE_SETS: readonly ValueSet[] = [
         prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
         dashboards: { enabled: true, annotations: { grafana_folder: 'LLM' } },
       },
+      tracing: {
+        endpoint: 'http://otel-collector.observability:4318',
+        resourceAttributes: { 'deployment.environment.name': 'prod' },
+        usageLogs: true,
+        captureContent: true,
+        headersSecret: { name: 'otel-headers' },
+      },
       ingress,
       networkPolicy: { enabled: true },
     },

@@ -9,6 +9,7 @@ import type { FakeBackend } from '../../support/fake-server.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../../support/otlp-receiver.ts';
 import { queueConfig } from '../../support/queue.ts';
 import { testBed } from '../../support/test-bed.ts';
+import { startWorkerProcess } from '../../support/gateway-process.ts';
 
 const bed = testBed({ redis: true });
 let receiver: OtlpReceiver;
@@ -37,7 +38,7 @@ test("a queue-mode request's wait for a slot is a span between admission and its
     { authorization: `Bearer ${setup.keys.carol}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
   );
   assert.equal(answer.status, 200);
-  const spans = await receiver.trace(traceId, 6);
+  const spans = await receiver.trace(traceId, 7);
   const queue = spans.find((span) => span.name === 'tollgate.queue');
   assert.ok(queue, `a queue span among ${spans.map((s) => s.name).join(', ')}`);
   assert.deepEqual(
@@ -49,4 +50,61 @@ test("a queue-mode request's wait for a slot is a span between admission and its
   assert.ok(attempt.startNs >= queue.endNs, 'the attempt starts once the slot is given');
   const admission = spans.find((span) => span.name === 'tollgate.admission')!;
   assert.ok(queue.startNs >= admission.endNs, 'the wait starts after admission');
+  // The router worker's answer joined the trace through the queue entry, under the wait it ended.
+  const answered = spans.find((span) => span.name === 'tollgate.queue.answer');
+  assert.ok(answered, `an answer span among ${spans.map((s) => s.name).join(', ')}`);
+  assert.equal(answered.parentSpanId, queue.spanId);
+  assert.equal(answered.kind, 5, 'a consumer span');
+  assert.deepEqual(
+    [answered.attributes['tollgate.router'], answered.attributes['tollgate.queue.outcome'], answered.attributes['tollgate.provider.id']],
+    ['chat', 'ok', 'only'],
+  );
+  assert.ok(Number(answered.attributes['tollgate.queue.waited_ms']) >= 0);
+});
+
+test('a router worker in a process of its own answers in the trace of the request, as its own service', async (t) => {
+  const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { carol: 3 } });
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' };
+  const gw = await bed.gateway(setup.config, { t, settings: { routerWorkers: 0 }, env });
+  // It reads the routers from the catalog the gateway seeded.
+  const worker = await startWorkerProcess(['--redis-url', bed.redis.url], env);
+  t.after(() => worker.stop());
+  const traceId = randomBytes(16).toString('hex');
+  const answer = await gw.post(
+    '/v1/chat/completions',
+    { model: 'chat', messages: [{ role: 'user', content: 'hi' }] },
+    { authorization: `Bearer ${setup.keys.carol}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+  );
+  assert.equal(answer.status, 200);
+  const spans = await receiver.trace(traceId, 7);
+  const answered = spans.find((span) => span.name === 'tollgate.queue.answer')!;
+  assert.equal(answered.parentSpanId, spans.find((span) => span.name === 'tollgate.queue')!.spanId);
+  assert.equal(answered.resource['service.name'], 'tollgate-router-worker');
+  assert.match(String(answered.attributes['tollgate.queue.worker']), /-0$/);
+  assert.equal(spans.find((span) => span.name === 'tollgate.queue')!.resource['service.name'], 'tollgate-gateway');
+});
+
+test('an unsampled request leaves no trace in the worker either', async (t) => {
+  const setup = queueConfig({ providers: [{ id: 'only', backend, maxConcurrent: 1 }], priorities: { carol: 3 } });
+  const gw = await bed.gateway(setup.config, {
+    t,
+    settings: { routerWorkers: 1 },
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' },
+  });
+  const unsampled = randomBytes(16).toString('hex');
+  const sampled = randomBytes(16).toString('hex');
+  const ask = (traceId: string, flags: string) =>
+    gw.post(
+      '/v1/chat/completions',
+      { model: 'chat', messages: [{ role: 'user', content: 'hi' }] },
+      { authorization: `Bearer ${setup.keys.carol}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` },
+    );
+  assert.equal((await ask(unsampled, '00')).status, 200);
+  assert.equal((await ask(sampled, '01')).status, 200);
+  // The sampled request's spans, sent after the unsampled one's would have been, have arrived.
+  await receiver.trace(sampled, 7);
+  assert.deepEqual(
+    receiver.spans.filter((span) => span.traceId === unsampled),
+    [],
+  );
 });

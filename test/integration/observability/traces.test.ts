@@ -46,7 +46,7 @@ interface Bed {
 /** Alice (budget `budget`, limits `limits`) calls `primary`, which falls back to `second`; traces go to the receiver. */
 async function tracedGateway(
   t: TestContext,
-  options: { budget?: string; limits?: Record<string, number>; protocol?: string } = {},
+  options: { budget?: string; limits?: Record<string, number>; protocol?: string; env?: Record<string, string> } = {},
 ): Promise<Bed> {
   const [primary, second] = await Promise.all([startFakeOpenAI(), startFakeOpenAI()]);
   t.after(() => Promise.all([primary.close(), second.close()]));
@@ -86,6 +86,7 @@ async function tracedGateway(
       OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector%20secret',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      ...options.env,
     },
     settings: { retries: 1, retryBaseMs: 5, retryMaxMs: 20 },
   });
@@ -321,6 +322,88 @@ describe('traces of inference requests', () => {
     await gw.post('/v1/chat/completions', { model: 'second', messages: USER }, { ...auth, traceparent: sampled.traceparent });
     await receiver.trace(sampled.traceId, 5);
     assert.equal(receiver.spans.filter((span) => span.traceId === unsampled.traceId).length, 0);
+  });
+
+  test("a caller's tracestate is continued, and goes on to the backend with the gateway's traceparent", async (t) => {
+    const { gw, second } = await tracedGateway(t);
+    const caller = callerSpan();
+    const answer = await gw.post(
+      '/v1/chat/completions',
+      { model: 'second', messages: USER },
+      { authorization: `Bearer ${alice}`, traceparent: caller.traceparent, tracestate: 'vendor=opaque-value,other=1' },
+    );
+    assert.equal(answer.status, 200);
+    const sent = second.requests.at(-1)!.headers;
+    assert.equal(sent.tracestate, 'vendor=opaque-value,other=1');
+    const spans = await receiver.trace(caller.traceId, 5);
+    const attempt = spans.find((span) => span.kind === CLIENT)!;
+    assert.equal(sent.traceparent, `00-${caller.traceId}-${attempt.spanId}-01`);
+  });
+
+  test('prompts and answers are recorded only when an operator turns it on, each cut at the limit', async (t) => {
+    const content = { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', TOLLGATE_TRACE_CONTENT_MAX_CHARS: '40' };
+    const { gw } = await tracedGateway(t, { env: content });
+    const auth = { authorization: `Bearer ${alice}` };
+    const messages = [
+      { role: 'system', content: 'Be terse.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Say hello to the whole wide world, please' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+        ],
+      },
+    ];
+    const whole = callerSpan();
+    assert.equal(
+      (await gw.post('/v1/chat/completions', { model: 'second', messages }, { ...auth, traceparent: whole.traceparent })).status,
+      200,
+    );
+    const server = (await receiver.trace(whole.traceId, 5)).find((span) => span.kind === SERVER)!;
+    assert.deepEqual(JSON.parse(String(server.attributes['gen_ai.input.messages'])), [
+      { role: 'system', parts: [{ type: 'text', content: 'Be terse.' }] },
+      // 9 characters went to the system message: 31 are left, and the image keeps only its type.
+      { role: 'user', parts: [{ type: 'text', content: 'Say hello to the whole wide wor' }, { type: 'image_url' }] },
+    ]);
+    assert.deepEqual(JSON.parse(String(server.attributes['gen_ai.output.messages'])), [
+      { role: 'assistant', parts: [{ type: 'text', content: 'Hello from the fake backend' }] },
+    ]);
+    assert.equal(server.attributes['tollgate.content.truncated'], true);
+
+    // A Messages stream: its system prompt, and the answer as the chunks made it.
+    const streamed = callerSpan();
+    const response = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth, traceparent: streamed.traceparent },
+      body: JSON.stringify({
+        model: 'second',
+        max_tokens: 50,
+        stream: true,
+        system: 'Be kind.',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    assert.equal(response.status, 200);
+    await response.text();
+    const streamedServer = (await receiver.trace(streamed.traceId, 6)).find((span) => span.kind === SERVER)!;
+    assert.deepEqual(JSON.parse(String(streamedServer.attributes['gen_ai.input.messages'])), [
+      { role: 'system', parts: [{ type: 'text', content: 'Be kind.' }] },
+      { role: 'user', parts: [{ type: 'text', content: 'hi' }] },
+    ]);
+    assert.deepEqual(JSON.parse(String(streamedServer.attributes['gen_ai.output.messages'])), [
+      { role: 'assistant', parts: [{ type: 'text', content: 'Hello from the fake backend' }] },
+    ]);
+    assert.equal(streamedServer.attributes['tollgate.content.truncated'], undefined);
+
+    // Off unless asked for: the same request to a gateway without the switch records no content.
+    const { gw: plain } = await tracedGateway(t);
+    const unrecorded = callerSpan();
+    await plain.post('/v1/chat/completions', { model: 'second', messages }, { ...auth, traceparent: unrecorded.traceparent });
+    const plainServer = (await receiver.trace(unrecorded.traceId, 5)).find((span) => span.kind === SERVER)!;
+    assert.deepEqual(
+      Object.keys(plainServer.attributes).filter((name) => name.endsWith('.messages')),
+      [],
+    );
   });
 
   test('a request without a traceparent starts a trace of its own', async (t) => {

@@ -281,7 +281,19 @@ end
 -- by itself (a cool-down ending or a probe due, a slot expiring, a saturated engine's next
 -- reading, a deadline), in ms, or 0; and
 -- the script's now (ms), for the worker to time that.
-local function assign(R, C, now)
+-- A traced request's answer, for the worker's span (TracedAnswer): appended flat to `traced`.
+local function note_traced(traced, id, entry, outcome, provider, now)
+  if traced and entry.tp then
+    local n = #traced
+    traced[n + 1] = id
+    traced[n + 2] = entry.tp
+    traced[n + 3] = outcome
+    traced[n + 4] = provider
+    traced[n + 5] = now - (entry.deadline - entry.mw)
+  end
+end
+
+local function assign(R, C, now, traced)
   local states = provider_states(C.providers, now, C.engineFreshMs)
   local pace = capacity_pace(states, now)
   if pace then redis.call('HSET', R.stats, 'pace', pace) else redis.call('HDEL', R.stats, 'pace') end
@@ -316,9 +328,13 @@ local function assign(R, C, now)
           if verdict then
             leave(R, id, entry)
             if verdict == 'ok' then
-              if give_slot(R, id, entry, s, now) then given = given + 1 end
+              if give_slot(R, id, entry, s, now) then
+                given = given + 1
+                note_traced(traced, id, entry, 'ok', s.id, now)
+              end
             else
               refuse(R, id, entry, verdict, now, states)
+              note_traced(traced, id, entry, verdict, '', now)
             end
           end
         end
@@ -353,7 +369,7 @@ local function assign(R, C, now)
       end
     end
   end
-  return { given, waiting, wake, now }
+  return { given, waiting, wake, now, traced or {} }
 end
 
 -- With more waiting than the router allows, one request is refused busy: the one that would be

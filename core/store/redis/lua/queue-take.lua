@@ -13,13 +13,15 @@
 -- ARGV: group; the worker's choice, JSON {providers, strategy, seed, scan, probe, engineFreshMs, engineRecheckMs};
 --       the entries, JSON [{sid, id, gw, u, ep, pr, mw, ag, mq, ex, st}]: stream id, request id,
 --       the gateway's reply channel id, caller, endpoint, priority, longest wait (ms), aging step
---       per priority level (ms), most waiting, excluded provider ids, slot lifetime (ms)
--- Returns {given, waiting, wake, now} (assign()).
+--       per priority level (ms), most waiting, excluded provider ids, slot lifetime (ms), and
+--       when the request is traced its traceparent (tp)
+-- Returns {given, waiting, wake, now, traced} (assign()).
 local R = { stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4], callers = KEYS[5] }
 local group = ARGV[1]
 local C = cjson.decode(ARGV[2])
 local now = now_ms()
 local known = {}
+local traced = {}
 
 local result = { 0, redis.call('ZCARD', R.waiting), 0, now }
 for _, e in ipairs(cjson.decode(ARGV[3])) do
@@ -44,8 +46,10 @@ for _, e in ipairs(cjson.decode(ARGV[3])) do
         st = clamp(e.st, 1, Q.MAX_SLOT_TTL_MS),
         ex = e.ex,
       }
+      -- A W3C traceparent is 55 characters: anything else is not kept.
+      if type(e.tp) == 'string' and #e.tp == 55 then entry.tp = e.tp end
       join(R, e.id, entry, arrived - pr * clamp(e.ag, 0, Q.MAX_AGING_MS))
-      result = assign(R, C, now)
+      result = assign(R, C, now, traced)
       if redis.call('HEXISTS', R.entries, e.id) == 1 and result[2] > e.mq then
         make_room(R, e.id, entry, now, provider_states(C.providers, now, C.engineFreshMs))
         result[2] = result[2] - 1
@@ -53,4 +57,5 @@ for _, e in ipairs(cjson.decode(ARGV[3])) do
     end
   end
 end
+result[5] = traced
 return result

@@ -58,6 +58,14 @@ describe('tracing from the OTEL_* environment', () => {
       [{ OTEL_BSP_SCHEDULE_DELAY: 'soon' }, /OTEL_BSP_SCHEDULE_DELAY/],
       [{ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }, /OTEL_EXPORTER_OTLP_HEADERS: "novalue" is not key=value/],
       [{ OTEL_TRACES_EXPORTER: 'zipkin' }, /OTEL_TRACES_EXPORTER/],
+      [
+        { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'yes' },
+        /OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "yes" is not true or false/,
+      ],
+      [
+        { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', TOLLGATE_TRACE_CONTENT_MAX_CHARS: '100000' },
+        /TOLLGATE_TRACE_CONTENT_MAX_CHARS: "100000" is not a whole number from 1 to 65536/,
+      ],
     ];
     for (const [env, message] of cases)
       assert.throws(
@@ -66,6 +74,20 @@ describe('tracing from the OTEL_* environment', () => {
       );
     assert.throws(() => tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://c' }, 'g'), /only http and https/);
     assert.throws(() => tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }, 'g'), /is not a URL/);
+  });
+
+  test('prompts and answers are recorded only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, 4096 characters each unless told', () => {
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    assert.equal(tracingFromEnv(base, 'g')?.content, undefined);
+    assert.equal(tracingFromEnv({ ...base, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' }, 'g')?.content, undefined);
+    assert.deepEqual(tracingFromEnv({ ...base, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'TRUE' }, 'g')?.content, {
+      maxChars: 4096,
+    });
+    assert.deepEqual(
+      tracingFromEnv({ ...base, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', TOLLGATE_TRACE_CONTENT_MAX_CHARS: '500' }, 'g')
+        ?.content,
+      { maxChars: 500 },
+    );
   });
 
   test('key=value lists tolerate blanks and keep = in values', () => {
