@@ -7,8 +7,11 @@
 // fourth from another tree (the build before tracing) to show that tracing off costs nothing. Each is pinned to core 0 while measured; the upstream, the sink and
 // wrk share core 1. Non-streamed and streamed chat; each contender once per round and mode, back
 // to back, in reverse order every other round; the ratios are taken within a round and their
-// median reported.
+// median reported. Then the SDK alone (bench/otel-floor.ts): the same spans in a loop with no
+// gateway, the least tracing every request can cost.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -29,6 +32,10 @@ const SETTINGS = {
 };
 /** Issue 30: tracing every request costs at most this much more CPU per request. */
 const GOAL_ON_PERCENT = 110;
+/** bench/otel-floor.ts: runs, and the KB of short-lived objects a request makes besides its spans. */
+const FLOOR_ROUNDS = 3;
+const FLOOR_CHURN_KB = [0, 16] as const;
+const run = promisify(execFile);
 
 const MODES = [
   { mode: 'json', stream: false },
@@ -146,6 +153,24 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
       }
     }
   }
+  // The SDK's own floor for the same span tree on core 0 (the gateways idle), to the same sink.
+  log('The SDK alone: the spans of one request in a loop (bench/otel-floor.ts)');
+  const floor = new Map<number, number[]>();
+  for (let round = 0; round < FLOOR_ROUNDS; round++)
+    for (const churnKb of FLOOR_CHURN_KB) {
+      const { stdout } = await run('taskset', [
+        '-c',
+        '0',
+        node,
+        join(root, 'bench/otel-floor.ts'),
+        `http://127.0.0.1:${sinkPort}`,
+        String(churnKb),
+      ]);
+      const measured = JSON.parse(stdout.trim().split('\n').at(-1)!) as { spans: number };
+      if (!floor.has(churnKb)) floor.set(churnKb, []);
+      floor.get(churnKb)!.push(measured.spans);
+      log(`  ${churnKb} KB of churn a request: the spans cost ${measured.spans.toFixed(1)} µs a request`);
+    }
   await stopAll();
   const exported = await sinkCounts(sinkLog);
 
@@ -167,7 +192,16 @@ export async function runTracing(helpers: BenchHelpers & { readonly before: stri
     }),
   );
   const on = Math.max(...MODES.map(({ mode }) => ratio('on', 'off', mode)));
+  const offJson = median(at('off', 'json'))!;
+  const floorLines = FLOOR_CHURN_KB.map((churnKb) => {
+    const spansCost = median(floor.get(churnKb)!)!;
+    return `${churnKb} KB of garbage a request: ${spansCost.toFixed(1)} µs (rounds ${floor
+      .get(churnKb)!
+      .map((v) => v.toFixed(1))
+      .join(', ')}), ${((spansCost / offJson) * 100).toFixed(1)}% of the gateway's ${offJson.toFixed(1)} µs`;
+  });
   const verdicts = [
+    `**The SDK alone** (bench/otel-floor.ts: a non-streamed chat's 5 spans with the gateway's attributes, through the gateway's tracing setup and exporter, to the same sink, in a loop with no gateway; CPU per request with the spans less without, median of ${FLOOR_ROUNDS}): ${floorLines.join('; ')}. Tracing every request cannot cost the gateway less than this; the goal allows ${((offJson * (GOAL_ON_PERCENT - 100)) / 100).toFixed(1)} µs.`,
     `One request in ten sampled (no goal): ${MODES.map(({ mode }) => `${mode === 'json' ? 'non-streamed' : 'streamed'} ${ratio('tenth', 'off', mode).toFixed(1)}%`).join(', ')} of tracing off.`,
     `**Tracing every request: ${MODES.map(({ mode }) => `${mode === 'json' ? 'non-streamed' : 'streamed'} ${ratio('on', 'off', mode).toFixed(1)}%`).join(', ')} of tracing off** (goal ≤ ${GOAL_ON_PERCENT}%: ${on <= GOAL_ON_PERCENT ? 'met' : 'not met'}).`,
     helpers.before
