@@ -22,6 +22,12 @@ const QueryAnswer = z.discriminatedUnion('status', [
   z.object({ status: z.literal('success'), data: z.object({ resultType: z.string(), result: z.array(Sample) }) }),
   z.object({ status: z.literal('error'), error: z.string() }),
 ]);
+const RangeSeries = z.object({ metric: z.record(z.string(), z.string()), values: z.array(z.tuple([z.number(), z.string()])) });
+export type RangeSeries = z.infer<typeof RangeSeries>;
+const RangeAnswer = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('success'), data: z.object({ result: z.array(RangeSeries) }) }),
+  z.object({ status: z.literal('error'), error: z.string() }),
+]);
 const Alert = z.object({ labels: z.record(z.string(), z.string()), state: z.enum(['pending', 'firing', 'inactive']) });
 export type ActiveAlert = z.infer<typeof Alert>;
 const AlertsAnswer = z.object({ status: z.literal('success'), data: z.object({ alerts: z.array(Alert) }) });
@@ -33,6 +39,8 @@ export interface RunningPrometheus {
   readonly url: string;
   /** An instant query: its samples (an error of the query throws, with Prometheus' message). */
   query(expr: string): Promise<Sample[]>;
+  /** A range query from `start` to `end` (seconds since the epoch) every `step` seconds. */
+  queryRange(expr: string, start: number, end: number, step: number): Promise<RangeSeries[]>;
   /** The alerts pending or firing now. */
   alerts(): Promise<ActiveAlert[]>;
   /** Whether every target has been scraped, and answered, since `since` (ms). */
@@ -100,6 +108,13 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
     url,
     async query(expr) {
       const answer = QueryAnswer.parse(await get(`/api/v1/query?query=${encodeURIComponent(expr)}`));
+      if (answer.status === 'error') throw new Error(`${expr}: ${answer.error}`);
+      return answer.data.result;
+    },
+    async queryRange(expr, start, end, step) {
+      const answer = RangeAnswer.parse(
+        await get(`/api/v1/query_range?query=${encodeURIComponent(expr)}&start=${start}&end=${end}&step=${step}`),
+      );
       if (answer.status === 'error') throw new Error(`${expr}: ${answer.error}`);
       return answer.data.result;
     },

@@ -6,7 +6,7 @@
 // timing is in test/e2e/chart/alert-rules.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
@@ -17,6 +17,10 @@ import { startPrometheus, type ActiveAlert, type RunningPrometheus } from '../..
 import { testBed, type BedGateway } from '../../support/test-bed.ts';
 import { eventually } from '../../support/eventually.ts';
 import { CONVERGE_MS } from '../../support/patience.ts';
+import { drawDashboard } from '../../support/dashboard-picture.ts';
+
+/** Where the tests' pictures go (as the Playground's screenshots). */
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'test-output', 'screenshots');
 import type { ModelEntry } from '../../support/gateway-config.ts';
 
 const bed = testBed({ redis: true });
@@ -59,6 +63,8 @@ describe('the dashboard and the alerts, on Prometheus scraping a gateway', () =>
     providers: [{ model: 'upstream', type: 'vllm', args: { api_url: good.url } }],
     ...fields,
   });
+
+  let startedAt: number;
 
   before(async () => {
     good = await startFakeOpenAI();
@@ -107,6 +113,8 @@ describe('the dashboard and the alerts, on Prometheus scraping a gateway', () =>
       { settings: { routerWorkers: 1, failureThreshold: 1, cooldownSeconds: 600 } },
     );
     prometheus = await startPrometheus({ targets: [new URL(gw.url).host], ruleFiles: [RULES] });
+    // The pictures' time range starts with Prometheus' first scrape.
+    startedAt = Math.floor(Date.now() / 1000);
   });
   after(async () => {
     await prometheus?.stop();
@@ -165,6 +173,29 @@ describe('the dashboard and the alerts, on Prometheus scraping a gateway', () =>
       );
       assert.ok(samples.length > 0);
     }
+  });
+
+  it('draws every panel of the dashboard (the picture in docs/observability.md)', async () => {
+    const dashboard = JSON.parse(await readFile(join(CHART, 'dashboards/tollgate-overview.json'), 'utf8'));
+    await mkdir(SCREENSHOTS, { recursive: true });
+    const end = Math.ceil(Date.now() / 1000);
+    const drawn = await drawDashboard(
+      dashboard,
+      prometheus,
+      { start: startedAt, end },
+      { $__rate_interval: '30s', $__range: `${end - startedAt}s`, $router: '.*' },
+      join(SCREENSHOTS, 'dashboard-tollgate-overview.png'),
+    );
+    const operatorPanels = new Set(
+      dashboard.panels
+        .filter((p: { targets?: { expr: string }[] }) => p.targets?.some((t) => OPERATOR_METRICS.test(t.expr)))
+        .map((p: { title: string }) => p.title),
+    );
+    assert.deepEqual(
+      drawn.filter((panel) => panel.series === 0 && !operatorPanels.has(panel.title)).map((panel) => panel.title),
+      [],
+      'panels that drew nothing',
+    );
   });
 
   it("shows the team's spend, the budget run out and Redis reachable", async () => {
