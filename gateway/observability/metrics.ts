@@ -171,35 +171,25 @@ export class GatewayMetrics {
   });
   /** Read at scrape time from the budget alerts this gateway delivered (budget-standing.ts). */
   #budgetSource: () => Iterable<BudgetUse> = () => [];
-  readonly budgetUsed = new Gauge({
-    name: 'tollgate_budget_used_ratio',
-    help: "Of a budget's current period, the share spent when its last alert was raised, by level (key, user, team) and id; 1 once it ran out. Only budgets that raised an alert this period, from the gateway that delivered it: read max by (level, id).",
-    labelNames: ['level', 'id'] as const,
-    registers: [this.registry],
-    collect: (() => {
-      const source = () => this.#budgetSource();
-      return function (this: Gauge<'level' | 'id'>) {
-        this.reset();
-        for (const use of source()) this.set({ level: use.level, id: use.id }, use.ratio);
-      };
-    })(),
-  });
+  readonly budgetUsed = this.#scrapedGauge(
+    'tollgate_budget_used_ratio',
+    "Of a budget's current period, the share spent when its last alert was raised, by level (key, user, team) and id; 1 once it ran out. Only budgets that raised an alert this period, from the gateway that delivered it: read max by (level, id).",
+    ['level', 'id'],
+    (set) => {
+      for (const use of this.#budgetSource()) set({ level: use.level, id: use.id }, use.ratio);
+    },
+  );
   /** Whether the store answers, from its background checks (no round trip at scrape time). */
   #storeSource: () => StoreReach | undefined = () => undefined;
-  readonly storeUp = new Gauge({
-    name: 'tollgate_store_up',
-    help: 'Whether the store answers this gateway: 1 yes, 0 no, by store (memory or redis).',
-    labelNames: ['store'] as const,
-    registers: [this.registry],
-    collect: (() => {
-      const source = () => this.#storeSource();
-      return function (this: Gauge<'store'>) {
-        this.reset();
-        const reach = source();
-        if (reach !== undefined) this.set({ store: reach.store }, reach.healthy ? 1 : 0);
-      };
-    })(),
-  });
+  readonly storeUp = this.#scrapedGauge(
+    'tollgate_store_up',
+    'Whether the store answers this gateway: 1 yes, 0 no, by store (memory or redis).',
+    ['store'],
+    (set) => {
+      const reach = this.#storeSource();
+      if (reach !== undefined) set({ store: reach.store }, reach.healthy ? 1 : 0);
+    },
+  );
   readonly snapshotInfo = new Gauge({
     name: 'tollgate_routing_snapshot_info',
     help: 'The routing snapshot this process serves (value 1, version as a label).',
@@ -230,21 +220,36 @@ export class GatewayMetrics {
 
   /** A gauge per provider, set at scrape time from `value` (undefined leaves the provider out). */
   #providerGauge(name: string, help: string, value: (p: ProviderGauges) => number | undefined): Gauge<'router' | 'provider' | 'replica'> {
-    const source = () => this.#providerSource();
+    // `replica` only on the replicas of a provider that lists several (urls).
+    return this.#scrapedGauge(name, help, ['router', 'provider', 'replica'], (set) => {
+      for (const p of this.#providerSource()) {
+        const v = value(p);
+        if (v === undefined) continue;
+        set(
+          p.replica === undefined
+            ? { router: p.router, provider: p.provider }
+            : { router: p.router, provider: p.provider, replica: p.replica },
+          v,
+        );
+      }
+    });
+  }
+
+  /** A gauge whose values `fill` sets afresh at each scrape. */
+  #scrapedGauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    fill: (set: (labels: Partial<Record<L, string>>, value: number) => void) => void,
+  ): Gauge<L> {
     return new Gauge({
       name,
       help,
-      // `replica` only on the replicas of a provider that lists several (urls).
-      labelNames: ['router', 'provider', 'replica'] as const,
+      labelNames,
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const p of source()) {
-          const v = value(p);
-          if (v === undefined) continue;
-          if (p.replica === undefined) this.set({ router: p.router, provider: p.provider }, v);
-          else this.set({ router: p.router, provider: p.provider, replica: p.replica }, v);
-        }
+        fill((labels, value) => this.set(labels, value));
       },
     });
   }

@@ -24,7 +24,7 @@ const COLUMN_PX = 64;
 const ROW_PX = 30;
 const COLORS = ['#73bf69', '#f2cc0c', '#5794f2', '#ff780a', '#b877d9', '#f2495c', '#8ab8ff', '#fade2a'];
 
-const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** A series' legend as Grafana writes it: `{{label}}` filled from the labels, else the labels themselves. */
 function legend(format: string | undefined, labels: Record<string, string>): string {
@@ -51,7 +51,7 @@ function lines(series: readonly (RangeSeries & { name: string })[], width: numbe
     .slice(0, 4)
     .map(
       (s, i) =>
-        `<text x="36" y="${plotHeight + 22 + i * 14}" fill="${COLORS[i % COLORS.length]}" font-size="11">▬ ${escape(s.name.slice(0, 70))}</text>`,
+        `<text x="36" y="${plotHeight + 22 + i * 14}" fill="${COLORS[i % COLORS.length]}" font-size="11">▬ ${escapeHtml(s.name.slice(0, 70))}</text>`,
     );
   return `<svg width="${width}" height="${height}">
     <line x1="36" y1="${y(0)}" x2="${width - 8}" y2="${y(0)}" stroke="#444"/>
@@ -63,7 +63,7 @@ function lines(series: readonly (RangeSeries & { name: string })[], width: numbe
 function rows(series: readonly (RangeSeries & { name: string })[], big: boolean): string {
   const last = series.map((s) => ({ name: s.name, value: Number(s.values.at(-1)?.[1]) }));
   if (big) return `<div class="stat">${last.map((r) => number(r.value)).join(' ') || '–'}</div>`;
-  return `<table>${last.map((r) => `<tr><td>${escape(r.name)}</td><td class="v">${number(r.value)}</td></tr>`).join('')}</table>`;
+  return `<table>${last.map((r) => `<tr><td>${escapeHtml(r.name)}</td><td class="v">${number(r.value)}</td></tr>`).join('')}</table>`;
 }
 
 /**
@@ -84,7 +84,7 @@ export async function drawDashboard(
     const { x, y, w, h } = panel.gridPos;
     const style = `left:${x * COLUMN_PX}px;top:${y * ROW_PX}px;width:${w * COLUMN_PX - 6}px;height:${h * ROW_PX - 6}px`;
     if (panel.type === 'row') {
-      boxes.push(`<div class="row" style="${style}">${escape(panel.title)}</div>`);
+      boxes.push(`<div class="row" style="${style}">${escapeHtml(panel.title)}</div>`);
       continue;
     }
     const series: (RangeSeries & { name: string })[] = [];
@@ -100,7 +100,7 @@ export async function drawDashboard(
       panel.type === 'timeseries' || panel.type === 'state-timeline'
         ? lines(series, width, height, range.start, range.end)
         : rows(series, panel.type === 'stat');
-    boxes.push(`<div class="panel" style="${style}"><div class="title">${escape(panel.title)}</div>${body}</div>`);
+    boxes.push(`<div class="panel" style="${style}"><div class="title">${escapeHtml(panel.title)}</div>${body}</div>`);
   }
   const bottom = Math.max(...dashboard.panels.map((p) => p.gridPos.y + p.gridPos.h));
   const html = `<!doctype html><html><head><style>
@@ -112,7 +112,7 @@ export async function drawDashboard(
     .title { font-size: 12px; font-weight: 600; margin-bottom: 4px; }
     .stat { font-size: 44px; color: #73bf69; text-align: center; margin-top: 40px; }
     table { font-size: 11px; width: 100%; } td.v { text-align: right; color: #73bf69; }
-  </style></head><body><h3 style="margin:8px">${escape(dashboard.title)}</h3><div class="board">${boxes.join('')}</div></body></html>`;
+  </style></head><body><h3 style="margin:8px">${escapeHtml(dashboard.title)}</h3><div class="board">${boxes.join('')}</div></body></html>`;
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [
