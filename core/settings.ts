@@ -4,6 +4,7 @@
 // naming what to fix, and the settings tables in the docs (generated; a test fails when the
 // committed docs differ). Both planes declare theirs with it: gateway/config/settings.ts and
 // operator/settings.ts.
+import { redisTarget } from './store/redis/redis-target.ts';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log.ts';
 import { ROUTING_MODES } from './resources/kinds.ts';
@@ -127,3 +128,30 @@ function markdownTable(head: readonly string[], rows: readonly (readonly string[
 export function optionsOf<T extends Settings>(settings: T): { key: keyof T & string; flag: string; env: string; help: string }[] {
   return Object.entries(settings).map(([key, setting]) => ({ key, flag: flagOf(key, setting), env: setting.env, help: helpOf(setting) }));
 }
+
+/** A Redis URL: one address, or a primary behind Redis Sentinel (core/store/redis/redis-target.ts). */
+export const RedisUrl = z.string().superRefine((url, context) => {
+  try {
+    redisTarget(url);
+  } catch (error) {
+    context.addIssue({ code: 'custom', message: (error as Error).message });
+  }
+});
+
+/** Passwords of Redis that are better kept out of the URL: given by the environment (a Secret), never as flags. */
+export const REDIS_PASSWORD_SETTINGS = {
+  redisPassword: {
+    schema: z.string().min(1).optional(),
+    value: '<password>',
+    env: 'TOLLGATE_REDIS_PASSWORD',
+    help: "Redis' password, when the URL holds none (prefer the variable, from a Secret, to the flag)",
+    doc: 'The password of Redis (in Sentinel mode, of its primary and replicas), when `--redis-url` holds none: set it from a Secret rather than on the command line.',
+  },
+  redisSentinelPassword: {
+    schema: z.string().min(1).optional(),
+    value: '<password>',
+    env: 'TOLLGATE_REDIS_SENTINEL_PASSWORD',
+    help: "the Sentinels' own password (redis+sentinel:// URLs)",
+    doc: "The Sentinels' own password (`requirepass` of the Sentinels), for a `redis+sentinel://` URL.",
+  },
+} as const satisfies Settings;

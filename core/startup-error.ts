@@ -2,6 +2,7 @@
 // does not resolve, Redis out of reach or holding a layout this build does not read, a malformed
 // admin key): the CLI prints its message as one line and exits 1, without a stack trace, which
 // would only hide the line that matters.
+import { describeTarget, redisTarget } from './store/redis/redis-target.ts';
 import { RedisLayoutError } from './store/redis/layout-check.ts';
 
 export class StartupError extends Error {
@@ -40,6 +41,7 @@ export function storeProblem(url: string, error: unknown, why?: string): Startup
 /** A Redis URL fit to print: without its user name and password. */
 export function redactedUrl(url: string): string {
   try {
+    if (url.includes('+sentinel://')) return describeTarget(redisTarget(url));
     const parsed = new URL(url);
     parsed.username = '';
     parsed.password = '';

@@ -92,6 +92,7 @@ async function startLoops(
     // The operator only reads usage; records older than the gateways keep are simply not there.
     usageRetentionMs: DAILY_TOTALS_DAYS * DAY_MS,
     onConnectionError: (error) => log.warn({ err: error }, 'Redis connection failed; retrying'),
+    credentials: { password: settings.redisPassword, sentinelPassword: settings.redisSentinelPassword },
   });
   logLayout(log, store.layout);
   // The handlers reach the controller, which reads the informers' caches: built right below.

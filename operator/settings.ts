@@ -5,7 +5,17 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { KubeConnectionSettings } from '../core/kubernetes/kube-client.ts';
-import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, ROUTING_MODE_SETTING, schemaOf, type Settings } from '../core/settings.ts';
+import {
+  REDIS_PASSWORD_SETTINGS,
+  RedisUrl,
+  describeIssues,
+  LOG_LEVEL_SETTING,
+  optionsOf,
+  readRaw,
+  ROUTING_MODE_SETTING,
+  schemaOf,
+  type Settings,
+} from '../core/settings.ts';
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const Namespace = z.string().max(63).regex(NAMESPACE, 'must be a Kubernetes namespace name (lower-case letters, digits and -)');
@@ -74,11 +84,12 @@ export const OPERATOR_SETTINGS = {
     help: "kubeconfig file to use; without it, KUBECONFIG, then the pod's service account",
   },
   redisUrl: {
-    schema: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    schema: RedisUrl,
     value: '<url>',
     env: 'TOLLGATE_REDIS_URL',
-    help: 'Redis the gateways share: users, key hashes, budgets, usage',
+    help: 'Redis the gateways share: users, key hashes, budgets, usage (redis[s]://host:port, or redis[s]+sentinel://sentinel:26379,.../<master>)',
   },
+  ...REDIS_PASSWORD_SETTINGS,
   statusPeriodSeconds: {
     schema: z.coerce.number().min(1).max(3600).default(15),
     value: '<s>',

@@ -40,7 +40,11 @@ export async function startRouterWorkers(
   const tracing = tracingSettings && (await startTracing(tracingSettings, VERSION));
   let store: RedisStore;
   try {
-    store = await RedisStore.connect(settings.redisUrl, { usageRetentionMs: 0, commandTimeoutMs: settings.redisCommandTimeoutMs });
+    store = await RedisStore.connect(settings.redisUrl, {
+      usageRetentionMs: 0,
+      commandTimeoutMs: settings.redisCommandTimeoutMs,
+      credentials: { password: settings.redisPassword, sentinelPassword: settings.redisSentinelPassword },
+    });
   } catch (error) {
     await tracing?.shutdown();
     throw storeProblem(settings.redisUrl, error);

@@ -6,7 +6,17 @@ import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type S
 import { GATEWAY_SETTINGS } from '../gateway/config/settings.ts';
 import { WORKER_DEFAULTS } from '../gateway/queue/worker-defaults.ts';
 
-const { redisUrl, kubernetes, namespace, routingConfigMap, providerKeysSecret, kubeconfig, redisCommandTimeoutMs } = GATEWAY_SETTINGS;
+const {
+  redisUrl,
+  redisPassword,
+  redisSentinelPassword,
+  kubernetes,
+  namespace,
+  routingConfigMap,
+  providerKeysSecret,
+  kubeconfig,
+  redisCommandTimeoutMs,
+} = GATEWAY_SETTINGS;
 
 export const WORKER_SETTINGS = {
   redisUrl: {
@@ -16,6 +26,8 @@ export const WORKER_SETTINGS = {
     doc: 'Redis the gateways share: the routing queues `router.<model_id>`, the provider slots and their live metrics, and in file mode the catalog the routers are read from.',
     defaultText: undefined,
   },
+  redisPassword,
+  redisSentinelPassword,
   routers: {
     schema: z
       .string()

@@ -29,6 +29,7 @@ export async function openStore(settings: GatewaySettings): Promise<RedisStore |
       leaseRequests: settings.leaseRequests,
       commandTimeoutMs: settings.redisCommandTimeoutMs,
       onConnectionError: (error) => (lastError = error),
+      credentials: { password: settings.redisPassword, sentinelPassword: settings.redisSentinelPassword },
     });
   } catch (error) {
     throw storeProblem(settings.redisUrl, error, lastError?.message);

@@ -4,7 +4,7 @@
 // that clients recover by themselves.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { freePort } from './free-port.ts';
 import { tmpdir } from 'node:os';
@@ -34,7 +34,14 @@ export interface RunningRedis {
   resume(): void;
 }
 
-export async function startRedis(): Promise<RunningRedis> {
+export interface RedisServerOptions {
+  /** More arguments of redis-server (`--replicaof 127.0.0.1 <port>`, say). */
+  readonly args?: readonly string[];
+  /** Runs a Sentinel with this configuration (its `sentinel monitor` lines) instead of a data node. */
+  readonly sentinel?: string;
+}
+
+export async function startRedis(options: RedisServerOptions = {}): Promise<RunningRedis> {
   const binary = findOnPath('redis-server');
   if (!binary) {
     throw new Error('redis-server is not installed: run `apt-get install redis-server` (or `bash test/support/install-system-deps.sh`)');
@@ -48,9 +55,14 @@ export async function startRedis(): Promise<RunningRedis> {
     await mkdir(dir, { recursive: true });
     process.once('exit', killOnExit);
     const output: string[] = [];
-    child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    let args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
+    if (options.sentinel !== undefined) {
+      // A Sentinel rewrites its configuration file as it learns the topology: one of its own.
+      const file = join(dir, 'sentinel.conf');
+      await writeFile(file, options.sentinel);
+      args = [file, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
+    }
+    child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     await waitForPong(port, child, () => output.join(''));

@@ -79,7 +79,7 @@ admin-key
 {{- fail "redis.external: set url or existingSecret, not both" -}}
 {{- end -}}
 {{- if not (or .Values.redis.external.url .Values.redis.external.existingSecret) -}}
-{{- fail "redis.mode is external: set redis.external.url (redis:// or rediss://) or redis.external.existingSecret, the Secret holding the URL" -}}
+{{- fail "redis.mode is external: set redis.external.url (redis://, rediss:// or redis+sentinel://) or redis.external.existingSecret, the Secret holding the URL" -}}
 {{- end -}}
 {{- end -}}
 - name: TOLLGATE_REDIS_URL
@@ -87,6 +87,26 @@ admin-key
     secretKeyRef:
       name: {{ include "tollgate.redisUrlSecret" . }}
       key: {{ include "tollgate.redisUrlKey" . }}
+{{- if eq .Values.redis.mode "external" }}
+{{- with .Values.redis.external.passwordSecret }}
+{{- if .name }}
+- name: TOLLGATE_REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ .key }}
+{{- end }}
+{{- end }}
+{{- with .Values.redis.external.sentinelPasswordSecret }}
+{{- if .name }}
+- name: TOLLGATE_REDIS_SENTINEL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ .key }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/*

@@ -3,7 +3,8 @@
 // one gate: refused at once while Redis does not answer, and every failure to reach Redis
 // surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open). Opening it
 // checks the layout's version first (layout-check.ts): every process opens the store here.
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { clientArguments, redisTarget, type RedisCredentials } from './redis-target.ts';
 import type { AccountStore } from '../accounts.ts';
 import type { CatalogStore } from '../catalog.ts';
 import type { GatewayReports } from '../gateway-reports.ts';
@@ -64,6 +65,8 @@ export interface RedisStoreOptions {
   readonly prefixIndex?: PrefixIndexLimits;
   /** How often the store checks, in the background, that Redis answers and still holds what was seeded. Default 1000 ms. */
   readonly probeIntervalMs?: number;
+  /** Passwords from the environment (a Secret), for a URL that holds none (redis-target.ts). */
+  readonly credentials?: RedisCredentials;
 }
 
 export class RedisStore implements Store {
@@ -100,7 +103,8 @@ export class RedisStore implements Store {
    */
   static async connect(url: string, options: RedisStoreOptions): Promise<RedisStore> {
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
-    const client = new Redis(url, {
+    const target = redisTarget(url, options.credentials);
+    const connectionOptions: RedisOptions = {
       // Fail fast: while disconnected, commands are refused at once instead of queued...
       enableOfflineQueue: false,
       // ...and a command in flight when the connection drops fails rather than being sent
@@ -114,7 +118,11 @@ export class RedisStore implements Store {
       // No auto-pipelining: ioredis keeps only one auto-pipeline in flight per server, so every
       // admission would wait for the previous batch's round trip (measured: the gateway sat idle
       // 28% of the time). Settlements and usage records are batched by the store itself.
-    });
+      // Sentinel mode: the Sentinels are asked for the primary at each (re)connection, as often.
+      sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 16), maxDelay),
+    };
+    const args = clientArguments(target, connectionOptions);
+    const client = args.length === 2 ? new Redis(args[0], args[1]) : new Redis(args[0]);
     client.on('error', (error: Error) => options.onConnectionError?.(error));
     let layout: LayoutFound;
     try {
@@ -213,11 +221,12 @@ export class RedisStore implements Store {
     if (this.#client.status === 'ready') {
       try {
         await this.#client.quit();
-        return;
       } catch {
         // fall through: drop the connection
       }
     }
+    // Also after QUIT: in Sentinel mode only disconnect() stops the connections to the Sentinels
+    // that watch for a failover (ioredis' failover detector), which would otherwise keep retrying.
     this.#client.disconnect();
   }
 }

@@ -3,7 +3,7 @@
 // waited for and what happens when it does not answer. One group of the gateway's settings
 // registry (gateway/config/settings.ts).
 import { z } from 'zod';
-import type { Setting, Settings } from '../../../core/settings.ts';
+import { RedisUrl, type Setting, type Settings } from '../../../core/settings.ts';
 import { Bool, Int } from './value-schemas.ts';
 
 /** Accounts, budgets, usage, stored responses and Redis, in the order --help and the docs list them. */
@@ -107,15 +107,13 @@ export const STORE_SETTINGS = {
  * failure settings; the router workers declare theirs from it (worker-settings.ts).
  */
 export const REDIS_URL_SETTING = {
-  schema: z
-    .string()
-    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
-    .optional(),
+  schema: RedisUrl.optional(),
   value: '<url>',
   env: 'TOLLGATE_REDIS_URL',
-  help: 'Redis shared by all gateways (users, budgets, usage, catalog); without it, state is in memory',
+  help: 'Redis shared by all gateways (users, budgets, usage, catalog): redis[s]://host:port, or redis[s]+sentinel://sentinel:26379,.../<master>; without it, state is in memory',
   doc:
     'Redis shared by every gateway: users, keys, budgets, rate limits, usage, and the routers created with the admin API. Without it, all of that lives in the ' +
-    "process's memory. Required with `--kubernetes`.",
+    "process's memory. Required with `--kubernetes`. `redis://` or `rediss://` (TLS) for one address; `redis+sentinel://[user[:password]@]host[:port],.../<master name>[/<db>]` " +
+    '(`rediss+sentinel://` with TLS) for a primary that Redis Sentinel watches: the clients ask the Sentinels for it, and follow a failover ([redis.md](redis.md)).',
   defaultText: '(memory)',
 } as const satisfies Setting;

@@ -13,7 +13,16 @@ import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.
 import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
 import { logsFromEnv, TRACING_VARIABLES, tracingFromEnv } from '../../../core/telemetry/otel-env.ts';
 import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
-import { KUBE_VERSION, NAMESPACE, PROMETHEUS_RULE_API, RELEASE, SERVICE_MONITOR_API, VALUE_SETS, renderOptions } from './value-sets.ts';
+import {
+  KUBE_VERSION,
+  NAMESPACE,
+  PROMETHEUS_RULE_API,
+  RELEASE,
+  SENTINEL_REDIS,
+  SERVICE_MONITOR_API,
+  VALUE_SETS,
+  renderOptions,
+} from './value-sets.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -449,7 +458,7 @@ describe('charts/tollgate', () => {
   it('refuses an external Redis with no URL, or with both a URL and a Secret, saying what to set', async () => {
     assert.match(
       await renderError({ values: { redis: { mode: 'external' } } }),
-      /redis\.mode is external: set redis\.external\.url \(redis:\/\/ or rediss:\/\/\) or redis\.external\.existingSecret, the Secret holding the URL/,
+      /redis\.mode is external: set redis\.external\.url \(redis:\/\/, rediss:\/\/ or redis\+sentinel:\/\/\) or redis\.external\.existingSecret, the Secret holding the URL/,
     );
     assert.match(
       await renderError({ values: { redis: { mode: 'external', external: { url: 'redis://r:6379', existingSecret: 's' } } } }),
@@ -602,6 +611,21 @@ describe('charts/tollgate', () => {
     assert.equal(find(off, 'Deployment', 'tollgate-operator').spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
   });
 
+  it('gives every process a Sentinel URL and the Redis passwords from their Secrets, which the processes read', async () => {
+    const objects = await render({ redis: SENTINEL_REDIS });
+    for (const name of ['tollgate-gateway', 'tollgate-router-worker', 'tollgate-operator']) {
+      const vars = env(find(objects, 'Deployment', name));
+      assert.deepEqual(vars.TOLLGATE_REDIS_PASSWORD, { secretKeyRef: { name: 'redis-auth', key: 'password' } }, name);
+      assert.deepEqual(vars.TOLLGATE_REDIS_SENTINEL_PASSWORD, { secretKeyRef: { name: 'redis-auth', key: 'sentinel' } }, name);
+    }
+    const secret = find(objects, 'Secret', 'tollgate-redis-url');
+    const url = Buffer.from(String(secret.data?.['redis-url'] ?? ''), 'base64').toString() || String(secret.stringData?.['redis-url']);
+    assert.equal(url, SENTINEL_REDIS.external.url);
+    assert.equal(readSettings({}, { TOLLGATE_REDIS_URL: url, TOLLGATE_REDIS_PASSWORD: 'p' }).redisUrl, url);
+    // Without the Secrets, no such variable.
+    assert.equal(env(find(await render(), 'Deployment', 'tollgate-gateway')).TOLLGATE_REDIS_PASSWORD, undefined);
+  });
+
   it("ships Tollgate's alerts as a PrometheusRule, when asked and the Prometheus Operator's API is served, holding the rules file as it is", async () => {
     assert.ok(!kinds(await render()).includes('PrometheusRule'));
     const objects = await render(
@@ -728,9 +752,9 @@ describe('charts/tollgate', () => {
       v6: "at '/redis/mode'",
     },
     {
-      what: 'a Redis URL that is not redis:// or rediss://',
+      what: 'a Redis URL that is not redis://, rediss:// or redis+sentinel://',
       set: { 'redis.mode': 'external', 'redis.external.url': 'http://redis:6379' },
-      gojsonschema: "redis.external.url: Does not match pattern '^(rediss?://.+)?$'",
+      gojsonschema: "redis.external.url: Does not match pattern '^(rediss?(\\+sentinel)?://.+)?$'",
       v6: "at '/redis/external/url'",
     },
     {

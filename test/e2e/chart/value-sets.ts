@@ -13,6 +13,16 @@ export const SERVICE_MONITOR_API = 'monitoring.coreos.com/v1/ServiceMonitor';
 /** The Prometheus Operator's kind of alerting rules. */
 export const PROMETHEUS_RULE_API = 'monitoring.coreos.com/v1/PrometheusRule';
 
+/** An external Redis behind three Sentinels, its passwords from a Secret. */
+export const SENTINEL_REDIS = {
+  mode: 'external',
+  external: {
+    url: 'redis+sentinel://sentinel-0.redis:26379,sentinel-1.redis:26379,sentinel-2.redis:26379/tollgate',
+    passwordSecret: { name: 'redis-auth' },
+    sentinelPasswordSecret: { name: 'redis-auth', key: 'sentinel' },
+  },
+} as const;
+
 export interface ValueSet {
   readonly name: string;
   readonly values: object;
@@ -46,6 +56,7 @@ export const VALUE_SETS: readonly ValueSet[] = [
     name: 'external Redis, existing Secret',
     values: { redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } } },
   },
+  { name: 'Redis behind Sentinel, passwords from Secrets', values: { redis: SENTINEL_REDIS } },
   {
     name: 'bundled Redis on a storage class',
     values: { redis: { mode: 'bundled', bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } },

@@ -110,6 +110,8 @@ describe('readSettings', () => {
     breakerMinRequests: { text: '20', parsed: 20 },
     breakerHalfOpenProbes: { text: '2', parsed: 2 },
     redisUrl: { text: 'redis://127.0.0.1:6379/0', parsed: 'redis://127.0.0.1:6379/0' },
+    redisPassword: { text: 'from-a-secret', parsed: 'from-a-secret' },
+    redisSentinelPassword: { text: 'sentinels-own', parsed: 'sentinels-own' },
     adminKey: { text: 'tg-0123456789abcdef0123456789abcdef', parsed: 'tg-0123456789abcdef0123456789abcdef' },
     adminKeyFile: { text: '/run/secrets/admin-key', parsed: '/run/secrets/admin-key' },
     failOpen: { text: 'true', parsed: true },
@@ -277,7 +279,7 @@ describe('invalid settings', () => {
   test('a Redis URL must be one', () => {
     assert.equal(
       settingsError({}, { TOLLGATE_REDIS_URL: 'localhost:6379' }),
-      'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis:// or rediss:// URL',
+      'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL',
     );
   });
 

@@ -65,7 +65,7 @@ describe('readOperatorSettings', () => {
   test('bad values name the flag and the variable', () => {
     assert.match(
       settingsError({}, { ...NEEDS, TOLLGATE_REDIS_URL: 'http://redis' }),
-      /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/ or rediss:\/\/ URL/,
+      /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/, rediss:\/\/, redis\+sentinel:\/\/ or rediss\+sentinel:\/\/ URL/,
     );
     assert.match(
       settingsError({ watchNamespace: 'Team_A' }, NEEDS),
