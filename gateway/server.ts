@@ -67,6 +67,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
 
   const metrics = new GatewayMetrics();
   metrics.trackStore(() => ({ store: settings.redisUrl ? 'redis' : 'memory', healthy: store.healthy }));
+  if ('topology' in store) metrics.trackRedis(() => store.topology);
   const budgets = new BudgetStanding();
   metrics.trackBudgets(() => budgets.current());
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));

@@ -1,6 +1,7 @@
 // The state a gateway shares with its peers, as its parts: each part is one contract with two
 // implementations, in memory (one process, the standalone default) and on Redis (any number of
 // gateways, and the operator). Callers name the part they use: `store.ledger.admit(...)`.
+import type { RedisTopologyView } from './redis/redis-topology.ts';
 import type { AccountStore } from './accounts.ts';
 import type { CatalogStore } from './catalog.ts';
 import type { GatewayReports } from './gateway-reports.ts';
@@ -41,6 +42,8 @@ export interface Store {
   readonly routingQueue?: RoutingQueue | undefined;
   /** True while the backing service answers (checked in the background, never per request). */
   readonly healthy: boolean;
+  /** Redis only: its mode, the primary connected to and its replicas (read in the background). */
+  readonly topology?: RedisTopologyView;
   /** Records that what must exist at start-up (admin key, the config file's users and routers) is in the store. */
   markSeeded(): Promise<void>;
   /**

@@ -139,7 +139,11 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   app.setErrorHandler(errorHandler(options.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, services.keys, now, services.pipeline.traced);
-  registerHealth(app, routing, metrics, { store, failOpen: options.failOpen });
+  registerHealth(app, routing, metrics, {
+    store,
+    failOpen: options.failOpen,
+    redis: store.topology === undefined ? undefined : () => store.topology!,
+  });
   const policy = services.breakerPolicy;
   app.register(modelsApi, { routing, serving: options.hideUnavailableModels ? (router) => canServe(router, policy) : undefined });
   registerApiSurfaces(app, services.pipeline);

@@ -2,6 +2,7 @@
 // updated on every request are Series metrics (series-metrics.ts): plain arithmetic per update.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.ts';
+import type { RedisTopologyView } from '../../core/store/redis/redis-topology.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -190,6 +191,34 @@ export class GatewayMetrics {
       if (reach !== undefined) set({ store: reach.store }, reach.healthy ? 1 : 0);
     },
   );
+  /** Redis' mode, primary and replicas, as the store last read them (redis-topology.ts). */
+  #redisSource: () => RedisTopologyView | undefined = () => undefined;
+  readonly redisInfo = this.#scrapedGauge(
+    'tollgate_redis_info',
+    'The Redis this gateway is on (value 1): its mode (single or sentinel) and the primary it is connected to (empty while disconnected).',
+    ['mode', 'primary'],
+    (set) => {
+      const view = this.#redisSource();
+      if (view !== undefined) set({ mode: view.mode, primary: view.primary ?? '' }, 1);
+    },
+  );
+  readonly redisReplicaLag = this.#scrapedGauge(
+    'tollgate_redis_replica_lag_seconds',
+    'Seconds since each replica of the primary last acknowledged its replication stream, as the primary reports it (INFO replication, read every 5 s).',
+    ['replica', 'state'],
+    (set) => {
+      for (const replica of this.#redisSource()?.replicas ?? [])
+        set({ replica: replica.address, state: replica.state }, replica.lagSeconds);
+    },
+  );
+  readonly redisReplicaBehind = this.#scrapedGauge(
+    'tollgate_redis_replica_behind_bytes',
+    "Bytes of the primary's replication stream each replica has not acknowledged yet: what a failover to it would lose.",
+    ['replica'],
+    (set) => {
+      for (const replica of this.#redisSource()?.replicas ?? []) set({ replica: replica.address }, replica.behindBytes);
+    },
+  );
   readonly snapshotInfo = new Gauge({
     name: 'tollgate_routing_snapshot_info',
     help: 'The routing snapshot this process serves (value 1, version as a label).',
@@ -216,6 +245,10 @@ export class GatewayMetrics {
 
   trackStore(source: () => StoreReach): void {
     this.#storeSource = source;
+  }
+
+  trackRedis(source: () => RedisTopologyView): void {
+    this.#redisSource = source;
   }
 
   /** A gauge per provider, set at scrape time from `value` (undefined leaves the provider out). */

@@ -241,7 +241,11 @@ describe('gateway pods in Kubernetes mode', () => {
       timeoutMs: CONVERGE_MS,
     });
 
-    assert.deepEqual((await get('/readyz')).body, { status: 'ready', snapshot: first.version, routers: 1 });
+    const ready = (await get('/readyz')).body;
+    assert.deepEqual({ ...ready, redis: undefined }, { status: 'ready', snapshot: first.version, routers: 1, redis: undefined });
+    // The Redis it is on: one address, the primary it is connected to.
+    assert.equal(ready.redis.mode, 'single');
+    assert.match(ready.redis.primary, /^127\.0\.0\.1:\d+$/);
     assert.match((await get('/metrics')).body, new RegExp(`tollgate_routing_snapshot_info\\{version="${first.version}"\\} 1`));
     const answer = await chat('chat-a');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));

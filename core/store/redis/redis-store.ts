@@ -4,7 +4,9 @@
 // surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open). Opening it
 // checks the layout's version first (layout-check.ts): every process opens the store here.
 import { Redis, type RedisOptions } from 'ioredis';
-import { clientArguments, redisTarget, type RedisCredentials } from './redis-target.ts';
+import { clientArguments, redisTarget, type RedisCredentials, type RedisTarget } from './redis-target.ts';
+import { RedisTopology, type RedisTopologyView } from './redis-topology.ts';
+
 import type { AccountStore } from '../accounts.ts';
 import type { CatalogStore } from '../catalog.ts';
 import type { GatewayReports } from '../gateway-reports.ts';
@@ -38,6 +40,9 @@ import { RedisEngineSignals } from './redis-engine-signals.ts';
 import type { EngineSignalStore } from '../engine-signals.ts';
 import { unavailable } from './unavailable.ts';
 import { checkLayout, type LayoutFound } from './layout-check.ts';
+
+/** How often the primary's replicas are read (INFO replication), for /readyz and /metrics. */
+const TOPOLOGY_READ_MS = 5000;
 
 export interface RedisStoreOptions {
   readonly usageRetentionMs: number;
@@ -96,6 +101,7 @@ export class RedisStore implements Store {
   readonly #ledger: RedisLedger;
   readonly #health: RedisHealth;
   readonly #timedOut = () => this.#health.timedOut();
+  readonly #topology: RedisTopology;
 
   /**
    * Connects, waits until Redis answers (StoreUnavailableError when it does not in time), and
@@ -132,11 +138,12 @@ export class RedisStore implements Store {
       client.disconnect();
       throw error;
     }
-    return new RedisStore(client, options, layout);
+    return new RedisStore(client, options, layout, target.mode);
   }
 
-  constructor(client: Redis, options: RedisStoreOptions, layout: LayoutFound) {
+  constructor(client: Redis, options: RedisStoreOptions, layout: LayoutFound, mode: RedisTarget['mode'] = 'single') {
     this.#client = client;
+    this.#topology = new RedisTopology(client, mode, TOPOLOGY_READ_MS);
     this.layout = layout;
     this.#commandTimeoutMs = options.commandTimeoutMs;
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
@@ -191,6 +198,11 @@ export class RedisStore implements Store {
     return connection;
   }
 
+  /** The mode, the primary connected to and its replicas (read every TOPOLOGY_READ_MS): /readyz and /metrics show it. */
+  get topology(): RedisTopologyView {
+    return this.#topology.view;
+  }
+
   /** Connected, and Redis answers (a command that timed out says no until a probe is answered). */
   get healthy(): boolean {
     return this.#client.status === 'ready' && this.#health.answering;
@@ -214,6 +226,7 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     this.#health.close();
+    this.#topology.close();
     await this.#ledger.closeLeases(null);
     this.#channels.close();
     for (const connection of this.#blocking) connection.disconnect();

@@ -4,12 +4,25 @@ import type { FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import { PUBLIC } from '../auth.ts';
+import type { RedisTopologyView } from '../../../core/store/redis/redis-topology.ts';
 
 export interface HealthDeps {
   /** Whether the store answers: known from its background checks, so /readyz costs no round trip. */
   readonly store: { readonly healthy: boolean };
   /** A gateway that fails open serves without the store, so stays ready without it. */
   readonly failOpen: boolean;
+  /** Redis: its mode, the primary connected to and its replicas (read in the background). */
+  readonly redis?: (() => RedisTopologyView) | undefined;
+}
+
+/** What /readyz says of Redis, in the API's snake_case. */
+function redisDetail(view: RedisTopologyView) {
+  return {
+    mode: view.mode,
+    primary: view.primary ?? null,
+    replicas:
+      view.replicas?.map((r) => ({ address: r.address, state: r.state, lag_seconds: r.lagSeconds, behind_bytes: r.behindBytes })) ?? null,
+  };
 }
 
 export function registerHealth(app: FastifyInstance, routing: ServedRouting, metrics: GatewayMetrics, deps: HealthDeps): void {
@@ -22,11 +35,12 @@ export function registerHealth(app: FastifyInstance, routing: ServedRouting, met
       return { status: 'not ready', reason: waiting };
     }
     // Nor while the store (Redis) does not answer: priced requests and new keys would get 503.
-    const ready = { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length };
+    const redis = deps.redis === undefined ? {} : { redis: redisDetail(deps.redis()) };
+    const ready = { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length, ...redis };
     if (deps.store.healthy) return ready;
     if (deps.failOpen) return { ...ready, store: 'unavailable' };
     reply.code(503);
-    return { status: 'not ready', reason: 'the store (Redis) does not answer' };
+    return { status: 'not ready', reason: 'the store (Redis) does not answer', ...redis };
   });
   app.get('/metrics', { config: PUBLIC }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);

@@ -84,11 +84,21 @@ describe('Redis behind Sentinel', { timeout: HANG_MS }, () => {
     }
   }
 
-  it('serves through the primary the Sentinels name, queue mode included', async () => {
+  it('serves through the primary the Sentinels name, queue mode included, and says which in /readyz and /metrics', async () => {
     for (const gw of gateways) assert.equal((await chat(gw)).status, 200);
     for (const gw of gateways) assert.equal((await chat(gw, 'queued')).status, 200);
+    const primary = `127.0.0.1:${await group.primaryPort()}`;
     const ready = await gateways[0]!.get('/readyz');
     assert.equal(ready.status, 200);
+    assert.deepEqual([ready.body.redis.mode, ready.body.redis.primary], ['sentinel', primary]);
+    // The replicas as the primary reports them, read in the background.
+    const replicas = await eventually(async () => (await gateways[0]!.get('/readyz')).body.redis.replicas, "the primary's replicas read");
+    assert.equal(replicas.length, 2);
+    for (const replica of replicas)
+      assert.deepEqual([replica.state, typeof replica.lag_seconds, typeof replica.behind_bytes], ['online', 'number', 'number']);
+    const metrics = (await gateways[0]!.get('/metrics')).body as string;
+    assert.match(metrics, new RegExp(`^tollgate_redis_info\\{mode="sentinel",primary="${primary.replaceAll('.', '\\.')}"\\} 1$`, 'm'));
+    assert.equal(metrics.match(/^tollgate_redis_replica_behind_bytes\{/gm)?.length, 2);
   });
 
   it('follows a failover under load: every request answered, 200 or 503 with Retry-After, and nothing charged beyond what was served', async () => {
@@ -118,6 +128,15 @@ describe('Redis behind Sentinel', { timeout: HANG_MS }, () => {
       { timeoutMs: CONVERGE_MS },
     );
     assert.ok(group.nodes.has(promoted));
+    // /readyz names the new primary once the gateways are on it.
+    for (const gw of gateways)
+      await eventually(
+        async () => (await gw.get('/readyz')).body.redis?.primary === `127.0.0.1:${promoted}`,
+        'the new primary in /readyz',
+        {
+          timeoutMs: CONVERGE_MS,
+        },
+      );
     // Both gateways serve again, on the new primary.
     const before = answers.length;
     await eventually(
