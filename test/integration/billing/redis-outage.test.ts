@@ -51,7 +51,12 @@ test('with Redis down: priced routers fail closed with 503, unpriced ones serve,
   // Not ready while priced requests and new keys get 503; the gateway failing open serves on, so stays ready.
   const notReady = await closed.get('/readyz');
   assert.equal(notReady.status, 503);
-  assert.deepEqual(notReady.body, { status: 'not ready', reason: 'the store (Redis) does not answer' });
+  // It says which Redis it waits for: no primary while it is down.
+  assert.deepEqual(notReady.body, {
+    status: 'not ready',
+    reason: 'the store (Redis) does not answer',
+    redis: { mode: 'single', primary: null, replicas: notReady.body.redis.replicas },
+  });
   const ready = await open.get('/readyz');
   assert.equal(ready.status, 200);
   assert.equal(ready.body.store, 'unavailable');
