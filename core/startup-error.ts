@@ -38,14 +38,10 @@ export function storeProblem(url: string, error: unknown, why?: string): Startup
   return new StartupError(`cannot reach Redis at ${redactedUrl(url)}: ${why ?? (error as Error).message}`);
 }
 
-/** A Redis URL fit to print: without its user name and password. */
+/** A Redis URL fit to print: without its user name and password (redis-target.ts says how). */
 export function redactedUrl(url: string): string {
   try {
-    if (url.includes('+sentinel://')) return describeTarget(redisTarget(url));
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.toString();
+    return describeTarget(redisTarget(url));
   } catch {
     return 'the Redis URL given';
   }

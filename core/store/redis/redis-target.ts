@@ -97,7 +97,12 @@ export function clientArguments(target: RedisTarget, options: RedisOptions): [st
 
 /** The target for logs and messages: addresses and names, never a password. */
 export function describeTarget(target: RedisTarget): string {
-  if (target.mode === 'single') return target.url.replace(/\/\/[^@/]*@/, '//***@');
+  if (target.mode === 'single') {
+    const parsed = new URL(target.url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  }
   const sentinels = target.sentinels.map((s) => (s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`)).join(',');
   return `${target.tls ? 'rediss' : 'redis'}+sentinel://${sentinels}/${target.master}/${target.db}`;
 }
