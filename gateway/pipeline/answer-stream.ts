@@ -62,7 +62,7 @@ export async function answerStream(
       ttftMs: reading.ttftMs,
       incomplete: failure !== undefined,
       chunks: reading.chunks,
-      output: () => reading.produced.text(),
+      output: call.trace && (() => reading.produced.text()),
     },
     to,
   );

@@ -52,7 +52,8 @@ export async function answerWhole(
     if (call.conversation) await call.conversation.keep(answer);
     text = JSON.stringify(answer);
   }
-  const output = () => (translated ? translated.text() : result.kind === 'text' ? result.text : undefined);
+  // Asked for only by a trace that records content: no closure on an untraced request's path.
+  const output = call.trace && (() => (translated ? translated.text() : result.kind === 'text' ? result.text : undefined));
   ended(call, { status: 200, forwarded, usage, upstreamSeconds, ttftMs: null, incomplete: false, output }, to);
   headers['content-type'] = contentType;
   return { headers, text };
