@@ -8,7 +8,6 @@
 // (the other is ready too), and when it is killed the other takes over.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { hashKey } from '../../core/accounts/api-keys.ts';
@@ -22,6 +21,7 @@ import { startOperatorProcess, type OperatorProcess } from './support/operator-p
 import { getObject, until, type Conditioned } from './support/poll.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 import { startPrometheus } from '../support/prometheus.ts';
+import { dashboardQueries, readDashboard } from '../support/dashboard.ts';
 
 const path = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
 const TEAM = 'team-a';
@@ -449,13 +449,11 @@ describe('tollgate operator against a real API server and Redis', () => {
       ruleFiles: [path('charts/tollgate/alerts/tollgate-rules.yaml')],
     });
     try {
-      const dashboard = JSON.parse(await readFile(path('charts/tollgate/dashboards/tollgate-overview.json'), 'utf8')) as {
-        panels: { title: string; targets?: { expr: string }[] }[];
-      };
-      const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).filter((e) => e.includes('tollgate_operator_'));
+      const queries = dashboardQueries(await readDashboard(), { $__rate_interval: '1m' })
+        .map((q) => q.expr)
+        .filter((e) => e.includes('tollgate_operator_'));
       assert.ok(queries.length >= 2, queries.join('; '));
-      for (const expr of queries) {
-        const filled = expr.replaceAll('$__rate_interval', '1m');
+      for (const filled of queries) {
         // A rate needs two scrapes of the counter (one a second).
         await until(
           async () => (await prometheus.query(filled)).some((s) => Number.isFinite(Number(s.value[1]))),

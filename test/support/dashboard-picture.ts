@@ -6,13 +6,7 @@
 // is not packaged for Debian): the panels' queries, layout and titles are the dashboard's own.
 import { chromium } from 'playwright-core';
 import type { RunningPrometheus, RangeSeries } from './prometheus.ts';
-
-interface Panel {
-  readonly type: string;
-  readonly title: string;
-  readonly gridPos: { readonly x: number; readonly y: number; readonly w: number; readonly h: number };
-  readonly targets?: readonly { readonly expr: string; readonly legendFormat?: string }[];
-}
+import { fillVariables, type Dashboard } from './dashboard.ts';
 
 export interface DrawnPanel {
   readonly title: string;
@@ -71,7 +65,7 @@ function rows(series: readonly (RangeSeries & { name: string })[], big: boolean)
  * Grafana's variables as `variables` says, into a PNG at `path`; resolves with what each panel drew.
  */
 export async function drawDashboard(
-  dashboard: { readonly title: string; readonly panels: readonly Panel[] },
+  dashboard: Dashboard,
   prometheus: RunningPrometheus,
   range: { readonly start: number; readonly end: number },
   variables: Readonly<Record<string, string>>,
@@ -79,7 +73,6 @@ export async function drawDashboard(
 ): Promise<DrawnPanel[]> {
   const drawn: DrawnPanel[] = [];
   const boxes: string[] = [];
-  const fill = (expr: string) => Object.entries(variables).reduce((text, [name, value]) => text.replaceAll(name, value), expr);
   for (const panel of dashboard.panels) {
     const { x, y, w, h } = panel.gridPos;
     const style = `left:${x * COLUMN_PX}px;top:${y * ROW_PX}px;width:${w * COLUMN_PX - 6}px;height:${h * ROW_PX - 6}px`;
@@ -90,7 +83,7 @@ export async function drawDashboard(
     const series: (RangeSeries & { name: string })[] = [];
     for (const target of panel.targets ?? []) {
       const step = Math.max(1, Math.round((range.end - range.start) / 120));
-      for (const s of await prometheus.queryRange(fill(target.expr), range.start, range.end, step))
+      for (const s of await prometheus.queryRange(fillVariables(target.expr, variables), range.start, range.end, step))
         series.push({ ...s, name: legend(target.legendFormat, s.metric) });
     }
     drawn.push({ title: panel.title, series: series.length });

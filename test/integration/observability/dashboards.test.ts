@@ -6,7 +6,7 @@
 // timing is in test/e2e/chart/alert-rules.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
@@ -18,6 +18,7 @@ import { testBed, type BedGateway } from '../../support/test-bed.ts';
 import { eventually } from '../../support/eventually.ts';
 import { CONVERGE_MS } from '../../support/patience.ts';
 import { drawDashboard } from '../../support/dashboard-picture.ts';
+import { dashboardQueries, readDashboard } from '../../support/dashboard.ts';
 
 /** Where the tests' pictures go (as the Playground's screenshots). */
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'test-output', 'screenshots');
@@ -27,24 +28,6 @@ const bed = testBed({ redis: true });
 const RULES = join(CHART, 'alerts/tollgate-rules.yaml');
 /** Panels of the operator alone (test/e2e/operator.test.ts runs them): no operator runs here. */
 const OPERATOR_METRICS = /tollgate_operator_/;
-
-interface Target {
-  readonly panel: string;
-  readonly expr: string;
-}
-
-/** Every query of the dashboard, with Grafana's variables as a dashboard of the last minutes fills them. */
-async function dashboardQueries(): Promise<Target[]> {
-  const dashboard = JSON.parse(await readFile(join(CHART, 'dashboards/tollgate-overview.json'), 'utf8')) as {
-    panels: { title: string; targets?: { expr: string }[] }[];
-  };
-  return dashboard.panels.flatMap((panel) =>
-    (panel.targets ?? []).map((target) => ({
-      panel: panel.title,
-      expr: target.expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m').replaceAll('$router', '.*'),
-    })),
-  );
-}
 
 const keys = { alice: generateKey().secret, dave: generateKey().secret };
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -159,7 +142,9 @@ describe('the dashboard and the alerts, on Prometheus scraping a gateway', () =>
   it('returns numbers for every query of the dashboard', async () => {
     await traffic(0);
     await traffic(1);
-    const queries = (await dashboardQueries()).filter((q) => !OPERATOR_METRICS.test(q.expr));
+    const queries = dashboardQueries(await readDashboard(), { $__rate_interval: '1m', $__range: '5m', $router: '.*' }).filter(
+      (q) => !OPERATOR_METRICS.test(q.expr),
+    );
     assert.ok(queries.length >= 25, `${queries.length} queries`);
     for (const { panel, expr } of queries) {
       // What the gateway reports at scrape time (a breaker opened, an alert delivered) is a scrape away.
@@ -176,7 +161,7 @@ describe('the dashboard and the alerts, on Prometheus scraping a gateway', () =>
   });
 
   it('draws every panel of the dashboard (the picture in docs/observability.md)', async () => {
-    const dashboard = JSON.parse(await readFile(join(CHART, 'dashboards/tollgate-overview.json'), 'utf8'));
+    const dashboard = await readDashboard();
     await mkdir(SCREENSHOTS, { recursive: true });
     const end = Math.ceil(Date.now() / 1000);
     const drawn = await drawDashboard(
@@ -187,9 +172,7 @@ describe('the dashboard and the alerts, on Prometheus scraping a gateway', () =>
       join(SCREENSHOTS, 'dashboard-tollgate-overview.png'),
     );
     const operatorPanels = new Set(
-      dashboard.panels
-        .filter((p: { targets?: { expr: string }[] }) => p.targets?.some((t) => OPERATOR_METRICS.test(t.expr)))
-        .map((p: { title: string }) => p.title),
+      dashboard.panels.filter((p) => p.targets?.some((t) => OPERATOR_METRICS.test(t.expr))).map((p) => p.title),
     );
     assert.deepEqual(
       drawn.filter((panel) => panel.series === 0 && !operatorPanels.has(panel.title)).map((panel) => panel.title),
