@@ -5,6 +5,7 @@
 // committed docs differ). Both planes declare theirs with it: gateway/config/settings.ts and
 // operator/settings.ts.
 import { redisTarget } from './store/redis/redis-target.ts';
+import type { Durability } from './store/redis/redis-durability.ts';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log.ts';
 import { ROUTING_MODES } from './resources/kinds.ts';
@@ -155,3 +156,49 @@ export const REDIS_PASSWORD_SETTINGS = {
     doc: "The Sentinels' own password (`requirepass` of the Sentinels), for a `redis+sentinel://` URL.",
   },
 } as const satisfies Settings;
+
+/**
+ * The bound on what a Redis failover may lose (core/store/redis/redis-durability.ts): shared by
+ * the gateways, which settle and admit, and the operator, which writes users, keys and budgets.
+ */
+export const REDIS_DURABILITY_SETTINGS = {
+  redisWaitReplicas: {
+    schema: z.coerce.number().int().min(0).max(16).default(0),
+    value: '<n>',
+    env: 'TOLLGATE_REDIS_WAIT_REPLICAS',
+    help: 'replicas that must confirm each charge and each user, key or budget change before it counts (Redis WAIT); 0: off',
+    doc:
+      'The failover loss bound ([redis.md](redis.md#what-a-failover-may-lose)): each admission, settlement and user, key or team change counts only once this many replicas ' +
+      'confirm it (Redis `WAIT`), so a failover cannot reset `spent` below what callers were served. Not confirmed in time: the admission or the change answers 503, and a ' +
+      'settlement is sent again. Budget leases are then not taken (`--lease-requests` is ignored). `0`: off, as plain Redis.',
+  },
+  redisWaitTimeoutMs: {
+    schema: z.coerce.number().int().min(1).max(10_000).default(500),
+    value: '<ms>',
+    env: 'TOLLGATE_REDIS_WAIT_TIMEOUT_MS',
+    help: 'with --redis-wait-replicas: how long to wait for the replicas to confirm a write',
+    doc: 'With `--redis-wait-replicas`: how long a write waits for its replicas (the `WAIT` timeout); the writes wait on a connection of their own.',
+  },
+  redisSettleRetrySeconds: {
+    schema: z.coerce.number().int().min(1).max(86_400).default(120),
+    value: '<s>',
+    env: 'TOLLGATE_REDIS_SETTLE_RETRY_SECONDS',
+    help: 'with --redis-wait-replicas: how long a settlement not yet confirmed is sent again before it is given up',
+    doc:
+      'With `--redis-wait-replicas`: how long a settlement the replicas have not confirmed is sent again (4 times a second) before it is given up and logged. Keep it above ' +
+      "your Sentinels' failover time. Each settlement leaves a mark in Redis for this long plus a minute, so that one sent twice is charged once.",
+  },
+} as const satisfies Settings;
+
+/** The store's durability option from the settings above (off when no replica is asked for). */
+export function durabilityOf(settings: {
+  redisWaitReplicas: number;
+  redisWaitTimeoutMs: number;
+  redisSettleRetrySeconds: number;
+}): Durability {
+  return {
+    replicas: settings.redisWaitReplicas,
+    timeoutMs: settings.redisWaitTimeoutMs,
+    retryForMs: settings.redisSettleRetrySeconds * 1000,
+  };
+}

@@ -5,6 +5,7 @@ import { endpointSlices, endpointSliceVersion, SERVICE_NAME_LABEL, type Endpoint
 import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, type ResourceType } from '../core/kubernetes/kube-client.ts';
 import type { Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
+import { durabilityOf } from '../core/settings.ts';
 import { logLayout } from '../core/store/redis/layout-check.ts';
 import { DAILY_TOTALS_DAYS } from '../core/store/usage-days.ts';
 import { Controller } from './controller.ts';
@@ -93,6 +94,8 @@ async function startLoops(
     usageRetentionMs: DAILY_TOTALS_DAYS * DAY_MS,
     onConnectionError: (error) => log.warn({ err: error }, 'Redis connection failed; retrying'),
     credentials: { password: settings.redisPassword, sentinelPassword: settings.redisSentinelPassword },
+    // Users, keys and budgets it writes count once the replicas asked for have them.
+    durability: durabilityOf(settings),
   });
   logLayout(log, store.layout);
   // The handlers reach the controller, which reads the informers' caches: built right below.

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { KubeConnectionSettings } from '../core/kubernetes/kube-client.ts';
 import {
+  REDIS_DURABILITY_SETTINGS,
   REDIS_PASSWORD_SETTINGS,
   RedisUrl,
   describeIssues,
@@ -90,6 +91,7 @@ export const OPERATOR_SETTINGS = {
     help: 'Redis the gateways share: users, key hashes, budgets, usage (redis[s]://host:port, or redis[s]+sentinel://sentinel:26379,.../<master>)',
   },
   ...REDIS_PASSWORD_SETTINGS,
+  ...REDIS_DURABILITY_SETTINGS,
   statusPeriodSeconds: {
     schema: z.coerce.number().min(1).max(3600).default(15),
     value: '<s>',

@@ -24,3 +24,20 @@ export class KeyLimitError extends Error {
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
+
+/**
+ * A write the Redis primary made but too few replicas confirmed in time (the failover loss bound,
+ * redis/redis-durability.ts): it may not survive a failover, so it does not count (503).
+ */
+export class ReplicasUnconfirmedError extends StoreUnavailableError {
+  override name = 'ReplicasUnconfirmedError';
+  /** Whether the write was made on the primary (else it was refused before, the replicas being behind). */
+  readonly written: boolean;
+  /** The replies of the commands whose writes were not confirmed (a ledger batch's), when they ran. */
+  readonly replies: unknown;
+  constructor(message: string, written: boolean, replies?: unknown) {
+    super(message);
+    this.written = written;
+    this.replies = replies;
+  }
+}

@@ -240,6 +240,22 @@ export const errors = {
   // The gateway itself
   storeUnavailable: () =>
     new ApiError('store_unavailable', 'The gateway cannot reach its store right now; try again shortly', { headers: STORE_RETRY_AFTER }),
+  /** A change made on the Redis primary that its replicas did not confirm in time (--redis-wait-replicas). */
+  storeUnconfirmed: () =>
+    new ApiError(
+      'store_unavailable',
+      "The change was written, but Redis' replicas did not confirm it in time, so a failover could lose it: check it shortly, and make it again if it is missing",
+      { headers: STORE_RETRY_AFTER },
+    ),
+  /** Writes refused before they are made: Redis' replicas have not confirmed the latest ones (--redis-wait-replicas). */
+  storeBehind: () =>
+    new ApiError(
+      'store_unavailable',
+      "The gateway cannot make changes right now: its store's replicas have not confirmed the latest ones; try again shortly",
+      {
+        headers: STORE_RETRY_AFTER,
+      },
+    ),
   /** The store down when a priced request is admitted, and the gateway fails closed (the default). */
   budgetsUnavailable: () =>
     new ApiError('store_unavailable', 'Budgets cannot be checked right now (the store is unavailable); try again shortly', {

@@ -12,7 +12,7 @@ import { HTTP_SETTINGS } from './settings/http.ts';
 import { KUBERNETES_SETTINGS } from './settings/kubernetes.ts';
 import { QUEUE_SETTINGS } from './settings/queue.ts';
 import { REDIS_URL_SETTING, STORE_SETTINGS } from './settings/store.ts';
-import { REDIS_PASSWORD_SETTINGS } from '../../core/settings.ts';
+import { REDIS_DURABILITY_SETTINGS, REDIS_PASSWORD_SETTINGS } from '../../core/settings.ts';
 import { Bool } from './settings/value-schemas.ts';
 
 /** Every setting of `tollgate gateway`, once: flags, variables, --help and docs come from here. */
@@ -30,6 +30,7 @@ export const GATEWAY_SETTINGS = {
   ...FAILURE_SETTINGS,
   redisUrl: REDIS_URL_SETTING,
   ...REDIS_PASSWORD_SETTINGS,
+  ...REDIS_DURABILITY_SETTINGS,
   ...ALERT_SETTINGS,
   ...STORE_SETTINGS,
   ...QUEUE_SETTINGS,

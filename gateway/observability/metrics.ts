@@ -219,6 +219,26 @@ export class GatewayMetrics {
       for (const replica of this.#redisSource()?.replicas ?? []) set({ replica: replica.address }, replica.behindBytes);
     },
   );
+  readonly redisUnconfirmed = new Counter({
+    name: 'tollgate_redis_writes_unconfirmed_total',
+    help: 'With --redis-wait-replicas: tries of a write the replicas did not confirm in time (or Redis did not answer), by kind: admission (answered 503), settlement (sent again), change (answered 503).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: () => {
+      const counts = this.#redisSource()?.durability?.unconfirmed;
+      this.redisUnconfirmed.reset();
+      if (counts) for (const [kind, n] of Object.entries(counts)) this.redisUnconfirmed.inc({ kind }, n);
+    },
+  });
+  readonly redisPendingSettlements = this.#scrapedGauge(
+    'tollgate_redis_settlements_pending',
+    'With --redis-wait-replicas: settlements the replicas have not confirmed yet, being sent again.',
+    [],
+    (set) => {
+      const durability = this.#redisSource()?.durability;
+      if (durability) set({}, durability.pendingSettlements);
+    },
+  );
   readonly snapshotInfo = new Gauge({
     name: 'tollgate_routing_snapshot_info',
     help: 'The routing snapshot this process serves (value 1, version as a label).',

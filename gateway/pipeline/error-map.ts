@@ -20,7 +20,13 @@ import {
   RequestRejectedError,
 } from '../routing/routing-errors.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
-import { ConflictError, KeyLimitError, NotFoundError, StoreUnavailableError } from '../../core/store/store-errors.ts';
+import {
+  ConflictError,
+  KeyLimitError,
+  NotFoundError,
+  ReplicasUnconfirmedError,
+  StoreUnavailableError,
+} from '../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../kubernetes/write-errors.ts';
 import { ApiError, errors } from '../api/api-error.ts';
 import { rateLimitHeaders } from '../api/rate-limit-headers.ts';
@@ -51,6 +57,7 @@ export function publicError(error: unknown): ApiError | undefined {
   if (error instanceof ConflictError) return errors.conflict(error.message);
   if (error instanceof NotFoundError) return errors.notFound(error.message);
   if (error instanceof KeyLimitError) return errors.tooManyKeys(error.limit);
+  if (error instanceof ReplicasUnconfirmedError) return error.written ? errors.storeUnconfirmed() : errors.storeBehind();
   if (error instanceof StoreUnavailableError) return errors.storeUnavailable();
   if (error instanceof InvalidResourceError) return errors.invalidRequest(error.message, error.param);
   if (error instanceof KubernetesWriteError) return errors.kubernetesError(error.message);

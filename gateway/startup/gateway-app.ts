@@ -13,6 +13,7 @@ import { KEY_PREFIX } from '../../core/accounts/api-keys.ts';
 import { StartupError, storeProblem } from '../../core/startup-error.ts';
 import { DAY_MS } from '../../core/time.ts';
 import { DEFAULT_RESPONSE_LIMITS } from '../../core/store/responses.ts';
+import { durabilityOf } from '../../core/settings.ts';
 
 /** The store; a Redis that cannot be reached at start-up, or holds a layout this build does not read, is a StartupError naming why. */
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
@@ -30,6 +31,7 @@ export async function openStore(settings: GatewaySettings): Promise<RedisStore |
       commandTimeoutMs: settings.redisCommandTimeoutMs,
       onConnectionError: (error) => (lastError = error),
       credentials: { password: settings.redisPassword, sentinelPassword: settings.redisSentinelPassword },
+      durability: durabilityOf(settings),
     });
   } catch (error) {
     throw storeProblem(settings.redisUrl, error, lastError?.message);

@@ -1,4 +1,4 @@
-// A Redis Sentinel group on loopback, as production runs one: a primary, replicas following it, and
+// A primary with replicas, and a Redis Sentinel group on loopback, as production runs one: a primary, replicas following it, and
 // Sentinels watching it (a quorum of two), with a short down-after so a failover takes seconds.
 // Debian's redis-server runs each (`--sentinel` for the Sentinels).
 import { Redis } from 'ioredis';
@@ -31,13 +31,30 @@ async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Pro
   }
 }
 
-export async function startSentinelGroup(options: { replicas?: number; sentinels?: number } = {}): Promise<SentinelGroup> {
+export interface ReplicatedRedis {
+  readonly primary: RunningRedis;
+  readonly replicas: readonly RunningRedis[];
+  stop(): Promise<void>;
+}
+
+/** A primary and `count` replicas following it, returned once every replica is in sync (a replica promoted before its first sync would be empty). */
+export async function startReplicatedRedis(count: number): Promise<ReplicatedRedis> {
   // A full sync starts at once, rather than after the 5 s Redis waits for more replicas to join it.
   const sync = ['--repl-diskless-sync-delay', '0'];
   const primary = await startRedis({ args: sync });
   const replicas = await Promise.all(
-    Array.from({ length: options.replicas ?? 2 }, () => startRedis({ args: [...sync, '--replicaof', '127.0.0.1', String(primary.port)] })),
+    Array.from({ length: count }, () => startRedis({ args: [...sync, '--replicaof', '127.0.0.1', String(primary.port)] })),
   );
+  await eventually(
+    async () => (await ask(primary.port, (c) => c.info('replication'))).split('state=online').length - 1 === replicas.length,
+    'the replicas in sync with the primary',
+    { timeoutMs: CONVERGE_MS },
+  );
+  return { primary, replicas, stop: async () => void (await Promise.all([primary, ...replicas].map((node) => node.stop()))) };
+}
+
+export async function startSentinelGroup(options: { replicas?: number; sentinels?: number } = {}): Promise<SentinelGroup> {
+  const { primary, replicas } = await startReplicatedRedis(options.replicas ?? 2);
   const config = [
     `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${primary.port} 2`,
     `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
@@ -62,12 +79,7 @@ export async function startSentinelGroup(options: { replicas?: number; sentinels
       await Promise.all([...sentinels, ...nodes.values()].map((node) => node.stop()));
     },
   };
-  // Ready once the replicas follow the primary and every Sentinel knows the others (a failover needs the quorum).
-  await eventually(
-    async () => (await ask(primary.port, (c) => c.info('replication'))).split('state=online').length - 1 === replicas.length,
-    'the replicas in sync with the primary',
-    { timeoutMs: CONVERGE_MS },
-  );
+  // Ready once every Sentinel knows the others (a failover needs the quorum).
   await eventually(
     async () => {
       const counts = await Promise.all(

@@ -73,6 +73,21 @@ admin-key
 {{- end -}}
 
 {{/* The env entry both components read Redis's URL from; fails early when it is not configured. */}}
+{{/*
+The failover loss bound (redis.durability), for the processes that write money or access: the
+gateways and the operator.
+*/}}
+{{- define "tollgate.redisDurabilityEnv" -}}
+{{- with .Values.redis.durability }}
+- name: TOLLGATE_REDIS_WAIT_REPLICAS
+  value: {{ .waitReplicas | quote }}
+- name: TOLLGATE_REDIS_WAIT_TIMEOUT_MS
+  value: {{ .waitTimeoutMs | quote }}
+- name: TOLLGATE_REDIS_SETTLE_RETRY_SECONDS
+  value: {{ .settleRetrySeconds | quote }}
+{{- end }}
+{{- end -}}
+
 {{- define "tollgate.redisUrlEnv" -}}
 {{- if eq .Values.redis.mode "external" -}}
 {{- if and .Values.redis.external.url .Values.redis.external.existingSecret -}}

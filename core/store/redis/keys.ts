@@ -78,6 +78,8 @@ export const keys = {
   ledger: (id: string) => `${user(id)}:ledger`,
   /** Sorted set: members `<hold id>|<micros>`, scored by expiry (ms). */
   holds: (id: string) => `${user(id)}:holds`,
+  /** String: what a settlement charged, marking it done (the failover loss bound, lua/settle.lua); expires. */
+  settled: (id: string, settlement: string) => `${user(id)}:settled:${settlement}`,
   /** Hash: `<period kind>:<period index>` -> micros spent in that period. */
   history: (id: string) => `${user(id)}:history`,
   /** Hash: sliding-window counters of the user's rate limits on one router. */

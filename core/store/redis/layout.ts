@@ -90,9 +90,10 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     owner: 'redis-accounts.ts',
   },
   {
-    keys: ['tg:{[utk]:*}:ledger', 'tg:{[utk]:*}:holds', 'tg:{[utk]:*}:history', 'tg:{[utk]:*}:rl:*'],
-    kinds: ['hash', 'sorted set'],
-    holds: "each user's, team's and key's money spent and held, spending per period, and rate-limit windows",
+    keys: ['tg:{[utk]:*}:ledger', 'tg:{[utk]:*}:holds', 'tg:{[utk]:*}:history', 'tg:{[utk]:*}:rl:*', 'tg:{u:*}:settled:*'],
+    kinds: ['hash', 'sorted set', 'string'],
+    holds:
+      "each user's, team's and key's money spent and held, spending per period, and rate-limit windows; with the failover loss bound on, a mark per recent settlement (expiring)",
     owner: 'redis-ledger.ts',
   },
   {

@@ -5,8 +5,8 @@ import { subjectOf, type OtherLevel } from '../ledger.ts';
 import { levelKeys } from './keys.ts';
 import type { AdmitStep } from './redis-ledger-admission.ts';
 import { limitsOf } from './redis-ledger-common.ts';
+import { ReplicasUnconfirmedError } from '../store-errors.ts';
 import type { SettleStep } from './redis-ledger-settlement.ts';
-import type { LuaScript } from './scripts.ts';
 
 /** Most admissions and settlements sent in one script call. */
 export const MAX_BATCH = 128;
@@ -20,8 +20,12 @@ export interface Pending {
   readonly levels: readonly OtherLevel[] | undefined;
   readonly step: AdmitStep | SettleStep;
   readonly resolve: (reply: unknown) => void;
-  readonly reject: (error: unknown) => void;
+  /** `reply`: the step's own reply, when its batch ran but was not confirmed (redis-durability.ts). */
+  readonly reject: (error: unknown, reply?: unknown) => void;
 }
+
+/** Sends a batch (the script's one argument) to Redis; resolves with the script's reply. */
+export type SendBatch = (batch: string) => Promise<unknown>;
 
 /**
  * Sends the waiting requests in one script call and hands each its own reply. Each level's keys
@@ -29,7 +33,7 @@ export interface Pending {
  * and `x`, its other levels): the keys are most of a request's bytes, and a batch often holds
  * several requests of one user.
  */
-export function runBatch(waiting: Pending[], script: LuaScript, onFailure: () => void): void {
+export function runBatch(waiting: Pending[], send: SendBatch, onFailure: () => void): void {
   const batch = waiting.splice(0, waiting.length);
   if (batch.length === 0) return;
   const keySets: string[][] = [];
@@ -51,14 +55,16 @@ export function runBatch(waiting: Pending[], script: LuaScript, onFailure: () =>
     const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope), n: l.level, id: l.id, limits: limitsOf(l.policy) }));
     return { k, u: userId, ...step, x };
   });
-  script.run(JSON.stringify({ k: keySets, r: requests })).then(
+  send(JSON.stringify({ k: keySets, r: requests })).then(
     (replies) => {
       const parsed = JSON.parse(replies as string) as unknown[];
       for (const [i, entry] of batch.entries()) entry.resolve(parsed[i]);
     },
     (error: unknown) => {
       onFailure();
-      for (const entry of batch) entry.reject(error);
+      const ran =
+        error instanceof ReplicasUnconfirmedError && typeof error.replies === 'string' ? (JSON.parse(error.replies) as unknown[]) : [];
+      for (const [i, entry] of batch.entries()) entry.reject(error, ran[i]);
     },
   );
 }

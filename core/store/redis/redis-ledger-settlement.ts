@@ -16,6 +16,9 @@ export interface SettleStep extends StepTime {
   readonly ttl?: number;
   readonly granted_at?: number;
   readonly unused?: Partial<Record<RateLimitName, number>>;
+  /** With the failover loss bound on (redis-durability.ts): the key marking it done, and for how long (ms). */
+  readonly sk?: string;
+  readonly keep?: number;
 }
 
 /** A hold as a settlement step sees it: `micros` before the step; a lease's also says what is left after it, held for `ttlMs`. */

@@ -20,12 +20,14 @@ import {
 import { randomId } from '../../ids.ts';
 import { BudgetLease, BUDGET_LEASES } from './redis-budget-lease.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
-import { defineScript, type LuaScript } from './scripts.ts';
+import { defineScript, type ScriptParts } from './scripts.ts';
 import { readAdmission, type AdmitReply } from './redis-ledger-admission.ts';
 import { readBalance } from './redis-ledger-balance.ts';
-import { MAX_BATCH, runBatch, type Pending } from './redis-ledger-batch.ts';
+import { MAX_BATCH, runBatch, type Pending, type SendBatch } from './redis-ledger-batch.ts';
 import { ledgerPrelude, limitsOf, stepTime } from './redis-ledger-common.ts';
 import { leaseHold, settleStep, type SettleStep } from './redis-ledger-settlement.ts';
+import { markKeptMs, mayRetry, RETRY_DELAY_MS, type ReplicaConfirmation } from './redis-durability.ts';
+import { keys } from './keys.ts';
 
 /** A user's leases on one router (or on none, scope '-'): the one open, and whether one is being asked for. */
 interface LeaseSlot {
@@ -41,12 +43,26 @@ export interface RedisLedgerOptions {
   readonly leaseRequests: number;
   /** Whether the connection is up: leases admit only then, so an outage answers as one at once. */
   readonly healthy: () => boolean;
+  /**
+   * The failover loss bound (redis-durability.ts): batches go on its connection, each followed by
+   * WAIT. Leases are then not taken: each admission is confirmed on its own.
+   */
+  readonly confirmation?: ReplicaConfirmation;
 }
+
+/** Redis scripts cannot import one another: the shared functions and both steps are loaded before ledger.lua, which runs the batch. */
+const LEDGER_SCRIPT: ScriptParts = { prelude: ledgerPrelude(), before: ['ledger-common', 'admit', 'settle'] };
 
 export class RedisLedger implements Ledger {
   readonly #redis: Redis;
-  readonly #run: LuaScript;
+  readonly #sendBatch: SendBatch;
+  readonly #confirmation: ReplicaConfirmation | undefined;
   readonly #waiting: Pending[] = [];
+  /** Settlements whose batch was not confirmed, waiting to be sent again (durability on). */
+  readonly #unconfirmed: Pending[] = [];
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** Settlements not yet confirmed (durability on): close() waits a while for them. */
+  readonly #unsettled = new Set<Promise<unknown>>();
   readonly #options: RedisLedgerOptions;
   readonly #slots = new Map<string, LeaseSlot>();
   /** Leases that requests in flight were admitted against, by the request's hold id. */
@@ -55,9 +71,16 @@ export class RedisLedger implements Ledger {
   constructor(redis: Redis, options: RedisLedgerOptions) {
     this.#redis = redis;
     this.#options = options;
-    // Redis scripts cannot import one another: the shared functions and both steps are loaded
-    // before ledger.lua, which runs the batch.
-    this.#run = defineScript(redis, 'ledger', 0, { prelude: ledgerPrelude(), before: ['ledger-common', 'admit', 'settle'] });
+    const confirmation = options.confirmation;
+    if (confirmation === undefined) {
+      const run = defineScript(redis, 'ledger', 0, LEDGER_SCRIPT);
+      this.#sendBatch = (batch) => run.run(batch);
+      return;
+    }
+    this.#confirmation = confirmation;
+    const script = defineScript(confirmation.connection, 'ledger', 0, LEDGER_SCRIPT);
+    // The batch and its WAIT in one round trip: the batch's replies count only once confirmed.
+    this.#sendBatch = (batch) => confirmation.run((pipeline) => script.queue(pipeline, batch));
   }
 
   /**
@@ -65,6 +88,13 @@ export class RedisLedger implements Ledger {
    * with the admission while the user is far from every limit (redis-lease.ts).
    */
   admit(userId: string, admission: Admission): Promise<AdmissionResult> {
+    if (this.#confirmation) {
+      try {
+        this.#confirmation.refuseWhileBehind('admission');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (this.#options.leaseRequests === 0) return this.#admitInRedis(userId, admission);
     const slotKey = slotOf(userId, admission);
     let slot = this.#slots.get(slotKey);
@@ -153,7 +183,16 @@ export class RedisLedger implements Ledger {
           may_wait: mayWait,
         },
         resolve: (reply) => resolve(readAdmission(reply as (string | number)[])),
-        reject,
+        reject: (error) => {
+          // Durability on: a hold that may have been taken, but not confirmed, is given back
+          // rather than left to expire (giving back one never taken changes nothing).
+          if (this.#confirmation && mayRetry(error)) {
+            this.#confirmation.count('admission');
+            if (hold)
+              void this.#settleStep(userId, rate?.scope ?? '-', admission.levels, settleStep(now, hold, 0n, 0, undefined)).catch(() => {});
+          }
+          reject(error);
+        },
       });
     });
   }
@@ -165,8 +204,10 @@ export class RedisLedger implements Ledger {
     const lease = hold && this.#leased.get(hold.id);
     if (lease) this.#leased.delete(hold!.id);
     const step = lease ? leaseHold(lease, lease.settle(hold!.micros, actualMicros)) : hold;
-    // Redis does not answer: refused at once (the hold expires by itself) rather than waiting out the command timeout.
-    if (!this.#options.healthy()) return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
+    // Redis does not answer: refused at once (the hold expires by itself) rather than waiting out
+    // the command timeout; with durability on, kept to be sent again (#settleStep).
+    if (!this.#confirmation && !this.#options.healthy())
+      return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
     return this.#settleStep(
       userId,
       rate?.scope ?? '-',
@@ -176,6 +217,8 @@ export class RedisLedger implements Ledger {
   }
 
   #settleStep(userId: string, scope: string, levels: readonly OtherLevel[] | undefined, step: SettleStep): Promise<SettleResult> {
+    const confirmation = this.#confirmation;
+    if (confirmation) return this.#settleConfirmed(userId, scope, levels, step, confirmation);
     return new Promise((resolve, reject) => {
       this.#add({
         userId,
@@ -186,6 +229,69 @@ export class RedisLedger implements Ledger {
         reject,
       });
     });
+  }
+
+  /**
+   * Durability on: the settlement is marked with an id of its own (lua/settle.lua), and sent again
+   * until a batch holding it is confirmed on the replicas, for up to `retryForMs`: a failover
+   * neither loses it nor, when the first try did land, charges it twice.
+   */
+  #settleConfirmed(
+    userId: string,
+    scope: string,
+    levels: readonly OtherLevel[] | undefined,
+    step: SettleStep,
+    confirmation: ReplicaConfirmation,
+  ): Promise<SettleResult> {
+    const since = Date.now();
+    const { retryForMs } = confirmation.settings;
+    const marked: SettleStep = {
+      ...step,
+      sk: keys.settled(userId, randomId()),
+      keep: markKeptMs(confirmation.settings),
+    };
+    const settled = new Promise<SettleResult>((resolve, reject) => {
+      const entry: Pending = {
+        userId,
+        scope,
+        levels,
+        step: marked,
+        resolve: (charged) => resolve({ chargedMicros: BigInt(charged as string | number) }),
+        reject: (error) => {
+          if (!mayRetry(error)) return reject(error);
+          confirmation.count('settlement');
+          if (Date.now() - since < retryForMs) this.#sendAgain(entry);
+          else reject(error);
+        },
+      };
+      if (this.#options.healthy() && !confirmation.behind) this.#add(entry);
+      else this.#sendAgain(entry);
+    });
+    this.#unsettled.add(settled);
+    const done = () => this.#unsettled.delete(settled);
+    settled.then(done, done);
+    return settled;
+  }
+
+  /** Sends the settlement again in a while, with the others not yet confirmed. */
+  #sendAgain(entry: Pending): void {
+    this.#unconfirmed.push(entry);
+    this.#retryTimer ??= setTimeout(() => {
+      this.#retryTimer = undefined;
+      for (const again of this.#unconfirmed.splice(0)) this.#add(again);
+    }, RETRY_DELAY_MS);
+  }
+
+  /** Settlements not yet confirmed on the replicas (durability on), being sent again. */
+  get pendingSettlements(): number {
+    return this.#unsettled.size;
+  }
+
+  /** Waits up to `ms` for the settlements not yet confirmed (durability on), so a gateway that stops loses none it could still send. */
+  async drain(ms: number): Promise<void> {
+    if (this.#unsettled.size === 0) return;
+    const timer = sleep(ms, undefined, { ref: false });
+    await Promise.race([Promise.allSettled([...this.#unsettled]), timer]);
   }
 
   /** Ends the slot's lease: its hold shrinks to what requests in flight hold, and its unused rate-limit room goes back. */
@@ -235,7 +341,7 @@ export class RedisLedger implements Ledger {
   }
 
   #flush(): void {
-    runBatch(this.#waiting, this.#run, () => this.#dropLeases());
+    runBatch(this.#waiting, this.#sendBatch, () => this.#dropLeases());
   }
 
   balance(subject: string, now: number): Promise<Balance> {

@@ -39,6 +39,7 @@ import type { ProviderHealthStore } from '../provider-health.ts';
 import { RedisEngineSignals } from './redis-engine-signals.ts';
 import type { EngineSignalStore } from '../engine-signals.ts';
 import { unavailable } from './unavailable.ts';
+import { NO_DURABILITY, ReplicaConfirmation, type Durability, type DurabilityView } from './redis-durability.ts';
 import { checkLayout, type LayoutFound } from './layout-check.ts';
 
 /** How often the primary's replicas are read (INFO replication), for /readyz and /metrics. */
@@ -72,7 +73,28 @@ export interface RedisStoreOptions {
   readonly probeIntervalMs?: number;
   /** Passwords from the environment (a Secret), for a URL that holds none (redis-target.ts). */
   readonly credentials?: RedisCredentials;
+  /**
+   * The bound on what a failover may lose (redis-durability.ts): ledger batches and user, key and
+   * team changes count once this many replicas have them. Default off (NO_DURABILITY).
+   */
+  readonly durability?: Durability;
 }
+
+/** The account changes confirmed on the replicas with durability on: every write of money or access. */
+const ACCOUNT_WRITES = [
+  'createUser',
+  'updateUser',
+  'deleteUser',
+  'addKey',
+  'updateKey',
+  'revokeKey',
+  'createTeam',
+  'updateTeam',
+  'deleteTeam',
+] as const satisfies readonly (keyof AccountStore)[];
+
+/** How long a store that closes waits for settlements not yet confirmed on the replicas. */
+const CLOSE_DRAIN_MS = 5000;
 
 export class RedisStore implements Store {
   readonly accounts: AccountStore;
@@ -94,6 +116,8 @@ export class RedisStore implements Store {
   /** The layout's version found when the store was opened (the process logs it: logLayout). */
   readonly layout: LayoutFound;
   readonly #client: Redis;
+  /** With durability on: the replicas' confirmation, on a connection of its own (its WAITs block it). */
+  readonly #confirmation: ReplicaConfirmation | undefined;
   readonly #blocking = new Set<Redis>();
   readonly #queueClient: Redis;
   readonly #commandTimeoutMs: number | undefined;
@@ -138,7 +162,17 @@ export class RedisStore implements Store {
       client.disconnect();
       throw error;
     }
-    return new RedisStore(client, options, layout, target.mode);
+    const store = new RedisStore(client, options, layout, target.mode);
+    // The ledger's own connection (durability on) takes its first writes at once: the bootstrap admin's key.
+    if (store.#confirmation) {
+      try {
+        await ready(store.#confirmation.connection, options.connectTimeoutMs ?? 10_000);
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+    }
+    return store;
   }
 
   constructor(client: Redis, options: RedisStoreOptions, layout: LayoutFound, mode: RedisTarget['mode'] = 'single') {
@@ -148,12 +182,46 @@ export class RedisStore implements Store {
     this.#commandTimeoutMs = options.commandTimeoutMs;
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
-    const ledger = new RedisLedger(client, { leaseRequests: options.leaseRequests ?? BUDGET_LEASES.requests, healthy: () => this.healthy });
+    const durability = options.durability ?? NO_DURABILITY;
+    if (durability.replicas > 0) {
+      const connection = client.duplicate({ commandTimeout: durability.timeoutMs + (options.commandTimeoutMs ?? 1000) });
+      connection.on('error', () => {}); // the shared client reports outages
+      this.#confirmation = new ReplicaConfirmation(connection, durability);
+    }
+    const confirmation = this.#confirmation;
+    const ledger = new RedisLedger(client, {
+      // A lease admits without Redis: with durability on, each admission is confirmed instead.
+      leaseRequests: confirmation ? 0 : (options.leaseRequests ?? BUDGET_LEASES.requests),
+      healthy: () => this.healthy,
+      ...(confirmation && { confirmation }),
+    });
     this.#ledger = ledger;
     const gate: Gate = (call) => this.#call(call);
     // Leases taken under a user's old budget or limits, or under old prices, go back before the
     // change. Other gateways' leases close by themselves within BUDGET_LEASES.openMs.
-    this.accounts = gated(new RedisAccounts(client, this.#channels, (subject) => ledger.closeLeases(subject)), gate, ['onAccountChange']);
+    const closeLeases = (subject: string) => ledger.closeLeases(subject);
+    const accounts = new RedisAccounts(client, this.#channels, closeLeases);
+    // With durability on, changes go on the confirmation's connection, followed by its WAIT (which
+    // covers only the writes of the connection it is sent on).
+    this.accounts = gated(
+      accounts,
+      gate,
+      ['onAccountChange'],
+      confirmation && {
+        part: new RedisAccounts(confirmation.connection, this.#channels, closeLeases),
+        gate: (call) =>
+          this.#call(async () => {
+            confirmation.refuseWhileBehind('change');
+            const result = await call();
+            await confirmation.confirm().catch((error: unknown) => {
+              confirmation.count('change');
+              throw error;
+            });
+            return result;
+          }),
+        methods: ACCOUNT_WRITES,
+      },
+    );
     this.catalog = gated(new RedisCatalog(client, this.#channels, () => ledger.closeLeases(null)), gate, ['onCatalogChange']);
     this.ledger = {
       admit: (userId, admission) => this.#call(() => ledger.admit(userId, admission)),
@@ -200,7 +268,16 @@ export class RedisStore implements Store {
 
   /** The mode, the primary connected to and its replicas (read every TOPOLOGY_READ_MS): /readyz and /metrics show it. */
   get topology(): RedisTopologyView {
-    return this.#topology.view;
+    const view = this.#topology.view;
+    const confirmation = this.#confirmation;
+    if (confirmation === undefined) return view;
+    // The failover loss bound: what the replicas did not confirm, and the settlements still being sent.
+    const durability: DurabilityView = {
+      waitReplicas: confirmation.settings.replicas,
+      unconfirmed: confirmation.counts,
+      pendingSettlements: this.#ledger.pendingSettlements,
+    };
+    return { ...view, durability };
   }
 
   /** Connected, and Redis answers (a command that timed out says no until a probe is answered). */
@@ -228,7 +305,10 @@ export class RedisStore implements Store {
     this.#health.close();
     this.#topology.close();
     await this.#ledger.closeLeases(null);
+    await this.#ledger.drain(CLOSE_DRAIN_MS);
     this.#channels.close();
+    this.#confirmation?.close();
+    this.#confirmation?.connection.disconnect();
     for (const connection of this.#blocking) connection.disconnect();
     this.#queueClient.disconnect();
     if (this.#client.status === 'ready') {
@@ -249,13 +329,24 @@ type Gate = <T>(call: () => Promise<T>) => Promise<T>;
 
 /**
  * The part with each of its methods called through `gate`, except `direct` ones (subscriptions,
- * which return at once). Only the methods of the part's contract are reachable through the type.
+ * which return at once), and `other.methods`, taken from another instance of the part (on another
+ * connection) through `other.gate`. Only the methods of the part's contract are reachable through the type.
  */
-function gated<T extends object>(part: T, gate: Gate, direct: readonly (keyof T & string)[] = []): T {
+function gated<T extends object>(
+  part: T,
+  gate: Gate,
+  direct: readonly (keyof T & string)[] = [],
+  other?: { readonly part: T; readonly gate: Gate; readonly methods: readonly (keyof T & string)[] },
+): T {
   const out: Record<string, unknown> = {};
   for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(part))) {
     const method = (part as Record<string, unknown>)[name];
     if (name === 'constructor' || typeof method !== 'function') continue;
+    if (other && (other.methods as readonly string[]).includes(name)) {
+      const moved = (other.part as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!.bind(other.part);
+      out[name] = (...args: unknown[]) => other.gate(() => moved(...args));
+      continue;
+    }
     const bound = method.bind(part) as (...args: unknown[]) => Promise<unknown>;
     out[name] = (direct as readonly string[]).includes(name) ? bound : (...args: unknown[]) => gate(() => bound(...args));
   }

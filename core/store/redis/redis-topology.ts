@@ -6,6 +6,7 @@
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { RedisTarget } from './redis-target.ts';
+import type { DurabilityView } from './redis-durability.ts';
 
 export interface ReplicaView {
   /** host:port as the primary knows it. */
@@ -24,6 +25,8 @@ export interface RedisTopologyView {
   readonly primary: string | undefined;
   /** Undefined until read (or where INFO is not allowed). */
   readonly replicas: readonly ReplicaView[] | undefined;
+  /** The failover loss bound, when on (redis-durability.ts). */
+  readonly durability?: DurabilityView;
 }
 
 /** INFO replication's replicas, as `slave0:ip=...,port=...,state=online,offset=...,lag=0`, and the primary's offset. */

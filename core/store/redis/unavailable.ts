@@ -18,7 +18,8 @@ export function isTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Command timed out';
 }
 
-function isConnectionError(error: unknown): boolean {
+/** A failure to reach Redis, or a Redis that cannot take writes for now (a primary just demoted in a failover, or loading). */
+export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: string }).code;
   return (
@@ -29,6 +30,8 @@ function isConnectionError(error: unknown): boolean {
     code === 'ECONNRESET' ||
     code === 'EPIPE' ||
     code === 'ETIMEDOUT' ||
-    /Stream isn't writeable|Connection is closed|enableOfflineQueue|Command timed out|Socket timeout/i.test(error.message)
+    /Stream isn't writeable|Connection is closed|enableOfflineQueue|Command timed out|Socket timeout|^READONLY|^LOADING|^MASTERDOWN/i.test(
+      error.message,
+    )
   );
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import { PUBLIC } from '../auth.ts';
+import type { ReadinessView, RedisView } from '../views/readiness.ts';
 import type { RedisTopologyView } from '../../../core/store/redis/redis-topology.ts';
 
 export interface HealthDeps {
@@ -16,18 +17,25 @@ export interface HealthDeps {
 }
 
 /** What /readyz says of Redis, in the API's snake_case. */
-function redisDetail(view: RedisTopologyView) {
+function redisDetail(view: RedisTopologyView): RedisView {
   return {
     mode: view.mode,
     primary: view.primary ?? null,
     replicas:
       view.replicas?.map((r) => ({ address: r.address, state: r.state, lag_seconds: r.lagSeconds, behind_bytes: r.behindBytes })) ?? null,
+    ...(view.durability && {
+      durability: {
+        wait_replicas: view.durability.waitReplicas,
+        unconfirmed: view.durability.unconfirmed,
+        pending_settlements: view.durability.pendingSettlements,
+      },
+    }),
   };
 }
 
 export function registerHealth(app: FastifyInstance, routing: ServedRouting, metrics: GatewayMetrics, deps: HealthDeps): void {
   app.get('/healthz', { config: PUBLIC }, () => ({ status: 'ok' }));
-  app.get('/readyz', { config: PUBLIC }, (_request, reply) => {
+  app.get('/readyz', { config: PUBLIC }, (_request, reply): ReadinessView => {
     // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).
     const waiting = routing.waiting;
     if (waiting !== undefined) {
@@ -36,9 +44,9 @@ export function registerHealth(app: FastifyInstance, routing: ServedRouting, met
     }
     // Nor while the store (Redis) does not answer: priced requests and new keys would get 503.
     const redis = deps.redis === undefined ? {} : { redis: redisDetail(deps.redis()) };
-    const ready = { status: 'ready', snapshot: routing.table.version, routers: routing.table.routers.length, ...redis };
+    const ready = { status: 'ready' as const, snapshot: routing.table.version, routers: routing.table.routers.length, ...redis };
     if (deps.store.healthy) return ready;
-    if (deps.failOpen) return { ...ready, store: 'unavailable' };
+    if (deps.failOpen) return { ...ready, store: 'unavailable' as const };
     reply.code(503);
     return { status: 'not ready', reason: 'the store (Redis) does not answer', ...redis };
   });

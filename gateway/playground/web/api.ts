@@ -2,6 +2,8 @@
 // (never in a URL), answers typed by the server's response schemas, and every failure an
 // ApiFailure carrying the gateway's error envelope.
 
+import type { ReadinessView } from '../../http/views/readiness.ts';
+
 export interface ErrorEnvelope {
   readonly message: string;
   readonly type: string;
@@ -47,6 +49,7 @@ export type {
   RouterView as Router,
   RoutingLiveView as RoutingLive,
 } from '../../http/views/catalog.ts';
+export type { ReadinessView as Readiness, RedisView as RedisStatus } from '../../http/views/readiness.ts';
 export type {
   DailyUsage,
   SpendReport,
@@ -101,6 +104,21 @@ export async function call<T>(key: string, method: string, path: string, body?: 
   }
   if (!response.ok) throw await failureOf(response);
   return (await response.json()) as T;
+}
+
+/**
+ * The gateway's readiness (GET /readyz, public: no key sent): its answer whether ready (200) or
+ * not (503); ApiFailure only when the gateway cannot be reached or answers something else.
+ */
+export async function readiness(): Promise<ReadinessView> {
+  let response: Response;
+  try {
+    response = await fetch('/readyz', { cache: 'no-store' });
+  } catch {
+    throw new ApiFailure(0, { message: 'the gateway could not be reached', type: 'network_error', param: null, code: 'network_error' });
+  }
+  if (response.status !== 200 && response.status !== 503) throw await failureOf(response);
+  return await response.json();
 }
 
 /** An error answer as an ApiFailure, whatever its body (a proxy's HTML page included). */

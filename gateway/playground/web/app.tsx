@@ -16,6 +16,7 @@ import { ProvidersPage } from './pages/providers.tsx';
 import { UsersPage } from './pages/users.tsx';
 import { TeamsPage } from './pages/teams.tsx';
 import { UserPage } from './pages/user.tsx';
+import { StatusPage } from './pages/status.tsx';
 
 /** Who sees a page: everyone, admins and team admins (`manager`), or admins. The server enforces it anyway. */
 type Access = 'all' | 'manager' | 'admin';
@@ -29,6 +30,7 @@ const PAGES = [
   { page: 'providers', label: 'Providers', access: 'admin' },
   { page: 'teams', label: 'Teams', access: 'manager' },
   { page: 'users', label: 'Users', access: 'manager' },
+  { page: 'status', label: 'Status', access: 'admin' },
 ] as const satisfies readonly { page: string; label: string; access: Access }[];
 
 /** What a role may open. */
@@ -183,6 +185,8 @@ function pageFor(route: Route, role: Me['role']) {
       return <UsersPage />;
     case 'user':
       return route.arg ? <UserPage key={route.arg} id={route.arg} /> : <UsersPage />;
+    case 'status':
+      return <StatusPage />;
   }
   return <NotFound text={`There is no page "${route.page}".`} />;
 }

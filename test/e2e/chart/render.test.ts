@@ -626,6 +626,24 @@ describe('charts/tollgate', () => {
     assert.equal(env(find(await render(), 'Deployment', 'tollgate-gateway')).TOLLGATE_REDIS_PASSWORD, undefined);
   });
 
+  it('sets the failover loss bound on the processes that write money or access (gateways and operator), which they read', async () => {
+    const objects = await render({ redis: SENTINEL_REDIS });
+    const variables = (name: string) => env(find(objects, 'Deployment', name)) as Record<string, unknown>;
+    // The variables set as values (the URL and passwords come from Secrets).
+    const durable = (vars: Record<string, unknown>) => ({
+      ...Object.fromEntries(Object.entries(vars).filter((entry): entry is [string, string] => typeof entry[1] === 'string')),
+      TOLLGATE_REDIS_URL: 'redis://r:6379',
+      TOLLGATE_NAMESPACE: NAMESPACE,
+    });
+    const gateway = readSettings({}, durable(variables('tollgate-gateway')));
+    assert.deepEqual([gateway.redisWaitReplicas, gateway.redisWaitTimeoutMs, gateway.redisSettleRetrySeconds], [1, 800, 300]);
+    const operator = readOperatorSettings({}, durable(variables('tollgate-operator')));
+    assert.deepEqual([operator.redisWaitReplicas, operator.redisWaitTimeoutMs, operator.redisSettleRetrySeconds], [1, 800, 300]);
+    assert.equal(variables('tollgate-router-worker').TOLLGATE_REDIS_WAIT_REPLICAS, undefined);
+    // Off by default.
+    assert.equal(env(find(await render(), 'Deployment', 'tollgate-gateway')).TOLLGATE_REDIS_WAIT_REPLICAS, '0');
+  });
+
   it("ships Tollgate's alerts as a PrometheusRule, when asked and the Prometheus Operator's API is served, holding the rules file as it is", async () => {
     assert.ok(!kinds(await render()).includes('PrometheusRule'));
     const objects = await render(

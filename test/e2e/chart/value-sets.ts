@@ -13,7 +13,7 @@ export const SERVICE_MONITOR_API = 'monitoring.coreos.com/v1/ServiceMonitor';
 /** The Prometheus Operator's kind of alerting rules. */
 export const PROMETHEUS_RULE_API = 'monitoring.coreos.com/v1/PrometheusRule';
 
-/** An external Redis behind three Sentinels, its passwords from a Secret. */
+/** An external Redis behind three Sentinels, its passwords from a Secret, with the failover loss bound on. */
 export const SENTINEL_REDIS = {
   mode: 'external',
   external: {
@@ -21,6 +21,7 @@ export const SENTINEL_REDIS = {
     passwordSecret: { name: 'redis-auth' },
     sentinelPasswordSecret: { name: 'redis-auth', key: 'sentinel' },
   },
+  durability: { waitReplicas: 1, waitTimeoutMs: 800, settleRetrySeconds: 300 },
 } as const;
 
 export interface ValueSet {
@@ -56,7 +57,7 @@ export const VALUE_SETS: readonly ValueSet[] = [
     name: 'external Redis, existing Secret',
     values: { redis: { mode: 'external', external: { existingSecret: 'company-redis', existingSecretKey: 'url' } } },
   },
-  { name: 'Redis behind Sentinel, passwords from Secrets', values: { redis: SENTINEL_REDIS } },
+  { name: 'Redis behind Sentinel, passwords from Secrets, failover loss bound', values: { redis: SENTINEL_REDIS } },
   {
     name: 'bundled Redis on a storage class',
     values: { redis: { mode: 'bundled', bundled: { persistence: { storageClass: 'fast-ssd', size: '20Gi' } } } },

@@ -153,6 +153,7 @@ describe('in Kubernetes mode, an admin sets up a model and a user through the Pl
       'Providers',
       'Teams',
       'Users',
+      'Status',
     ]);
   });
 

@@ -82,6 +82,7 @@ describe('an admin sets up a model and a user through the Playground', () => {
       'Providers',
       'Teams',
       'Users',
+      'Status',
     ]);
   });
 

@@ -13,8 +13,11 @@
 --       how long that stays held (ms); and when the lease closes, granted_at, when it was granted
 --       (ms), and unused, its unused room by limit name, given back to the windows it was taken
 --       from (if those are still the current or the previous one); u, the user's id (for alerts);
---       x, the other levels
--- Returns the micros charged (money()): the least any level was charged.
+--       x, the other levels; and with the failover loss bound on (redis-durability.ts), sk, the
+--       key marking this settlement done, and keep, how long the mark stays (ms)
+-- Returns the micros charged (money()): the least any level was charged. A settlement sent again
+-- (its first try's reply, or the replicas' confirmation of it, was lost) finds its mark and
+-- returns what the first try charged, charging nothing more.
 
 -- The limits completion tokens count in.
 local TOKEN_LIMITS = {}
@@ -42,6 +45,10 @@ local function give_back(K, A, now)
 end
 
 local function settle_one(K, A, KS)
+  if A.sk ~= nil then
+    local done = redis.call('GET', A.sk)
+    if done then return done end
+  end
   local now = A.now
   local levels, unknown = read_levels(K, A, KS)
   if unknown then return '0' end
@@ -85,5 +92,6 @@ local function settle_one(K, A, KS)
     end
     if A.granted_at ~= nil then give_back(lv.K, A, now) end
   end
+  if A.sk ~= nil then redis.call('SET', A.sk, money(charged), 'PX', A.keep) end
   return money(charged)
 end

@@ -24,6 +24,7 @@ const FROM_KEYS = {
   user: [keys.user('alice')],
   ledger: [keys.ledger('alice')],
   holds: [keys.holds('alice')],
+  settled: [keys.settled('alice', 's-1')],
   history: [keys.history('alice')],
   rate: [keys.rate('alice', 'chat')],
   userKeys: [keys.userKeys('alice')],
