@@ -19,7 +19,8 @@ export interface RedisInstance {
   stop(): Promise<void>;
 }
 
-export async function startRedis(redis: string, core: number, logFile: string): Promise<RedisInstance> {
+/** `more`: further arguments of redis-server (`--replicaof 127.0.0.1 <port>` for a replica). */
+export async function startRedis(redis: string, core: number, logFile: string, more: readonly string[] = []): Promise<RedisInstance> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-redis-'));
   // On every way out (error, Ctrl-C) the directory goes too; stop() removes it earlier.
@@ -30,7 +31,23 @@ export async function startRedis(redis: string, core: number, logFile: string): 
     'redis-server',
     core,
     redis,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', '', '--daemonize', 'no'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--logfile',
+      '',
+      '--daemonize',
+      'no',
+      ...more,
+    ],
     logFile,
   );
   const deadline = Date.now() + 10_000;

@@ -2,6 +2,7 @@
 // does not resolve, Redis out of reach or holding a layout this build does not read, a malformed
 // admin key): the CLI prints its message as one line and exits 1, without a stack trace, which
 // would only hide the line that matters.
+import { RedisClusterRefusedError } from './store/redis/cluster-check.ts';
 import { describeTarget, redisTarget } from './store/redis/redis-target.ts';
 import { RedisLayoutError } from './store/redis/layout-check.ts';
 
@@ -34,7 +35,8 @@ export function listenProblem(error: NodeJS.ErrnoException, host: string, port: 
  * cannot be reached (`why`: the connection's last error, when it says more than `error`).
  */
 export function storeProblem(url: string, error: unknown, why?: string): StartupError {
-  if (error instanceof RedisLayoutError) return new StartupError(`Redis at ${redactedUrl(url)} ${error.problem}`);
+  if (error instanceof RedisLayoutError || error instanceof RedisClusterRefusedError)
+    return new StartupError(`Redis at ${redactedUrl(url)} ${error.problem}`);
   return new StartupError(`cannot reach Redis at ${redactedUrl(url)}: ${why ?? (error as Error).message}`);
 }
 

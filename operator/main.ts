@@ -6,6 +6,7 @@ import { createKubeClient, loadKubeConfig, type KubeClient, type KubeObject, typ
 import type { Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
 import { durabilityOf } from '../core/settings.ts';
+import { readinessDetail } from '../core/store/redis/redis-topology.ts';
 import { logLayout } from '../core/store/redis/layout-check.ts';
 import { DAILY_TOTALS_DAYS } from '../core/store/usage-days.ts';
 import { Controller } from './controller.ts';
@@ -45,12 +46,13 @@ export async function startOperator(
   // an unreachable API server or Redis) is alive but visibly not ready, with the reason.
   let notReady: string | undefined = 'connecting to Redis';
   let elector: LeaderElector | undefined;
+  let redis: (() => object) | undefined;
   const isLeader = () => elector?.isLeader ?? false;
   const metrics = new OperatorMetrics({ isLeader });
   const health = await startHealthServer({
     host: settings.healthHost,
     port: settings.healthPort,
-    status: { notReadyReason: () => notReady, isLeader, identity: settings.identity },
+    status: { notReadyReason: () => notReady, isLeader, identity: settings.identity, redis: () => redis?.() },
     metrics,
     log,
   });
@@ -61,6 +63,7 @@ export async function startOperator(
       metrics,
       (reason) => (notReady = reason),
       (started) => (elector = started),
+      (read) => (redis = read),
       tracing?.tracer,
     );
     if (tracingSettings) log.info({ endpoint: new URL(tracingSettings.url).origin, protocol: tracingSettings.protocol }, 'sending traces');
@@ -86,6 +89,7 @@ async function startLoops(
   metrics: OperatorMetrics,
   setNotReady: (reason: string | undefined) => void,
   setElector: (elector: LeaderElector) => void,
+  setRedis: (read: () => object) => void,
   tracer: Tracer | undefined,
 ): Promise<{ stop(): Promise<void> }> {
   const client = createKubeClient(loadKubeConfig(settings.kube));
@@ -98,6 +102,7 @@ async function startLoops(
     durability: durabilityOf(settings),
   });
   logLayout(log, store.layout);
+  setRedis(() => readinessDetail(store.topology));
   // The handlers reach the controller, which reads the informers' caches: built right below.
   let controller: Controller | undefined;
   const watch = <T extends KubeObject>(resource: ResourceType, handler: (event: InformerEvent<T>) => void) =>

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { createLog, type Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
 import { logLayout } from '../core/store/redis/layout-check.ts';
+import { readinessDetail } from '../core/store/redis/redis-topology.ts';
 import { CatalogService } from '../gateway/catalog/catalog-service.ts';
 import type { WorkerSettings } from './settings.ts';
 import { QueueMetrics } from '../gateway/observability/queue-metrics.ts';
@@ -70,7 +71,12 @@ export async function startRouterWorkers(
       }),
   );
   for (const worker of workers) worker.start();
-  const server = await listen(settings, registry, () => store.healthy && routing.waiting === undefined);
+  const server = await listen(
+    settings,
+    registry,
+    () => store.healthy && routing.waiting === undefined,
+    () => readinessDetail(store.topology),
+  );
   const { port } = server.address() as AddressInfo;
   log.info(
     { workers: settings.workers, routers: settings.routers ?? 'all', mode: settings.kubernetes ? 'kubernetes' : 'file' },
@@ -126,7 +132,8 @@ async function followRouters(
   return () => source.stop();
 }
 
-function listen(settings: WorkerSettings, registry: Registry, ready: () => boolean): Promise<Server> {
+/** `redis`: which Redis, as /readyz says it (the gateways' shape). */
+function listen(settings: WorkerSettings, registry: Registry, ready: () => boolean, redis: () => object): Promise<Server> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path === '/metrics') {
@@ -140,7 +147,7 @@ function listen(settings: WorkerSettings, registry: Registry, ready: () => boole
       const ok = ready();
       response
         .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ status: ok ? 'ready' : 'not ready' }));
+        .end(JSON.stringify({ status: ok ? 'ready' : 'not ready', redis: redis() }));
     } else {
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
     }

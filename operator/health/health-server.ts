@@ -12,6 +12,8 @@ export interface HealthStatus {
   notReadyReason(): string | undefined;
   isLeader(): boolean;
   readonly identity: string;
+  /** Which Redis, as /readyz says it (undefined before the store is open). */
+  redis(): object | undefined;
 }
 
 export interface HealthServerOptions {
@@ -69,8 +71,9 @@ async function handle(options: HealthServerOptions, request: IncomingMessage, re
     case '/readyz': {
       const reason = options.status.notReadyReason();
       // A standby replica is ready too: it keeps warm caches and must not be restarted for not leading.
-      if (reason !== undefined) return json(response, 503, { status: 'not ready', reason });
-      return json(response, 200, { status: 'ready', leader: options.status.isLeader(), identity: options.status.identity });
+      const redis = options.status.redis();
+      if (reason !== undefined) return json(response, 503, { status: 'not ready', reason, redis });
+      return json(response, 200, { status: 'ready', leader: options.status.isLeader(), identity: options.status.identity, redis });
     }
     case '/metrics': {
       const body = await options.metrics.registry.metrics();

@@ -25,7 +25,13 @@ export function startGatewayProcess(args: string[], env: Record<string, string> 
 
 /** Starts `tollgate router-worker <args>` (its metrics on a free port) and resolves once its workers run; `url` is unused. */
 export function startWorkerProcess(args: string[], env: Record<string, string> = {}): Promise<GatewayProcess> {
-  return startProcess(SOURCES_CLI, 'router-worker', args, env, /Tollgate router workers (running)/);
+  // Its url: where /metrics, /healthz and /readyz are (the log line says the port; the host is the test's).
+  return startProcess(SOURCES_CLI, 'router-worker', args, env, /Tollgate router workers running; metrics on port (\d+)/).then(
+    (started) => ({
+      ...started,
+      url: `http://127.0.0.1:${started.url}`,
+    }),
+  );
 }
 
 async function startProcess(
@@ -72,4 +78,21 @@ async function startProcess(
       await once(child, 'exit');
     },
   };
+}
+
+/**
+ * Runs `tollgate <args> --log-level silent` from the sources until it exits (it must: a start
+ * that is refused), and returns its exit code and standard error.
+ */
+export async function failedStart(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [SOURCES_CLI, ...args, '--log-level', 'silent'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const [code] = await once(child, 'exit');
+  clearTimeout(timer);
+  return { code, stderr };
 }

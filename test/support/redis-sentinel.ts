@@ -1,9 +1,8 @@
 // A primary with replicas, and a Redis Sentinel group on loopback, as production runs one: a primary, replicas following it, and
 // Sentinels watching it (a quorum of two), with a short down-after so a failover takes seconds.
 // Debian's redis-server runs each (`--sentinel` for the Sentinels).
-import { Redis } from 'ioredis';
 import { eventually } from './eventually.ts';
-import { startRedis, type RunningRedis } from './redis-server.ts';
+import { askRedis, startRedis, type RunningRedis } from './redis-server.ts';
 import { CONVERGE_MS } from './patience.ts';
 
 export const MASTER_NAME = 'tollgate';
@@ -21,16 +20,6 @@ export interface SentinelGroup {
   stop(): Promise<void>;
 }
 
-async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
 export interface ReplicatedRedis {
   readonly primary: RunningRedis;
   readonly replicas: readonly RunningRedis[];
@@ -46,7 +35,7 @@ export async function startReplicatedRedis(count: number): Promise<ReplicatedRed
     Array.from({ length: count }, () => startRedis({ args: [...sync, '--replicaof', '127.0.0.1', String(primary.port)] })),
   );
   await eventually(
-    async () => (await ask(primary.port, (c) => c.info('replication'))).split('state=online').length - 1 === replicas.length,
+    async () => (await askRedis(primary.port, (c) => c.info('replication'))).split('state=online').length - 1 === replicas.length,
     'the replicas in sync with the primary',
     { timeoutMs: CONVERGE_MS },
   );
@@ -69,7 +58,7 @@ export async function startSentinelGroup(options: { replicas?: number; sentinels
     sentinels,
     nodes,
     async primaryPort() {
-      const [, port] = await ask(
+      const [, port] = await askRedis(
         sentinels[0]!.port,
         (c) => c.call('SENTINEL', 'get-master-addr-by-name', MASTER_NAME) as Promise<string[]>,
       );
@@ -84,7 +73,7 @@ export async function startSentinelGroup(options: { replicas?: number; sentinels
     async () => {
       const counts = await Promise.all(
         sentinels.map(async (s) => {
-          const info = await ask(s.port, (c) => c.call('SENTINEL', 'master', MASTER_NAME) as Promise<string[]>);
+          const info = await askRedis(s.port, (c) => c.call('SENTINEL', 'master', MASTER_NAME) as Promise<string[]>);
           return Number(info[info.indexOf('num-other-sentinels') + 1]);
         }),
       );

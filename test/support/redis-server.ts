@@ -41,6 +41,17 @@ export interface RedisServerOptions {
   readonly sentinel?: string;
 }
 
+/** Runs `command` on a connection of its own to the node on `port`, then closes it (setting up, and reading state, in tests). */
+export async function askRedis<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
 export async function startRedis(options: RedisServerOptions = {}): Promise<RunningRedis> {
   const binary = findOnPath('redis-server');
   if (!binary) {

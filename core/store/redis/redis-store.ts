@@ -41,6 +41,7 @@ import type { EngineSignalStore } from '../engine-signals.ts';
 import { unavailable } from './unavailable.ts';
 import { NO_DURABILITY, ReplicaConfirmation, type Durability, type DurabilityView } from './redis-durability.ts';
 import { checkLayout, type LayoutFound } from './layout-check.ts';
+import { refuseCluster } from './cluster-check.ts';
 
 /** How often the primary's replicas are read (INFO replication), for /readyz and /metrics. */
 const TOPOLOGY_READ_MS = 5000;
@@ -157,6 +158,7 @@ export class RedisStore implements Store {
     let layout: LayoutFound;
     try {
       await ready(client, options.connectTimeoutMs ?? 10_000);
+      await unavailable(() => refuseCluster(client));
       layout = await unavailable(() => checkLayout(client));
     } catch (error) {
       client.disconnect();

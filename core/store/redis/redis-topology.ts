@@ -29,6 +29,26 @@ export interface RedisTopologyView {
   readonly durability?: DurabilityView;
 }
 
+/**
+ * What /readyz says of Redis, in the API's snake_case: the gateways' (its schema is
+ * gateway/http/views/readiness.ts RedisView), the router workers' and the operator's.
+ */
+export function readinessDetail(view: RedisTopologyView) {
+  return {
+    mode: view.mode,
+    primary: view.primary ?? null,
+    replicas:
+      view.replicas?.map((r) => ({ address: r.address, state: r.state, lag_seconds: r.lagSeconds, behind_bytes: r.behindBytes })) ?? null,
+    ...(view.durability && {
+      durability: {
+        wait_replicas: view.durability.waitReplicas,
+        unconfirmed: view.durability.unconfirmed,
+        pending_settlements: view.durability.pendingSettlements,
+      },
+    }),
+  };
+}
+
 /** INFO replication's replicas, as `slave0:ip=...,port=...,state=online,offset=...,lag=0`, and the primary's offset. */
 export function replicasOf(info: string): ReplicaView[] {
   const offset = Number(/^master_repl_offset:(\d+)/m.exec(info)?.[1] ?? 0);

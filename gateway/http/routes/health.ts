@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import type { GatewayMetrics } from '../../observability/metrics.ts';
 import { PUBLIC } from '../auth.ts';
-import type { ReadinessView, RedisView } from '../views/readiness.ts';
-import type { RedisTopologyView } from '../../../core/store/redis/redis-topology.ts';
+import type { ReadinessView } from '../views/readiness.ts';
+import { readinessDetail, type RedisTopologyView } from '../../../core/store/redis/redis-topology.ts';
 
 export interface HealthDeps {
   /** Whether the store answers: known from its background checks, so /readyz costs no round trip. */
@@ -14,23 +14,6 @@ export interface HealthDeps {
   readonly failOpen: boolean;
   /** Redis: its mode, the primary connected to and its replicas (read in the background). */
   readonly redis?: (() => RedisTopologyView) | undefined;
-}
-
-/** What /readyz says of Redis, in the API's snake_case. */
-function redisDetail(view: RedisTopologyView): RedisView {
-  return {
-    mode: view.mode,
-    primary: view.primary ?? null,
-    replicas:
-      view.replicas?.map((r) => ({ address: r.address, state: r.state, lag_seconds: r.lagSeconds, behind_bytes: r.behindBytes })) ?? null,
-    ...(view.durability && {
-      durability: {
-        wait_replicas: view.durability.waitReplicas,
-        unconfirmed: view.durability.unconfirmed,
-        pending_settlements: view.durability.pendingSettlements,
-      },
-    }),
-  };
 }
 
 export function registerHealth(app: FastifyInstance, routing: ServedRouting, metrics: GatewayMetrics, deps: HealthDeps): void {
@@ -43,7 +26,7 @@ export function registerHealth(app: FastifyInstance, routing: ServedRouting, met
       return { status: 'not ready', reason: waiting };
     }
     // Nor while the store (Redis) does not answer: priced requests and new keys would get 503.
-    const redis = deps.redis === undefined ? {} : { redis: redisDetail(deps.redis()) };
+    const redis = deps.redis === undefined ? {} : { redis: readinessDetail(deps.redis()) };
     const ready = { status: 'ready' as const, snapshot: routing.table.version, routers: routing.table.routers.length, ...redis };
     if (deps.store.healthy) return ready;
     if (deps.failOpen) return { ...ready, store: 'unavailable' as const };

@@ -120,6 +120,9 @@ describe('charts/tollgate', () => {
     assert.deepEqual(env(gateway), {
       TOLLGATE_POD_NAME: { fieldRef: { fieldPath: 'metadata.name' } },
       TOLLGATE_REDIS_URL: { secretKeyRef: { name: 'tollgate-redis-url', key: 'redis-url' } },
+      TOLLGATE_REDIS_WAIT_REPLICAS: '0',
+      TOLLGATE_REDIS_WAIT_TIMEOUT_MS: '500',
+      TOLLGATE_REDIS_SETTLE_RETRY_SECONDS: '120',
       TOLLGATE_ADMIN_KEY_FILE: '/etc/tollgate/admin-key/admin-key',
       TOLLGATE_PORT: '8080',
       TOLLGATE_MAX_ATTEMPTS: '3',
@@ -280,6 +283,9 @@ describe('charts/tollgate', () => {
     assert.deepEqual(env(operator), {
       TOLLGATE_POD_NAME: { fieldRef: { fieldPath: 'metadata.name' } },
       TOLLGATE_REDIS_URL: { secretKeyRef: { name: 'tollgate-redis-url', key: 'redis-url' } },
+      TOLLGATE_REDIS_WAIT_REPLICAS: '0',
+      TOLLGATE_REDIS_WAIT_TIMEOUT_MS: '500',
+      TOLLGATE_REDIS_SETTLE_RETRY_SECONDS: '120',
       TOLLGATE_LEASE_NAME: 'tollgate-operator',
       TOLLGATE_LEASE_DURATION_SECONDS: '15',
       TOLLGATE_STATUS_PERIOD_SECONDS: '15',

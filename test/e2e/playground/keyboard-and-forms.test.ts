@@ -100,11 +100,11 @@ describe('with the keyboard alone', () => {
 
     // Backwards from the content: the header's controls, then the navigation's links.
     const backwards: string[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 6; i++) {
       await page.keyboard.press('Shift+Tab');
       backwards.push((await focused(page)).text);
     }
-    assert.deepEqual(backwards, ['Sign out', 'Users', 'Teams', 'Providers', 'Routers']);
+    assert.deepEqual(backwards, ['Sign out', 'Status', 'Users', 'Teams', 'Providers', 'Routers']);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Routers', level: 1 }).waitFor();
     await focusOn(page, 'Routers'); // the new page's heading

@@ -3,16 +3,14 @@
 // `tollgate operator` each print one line that names the layout found, the ones this build reads
 // and what to do, and exit 1, without a stack trace, before writing anything to Redis.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { failedStart } from '../../support/gateway-process.ts';
 import { LAYOUT_VERSION, LAYOUT_VERSION_KEY } from '../../../core/store/redis/layout.ts';
 import { useRedis } from '../../support/use-redis.ts';
 
-const CLI = new URL('../../../bin/tollgate.ts', import.meta.url).pathname;
 const NEWER = String(LAYOUT_VERSION + 1);
 const REFUSAL = `holds Tollgate layout ${NEWER}; this build reads layout ${LAYOUT_VERSION}: upgrade this process, or point it at another Redis`;
 
@@ -26,20 +24,6 @@ before(async () => {
 after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Runs `tollgate <args>` until it exits (it must, here) and returns its exit code and stderr. */
-async function failedStart(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args, '--log-level', 'silent'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { PATH: process.env.PATH },
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const [code] = await once(child, 'exit');
-  clearTimeout(timer);
-  return { code, stderr };
-}
 
 async function assertRefused(args: string[], line: string): Promise<void> {
   const result = await failedStart(args);

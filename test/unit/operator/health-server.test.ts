@@ -1,5 +1,6 @@
 // The operator's health server on a free port, with the readiness and leadership it reports
-// flipped by the test: /healthz, /readyz (503 with the reason, then 200 leader or not), /metrics
+// flipped by the test: /healthz, /readyz (503 with the reason, then 200 leader or not, and which
+// Redis once known), /metrics
 // from the operator's own registry, and 404 for anything else.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -10,6 +11,8 @@ import { OperatorMetrics } from '../../../operator/health/metrics.ts';
 describe('operator health server', () => {
   let notReady: string | undefined = "waiting for the informers' caches to sync";
   let leader = false;
+  /** Which Redis: not known until the store is open. */
+  let redis: object | undefined;
   const metrics = new OperatorMetrics({ isLeader: () => leader, processMetrics: false });
   let server: RunningHealthServer;
   const get = async (path: string, method = 'GET') => {
@@ -21,7 +24,7 @@ describe('operator health server', () => {
     server = await startHealthServer({
       host: '127.0.0.1',
       port: 0,
-      status: { notReadyReason: () => notReady, isLeader: () => leader, identity: 'operator-0' },
+      status: { notReadyReason: () => notReady, isLeader: () => leader, identity: 'operator-0', redis: () => redis },
       metrics,
       log: silentLog,
     });
@@ -43,6 +46,9 @@ describe('operator health server', () => {
     });
     leader = true;
     assert.equal(JSON.parse((await get('/readyz')).text).leader, true);
+    // Once the store is open: which Redis, as the gateways say it.
+    redis = { mode: 'sentinel', primary: '10.0.0.7:6379', replicas: null };
+    assert.deepEqual(JSON.parse((await get('/readyz')).text).redis, redis);
   });
 
   test('/metrics: leadership read at scrape time, reconciles counted by kind and result, ConfigMap writes', async () => {

@@ -163,6 +163,14 @@ for (const bound of [false, true]) {
             timeoutMs: CONVERGE_MS,
           },
         );
+      // So does the router worker's.
+      await eventually(
+        async () =>
+          ((await (await fetch(`${worker.url}/readyz`)).json()) as { redis?: { primary?: string } }).redis?.primary ===
+          `127.0.0.1:${promoted}`,
+        "the new primary in the router worker's /readyz",
+        { timeoutMs: CONVERGE_MS },
+      );
       // Both gateways serve again, on the new primary.
       const since = answers.length;
       await eventually(

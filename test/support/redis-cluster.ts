@@ -1,0 +1,76 @@
+// A Redis Cluster on loopback, as production runs one: primaries sharing the 16,384 hash slots,
+// each with replicas, made by `redis-cli --cluster create` from Debian's redis-server processes
+// (`--cluster-enabled yes`), with a short node timeout so that a failover takes seconds.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { eventually } from './eventually.ts';
+import { askRedis, startRedis, type RunningRedis } from './redis-server.ts';
+import { CONVERGE_MS } from './patience.ts';
+
+const run = promisify(execFile);
+
+/** How long a node may not answer before the others hold it failing (ms). */
+export const NODE_TIMEOUT_MS = 1000;
+
+export interface RedisCluster {
+  /** redis+cluster://127.0.0.1:<port>,... (every node: the clients learn the slots from any). */
+  readonly url: string;
+  /** Every node, by port. */
+  readonly nodes: ReadonlyMap<number, RunningRedis>;
+  /** The ports of the nodes that are primaries now, each with the slot ranges it serves. */
+  primaries(): Promise<{ port: number; slots: [number, number][] }[]>;
+  stop(): Promise<void>;
+}
+
+/** `primaries` primaries with `replicas` replicas each, returned once every node says the cluster is ok and every replica is in sync. */
+export async function startRedisCluster(options: { primaries?: number; replicas?: number } = {}): Promise<RedisCluster> {
+  const primaries = options.primaries ?? 3;
+  const replicas = options.replicas ?? 1;
+  const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--repl-diskless-sync-delay', '0'];
+  const started = await Promise.all(Array.from({ length: primaries * (1 + replicas) }, () => startRedis({ args })));
+  const nodes = new Map(started.map((node) => [node.port, node]));
+  const addresses = started.map((node) => `127.0.0.1:${node.port}`);
+  try {
+    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes']);
+    await eventually(
+      async () => {
+        const states = await Promise.all(started.map((node) => askRedis(node.port, (c) => c.call('CLUSTER', 'INFO') as Promise<string>)));
+        return states.every(
+          (info) => /^cluster_state:ok/m.test(info) && /^cluster_known_nodes:(\d+)/m.exec(info)?.[1] === String(started.length),
+        );
+      },
+      'every node of the cluster ok',
+      { timeoutMs: CONVERGE_MS },
+    );
+    const cluster: RedisCluster = {
+      url: `redis+cluster://${addresses.join(',')}`,
+      nodes,
+      async primaries() {
+        const shards = (await askRedis(started[0]!.port, (c) => c.call('CLUSTER', 'SLOTS'))) as [
+          number,
+          number,
+          [string, number, string],
+        ][];
+        const byPort = new Map<number, [number, number][]>();
+        for (const [from, to, [, port]] of shards) byPort.set(port, [...(byPort.get(port) ?? []), [from, to]]);
+        return [...byPort].map(([port, slots]) => ({ port, slots }));
+      },
+      async stop() {
+        await Promise.all(started.map((node) => node.stop()));
+      },
+    };
+    // A replica promoted before its first sync would be empty.
+    await eventually(
+      async () => {
+        const infos = await Promise.all((await cluster.primaries()).map(({ port }) => askRedis(port, (c) => c.info('replication'))));
+        return infos.every((info) => info.split('state=online').length - 1 === replicas);
+      },
+      'every replica in sync with its primary',
+      { timeoutMs: CONVERGE_MS },
+    );
+    return cluster;
+  } catch (error) {
+    await Promise.all(started.map((node) => node.stop()));
+    throw error;
+  }
+}
