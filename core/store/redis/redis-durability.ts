@@ -6,7 +6,8 @@
 // confirmed in time is treated as not made: an admission is refused (503) and its hold given back,
 // an admin change answers 503, and a settlement is sent again until it is confirmed (lua/settle.lua
 // marks each one done, so sending it again never charges twice).
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { ScriptSource } from './scripts.ts';
 import { ReplicasUnconfirmedError, StoreUnavailableError } from '../store-errors.ts';
 import { isConnectionError, unavailable } from './unavailable.ts';
 
@@ -90,16 +91,27 @@ export class ReplicaConfirmation {
     );
   }
 
-  /** Runs the commands `queue` puts on a pipeline, then WAIT; resolves with the first command's reply once confirmed. */
-  async run(queue: (pipeline: ChainableCommander) => void): Promise<unknown> {
-    const pipeline = this.connection.pipeline();
-    queue(pipeline);
-    pipeline.wait(this.settings.replicas, this.settings.timeoutMs);
-    const replies = (await pipeline.exec()) ?? [];
-    const [ranError, reply] = replies[0] ?? [];
-    if (ranError) throw ranError;
-    const [waitError, confirmed] = replies[replies.length - 1] ?? [];
-    this.#check(waitError ? 0 : confirmed, reply);
+  /**
+   * Runs `script` (EVALSHA) and WAIT right behind it on the connection, in one round trip without
+   * a pipeline (ioredis copies every script defined on a client onto each pipeline it makes);
+   * resolves with the script's reply once confirmed. Redis without the script (restarted, or a
+   * replica just promoted) answers NOSCRIPT, and the WAIT behind it then confirmed nothing of
+   * ours: the script is sent whole (EVAL), and WAIT again.
+   */
+  async runScript(script: ScriptSource, ...args: (string | number)[]): Promise<unknown> {
+    const { replicas, timeoutMs } = this.settings;
+    const ran = this.connection.evalsha(script.sha, 0, ...args);
+    let waited = this.connection.wait(replicas, timeoutMs);
+    let reply: unknown;
+    try {
+      reply = await ran;
+    } catch (error) {
+      waited.catch(() => {});
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      reply = await this.connection.eval(script.lua, 0, ...args);
+      waited = this.connection.wait(replicas, timeoutMs);
+    }
+    this.#check(await waited.catch(() => 0), reply);
     return reply;
   }
 

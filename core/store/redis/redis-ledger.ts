@@ -20,7 +20,7 @@ import {
 import { randomId } from '../../ids.ts';
 import { BudgetLease, BUDGET_LEASES } from './redis-budget-lease.ts';
 import { StoreUnavailableError } from '../store-errors.ts';
-import { defineScript, type ScriptParts } from './scripts.ts';
+import { defineScript, scriptSource, type ScriptParts } from './scripts.ts';
 import { readAdmission, type AdmitReply } from './redis-ledger-admission.ts';
 import { readBalance } from './redis-ledger-balance.ts';
 import { MAX_BATCH, runBatch, type Pending, type SendBatch } from './redis-ledger-batch.ts';
@@ -78,9 +78,9 @@ export class RedisLedger implements Ledger {
       return;
     }
     this.#confirmation = confirmation;
-    const script = defineScript(confirmation.connection, 'ledger', 0, LEDGER_SCRIPT);
+    const script = scriptSource('ledger', LEDGER_SCRIPT);
     // The batch and its WAIT in one round trip: the batch's replies count only once confirmed.
-    this.#sendBatch = (batch) => confirmation.run((pipeline) => script.queue(pipeline, batch));
+    this.#sendBatch = (batch) => confirmation.runScript(script, batch);
   }
 
   /**

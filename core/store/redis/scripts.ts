@@ -49,14 +49,25 @@ function commandOf(target: object, command: string): Command {
   return found as Command;
 }
 
+/** A script's whole text and its digest, for a caller that sends it itself (EVALSHA, then EVAL on NOSCRIPT). */
+export interface ScriptSource {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+/** The text of lua/<name>.lua with its parts, and its digest. */
+export function scriptSource(name: string, parts: ScriptParts = {}): ScriptSource {
+  const lua = text(name, parts);
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
 /**
  * A script sent by its digest (EVALSHA, then EVAL when Redis answers NOSCRIPT) without being
  * defined on the client: for a few calls off the request path on the shared client, where every
  * script defined is copied onto each pipeline and transaction the ledger and the usage log make.
  */
 export function scriptBySha(redis: Redis, name: string, numberOfKeys: number, parts: ScriptParts = {}): Pick<LuaScript, 'run'> {
-  const lua = text(name, parts);
-  const sha = createHash('sha1').update(lua).digest('hex');
+  const { lua, sha } = scriptSource(name, parts);
   return {
     async run(...args) {
       try {

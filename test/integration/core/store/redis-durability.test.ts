@@ -11,6 +11,7 @@ import { startFakeOpenAI } from '../../../support/fake-openai.ts';
 import type { FakeBackend } from '../../../support/fake-server.ts';
 import { testBed, type BedGateway } from '../../../support/test-bed.ts';
 import { startReplicatedRedis, type ReplicatedRedis } from '../../../support/redis-sentinel.ts';
+import { askRedis } from '../../../support/redis-server.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { CONVERGE_MS, HANG_MS } from '../../../support/patience.ts';
 
@@ -56,6 +57,17 @@ describe('the failover loss bound (--redis-wait-replicas)', { timeout: HANG_MS }
 
   it('serves and charges as usual while the replica confirms', async () => {
     const before = await me();
+    const answer = await chat();
+    assert.equal(answer.status, 200);
+    await eventually(
+      async () => micros((await me()).spent) === micros(before.spent) + micros(answer.body.usage.cost),
+      'the request charged',
+    );
+  });
+
+  it('serves and charges on a primary that lost its scripts (restarted, or a replica just promoted)', async () => {
+    const before = await me();
+    await askRedis(redis.primary.port, (client) => client.script('FLUSH'));
     const answer = await chat();
     assert.equal(answer.status, 200);
     await eventually(
