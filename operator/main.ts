@@ -103,6 +103,7 @@ async function startLoops(
   });
   logLayout(log, store.layout);
   setRedis(() => readinessDetail(store.topology));
+  metrics.trackRedis(() => store.topology);
   // The handlers reach the controller, which reads the informers' caches: built right below.
   let controller: Controller | undefined;
   const watch = <T extends KubeObject>(resource: ResourceType, handler: (event: InformerEvent<T>) => void) =>

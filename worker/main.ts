@@ -10,6 +10,7 @@ import { createLog, type Log } from '../core/log.ts';
 import { RedisStore } from '../core/store/redis/redis-store.ts';
 import { logLayout } from '../core/store/redis/layout-check.ts';
 import { readinessDetail } from '../core/store/redis/redis-topology.ts';
+import { registerRedisMetrics } from '../core/store/redis/redis-metrics.ts';
 import { CatalogService } from '../gateway/catalog/catalog-service.ts';
 import type { WorkerSettings } from './settings.ts';
 import { QueueMetrics } from '../gateway/observability/queue-metrics.ts';
@@ -54,6 +55,7 @@ export async function startRouterWorkers(
   const routing = new ServedRouting(undefined);
   const stopSource = await followRouters(settings, env, store, routing, log);
   const registry = new Registry();
+  registerRedisMetrics(registry, () => store.topology);
   const metrics = new QueueMetrics(registry, { queue: store.routingQueue.statistics, table: () => routing.table, isQueued: () => true });
   const prefix = `${hostname()}-${process.pid}`;
   const workers = Array.from(

@@ -3,6 +3,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.ts';
 import type { RedisTopologyView } from '../../core/store/redis/redis-topology.ts';
+import { registerRedisMetrics } from '../../core/store/redis/redis-metrics.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -193,52 +194,6 @@ export class GatewayMetrics {
   );
   /** Redis' mode, primary and replicas, as the store last read them (redis-topology.ts). */
   #redisSource: () => RedisTopologyView | undefined = () => undefined;
-  readonly redisInfo = this.#scrapedGauge(
-    'tollgate_redis_info',
-    'The Redis this gateway is on (value 1): its mode (single or sentinel) and the primary it is connected to (empty while disconnected).',
-    ['mode', 'primary'],
-    (set) => {
-      const view = this.#redisSource();
-      if (view !== undefined) set({ mode: view.mode, primary: view.primary ?? '' }, 1);
-    },
-  );
-  readonly redisReplicaLag = this.#scrapedGauge(
-    'tollgate_redis_replica_lag_seconds',
-    'Seconds since each replica of the primary last acknowledged its replication stream, as the primary reports it (INFO replication, read every 5 s).',
-    ['replica', 'state'],
-    (set) => {
-      for (const replica of this.#redisSource()?.replicas ?? [])
-        set({ replica: replica.address, state: replica.state }, replica.lagSeconds);
-    },
-  );
-  readonly redisReplicaBehind = this.#scrapedGauge(
-    'tollgate_redis_replica_behind_bytes',
-    "Bytes of the primary's replication stream each replica has not acknowledged yet: what a failover to it would lose.",
-    ['replica'],
-    (set) => {
-      for (const replica of this.#redisSource()?.replicas ?? []) set({ replica: replica.address }, replica.behindBytes);
-    },
-  );
-  readonly redisUnconfirmed = new Counter({
-    name: 'tollgate_redis_writes_unconfirmed_total',
-    help: 'With --redis-wait-replicas: tries of a write the replicas did not confirm in time (or Redis did not answer), by kind: admission (answered 503), settlement (sent again), change (answered 503).',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-    collect: () => {
-      const counts = this.#redisSource()?.durability?.unconfirmed;
-      this.redisUnconfirmed.reset();
-      if (counts) for (const [kind, n] of Object.entries(counts)) this.redisUnconfirmed.inc({ kind }, n);
-    },
-  });
-  readonly redisPendingSettlements = this.#scrapedGauge(
-    'tollgate_redis_settlements_pending',
-    'With --redis-wait-replicas: settlements the replicas have not confirmed yet, being sent again.',
-    [],
-    (set) => {
-      const durability = this.#redisSource()?.durability;
-      if (durability) set({}, durability.pendingSettlements);
-    },
-  );
   readonly snapshotInfo = new Gauge({
     name: 'tollgate_routing_snapshot_info',
     help: 'The routing snapshot this process serves (value 1, version as a label).',
@@ -253,6 +208,7 @@ export class GatewayMetrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
+    registerRedisMetrics(this.registry, () => this.#redisSource());
   }
 
   trackProviders(source: () => Iterable<ProviderGauges>): void {

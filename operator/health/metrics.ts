@@ -1,6 +1,8 @@
 // Prometheus metrics of the operator, on a registry of their own (no global state, so tests can
 // run several operators in one process). Leadership is read at scrape time, so the gauge can
 // never disagree with the elector.
+import { registerRedisMetrics } from '../../core/store/redis/redis-metrics.ts';
+import type { RedisTopologyView } from '../../core/store/redis/redis-topology.ts';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What a reconcile was about: the one routing key, or one GatewayUser. */
@@ -20,6 +22,8 @@ export class OperatorMetrics {
   readonly reconciles: Counter<'kind' | 'result'>;
   readonly reconcileDuration: Histogram<'kind'>;
   readonly snapshotWrites: Counter;
+  /** Which Redis (redis-topology.ts), once the store is open. */
+  #redis: () => RedisTopologyView | undefined = () => undefined;
 
   constructor(options: OperatorMetricsOptions) {
     const registers = [this.registry];
@@ -49,7 +53,13 @@ export class OperatorMetrics {
       help: 'Writes of the routing ConfigMap (only made when the snapshot changed).',
       registers,
     });
+    registerRedisMetrics(this.registry, () => this.#redis());
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_operator_' });
+  }
+
+  /** Reads which Redis from `source` at each scrape (the store, once open). */
+  trackRedis(source: () => RedisTopologyView): void {
+    this.#redis = source;
   }
 
   /** Runs one reconcile, counting it by its outcome and timing it; its result or error passes through. */

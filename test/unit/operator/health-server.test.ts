@@ -51,7 +51,7 @@ describe('operator health server', () => {
     assert.deepEqual(JSON.parse((await get('/readyz')).text).redis, redis);
   });
 
-  test('/metrics: leadership read at scrape time, reconciles counted by kind and result, ConfigMap writes', async () => {
+  test('/metrics: leadership read at scrape time, reconciles counted by kind and result, ConfigMap writes, which Redis', async () => {
     leader = false;
     assert.match((await get('/metrics')).text, /^tollgate_operator_leader 0$/m);
     leader = true;
@@ -63,6 +63,13 @@ describe('operator health server', () => {
       /conflict/,
     );
     metrics.snapshotWrites.inc();
+    // Which Redis, once the store is open (as the gateways show it).
+    assert.doesNotMatch((await get('/metrics')).text, /^tollgate_redis_info/m);
+    metrics.trackRedis(() => ({
+      mode: 'sentinel',
+      primary: '10.0.0.7:6379',
+      replicas: [{ address: '10.0.0.8:6379', state: 'online', lagSeconds: 0, behindBytes: 42 }],
+    }));
     const text = (await get('/metrics')).text;
     for (const line of [
       'tollgate_operator_leader 1',
@@ -70,6 +77,8 @@ describe('operator health server', () => {
       'tollgate_operator_reconciles_total{kind="user",result="error"} 1',
       'tollgate_operator_reconcile_duration_seconds_count{kind="user"} 1',
       'tollgate_operator_snapshot_writes_total 1',
+      'tollgate_redis_info{mode="sentinel",primary="10.0.0.7:6379"} 1',
+      'tollgate_redis_replica_behind_bytes{replica="10.0.0.8:6379"} 42',
     ])
       assert.ok(text.split('\n').includes(line), `${line} in:\n${text}`);
   });
@@ -88,10 +97,11 @@ describe('operator health server', () => {
     }
   });
 
-  test('process metrics go under tollgate_operator_ (tollgate_operator_process_cpu_seconds_total, tollgate_operator_nodejs_…), on a registry of their own', async () => {
+  test('process metrics go under tollgate_operator_ (tollgate_operator_process_cpu_seconds_total, tollgate_operator_nodejs_…), on a registry of their own; Redis metrics keep the names every process uses', async () => {
     const text = await new OperatorMetrics({ isLeader: () => false }).registry.metrics();
     assert.match(text, /^tollgate_operator_process_cpu_seconds_total /m);
     assert.doesNotMatch(text, /process_process_/);
-    assert.doesNotMatch(text, /^(?!tollgate_operator_)[a-z]/m);
+    // Only the Redis metrics every process shares (core/store/redis/redis-metrics.ts) keep their common names.
+    assert.doesNotMatch(text, /^(?!tollgate_operator_|tollgate_redis_)[a-z]/m);
   });
 });

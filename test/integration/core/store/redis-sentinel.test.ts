@@ -171,6 +171,10 @@ for (const bound of [false, true]) {
         "the new primary in the router worker's /readyz",
         { timeoutMs: CONVERGE_MS },
       );
+      assert.match(
+        await (await fetch(`${worker.url}/metrics`)).text(),
+        new RegExp(`^tollgate_redis_info\\{mode="sentinel",primary="127\\.0\\.0\\.1:${promoted}"\\} 1$`, 'm'),
+      );
       // Both gateways serve again, on the new primary.
       const since = answers.length;
       await eventually(
