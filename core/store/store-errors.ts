@@ -33,11 +33,8 @@ export class ReplicasUnconfirmedError extends StoreUnavailableError {
   override name = 'ReplicasUnconfirmedError';
   /** Whether the write was made on the primary (else it was refused before, the replicas being behind). */
   readonly written: boolean;
-  /** The replies of the commands whose writes were not confirmed (a ledger batch's), when they ran. */
-  readonly replies: unknown;
-  constructor(message: string, written: boolean, replies?: unknown) {
+  constructor(message: string, written: boolean) {
     super(message);
     this.written = written;
-    this.replies = replies;
   }
 }

@@ -111,7 +111,7 @@ export class ReplicaConfirmation {
       reply = await this.connection.eval(script.lua, 0, ...args);
       waited = this.connection.wait(replicas, timeoutMs);
     }
-    this.#check(await waited.catch(() => 0), reply);
+    this.#check(await waited.catch(() => 0));
     return reply;
   }
 
@@ -120,7 +120,7 @@ export class ReplicaConfirmation {
     this.#check(await unavailable(() => this.connection.wait(this.settings.replicas, this.settings.timeoutMs)));
   }
 
-  #check(confirmed: unknown, replies?: unknown): void {
+  #check(confirmed: unknown): void {
     if (typeof confirmed === 'number' && confirmed >= this.settings.replicas) {
       this.#caughtUp();
       return;
@@ -130,7 +130,6 @@ export class ReplicaConfirmation {
     throw new ReplicasUnconfirmedError(
       `the store (Redis) did not confirm the write on ${replicas} replica${replicas === 1 ? '' : 's'} within ${timeoutMs} ms (${Number(confirmed) || 0} did): a failover could lose it`,
       true,
-      replies,
     );
   }
 

@@ -5,7 +5,6 @@ import { subjectOf, type OtherLevel } from '../ledger.ts';
 import { levelKeys } from './keys.ts';
 import type { AdmitStep } from './redis-ledger-admission.ts';
 import { limitsOf } from './redis-ledger-common.ts';
-import { ReplicasUnconfirmedError } from '../store-errors.ts';
 import type { SettleStep } from './redis-ledger-settlement.ts';
 
 /** Most admissions and settlements sent in one script call. */
@@ -20,8 +19,7 @@ export interface Pending {
   readonly levels: readonly OtherLevel[] | undefined;
   readonly step: AdmitStep | SettleStep;
   readonly resolve: (reply: unknown) => void;
-  /** `reply`: the step's own reply, when its batch ran but was not confirmed (redis-durability.ts). */
-  readonly reject: (error: unknown, reply?: unknown) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** Sends a batch (the script's one argument) to Redis; resolves with the script's reply. */
@@ -62,9 +60,7 @@ export function runBatch(waiting: Pending[], send: SendBatch, onFailure: () => v
     },
     (error: unknown) => {
       onFailure();
-      const ran =
-        error instanceof ReplicasUnconfirmedError && typeof error.replies === 'string' ? (JSON.parse(error.replies) as unknown[]) : [];
-      for (const [i, entry] of batch.entries()) entry.reject(error, ran[i]);
+      for (const entry of batch) entry.reject(error);
     },
   );
 }

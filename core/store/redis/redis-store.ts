@@ -6,7 +6,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { clientArguments, redisTarget, type RedisCredentials, type RedisTarget } from './redis-target.ts';
 import { RedisTopology, type RedisTopologyView } from './redis-topology.ts';
-
 import type { AccountStore } from '../accounts.ts';
 import type { CatalogStore } from '../catalog.ts';
 import type { GatewayReports } from '../gateway-reports.ts';
