@@ -55,25 +55,19 @@ describe('the failover loss bound (--redis-wait-replicas)', { timeout: HANG_MS }
   const me = async () => (await gateway.get('/v1/me', asAlice)).body as { spent: number; reserved: number };
   const micros = (dollars: number) => Math.round(dollars * 1e6);
 
-  it('serves and charges as usual while the replica confirms', async () => {
-    const before = await me();
+  /** A request served, and charged its cost to the micro-unit. */
+  const servedAndCharged = async () => {
+    const before = micros((await me()).spent);
     const answer = await chat();
     assert.equal(answer.status, 200);
-    await eventually(
-      async () => micros((await me()).spent) === micros(before.spent) + micros(answer.body.usage.cost),
-      'the request charged',
-    );
-  });
+    await eventually(async () => micros((await me()).spent) === before + micros(answer.body.usage.cost), 'the request charged');
+  };
+
+  it('serves and charges as usual while the replica confirms', servedAndCharged);
 
   it('serves and charges on a primary that lost its scripts (restarted, or a replica just promoted)', async () => {
-    const before = await me();
     await askRedis(redis.primary.port, (client) => client.script('FLUSH'));
-    const answer = await chat();
-    assert.equal(answer.status, 200);
-    await eventually(
-      async () => micros((await me()).spent) === micros(before.spent) + micros(answer.body.usage.cost),
-      'the request charged',
-    );
+    await servedAndCharged();
   });
 
   it('refuses new requests and admin changes with 503 while no replica confirms, and charges a request served meanwhile exactly once', async () => {
