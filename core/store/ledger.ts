@@ -51,6 +51,11 @@ export interface Admission {
   readonly rate?: RateCharge;
   /** The request's key and team levels, when they have budgets or limits; absent for none. */
   readonly levels?: readonly OtherLevel[];
+  /**
+   * The user's team as the user's spec names it (null or absent for none), whether or not it has
+   * a budget: a Redis Cluster keeps the money of a team's users in the team's hash slot.
+   */
+  readonly team?: string | null | undefined;
 }
 
 /** What a level's budget has left for the caller to see: the level with least room. */
@@ -93,6 +98,8 @@ export interface Settlement {
   readonly rate?: RateCharge;
   /** The levels the admission had. */
   readonly levels?: readonly OtherLevel[];
+  /** The user's team, as the admission named it. */
+  readonly team?: string | null | undefined;
 }
 
 export interface SettleResult {
@@ -116,6 +123,9 @@ export interface Balance {
 export interface Ledger {
   admit(userId: string, admission: Admission): Promise<AdmissionResult>;
   settle(userId: string, settlement: Settlement): Promise<SettleResult>;
-  /** A user's balance, or a key's or a team's with a subject of subjectOf(). */
-  balance(subject: string, now: number): Promise<Balance>;
+  /**
+   * A user's balance, or a key's or a team's with a subject of subjectOf(). A key's names its
+   * user (`owner`): a Redis Cluster keeps a key's money with its user's.
+   */
+  balance(subject: string, now: number, owner?: string): Promise<Balance>;
 }

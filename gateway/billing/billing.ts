@@ -180,7 +180,7 @@ export class Billing {
     const rate: RateCharge | undefined = limited ? { scope: router.spec.name, policy: ratePolicy, tokens: promptTokens ?? 0 } : undefined;
     let result: AdmissionResult;
     try {
-      result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate, levels });
+      result = await this.#deps.ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, rate, levels, team: caller.user.team });
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       if (priced && !this.#deps.failOpen) throw new BudgetsUnavailableError(error.message, { cause: error });
@@ -224,8 +224,9 @@ export class Billing {
     const { ledger } = this.#deps;
     let result: AdmissionResult;
     try {
-      result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, levels });
-      if (result.ok) await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels });
+      result = await ledger.admit(caller.user.id, { now: this.#deps.now(), reservation, levels, team: caller.user.team });
+      if (result.ok)
+        await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels, team: caller.user.team });
     } catch (error) {
       // The admission after the count meets the same outage and answers it as configured.
       if (error instanceof StoreUnavailableError) return;
@@ -244,10 +245,12 @@ export class Billing {
   release(caller: Caller, admitted: Admitted): void {
     const { reservation, levels } = admitted;
     if (!reservation) return;
-    this.#deps.ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels }).catch((error: unknown) =>
-      // The hold expires by itself (reservation TTL).
-      this.#deps.log.error('release failed', `could not release a hold of user ${caller.user.id}: ${(error as Error).message}`),
-    );
+    this.#deps.ledger
+      .settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels, team: caller.user.team })
+      .catch((error: unknown) =>
+        // The hold expires by itself (reservation TTL).
+        this.#deps.log.error('release failed', `could not release a hold of user ${caller.user.id}: ${(error as Error).message}`),
+      );
   }
 
   /**
@@ -271,6 +274,7 @@ export class Billing {
             ? { scope: router.spec.name, policy: admitted.ratePolicy, tokens: settled.completionTokens }
             : undefined,
         levels: admitted?.levels ?? levelsOf(caller).levels,
+        team: caller.user.team,
       });
       return result.chargedMicros;
     };

@@ -2,7 +2,9 @@
 // each with replicas, made by `redis-cli --cluster create` from Debian's redis-server processes
 // (`--cluster-enabled yes`), with a short node timeout so that a failover takes seconds.
 import { execFile } from 'node:child_process';
+import { after, before } from 'node:test';
 import { promisify } from 'node:util';
+import { Cluster } from 'ioredis';
 import { eventually } from './eventually.ts';
 import { askRedis, startRedis, type RunningRedis } from './redis-server.ts';
 import { CONVERGE_MS } from './patience.ts';
@@ -73,4 +75,49 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
     await Promise.all(started.map((node) => node.stop()));
     throw error;
   }
+}
+
+/** The file's cluster: started before its first test, stopped after its last (as useRedis does for one Redis). */
+export interface ClusterHandle {
+  readonly cluster: RedisCluster;
+  /** The file's own cluster client (commands go to the node of their key's slot), closed after the file's tests. */
+  readonly admin: Cluster;
+  /** Empties every primary (FLUSHALL), as a store factory does before each store it makes. */
+  empty(): Promise<void>;
+  /** Starts the cluster if it is not started yet: node:test runs a file's top-level before() hooks together, so one of the file's own awaits this first. */
+  ready(): Promise<void>;
+}
+
+/** Declares the file's cluster; call at the top level of a test file (it registers its hooks). */
+export function useRedisCluster(options: { primaries?: number; replicas?: number } = {}): ClusterHandle {
+  let started: RedisCluster | undefined;
+  let client: Cluster | undefined;
+  let starting: Promise<void> | undefined;
+  const ready = (): Promise<void> =>
+    (starting ??= startRedisCluster(options).then((cluster) => {
+      started = cluster;
+    }));
+  before(ready);
+  after(async () => {
+    client?.disconnect();
+    await started?.stop();
+  });
+  const running = (): RedisCluster => {
+    if (!started) throw new Error("the file's cluster is not started");
+    return started;
+  };
+  return {
+    get cluster() {
+      return running();
+    },
+    get admin() {
+      client ??= new Cluster([...running().nodes.keys()].map((port) => ({ host: '127.0.0.1', port })));
+      return client;
+    },
+    ready,
+    async empty() {
+      const primaries = await running().primaries();
+      await Promise.all(primaries.map(({ port }) => askRedis(port, (c) => c.flushall())));
+    },
+  };
 }

@@ -1,7 +1,7 @@
-// Tollgate does not run on a Redis Cluster yet (issue 31; docs/redis.md): its scripts touch keys of
-// several users, levels and routers at once, which a cluster spreads over hash slots and nodes.
-// A cluster node reached through a plain redis:// URL would answer MOVED to a part of the writes
-// only; the process refuses to start on one instead, saying why and what to run.
+// A Redis Cluster is reached through a redis+cluster:// URL, whose client follows the slots from
+// node to node (redis-target.ts). A cluster node reached through a plain redis:// URL would answer
+// MOVED to a part of the writes only; the process refuses to start on one instead, saying why and
+// what to write.
 import type { Redis } from 'ioredis';
 
 /** The Redis is a Redis Cluster node: the process must not start on it. */
@@ -9,7 +9,7 @@ export class RedisClusterRefusedError extends Error {
   override name = 'RedisClusterRefusedError';
   /** The message without its subject, for a caller that names the Redis. */
   readonly problem =
-    'is a Redis Cluster node (cluster_enabled:1): Tollgate does not run on Redis Cluster yet. Use one primary, with replicas, behind Redis Sentinel (redis+sentinel://, docs/redis.md)';
+    'is a Redis Cluster node (cluster_enabled:1), named as one Redis: name the cluster with a redis+cluster://host:port[,host:port...] URL (docs/redis.md)';
   constructor() {
     super('');
     this.message = `Redis ${this.problem}`;

@@ -1,6 +1,12 @@
 // Every Redis key Tollgate uses, in one place. A user's keys share the hash tag {u:<id>}, so a
 // script that touches several of them stays within one cluster slot. The layout they make up,
 // its format version and the module owning each family of keys are declared in layout.ts.
+//
+// The ledger's keys (levelKeys) are named two ways. On one Redis, each level has its own tag, as
+// it always had: a user's {u:<id>}, a key's {k:<id>}, a team's {t:<id>}. On a Redis Cluster, one
+// request's levels must share a slot, so a user's money has a home (MoneyHome): the team's slot for
+// a member of a team (the team's own ledger is there), else the user's own; the user's keys' levels
+// live with it. Moving a user to another team moves that money (redis-money-move.ts).
 import { createHash } from 'node:crypto';
 import type { UsageGroup } from '../usage-log.ts';
 
@@ -34,6 +40,20 @@ export const DAILY_PREFIXES: Record<UsageGroup, readonly [string, string]> = {
   provider: ['tg:p:{', '}'],
 };
 
+/**
+ * Where a request's money lives on a Redis Cluster: its user's id and team (undefined: none). On
+ * one Redis, levelKeys takes none, and every level keeps its own tag.
+ */
+export interface MoneyHome {
+  readonly user: string;
+  readonly team: string | undefined;
+}
+
+/** The tag of a home's slot, and the prefix of its user's money keys there. */
+function homePrefix(home: MoneyHome): string {
+  return home.team === undefined ? user(home.user) : `${team(home.team)}:u:${home.user}`;
+}
+
 /** The ledger's keys of one level (a user, a key or a team): what lua/ledger-common.lua calls K. */
 export interface LevelKeys {
   /** Hash with `budget` (micros, '' = unlimited) and `period`. */
@@ -46,10 +66,24 @@ export interface LevelKeys {
 
 /**
  * The keys of the level a ledger subject names (ledger.ts subjectOf): a user's id, `key:<id>` or
- * `team:<id>`. A key's and a team's are laid out as a user's: the same scripts count them.
+ * `team:<id>`. A key's and a team's are laid out as a user's: the same scripts count them. With a
+ * home (a cluster), a user's and a key's keys are the home's; a team member's budget fields are
+ * copied into the home (`<prefix>:budget`), as the user's hash lives in the user's own slot.
  */
-export function levelKeys(subject: string): LevelKeys {
+export function levelKeys(subject: string, home?: MoneyHome): LevelKeys {
   const colon = subject.indexOf(':');
+  if (home !== undefined && !subject.startsWith('team:')) {
+    const prefix =
+      colon < 0 ? homePrefix(home) : `${home.team === undefined ? user(home.user) : team(home.team)}:k:${subject.slice(colon + 1)}`;
+    const ownHash = colon < 0 && home.team === undefined;
+    return {
+      budget: ownHash ? keys.user(home.user) : `${prefix}:budget`,
+      ledger: `${prefix}:ledger`,
+      holds: `${prefix}:holds`,
+      history: `${prefix}:history`,
+      prefix,
+    };
+  }
   if (colon < 0)
     return {
       budget: keys.user(subject),
@@ -78,8 +112,10 @@ export const keys = {
   ledger: (id: string) => `${user(id)}:ledger`,
   /** Sorted set: members `<hold id>|<micros>`, scored by expiry (ms). */
   holds: (id: string) => `${user(id)}:holds`,
-  /** String: what a settlement charged, marking it done (the failover loss bound, lua/settle.lua); expires. */
-  settled: (id: string, settlement: string) => `${user(id)}:settled:${settlement}`,
+  /** String: what a settlement charged, marking it done (the failover loss bound, lua/settle.lua); expires. In the money's home on a cluster. */
+  settled: (id: string, settlement: string, home?: MoneyHome) => `${home ? homePrefix(home) : user(id)}:settled:${settlement}`,
+  /** On a cluster, the prefixes of the money a team's slot holds for its members: their own, and their keys' (keys.ts MoneyHome). */
+  membersMoney: (id: string) => [`${team(id)}:u:`, `${team(id)}:k:`] as const,
   /** Hash: `<period kind>:<period index>` -> micros spent in that period. */
   history: (id: string) => `${user(id)}:history`,
   /** Hash: sliding-window counters of the user's rate limits on one router. */

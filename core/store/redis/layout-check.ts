@@ -2,7 +2,7 @@
 // every process that opens the store (gateway, router worker, operator), once, before it reads
 // or writes anything else: a process never works on data laid out in a format it does not know.
 // The version is written with SET NX, so processes starting together agree on it whoever wins.
-import type { Redis } from 'ioredis';
+import { anyKey, type RedisClient } from './redis-client.ts';
 import { z } from 'zod';
 import type { Log } from '../../log.ts';
 import { DATA_PATTERN, LAYOUT_VERSION, LAYOUT_VERSION_KEY, OLDEST_READ_LAYOUT, UNVERSIONED_LAYOUT } from './layout.ts';
@@ -43,7 +43,6 @@ export class RedisLayoutError extends Error {
 }
 
 /** The commands the check uses. */
-export type LayoutClient = Pick<Redis, 'get' | 'set' | 'scan'>;
 
 /** A version as stored: a positive decimal integer, nothing else. */
 const StoredVersion = z
@@ -60,7 +59,7 @@ const ATTEMPTS = 3;
  * empty Redis and UNVERSIONED_LAYOUT on one with data: SET NX, so the first writer wins and
  * every other process reads what it wrote.
  */
-export async function checkLayout(redis: LayoutClient, build: LayoutRange = THIS_BUILD): Promise<LayoutFound> {
+export async function checkLayout(redis: RedisClient, build: LayoutRange = THIS_BUILD): Promise<LayoutFound> {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const stored = await redis.get(LAYOUT_VERSION_KEY);
     if (stored !== null) return judge(stored, build);
@@ -81,15 +80,9 @@ function judge(stored: string, build: LayoutRange): LayoutFound {
   return { version: parsed.data, outcome: parsed.data === build.newest ? 'current' : 'older' };
 }
 
-/** Whether any key of the layout exists: one SCAN page after another until one is found or none are left. */
-async function holdsData(redis: LayoutClient): Promise<boolean> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', DATA_PATTERN, 'COUNT', 1000);
-    if (found.length > 0) return true;
-    cursor = next;
-  } while (cursor !== '0');
-  return false;
+/** Whether any key of the layout exists (on a cluster, on any primary). */
+function holdsData(redis: RedisClient): Promise<boolean> {
+  return anyKey(redis, DATA_PATTERN);
 }
 
 /** Why `build` refuses the version `found`, and what to do. */

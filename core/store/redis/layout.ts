@@ -97,6 +97,25 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     owner: 'redis-ledger.ts',
   },
   {
+    // A Redis Cluster only (keys.ts MoneyHome): a team member's money in the team's slot, a key's with its user's.
+    keys: [
+      'tg:{t:*}:u:*:budget',
+      'tg:{t:*}:u:*:ledger',
+      'tg:{t:*}:u:*:holds',
+      'tg:{t:*}:u:*:history',
+      'tg:{t:*}:u:*:rl:*',
+      'tg:{[ut]:*}:k:*:budget',
+      'tg:{[ut]:*}:k:*:ledger',
+      'tg:{[ut]:*}:k:*:holds',
+      'tg:{[ut]:*}:k:*:history',
+      'tg:{[ut]:*}:k:*:rl:*',
+    ],
+    kinds: ['hash', 'sorted set', 'string'],
+    holds:
+      "on a Redis Cluster, the same, at each user's money home: a team member's in the team's slot (with a copy of the user's budget fields), and a key's with its user's",
+    owner: 'redis-ledger.ts',
+  },
+  {
     keys: ['tg:alerts'],
     kinds: ['stream'],
     holds: 'budget alerts, written by the ledger (lua/settle.lua)',

@@ -2,10 +2,14 @@
 // beside the spec, the two fields the ledger's scripts read: `budget` in micro-units and
 // `period`; so does a key's budget hash, for a key with a budget or limits of its own.
 //
-// The scripts that create a user (user hash + users index), add a key (user's keys + the key
-// index) and find a key touch keys in different cluster slots: this store needs one Redis
-// server (with replicas if you like), not a Redis Cluster.
-import type { Redis } from 'ioredis';
+// On a Redis Cluster, what one script did on one Redis is split where its keys lie in several
+// slots, each step ordered so that a process stopped between two leaves nothing reachable
+// half-made: a user is listed in the index before its hash is written (the list skips ids without
+// one), a key's index entry is set before its record (and removed if the record is refused), a key
+// is found in three reads. A user's money home (keys.ts MoneyHome) gets a copy of the user's budget
+// fields when it is the team's slot, and a key's budget hash; a user who changes teams has it moved
+// (redis-money-move.ts).
+import { deleteKeys, pipelined, scanAll, type RedisClient } from './redis-client.ts';
 import type { UserSpec } from '../../resources/user.ts';
 import type { TeamSpec } from '../../resources/team.ts';
 import { isKeyLevel, keyLimitsOf, type KeyLimits } from '../../resources/key-limits.ts';
@@ -13,18 +17,18 @@ import { parseDecimal } from '../../money/decimal.ts';
 import type { AccountStore, ApiKeyRecord, FoundKey, Page, TeamRecord, UserRecord } from '../accounts.ts';
 import { ConflictError, KeyLimitError, NotFoundError } from '../store-errors.ts';
 import { byCreation, checkLimit } from '../paging.ts';
-import { keys, levelKeys } from './keys.ts';
+import { keys, levelKeys, type MoneyHome } from './keys.ts';
+import { moveMoney } from './redis-money-move.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 import type { RedisChannels } from './redis-channels.ts';
-
-/** How many keys one SCAN step asks for when deleting a user. */
-const SCAN_COUNT = 1000;
 
 /** How often a key change is tried again when another change came first (key-replace.lua). */
 const KEY_REPLACE_TRIES = 10;
 
 export class RedisAccounts implements AccountStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
+  /** On a Redis Cluster: scripts keep to one slot, and money lives at its home (keys.ts). */
+  readonly #cluster: boolean;
   readonly #create: LuaScript;
   readonly #update: LuaScript;
   readonly #addKey: LuaScript;
@@ -40,19 +44,29 @@ export class RedisAccounts implements AccountStore {
    * `beforeChange` runs before a user, key or team (a ledger subject) is updated or deleted (the
    * ledger gives back this gateway's leases).
    */
-  constructor(redis: Redis, channels: RedisChannels, beforeChange: (subject: string) => Promise<unknown> = async () => {}) {
+  constructor(redis: RedisClient, channels: RedisChannels, beforeChange: (subject: string) => Promise<unknown> = async () => {}) {
     this.#redis = redis;
     this.#channels = channels;
     this.#beforeChange = beforeChange;
-    this.#create = defineScript(redis, 'account-create', 2);
+    this.#cluster = redis.isCluster;
+    this.#create = defineScript(redis, 'account-create');
     this.#update = defineScript(redis, 'account-update', 1);
-    this.#addKey = defineScript(redis, 'key-add', 3);
-    this.#replaceKey = defineScript(redis, 'key-replace', 2);
+    this.#addKey = defineScript(redis, 'key-add');
+    this.#replaceKey = defineScript(redis, 'key-replace');
     this.#findKey = defineScript(redis, 'key-find', 1);
   }
 
-  createUser(user: UserSpec, now: Date): Promise<UserRecord> {
-    return this.#createRecord('user', keys.user(user.id), keys.users, user, now);
+  async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
+    const created = await this.#createRecord('user', keys.user(user.id), keys.users, user, now);
+    await this.#writeHomeBudget(user);
+    return created;
+  }
+
+  /** On a cluster, a team member's budget fields, copied to the money's home in the team's slot (the ledger reads them there). */
+  async #writeHomeBudget(user: UserSpec): Promise<void> {
+    if (!this.#cluster || !user.team) return;
+    const [budget, period, alerts, soft] = budgetFields(user);
+    await this.#redis.hset(levelKeys(user.id, homeOf(user)).budget, 'budget', budget, 'period', period, 'alerts', alerts, 'soft', soft);
   }
 
   /** Writes a new user's or team's hash and lists it in its index (account-create.lua); ConflictError when the id is taken. */
@@ -64,7 +78,13 @@ export class RedisAccounts implements AccountStore {
     now: Date,
   ): Promise<Spec & { created_at: string }> {
     const created_at = now.toISOString();
-    const created = await this.#create.run(hash, index, spec.id, JSON.stringify(spec), created_at, ...budgetFields(spec));
+    const args = [spec.id, JSON.stringify(spec), created_at, ...budgetFields(spec)];
+    let created: unknown;
+    if (this.#cluster) {
+      // Listed first: an id listed without a hash is not shown, a hash never listed would be lost.
+      await this.#redis.zadd(index, 0, spec.id);
+      created = await this.#create.runWithKeys([hash], args);
+    } else created = await this.#create.runWithKeys([hash, index], args);
     if (created !== 1) throw new ConflictError(`${what} "${spec.id}" already exists`);
     return { ...spec, created_at };
   }
@@ -89,9 +109,7 @@ export class RedisAccounts implements AccountStore {
     checkLimit(limit);
     const ids = await this.#redis.zrangebylex(index, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, limit + 1);
     const page = ids.slice(0, limit);
-    const pipeline = this.#redis.pipeline();
-    for (const id of page) pipeline.hmget(hash(id), 'spec', 'created_at');
-    const replies = page.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    const replies = await pipelined(this.#redis, page, hash, (pipeline, id) => pipeline.hmget(hash(id), 'spec', 'created_at'));
     const items: T[] = [];
     for (const [error, fields] of replies) {
       if (error) throw error;
@@ -105,21 +123,39 @@ export class RedisAccounts implements AccountStore {
 
   async updateUser(user: UserSpec): Promise<UserRecord> {
     await this.#beforeChange(user.id);
+    // On a cluster, the team before the change: a new team moves the user's money there.
+    const before = this.#cluster ? await this.getUser(user.id) : undefined;
     const createdAt = await this.#update.run(keys.user(user.id), JSON.stringify(user), ...budgetFields(user));
     if (typeof createdAt !== 'string') throw new NotFoundError(`user "${user.id}" does not exist`);
+    if (before && (before.team ?? undefined) !== (user.team ?? undefined))
+      await moveMoney(this.#redis, homeOf(before), homeOf(user), await this.#keyIds(user.id));
+    await this.#writeHomeBudget(user);
     await this.#changed(user.id);
     return { ...user, created_at: createdAt };
   }
 
   async deleteUser(id: string): Promise<boolean> {
     await this.#beforeChange(id);
-    const userKeys = await this.#scan(keys.userPattern(id));
+    const user = this.#cluster ? await this.getUser(id) : undefined;
+    const userKeys = await scanAll(this.#redis, keys.userPattern(id));
     const records = (await this.#redis.hvals(keys.userKeys(id))).map((raw) => JSON.parse(raw) as ApiKeyRecord);
     const apiKeys = records.map((key) => keys.apiKey(key.hash));
-    // Each key's own money and limits (its budget hash, ledger, holds, history, rate limits).
-    const keyLevels: string[] = [];
-    for (const key of records) keyLevels.push(...(await this.#scan(keys.apiKeyLevelPattern(key.id))));
-    const others = [...userKeys, ...apiKeys, ...keyLevels].filter((key) => key !== keys.user(id));
+    // Each key's own money and limits (its budget hash, ledger, holds, history, rate limits); on a
+    // cluster, they and a team member's money are at the money's home.
+    const money: string[] = [];
+    if (user?.team) money.push(...(await scanAll(this.#redis, `${levelKeys(id, homeOf(user)).prefix}:*`)));
+    for (const key of records) {
+      const pattern = user ? `${levelKeys(`key:${key.id}`, homeOf(user)).prefix}:*` : keys.apiKeyLevelPattern(key.id);
+      money.push(...(await scanAll(this.#redis, pattern)));
+    }
+    const others = [...userKeys, ...apiKeys, ...money].filter((key) => key !== keys.user(id));
+    if (this.#cluster) {
+      const deleted = await this.#redis.del(keys.user(id));
+      await deleteKeys(this.#redis, others);
+      await this.#redis.zrem(keys.users, id);
+      await this.#changed(id);
+      return deleted === 1;
+    }
     const transaction = this.#redis.multi().del(keys.user(id));
     if (others.length > 0) transaction.unlink(...others);
     transaction.zrem(keys.users, id);
@@ -129,19 +165,22 @@ export class RedisAccounts implements AccountStore {
     return deleted === 1;
   }
 
+  /** The ids of a user's keys. */
+  async #keyIds(userId: string): Promise<string[]> {
+    return await this.#redis.hkeys(keys.userKeys(userId));
+  }
+
   async addKey(key: ApiKeyRecord, maxActive?: number): Promise<void> {
     const reference = JSON.stringify({ user_id: key.user_id, key_id: key.id });
     const most = maxActive === undefined ? '' : String(maxActive);
-    const outcome = await this.#addKey.run(
-      keys.user(key.user_id),
-      keys.userKeys(key.user_id),
-      keys.apiKey(key.hash),
-      key.id,
-      JSON.stringify(key),
-      reference,
-      most,
-      key.created_at,
-    );
+    const args = [key.id, JSON.stringify(key), reference, most, key.created_at];
+    let outcome: unknown;
+    if (this.#cluster) {
+      // The index entry first, refusing a hash already indexed; taken back unless the record is written.
+      const indexed = await this.#redis.set(keys.apiKey(key.hash), reference, 'NX');
+      outcome = indexed === null ? 'conflict' : await this.#addKey.runWithKeys([keys.user(key.user_id), keys.userKeys(key.user_id)], args);
+      if (indexed !== null && outcome !== 'ok') await this.#redis.del(keys.apiKey(key.hash));
+    } else outcome = await this.#addKey.runWithKeys([keys.user(key.user_id), keys.userKeys(key.user_id), keys.apiKey(key.hash)], args);
     if (outcome === 'not_found') throw new NotFoundError(`user "${key.user_id}" does not exist`);
     if (outcome === 'limit') throw new KeyLimitError(key.user_id, maxActive!);
     if (outcome === 'conflict')
@@ -149,8 +188,25 @@ export class RedisAccounts implements AccountStore {
     // A new key: nobody holds it yet, so its budget hash may follow the record.
     if (isKeyLevel(key)) {
       const [budget, period, alerts, soft] = keyBudgetFields(key);
-      await this.#redis.hset(levelKeys(`key:${key.id}`).budget, 'budget', budget, 'period', period, 'alerts', alerts, 'soft', soft);
+      await this.#redis.hset(
+        await this.#keyBudget(key.user_id, key.id),
+        'budget',
+        budget,
+        'period',
+        period,
+        'alerts',
+        alerts,
+        'soft',
+        soft,
+      );
     }
+  }
+
+  /** A key's budget hash: on a cluster, at its user's money home. */
+  async #keyBudget(userId: string, keyId: string): Promise<string> {
+    if (!this.#cluster) return levelKeys(`key:${keyId}`).budget;
+    const user = await this.getUser(userId);
+    return levelKeys(`key:${keyId}`, homeOf(user ?? { id: userId, team: null })).budget;
   }
 
   async updateKey(userId: string, keyId: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined> {
@@ -193,8 +249,21 @@ export class RedisAccounts implements AccountStore {
       const key = change(JSON.parse(raw) as ApiKeyRecord);
       const json = JSON.stringify(key);
       if (json === raw) return key;
-      const fields = budget ? ['1', ...keyBudgetFields(key)] : ['', '', '', '', ''];
-      const outcome = await this.#replaceKey.run(keys.userKeys(userId), levelKeys(`key:${keyId}`).budget, keyId, raw, json, ...fields);
+      let outcome: unknown;
+      if (this.#cluster) {
+        // The budget hash is at the money's home, maybe another slot: written once the record is.
+        outcome = await this.#replaceKey.runWithKeys([keys.userKeys(userId)], [keyId, raw, json, '', '', '', '', '']);
+        if (outcome === 1 && budget) {
+          const [amount, period, alerts, soft] = keyBudgetFields(key);
+          await this.#redis.hset(await this.#keyBudget(userId, keyId), 'budget', amount, 'period', period, 'alerts', alerts, 'soft', soft);
+        }
+      } else {
+        const fields = budget ? ['1', ...keyBudgetFields(key)] : ['', '', '', '', ''];
+        outcome = await this.#replaceKey.runWithKeys(
+          [keys.userKeys(userId), levelKeys(`key:${keyId}`).budget],
+          [keyId, raw, json, ...fields],
+        );
+      }
       if (outcome === 1) return key;
       if (outcome !== 0) return undefined;
     }
@@ -202,11 +271,33 @@ export class RedisAccounts implements AccountStore {
   }
 
   async findKey(hash: string): Promise<FoundKey | undefined> {
+    if (this.#cluster) return this.#findKeyAcrossSlots(hash);
     const found = await this.#findKey.run(keys.apiKey(hash), ...this.#templates);
     if (!Array.isArray(found)) return undefined;
     const [key, spec, createdAt, teamSpec, teamCreatedAt] = found as [string, string, string, string?, string?];
     const record = { key: JSON.parse(key) as ApiKeyRecord, user: userRecord(spec, createdAt)! };
     return teamSpec === undefined ? record : { ...record, team: teamRecord(teamSpec, teamCreatedAt!)! };
+  }
+
+  /** findKey on a cluster: the index entry, the user's key record and hash (one slot), and the team's hash, in three reads. */
+  async #findKeyAcrossSlots(hash: string): Promise<FoundKey | undefined> {
+    const raw = await this.#redis.get(keys.apiKey(hash));
+    if (raw === null) return undefined;
+    const reference = JSON.parse(raw) as { user_id: string; key_id: string };
+    // The record and the user's hash share the user's slot: one round trip.
+    const [key, fields] = (await this.#redis
+      .multi()
+      .hget(keys.userKeys(reference.user_id), reference.key_id)
+      .hmget(keys.user(reference.user_id), 'spec', 'created_at')
+      .exec()
+      .then((replies) => (replies ?? []).map(([error, value]) => (error ? undefined : value)))) as [string | null | undefined, unknown];
+    const [spec, createdAt] = (fields ?? []) as (string | null)[];
+    const user = userRecord(spec ?? null, createdAt ?? null);
+    if (typeof key !== 'string' || user === undefined) return undefined;
+    const found = { key: JSON.parse(key) as ApiKeyRecord, user };
+    if (!user.team) return found;
+    const team = await this.getTeam(user.team);
+    return team === undefined ? found : { ...found, team };
   }
 
   async createTeam(team: TeamSpec, now: Date): Promise<TeamRecord> {
@@ -234,7 +325,18 @@ export class RedisAccounts implements AccountStore {
 
   async deleteTeam(id: string): Promise<boolean> {
     await this.#beforeChange(`team:${id}`);
-    const others = (await this.#scan(keys.teamPattern(id))).filter((key) => key !== keys.team(id));
+    // On a cluster the team's slot is also its members' money home (`:u:` and `:k:` keys): they stay.
+    const members = keys.membersMoney(id);
+    const others = (await scanAll(this.#redis, keys.teamPattern(id))).filter(
+      (key) => key !== keys.team(id) && !members.some((prefix) => key.startsWith(prefix)),
+    );
+    if (this.#cluster) {
+      const deleted = await this.#redis.del(keys.team(id));
+      await deleteKeys(this.#redis, others);
+      await this.#redis.zrem(keys.teams, id);
+      await this.#changed(`team:${id}`);
+      return deleted === 1;
+    }
     const transaction = this.#redis.multi().del(keys.team(id));
     if (others.length > 0) transaction.unlink(...others);
     transaction.zrem(keys.teams, id);
@@ -252,18 +354,11 @@ export class RedisAccounts implements AccountStore {
   async #changed(subject: string): Promise<void> {
     await this.#redis.publish(keys.accountsChanged, subject);
   }
+}
 
-  /** Every key matching a SCAN pattern. */
-  async #scan(pattern: string): Promise<string[]> {
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
-      found.push(...batch);
-      cursor = next;
-    } while (cursor !== '0');
-    return found;
-  }
+/** A user's money home on a cluster (keys.ts MoneyHome): the team its spec names, whether or not that team exists. */
+function homeOf(user: Pick<UserSpec, 'id' | 'team'>): MoneyHome {
+  return { user: user.id, team: user.team ?? undefined };
 }
 
 type BudgetOwner = { id: string } & Pick<KeyLimits, 'budget' | 'budget_period' | 'budget_alerts' | 'soft_budget'>;

@@ -2,7 +2,7 @@
 // (XGROUP) reads it on a connection of its own (XREADGROUP blocks); an alert is acknowledged
 // (XACK) once delivered, and one left pending (its delivery failed, or its gateway died) is taken
 // again (XAUTOCLAIM) by any consumer of the group once idle for retryAfterMs: at least once.
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from './redis-client.ts';
 import { randomId } from '../../ids.ts';
 import type { AlertConsumer, AlertConsumerOptions, BudgetAlert, BudgetAlerts } from '../budget-alerts.ts';
 import type { LevelName } from '../ledger.ts';
@@ -15,14 +15,14 @@ const COUNT = 16;
 type Entry = [id: string, fields: string[]];
 
 export class RedisBudgetAlerts implements BudgetAlerts {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
   }
 
   consume(group: string, deliver: (alert: BudgetAlert) => Promise<void>, options: AlertConsumerOptions): AlertConsumer {
-    const reader = this.#redis.duplicate({ maxRetriesPerRequest: null, retryStrategy: () => 200 });
+    const reader = duplicateClient(this.#redis, { maxRetriesPerRequest: null, retryStrategy: () => 200 });
     reader.on('error', () => {
       // Reconnects by itself; the loop below waits and reads again.
     });

@@ -39,6 +39,8 @@ export class BudgetLease {
   readonly ttlMs: number;
   /** The key's and team's levels it holds room at too. */
   readonly levels: readonly OtherLevel[] | undefined;
+  /** The user's team (a cluster's money home), as the admission named it. */
+  readonly team: string | null | undefined;
   readonly #policy: RateLimitPolicy | undefined;
   readonly #snapshot: RateStatuses;
   readonly #budget: BudgetStatus | undefined;
@@ -68,6 +70,7 @@ export class BudgetLease {
     this.grantedAt = admission.now;
     this.ttlMs = admission.reservation?.ttlMs ?? 0;
     this.levels = admission.levels;
+    this.team = admission.team;
     this.#policy = admission.rate?.policy;
     this.#snapshot = statuses;
     this.#budget = budget;

@@ -2,7 +2,7 @@
 // revision in a Lua script that also publishes the change (lua/catalog-write.lua). What is read
 // is parsed by the resource schemas: a catalog an older gateway wrote lacks the fields added
 // since (a router's `costs.audio_minutes`), which their defaults fill in.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import { ProviderSpec } from '../../resources/provider.ts';
 import { RouterSpec } from '../../resources/router.ts';
 import type { Catalog, CatalogStore } from '../catalog.ts';
@@ -13,13 +13,13 @@ import { defineScript, type LuaScript } from './scripts.ts';
 const EMPTY: Catalog = { revision: 0, routers: [], providers: [] };
 
 export class RedisCatalog implements CatalogStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #write: LuaScript;
   readonly #channels: RedisChannels;
   readonly #beforeWrite: () => Promise<unknown>;
 
   /** `beforeWrite` runs before every write (the ledger gives back this gateway's leases, taken under the old prices). */
-  constructor(redis: Redis, channels: RedisChannels, beforeWrite: () => Promise<unknown> = async () => {}) {
+  constructor(redis: RedisClient, channels: RedisChannels, beforeWrite: () => Promise<unknown> = async () => {}) {
     this.#redis = redis;
     this.#write = defineScript(redis, 'catalog-write', 1);
     this.#channels = channels;

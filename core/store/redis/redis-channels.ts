@@ -2,16 +2,16 @@
 // notice published while it was not subscribed is lost, so every listener is also told
 // `resync` once its subscription is live and after each reconnection: it then re-reads what it
 // follows and misses nothing.
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from './redis-client.ts';
 
 export type ChannelListener = (message: string | null) => void;
 
 export class RedisChannels {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #listeners = new Map<string, Set<ChannelListener>>();
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
   }
 
@@ -42,11 +42,11 @@ export class RedisChannels {
     subscriber?.disconnect();
   }
 
-  #connect(): Redis {
+  #connect(): RedisClient {
     if (this.#subscriber) return this.#subscriber;
     // No command timeout: a subscription waits for Redis however long it takes, and a timed-out
     // SUBSCRIBE would leave the channel unheard.
-    const subscriber = this.#redis.duplicate({
+    const subscriber = duplicateClient(this.#redis, {
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
       lazyConnect: false,

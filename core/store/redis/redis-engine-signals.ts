@@ -5,7 +5,7 @@
 // that scrapes it with the health checks' script (lua/health-claim-probe.lua). The hash expires
 // when no gateway has written a scrape for ENGINE_SIGNALS_TTL_MS: nothing is left behind once the
 // engines are gone.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import { z } from 'zod';
 import type { EngineReading, EngineSample, EngineSignalStore } from '../engine-signals.ts';
 import { keys, replicaName } from './keys.ts';
@@ -41,14 +41,14 @@ const StoredReading = z.discriminatedUnion('ok', [
 ]);
 
 export class RedisEngineSignals implements EngineSignalStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   // Sent by digest, not defined on the shared client: a defined script rides along every pipeline it makes.
   readonly #claim: ReturnType<typeof scriptBySha>;
   /** Requests counted (sent) and not yet written, by target; written once a turn of the event loop. */
   readonly #unsent = new Map<string, number>();
   #flushTimer: NodeJS.Timeout | undefined;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
     this.#claim = scriptBySha(redis, 'health-claim-probe', 1);
   }

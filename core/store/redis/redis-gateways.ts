@@ -1,15 +1,15 @@
 // Gateway reports on Redis: one key per pod, `tg:gateways:<pod>` = JSON {version, at}, written
 // with a TTL (PX), so a pod that died without a word drops out by itself.
-import type { Redis } from 'ioredis';
+import { pipelined, scanAll, type RedisClient } from './redis-client.ts';
 import type { GatewayReports, ServingGateway } from '../gateway-reports.ts';
 import { keys } from './keys.ts';
 
 const PREFIX = keys.gateway('');
 
 export class RedisGateways implements GatewayReports {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
   }
 
@@ -21,18 +21,17 @@ export class RedisGateways implements GatewayReports {
     await this.#redis.del(keys.gateway(pod));
   }
 
-  /** Every live report (SCAN, then one MGET), by pod name. */
+  /** Every live report (SCAN, then one pipeline of GETs: one per slot on a cluster), by pod name. */
   async list(): Promise<ServingGateway[]> {
-    const found = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.#redis.scan(cursor, 'MATCH', keys.gatewayPattern, 'COUNT', 500);
-      cursor = next;
-      for (const key of batch) found.add(key);
-    } while (cursor !== '0');
-    const names = [...found].sort();
-    if (names.length === 0) return [];
-    const values = await this.#redis.mget(...names);
+    const names = (await scanAll(this.#redis, keys.gatewayPattern)).sort();
+    const values = (
+      await pipelined(
+        this.#redis,
+        names,
+        (key) => key,
+        (pipeline, key) => pipeline.get(key),
+      )
+    ).map(([, value]) => (typeof value === 'string' ? value : null));
     const gateways: ServingGateway[] = [];
     names.forEach((key, i) => {
       const report = parse(values[i]);

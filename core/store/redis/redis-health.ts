@@ -2,12 +2,12 @@
 // a connection can stay open to a Redis that answers nothing (a stopped or stuck process, a
 // network that drops packets), which ioredis does not notice. One probe a second (EXISTS of the
 // seed marker, under the command timeout) tells both, without a round trip per request.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import { keys } from './keys.ts';
 import { isTimeout } from './unavailable.ts';
 
 export class RedisHealth {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #timer: NodeJS.Timeout;
   readonly #lostListeners = new Set<() => void>();
   #answering = true;
@@ -15,7 +15,7 @@ export class RedisHealth {
   /** This process seeded the store (or found it seeded): an absent marker now means data lost. */
   #seeded = false;
 
-  constructor(client: Redis, probeIntervalMs: number) {
+  constructor(client: RedisClient, probeIntervalMs: number) {
     this.#client = client;
     this.#timer = setInterval(() => this.probe(), probeIntervalMs).unref();
     client.on('ready', () => {

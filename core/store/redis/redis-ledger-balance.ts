@@ -1,15 +1,15 @@
 // Reading a subject's balance from Redis (a user's, key's or team's budget): what is spent in the
 // current period, what requests in flight hold, and the totals of past periods. Read by the account
 // views and the operator, never by an admission: one MULTI of plain reads, no script.
-import type { Redis } from 'ioredis';
 import type { BudgetPeriod } from '../../resources/kinds.ts';
 import type { Balance } from '../ledger.ts';
 import { periodIndex, periodLabel, periodStart } from '../periods.ts';
-import { levelKeys } from './keys.ts';
+import { levelKeys, type MoneyHome } from './keys.ts';
+import type { RedisClient } from './redis-client.ts';
 
-/** The balance of `subject` (an id, or ledger.ts subjectOf()) at `now`. */
-export async function readBalance(redis: Redis, subject: string, now: number): Promise<Balance> {
-  const k = levelKeys(subject);
+/** The balance of `subject` (an id, or ledger.ts subjectOf()) at `now`; `home` on a cluster (keys.ts). */
+export async function readBalance(redis: RedisClient, subject: string, now: number, home?: MoneyHome): Promise<Balance> {
+  const k = levelKeys(subject, home);
   const replies = await redis
     .multi()
     .hmget(k.budget, 'budget', 'period')

@@ -22,13 +22,14 @@ const WINDOW_HASH_TTL_MS = 2 * Math.max(...Object.values(RATE_WINDOWS).map((w) =
 if (WINDOW_HASH_TTL_MS !== 2 * DAY_MS) throw new Error('a rate-limit window longer than a day needs its hash kept longer');
 
 /** Alerts the stream keeps (roughly: MAXLEN ~), delivered or not: far more than are ever raised between deliveries. */
-const ALERTS_KEPT = 10_000;
+export const ALERTS_KEPT = 10_000;
 
 /**
  * The ledger scripts' constants, written from the TypeScript declarations (resources/limits.ts),
- * so window lengths and the order of the limits are declared once.
+ * so window lengths and the order of the limits are declared once; for a Redis Cluster with
+ * `cluster` (lua/ledger-common.lua).
  */
-export function ledgerPrelude(): string {
+export function ledgerPrelude(cluster = false): string {
   const windows = RATE_LIMIT_NAMES.map((name) => {
     const f = WINDOW_FIELDS[name];
     const { windowMs, unit } = RATE_WINDOWS[name];
@@ -38,7 +39,8 @@ export function ledgerPrelude(): string {
     `local WINDOWS = {\n${windows.join('\n')}\n}`,
     `local LIMIT_NAMES = { ${RATE_LIMIT_NAMES.map((name) => `'${name}'`).join(', ')} }`,
     `local WINDOW_HASH_TTL_MS = ${WINDOW_HASH_TTL_MS}`,
-    `local ALERTS_STREAM = '${keys.alerts}'`,
+    // On a cluster the alerts stream is in another slot than a batch's keys: '' returns the alerts instead.
+    `local ALERTS_STREAM = '${cluster ? '' : keys.alerts}'`,
     `local ALERTS_KEPT = ${ALERTS_KEPT}`,
   ].join('\n');
 }

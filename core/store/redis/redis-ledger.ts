@@ -6,7 +6,6 @@
 // its reply says are in redis-ledger-admission.ts and redis-ledger-settlement.ts; balances are
 // read in redis-ledger-balance.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import {
   subjectOf,
   type Admission,
@@ -23,11 +22,12 @@ import { StoreUnavailableError } from '../store-errors.ts';
 import { defineScript, scriptSource, type ScriptParts } from './scripts.ts';
 import { readAdmission, type AdmitReply } from './redis-ledger-admission.ts';
 import { readBalance } from './redis-ledger-balance.ts';
-import { MAX_BATCH, runBatch, type Pending, type SendBatch } from './redis-ledger-batch.ts';
-import { ledgerPrelude, limitsOf, stepTime } from './redis-ledger-common.ts';
+import { MAX_BATCH, runBatches, type Pending, type SendBatch } from './redis-ledger-batch.ts';
+import type { RedisClient } from './redis-client.ts';
+import { ALERTS_KEPT, ledgerPrelude, limitsOf, stepTime } from './redis-ledger-common.ts';
 import { leaseHold, settleStep, type SettleStep } from './redis-ledger-settlement.ts';
 import { markKeptMs, mayRetry, RETRY_DELAY_MS, type ReplicaConfirmation } from './redis-durability.ts';
-import { keys } from './keys.ts';
+import { keys, type MoneyHome } from './keys.ts';
 
 /** A user's leases on one router (or on none, scope '-'): the one open, and whether one is being asked for. */
 interface LeaseSlot {
@@ -51,10 +51,12 @@ export interface RedisLedgerOptions {
 }
 
 /** Redis scripts cannot import one another: the shared functions and both steps are loaded before ledger.lua, which runs the batch. */
-const LEDGER_SCRIPT: ScriptParts = { prelude: ledgerPrelude(), before: ['ledger-common', 'admit', 'settle'] };
+const ledgerScript = (cluster: boolean): ScriptParts => ({ prelude: ledgerPrelude(cluster), before: ['ledger-common', 'admit', 'settle'] });
 
 export class RedisLedger implements Ledger {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
+  /** On a Redis Cluster: each request's money has a home (keys.ts MoneyHome), and each batch keeps to one. */
+  readonly #cluster: boolean;
   readonly #sendBatch: SendBatch;
   readonly #confirmation: ReplicaConfirmation | undefined;
   readonly #waiting: Pending[] = [];
@@ -68,17 +70,23 @@ export class RedisLedger implements Ledger {
   /** Leases that requests in flight were admitted against, by the request's hold id. */
   readonly #leased = new Map<string, BudgetLease>();
 
-  constructor(redis: Redis, options: RedisLedgerOptions) {
+  constructor(redis: RedisClient, options: RedisLedgerOptions) {
     this.#redis = redis;
     this.#options = options;
+    this.#cluster = redis.isCluster;
     const confirmation = options.confirmation;
+    if (this.#cluster) {
+      const run = defineScript(redis, 'ledger', undefined, ledgerScript(true));
+      this.#sendBatch = (batch, keys) => run.runWithKeys(keys, [batch]);
+      return;
+    }
     if (confirmation === undefined) {
-      const run = defineScript(redis, 'ledger', 0, LEDGER_SCRIPT);
+      const run = defineScript(redis, 'ledger', 0, ledgerScript(false));
       this.#sendBatch = (batch) => run.run(batch);
       return;
     }
     this.#confirmation = confirmation;
-    const script = scriptSource('ledger', LEDGER_SCRIPT);
+    const script = scriptSource('ledger', ledgerScript(false));
     // The batch and its WAIT in one round trip: the batch's replies count only once confirmed.
     this.#sendBatch = (batch) => confirmation.runScript(script, batch);
   }
@@ -166,6 +174,7 @@ export class RedisLedger implements Ledger {
     return new Promise((resolve, reject) => {
       this.#add({
         userId,
+        home: this.#home(userId, admission.team),
         scope: rate?.scope ?? '-',
         levels: admission.levels,
         step: {
@@ -189,7 +198,13 @@ export class RedisLedger implements Ledger {
           if (this.#confirmation && mayRetry(error)) {
             this.#confirmation.count('admission');
             if (hold)
-              void this.#settleStep(userId, rate?.scope ?? '-', admission.levels, settleStep(now, hold, 0n, 0, undefined)).catch(() => {});
+              void this.#settleStep(
+                userId,
+                admission.team,
+                rate?.scope ?? '-',
+                admission.levels,
+                settleStep(now, hold, 0n, 0, undefined),
+              ).catch(() => {});
           }
           reject(error);
         },
@@ -210,18 +225,26 @@ export class RedisLedger implements Ledger {
       return Promise.reject(new StoreUnavailableError('the store (Redis) does not answer'));
     return this.#settleStep(
       userId,
+      settlement.team,
       rate?.scope ?? '-',
       settlement.levels,
       settleStep(now, step, actualMicros, rate?.tokens ?? 0, rate?.policy),
     );
   }
 
-  #settleStep(userId: string, scope: string, levels: readonly OtherLevel[] | undefined, step: SettleStep): Promise<SettleResult> {
+  #settleStep(
+    userId: string,
+    team: string | null | undefined,
+    scope: string,
+    levels: readonly OtherLevel[] | undefined,
+    step: SettleStep,
+  ): Promise<SettleResult> {
     const confirmation = this.#confirmation;
     if (confirmation) return this.#settleConfirmed(userId, scope, levels, step, confirmation);
     return new Promise((resolve, reject) => {
       this.#add({
         userId,
+        home: this.#home(userId, team),
         scope,
         levels,
         step,
@@ -253,6 +276,7 @@ export class RedisLedger implements Ledger {
     const settled = new Promise<SettleResult>((resolve, reject) => {
       const entry: Pending = {
         userId,
+        home: undefined, // the bound is not offered on a cluster (redis-store.ts)
         scope,
         levels,
         step: marked,
@@ -305,6 +329,7 @@ export class RedisLedger implements Ledger {
     const now = Math.min(Math.max(Date.now(), lease.grantedAt), lease.grantedAt + BUDGET_LEASES.openMs);
     return this.#settleStep(
       lease.userId,
+      lease.team,
       lease.scope,
       lease.levels,
       settleStep(now, leaseHold(lease, hold), 0n, 0, undefined, { grantedAt: lease.grantedAt, unused }),
@@ -341,17 +366,43 @@ export class RedisLedger implements Ledger {
   }
 
   #flush(): void {
-    runBatch(this.#waiting, this.#sendBatch, () => this.#dropLeases());
+    runBatches(
+      this.#waiting,
+      this.#sendBatch,
+      () => this.#dropLeases(),
+      (alerts) => this.#writeAlerts(alerts),
+    );
   }
 
-  balance(subject: string, now: number): Promise<Balance> {
-    return readBalance(this.#redis, subject, now);
+  /** Where a user's money lives: on a cluster, the team's slot or the user's own; undefined on one Redis. */
+  #home(userId: string, team: string | null | undefined): MoneyHome | undefined {
+    return this.#cluster ? { user: userId, team: team ?? undefined } : undefined;
+  }
+
+  /**
+   * On a cluster, the alerts a batch raised, written to the alerts stream (another slot) after
+   * it. Lost if Redis refuses them now: the level records them as raised (docs/redis.md).
+   */
+  #writeAlerts(alerts: string[]): void {
+    const pipeline = this.#redis.pipeline();
+    for (const alert of alerts) pipeline.xadd(keys.alerts, 'MAXLEN', '~', ALERTS_KEPT, '*', 'a', alert);
+    pipeline.exec().catch(() => {});
+  }
+
+  async balance(subject: string, now: number, owner?: string): Promise<Balance> {
+    if (!this.#cluster) return readBalance(this.#redis, subject, now);
+    if (subject.startsWith('team:')) return readBalance(this.#redis, subject, now, { user: '', team: undefined });
+    const user = subject.startsWith('key:') ? owner : subject;
+    if (user === undefined) throw new TypeError(`a cluster's ledger needs the user of ${subject}`);
+    const spec = await this.#redis.hget(keys.user(user), 'spec');
+    const team = spec === null ? undefined : ((JSON.parse(spec) as { team?: string | null }).team ?? undefined);
+    return readBalance(this.#redis, subject, now, { user, team });
   }
 }
 
 /** Requests share a lease when they have the same user, router and other levels. */
 function slotOf(userId: string, admission: Admission): string {
-  const slot = `${userId}\u0000${admission.rate?.scope ?? '-'}`;
+  const slot = `${userId}\u0000${admission.rate?.scope ?? '-'}\u0000${admission.team ?? ''}`;
   const levels = admission.levels;
   if (levels === undefined || levels.length === 0) return slot;
   let out = slot;

@@ -27,7 +27,7 @@ export function registerRedisMetrics(registry: Registry, source: () => RedisTopo
     });
   gauge(
     'tollgate_redis_info',
-    'The Redis this process is on (value 1): its mode (single or sentinel) and the primary it is connected to (empty while disconnected).',
+    'The Redis this process is on (value 1): its mode (single, sentinel or cluster) and the primary it is connected to (empty while disconnected).',
     ['mode', 'primary'],
     (view, set) => set({ mode: view.mode, primary: view.primary ?? '' }, 1),
   );

@@ -5,7 +5,7 @@
 // and renews its expiry (lua/prefix-record.lua). The chain goes as one argument, its hashes joined:
 // sent as an argument each (ZMSCORE per candidate, ZADD) and read back as a reply each, a prompt of
 // 57 blocks over 4 replicas cost the gateway ~670 µs of CPU a request (bench --engines-cost).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import { DEFAULT_PREFIX_INDEX_LIMITS, type PrefixIndexLimits, type PrefixIndexStore } from '../prefix-index.ts';
 import { keys } from './keys.ts';
 import { scriptBySha } from './scripts.ts';
@@ -18,7 +18,7 @@ export class RedisPrefixIndex implements PrefixIndexStore {
   readonly #match: ReturnType<typeof scriptBySha>;
   readonly #record: ReturnType<typeof scriptBySha>;
 
-  constructor(client: Redis, limits: PrefixIndexLimits = DEFAULT_PREFIX_INDEX_LIMITS) {
+  constructor(client: RedisClient, limits: PrefixIndexLimits = DEFAULT_PREFIX_INDEX_LIMITS) {
     this.#limits = limits;
     this.#match = scriptBySha(client, 'prefix-match', 1);
     this.#record = scriptBySha(client, 'prefix-record', 1);

@@ -1,16 +1,16 @@
 // Prompt-ratio histograms on Redis: one hash for every router (keys.promptRatios), written by
 // lua/prompt-ratios-add.lua, read whole. Gateways write and read it every few seconds, off the
 // request path (billing/prompt-ratio-learner.ts).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import { RATIO_HALVING_TOTAL, type PromptRatioStore, type RatioCounts } from '../prompt-ratios.ts';
 import { keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 
 export class RedisPromptRatios implements PromptRatioStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #add: LuaScript;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
     this.#add = defineScript(redis, 'prompt-ratios-add', 1);
   }

@@ -4,7 +4,7 @@
 // reason and time. Changes are published on one channel, `id|open|<until>|<reason>`, `id|closed`,
 // `id|up` or `id|down|<reason>`, so every gateway follows at once; a provider that comes back
 // publishes its router on the queue's freed channel, so that its waiting requests (queue mode) go.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import type { ProviderCondition, ProviderHealthStore, ProviderNotice } from '../provider-health.ts';
 import type { RedisChannels } from './redis-channels.ts';
 import { HEALTH_FIELDS as H, PROVIDER_HEALTH_CHANNEL, probeKey, providerFieldsPrelude } from './provider-fields.ts';
@@ -12,13 +12,13 @@ import { QUEUE_FREED_CHANNEL, queueKeys } from './queue-keys.ts';
 import { scriptBySha } from './scripts.ts';
 
 export class RedisProviderHealth implements ProviderHealthStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #channels: RedisChannels;
   // Sent by digest: defined on the shared client they would ride along every pipeline it makes.
   readonly #open: ReturnType<typeof scriptBySha>;
   readonly #claim: ReturnType<typeof scriptBySha>;
 
-  constructor(redis: Redis, channels: RedisChannels) {
+  constructor(redis: RedisClient, channels: RedisChannels) {
     this.#redis = redis;
     this.#channels = channels;
     const parts = { prelude: providerFieldsPrelude(), before: ['health-common'] };

@@ -2,7 +2,7 @@
 // or one command: it adds its requests to their router's stream `router.<model_id>`, hears the
 // workers' answers on its reply channel, asks what became of a request after a reconnection,
 // gives up waiting, and gives slots back with how the provider did (queue-*.lua).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import type { RedisChannels } from './redis-channels.ts';
 import type { CoolingPolicy } from '../provider-health.ts';
 import type { Cancelled, Enqueued, QueueForGateways, QueueListener, QueueRequest, RequestStatus, SlotEnding } from '../routing-queue.ts';
@@ -17,7 +17,7 @@ export class RedisQueueGateways implements QueueForGateways {
   readonly #release: LuaScript;
   readonly #renew: LuaScript;
 
-  constructor(redis: Redis, channels: RedisChannels) {
+  constructor(redis: RedisClient, channels: RedisChannels) {
     this.#channels = channels;
     const parts = queueScriptParts();
     this.#enqueue = defineScript(redis, 'queue-enqueue', 2, parts);

@@ -2,15 +2,15 @@
 // router's backlog (in its stream, and waiting for a slot) and each provider's live numbers as
 // every gateway wrote them (its slots in use, its hash: provider-fields.ts, the last times to
 // first token). Reads only, at scrape or request time of those readers, never on a request's path.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import type { ProviderLive, QueueStatistics } from '../routing-queue.ts';
 import { HEALTH_FIELDS, PERFORMANCE_FIELDS as M } from './provider-fields.ts';
 import { queueKeys } from './queue-keys.ts';
 
 export class RedisQueueStatistics implements QueueStatistics {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
   }
 

@@ -2,7 +2,7 @@
 // routers' streams in the workers' consumer group (on a connection of its own: the reads block),
 // claims what a dead worker left, takes the entries it read into the waiting lists and gives
 // slots to waiting requests (queue-take.lua, queue-assign.lua), woken by slots coming free.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import type { RedisChannels } from './redis-channels.ts';
 import type { AssignPass, QueueChoice, QueueForWorkers, QueueListener, QueueReader, TakenEntry, TracedAnswer } from '../routing-queue.ts';
 import { engineSignalFields } from './redis-engine-signals.ts';
@@ -10,14 +10,14 @@ import { defineScript, type LuaScript } from './scripts.ts';
 import { QUEUE_FREED_CHANNEL, queueKeys, queueScriptParts, WORKER_GROUP } from './queue-keys.ts';
 
 export class RedisQueueWorkers implements QueueForWorkers {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #channels: RedisChannels;
-  readonly #connection: (blockMs: number) => Redis;
+  readonly #connection: (blockMs: number) => RedisClient;
   readonly #take: LuaScript;
   readonly #assign: LuaScript;
 
   /** `connection`: a connection of its own for a worker's blocking reads. */
-  constructor(redis: Redis, channels: RedisChannels, connection: (blockMs: number) => Redis) {
+  constructor(redis: RedisClient, channels: RedisChannels, connection: (blockMs: number) => RedisClient) {
     this.#redis = redis;
     this.#channels = channels;
     this.#connection = connection;
@@ -83,7 +83,7 @@ export class RedisQueueWorkers implements QueueForWorkers {
  * its own: it blocks). Entries are grouped by router.
  */
 async function read(
-  reader: Redis,
+  reader: RedisClient,
   consumer: string,
   routers: readonly string[],
   count: number,

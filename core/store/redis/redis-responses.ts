@@ -1,18 +1,18 @@
 // Stored responses on Redis: one string per response under the user's prefix (keys.storedResponse),
 // expiring with the usage retention, and gone with the user. The user's index and sizes let the
 // oldest go when the user's stored responses pass the limits (lua/response-write.lua).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import { DEFAULT_RESPONSE_LIMITS, readResponse, type ReadResponse, type ResponseLimits, type ResponseStore } from '../responses.ts';
 import { keys } from './keys.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
 
 export class RedisResponses implements ResponseStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #retentionMs: number;
   readonly #limits: ResponseLimits;
   readonly #write: LuaScript;
 
-  constructor(redis: Redis, retentionMs: number, limits: ResponseLimits = DEFAULT_RESPONSE_LIMITS) {
+  constructor(redis: RedisClient, retentionMs: number, limits: ResponseLimits = DEFAULT_RESPONSE_LIMITS) {
     this.#redis = redis;
     this.#retentionMs = retentionMs;
     this.#limits = limits;

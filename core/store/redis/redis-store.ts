@@ -3,8 +3,16 @@
 // one gate: refused at once while Redis does not answer, and every failure to reach Redis
 // surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open). Opening it
 // checks the layout's version first (layout-check.ts): every process opens the store here.
-import { Redis, type RedisOptions } from 'ioredis';
-import { clientArguments, redisTarget, type RedisCredentials, type RedisTarget } from './redis-target.ts';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import {
+  clientArguments,
+  clusterArguments,
+  redisTarget,
+  RedisTargetError,
+  type RedisCredentials,
+  type RedisTarget,
+} from './redis-target.ts';
+import { duplicateClient, type RedisClient } from './redis-client.ts';
 import { RedisTopology, type RedisTopologyView } from './redis-topology.ts';
 import type { AccountStore } from '../accounts.ts';
 import type { CatalogStore } from '../catalog.ts';
@@ -115,11 +123,11 @@ export class RedisStore implements Store {
   readonly routingQueue: RoutingQueue;
   /** The layout's version found when the store was opened (the process logs it: logLayout). */
   readonly layout: LayoutFound;
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   /** With durability on: the replicas' confirmation, on a connection of its own (its WAITs block it). */
   readonly #confirmation: ReplicaConfirmation | undefined;
-  readonly #blocking = new Set<Redis>();
-  readonly #queueClient: Redis;
+  readonly #blocking = new Set<RedisClient>();
+  readonly #queueClient: RedisClient;
   readonly #commandTimeoutMs: number | undefined;
   readonly #channels: RedisChannels;
   readonly #ledger: RedisLedger;
@@ -151,13 +159,20 @@ export class RedisStore implements Store {
       // Sentinel mode: the Sentinels are asked for the primary at each (re)connection, as often.
       sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 16), maxDelay),
     };
-    const args = clientArguments(target, connectionOptions);
-    const client = args.length === 2 ? new Redis(args[0], args[1]) : new Redis(args[0]);
+    if (target.mode === 'cluster' && (options.durability?.replicas ?? 0) > 0)
+      throw new RedisTargetError('the failover loss bound (--redis-wait-replicas) is not offered on a Redis Cluster yet');
+    let client: RedisClient;
+    if (target.mode === 'cluster') client = new Cluster(...clusterArguments(target, connectionOptions));
+    else {
+      const args = clientArguments(target, connectionOptions);
+      client = args.length === 2 ? new Redis(args[0], args[1]) : new Redis(args[0]);
+    }
     client.on('error', (error: Error) => options.onConnectionError?.(error));
     let layout: LayoutFound;
     try {
       await ready(client, options.connectTimeoutMs ?? 10_000);
-      await unavailable(() => refuseCluster(client));
+      // A cluster node named as one Redis would answer MOVED to part of the writes.
+      if (!client.isCluster) await unavailable(() => refuseCluster(client as Redis));
       layout = await unavailable(() => checkLayout(client));
     } catch (error) {
       client.disconnect();
@@ -176,7 +191,7 @@ export class RedisStore implements Store {
     return store;
   }
 
-  constructor(client: Redis, options: RedisStoreOptions, layout: LayoutFound, mode: RedisTarget['mode'] = 'single') {
+  constructor(client: RedisClient, options: RedisStoreOptions, layout: LayoutFound, mode: RedisTarget['mode'] = 'single') {
     this.#client = client;
     this.#topology = new RedisTopology(client, mode, TOPOLOGY_READ_MS);
     this.layout = layout;
@@ -184,8 +199,8 @@ export class RedisStore implements Store {
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
     const durability = options.durability ?? NO_DURABILITY;
-    if (durability.replicas > 0) {
-      const connection = client.duplicate({ commandTimeout: durability.timeoutMs + (options.commandTimeoutMs ?? 1000) });
+    if (durability.replicas > 0 && !client.isCluster) {
+      const connection = (client as Redis).duplicate({ commandTimeout: durability.timeoutMs + (options.commandTimeoutMs ?? 1000) });
       connection.on('error', () => {}); // the shared client reports outages
       this.#confirmation = new ReplicaConfirmation(connection, durability);
     }
@@ -229,7 +244,7 @@ export class RedisStore implements Store {
       // Not refused here while Redis does not answer: the ledger first forgets the request's
       // lease hold, then refuses (see RedisLedger.settle).
       settle: (userId, settlement) => unavailable(() => ledger.settle(userId, settlement), this.#timedOut),
-      balance: (userId, now) => this.#call(() => ledger.balance(userId, now)),
+      balance: (subject, now, owner) => this.#call(() => ledger.balance(subject, now, owner)),
     };
     // Its readers block on connections of their own, and retry by themselves: not gated.
     this.alerts = new RedisBudgetAlerts(client);
@@ -246,7 +261,7 @@ export class RedisStore implements Store {
     // transaction it makes (ioredis), so the queue's seven scripts on the shared client would slow
     // the ledger's and the usage log's batches, queue mode or not (measured: about 10% fewer
     // requests per second on the Redis path).
-    this.#queueClient = client.duplicate();
+    this.#queueClient = duplicateClient(client);
     this.#queueClient.on('error', () => {}); // the shared client reports outages
     this.routingQueue = {
       gateways: new RedisQueueGateways(this.#queueClient, this.#channels),
@@ -260,8 +275,8 @@ export class RedisStore implements Store {
    * XREADGROUP), which fails rather than hangs: after the block plus the command timeout, or at
    * once while disconnected (the caller retries). Closed with the store.
    */
-  blockingConnection(blockMs: number): Redis {
-    const connection = this.#client.duplicate({ commandTimeout: blockMs + (this.#commandTimeoutMs ?? 1000) });
+  blockingConnection(blockMs: number): RedisClient {
+    const connection = duplicateClient(this.#client, { commandTimeout: blockMs + (this.#commandTimeoutMs ?? 1000) });
     connection.on('error', () => {}); // the shared client reports outages
     this.#blocking.add(connection);
     return connection;
@@ -355,7 +370,7 @@ function gated<T extends object>(
 }
 
 /** Resolves at the client's first 'ready'; rejects when that takes longer than `timeoutMs`. */
-function ready(client: Redis, timeoutMs: number): Promise<void> {
+function ready(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -4,7 +4,7 @@
 // and how many bytes of the primary's stream it has not yet acknowledged: what a failover to it
 // would lose). Read in the background every few seconds, never on a request's path.
 import type { Socket } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import type { RedisTarget } from './redis-target.ts';
 import type { DurabilityView } from './redis-durability.ts';
 
@@ -71,13 +71,13 @@ export function replicasOf(info: string): ReplicaView[] {
 }
 
 export class RedisTopology {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #mode: RedisTarget['mode'];
   readonly #timer: NodeJS.Timeout;
   #replicas: ReplicaView[] | undefined;
   #reading = false;
 
-  constructor(client: Redis, mode: RedisTarget['mode'], intervalMs: number) {
+  constructor(client: RedisClient, mode: RedisTarget['mode'], intervalMs: number) {
     this.#client = client;
     this.#mode = mode;
     this.#timer = setInterval(() => this.read(), intervalMs).unref();

@@ -3,7 +3,7 @@
 // (keys.daily) kept 400 days. Queries read the stream newest first
 // between `to` and `from`, in batches, and total every matching record. An entry is written and
 // read by usage-entry.ts, in any of the shapes the layout declares (layout.ts).
-import type { Redis } from 'ioredis';
+import { pipelined, scanPages, slotOf, type RedisClient } from './redis-client.ts';
 import { checkLimit, comparePositions, matches, parsePosition } from '../paging.ts';
 import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 import {
@@ -39,17 +39,17 @@ const DAILY_TTL_SECONDS = DAILY_TOTALS_DAYS * 86_400;
 const MAX_BATCH = 256;
 
 export class RedisUsageLog implements UsageLog {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #retentionMs: number;
   readonly #now: () => number;
   readonly #append: LuaScript;
   readonly #pending: { record: UsageRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
-  constructor(redis: Redis, options: RedisUsageLogOptions) {
+  constructor(redis: RedisClient, options: RedisUsageLogOptions) {
     this.#redis = redis;
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
-    this.#append = defineScript(redis, 'usage-append', 0);
+    this.#append = defineScript(redis, 'usage-append');
   }
 
   /**
@@ -91,16 +91,18 @@ export class RedisUsageLog implements UsageLog {
       String(sums.cached_tokens),
       String(sums.cache_write_tokens),
     ]);
-    const header = {
-      oldest: String(this.#oldestKept()),
-      retention: String(this.#retentionMs),
-      ttl: String(DAILY_TTL_SECONDS),
-      streams,
-      times,
-      daily: increments,
-    };
+    const common = { oldest: String(this.#oldestKept()), retention: String(this.#retentionMs), ttl: String(DAILY_TTL_SECONDS) };
     // A record's JSON holds no raw line break (JSON.stringify escapes them): one per line.
-    this.#append.run(JSON.stringify(header), records.join('\n')).then(
+    const calls = !this.#redis.isCluster
+      ? [this.#append.runWithKeys([], [JSON.stringify({ ...common, streams, times, daily: increments }), records.join('\n')])]
+      : // On a cluster, one call per slot, each with its keys as KEYS: the records of the users
+        // whose streams are there, and the daily totals there.
+        [...slotsOf(streams, increments)].map(([, { records: at, daily }]) => {
+          const part = { ...common, streams: at.map((i) => streams[i]!), times: at.map((i) => times[i]!), daily };
+          const keysOf = [...new Set(part.streams), ...daily.map(([key]) => key!)];
+          return this.#append.runWithKeys(keysOf, [JSON.stringify(part), at.map((i) => records[i]!).join('\n')]);
+        });
+    Promise.all(calls).then(
       () => {
         for (const entry of batch) entry.resolve();
       },
@@ -162,15 +164,14 @@ export class RedisUsageLog implements UsageLog {
     const wanted = new Set(daysBetween(fromDay, toDay));
     const pattern = keys.daily(group, '*', '*');
     const out = new Map<string, Record<string, UsageTotals>>();
-    let cursor = '0';
-    do {
-      const [next, found] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
+    await scanPages(this.#redis, pattern, async (found) => {
       const inRange = found.filter((key) => wanted.has(key.slice(key.lastIndexOf(':') + 1)));
-      if (inRange.length === 0) continue;
-      const pipeline = this.#redis.pipeline();
-      for (const key of inRange) pipeline.hgetall(key);
-      const replies = (await pipeline.exec()) ?? [];
+      const replies = await pipelined(
+        this.#redis,
+        inRange,
+        (key) => key,
+        (pipeline, key) => pipeline.hgetall(key),
+      );
       replies.forEach(([error, hash], i) => {
         if (error) throw error;
         const fields = hash as Record<string, string>;
@@ -181,7 +182,7 @@ export class RedisUsageLog implements UsageLog {
         days[key.slice(key.lastIndexOf(':') + 1)] = toTotals(fields);
         out.set(id, days);
       });
-    } while (cursor !== '0');
+    });
     return out;
   }
 
@@ -231,4 +232,21 @@ function toTotals(hash: Record<string, string>): UsageTotals {
     kwh: Number(hash.kwh ?? 0),
     kgco2eq: Number(hash.kgco2eq ?? 0),
   };
+}
+
+/** On a cluster: by hash slot, the positions of the records whose streams are there and the daily increments there. */
+function slotsOf(streams: readonly string[], increments: readonly string[][]): Map<number, { records: number[]; daily: string[][] }> {
+  const slots = new Map<number, { records: number[]; daily: string[][] }>();
+  const at = (key: string) => {
+    const slot = slotOf(key);
+    let found = slots.get(slot);
+    if (found === undefined) {
+      found = { records: [], daily: [] };
+      slots.set(slot, found);
+    }
+    return found;
+  };
+  for (const [i, stream] of streams.entries()) at(stream).records.push(i);
+  for (const increment of increments) at(increment[0]!).daily.push(increment);
+  return slots;
 }

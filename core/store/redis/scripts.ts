@@ -5,7 +5,8 @@
 // constants declared in TypeScript reach it as a prelude of Lua written from them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 
 type Arg = string | number;
 type Command = (...args: Arg[]) => unknown;
@@ -31,7 +32,7 @@ const source = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, impor
 const text = (name: string, parts: ScriptParts) => [parts.prelude ?? '', ...(parts.before ?? []).map(source), source(name)].join('\n');
 
 /** `numberOfKeys` undefined: the script takes a varying number of keys (see runWithKeys). */
-export function defineScript(redis: Redis, name: string, numberOfKeys?: number, parts: ScriptParts = {}): LuaScript {
+export function defineScript(redis: RedisClient, name: string, numberOfKeys?: number, parts: ScriptParts = {}): LuaScript {
   const lua = text(name, parts);
   const command = `tollgate_${name.replaceAll('-', '_')}`;
   redis.defineCommand(command, numberOfKeys === undefined ? { lua } : { lua, numberOfKeys });
@@ -66,7 +67,7 @@ export function scriptSource(name: string, parts: ScriptParts = {}): ScriptSourc
  * defined on the client: for a few calls off the request path on the shared client, where every
  * script defined is copied onto each pipeline and transaction the ledger and the usage log make.
  */
-export function scriptBySha(redis: Redis, name: string, numberOfKeys: number, parts: ScriptParts = {}): Pick<LuaScript, 'run'> {
+export function scriptBySha(redis: RedisClient, name: string, numberOfKeys: number, parts: ScriptParts = {}): Pick<LuaScript, 'run'> {
   const { lua, sha } = scriptSource(name, parts);
   return {
     async run(...args) {

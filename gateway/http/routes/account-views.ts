@@ -106,7 +106,7 @@ export function keyView(key: ApiKeyRecord, balance?: Balance): KeyView {
 
 /** keyView with where the key's own budget stands, for a key that has budget or limits. */
 export async function keyViewWithSpend(key: ApiKeyRecord, ledger: Balances, now: number): Promise<KeyView> {
-  return isKeyLevel(key) ? keyView(key, await ledger.balance(`key:${key.id}`, now)) : keyView(key);
+  return isKeyLevel(key) ? keyView(key, await ledger.balance(`key:${key.id}`, now, key.user_id)) : keyView(key);
 }
 
 /**

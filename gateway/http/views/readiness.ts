@@ -13,7 +13,7 @@ const ReplicaView = z.strictObject({
 });
 
 export const RedisView = z.strictObject({
-  mode: z.enum(['single', 'sentinel']),
+  mode: z.enum(['single', 'sentinel', 'cluster']),
   /** host:port of the primary connected to; null while not connected. */
   primary: z.string().nullable(),
   /** Null until read, or where INFO is refused. */

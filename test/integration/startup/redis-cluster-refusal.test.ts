@@ -1,6 +1,7 @@
-// Tollgate does not run on Redis Cluster yet (issue 31): a gateway or router worker pointed at a
-// cluster node (a plain redis:// URL) refuses to start, with one line that says so and what to
-// run instead, exit 1, and nothing written, rather than starting and meeting MOVED answers.
+// A Redis Cluster is named with a redis+cluster:// URL: a gateway or router worker pointed at a
+// cluster node with a plain redis:// URL refuses to start, with one line that says so and what to
+// write instead, exit 1, and nothing written, rather than starting and meeting MOVED answers. Router
+// workers (queue mode) do not run on a cluster yet: one named with redis+cluster:// refuses too.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { failedStart } from '../../support/gateway-process.ts';
@@ -8,7 +9,7 @@ import { Redis } from 'ioredis';
 import { startRedisCluster, type RedisCluster } from '../../support/redis-cluster.ts';
 
 const REFUSAL =
-  'is a Redis Cluster node (cluster_enabled:1): Tollgate does not run on Redis Cluster yet. Use one primary, with replicas, behind Redis Sentinel (redis+sentinel://, docs/redis.md)';
+  'is a Redis Cluster node (cluster_enabled:1), named as one Redis: name the cluster with a redis+cluster://host:port[,host:port...] URL (docs/redis.md)';
 
 let cluster: RedisCluster;
 before(async () => {
@@ -20,7 +21,7 @@ for (const [program, args] of [
   ['gateway', ['--host', '127.0.0.1', '--port', '0']],
   ['router-worker', ['--host', '127.0.0.1', '--port', '0']],
 ] as const) {
-  test(`${program} refuses a Redis Cluster node, saying what to run instead`, async () => {
+  test(`${program} refuses a Redis Cluster node named as one Redis, saying what to write instead`, async () => {
     const [port] = cluster.nodes.keys();
     const url = `redis://127.0.0.1:${port}`;
     const result = await failedStart([program, ...args, '--redis-url', url]);
@@ -33,3 +34,11 @@ for (const [program, args] of [
     }
   });
 }
+
+test('a router worker refuses a cluster named as one, as queue mode does not run on one yet', async () => {
+  const result = await failedStart(['router-worker', '--host', '127.0.0.1', '--port', '0', '--redis-url', cluster.url]);
+  assert.equal(result.code, 1, `exit code (stderr: ${result.stderr})`);
+  assert.deepEqual(result.stderr.trimEnd().split('\n'), [
+    'tollgate router-worker: router workers (queue mode) do not run on a Redis Cluster yet: use one Redis, or Sentinel (docs/redis.md)',
+  ]);
+});

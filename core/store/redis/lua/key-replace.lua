@@ -3,7 +3,9 @@
 -- tries again when another change came first), and writes the key's budget hash, which the
 -- ledger's scripts read, in the same step.
 --
--- KEYS: 1 user's keys hash, 2 the key's budget hash (keys.ts levelKeys)
+-- KEYS: 1 user's keys hash, 2 the key's budget hash (keys.ts levelKeys); on a Redis Cluster the
+--       budget hash is at the user's money home, maybe another slot: absent (ARGV[4] ''), and
+--       the store writes it next (redis-accounts.ts)
 -- ARGV: 1 key id, 2 the record as read (JSON), 3 the new record (JSON), 4 '1' to write the budget
 --       hash ('' to leave it), 5 budget (micros, '' = unlimited), 6 period, 7 alert thresholds, 8 soft
 -- Returns 1 when replaced, 0 when the record changed since it was read, false when it is gone.

@@ -13,9 +13,11 @@
 -- set in `k`, `t`, its kind ('a' or 's'), and its fields. One argument rather than
 -- several per request because the client encodes every argument (and decodes every reply
 -- element) one by one on the gateway's one thread: about 15 µs a request, against 4 this way. The
--- reply is one JSON string for the same reason. The keys travel inside the argument, not in
--- KEYS: this, like the usage totals per router, assumes a single Redis (not Cluster), whose
--- scripts may touch any key.
+-- reply is one JSON string for the same reason. On one Redis the keys travel inside the argument
+-- too, and KEYS is empty; on a Redis Cluster (ALERTS_STREAM is then ''), a batch holds the requests
+-- of one money home (keys.ts), its keys come as KEYS, all in one slot, KEY_SET_SIZE a set in
+-- order, and the reply is {replies, alerts}: the alerts raised, which the gateway writes to the
+-- alerts stream, in another slot.
 --
 -- These scripts run on every request, and Redis spent more time in them than in the commands
 -- they run (a redis.call from Lua costs about 1.2 µs more than its command, a number passed to
@@ -45,6 +47,10 @@ local HISTORY = {} -- history hash -> { period label -> micros charged by the ba
 -- settle): zset .. ' ' .. hold id -> { zset, id, micros (text, as in the member), expires }.
 -- The member is removed at first use and the final one added back by the flush.
 local HOLDS = {}
+-- On a cluster: the alerts the batch raised, returned with its replies.
+local RAISED = {}
+-- The keys of one level's set (K), as KEYS holds them on a cluster.
+local KEY_SET_SIZE = 5
 
 -- A level's ledger (a user's, a key's or a team's), with the budget period rolled forward to the
 -- request's (A 2-4). Returns nil when its budget hash (K[1]) is gone, else the ledger the batch's
@@ -154,7 +160,8 @@ local function raise_alerts(lv, L, now, user, ran_out)
         period = label,
         at = now,
       })
-      redis.call('XADD', ALERTS_STREAM, 'MAXLEN', '~', ALERTS_KEPT, '*', 'a', alert)
+      if ALERTS_STREAM == '' then RAISED[#RAISED + 1] = alert
+      else redis.call('XADD', ALERTS_STREAM, 'MAXLEN', '~', ALERTS_KEPT, '*', 'a', alert) end
     end
   end
 end
@@ -279,13 +286,19 @@ end
 -- sorted sets are already there, and the ledgers must count them.
 local function each_request(steps)
   local batch = cjson.decode(ARGV[1])
+  local sets = batch.k
+  if sets == nil then
+    sets = {}
+    for i = 1, #KEYS, KEY_SET_SIZE do sets[#sets + 1] = { unpack(KEYS, i, i + KEY_SET_SIZE - 1) } end
+  end
   local replies = {}
   local ok, failure = pcall(function()
     for _, request in ipairs(batch.r) do
-      replies[#replies + 1] = steps[request.t](batch.k[request.k], request, batch.k)
+      replies[#replies + 1] = steps[request.t](sets[request.k], request, sets)
     end
   end)
   flush()
   if not ok then error(failure) end
+  if ALERTS_STREAM == '' then return cjson.encode({ replies, RAISED }) end
   return cjson.encode(replies)
 end

@@ -7,7 +7,8 @@
 -- another gateway's clock) is filed at Redis's own clock instead, which is never behind the
 -- stream. Entries older than the retention are trimmed (approximately: whole macro nodes) and a
 -- stream expires when no record came for the retention time. Router totals live outside the
--- users' hash slots: this assumes a single Redis, as findKey does.
+-- users' hash slots: on a Redis Cluster the gateway sends one call per slot, each holding the
+-- streams and daily totals of that slot, all of them passed as KEYS (redis-usage-log.ts).
 --
 -- ARGV: 1 the batch (JSON): `oldest` id kept (ms), `retention` (ms), daily totals' `ttl` (s),
 --       `streams` (each record's user stream), `times` (each record's time, ms), `daily` (for each
@@ -15,7 +16,7 @@
 --       kgCO2eq, uncovered cost in micros, prompt tokens read from and written to a prompt cache
 --       to add, all as text); 2 the records (JSON), one per line, in the same order.
 --       Two arguments whatever the batch's size: the client encodes arguments one by one. The
---       keys travel inside them (a single Redis, as said above).
+--       keys travel inside them; on a cluster they are KEYS too (empty on one Redis).
 -- Returns the number of records appended.
 
 local batch = cjson.decode(ARGV[1])

@@ -331,7 +331,7 @@ function describeTeams(current: () => Store, peer: () => Promise<Store>): void {
       const revoked = await current().accounts.revokeKey('alice', 'app', CREATED);
       assert.deepEqual(pickLimits(revoked!), raised, 'an empty list of routers stays a list');
       assert.equal(await current().accounts.updateKey('alice', 'nope', raised), undefined);
-      assert.equal((await current().ledger.balance('key:app', CREATED.getTime())).budgetMicros, 7_000_000n);
+      assert.equal((await current().ledger.balance('key:app', CREATED.getTime(), 'alice')).budgetMicros, 7_000_000n);
     });
   });
 }

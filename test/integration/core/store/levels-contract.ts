@@ -37,8 +37,9 @@ export function describeLevelsContract(name: string, factory: StoreFactory): voi
     };
     const teamLevel = (policy?: RateLimitPolicy): OtherLevel => ({ level: 'team', id: 'red', policy });
     const keyLevel = (id: string, policy?: RateLimitPolicy): OtherLevel => ({ level: 'key', id, policy });
+    // Every user here is a member of team red: its ledger calls name the team, as billing's do.
     const admit = (userId: string, levels: OtherLevel[], fields: Partial<Admission> = {}) =>
-      store.ledger.admit(userId, { now: T0, levels, ...fields });
+      store.ledger.admit(userId, { now: T0, levels, team: 'red', ...fields });
 
     test('a request is refused by its tightest level, which the refusal names, and a refusal holds nothing anywhere', async () => {
       await team({ budget: '1' });
@@ -58,7 +59,7 @@ export function describeLevelsContract(name: string, factory: StoreFactory): voi
         remainingMicros: 1_000_000n,
       });
       for (const subject of ['alice', 'team:red', 'key:app'])
-        assert.equal((await store.ledger.balance(subject, T0)).reservedMicros, 0n, subject);
+        assert.equal((await store.ledger.balance(subject, T0, 'alice')).reservedMicros, 0n, subject);
     });
 
     test('an admitted request is held at every level, says the tightest one, and its settlement charges each', async () => {
@@ -73,11 +74,11 @@ export function describeLevelsContract(name: string, factory: StoreFactory): voi
         budget: { level: 'key', remainingMicros: 1_700_000n },
       });
       for (const subject of ['alice', 'team:red', 'key:app'])
-        assert.equal((await store.ledger.balance(subject, T0)).reservedMicros, 300_000n, subject);
-      const settled = await store.ledger.settle('alice', { now: T0, reservation: h, actualMicros: 120_000n, levels });
+        assert.equal((await store.ledger.balance(subject, T0, 'alice')).reservedMicros, 300_000n, subject);
+      const settled = await store.ledger.settle('alice', { now: T0, reservation: h, actualMicros: 120_000n, levels, team: 'red' });
       assert.equal(settled.chargedMicros, 120_000n);
       for (const subject of ['alice', 'team:red', 'key:app']) {
-        const balance = await store.ledger.balance(subject, T0);
+        const balance = await store.ledger.balance(subject, T0, 'alice');
         assert.equal(balance.spentMicros, 120_000n, subject);
         assert.equal(balance.reservedMicros, 0n, subject);
       }
@@ -96,7 +97,7 @@ export function describeLevelsContract(name: string, factory: StoreFactory): voi
       // Each costs more than its hold: the team's room caps what is charged.
       const settled = await Promise.all(
         admitted.map((a) =>
-          store.ledger.settle(a.user, { now: T0, reservation: a.reservation, actualMicros: 150_000n, levels: [teamLevel()] }),
+          store.ledger.settle(a.user, { now: T0, reservation: a.reservation, actualMicros: 150_000n, levels: [teamLevel()], team: 'red' }),
         ),
       );
       const charged = settled.reduce((sum, s) => sum + s.chargedMicros, 0n);
@@ -137,7 +138,7 @@ export function describeLevelsContract(name: string, factory: StoreFactory): voi
       const levels = [teamLevel()];
       const first = hold(800_000n);
       assert.ok((await admit('alice', levels, { reservation: first })).ok);
-      await store.ledger.settle('alice', { now: T0, reservation: first, actualMicros: 800_000n, levels });
+      await store.ledger.settle('alice', { now: T0, reservation: first, actualMicros: 800_000n, levels, team: 'red' });
       // Thursday: the team's day is new, the user's week is not.
       const refused = await admit('alice', levels, { now: T0 + DAY, reservation: hold(300_000n) });
       assert.ok(!refused.ok && refused.reason === 'budget');
@@ -179,12 +180,14 @@ export function describeAlertsContract(name: string, factory: StoreFactory): voi
 
     const charge = async (userId: string, micros: bigint, now = T0, levels: OtherLevel[] = []) => {
       const h = hold(micros);
-      const admitted = await store.ledger.admit(userId, { now, reservation: h, levels });
+      // The members of team red are charged with it, as billing names a user's team.
+      const team = levels.some((l) => l.level === 'team') ? 'red' : undefined;
+      const admitted = await store.ledger.admit(userId, { now, reservation: h, levels, team });
       assert.ok(
         admitted.ok,
         JSON.stringify(admitted, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
       );
-      await store.ledger.settle(userId, { now, reservation: h, actualMicros: micros, levels });
+      await store.ledger.settle(userId, { now, reservation: h, actualMicros: micros, levels, team });
     };
 
     test('each threshold is raised once per period, by the settlement that reaches it, even from settlements at once', async () => {

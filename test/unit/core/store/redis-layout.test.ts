@@ -25,6 +25,7 @@ const FROM_KEYS = {
   ledger: [keys.ledger('alice')],
   holds: [keys.holds('alice')],
   settled: [keys.settled('alice', 's-1')],
+  membersMoney: [],
   history: [keys.history('alice')],
   rate: [keys.rate('alice', 'chat')],
   userKeys: [keys.userKeys('alice')],
@@ -61,6 +62,16 @@ const SAMPLES: readonly string[] = [
     const level = levelKeys(subject);
     return [level.budget, level.ledger, level.holds, level.history, `${level.prefix}:rl:chat`];
   }),
+  // On a cluster, at the money's home: a team member's, and a user's without a team.
+  ...[
+    { user: 'alice', team: 'research' },
+    { user: 'bob', team: undefined },
+  ].flatMap((home) =>
+    ['key:k1', 'team:research', home.user].flatMap((subject) => {
+      const level = levelKeys(subject, home);
+      return [level.budget, level.ledger, level.holds, level.history, `${level.prefix}:rl:chat`];
+    }),
+  ),
   ...Object.values(queueKeys).map((name) => name('chat')),
   `${queueKeys.callers('chat')}:alice`,
   QUEUE_FREED_CHANNEL,

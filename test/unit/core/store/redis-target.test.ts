@@ -4,7 +4,13 @@
 // what is printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientArguments, describeTarget, redisTarget, RedisTargetError } from '../../../../core/store/redis/redis-target.ts';
+import {
+  clientArguments,
+  clusterArguments,
+  describeTarget,
+  redisTarget,
+  RedisTargetError,
+} from '../../../../core/store/redis/redis-target.ts';
 import { redactedUrl } from '../../../../core/startup-error.ts';
 import { readSettings } from '../../../../gateway/config/settings.ts';
 
@@ -46,8 +52,40 @@ test('a Sentinel URL names the Sentinels (26379 unless told), the master, the da
   assert.deepEqual([secure.tls, secure.sentinelTLS, secure.enableTLSForSentinelMode, secure.password], [{}, {}, true, 'env']);
 });
 
+test('a cluster URL names nodes to learn the slots from (6379 unless told) and the data nodes’ credentials', () => {
+  const target = redisTarget('redis+cluster://app@redis-0:7000,redis-1,[::1]:7002', { password: 'env' });
+  assert.deepEqual(target, {
+    mode: 'cluster',
+    nodes: [
+      { host: 'redis-0', port: 7000 },
+      { host: 'redis-1', port: 6379 },
+      { host: '::1', port: 7002 },
+    ],
+    username: 'app',
+    password: 'env',
+    tls: false,
+  });
+  if (target.mode !== 'cluster') throw new Error('a cluster');
+  const [nodes, options] = clusterArguments(target, { commandTimeout: 5, enableOfflineQueue: false });
+  assert.equal(nodes.length, 3);
+  // Every node's connection has the credentials and the timeout; the offline queue is the cluster's own.
+  assert.deepEqual(
+    [options.redisOptions?.commandTimeout, options.redisOptions?.password, options.redisOptions?.username],
+    [5, 'env', 'app'],
+  );
+  assert.equal(options.enableOfflineQueue, false);
+  assert.equal(describeTarget(redisTarget('rediss+cluster://u:hunter2@a:7000,b:7001')), 'rediss+cluster://a:7000,b:7001');
+});
+
 test('a URL that cannot be used is refused, saying how to write one', () => {
-  for (const url of ['http://redis:6379', 'redis+sentinel://s:26379', 'redis+sentinel://s:99999/m', 'redis+sentinel://a b/m'])
+  for (const url of [
+    'http://redis:6379',
+    'redis+sentinel://s:26379',
+    'redis+sentinel://s:99999/m',
+    'redis+sentinel://a b/m',
+    'redis+cluster://a:7000/0',
+    'redis+cluster://a:0',
+  ])
     assert.throws(() => redisTarget(url), RedisTargetError, url);
   assert.throws(
     () => readSettings({ redisUrl: 'redis+sentinel://sentinel:26379' }, {}),
