@@ -100,6 +100,12 @@ async function main(): Promise<void> {
     const at = process.argv.indexOf('--before');
     return runTracing({ root: ROOT, node, gitRevision, waitReady, log, before: at > 0 ? process.argv[at + 1] : undefined });
   }
+  if (process.argv.includes('--cluster')) {
+    // Issue 31: the full path on a Redis Cluster of three primaries against one Redis: bench/cluster.ts.
+    const { runCluster } = await import('./cluster.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runCluster({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--durability')) {
     // Issue 31: what the failover loss bound (--redis-wait-replicas) costs: bench/durability.ts.
     const { runDurability } = await import('./durability.ts');

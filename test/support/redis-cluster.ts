@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { after, before } from 'node:test';
 import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
 import { eventually } from './eventually.ts';
 import { askRedis, startRedis, type RunningRedis } from './redis-server.ts';
 import { CONVERGE_MS } from './patience.ts';
@@ -21,6 +22,8 @@ export interface RedisCluster {
   readonly nodes: ReadonlyMap<number, RunningRedis>;
   /** The ports of the nodes that are primaries now, each with the slot ranges it serves. */
   primaries(): Promise<{ port: number; slots: [number, number][] }[]>;
+  /** The node that is the primary of `key`'s hash slot now, and its replicas. */
+  shardOf(key: string): Promise<{ primary: RunningRedis; replicas: RunningRedis[] }>;
   stop(): Promise<void>;
 }
 
@@ -48,14 +51,18 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
       url: `redis+cluster://${addresses.join(',')}`,
       nodes,
       async primaries() {
-        const shards = (await askRedis(started[0]!.port, (c) => c.call('CLUSTER', 'SLOTS'))) as [
-          number,
-          number,
-          [string, number, string],
-        ][];
+        const shards = (await askAnyNode(started, (c) => c.call('CLUSTER', 'SLOTS'))) as [number, number, [string, number, string]][];
         const byPort = new Map<number, [number, number][]>();
         for (const [from, to, [, port]] of shards) byPort.set(port, [...(byPort.get(port) ?? []), [from, to]]);
         return [...byPort].map(([port, slots]) => ({ port, slots }));
+      },
+      async shardOf(key) {
+        const slot = calculateSlot(key);
+        const found = (await cluster.primaries()).find(({ slots }) => slots.some(([from, to]) => slot >= from && slot <= to));
+        if (!found) throw new Error(`no primary serves slot ${slot}`);
+        const info = await askRedis(found.port, (c) => c.info('replication'));
+        const ports = [...info.matchAll(/^slave\d+:.*port=(\d+)/gm)].map((m) => Number(m[1]));
+        return { primary: nodes.get(found.port)!, replicas: ports.map((port) => nodes.get(port)!) };
       },
       async stop() {
         await Promise.all(started.map((node) => node.stop()));
@@ -120,4 +127,17 @@ export function useRedisCluster(options: { primaries?: number; replicas?: number
       await Promise.all(primaries.map(({ port }) => askRedis(port, (c) => c.flushall())));
     },
   };
+}
+
+/** Asks the first node that answers (one may have been killed). */
+async function askAnyNode<T>(nodes: readonly RunningRedis[], command: Parameters<typeof askRedis<T>>[1]): Promise<T> {
+  let last: unknown;
+  for (const node of nodes) {
+    try {
+      return await askRedis(node.port, command);
+    } catch (error) {
+      last = error;
+    }
+  }
+  throw last;
 }

@@ -6,7 +6,14 @@
 // confirmed in time is treated as not made: an admission is refused (503) and its hold given back,
 // an admin change answers 503, and a settlement is sent again until it is confirmed (lua/settle.lua
 // marks each one done, so sending it again never charges twice).
-import type { Redis } from 'ioredis';
+//
+// On a Redis Cluster, each primary replicates its own slots: a ledger batch (one slot) is followed
+// by WAIT on the connection to that slot's primary, in one pipeline; an account change (several
+// slots, perhaps several primaries) by WAIT on every primary's connection. One primary whose
+// replicas fall behind refuses new writes everywhere, until it catches up.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Cluster } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 import type { ScriptSource } from './scripts.ts';
 import { ReplicasUnconfirmedError, StoreUnavailableError } from '../store-errors.ts';
 import { isConnectionError, unavailable } from './unavailable.ts';
@@ -36,6 +43,12 @@ export interface DurabilityView {
 /** The bound off: writes count once the primary has them (Redis' own default). */
 export const NO_DURABILITY: Durability = { replicas: 0, timeoutMs: 0, retryForMs: 0 };
 
+/** Answers of a cluster node to a command it did not run, as it serves no longer (or not yet) the slot. */
+const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+/** How often a batch redirected so is sent again, and after how long when not told where (TRYAGAIN, CLUSTERDOWN). */
+const MAX_REDIRECTIONS = 100;
+const REDIRECT_DELAY_MS = 50;
+
 /** Between two sendings of settlements not yet confirmed. */
 export const RETRY_DELAY_MS = 250;
 
@@ -54,14 +67,14 @@ export function markKeptMs(durability: Durability): number {
  * timeout in a line behind the others, until a WAIT, sent four times a second, is confirmed.
  */
 export class ReplicaConfirmation {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly settings: Durability;
   readonly #counts: Record<UnconfirmedWrite, number> = { admission: 0, settlement: 0, change: 0 };
   #behind = false;
   #probe: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(connection: Redis, settings: Durability) {
+  constructor(connection: RedisClient, settings: Durability) {
     this.connection = connection;
     this.settings = settings;
   }
@@ -98,9 +111,10 @@ export class ReplicaConfirmation {
    * replica just promoted) answers NOSCRIPT, and the WAIT behind it then confirmed nothing of
    * ours: the script is sent whole (EVAL), and WAIT again.
    */
-  async runScript(script: ScriptSource, ...args: (string | number)[]): Promise<unknown> {
+  async runScript(script: ScriptSource, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+    if (this.connection.isCluster) return this.#runOnSlot(script, keys, args);
     const { replicas, timeoutMs } = this.settings;
-    const ran = this.connection.evalsha(script.sha, 0, ...args);
+    const ran = this.connection.evalsha(script.sha, keys.length, ...keys, ...args);
     let waited = this.connection.wait(replicas, timeoutMs);
     let reply: unknown;
     try {
@@ -108,16 +122,69 @@ export class ReplicaConfirmation {
     } catch (error) {
       waited.catch(() => {});
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      reply = await this.connection.eval(script.lua, 0, ...args);
+      reply = await this.connection.eval(script.lua, keys.length, ...keys, ...args);
       waited = this.connection.wait(replicas, timeoutMs);
     }
     this.#check(await waited.catch(() => 0));
     return reply;
   }
 
-  /** Waits until the replicas have every write made on the connection so far (an account change just made there). */
+  /**
+   * On a cluster: the script and WAIT in one pipeline, which goes to the primary of the keys' slot
+   * (WAIT has no key, and follows them); EVAL and WAIT again on NOSCRIPT.
+   */
+  async #runOnSlot(script: ScriptSource, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const { replicas, timeoutMs } = this.settings;
+    const send = async (first: 'evalsha' | 'eval') => {
+      const pipeline = this.connection.pipeline();
+      if (first === 'evalsha') pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+      else pipeline.eval(script.lua, keys.length, ...keys, ...args);
+      pipeline.call('WAIT', replicas, timeoutMs);
+      const [[error, reply] = [new Error('no reply'), null], [, waited] = [null, 0]] = (await pipeline.exec()) ?? [];
+      return { error, reply, waited };
+    };
+    let first: 'evalsha' | 'eval' = 'evalsha';
+    for (let attempt = 1; ; attempt++) {
+      const sent = await send(first);
+      const message = sent.error?.message ?? '';
+      if (message.startsWith('NOSCRIPT') && first === 'evalsha') {
+        first = 'eval';
+        continue;
+      }
+      // The pipeline went to a node that no longer serves the slot (a failover, a slot moved):
+      // ioredis sends it again only when every command of it was redirected, and WAIT was not.
+      // The script did not run: learn the slots again, and send it to the right primary.
+      if (REDIRECTED.test(message) && attempt < MAX_REDIRECTIONS) {
+        await new Promise<void>((resolve) => (this.connection as Cluster).refreshSlotsCache(() => resolve()));
+        if (!message.startsWith('MOVED')) await sleep(REDIRECT_DELAY_MS);
+        continue;
+      }
+      if (sent.error) throw sent.error;
+      this.#check(sent.waited);
+      return sent.reply;
+    }
+  }
+
+  /**
+   * Waits until the replicas have every write made on the connection so far (an account change
+   * just made there); on a cluster, on every primary's connection.
+   */
   async confirm(): Promise<void> {
-    this.#check(await unavailable(() => this.connection.wait(this.settings.replicas, this.settings.timeoutMs)));
+    this.#check(await unavailable(() => this.#waitEverywhere()));
+  }
+
+  /**
+   * WAIT on the connection, or on each primary's of a cluster: the fewest replicas that confirmed.
+   * `relearn`: the cluster's primaries are learned again first (after a failover, refused writes
+   * send nothing that would make the client learn of the promoted primary).
+   */
+  async #waitEverywhere(relearn = false): Promise<number> {
+    const { replicas, timeoutMs } = this.settings;
+    if (!this.connection.isCluster) return this.connection.wait(replicas, timeoutMs);
+    const cluster = this.connection as Cluster;
+    if (relearn) await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+    const counts = await Promise.all(cluster.nodes('master').map((node) => node.wait(replicas, timeoutMs)));
+    return counts.length === 0 ? 0 : Math.min(...counts);
   }
 
   #check(confirmed: unknown): void {
@@ -145,7 +212,7 @@ export class ReplicaConfirmation {
     if (this.#probe !== undefined || this.#closed) return;
     const probe = () => {
       this.#probe = setTimeout(() => {
-        this.connection.wait(this.settings.replicas, this.settings.timeoutMs).then(
+        this.#waitEverywhere(true).then(
           (confirmed) => (confirmed >= this.settings.replicas ? this.#caughtUp() : !this.#closed && probe()),
           () => !this.#closed && probe(),
         );

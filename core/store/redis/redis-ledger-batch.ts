@@ -77,8 +77,11 @@ function runBatch(batch: Pending[], send: SendBatch, onFailure: () => void, onAl
     const x = levels.map((l) => ({ k: keySet(subjectOf(l), scope, home), n: l.level, id: l.id, limits: limitsOf(l.policy) }));
     return { k, u: userId, ...step, x };
   });
-  // On a cluster the keys go as KEYS (lua/ledger-common.lua reads them in sets of KEY_SET_SIZE).
-  const sent = onAlerts ? send(JSON.stringify({ r: requests }), keySets.flat()) : send(JSON.stringify({ k: keySets, r: requests }), []);
+  // On a cluster the keys go as KEYS: the `n` key sets (lua/ledger-common.lua reads them in sets
+  // of KEY_SET_SIZE), then the settlements' marks (the failover loss bound), which their steps name.
+  const sent = onAlerts
+    ? send(JSON.stringify({ n: keySets.length, r: requests }), [...keySets.flat(), ...marksOf(batch)])
+    : send(JSON.stringify({ k: keySets, r: requests }), []);
   sent.then(
     (replies) => {
       let parsed = JSON.parse(replies as string) as unknown[];
@@ -104,4 +107,11 @@ export const KEY_SET_SIZE = 5;
 function subjectKeys(subject: string, scope: string, home: MoneyHome | undefined): string[] {
   const k = levelKeys(subject, home);
   return [k.budget, k.ledger, k.holds, k.history, `${k.prefix}:rl:${scope}`];
+}
+
+/** The keys marking the batch's settlements done (lua/settle.lua `sk`), with the failover loss bound on. */
+function marksOf(batch: readonly Pending[]): string[] {
+  const marks: string[] = [];
+  for (const { step } of batch) if ('sk' in step && typeof step.sk === 'string') marks.push(step.sk);
+  return marks;
 }

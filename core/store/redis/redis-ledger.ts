@@ -75,20 +75,15 @@ export class RedisLedger implements Ledger {
     this.#options = options;
     this.#cluster = redis.isCluster;
     const confirmation = options.confirmation;
-    if (this.#cluster) {
-      const run = defineScript(redis, 'ledger', undefined, ledgerScript(true));
-      this.#sendBatch = (batch, keys) => run.runWithKeys(keys, [batch]);
-      return;
-    }
     if (confirmation === undefined) {
-      const run = defineScript(redis, 'ledger', 0, ledgerScript(false));
-      this.#sendBatch = (batch) => run.run(batch);
+      const run = defineScript(redis, 'ledger', this.#cluster ? undefined : 0, ledgerScript(this.#cluster));
+      this.#sendBatch = this.#cluster ? (batch, keys) => run.runWithKeys(keys, [batch]) : (batch) => run.run(batch);
       return;
     }
     this.#confirmation = confirmation;
-    const script = scriptSource('ledger', ledgerScript(false));
+    const script = scriptSource('ledger', ledgerScript(this.#cluster));
     // The batch and its WAIT in one round trip: the batch's replies count only once confirmed.
-    this.#sendBatch = (batch) => confirmation.runScript(script, batch);
+    this.#sendBatch = (batch, keys) => confirmation.runScript(script, keys, batch);
   }
 
   /**
@@ -240,7 +235,7 @@ export class RedisLedger implements Ledger {
     step: SettleStep,
   ): Promise<SettleResult> {
     const confirmation = this.#confirmation;
-    if (confirmation) return this.#settleConfirmed(userId, scope, levels, step, confirmation);
+    if (confirmation) return this.#settleConfirmed(userId, team, scope, levels, step, confirmation);
     return new Promise((resolve, reject) => {
       this.#add({
         userId,
@@ -261,6 +256,7 @@ export class RedisLedger implements Ledger {
    */
   #settleConfirmed(
     userId: string,
+    team: string | null | undefined,
     scope: string,
     levels: readonly OtherLevel[] | undefined,
     step: SettleStep,
@@ -270,13 +266,13 @@ export class RedisLedger implements Ledger {
     const { retryForMs } = confirmation.settings;
     const marked: SettleStep = {
       ...step,
-      sk: keys.settled(userId, randomId()),
+      sk: keys.settled(userId, randomId(), this.#home(userId, team)),
       keep: markKeptMs(confirmation.settings),
     };
     const settled = new Promise<SettleResult>((resolve, reject) => {
       const entry: Pending = {
         userId,
-        home: undefined, // the bound is not offered on a cluster (redis-store.ts)
+        home: this.#home(userId, team),
         scope,
         levels,
         step: marked,

@@ -4,7 +4,12 @@
 // router workers, the operator), read at scrape time from what the store last read in the
 // background (redis-topology.ts): scraping makes no round trip to Redis.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { RedisTopologyView } from './redis-topology.ts';
+import type { ReplicaView, RedisTopologyView } from './redis-topology.ts';
+
+/** Every replica: the primary's, or on a cluster every primary's. */
+function replicasIn(view: RedisTopologyView): readonly ReplicaView[] {
+  return view.shards ? view.shards.flatMap((shard) => shard.replicas) : (view.replicas ?? []);
+}
 
 /** Registers the Redis metrics on `registry`, read from `source` at each scrape (undefined: no Redis, or not open yet). */
 export function registerRedisMetrics(registry: Registry, source: () => RedisTopologyView | undefined): void {
@@ -32,11 +37,19 @@ export function registerRedisMetrics(registry: Registry, source: () => RedisTopo
     (view, set) => set({ mode: view.mode, primary: view.primary ?? '' }, 1),
   );
   gauge(
+    'tollgate_redis_cluster_primary',
+    'On a Redis Cluster: each primary (value 1) and the hash slot ranges it serves, as the cluster says (read every 5 s).',
+    ['primary', 'slots'],
+    (view, set) => {
+      for (const shard of view.shards ?? []) set({ primary: shard.primary, slots: shard.slots.join(',') }, 1);
+    },
+  );
+  gauge(
     'tollgate_redis_replica_lag_seconds',
-    'Seconds since each replica of the primary last acknowledged its replication stream, as the primary reports it (INFO replication, read every 5 s).',
+    'Seconds since each replica of the primary (on a cluster, of each primary) last acknowledged its replication stream, as the primary reports it (INFO replication, read every 5 s).',
     ['replica', 'state'],
     (view, set) => {
-      for (const replica of view.replicas ?? []) set({ replica: replica.address, state: replica.state }, replica.lagSeconds);
+      for (const replica of replicasIn(view)) set({ replica: replica.address, state: replica.state }, replica.lagSeconds);
     },
   );
   gauge(
@@ -44,7 +57,7 @@ export function registerRedisMetrics(registry: Registry, source: () => RedisTopo
     "Bytes of the primary's replication stream each replica has not acknowledged yet: what a failover to it would lose.",
     ['replica'],
     (view, set) => {
-      for (const replica of view.replicas ?? []) set({ replica: replica.address }, replica.behindBytes);
+      for (const replica of replicasIn(view)) set({ replica: replica.address }, replica.behindBytes);
     },
   );
   const unconfirmed = new Counter({

@@ -4,14 +4,7 @@
 // surfaces as StoreUnavailableError, so the HTTP layer answers 503 (or fails open). Opening it
 // checks the layout's version first (layout-check.ts): every process opens the store here.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import {
-  clientArguments,
-  clusterArguments,
-  redisTarget,
-  RedisTargetError,
-  type RedisCredentials,
-  type RedisTarget,
-} from './redis-target.ts';
+import { clientArguments, clusterArguments, redisTarget, type RedisCredentials, type RedisTarget } from './redis-target.ts';
 import { duplicateClient, type RedisClient } from './redis-client.ts';
 import { RedisTopology, type RedisTopologyView } from './redis-topology.ts';
 import type { AccountStore } from '../accounts.ts';
@@ -159,8 +152,6 @@ export class RedisStore implements Store {
       // Sentinel mode: the Sentinels are asked for the primary at each (re)connection, as often.
       sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 16), maxDelay),
     };
-    if (target.mode === 'cluster' && (options.durability?.replicas ?? 0) > 0)
-      throw new RedisTargetError('the failover loss bound (--redis-wait-replicas) is not offered on a Redis Cluster yet');
     let client: RedisClient;
     if (target.mode === 'cluster') client = new Cluster(...clusterArguments(target, connectionOptions));
     else {
@@ -199,8 +190,8 @@ export class RedisStore implements Store {
     this.#health = new RedisHealth(client, options.probeIntervalMs ?? 1000);
     this.#channels = new RedisChannels(client);
     const durability = options.durability ?? NO_DURABILITY;
-    if (durability.replicas > 0 && !client.isCluster) {
-      const connection = (client as Redis).duplicate({ commandTimeout: durability.timeoutMs + (options.commandTimeoutMs ?? 1000) });
+    if (durability.replicas > 0) {
+      const connection = duplicateClient(client, { commandTimeout: durability.timeoutMs + (options.commandTimeoutMs ?? 1000) });
       connection.on('error', () => {}); // the shared client reports outages
       this.#confirmation = new ReplicaConfirmation(connection, durability);
     }

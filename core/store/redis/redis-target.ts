@@ -129,8 +129,10 @@ export function clusterArguments(
       },
       ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
       // A slot on its way to another node (resharding) answers TRYAGAIN to a script whose keys are
-      // split for a moment: sent again shortly. It did not run, so sending it again is safe.
+      // split for a moment: sent again shortly, for up to 10 s (a slot holding many keys takes a
+      // while to move). It did not run, so sending it again is safe.
       retryDelayOnTryAgain: 50,
+      maxRedirections: 200,
       // After a failover, the slots are learned again from the nodes; until then MOVED is followed.
       retryDelayOnClusterDown: 100,
       retryDelayOnFailover: 100,

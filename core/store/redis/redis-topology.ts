@@ -2,8 +2,10 @@
 // it is connected to (after a Sentinel failover, the promoted one), and its replicas as the
 // primary reports them (INFO replication: each one's state, seconds since it last acknowledged,
 // and how many bytes of the primary's stream it has not yet acknowledged: what a failover to it
-// would lose). Read in the background every few seconds, never on a request's path.
+// would lose). On a Redis Cluster: every primary, the hash slots it serves and its replicas.
+// Read in the background every few seconds, never on a request's path.
 import type { Socket } from 'node:net';
+import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisTarget } from './redis-target.ts';
 import type { DurabilityView } from './redis-durability.ts';
@@ -19,12 +21,22 @@ export interface ReplicaView {
   readonly behindBytes: number;
 }
 
+/** A primary of a Redis Cluster: its address, the slot ranges it serves, its replicas. */
+export interface ShardView {
+  readonly primary: string;
+  /** Ranges as `from-to` (a single slot as itself), ascending. */
+  readonly slots: readonly string[];
+  readonly replicas: readonly ReplicaView[];
+}
+
 export interface RedisTopologyView {
   readonly mode: RedisTarget['mode'];
   /** host:port of the primary this process is connected to; undefined while disconnected. */
   readonly primary: string | undefined;
   /** Undefined until read (or where INFO is not allowed). */
   readonly replicas: readonly ReplicaView[] | undefined;
+  /** On a cluster: every primary, undefined until read (primary and replicas are then undefined). */
+  readonly shards?: readonly ShardView[];
   /** The failover loss bound, when on (redis-durability.ts). */
   readonly durability?: DurabilityView;
 }
@@ -37,8 +49,14 @@ export function readinessDetail(view: RedisTopologyView) {
   return {
     mode: view.mode,
     primary: view.primary ?? null,
-    replicas:
-      view.replicas?.map((r) => ({ address: r.address, state: r.state, lag_seconds: r.lagSeconds, behind_bytes: r.behindBytes })) ?? null,
+    replicas: view.replicas?.map(replicaDetail) ?? null,
+    ...(view.shards && {
+      shards: view.shards.map((shard) => ({
+        primary: shard.primary,
+        slots: [...shard.slots],
+        replicas: shard.replicas.map(replicaDetail),
+      })),
+    }),
     ...(view.durability && {
       durability: {
         wait_replicas: view.durability.waitReplicas,
@@ -47,6 +65,10 @@ export function readinessDetail(view: RedisTopologyView) {
       },
     }),
   };
+}
+
+function replicaDetail(r: ReplicaView) {
+  return { address: r.address, state: r.state, lag_seconds: r.lagSeconds, behind_bytes: r.behindBytes };
 }
 
 /** INFO replication's replicas, as `slave0:ip=...,port=...,state=online,offset=...,lag=0`, and the primary's offset. */
@@ -75,6 +97,7 @@ export class RedisTopology {
   readonly #mode: RedisTarget['mode'];
   readonly #timer: NodeJS.Timeout;
   #replicas: ReplicaView[] | undefined;
+  #shards: ShardView[] | undefined;
   #reading = false;
 
   constructor(client: RedisClient, mode: RedisTarget['mode'], intervalMs: number) {
@@ -85,6 +108,8 @@ export class RedisTopology {
   }
 
   get view(): RedisTopologyView {
+    if (this.#client.isCluster)
+      return { mode: this.#mode, primary: undefined, replicas: undefined, ...(this.#shards && { shards: this.#shards }) };
     const stream = (this.#client as unknown as { stream?: Socket }).stream;
     const connected = this.#client.status === 'ready' && stream?.remoteAddress !== undefined;
     return {
@@ -97,7 +122,20 @@ export class RedisTopology {
   read(): void {
     if (this.#reading || this.#client.status !== 'ready') return;
     this.#reading = true;
-    this.#client
+    if (this.#client.isCluster) {
+      readShards(this.#client as Cluster)
+        .then(
+          (shards) => {
+            this.#shards = shards;
+          },
+          () => {},
+        )
+        .finally(() => {
+          this.#reading = false;
+        });
+      return;
+    }
+    (this.#client as Redis)
       .info('replication')
       .then(
         (info) => {
@@ -114,4 +152,29 @@ export class RedisTopology {
   close(): void {
     clearInterval(this.#timer);
   }
+}
+
+/** A cluster's primaries (CLUSTER SLOTS, asked of one), each with its slot ranges and replicas (its INFO replication). */
+async function readShards(cluster: Cluster): Promise<ShardView[]> {
+  const [first] = cluster.nodes('master');
+  if (first === undefined) return [];
+  const reply = (await first.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+  const ranges = new Map<string, [number, number][]>();
+  for (const [from, to, [host, port]] of reply) {
+    const address = `${host}:${port}`;
+    ranges.set(address, [...(ranges.get(address) ?? []), [from, to]]);
+  }
+  const byAddress = new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  const shards = await Promise.all(
+    [...ranges].map(async ([primary, slots]) => {
+      const node = byAddress.get(primary);
+      const info = node ? await node.info('replication').catch(() => '') : '';
+      return {
+        primary,
+        slots: slots.sort((a, b) => a[0] - b[0]).map(([from, to]) => (from === to ? String(from) : `${from}-${to}`)),
+        replicas: replicasOf(info),
+      };
+    }),
+  );
+  return shards.sort((a, b) => a.primary.localeCompare(b.primary));
 }

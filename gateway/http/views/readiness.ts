@@ -16,8 +16,10 @@ export const RedisView = z.strictObject({
   mode: z.enum(['single', 'sentinel', 'cluster']),
   /** host:port of the primary connected to; null while not connected. */
   primary: z.string().nullable(),
-  /** Null until read, or where INFO is refused. */
+  /** Null until read, or where INFO is refused; null on a cluster (see shards). */
   replicas: z.array(ReplicaView).nullable(),
+  /** On a Redis Cluster: each primary, the hash slot ranges it serves (`0-5460`) and its replicas; absent until read. */
+  shards: z.array(z.strictObject({ primary: z.string(), slots: z.array(z.string()), replicas: z.array(ReplicaView) })).optional(),
   /** The failover loss bound (--redis-wait-replicas), when on. */
   durability: z
     .strictObject({

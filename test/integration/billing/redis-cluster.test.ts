@@ -3,7 +3,8 @@
 // requests at once through both. The team's budget covers exactly 37: exactly 37 are served, the
 // rest refused with 402, and the team's spent total, its members' and their keys' are exactly what
 // was served, to the micro-unit, with no hold left, though each member's money and the team's live
-// in the team's slot and the usage records in each user's own. /readyz says the mode.
+// in the team's slot and the usage records in each user's own. /readyz and /metrics name the
+// primaries, their slots and replicas.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { testBed } from '../../support/test-bed.ts';
@@ -89,7 +90,30 @@ test(`${REQUESTS} requests of one team's two members through two gateways on a c
   } finally {
     await store.close();
   }
+});
 
-  const ready = (await (await fetch(`${gateways[0]!.url}/readyz`)).json()) as { redis?: { mode: string } };
-  assert.equal(ready.redis?.mode, 'cluster');
+test('/readyz and /metrics name every primary of the cluster, the slots it serves and its replica', async () => {
+  type Shard = { primary: string; slots: string[]; replicas: { address: string; state: string }[] };
+  const primaries = await redis.cluster.primaries();
+  const shards = await eventually(
+    async () => {
+      const ready = (await (await fetch(`${gateways[0]!.url}/readyz`)).json()) as { redis?: { mode: string; shards?: Shard[] } };
+      assert.equal(ready.redis?.mode, 'cluster');
+      const read = ready.redis?.shards;
+      return read?.length === primaries.length && read.every((shard) => shard.replicas.length === 1) && read;
+    },
+    'the primaries read',
+    { timeoutMs: 15_000 },
+  );
+  const expected = primaries
+    .map(({ port, slots }) => ({ primary: `127.0.0.1:${port}`, slots: slots.map(([from, to]) => `${from}-${to}`) }))
+    .sort((a, b) => a.primary.localeCompare(b.primary));
+  assert.deepEqual(
+    shards.map(({ primary, slots }) => ({ primary, slots })),
+    expected,
+  );
+  for (const shard of shards) assert.equal(shard.replicas[0]!.state, 'online');
+  const metrics = await (await fetch(`${gateways[0]!.url}/metrics`)).text();
+  for (const { primary, slots } of expected)
+    assert.ok(metrics.includes(`tollgate_redis_cluster_primary{primary="${primary}",slots="${slots.join(',')}"} 1`), primary);
 });

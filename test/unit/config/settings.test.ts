@@ -285,7 +285,7 @@ describe('invalid settings', () => {
   test('a Redis URL must be one', () => {
     assert.equal(
       settingsError({}, { TOLLGATE_REDIS_URL: 'localhost:6379' }),
-      'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL',
+      'Invalid settings:\n  --redis-url (TOLLGATE_REDIS_URL): must be a redis://, rediss://, redis+sentinel://, rediss+sentinel://, redis+cluster:// or rediss+cluster:// URL',
     );
   });
 

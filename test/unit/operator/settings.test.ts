@@ -68,7 +68,7 @@ describe('readOperatorSettings', () => {
   test('bad values name the flag and the variable', () => {
     assert.match(
       settingsError({}, { ...NEEDS, TOLLGATE_REDIS_URL: 'http://redis' }),
-      /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/, rediss:\/\/, redis\+sentinel:\/\/ or rediss\+sentinel:\/\/ URL/,
+      /--redis-url \(TOLLGATE_REDIS_URL\): must be a redis:\/\/, rediss:\/\/, redis\+sentinel:\/\/, rediss\+sentinel:\/\/, redis\+cluster:\/\/ or rediss\+cluster:\/\/ URL/,
     );
     assert.match(
       settingsError({ watchNamespace: 'Team_A' }, NEEDS),

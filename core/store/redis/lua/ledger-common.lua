@@ -15,8 +15,8 @@
 -- element) one by one on the gateway's one thread: about 15 µs a request, against 4 this way. The
 -- reply is one JSON string for the same reason. On one Redis the keys travel inside the argument
 -- too, and KEYS is empty; on a Redis Cluster (ALERTS_STREAM is then ''), a batch holds the requests
--- of one money home (keys.ts), its keys come as KEYS, all in one slot, KEY_SET_SIZE a set in
--- order, and the reply is {replies, alerts}: the alerts raised, which the gateway writes to the
+-- of one money home (keys.ts), its keys come as KEYS, all in one slot: `n` sets of KEY_SET_SIZE
+-- in order, then the marks of its settlements (settle.lua `sk`), and the reply is {replies, alerts}: the alerts raised, which the gateway writes to the
 -- alerts stream, in another slot.
 --
 -- These scripts run on every request, and Redis spent more time in them than in the commands
@@ -289,7 +289,7 @@ local function each_request(steps)
   local sets = batch.k
   if sets == nil then
     sets = {}
-    for i = 1, #KEYS, KEY_SET_SIZE do sets[#sets + 1] = { unpack(KEYS, i, i + KEY_SET_SIZE - 1) } end
+    for i = 1, batch.n * KEY_SET_SIZE, KEY_SET_SIZE do sets[#sets + 1] = { unpack(KEYS, i, i + KEY_SET_SIZE - 1) } end
   end
   local replies = {}
   local ok, failure = pcall(function()

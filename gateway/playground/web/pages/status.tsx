@@ -1,7 +1,8 @@
 // Status (admins): what this gateway says of itself in /readyz, read again every few seconds:
 // whether it is ready, the routing snapshot it serves, and the Redis it is on: the mode, the
 // primary it is connected to (after a failover, the promoted one), each replica's state and how
-// far behind it is, and the failover loss bound when on (docs/redis.md).
+// far behind it is, and the failover loss bound when on; on a Redis Cluster, every primary with
+// the hash slots it serves and its replicas (docs/redis.md).
 import { useEffect, useState } from 'preact/hooks';
 import { readiness, type Readiness, type RedisStatus } from '../api.ts';
 import { readable } from '../messages.ts';
@@ -76,12 +77,14 @@ function Redis({ redis }: { redis: RedisStatus }) {
       <dl class="totals">
         <div>
           <dt>Mode</dt>
-          <dd>{redis.mode === 'sentinel' ? 'behind Sentinel' : 'one address'}</dd>
+          <dd>{MODES[redis.mode]}</dd>
         </div>
-        <div>
-          <dt>Primary</dt>
-          <dd>{redis.primary ?? 'not connected'}</dd>
-        </div>
+        {redis.mode !== 'cluster' && (
+          <div>
+            <dt>Primary</dt>
+            <dd>{redis.primary ?? 'not connected'}</dd>
+          </div>
+        )}
         <div>
           <dt>Failover loss bound</dt>
           <dd>{bound ? `on: ${bound.wait_replicas} replica${bound.wait_replicas === 1 ? ' confirms' : 's confirm'} each write` : 'off'}</dd>
@@ -99,12 +102,22 @@ function Redis({ redis }: { redis: RedisStatus }) {
           {bound.unconfirmed.settlement} settlement tries (sent again), {bound.unconfirmed.change} changes (answered 503).
         </p>
       )}
+      {redis.mode === 'cluster' ? <Shards shards={redis.shards} /> : <Replicas replicas={redis.replicas} />}
+    </section>
+  );
+}
+
+const MODES: Record<RedisStatus['mode'], string> = { single: 'one address', sentinel: 'behind Sentinel', cluster: 'Redis Cluster' };
+
+function Replicas({ replicas }: { replicas: RedisStatus['replicas'] }) {
+  return (
+    <>
       <h3>Replicas</h3>
-      {redis.replicas === null && <p>Not read yet (or this Redis does not answer INFO).</p>}
-      {redis.replicas?.length === 0 && <p>None: a failover would have nothing to promote.</p>}
-      {redis.replicas && redis.replicas.length > 0 && (
+      {replicas === null && <p>Not read yet (or this Redis does not answer INFO).</p>}
+      {replicas?.length === 0 && <p>None: a failover would have nothing to promote.</p>}
+      {replicas && replicas.length > 0 && (
         <ListTable caption="Replicas" columns={['Replica', 'State', num('Lag (s)'), num('Behind (bytes)')]}>
-          {redis.replicas.map((r) => (
+          {replicas.map((r) => (
             <tr key={r.address}>
               <th scope="row">{r.address}</th>
               <td>{r.state}</td>
@@ -114,6 +127,31 @@ function Redis({ redis }: { redis: RedisStatus }) {
           ))}
         </ListTable>
       )}
-    </section>
+    </>
+  );
+}
+
+/** A cluster's primaries, each with its slots and its replicas (a primary without one would lose its slots if it failed). */
+function Shards({ shards }: { shards: RedisStatus['shards'] }) {
+  return (
+    <>
+      <h3>Primaries</h3>
+      {shards === undefined && <p>Not read yet.</p>}
+      {shards && (
+        <ListTable caption="Primaries" columns={['Primary', 'Hash slots', 'Replicas']}>
+          {shards.map((shard) => (
+            <tr key={shard.primary}>
+              <th scope="row">{shard.primary}</th>
+              <td>{shard.slots.join(', ')}</td>
+              <td>
+                {shard.replicas.length === 0
+                  ? 'none'
+                  : shard.replicas.map((r) => `${r.address} (${r.state}, ${r.lag_seconds} s, ${r.behind_bytes} bytes behind)`).join('; ')}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
+      )}
+    </>
   );
 }

@@ -1,0 +1,261 @@
+// A Redis Cluster (three primaries, a replica each) under load from two gateways: the members of
+// a team, whose money lives in the team's slot. When that slot's primary is killed (-9), the
+// cluster promotes its replica and the gateways follow it without a restart; every request
+// meanwhile is answered, 200 or 503 with Retry-After (or 402 past a budget), none hangs. Without
+// the failover loss bound, what is lost is measured and stays within what docs/redis.md states;
+// with it (--redis-wait-replicas 1), what was spent equals what was served, exactly, and no
+// budget is overspent. And when every slot of that primary moves to another (resharding) under
+// load, not a charge is lost: spent equals served, exactly, without the bound.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { generateKey } from '../../../../core/accounts/api-keys.ts';
+import { keys } from '../../../../core/store/redis/keys.ts';
+import { startFakeOpenAI } from '../../../support/fake-openai.ts';
+import type { FakeBackend } from '../../../support/fake-server.ts';
+import { testBed, type BedGateway } from '../../../support/test-bed.ts';
+import { startRedisCluster, type RedisCluster } from '../../../support/redis-cluster.ts';
+import { askRedis } from '../../../support/redis-server.ts';
+import { eventually } from '../../../support/eventually.ts';
+import { CONVERGE_MS, HANG_MS } from '../../../support/patience.ts';
+
+const run = promisify(execFile);
+const bed = testBed();
+const alice = generateKey().secret;
+const bob = generateKey().secret;
+/** The request's deadline: an answer must come within the gateway's own timeouts. */
+const REQUEST_DEADLINE_MS = 30_000;
+/** Bob's budget, which the load spends to its end. */
+const BOB_BUDGET = 0.1;
+/** How long before the primary's death a write may not have reached its replica, at most (docs/redis.md). */
+const REPLICATION_WINDOW_MS = 1000;
+/** Where Alice's and Bob's money lives: the team's slot. */
+const MONEY_KEY = keys.team('red');
+
+type User = 'alice' | 'bob';
+
+interface Answer {
+  readonly gateway: number;
+  readonly user: User;
+  readonly status: number | 'hung';
+  readonly retryAfter: string | null;
+  /** The cost the caller was told, in micros. */
+  readonly micros: number;
+  /** When the answer came (ms). */
+  readonly at: number;
+}
+
+const micros = (dollars: number) => Math.round(dollars * 1e6);
+
+/** Two gateways on a fresh cluster, serving Alice and Bob of team red; closed after the suite. */
+function onCluster(settings: Record<string, unknown>, replicas = 1) {
+  const state = {} as { cluster: RedisCluster; backend: FakeBackend; gateways: BedGateway[] };
+  before(async () => {
+    state.cluster = await startRedisCluster({ replicas });
+    state.backend = await startFakeOpenAI();
+    state.gateways = await bed.gateways(
+      2,
+      {
+        teams: [{ id: 'red', name: 'Red', budget: 1000 }],
+        users: [
+          { id: 'alice', name: 'Alice', team: 'red', budget: 1000, keys: [{ name: 'a', key: alice }] },
+          { id: 'bob', name: 'Bob', team: 'red', budget: BOB_BUDGET, keys: [{ name: 'b', key: bob }] },
+        ],
+        models: [
+          {
+            id: 'chat',
+            type: 'text-generation',
+            costs: { prompt_tokens: 1000, completion_tokens: 1000 },
+            providers: [{ model: 'upstream', type: 'vllm', args: { api_url: state.backend.url } }],
+          },
+        ],
+      },
+      { settings: { redisUrl: state.cluster.url, ...settings } },
+    );
+  });
+  after(async () => {
+    for (const gw of state.gateways ?? []) await gw.close();
+    await state.backend?.close();
+    await state.cluster?.stop();
+  });
+  return state;
+}
+
+/** Load from both gateways (Bob's third of it until his budget runs out) until stopped; every answer kept. */
+function startLoad(gateways: readonly BedGateway[]) {
+  const answers: Answer[] = [];
+  let loading = true;
+  const chat = async (gw: BedGateway, gateway: number, user: User): Promise<Answer> => {
+    try {
+      const response = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user === 'alice' ? alice : bob}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
+        signal: AbortSignal.timeout(REQUEST_DEADLINE_MS),
+      });
+      const body = (await response.json()) as { usage?: { cost: number } };
+      const cost = response.status === 200 ? micros(body.usage?.cost ?? 0) : 0;
+      return { gateway, user, status: response.status, retryAfter: response.headers.get('retry-after'), micros: cost, at: Date.now() };
+    } catch {
+      return { gateway, user, status: 'hung', retryAfter: null, micros: 0, at: Date.now() };
+    }
+  };
+  const running = gateways.map(async (gw, gateway) => {
+    for (let i = 0; loading; i++) answers.push(await chat(gw, gateway, i % 3 === 2 ? 'bob' : 'alice'));
+  });
+  return {
+    answers,
+    async stop() {
+      loading = false;
+      await Promise.all(running);
+    },
+    /** What was served to `user` (micros), of answers that came between `from` and `to`. */
+    served: (user: User, from = 0, to = Number.POSITIVE_INFINITY) =>
+      answers.filter((a) => a.user === user && a.at >= from && a.at <= to).reduce((sum, a) => sum + a.micros, 0),
+    /** Waits until each gateway has served Alice since answer `since`. */
+    async servingAgain(since: number, what: string) {
+      await eventually(
+        () => gateways.every((_, i) => answers.slice(since).some((a) => a.gateway === i && a.user === 'alice' && a.status === 200)),
+        what,
+        {
+          timeoutMs: CONVERGE_MS,
+        },
+      );
+    },
+  };
+}
+
+/** Every answer 200, 503 with Retry-After, or 402 (Bob past his budget): none hung. */
+function assertAnswered(answers: readonly Answer[]): void {
+  assert.deepEqual(
+    [...new Set(answers.map((a) => a.status))].filter((s) => s !== 200 && s !== 503 && s !== 402),
+    [],
+    'every request answered 200 or 503 (or 402, Bob past his budget)',
+  );
+  for (const answer of answers.filter((a) => a.status === 503)) assert.ok(answer.retryAfter !== null, 'a 503 says when to come back');
+}
+
+/** What a user has spent, in micros, as the gateways read it. */
+async function spent(gw: BedGateway, user: User): Promise<number> {
+  const me = await gw.get('/v1/me', { authorization: `Bearer ${user === 'alice' ? alice : bob}` });
+  assert.equal(me.status, 200);
+  return micros(me.body.spent as number);
+}
+
+for (const bound of [false, true]) {
+  describe(`Redis Cluster, a primary killed under load, ${bound ? 'with' : 'without'} the failover loss bound`, {
+    timeout: HANG_MS,
+  }, () => {
+    // With the bound on, two replicas a primary: the promoted one still has a replica to confirm its writes.
+    const on = onCluster(bound ? { redisWaitReplicas: 1, redisWaitTimeoutMs: 1000 } : {}, bound ? 2 : 1);
+
+    it(`the gateways follow the promoted replica; every request answered; ${bound ? 'spent equals served, exactly' : 'the loss within the stated bound'}`, async (t) => {
+      const gateways = on.gateways;
+      const before = { alice: await spent(gateways[0]!, 'alice'), bob: await spent(gateways[0]!, 'bob') };
+      const load = startLoad(gateways);
+      await eventually(() => load.answers.filter((a) => a.status === 200).length >= 20, 'steady load');
+
+      const shard = await on.cluster.shardOf(MONEY_KEY);
+      const killedAt = Date.now();
+      await shard.primary.kill();
+      const promoted = await eventually(
+        async () => {
+          const now = await on.cluster.shardOf(MONEY_KEY).catch(() => undefined);
+          return now && now.primary.port !== shard.primary.port && now.primary;
+        },
+        "the team slot's replica promoted by the cluster",
+        { timeoutMs: CONVERGE_MS },
+      );
+      assert.ok(
+        shard.replicas.some((r) => r.port === promoted.port),
+        'one of its replicas promoted',
+      );
+      await load.servingAgain(load.answers.length, 'each gateway serving Alice after the failover');
+      const recoveredAt = Date.now();
+      await load.stop();
+      assertAnswered(load.answers);
+      // /readyz names the promoted replica as the primary of the team's slots.
+      await eventually(
+        async () =>
+          ((await gateways[0]!.get('/readyz')).body.redis.shards as { primary: string }[] | undefined)?.some(
+            (s) => s.primary === `127.0.0.1:${promoted.port}`,
+          ) === true,
+        'the promoted primary in /readyz',
+        { timeoutMs: CONVERGE_MS },
+      );
+
+      const charged = async (user: User) => (await spent(gateways[0]!, user)) - before[user];
+      if (bound) {
+        for (const gw of gateways)
+          await eventually(
+            async () => (await gw.get('/readyz')).body.redis.durability.pending_settlements === 0,
+            'every settlement confirmed',
+            {
+              timeoutMs: CONVERGE_MS,
+            },
+          );
+        assert.equal(await charged('alice'), load.served('alice'), "Alice's spending equals what she was served");
+        assert.equal(await charged('bob'), load.served('bob'), "Bob's spending equals what he was served");
+        assert.ok((await spent(gateways[0]!, 'bob')) <= micros(BOB_BUDGET), "Bob's budget is not overspent");
+      } else {
+        for (const user of ['alice', 'bob'] as const) {
+          const lost = load.served(user) - (await charged(user));
+          const window = load.served(user, killedAt - REPLICATION_WINDOW_MS, recoveredAt);
+          t.diagnostic(
+            `${user}: served ${load.served(user)} micros, lost ${lost} (${((100 * lost) / Math.max(1, load.served(user))).toFixed(1)}%), at most ${window} ended in the window of ${recoveredAt - killedAt + REPLICATION_WINDOW_MS} ms`,
+          );
+          assert.ok(lost >= 0, `${user} charged no more than served`);
+          assert.ok(lost <= window, `${user}'s loss (${lost}) within what ended in the failover's window (${window})`);
+        }
+      }
+    });
+  });
+}
+
+describe('Redis Cluster, every slot of a primary moved to another under load (resharding)', { timeout: HANG_MS }, () => {
+  const on = onCluster({});
+
+  it('not a charge is lost: spent equals served, exactly; every request answered', async () => {
+    const gateways = on.gateways;
+    const before = { alice: await spent(gateways[0]!, 'alice'), bob: await spent(gateways[0]!, 'bob') };
+    const load = startLoad(gateways);
+    await eventually(() => load.answers.filter((a) => a.status === 200).length >= 20, 'steady load');
+
+    // Every slot of the team slot's primary, to another primary, while the load goes on.
+    const from = await on.cluster.shardOf(MONEY_KEY);
+    const primaries = await on.cluster.primaries();
+    const to = primaries.find((p) => p.port !== from.primary.port)!;
+    const count = primaries.find((p) => p.port === from.primary.port)!.slots.reduce((n, [a, b]) => n + b - a + 1, 0);
+    const id = (port: number) => askRedis(port, (c) => c.call('CLUSTER', 'MYID') as Promise<string>);
+    const since = load.answers.length;
+    await run('redis-cli', [
+      '--cluster',
+      'reshard',
+      `127.0.0.1:${to.port}`,
+      '--cluster-from',
+      await id(from.primary.port),
+      '--cluster-to',
+      await id(to.port),
+      '--cluster-slots',
+      String(count),
+      '--cluster-yes',
+    ]);
+    assert.equal((await on.cluster.shardOf(MONEY_KEY)).primary.port, to.port, "the team's slot moved");
+    await load.servingAgain(load.answers.length, 'each gateway serving Alice after the move');
+    await load.stop();
+    assertAnswered(load.answers);
+    assert.ok(
+      load.answers.slice(since).some((a) => a.status === 200),
+      'requests were served while the slots moved',
+    );
+
+    // Settlement runs just after each answer: wait until nothing is held any more.
+    await eventually(
+      async () => (await gateways[0]!.get('/v1/me', { authorization: `Bearer ${alice}` })).body.reserved === 0,
+      'every hold released',
+    );
+    for (const user of ['alice', 'bob'] as const)
+      assert.equal((await spent(gateways[0]!, user)) - before[user], load.served(user), `${user}'s spending equals what was served`);
+  });
+});
