@@ -1,8 +1,9 @@
 // `npm run bench -- --cluster`: the full path on a Redis Cluster of three primaries against one
-// Redis (issue 31, docs/redis.md). Two gateways of one configuration: twelve users without a team
+// Redis (issue 31, docs/redis.md). Three gateways of one configuration: twelve users without a team
 // (each with a budget, rate limits far above reach and a key with a budget of its own, so every
 // request is held and charged at two levels) calling four priced routers, the load going round
-// users and routers; one gateway on one Redis, one on the cluster. Each gateway pinned to core 0
+// users and routers; on one Redis (budget leases on, the default), on one Redis without leases
+// (which a cluster implies), and on the cluster. Each gateway pinned to core 0
 // while measured; the upstream, wrk and every redis-server share core 1. Non-streamed chat; each
 // gateway once per round, in reverse order every other round; requests a second, latency, the
 // gateway's CPU per request, and each Redis process's CPU (what each primary carries of the
@@ -36,13 +37,15 @@ const ROUTERS = 4;
 const TICKS_PER_SECOND = 100;
 
 interface Contender {
-  readonly id: 'one' | 'cluster';
+  readonly id: 'one' | 'no-leases' | 'cluster';
   readonly label: string;
+  readonly args: readonly string[];
 }
 
 const CONTENDERS: readonly Contender[] = [
-  { id: 'one', label: 'one Redis' },
-  { id: 'cluster', label: 'Redis Cluster, 3 primaries' },
+  { id: 'one', label: 'one Redis (leases on, the default)', args: [] },
+  { id: 'no-leases', label: 'one Redis, --lease-requests 0', args: ['--lease-requests', '0'] },
+  { id: 'cluster', label: 'Redis Cluster, 3 primaries', args: [] },
 ];
 
 /** Twelve users, each with a key, and four routers on one upstream. */
@@ -92,12 +95,12 @@ export async function runCluster(helpers: BenchHelpers): Promise<void> {
   const gateways = new Map<Contender['id'], { port: number; pid: number }>();
   for (const contender of CONTENDERS) {
     const port = await freePort();
-    const url = contender.id === 'one' ? one.url : `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`;
+    const url = contender.id === 'cluster' ? `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}` : one.url;
     const child = startPinned(
       `gateway ${contender.id}`,
       0,
       node,
-      gatewayArgs(root, file, port, url),
+      [...gatewayArgs(root, file, port, url), ...contender.args],
       join(scratch, `gateway-${contender.id}.log`),
       env,
     );
@@ -152,7 +155,7 @@ export async function runCluster(helpers: BenchHelpers): Promise<void> {
       const after = await cpuSnapshot();
       const cpu = cpuUse(before, after, gateways.get(contender.id)!.pid);
       const micros = (((cpu.serverPercent ?? Number.NaN) / 100) * 1e6) / result.rps;
-      const redis = (contender.id === 'one' ? [one] : nodes).map((r) => percentOf(r.child.pid!, before, after));
+      const redis = (contender.id === 'cluster' ? nodes : [one]).map((r) => percentOf(r.child.pid!, before, after));
       problems += result.statusErrors + result.socketErrors;
       const m = measured.get(contender.id)!;
       m.rps.push(result.rps);
@@ -179,20 +182,21 @@ export async function runCluster(helpers: BenchHelpers): Promise<void> {
     const shares = redis.length > 1 ? ` (${redis.map((p) => `${((100 * p) / total).toFixed(0)}%`).join(' / ')} of it)` : '';
     return `| ${c.label} | ${Math.round(median(m.rps)!)} | ${(median(m.p50)! / 1000).toFixed(2)} | ${(median(m.p99)! / 1000).toFixed(2)} | ${median(m.micros)!.toFixed(1)} | ${redis.map((p) => `${p.toFixed(0)}%`).join(' + ')}${shares} | ${perRequest.toFixed(1)} |`;
   };
-  const ratio = (what: 'rps' | 'micros') => `${((median(of('cluster')[what])! / median(of('one')[what])!) * 100).toFixed(0)}%`;
+  const ratio = (base: Contender['id'], what: 'rps' | 'micros') =>
+    `${((median(of('cluster')[what])! / median(of(base)[what])!) * 100).toFixed(0)}%`;
   const text = [
     `## ${started.toISOString().replace('T', ' ').slice(0, 19)} UTC: the full path on a Redis Cluster of three primaries against one Redis (issue 31)`,
     '',
     '- Command: `npm run bench -- --cluster`',
     `- Revision: ${await helpers.gitRevision()}`,
     `- Machine: ${machine.cores} cores, ${machine.cpu}, ${machine.memory}, ${machine.kernel}; Node ${machine.node}; ${machine.wrk}; Redis ${machine.redis}`,
-    `- Method: two gateways of one configuration (bench/cluster.ts: ${USERS} users without a team, each with a daily budget, request and token rate limits far above reach and a key with a budget of its own; ${ROUTERS} priced routers with one \`vllm\` provider each, a node:http upstream on core 1); one on one Redis, one on a Redis Cluster of three primaries without replicas (\`redis-cli --cluster create\`); every redis-server on core 1, no persistence; each gateway on core 0 while measured; wrk on core 1, ${SETTINGS.connections} connections, non-streamed chat, each request the next user in turn (user i calls router i mod ${ROUTERS}). Warm-up ${SETTINGS.gatewayWarmupSeconds} s per gateway, then ${SETTINGS.rounds} rounds of ${SETTINGS.warmupSeconds} s discarded + ${SETTINGS.seconds} s measured per gateway, in reverse order every other round; medians over the rounds. Redis CPU: each redis-server's, in % of a core, over the measured seconds.${problems > 0 ? ` ${problems} request(s) failed during the measured runs.` : ''}`,
+    `- Method: three gateways of one configuration (bench/cluster.ts: ${USERS} users without a team, each with a daily budget, request and token rate limits far above reach and a key with a budget of its own; ${ROUTERS} priced routers with one \`vllm\` provider each, a node:http upstream on core 1); on one Redis with budget leases (the default), on one Redis with \`--lease-requests 0\` (a cluster turns leases off), and on a Redis Cluster of three primaries without replicas (\`redis-cli --cluster create\`); every redis-server on core 1, no persistence; each gateway on core 0 while measured; wrk on core 1, ${SETTINGS.connections} connections, non-streamed chat, each request the next user in turn (user i calls router i mod ${ROUTERS}). Warm-up ${SETTINGS.gatewayWarmupSeconds} s per gateway, then ${SETTINGS.rounds} rounds of ${SETTINGS.warmupSeconds} s discarded + ${SETTINGS.seconds} s measured per gateway, in reverse order every other round; medians over the rounds. Redis CPU: each redis-server's, in % of a core, over the measured seconds.${problems > 0 ? ` ${problems} request(s) failed during the measured runs.` : ''}`,
     '',
     '| Gateway on | Requests/s | p50 ms | p99 ms | Gateway CPU µs per request | Redis CPU (each process) | Redis CPU µs per request |',
     '| --- | ---: | ---: | ---: | ---: | --- | ---: |',
     ...CONTENDERS.map(row),
     '',
-    `On the cluster: ${ratio('rps')} of one Redis' requests a second at ${ratio('micros')} of its gateway CPU per request. A gateway on a cluster sends a turn's admissions and settlements in one script call per money home's slot, and its usage records in one per slot, rather than one of each per turn: with ${USERS} users that is more calls, each smaller, spread over the primaries.`,
+    `On the cluster: ${ratio('one', 'rps')} of one Redis' requests a second at ${ratio('one', 'micros')} of its gateway CPU per request; against one Redis without leases, ${ratio('no-leases', 'rps')} and ${ratio('no-leases', 'micros')}. A gateway on a cluster sends a turn's admissions and settlements in one script call per money home's slot, and its usage records in one per slot, rather than one of each per turn: with ${USERS} users that is more calls, each smaller, spread over the primaries.`,
     '',
   ].join('\n');
   await prependSection(join(root, 'bench', 'RESULTS.md'), text);

@@ -197,8 +197,11 @@ export class RedisStore implements Store {
     }
     const confirmation = this.#confirmation;
     const ledger = new RedisLedger(client, {
-      // A lease admits without Redis: with durability on, each admission is confirmed instead.
-      leaseRequests: confirmation ? 0 : (options.leaseRequests ?? BUDGET_LEASES.requests),
+      // A lease admits without Redis: with durability on, each admission is confirmed instead. On
+      // a cluster, a command sent again (TRYAGAIN, ASK or MOVED while slots move or fail over) may
+      // overtake a later one, and a lease's successive changes of its hold must land in order
+      // (measured: resharding under load left given-back leases' holds behind): none either.
+      leaseRequests: confirmation || client.isCluster ? 0 : (options.leaseRequests ?? BUDGET_LEASES.requests),
       healthy: () => this.healthy,
       ...(confirmation && { confirmation }),
     });
