@@ -65,8 +65,12 @@ export class RedisAccounts implements AccountStore {
   /** On a cluster, a team member's budget fields, copied to the money's home in the team's slot (the ledger reads them there). */
   async #writeHomeBudget(user: UserSpec): Promise<void> {
     if (!this.#cluster || !user.team) return;
-    const [budget, period, alerts, soft] = budgetFields(user);
-    await this.#redis.hset(levelKeys(user.id, homeOf(user)).budget, 'budget', budget, 'period', period, 'alerts', alerts, 'soft', soft);
+    await this.#writeBudget(levelKeys(user.id, homeOf(user)).budget, budgetFields(user));
+  }
+
+  /** Writes a budget hash's fields, as the ledger's scripts read them (budgetFields). */
+  async #writeBudget(hash: string, [budget, period, alerts, soft]: BudgetFields): Promise<void> {
+    await this.#redis.hset(hash, 'budget', budget, 'period', period, 'alerts', alerts, 'soft', soft);
   }
 
   /** Writes a new user's or team's hash and lists it in its index (account-create.lua); ConflictError when the id is taken. */
@@ -149,19 +153,29 @@ export class RedisAccounts implements AccountStore {
       money.push(...(await scanAll(this.#redis, pattern)));
     }
     const others = [...userKeys, ...apiKeys, ...money].filter((key) => key !== keys.user(id));
+    return this.#deleteRecord(keys.user(id), others, keys.users, id, id);
+  }
+
+  /**
+   * Deletes a user's or team's hash, the `others` of its keys and its entry in `index`, and tells
+   * the caches (`subject`); true when the hash was there. In one transaction on one Redis; on a
+   * cluster, where the keys lie in several slots, one step after another.
+   */
+  async #deleteRecord(hash: string, others: readonly string[], index: string, id: string, subject: string): Promise<boolean> {
+    let deleted: unknown;
     if (this.#cluster) {
-      const deleted = await this.#redis.del(keys.user(id));
+      deleted = await this.#redis.del(hash);
       await deleteKeys(this.#redis, others);
-      await this.#redis.zrem(keys.users, id);
-      await this.#changed(id);
-      return deleted === 1;
+      await this.#redis.zrem(index, id);
+    } else {
+      const transaction = this.#redis.multi().del(hash);
+      if (others.length > 0) transaction.unlink(...others);
+      transaction.zrem(index, id);
+      const [[error, count] = []] = (await transaction.exec()) ?? [];
+      if (error) throw error;
+      deleted = count;
     }
-    const transaction = this.#redis.multi().del(keys.user(id));
-    if (others.length > 0) transaction.unlink(...others);
-    transaction.zrem(keys.users, id);
-    const [[error, deleted] = []] = (await transaction.exec()) ?? [];
-    if (error) throw error;
-    await this.#changed(id);
+    await this.#changed(subject);
     return deleted === 1;
   }
 
@@ -186,20 +200,7 @@ export class RedisAccounts implements AccountStore {
     if (outcome === 'conflict')
       throw new ConflictError(`user "${key.user_id}" already has a key "${key.id}", or a key with this secret exists`);
     // A new key: nobody holds it yet, so its budget hash may follow the record.
-    if (isKeyLevel(key)) {
-      const [budget, period, alerts, soft] = keyBudgetFields(key);
-      await this.#redis.hset(
-        await this.#keyBudget(key.user_id, key.id),
-        'budget',
-        budget,
-        'period',
-        period,
-        'alerts',
-        alerts,
-        'soft',
-        soft,
-      );
-    }
+    if (isKeyLevel(key)) await this.#writeBudget(await this.#keyBudget(key.user_id, key.id), keyBudgetFields(key));
   }
 
   /** A key's budget hash: on a cluster, at its user's money home. */
@@ -253,10 +254,7 @@ export class RedisAccounts implements AccountStore {
       if (this.#cluster) {
         // The budget hash is at the money's home, maybe another slot: written once the record is.
         outcome = await this.#replaceKey.runWithKeys([keys.userKeys(userId)], [keyId, raw, json, '', '', '', '', '']);
-        if (outcome === 1 && budget) {
-          const [amount, period, alerts, soft] = keyBudgetFields(key);
-          await this.#redis.hset(await this.#keyBudget(userId, keyId), 'budget', amount, 'period', period, 'alerts', alerts, 'soft', soft);
-        }
+        if (outcome === 1 && budget) await this.#writeBudget(await this.#keyBudget(userId, keyId), keyBudgetFields(key));
       } else {
         const fields = budget ? ['1', ...keyBudgetFields(key)] : ['', '', '', '', ''];
         outcome = await this.#replaceKey.runWithKeys(
@@ -330,20 +328,7 @@ export class RedisAccounts implements AccountStore {
     const others = (await scanAll(this.#redis, keys.teamPattern(id))).filter(
       (key) => key !== keys.team(id) && !members.some((prefix) => key.startsWith(prefix)),
     );
-    if (this.#cluster) {
-      const deleted = await this.#redis.del(keys.team(id));
-      await deleteKeys(this.#redis, others);
-      await this.#redis.zrem(keys.teams, id);
-      await this.#changed(`team:${id}`);
-      return deleted === 1;
-    }
-    const transaction = this.#redis.multi().del(keys.team(id));
-    if (others.length > 0) transaction.unlink(...others);
-    transaction.zrem(keys.teams, id);
-    const [[error, deleted] = []] = (await transaction.exec()) ?? [];
-    if (error) throw error;
-    await this.#changed(`team:${id}`);
-    return deleted === 1;
+    return this.#deleteRecord(keys.team(id), others, keys.teams, id, `team:${id}`);
   }
 
   onAccountChange(listener: (subject: string | null) => void): () => void {
@@ -363,12 +348,15 @@ function homeOf(user: Pick<UserSpec, 'id' | 'team'>): MoneyHome {
 
 type BudgetOwner = { id: string } & Pick<KeyLimits, 'budget' | 'budget_period' | 'budget_alerts' | 'soft_budget'>;
 
+/** A budget hash's fields, as written (budgetFields). */
+type BudgetFields = [budget: string, period: string, alerts: string, soft: string];
+
 /**
  * A user's or team's hash's `budget` (micros, '' = unlimited), `period` ('' = none), `alerts`
  * (thresholds in percent, '50,80,100'; '' = none) and `soft` ('1' = alerts only), as the ledger
  * reads them.
  */
-function budgetFields(owner: BudgetOwner): [budget: string, period: string, alerts: string, soft: string] {
+function budgetFields(owner: BudgetOwner): BudgetFields {
   const rest = [owner.budget_period ?? '', (owner.budget_alerts ?? []).join(','), owner.soft_budget ? '1' : ''] as const;
   if (owner.budget === null) return ['', ...rest];
   const parsed = parseDecimal(owner.budget, 6);
@@ -377,7 +365,7 @@ function budgetFields(owner: BudgetOwner): [budget: string, period: string, aler
 }
 
 /** A key's budget hash's fields, as for a user (budgetFields). */
-function keyBudgetFields(key: ApiKeyRecord): [budget: string, period: string, alerts: string, soft: string] {
+function keyBudgetFields(key: ApiKeyRecord): BudgetFields {
   return budgetFields({ id: key.id, ...keyLimitsOf(key) });
 }
 

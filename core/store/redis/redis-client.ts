@@ -16,41 +16,37 @@ function scannedNodes(client: RedisClient): Redis[] {
 }
 
 /**
- * Every key matching `pattern`, a page at a time (`onPage` is awaited before the next is asked
- * for): on a cluster, every primary's in turn. A key may come twice (SCAN's promise); pages may be
+ * Every key matching `pattern`, a page at a time (the next is asked for when the caller takes
+ * it): on a cluster, every primary's in turn. A key may come twice (SCAN's promise); pages may be
  * empty.
  */
-export async function scanPages(client: RedisClient, pattern: string, onPage: (keys: string[]) => Promise<void> | void): Promise<void> {
+export async function* scanPages(client: RedisClient, pattern: string): AsyncGenerator<string[]> {
   for (const node of scannedNodes(client)) {
     let cursor = '0';
     do {
       const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
       cursor = next;
-      await onPage(found);
+      yield found;
     } while (cursor !== '0');
   }
 }
 
 /** Whether any key matches `pattern`: one SCAN page after another until one is found or none are left. */
 export async function anyKey(client: RedisClient, pattern: string): Promise<boolean> {
-  for (const node of scannedNodes(client)) {
-    let cursor = '0';
-    do {
-      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
-      if (found.length > 0) return true;
-      cursor = next;
-    } while (cursor !== '0');
-  }
+  for await (const page of scanPages(client, pattern)) if (page.length > 0) return true;
   return false;
 }
 
 /** Every key matching `pattern`, once each. */
 export async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
   const found = new Set<string>();
-  await scanPages(client, pattern, (page) => {
-    for (const key of page) found.add(key);
-  });
+  for await (const page of scanPages(client, pattern)) for (const key of page) found.add(key);
   return [...found];
+}
+
+/** Has a cluster learn again which primary serves which slots (after a failover, before a command would make it). */
+export function relearnSlots(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => cluster.refreshSlotsCache(() => resolve()));
 }
 
 /** The hash slot of a key (its hash tag's, when it has one). */

@@ -13,7 +13,7 @@
 // replicas fall behind refuses new writes everywhere, until it catches up.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from 'ioredis';
-import type { RedisClient } from './redis-client.ts';
+import { relearnSlots, type RedisClient } from './redis-client.ts';
 import type { ScriptSource } from './scripts.ts';
 import { ReplicasUnconfirmedError, StoreUnavailableError } from '../store-errors.ts';
 import { isConnectionError, unavailable } from './unavailable.ts';
@@ -155,7 +155,7 @@ export class ReplicaConfirmation {
       // ioredis sends it again only when every command of it was redirected, and WAIT was not.
       // The script did not run: learn the slots again, and send it to the right primary.
       if (REDIRECTED.test(message) && attempt < MAX_REDIRECTIONS) {
-        await new Promise<void>((resolve) => (this.connection as Cluster).refreshSlotsCache(() => resolve()));
+        await relearnSlots(this.connection as Cluster);
         if (!message.startsWith('MOVED')) await sleep(REDIRECT_DELAY_MS);
         continue;
       }
@@ -182,7 +182,7 @@ export class ReplicaConfirmation {
     const { replicas, timeoutMs } = this.settings;
     if (!this.connection.isCluster) return this.connection.wait(replicas, timeoutMs);
     const cluster = this.connection as Cluster;
-    if (relearn) await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+    if (relearn) await relearnSlots(cluster);
     const counts = await Promise.all(cluster.nodes('master').map((node) => node.wait(replicas, timeoutMs)));
     return counts.length === 0 ? 0 : Math.min(...counts);
   }

@@ -100,10 +100,7 @@ function runBatch(batch: Pending[], send: SendBatch, onFailure: () => void, onAl
   );
 }
 
-/** How many keys one level's set has (KEY_SET_SIZE in lua/ledger-common.lua). */
-export const KEY_SET_SIZE = 5;
-
-/** A level's key set, as lua/ledger-common.lua reads it (K). */
+/** A level's key set, as lua/ledger-common.lua reads it (K): KEY_SET_SIZE keys. */
 function subjectKeys(subject: string, scope: string, home: MoneyHome | undefined): string[] {
   const k = levelKeys(subject, home);
   return [k.budget, k.ledger, k.holds, k.history, `${k.prefix}:rl:${scope}`];

@@ -24,6 +24,9 @@ if (WINDOW_HASH_TTL_MS !== 2 * DAY_MS) throw new Error('a rate-limit window long
 /** Alerts the stream keeps (roughly: MAXLEN ~), delivered or not: far more than are ever raised between deliveries. */
 export const ALERTS_KEPT = 10_000;
 
+/** How many keys one level's set has (redis-ledger-batch.ts subjectKeys): budget, ledger, holds, history, rate limits. */
+export const KEY_SET_SIZE = 5;
+
 /**
  * The ledger scripts' constants, written from the TypeScript declarations (resources/limits.ts),
  * so window lengths and the order of the limits are declared once; for a Redis Cluster with
@@ -42,6 +45,7 @@ export function ledgerPrelude(cluster = false): string {
     // On a cluster the alerts stream is in another slot than a batch's keys: '' returns the alerts instead.
     `local ALERTS_STREAM = '${cluster ? '' : keys.alerts}'`,
     `local ALERTS_KEPT = ${ALERTS_KEPT}`,
+    `local KEY_SET_SIZE = ${KEY_SET_SIZE}`,
   ].join('\n');
 }
 

@@ -3,7 +3,7 @@
 // (keys.daily) kept 400 days. Queries read the stream newest first
 // between `to` and `from`, in batches, and total every matching record. An entry is written and
 // read by usage-entry.ts, in any of the shapes the layout declares (layout.ts).
-import { pipelined, scanPages, slotOf, type RedisClient } from './redis-client.ts';
+import { bySlot, pipelined, scanPages, type RedisClient } from './redis-client.ts';
 import { checkLimit, comparePositions, matches, parsePosition } from '../paging.ts';
 import { DAILY_TOTALS_DAYS, daysBetween, utcDay } from '../usage-days.ts';
 import {
@@ -97,7 +97,12 @@ export class RedisUsageLog implements UsageLog {
       ? [this.#append.runWithKeys([], [JSON.stringify({ ...common, streams, times, daily: increments }), records.join('\n')])]
       : // On a cluster, one call per slot, each with its keys as KEYS: the records of the users
         // whose streams are there, and the daily totals there.
-        [...slotsOf(streams, increments)].map(([, { records: at, daily }]) => {
+        bySlot(
+          [...streams.map((key, record) => ({ key, record })), ...increments.map((daily) => ({ key: daily[0]!, daily }))],
+          (write) => write.key,
+        ).map((group) => {
+          const at = group.flatMap((write) => ('record' in write ? [write.record] : []));
+          const daily = group.flatMap((write) => ('daily' in write ? [write.daily] : []));
           const part = { ...common, streams: at.map((i) => streams[i]!), times: at.map((i) => times[i]!), daily };
           const keysOf = [...new Set(part.streams), ...daily.map(([key]) => key!)];
           return this.#append.runWithKeys(keysOf, [JSON.stringify(part), at.map((i) => records[i]!).join('\n')]);
@@ -164,7 +169,7 @@ export class RedisUsageLog implements UsageLog {
     const wanted = new Set(daysBetween(fromDay, toDay));
     const pattern = keys.daily(group, '*', '*');
     const out = new Map<string, Record<string, UsageTotals>>();
-    await scanPages(this.#redis, pattern, async (found) => {
+    for await (const found of scanPages(this.#redis, pattern)) {
       const inRange = found.filter((key) => wanted.has(key.slice(key.lastIndexOf(':') + 1)));
       const replies = await pipelined(
         this.#redis,
@@ -182,7 +187,7 @@ export class RedisUsageLog implements UsageLog {
         days[key.slice(key.lastIndexOf(':') + 1)] = toTotals(fields);
         out.set(id, days);
       });
-    });
+    }
     return out;
   }
 
@@ -232,21 +237,4 @@ function toTotals(hash: Record<string, string>): UsageTotals {
     kwh: Number(hash.kwh ?? 0),
     kgco2eq: Number(hash.kgco2eq ?? 0),
   };
-}
-
-/** On a cluster: by hash slot, the positions of the records whose streams are there and the daily increments there. */
-function slotsOf(streams: readonly string[], increments: readonly string[][]): Map<number, { records: number[]; daily: string[][] }> {
-  const slots = new Map<number, { records: number[]; daily: string[][] }>();
-  const at = (key: string) => {
-    const slot = slotOf(key);
-    let found = slots.get(slot);
-    if (found === undefined) {
-      found = { records: [], daily: [] };
-      slots.set(slot, found);
-    }
-    return found;
-  };
-  for (const [i, stream] of streams.entries()) at(stream).records.push(i);
-  for (const increment of increments) at(increment[0]!).daily.push(increment);
-  return slots;
 }

@@ -1,5 +1,5 @@
 -- Shared by admit.lua and settle.lua: the constants redis-ledger-common.ts writes from the
--- TypeScript declarations (WINDOWS, LIMIT_NAMES, WINDOW_HASH_TTL_MS), then ledger-common.lua,
+-- TypeScript declarations (WINDOWS, LIMIT_NAMES, WINDOW_HASH_TTL_MS, KEY_SET_SIZE...), then ledger-common.lua,
 -- admit.lua, settle.lua and ledger.lua are loaded as one script, in that order (scripts.ts), as
 -- Redis scripts cannot import one another.
 --
@@ -49,8 +49,6 @@ local HISTORY = {} -- history hash -> { period label -> micros charged by the ba
 local HOLDS = {}
 -- On a cluster: the alerts the batch raised, returned with its replies.
 local RAISED = {}
--- The keys of one level's set (K), as KEYS holds them on a cluster.
-local KEY_SET_SIZE = 5
 
 -- A level's ledger (a user's, a key's or a team's), with the budget period rolled forward to the
 -- request's (A 2-4). Returns nil when its budget hash (K[1]) is gone, else the ledger the batch's
