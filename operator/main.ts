@@ -129,7 +129,7 @@ async function startLoops(
       snapshotWritten: () => metrics.snapshotWrites.inc(),
       routingMode: settings.routingMode,
       queueDepth: (router) => store.routingQueue.statistics.depth(router),
-      providerHealth: (ids) => store.providerHealth.read(ids),
+      providerHealth: (providers) => store.providerHealth.read(providers),
       endpointSlices: slices,
     },
     users: { client, users, secrets, store, events, log },

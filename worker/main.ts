@@ -16,8 +16,7 @@ import type { WorkerSettings } from './settings.ts';
 import { QueueMetrics } from '../gateway/observability/queue-metrics.ts';
 import { ServedRouting } from '../gateway/routing/served-routing.ts';
 import { LATENCY_PROBE_SHARE } from '../gateway/routing/strategies.ts';
-import { StartupError, storeProblem } from '../core/startup-error.ts';
-import { redisTarget } from '../core/store/redis/redis-target.ts';
+import { storeProblem } from '../core/startup-error.ts';
 import { followCatalog } from '../gateway/catalog/follow-catalog.ts';
 import { workerPassMetrics } from '../gateway/queue/pass-metrics.ts';
 import { RouterWorker } from '../gateway/queue/router-worker.ts';
@@ -41,11 +40,6 @@ export async function startRouterWorkers(
   // Read first: a tracing variable that cannot be used stops the start before anything is opened.
   const tracingSettings = tracingFromEnv(env, 'tollgate-router-worker');
   const tracing = tracingSettings && (await startTracing(tracingSettings, VERSION));
-  // Queue mode's scripts do not yet keep a router's keys to one slot (issue 31; docs/redis.md).
-  if (redisTarget(settings.redisUrl).mode === 'cluster') {
-    await tracing?.shutdown();
-    throw new StartupError('router workers (queue mode) do not run on a Redis Cluster yet: use one Redis, or Sentinel (docs/redis.md)');
-  }
   let store: RedisStore;
   try {
     store = await RedisStore.connect(settings.redisUrl, {

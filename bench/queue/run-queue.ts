@@ -145,7 +145,8 @@ export async function runQueue(helpers: BenchHelpers): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 200));
       if (Date.now() < measureFrom) continue;
       const now = Date.now();
-      for (const [i, id] of ['capped-a', 'capped-b'].entries()) samples[i]!.push(await client.zcount(queueKeys.slots(id), now, '+inf'));
+      for (const [i, id] of ['capped-a', 'capped-b'].entries())
+        samples[i]!.push(await client.zcount(queueKeys.slots('bench-capped', id), now, '+inf'));
     }
   })();
   const { stdout: llmOut } = await execFileP(

@@ -35,16 +35,26 @@ export type ProviderNotice =
   | { readonly id: string; readonly kind: 'closed' }
   | { readonly id: string; readonly kind: 'health'; readonly healthy: boolean; readonly reason: string | null };
 
+/**
+ * A provider as the store finds it: its id (a route's key: `<id>` or `<id>@<address>`) and the
+ * router it serves (on a Redis Cluster its keys lie in its router's slot, with its queue's).
+ */
+export interface ProviderRef {
+  readonly router: string;
+  readonly id: string;
+}
+
 export interface ProviderHealthStore {
   /** Opens the provider's breaker for every gateway until `until`. */
-  open(id: string, until: number, reason: string): Promise<void>;
-  /** Closes it (a probe request succeeded); `router` is told so that its waiting requests (queue mode) may go. */
-  close(id: string, router: string): Promise<void>;
-  /** Records a health check's verdict; `router` is told when it comes back. */
-  reportHealth(id: string, router: string, healthy: boolean, reason: string | null, at: number): Promise<void>;
+  open(provider: ProviderRef, until: number, reason: string): Promise<void>;
+  /** Closes it (a probe request succeeded); its router is told so that its waiting requests (queue mode) may go. */
+  close(provider: ProviderRef): Promise<void>;
+  /** Records a health check's verdict; its router is told when it comes back. */
+  reportHealth(provider: ProviderRef, healthy: boolean, reason: string | null, at: number): Promise<void>;
   /** Forgets a provider that is not checked any more (its checks were turned off, or it is gone). */
-  forgetHealth(id: string): Promise<void>;
-  read(ids: readonly string[]): Promise<Map<string, ProviderCondition>>;
+  forgetHealth(provider: ProviderRef): Promise<void>;
+  /** The providers' conditions, by id. */
+  read(providers: readonly ProviderRef[]): Promise<Map<string, ProviderCondition>>;
   /** Takes the provider's next probe for `owner` for `ttlMs`: false when another gateway has it, so one probe per interval runs fleet-wide. */
   claimProbe(id: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Calls `listener` with each change another gateway made, and with null when everything should be read again. */

@@ -3,7 +3,7 @@
 // is declared by role, each caller handed only its own: what a gateway does (add a request, hear
 // its answer, give its slot back), what a router worker does (read the streams, claim what a dead
 // worker left, give slots), and the statistics the metrics, the admin API and the operator read.
-import type { CoolingPolicy } from './provider-health.ts';
+import type { CoolingPolicy, ProviderRef } from './provider-health.ts';
 
 /** A provider as a worker passes it to the scripts: cap -1 is unlimited, eps ",chat,embeddings,". */
 export interface QueueProvider {
@@ -119,6 +119,13 @@ export interface SlotEnding {
   readonly retryAfterMs?: number | undefined;
 }
 
+/** A slot a gateway holds for one of its requests. */
+export interface HeldSlot {
+  readonly router: string;
+  readonly provider: string;
+  readonly requestId: string;
+}
+
 /** A provider's live numbers, as the metrics and the admin API show them. */
 export interface ProviderLive {
   readonly slotsInUse: number;
@@ -151,7 +158,7 @@ export interface QueueForGateways {
    */
   release(router: string, provider: string, requestId: string, ending: SlotEnding, cooling: CoolingPolicy): Promise<boolean>;
   /** Keeps the gateway's slots alive. */
-  renew(slotTtlMs: number, slots: readonly (readonly [string, string])[]): Promise<void>;
+  renew(slotTtlMs: number, slots: readonly HeldSlot[]): Promise<void>;
 }
 
 /** A router worker's reads of the streams, on a connection of its own (they block). */
@@ -185,7 +192,7 @@ export interface QueueStatistics {
   /** Every request of the router not yet given a slot. */
   depth(router: string): Promise<number>;
   /** The providers' live numbers, fleet-wide. */
-  providers(ids: readonly string[], now: number): Promise<Map<string, ProviderLive>>;
+  providers(providers: readonly ProviderRef[], now: number): Promise<Map<string, ProviderLive>>;
 }
 
 /** The queue, by role. */

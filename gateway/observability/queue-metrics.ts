@@ -118,13 +118,10 @@ function registerFleetGauges(registers: Registry[], fleet: FleetSource): void {
     registers,
     async collect() {
       this.reset();
-      const ids = queued().flatMap((router) => router.providers.map((p) => [router.spec.name, p.spec.id] as const));
+      const providers = queued().flatMap((router) => router.providers.map((p) => ({ router: router.spec.name, id: p.spec.id })));
       try {
-        const live = await fleet.queue.providers(
-          ids.map(([, id]) => id),
-          Date.now(),
-        );
-        for (const [router, id] of ids) this.set({ router, provider: id }, live.get(id)?.slotsInUse ?? 0);
+        const live = await fleet.queue.providers(providers, Date.now());
+        for (const { router, id } of providers) this.set({ router, provider: id }, live.get(id)?.slotsInUse ?? 0);
       } catch {
         // Redis down: left out of this scrape.
       }

@@ -279,7 +279,7 @@ export class QueueClient {
   #scheduleRenewal(): void {
     if (this.#closed) return;
     this.#renewTimer = this.#timers.setTimeout(() => {
-      const slots = [...this.#held].map(([id, [, provider]]) => [provider, id] as const);
+      const slots = [...this.#held].map(([requestId, [router, provider]]) => ({ router, provider, requestId }));
       this.#queue
         .renew(this.#options.slotTtlMs, slots)
         .catch((error: unknown) =>

@@ -7,7 +7,7 @@
 // follow it; and this gateway follows theirs (follow). Writes never delay a request: they run in
 // the background, and a store that does not answer only leaves the state local until it does
 // (resync on reconnection).
-import type { CoolingPolicy, ProviderHealthStore, ProviderNotice } from '../../core/store/provider-health.ts';
+import type { CoolingPolicy, ProviderHealthStore, ProviderNotice, ProviderRef } from '../../core/store/provider-health.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 import type { BreakerPolicy } from './circuit-breaker.ts';
 import type { ProviderRoute, RouterRoute, RoutingTable } from './routing-table.ts';
@@ -49,7 +49,7 @@ export class ProviderHealth {
   success(router: RouterRoute, provider: ProviderRoute): void {
     if (!provider.state.breaker.recordSuccess(this.#now(), this.policy)) return;
     this.#events?.closed(router, provider);
-    this.#shared.close(provider.key, router.spec.name).catch(() => {});
+    this.#shared.close(refOf(provider)).catch(() => {});
   }
 
   /** An attempt on `provider` failed (the provider's fault); returns whether the breaker opened. */
@@ -57,7 +57,7 @@ export class ProviderHealth {
     const until = provider.state.breaker.recordFailure(this.#now(), this.policy, error.message);
     if (until === undefined) return false;
     this.#events?.opened(router, provider, until, error);
-    this.#shared.open(provider.key, until, error.message).catch(() => {});
+    this.#shared.open(refOf(provider), until, error.message).catch(() => {});
     return true;
   }
 
@@ -83,14 +83,14 @@ export class ProviderHealth {
     state.healthy = verdict;
     state.healthReason = failure;
     this.#events?.judged(provider, verdict, failure);
-    this.#shared.reportHealth(provider.key, provider.spec.router, verdict, failure, now).catch(() => {});
+    this.#shared.reportHealth(refOf(provider), verdict, failure, now).catch(() => {});
   }
 
   /** `provider` is not checked any more (its checks were turned off, or it is gone): back in, and forgotten fleet-wide. */
   unchecked(provider: ProviderRoute): void {
     provider.state.healthy = undefined;
     provider.state.healthReason = null;
-    this.#shared.forgetHealth(provider.key).catch(() => {});
+    this.#shared.forgetHealth(refOf(provider)).catch(() => {});
   }
 
   /**
@@ -112,7 +112,7 @@ export class ProviderHealth {
     };
     const resync = async () => {
       const providers = table().providerList;
-      const conditions = await this.#shared.read(providers.map((p) => p.key));
+      const conditions = await this.#shared.read(providers.map(refOf));
       const now = this.#now();
       for (const provider of providers) {
         const condition = conditions.get(provider.key);
@@ -131,4 +131,9 @@ export class ProviderHealth {
       else resync().catch(() => {});
     });
   }
+}
+
+/** How the shared store finds a route's health: by its key, in its router's place. */
+function refOf(provider: ProviderRoute): ProviderRef {
+  return { router: provider.spec.router, id: provider.key };
 }

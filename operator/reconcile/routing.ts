@@ -24,7 +24,7 @@ import { writeStatus } from './write-status.ts';
 import { withHealth } from './provider-health-status.ts';
 import { readyReplicas } from './provider-replicas.ts';
 import type { EndpointSlice } from '../../core/kubernetes/endpoint-slices.ts';
-import type { ProviderCondition } from '../../core/store/provider-health.ts';
+import type { ProviderCondition, ProviderRef } from '../../core/store/provider-health.ts';
 
 export const ROUTING_KEY = 'routing';
 
@@ -51,7 +51,7 @@ export interface RoutingDeps {
   /** The EndpointSlices of Services (ready replicas in a ModelProvider's status); absent: not counted for providers naming one. */
   readonly endpointSlices?: Cache<EndpointSlice>;
   /** What the gateways found of the providers' health (Redis). */
-  readonly providerHealth?: (ids: readonly string[]) => Promise<Map<string, ProviderCondition>>;
+  readonly providerHealth?: (providers: readonly ProviderRef[]) => Promise<Map<string, ProviderCondition>>;
 }
 
 export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal): Promise<void> {
@@ -64,7 +64,7 @@ export async function reconcileRouting(deps: RoutingDeps, signal?: AbortSignal):
       computed,
       await readHealth(
         deps,
-        computed.snapshot.providers.map((p) => p.id),
+        computed.snapshot.providers.map((p) => ({ router: p.router, id: p.id })),
       ),
       Date.now(),
     ),
@@ -152,10 +152,10 @@ async function read<T>(
 }
 
 /** The providers' health; none known when Redis cannot tell (the status then says what the resources alone say). */
-async function readHealth(deps: RoutingDeps, ids: readonly string[]): Promise<Map<string, ProviderCondition>> {
-  if (!deps.providerHealth || ids.length === 0) return new Map();
+async function readHealth(deps: RoutingDeps, providers: readonly ProviderRef[]): Promise<Map<string, ProviderCondition>> {
+  if (!deps.providerHealth || providers.length === 0) return new Map();
   try {
-    return await deps.providerHealth(ids);
+    return await deps.providerHealth(providers);
   } catch (error) {
     deps.log.warn({ err: error }, "cannot read the providers' health");
     return new Map();

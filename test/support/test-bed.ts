@@ -14,10 +14,14 @@ import { configText, type GatewayConfig } from './gateway-config.ts';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from './gateway.ts';
 import { COMPILED_CLI, SOURCES_CLI, startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
 import { startRedis, type RunningRedis } from './redis-server.ts';
+import { startRedisCluster, type RedisCluster } from './redis-cluster.ts';
 
 export interface BedOptions {
-  /** Starts one redis-server for the file, which gateways use unless told `store: 'memory'`. */
-  readonly redis?: boolean;
+  /**
+   * Starts one redis-server for the file (true), or a Redis Cluster of three primaries with a
+   * replica each ('cluster'), which gateways use unless told `store: 'memory'`.
+   */
+  readonly redis?: boolean | 'cluster';
 }
 
 export interface BedGatewayOptions extends TestGatewayOptions {
@@ -47,6 +51,8 @@ export interface TestBed {
   ready(): Promise<void>;
   /** The file's Redis: only in a bed made with `redis: true`, once ready() has resolved (always so in a test). */
   readonly redis: RunningRedis;
+  /** The file's Redis Cluster: only in a bed made with `redis: 'cluster'`, once ready() has resolved. */
+  readonly cluster: RedisCluster;
   /** A gateway in this process, listening on a free port, with `config`. */
   gateway(config: GatewayConfig | string, options?: BedGatewayOptions): Promise<BedGateway>;
   /** `count` gateways with the same `config` and options, started one after the other (each seeds what the next finds). */
@@ -58,13 +64,13 @@ export interface TestBed {
 /** Declares the file's bed; call at the top level of a test file (it registers before and after). */
 export function testBed(options: BedOptions = {}): TestBed {
   let redis: RunningRedis | undefined;
+  let cluster: RedisCluster | undefined;
   let starting: Promise<void> | undefined;
-  const ready = (): Promise<void> =>
-    (starting ??= options.redis
-      ? startRedis().then((started) => {
-          redis = started;
-        })
-      : Promise.resolve());
+  const start = async (): Promise<void> => {
+    if (options.redis === 'cluster') cluster = await startRedisCluster();
+    else if (options.redis) redis = await startRedis();
+  };
+  const ready = (): Promise<void> => (starting ??= start());
   const atEnd: (() => Promise<void>)[] = [];
   before(ready);
   after(async () => {
@@ -72,12 +78,14 @@ export function testBed(options: BedOptions = {}): TestBed {
     redis?.resume();
     await Promise.all(atEnd.splice(0).map((close) => close()));
     await redis?.stop();
+    await cluster?.stop();
   });
 
   const redisUrl = (store: 'redis' | 'memory' | undefined): string | undefined => {
     if (store === 'memory' || (store === undefined && !options.redis)) return undefined;
-    if (!redis) throw new Error('this bed has no Redis: testBed({ redis: true })');
-    return redis.url;
+    const url = redis?.url ?? cluster?.url;
+    if (!url) throw new Error('this bed has no Redis: testBed({ redis: true })');
+    return url;
   };
   /** Closes `close` once, at the end of `t` or of the file, and whenever the test calls it first. */
   const own = (close: () => Promise<void>, t: TestContext | undefined): (() => Promise<void>) => {
@@ -91,9 +99,14 @@ export function testBed(options: BedOptions = {}): TestBed {
   const bed: TestBed = {
     ready,
     get redis() {
-      if (!options.redis) throw new Error('this bed has no Redis: testBed({ redis: true })');
+      if (options.redis !== true) throw new Error('this bed has no single Redis: testBed({ redis: true })');
       if (!redis) throw new Error('await bed.ready() before reading bed.redis in a before() hook');
       return redis;
+    },
+    get cluster() {
+      if (options.redis !== 'cluster') throw new Error("this bed has no Redis Cluster: testBed({ redis: 'cluster' })");
+      if (!cluster) throw new Error('await bed.ready() before reading bed.cluster in a before() hook');
+      return cluster;
     },
     async gateway(config, gatewayOptions = {}) {
       await ready();

@@ -152,13 +152,25 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     owner: 'redis-gateways.ts',
   },
   {
-    keys: ['router.*', 'tg:q:{q:*}:*', 'tg:q:outcome:*', 'tg:q:reply:*', 'tg:q:freed', 'tg:p:{p:*}:slots', 'tg:p:{p:*}:recent'],
+    keys: [
+      'router.*',
+      'tg:q:{q:*}:*',
+      'tg:q:outcome:*',
+      'tg:q:reply:*',
+      'tg:q:freed',
+      'tg:p:{p:*}:slots',
+      'tg:p:{p:*}:recent',
+      // On a Redis Cluster: a router's queue, its providers' and its requests' outcomes in its stream's slot.
+      'tg:q:{router.*}:*',
+      'tg:p:{router.*}:*:slots',
+      'tg:p:{router.*}:*:recent',
+    ],
     kinds: ['stream', 'sorted set', 'hash', 'string', 'list', 'channel'],
     holds: "queue mode: each router's stream and waiting requests, each provider's slots, the outcomes and the answers to gateways",
     owner: 'redis-queue-gateways.ts, redis-queue-workers.ts, redis-queue-statistics.ts (names in queue-keys.ts)',
   },
   {
-    keys: ['tg:p:{p:*}:metrics', 'tg:p:{p:*}:probe', 'tg:provider-health'],
+    keys: ['tg:p:{p:*}:metrics', 'tg:p:{p:*}:probe', 'tg:provider-health', 'tg:p:{router.*}:*:metrics'],
     kinds: ['hash', 'string', 'channel'],
     holds:
       "each provider's live metrics and cool-down (the queue's scripts write them too), its one probe, and the channel told of changes",

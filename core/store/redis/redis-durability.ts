@@ -115,17 +115,19 @@ export class ReplicaConfirmation {
     if (this.connection.isCluster) return this.#runOnSlot(script, keys, args);
     const { replicas, timeoutMs } = this.settings;
     const ran = this.connection.evalsha(script.sha, keys.length, ...keys, ...args);
-    let waited = this.connection.wait(replicas, timeoutMs);
+    // Handled as it is made: both fail together when Redis goes, and the script's failure is the
+    // one told (a WAIT that failed confirmed nothing: 0).
+    const confirmation = () => this.connection.wait(replicas, timeoutMs).catch(() => 0);
+    let waited = confirmation();
     let reply: unknown;
     try {
       reply = await ran;
     } catch (error) {
-      waited.catch(() => {});
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       reply = await this.connection.eval(script.lua, keys.length, ...keys, ...args);
-      waited = this.connection.wait(replicas, timeoutMs);
+      waited = confirmation();
     }
-    this.#check(await waited.catch(() => 0));
+    this.#check(await waited);
     return reply;
   }
 

@@ -1,62 +1,70 @@
 // Provider health on Redis: the health fields of each provider's hash (provider-fields.ts), which
-// queue mode's scripts read and write through the same declaration (lua/health-common.lua): the
+// queue mode's scripts read and write through the same declaration (lua/health-common.lua), named
+// as the queue's (queue-keys.ts: on a cluster in the provider's router's slot): the
 // cool-down (a breaker a gateway opened, or the queue's own), the health checks' verdict and its
 // reason and time. Changes are published on one channel, `id|open|<until>|<reason>`, `id|closed`,
 // `id|up` or `id|down|<reason>`, so every gateway follows at once; a provider that comes back
 // publishes its router on the queue's freed channel, so that its waiting requests (queue mode) go.
 import type { RedisClient } from './redis-client.ts';
-import type { ProviderCondition, ProviderHealthStore, ProviderNotice } from '../provider-health.ts';
+import type { ProviderCondition, ProviderHealthStore, ProviderNotice, ProviderRef } from '../provider-health.ts';
 import type { RedisChannels } from './redis-channels.ts';
 import { HEALTH_FIELDS as H, PROVIDER_HEALTH_CHANNEL, probeKey, providerFieldsPrelude } from './provider-fields.ts';
-import { QUEUE_FREED_CHANNEL, queueKeys } from './queue-keys.ts';
+import { QUEUE_FREED_CHANNEL, type QueueKeyNames } from './queue-keys.ts';
 import { scriptBySha } from './scripts.ts';
+import { pipelined } from './redis-client.ts';
 
 export class RedisProviderHealth implements ProviderHealthStore {
   readonly #redis: RedisClient;
   readonly #channels: RedisChannels;
+  readonly #names: QueueKeyNames;
   // Sent by digest: defined on the shared client they would ride along every pipeline it makes.
   readonly #open: ReturnType<typeof scriptBySha>;
   readonly #claim: ReturnType<typeof scriptBySha>;
 
-  constructor(redis: RedisClient, channels: RedisChannels) {
+  constructor(redis: RedisClient, channels: RedisChannels, names: QueueKeyNames) {
     this.#redis = redis;
     this.#channels = channels;
+    this.#names = names;
     const parts = { prelude: providerFieldsPrelude(), before: ['health-common'] };
     this.#open = scriptBySha(redis, 'health-open', 1, parts);
     this.#claim = scriptBySha(redis, 'health-claim-probe', 1);
   }
 
-  async open(id: string, until: number, reason: string): Promise<void> {
-    await this.#open.run(queueKeys.metrics(id), id, until, reason);
+  async open(provider: ProviderRef, until: number, reason: string): Promise<void> {
+    await this.#open.run(this.#metrics(provider), provider.id, until, reason);
   }
 
-  async close(id: string, router: string): Promise<void> {
+  async close(provider: ProviderRef): Promise<void> {
+    const { id, router } = provider;
     await this.#redis
       .multi()
-      .hset(queueKeys.metrics(id), H.coolUntil, 0, H.failsInRow, 0)
+      .hset(this.#metrics(provider), H.coolUntil, 0, H.failsInRow, 0)
       .publish(PROVIDER_HEALTH_CHANNEL, `${id}|closed`)
       .publish(QUEUE_FREED_CHANNEL, router)
       .exec();
   }
 
-  async reportHealth(id: string, router: string, healthy: boolean, reason: string | null, at: number): Promise<void> {
-    const key = queueKeys.metrics(id);
+  async reportHealth(provider: ProviderRef, healthy: boolean, reason: string | null, at: number): Promise<void> {
+    const { id, router } = provider;
+    const key = this.#metrics(provider);
     const multi = this.#redis.multi().hset(key, H.down, healthy ? '0' : '1', H.checkedAt, at);
     if (healthy) multi.hdel(key, H.reason).publish(PROVIDER_HEALTH_CHANNEL, `${id}|up`).publish(QUEUE_FREED_CHANNEL, router);
     else multi.hset(key, H.reason, reason ?? '').publish(PROVIDER_HEALTH_CHANNEL, `${id}|down|${reason ?? ''}`);
     await multi.exec();
   }
 
-  async forgetHealth(id: string): Promise<void> {
-    await this.#redis.hdel(queueKeys.metrics(id), H.down, H.checkedAt);
+  async forgetHealth(provider: ProviderRef): Promise<void> {
+    await this.#redis.hdel(this.#metrics(provider), H.down, H.checkedAt);
   }
 
-  async read(ids: readonly string[]): Promise<Map<string, ProviderCondition>> {
-    const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hmget(queueKeys.metrics(id), H.coolUntil, H.down, H.reason, H.checkedAt);
-    const replies = (await pipeline.exec()) ?? [];
+  async read(providers: readonly ProviderRef[]): Promise<Map<string, ProviderCondition>> {
+    // One pipeline; on a cluster one a slot (a router's providers share one).
+    const metrics = (provider: ProviderRef) => this.#metrics(provider);
+    const replies = await pipelined(this.#redis, providers, metrics, (pipeline, provider) =>
+      pipeline.hmget(metrics(provider), H.coolUntil, H.down, H.reason, H.checkedAt),
+    );
     const conditions = new Map<string, ProviderCondition>();
-    ids.forEach((id, i) => {
+    providers.forEach(({ id }, i) => {
       const [cool, down, why, checked] = (replies[i]?.[1] ?? []) as (string | null)[];
       conditions.set(id, {
         openUntil: Number(cool) || 0,
@@ -72,6 +80,10 @@ export class RedisProviderHealth implements ProviderHealthStore {
   async claimProbe(id: string, owner: string, ttlMs: number): Promise<boolean> {
     const claimed = await this.#claim.run(probeKey(id), owner, Math.max(1, Math.round(ttlMs)));
     return claimed === 1;
+  }
+
+  #metrics({ router, id }: ProviderRef): string {
+    return this.#names.metrics(router, id);
   }
 
   onNotice(listener: (notice: ProviderNotice | null) => void): () => void {

@@ -2,35 +2,43 @@
 // routers' streams in the workers' consumer group (on a connection of its own: the reads block),
 // claims what a dead worker left, takes the entries it read into the waiting lists and gives
 // slots to waiting requests (queue-take.lua, queue-assign.lua), woken by slots coming free.
+// On a cluster each router's stream is in a slot of its own: the reads are a router's each
+// (redis-queue-cluster-reader.ts), and the engines' readings, in one hash elsewhere, are read
+// before a pass and counted after it.
 import type { RedisClient } from './redis-client.ts';
 import type { RedisChannels } from './redis-channels.ts';
 import type { AssignPass, QueueChoice, QueueForWorkers, QueueListener, QueueReader, TakenEntry, TracedAnswer } from '../routing-queue.ts';
 import { engineSignalFields } from './redis-engine-signals.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
-import { QUEUE_FREED_CHANNEL, queueKeys, queueScriptParts, WORKER_GROUP } from './queue-keys.ts';
+import { QUEUE_FREED_CHANNEL, queueScriptParts, routerScriptKeys, WORKER_GROUP, type QueueKeyNames } from './queue-keys.ts';
+import { ClusterStreamReader } from './redis-queue-cluster-reader.ts';
+import { entryOf, readStreams } from './redis-queue-streams.ts';
+import { keys } from './keys.ts';
 
 export class RedisQueueWorkers implements QueueForWorkers {
   readonly #redis: RedisClient;
+  readonly #names: QueueKeyNames;
   readonly #channels: RedisChannels;
   readonly #connection: (blockMs: number) => RedisClient;
   readonly #take: LuaScript;
   readonly #assign: LuaScript;
 
   /** `connection`: a connection of its own for a worker's blocking reads. */
-  constructor(redis: RedisClient, channels: RedisChannels, connection: (blockMs: number) => RedisClient) {
+  constructor(redis: RedisClient, channels: RedisChannels, names: QueueKeyNames, connection: (blockMs: number) => RedisClient) {
     this.#redis = redis;
     this.#channels = channels;
+    this.#names = names;
     this.#connection = connection;
-    const parts = queueScriptParts();
-    this.#take = defineScript(redis, 'queue-take', 5, parts);
-    this.#assign = defineScript(redis, 'queue-assign', 5, parts);
+    const parts = queueScriptParts(names.layout);
+    this.#take = defineScript(redis, 'queue-take', undefined, parts);
+    this.#assign = defineScript(redis, 'queue-assign', undefined, parts);
   }
 
   /** Makes the workers' group on each stream (and the stream), reading from its start. */
   async ensureGroups(routers: readonly string[]): Promise<void> {
     for (const router of routers) {
       try {
-        await this.#redis.xgroup('CREATE', queueKeys.stream(router), WORKER_GROUP, '0', 'MKSTREAM');
+        await this.#redis.xgroup('CREATE', this.#names.stream(router), WORKER_GROUP, '0', 'MKSTREAM');
       } catch (error) {
         if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
       }
@@ -39,9 +47,10 @@ export class RedisQueueWorkers implements QueueForWorkers {
 
   /** A reader on a connection of its own: its reads block up to `blockMs`. */
   reader(blockMs: number): QueueReader {
+    if (this.#names.layout === 'cluster') return new ClusterStreamReader(() => this.#connection(blockMs), this.#names);
     const connection = this.#connection(blockMs);
     return {
-      read: (consumer, routers, count, block) => read(connection, consumer, routers, count, block),
+      read: (consumer, routers, count, block) => readStreams(connection, this.#names, consumer, routers, count, block),
       get connected() {
         return connection.status === 'ready';
       },
@@ -52,7 +61,7 @@ export class RedisQueueWorkers implements QueueForWorkers {
   /** Takes over the router's entries read by a worker but left unanswered longer than `minIdleMs` (a worker that died). */
   async claim(router: string, consumer: string, minIdleMs: number, count: number): Promise<TakenEntry[]> {
     const [, entries] = (await this.#redis.xautoclaim(
-      queueKeys.stream(router),
+      this.#names.stream(router),
       WORKER_GROUP,
       consumer,
       minIdleMs,
@@ -64,12 +73,42 @@ export class RedisQueueWorkers implements QueueForWorkers {
   }
 
   async take(router: string, choice: QueueChoice, entries: readonly TakenEntry[]): Promise<AssignPass> {
-    const reply = await this.#take.run(...routerKeys(router), WORKER_GROUP, choiceArgument(choice), JSON.stringify(entries));
-    return passOf(reply);
+    return this.#pass(this.#take, router, choice, [WORKER_GROUP], [JSON.stringify(entries)]);
   }
 
   async assign(router: string, choice: QueueChoice): Promise<AssignPass> {
-    return passOf(await this.#assign.run(...routerKeys(router), choiceArgument(choice)));
+    return this.#pass(this.#assign, router, choice, [], []);
+  }
+
+  async #pass(script: LuaScript, router: string, choice: QueueChoice, before: string[], after: string[]): Promise<AssignPass> {
+    const scriptKeys = routerScriptKeys(
+      this.#names,
+      router,
+      choice.providers.map((provider) => provider.id),
+    );
+    const signals = this.#names.layout === 'cluster' ? await this.#readSignals(choice) : undefined;
+    const pass = passOf(await script.runWithKeys(scriptKeys, [...before, choiceArgument(choice, signals), ...after]));
+    if (pass.sent.length > 0) await this.#countSent(pass.sent);
+    return pass;
+  }
+
+  /** On a cluster, the engines' readings the pass weighs: the two fields of each engine (reading, sent since). */
+  async #readSignals(choice: QueueChoice): Promise<Map<string, string | null> | undefined> {
+    const fields = choice.providers.flatMap(({ engine }) => {
+      if (!engine) return [];
+      const { reading, sent } = engineSignalFields(engine.target);
+      return [reading, sent];
+    });
+    if (fields.length === 0) return undefined;
+    const values = await this.#redis.hmget(keys.engineSignals, ...fields);
+    return new Map(fields.map((field, i) => [field, values[i] ?? null]));
+  }
+
+  /** On a cluster, the requests the pass sent to engines, counted where every gateway reads them (as the script does on one Redis). */
+  async #countSent(fields: readonly string[]): Promise<void> {
+    const multi = this.#redis.multi();
+    for (const field of fields) multi.hincrby(keys.engineSignals, field, 1);
+    await multi.exec();
   }
 
   /** Calls `listener` with the router of each slot that came free, and with null when every router should be looked at again. */
@@ -79,89 +118,26 @@ export class RedisQueueWorkers implements QueueForWorkers {
 }
 
 /**
- * Waits up to `blockMs` for new entries of the routers' streams, on `reader` (a connection of
- * its own: it blocks). Entries are grouped by router.
- */
-async function read(
-  reader: RedisClient,
-  consumer: string,
-  routers: readonly string[],
-  count: number,
-  blockMs: number,
-): Promise<Map<string, TakenEntry[]>> {
-  const streams = routers.map((router) => queueKeys.stream(router));
-  const reply = (await reader.xreadgroup(
-    'GROUP',
-    WORKER_GROUP,
-    consumer,
-    'COUNT',
-    count,
-    'BLOCK',
-    blockMs,
-    'STREAMS',
-    ...streams,
-    ...streams.map(() => '>'),
-  )) as [string, [string, string[]][]][] | null;
-  const byRouter = new Map<string, TakenEntry[]>();
-  for (const [stream, entries] of reply ?? []) {
-    byRouter.set(
-      stream.slice('router.'.length),
-      entries.map(([sid, fields]) => entryOf(sid, fields)),
-    );
-  }
-  return byRouter;
-}
-
-/**
  * The choice as the scripts read it: a provider's engine becomes the fields of its reading and of
- * the requests sent since in keys.engineSignals (eng = {f, n, mw, mkv}); the rest as is.
+ * the requests sent since in keys.engineSignals (eng = {f, n, mw, mkv}), and on a cluster what
+ * the worker read of them (r, s); the rest as is.
  */
-function choiceArgument(choice: QueueChoice): string {
+function choiceArgument(choice: QueueChoice, signals?: ReadonlyMap<string, string | null>): string {
   const providers = choice.providers.map(({ engine, ...provider }) => {
     if (!engine) return provider;
     const fields = engineSignalFields(engine.target);
-    return { ...provider, eng: { f: fields.reading, n: fields.sent, mw: engine.maxWaiting, mkv: engine.maxKvCache } };
+    const read = signals && { r: signals.get(fields.reading) ?? undefined, s: signals.get(fields.sent) ?? undefined };
+    return { ...provider, eng: { f: fields.reading, n: fields.sent, mw: engine.maxWaiting, mkv: engine.maxKvCache, ...read } };
   });
   return JSON.stringify({ ...choice, providers });
 }
 
-/** The keys of a router's queue, as queue-take.lua and queue-assign.lua take them. */
-function routerKeys(router: string): [string, string, string, string, string] {
-  return [
-    queueKeys.stream(router),
-    queueKeys.waiting(router),
-    queueKeys.entries(router),
-    queueKeys.stats(router),
-    queueKeys.callers(router),
-  ];
-}
-
-function entryOf(sid: string, fields: readonly string[]): TakenEntry {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-  const int = (value: string | undefined, fallback: number) => {
-    const n = Number(value);
-    return Number.isFinite(n) ? Math.trunc(n) : fallback;
-  };
-  return {
-    sid,
-    id: f.id ?? sid,
-    gw: f.gw ?? '',
-    u: f.u ?? '',
-    ep: f.ep ?? '',
-    pr: int(f.pr, 0),
-    mw: int(f.mw, 30_000),
-    ag: int(f.ag, 0),
-    mq: int(f.mq, 1000),
-    ex: f.ex ? f.ex.split(',') : [],
-    st: int(f.st, 30_000),
-    ...(f.tp === undefined ? {} : { tp: f.tp }),
-  };
-}
-
-/** A pass as the scripts return it: {given, waiting, wake, now, traced}, traced flat (id, traceparent, outcome, provider, waited ms). */
-function passOf(reply: unknown): AssignPass {
-  const [given, waiting, wake, now, flat = []] = reply as [number, number, number, number, (string | number)[]?];
+/**
+ * A pass as the scripts return it: {given, waiting, wake, now, traced, sent}, traced flat (id,
+ * traceparent, outcome, provider, waited ms); sent, on a cluster, the engine fields to count.
+ */
+function passOf(reply: unknown): AssignPass & { sent: string[] } {
+  const [given, waiting, wake, now, flat = [], sent = []] = reply as [number, number, number, number, (string | number)[]?, string[]?];
   const traced: TracedAnswer[] = [];
   for (let i = 0; i + 4 < flat.length; i += 5) {
     traced.push({
@@ -172,5 +148,5 @@ function passOf(reply: unknown): AssignPass {
       waitedMs: Number(flat[i + 4]),
     });
   }
-  return { given, waiting, wake, now, traced };
+  return { given, waiting, wake, now, traced, sent };
 }

@@ -31,6 +31,7 @@ import { RedisPromptRatios } from './redis-prompt-ratios.ts';
 import { RedisQueueGateways } from './redis-queue-gateways.ts';
 import { RedisQueueStatistics } from './redis-queue-statistics.ts';
 import { RedisQueueWorkers } from './redis-queue-workers.ts';
+import { queueKeyNames } from './queue-keys.ts';
 import type { RoutingQueue } from '../routing-queue.ts';
 import type { PrefixIndexLimits, PrefixIndexStore } from '../prefix-index.ts';
 import { RedisPrefixIndex } from './redis-prefix-index.ts';
@@ -247,7 +248,9 @@ export class RedisStore implements Store {
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
-    this.providerHealth = gated(new RedisProviderHealth(client, this.#channels), gate, ['onNotice']);
+    // The queue's keys and provider health's: on a cluster a router's queue and its providers in one slot.
+    const queueNames = queueKeyNames(mode === 'cluster' ? 'cluster' : 'one');
+    this.providerHealth = gated(new RedisProviderHealth(client, this.#channels, queueNames), gate, ['onNotice']);
     // A request's count of what it sent is never refused nor awaited: `sent` goes direct.
     this.engineSignals = gated(new RedisEngineSignals(client), gate, ['sent']);
     this.prefixIndex = gated(new RedisPrefixIndex(client, options.prefixIndex), gate);
@@ -258,9 +261,9 @@ export class RedisStore implements Store {
     this.#queueClient = duplicateClient(client);
     this.#queueClient.on('error', () => {}); // the shared client reports outages
     this.routingQueue = {
-      gateways: new RedisQueueGateways(this.#queueClient, this.#channels),
-      workers: new RedisQueueWorkers(this.#queueClient, this.#channels, (blockMs) => this.blockingConnection(blockMs)),
-      statistics: new RedisQueueStatistics(this.#queueClient),
+      gateways: new RedisQueueGateways(this.#queueClient, this.#channels, queueNames),
+      workers: new RedisQueueWorkers(this.#queueClient, this.#channels, queueNames, (blockMs) => this.blockingConnection(blockMs)),
+      statistics: new RedisQueueStatistics(this.#queueClient, queueNames),
     };
   }
 

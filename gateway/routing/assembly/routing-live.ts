@@ -102,8 +102,10 @@ export async function liveState(
   if (queue && queued.size > 0) {
     try {
       for (const name of queued) depths.set(name, await queue.depth(name));
-      const ids = routers.filter((router) => queued.has(router.spec.name)).flatMap((router) => router.providers.map((p) => p.key));
-      fleet = await queue.providers(ids, Date.now());
+      const providers = routers
+        .filter((router) => queued.has(router.spec.name))
+        .flatMap((router) => router.providers.map((p) => ({ router: router.spec.name, id: p.key })));
+      fleet = await queue.providers(providers, Date.now());
     } catch {
       // Redis does not answer: the fleet-wide numbers are null.
     }

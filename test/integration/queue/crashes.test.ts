@@ -114,16 +114,16 @@ describe('a gateway that dies holding slots', () => {
         queueChat(doomed.url, key, 'held 1').catch(() => undefined),
         queueChat(doomed.url, key, 'held 2').catch(() => undefined),
       ];
-      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 2, 'the dead gateway holds both slots');
+      await eventually(async () => (await client.zcard(queueKeys.slots('chat', 'only'))) === 2, 'the dead gateway holds both slots');
       doomed.child.kill('SIGKILL');
       await Promise.all(held);
       backend.behave({});
       // The slots are still held: the next request waits until they expire (within a second).
-      assert.equal(await client.zcount(queueKeys.slots('only'), Date.now(), '+inf'), 2);
+      assert.equal(await client.zcount(queueKeys.slots('chat', 'only'), Date.now(), '+inf'), 2);
       const outcome = await queueChat(other.url, key, 'after the crash');
       assert.equal(outcome.status, 200);
       assert.ok(backend.peakOpenRequests <= 2, `the backend saw ${backend.peakOpenRequests} at once`);
-      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 0, 'no slot is left held');
+      await eventually(async () => (await client.zcard(queueKeys.slots('chat', 'only'))) === 0, 'no slot is left held');
     } finally {
       backend.behave({});
       await workers.stop();

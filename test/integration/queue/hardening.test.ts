@@ -30,7 +30,7 @@ after(async () => {
 });
 
 const waiting = () => client.zcard(queueKeys.waiting('chat'));
-const slots = () => client.zcard(queueKeys.slots('only'));
+const slots = () => client.zcard(queueKeys.slots('chat', 'only'));
 
 /** Requests sent with their own abort, to free the slots they hold when the test says. */
 function held(url: string, key: string, content: string) {
@@ -87,12 +87,12 @@ describe("a backend's 429 asking for an hour", () => {
     backend.once({ status: 429, retryAfter: '3600' });
     const limited = await queueChat(gw.url, key, 'limited');
     assert.equal(limited.status, 502);
-    const cool = Number(await client.hget(queueKeys.metrics('only'), 'cool'));
+    const cool = Number(await client.hget(queueKeys.metrics('chat', 'only'), 'cool'));
     assert.ok(cool > Date.now() && cool <= Date.now() + 30_000 + 1000, `cooling until ${cool - Date.now()} ms from now`);
     // Before, the provider sat out the hour: every request waited its 5 s, then 503 "too busy".
     const probe = await queueChat(gw.url, key, 'probe');
     assert.equal(probe.status, 200, JSON.stringify(probe));
-    assert.equal(Number(await client.hget(queueKeys.metrics('only'), 'cool')), 0, 'the cool-down is over');
+    assert.equal(Number(await client.hget(queueKeys.metrics('chat', 'only'), 'cool')), 0, 'the cool-down is over');
     const after = await Promise.all([1, 2, 3].map((i) => queueChat(gw.url, key, `after ${i}`)));
     assert.deepEqual(
       after.map((o) => o.status),
@@ -195,7 +195,7 @@ describe('an entry written into a stream by hand', () => {
         ...['mq', '10', 'ex', '', 'st', '1e15'],
       );
       const expiry = await eventually(
-        async () => Number(await client.zscore(queueKeys.slots('only'), 'forged.1')) || false,
+        async () => Number(await client.zscore(queueKeys.slots('chat', 'only'), 'forged.1')) || false,
         'the forged entry got a slot',
       );
       assert.ok(expiry <= Date.now() + QUEUE_BOUNDS.maxSlotTtlMs + 1000, `the slot expires ${expiry - Date.now()} ms from now`);

@@ -50,7 +50,7 @@ describe('a request waiting for a slot', () => {
       backend.requests.length = 0;
       backend.behave({ delayMs: 300 });
       const first = queueChat(gw.url, keys.low!, 'holds the slot');
-      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
+      await eventually(async () => (await client.zcard(queueKeys.slots('chat', 'only'))) === 1, 'the slot is taken');
       const gone = new AbortController();
       const abandoned = queueChat(gw.url, keys.high!, 'abandoned', gone.signal).catch((error: Error) => error.name);
       await eventually(async () => (await waiting()) === 1, 'the second request waits');
@@ -82,7 +82,7 @@ describe('a request waiting for a slot', () => {
       let text = '';
       // Past 1.5 s of streaming (six chunks 250 ms apart), the slot would have expired unrenewed.
       while ((text.match(/"content":/g) ?? []).length < 7) text += decoder.decode((await reader.read()).value ?? new Uint8Array());
-      assert.equal(await client.zcount(queueKeys.slots('only'), Date.now(), '+inf'), 1, 'the slot is still held, and alive');
+      assert.equal(await client.zcount(queueKeys.slots('chat', 'only'), Date.now(), '+inf'), 1, 'the slot is still held, and alive');
       const second = queueChat(gw.url, setup.keys.app!, 'second');
       await eventually(async () => (await waiting()) === 1, 'the next request waits for the slot');
       while (!(await reader.read()).done);
@@ -101,7 +101,7 @@ describe('a full queue', () => {
       // The pace: one slot given every 500 ms or so.
       for (let i = 0; i < 3; i++) assert.equal((await queueChat(gw.url, keys.low!, `pace ${i}`)).status, 200);
       const queued = [queueChat(gw.url, keys.low!, 'holds the slot')];
-      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
+      await eventually(async () => (await client.zcard(queueKeys.slots('chat', 'only'))) === 1, 'the slot is taken');
       for (let i = 0; i < 6; i++) queued.push(queueChat(gw.url, keys.low!, `waits ${i}`));
       await eventually(async () => (await waiting()) === 6, 'six wait: the queue is full');
       const refused = await queueChat(gw.url, keys.low!, 'one too many');
@@ -126,7 +126,7 @@ describe('priorities', () => {
       const slotHeld = Promise.withResolvers<void>();
       backend.behave({ until: slotHeld.promise });
       const first = queueChat(gw.url, keys.low!, 'holds the slot');
-      await eventually(async () => (await client.zcard(queueKeys.slots('only'))) === 1, 'the slot is taken');
+      await eventually(async () => (await client.zcard(queueKeys.slots('chat', 'only'))) === 1, 'the slot is taken');
       const lows = [queueChat(gw.url, keys.low!, 'low 1')];
       await eventually(async () => (await waiting()) === 1, 'low 1 waits');
       lows.push(queueChat(gw.url, keys.low!, 'low 2'));

@@ -2,7 +2,8 @@
 // and a real Redis. A breaker opens on failures, keeps requests off its provider, half-opens after
 // the cool-down and closes on an answer; with Redis one gateway's opening spares the others.
 // Health checks take a dead backend out before a user request fails on it, and put it back when it
-// answers again. Where health shows: GET /v1/admin/routing, /metrics, GET /v1/models.
+// answers again. Where health shows: GET /v1/admin/routing, /metrics, GET /v1/models. What gateways
+// share through Redis they share on a Redis Cluster too (a provider's health in its router's slot).
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestGateway } from '../../support/gateway.ts';
@@ -14,6 +15,7 @@ import { eventually } from '../../support/eventually.ts';
 import { chat, receivedModels } from '../../support/routing.ts';
 
 const bed = testBed({ redis: true });
+const clusterBed = testBed({ redis: 'cluster' });
 
 async function backends(t: TestContext, count: number): Promise<FakeBackend[]> {
   const fakes = await Promise.all(Array.from({ length: count }, () => startFakeOpenAI()));
@@ -21,13 +23,18 @@ async function backends(t: TestContext, count: number): Promise<FakeBackend[]> {
   return fakes;
 }
 
-/** A gateway in memory, or on the file's Redis with `store: 'redis'`, closed when `t` ends. */
+/** Where gateways share what they learn: one Redis, or a Redis Cluster. */
+type Shared = 'redis' | 'cluster';
+const SHARED = { redis: 'one Redis', cluster: 'a Redis Cluster' } as const satisfies Record<Shared, string>;
+
+/** A gateway in memory, or on the file's Redis (`'redis'`) or Redis Cluster (`'cluster'`), closed when `t` ends. */
 function gateway(
   t: TestContext,
   config: GatewayConfig | string,
   settings: Record<string, unknown> = {},
-  store: 'memory' | 'redis' = 'memory',
+  store: 'memory' | Shared = 'memory',
 ): Promise<TestGateway> {
+  if (store === 'cluster') return clusterBed.gateway(config, { t, settings });
   return bed.gateway(config, { t, settings, store });
 }
 
@@ -88,36 +95,38 @@ describe('circuit breakers', () => {
     assert.equal((await providerLive(gw, 'flaky')).breaker, 'closed');
   });
 
-  test('one gateway opening a breaker spares the other gateways on the same Redis', async (t) => {
-    const [flaky, steady] = await backends(t, 2);
-    flaky!.behave({ status: 503 });
-    const settings = { failureThreshold: 2, cooldownSeconds: 600 };
-    const a = await gateway(t, twoProviders(flaky!, steady!), settings, 'redis');
-    const b = await gateway(t, twoProviders(flaky!, steady!), settings, 'redis');
+  for (const shared of ['redis', 'cluster'] as const) {
+    test(`one gateway opening a breaker spares the other gateways on the same Redis (${SHARED[shared]})`, async (t) => {
+      const [flaky, steady] = await backends(t, 2);
+      flaky!.behave({ status: 503 });
+      const settings = { failureThreshold: 2, cooldownSeconds: 600 };
+      const a = await gateway(t, twoProviders(flaky!, steady!), settings, shared);
+      const b = await gateway(t, twoProviders(flaky!, steady!), settings, shared);
 
-    for (let i = 0; i < 4 && flaky!.requests.length < 2; i++) await chat(a, 'chat');
-    assert.equal(flaky!.requests.length, 2, 'gateway a saw two failures and opened its breaker');
+      for (let i = 0; i < 4 && flaky!.requests.length < 2; i++) await chat(a, 'chat');
+      assert.equal(flaky!.requests.length, 2, 'gateway a saw two failures and opened its breaker');
 
-    await eventually(async () => (await providerLive(b, 'flaky')).breaker === 'open', "gateway b follows a's opening");
-    for (let i = 0; i < 6; i++) assert.equal((await chat(b, 'chat')).status, 200);
-    assert.equal(flaky!.requests.length, 2, 'gateway b sent nothing to the provider a found down');
-    assert.deepEqual(new Set(receivedModels(steady!)), new Set(['steady']));
-  });
+      await eventually(async () => (await providerLive(b, 'flaky')).breaker === 'open', "gateway b follows a's opening");
+      for (let i = 0; i < 6; i++) assert.equal((await chat(b, 'chat')).status, 200);
+      assert.equal(flaky!.requests.length, 2, 'gateway b sent nothing to the provider a found down');
+      assert.deepEqual(new Set(receivedModels(steady!)), new Set(['steady']));
+    });
 
-  test('a gateway started after the opening reads it from Redis', async (t) => {
-    const [flaky, steady] = await backends(t, 2);
-    flaky!.behave({ status: 503 });
-    const settings = { failureThreshold: 1, cooldownSeconds: 600 };
-    const config = twoProviders(flaky!, steady!, {}, { flaky: 'flaky-late', steady: 'steady-late' });
-    const a = await gateway(t, config, settings, 'redis');
-    await chat(a, 'chat');
-    assert.equal(flaky!.requests.length, 1);
+    test(`a gateway started after the opening reads it from Redis (${SHARED[shared]})`, async (t) => {
+      const [flaky, steady] = await backends(t, 2);
+      flaky!.behave({ status: 503 });
+      const settings = { failureThreshold: 1, cooldownSeconds: 600 };
+      const config = twoProviders(flaky!, steady!, {}, { flaky: 'flaky-late', steady: 'steady-late' });
+      const a = await gateway(t, config, settings, shared);
+      await chat(a, 'chat');
+      assert.equal(flaky!.requests.length, 1);
 
-    const late = await gateway(t, config, settings, 'redis');
-    await eventually(async () => (await providerLive(late, 'flaky-late')).breaker === 'open', 'the late gateway reads the open breaker');
-    for (let i = 0; i < 4; i++) await chat(late, 'chat');
-    assert.equal(flaky!.requests.length, 1);
-  });
+      const late = await gateway(t, config, settings, shared);
+      await eventually(async () => (await providerLive(late, 'flaky-late')).breaker === 'open', 'the late gateway reads the open breaker');
+      for (let i = 0; i < 4; i++) await chat(late, 'chat');
+      assert.equal(flaky!.requests.length, 1);
+    });
+  }
 });
 
 describe('active health checks', () => {
@@ -202,26 +211,27 @@ describe('active health checks', () => {
     assert.equal(sick!.requests.length, 0);
   });
 
-  test('with Redis, one gateway probes each provider and every gateway follows its verdict', async (t) => {
-    const [sick, well] = await backends(t, 2);
-    const checks = { health_check: { interval_seconds: 1, unhealthy_after: 1 } };
-    const config = twoProviders(sick!, well!, checks, { flaky: 'probed', steady: 'probed-ok' });
-    const a = await gateway(t, config, {}, 'redis');
-    const b = await gateway(t, config, {}, 'redis');
-    sick!.healthStatus(503);
-    await eventually(
-      async () => (await providerLive(a, 'probed')).healthy === false && (await providerLive(b, 'probed')).healthy === false,
-      'both gateways take it out',
-    );
-    await eventually(() => sick!.healthProbes >= 4, 'a few probe intervals');
-    const probesBy = async (gw: TestGateway) =>
-      Number(
-        (await gw.get('/metrics')).body.match(/tollgate_health_checks_total\{router="chat",provider="probed",result="[a-z]+"\} (\d+)/g)
-          ?.length ?? 0,
+  for (const shared of ['redis', 'cluster'] as const)
+    test(`with Redis, one gateway probes each provider and every gateway follows its verdict (${SHARED[shared]})`, async (t) => {
+      const [sick, well] = await backends(t, 2);
+      const checks = { health_check: { interval_seconds: 1, unhealthy_after: 1 } };
+      const config = twoProviders(sick!, well!, checks, { flaky: 'probed', steady: 'probed-ok' });
+      const a = await gateway(t, config, {}, shared);
+      const b = await gateway(t, config, {}, shared);
+      sick!.healthStatus(503);
+      await eventually(
+        async () => (await providerLive(a, 'probed')).healthy === false && (await providerLive(b, 'probed')).healthy === false,
+        'both gateways take it out',
       );
-    const ran = [await probesBy(a), await probesBy(b)];
-    assert.equal(ran.filter((n) => n > 0).length, 1, `one gateway ran the probes (series per gateway: ${ran.join(', ')})`);
-    for (let i = 0; i < 4; i++) assert.equal((await chat(b, 'chat')).status, 200);
-    assert.equal(sick!.requests.length, 0);
-  });
+      await eventually(() => sick!.healthProbes >= 4, 'a few probe intervals');
+      const probesBy = async (gw: TestGateway) =>
+        Number(
+          (await gw.get('/metrics')).body.match(/tollgate_health_checks_total\{router="chat",provider="probed",result="[a-z]+"\} (\d+)/g)
+            ?.length ?? 0,
+        );
+      const ran = [await probesBy(a), await probesBy(b)];
+      assert.equal(ran.filter((n) => n > 0).length, 1, `one gateway ran the probes (series per gateway: ${ran.join(', ')})`);
+      for (let i = 0; i < 4; i++) assert.equal((await chat(b, 'chat')).status, 200);
+      assert.equal(sick!.requests.length, 0);
+    });
 });

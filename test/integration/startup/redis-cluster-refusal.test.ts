@@ -1,7 +1,6 @@
 // A Redis Cluster is named with a redis+cluster:// URL: a gateway or router worker pointed at a
 // cluster node with a plain redis:// URL refuses to start, with one line that says so and what to
-// write instead, exit 1, and nothing written, rather than starting and meeting MOVED answers. Router
-// workers (queue mode) do not run on a cluster yet: one named with redis+cluster:// refuses too.
+// write instead, exit 1, and nothing written, rather than starting and meeting MOVED answers.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { failedStart } from '../../support/gateway-process.ts';
@@ -34,11 +33,3 @@ for (const [program, args] of [
     }
   });
 }
-
-test('a router worker refuses a cluster named as one, as queue mode does not run on one yet', async () => {
-  const result = await failedStart(['router-worker', '--host', '127.0.0.1', '--port', '0', '--redis-url', cluster.url]);
-  assert.equal(result.code, 1, `exit code (stderr: ${result.stderr})`);
-  assert.deepEqual(result.stderr.trimEnd().split('\n'), [
-    'tollgate router-worker: router workers (queue mode) do not run on a Redis Cluster yet: use one Redis, or Sentinel (docs/redis.md)',
-  ]);
-});

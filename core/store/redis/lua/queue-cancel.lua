@@ -4,12 +4,13 @@
 -- returned, for the gateway to use or release.
 --
 -- KEYS: waiting, entries, stats, callers (Q.* of the router)
--- ARGV: request id, the router's wait (ms, for the retry-after of a request that waited it all)
+-- ARGV: request id, the router's wait (ms, for the retry-after of a request that waited it all),
+--       the router's name
 -- Returns {'cancelled', retry-after seconds} or {'assigned', provider id} or {'gone', ''}.
-local R = { waiting = KEYS[1], entries = KEYS[2], stats = KEYS[3], callers = KEYS[4] }
+local R = { waiting = KEYS[1], entries = KEYS[2], stats = KEYS[3], callers = KEYS[4], name = ARGV[3] }
 local id = ARGV[1]
 local now = now_ms()
-local outcome = Q.outcome(id)
+local outcome = Q.outcome(R.name, id)
 local packed = redis.call('HGET', R.entries, id)
 if packed then
   leave(R, id, cjson.decode(packed))

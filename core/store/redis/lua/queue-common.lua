@@ -13,9 +13,24 @@
 -- assigned}: when the last slot was given, what the capped providers can serve (slots per ms),
 -- the decayed count of slots given and when it was last brought up to date, the round-robin
 -- cursor, the slots given in all.
--- A provider: Q.slots(id), a sorted set of request ids holding a slot, scored by expiry (ms);
--- Q.metrics(id), a hash the gateways write as requests end (queue-release.lua), whose health
--- fields (H.*) every gateway's breakers and health checks write too.
+-- A provider: Q.slots(router, id), a sorted set of request ids holding a slot, scored by expiry
+-- (ms); Q.metrics(router, id), a hash the gateways write as requests end (queue-release.lua),
+-- whose health fields (H.*) every gateway's breakers and health checks write too.
+--
+-- The take and assign scripts are given the router's keys, then each provider's slots and metrics
+-- in the order of the worker's choice (queue-keys.ts routerScriptKeys): router_keys() reads them.
+-- What they find as they read the waiting list (a request's outcome, a caller's waiting ids) is
+-- named in the router's hash tag, so on a cluster every key lies in the slot of the declared ones.
+
+-- The router's queue from the script's KEYS: stream, waiting, entries, stats, callers, gateways.
+local function router_keys()
+  return {
+    name = string.sub(KEYS[1], #'router.' + 1),
+    stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4], callers = KEYS[5], gateways = KEYS[6],
+    -- On a cluster, the engine fields the pass counted a request toward (the worker adds them).
+    sent = {},
+  }
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -43,12 +58,14 @@ end
 local function provider_states(providers, now, fresh_ms)
   local states = {}
   for i, p in ipairs(providers) do
-    local slots = Q.slots(p.id)
+    local slots, metrics = KEYS[5 + 2 * i], KEYS[6 + 2 * i]
     redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
-    local m = redis.call('HMGET', Q.metrics(p.id), H.COOL_UNTIL, M.TTFT_MS, M.ANSWERS, H.DOWN, H.PROBE_AT, M.LATENCY_MS)
+    local m = redis.call('HMGET', metrics, H.COOL_UNTIL, M.TTFT_MS, M.ANSWERS, H.DOWN, H.PROBE_AT, M.LATENCY_MS)
     local cool = tonumber(m[1]) or 0
     states[i] = {
       id = p.id,
+      sk = slots,
+      mk = metrics,
       cap = p.cap,
       eps = p.eps,
       used = redis.call('ZCARD', slots),
@@ -144,11 +161,19 @@ local function reply(gw, id, status, detail)
 end
 
 -- Whether gateway `gw` still listens for its answers (its reply channel has a subscriber),
--- remembered in `known` for the rest of the step.
-local function listening(gw, known)
+-- remembered in `known` for the rest of the step. On a cluster PUBSUB NUMSUB counts the node's
+-- subscribers only: the gateway's own word in R.gateways (until when it listens) tells instead,
+-- and a word run out is forgotten.
+local function listening(R, gw, known, now)
   local heard = known[gw]
   if heard == nil then
-    heard = redis.call('PUBSUB', 'NUMSUB', Q.reply(gw))[2] > 0
+    if Q.CLUSTER then
+      local till = tonumber(redis.call('HGET', R.gateways, gw)) or 0
+      heard = till > now
+      if not heard and till > 0 then redis.call('HDEL', R.gateways, gw) end
+    else
+      heard = redis.call('PUBSUB', 'NUMSUB', Q.reply(gw))[2] > 0
+    end
     known[gw] = heard
   end
   return heard
@@ -226,7 +251,7 @@ local function resume_in(states, now)
   for _, s in ipairs(states) do
     if not s.down and s.cap ~= 0 then
       if s.cool <= now or s.probe then return 0 end
-      local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), H.PROBE_AT)) or 0
+      local probe_at = tonumber(redis.call('HGET', s.mk, H.PROBE_AT)) or 0
       local back = math.min(s.cool, math.max(probe_at, now))
       if soonest == nil or back < soonest then soonest = back end
     end
@@ -240,7 +265,7 @@ local function refuse(R, id, entry, status, now, states)
   if status == 'busy' then
     seconds = retry_after(R.stats, redis.call('ZCARD', R.waiting), now, entry.mw, states and resume_in(states, now))
   end
-  redis.call('SET', Q.outcome(id), '-', 'PX', Q.OUTCOME_TTL_MS)
+  redis.call('SET', Q.outcome(R.name, id), '-', 'PX', Q.OUTCOME_TTL_MS)
   reply(entry.gw, id, status, tostring(seconds))
 end
 
@@ -248,24 +273,26 @@ end
 -- listens gets none: the slot is taken back at once, and the request is marked dropped.
 local function give_slot(R, id, entry, s, now)
   -- The slot lives as long as the gateway that waits for it renews it (entry.st, its setting).
-  redis.call('ZADD', Q.slots(s.id), now + entry.st, id)
-  if reply(entry.gw, id, 'ok', s.id) == 0 then
-    redis.call('ZREM', Q.slots(s.id), id)
-    redis.call('SET', Q.outcome(id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+  redis.call('ZADD', s.sk, now + entry.st, id)
+  -- On a cluster the answer's count says only whether a subscriber is on this node: listening() told.
+  if reply(entry.gw, id, 'ok', s.id) == 0 and not Q.CLUSTER then
+    redis.call('ZREM', s.sk, id)
+    redis.call('SET', Q.outcome(R.name, id), 'x', 'PX', Q.OUTCOME_TTL_MS)
     return false
   end
   s.used = s.used + 1
   if s.engine then
-    -- Counted into the engine's queue until its next reading, for this pass's next choice and every gateway's.
-    redis.call('HINCRBY', Q.ENGINE_SIGNALS, s.eng.n, 1)
+    -- Counted into the engine's queue until its next reading, for this pass's next choice and
+    -- every gateway's (on a cluster by the worker, right after: the hash is in another slot).
+    if Q.CLUSTER then R.sent[#R.sent + 1] = s.eng.n else redis.call('HINCRBY', Q.ENGINE_SIGNALS, s.eng.n, 1) end
     s.engine.sent = s.engine.sent + 1
   end
   if s.cool > now then
     -- A probe of a cooling provider: its answer, if good, ends the cool-down (queue-release.lua).
-    health_probe_given(Q.metrics(s.id), id, now)
+    health_probe_given(s.mk, id, now)
     s.probe = false
   end
-  redis.call('SET', Q.outcome(id), s.id, 'PX', Q.OUTCOME_TTL_MS)
+  redis.call('SET', Q.outcome(R.name, id), s.id, 'PX', Q.OUTCOME_TTL_MS)
   local st = redis.call('HMGET', R.stats, 'rs', 'rt')
   local rs, rt = tonumber(st[1]) or 0, tonumber(st[2]) or now
   redis.call('HSET', R.stats, 'rs', rs * math.exp(-math.max(0, now - rt) / Q.RATE_TAU_MS) + 1, 'rt', now, 'last', now)
@@ -308,9 +335,9 @@ local function assign(R, C, now, traced)
         redis.call('ZREM', R.waiting, id)
       else
         local entry = cjson.decode(packed)
-        if not listening(entry.gw, known) then
+        if not listening(R, entry.gw, known, now) then
           leave(R, id, entry)
-          redis.call('SET', Q.outcome(id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+          redis.call('SET', Q.outcome(R.name, id), 'x', 'PX', Q.OUTCOME_TTL_MS)
         else
           local s = nil
           if entry.deadline > now then s = choose(states, entry, C.strategy, random, R.stats, C.probe, now) end
@@ -349,10 +376,10 @@ local function assign(R, C, now, traced)
       local at = 0
       if s.cool > now then
         at = s.cool
-        local probe_at = tonumber(redis.call('HGET', Q.metrics(s.id), H.PROBE_AT)) or 0
+        local probe_at = tonumber(redis.call('HGET', s.mk, H.PROBE_AT)) or 0
         if probe_at > now and probe_at < at then at = probe_at end
       elseif s.cap > 0 and s.used >= s.cap then
-        local first = redis.call('ZRANGE', Q.slots(s.id), 0, 0, 'WITHSCORES')
+        local first = redis.call('ZRANGE', s.sk, 0, 0, 'WITHSCORES')
         if first[2] then at = tonumber(first[2]) end
       elseif saturated(s) and (C.engineRecheckMs or 0) > 0 then
         -- Late binding: a saturated engine frees no slot; its next reading may say it has room.
@@ -369,7 +396,7 @@ local function assign(R, C, now, traced)
       end
     end
   end
-  return { given, waiting, wake, now, traced or {} }
+  return { given, waiting, wake, now, traced or {}, R.sent }
 end
 
 -- With more waiting than the router allows, one request is refused busy: the one that would be

@@ -11,8 +11,9 @@
 -- engine, scraping off, the reading stale, failed or unreadable), and the slots alone decide.
 local function engine_load(p, now, fresh_ms)
   if not p.eng or not fresh_ms or fresh_ms <= 0 then return nil end
-  local v = redis.call('HMGET', Q.ENGINE_SIGNALS, p.eng.f, p.eng.n)
-  if not v[1] then return nil end
+  -- On a cluster the hash is in another slot: the worker read it and passed its two fields (r, s).
+  local v = Q.CLUSTER and { p.eng.r, p.eng.s } or redis.call('HMGET', Q.ENGINE_SIGNALS, p.eng.f, p.eng.n)
+  if type(v[1]) ~= 'string' then return nil end
   local decoded, reading = pcall(cjson.decode, v[1])
   if not decoded or type(reading) ~= 'table' or reading.ok ~= true or type(reading.at) ~= 'number' then return nil end
   if now - reading.at > fresh_ms then return nil end

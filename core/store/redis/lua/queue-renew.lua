@@ -2,12 +2,13 @@
 -- lifetime, so a long stream keeps its slot, and a gateway that died loses its slots by itself.
 -- A slot already gone (expired, or the provider removed) is not made again.
 --
--- ARGV: slot lifetime (ms); then provider id, request id, pairs
+-- KEYS: each slot's provider's slots (Q.slots), one a slot; on a cluster, of one router's providers
+-- ARGV: slot lifetime (ms); then each slot's request id, in the order of KEYS
 -- Returns how many slots were renewed.
 local ttl = tonumber(ARGV[1])
 local at = now_ms() + ttl
 local renewed = 0
-for i = 2, #ARGV, 2 do
-  renewed = renewed + redis.call('ZADD', Q.slots(ARGV[i]), 'XX', 'CH', at, ARGV[i + 1])
+for i, slots in ipairs(KEYS) do
+  renewed = renewed + redis.call('ZADD', slots, 'XX', 'CH', at, ARGV[i + 1])
 end
 return renewed

@@ -5,7 +5,7 @@
 --
 -- KEYS: stream, entries (Q.* of the router)
 -- ARGV: request id, its stream id
-local given = redis.call('GET', Q.outcome(ARGV[1]))
+local given = redis.call('GET', Q.outcome(string.sub(KEYS[1], #'router.' + 1), ARGV[1]))
 if given then return given end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 'waiting' end
 if #redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2]) > 0 then return 'queued' end

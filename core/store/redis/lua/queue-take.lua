@@ -9,14 +9,15 @@
 -- An entry is anyone's who can write to Redis: its numbers are bounded here (priority, the wait,
 -- the aging step, the slot lifetime), so no entry makes a slot that never expires.
 --
--- KEYS: stream, waiting, entries, stats, callers (Q.* of the router)
+-- KEYS: stream, waiting, entries, stats, callers, gateways (Q.* of the router); then each
+--       provider's slots and metrics, in the order of the choice's providers
 -- ARGV: group; the worker's choice, JSON {providers, strategy, seed, scan, probe, engineFreshMs, engineRecheckMs};
 --       the entries, JSON [{sid, id, gw, u, ep, pr, mw, ag, mq, ex, st}]: stream id, request id,
 --       the gateway's reply channel id, caller, endpoint, priority, longest wait (ms), aging step
 --       per priority level (ms), most waiting, excluded provider ids, slot lifetime (ms), and
 --       when the request is traced its traceparent (tp)
--- Returns {given, waiting, wake, now, traced} (assign()).
-local R = { stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4], callers = KEYS[5] }
+-- Returns {given, waiting, wake, now, traced, sent} (assign()).
+local R = router_keys()
 local group = ARGV[1]
 local C = cjson.decode(ARGV[2])
 local now = now_ms()
@@ -27,9 +28,9 @@ local result = { 0, redis.call('ZCARD', R.waiting), 0, now }
 for _, e in ipairs(cjson.decode(ARGV[3])) do
   redis.call('XACK', R.stream, group, e.sid)
   redis.call('XDEL', R.stream, e.sid)
-  if redis.call('EXISTS', Q.outcome(e.id)) == 0 and redis.call('HEXISTS', R.entries, e.id) == 0 then
-    if not listening(e.gw, known) then
-      redis.call('SET', Q.outcome(e.id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+  if redis.call('EXISTS', Q.outcome(R.name, e.id)) == 0 and redis.call('HEXISTS', R.entries, e.id) == 0 then
+    if not listening(R, e.gw, known, now) then
+      redis.call('SET', Q.outcome(R.name, e.id), 'x', 'PX', Q.OUTCOME_TTL_MS)
     else
       -- The stream id starts with the Redis time the gateway added the entry at: the wait counts
       -- from there, whichever worker takes it and when.

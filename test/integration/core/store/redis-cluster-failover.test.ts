@@ -1,5 +1,7 @@
 // A Redis Cluster (three primaries, a replica each) under load from two gateways: the members of
-// a team, whose money lives in the team's slot. When that slot's primary is killed (-9), the
+// a team, whose money lives in the team's slot, call a router in direct mode and one in queue mode
+// (served by a router worker, a process of its own), whose queue lies on the same primary as the
+// team's money. When that primary is killed (-9), the
 // cluster promotes its replica and the gateways follow it without a restart; every request
 // meanwhile is answered, 200 or 503 with Retry-After (or 402 past a budget), none hangs. Without
 // the failover loss bound, what is lost is measured and stays within what docs/redis.md states;
@@ -19,6 +21,7 @@ import { startRedisCluster, type RedisCluster } from '../../../support/redis-clu
 import { askRedis } from '../../../support/redis-server.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { CONVERGE_MS, HANG_MS } from '../../../support/patience.ts';
+import { startWorkerProcess, type GatewayProcess } from '../../../support/gateway-process.ts';
 
 const run = promisify(execFile);
 const bed = testBed();
@@ -32,12 +35,15 @@ const BOB_BUDGET = 0.1;
 const REPLICATION_WINDOW_MS = 1000;
 /** Where Alice's and Bob's money lives: the team's slot. */
 const MONEY_KEY = keys.team('red');
+/** The queue-mode router, whose stream's slot is on the primary of the team's slot (16030 and 15959 of 16384). */
+const QUEUED = 'queued-chat';
 
 type User = 'alice' | 'bob';
 
 interface Answer {
   readonly gateway: number;
   readonly user: User;
+  readonly model: string;
   readonly status: number | 'hung';
   readonly retryAfter: string | null;
   /** The cost the caller was told, in micros. */
@@ -50,7 +56,7 @@ const micros = (dollars: number) => Math.round(dollars * 1e6);
 
 /** Two gateways on a fresh cluster, serving Alice and Bob of team red; closed after the suite. */
 function onCluster(settings: Record<string, unknown>, replicas = 1) {
-  const state = {} as { cluster: RedisCluster; backend: FakeBackend; gateways: BedGateway[] };
+  const state = {} as { cluster: RedisCluster; backend: FakeBackend; gateways: BedGateway[]; worker: GatewayProcess };
   before(async () => {
     state.cluster = await startRedisCluster({ replicas });
     state.backend = await startFakeOpenAI();
@@ -69,12 +75,21 @@ function onCluster(settings: Record<string, unknown>, replicas = 1) {
             costs: { prompt_tokens: 1000, completion_tokens: 1000 },
             providers: [{ model: 'upstream', type: 'vllm', args: { api_url: state.backend.url } }],
           },
+          {
+            id: QUEUED,
+            type: 'text-generation',
+            routing_mode: 'queue',
+            costs: { prompt_tokens: 1000, completion_tokens: 1000 },
+            providers: [{ model: 'upstream', type: 'vllm', max_concurrent: 4, args: { api_url: state.backend.url } }],
+          },
         ],
       },
-      { settings: { redisUrl: state.cluster.url, ...settings } },
+      { settings: { redisUrl: state.cluster.url, routerWorkers: 0, ...settings } },
     );
+    state.worker = await startWorkerProcess(['--redis-url', state.cluster.url]);
   });
   after(async () => {
+    await state.worker?.stop();
     for (const gw of state.gateways ?? []) await gw.close();
     await state.backend?.close();
     await state.cluster?.stop();
@@ -86,23 +101,24 @@ function onCluster(settings: Record<string, unknown>, replicas = 1) {
 function startLoad(gateways: readonly BedGateway[]) {
   const answers: Answer[] = [];
   let loading = true;
-  const chat = async (gw: BedGateway, gateway: number, user: User): Promise<Answer> => {
+  const chat = async (gw: BedGateway, gateway: number, user: User, model: string): Promise<Answer> => {
     try {
       const response = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${user === 'alice' ? alice : bob}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'chat', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
+        body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
         signal: AbortSignal.timeout(REQUEST_DEADLINE_MS),
       });
       const body = (await response.json()) as { usage?: { cost: number } };
       const cost = response.status === 200 ? micros(body.usage?.cost ?? 0) : 0;
-      return { gateway, user, status: response.status, retryAfter: response.headers.get('retry-after'), micros: cost, at: Date.now() };
+      const retryAfter = response.headers.get('retry-after');
+      return { gateway, user, model, status: response.status, retryAfter, micros: cost, at: Date.now() };
     } catch {
-      return { gateway, user, status: 'hung', retryAfter: null, micros: 0, at: Date.now() };
+      return { gateway, user, model, status: 'hung', retryAfter: null, micros: 0, at: Date.now() };
     }
   };
   const running = gateways.map(async (gw, gateway) => {
-    for (let i = 0; loading; i++) answers.push(await chat(gw, gateway, i % 3 === 2 ? 'bob' : 'alice'));
+    for (let i = 0; loading; i++) answers.push(await chat(gw, gateway, i % 3 === 2 ? 'bob' : 'alice', i % 2 === 0 ? 'chat' : QUEUED));
   });
   return {
     answers,
@@ -113,15 +129,13 @@ function startLoad(gateways: readonly BedGateway[]) {
     /** What was served to `user` (micros), of answers that came between `from` and `to`. */
     served: (user: User, from = 0, to = Number.POSITIVE_INFINITY) =>
       answers.filter((a) => a.user === user && a.at >= from && a.at <= to).reduce((sum, a) => sum + a.micros, 0),
-    /** Waits until each gateway has served Alice since answer `since`. */
+    /** Waits until each gateway has served Alice since answer `since`, on both routers. */
     async servingAgain(since: number, what: string) {
-      await eventually(
-        () => gateways.every((_, i) => answers.slice(since).some((a) => a.gateway === i && a.user === 'alice' && a.status === 200)),
-        what,
-        {
-          timeoutMs: CONVERGE_MS,
-        },
-      );
+      const served = (i: number, model: string) =>
+        answers.slice(since).some((a) => a.gateway === i && a.model === model && a.user === 'alice' && a.status === 200);
+      await eventually(() => gateways.every((_, i) => served(i, 'chat') && served(i, QUEUED)), what, {
+        timeoutMs: CONVERGE_MS,
+      });
     },
   };
 }
@@ -154,9 +168,12 @@ for (const bound of [false, true]) {
       const gateways = on.gateways;
       const before = { alice: await spent(gateways[0]!, 'alice'), bob: await spent(gateways[0]!, 'bob') };
       const load = startLoad(gateways);
+      // A failed assertion ends the load too (else it would go on against closed gateways).
+      t.after(() => load.stop());
       await eventually(() => load.answers.filter((a) => a.status === 200).length >= 20, 'steady load');
 
       const shard = await on.cluster.shardOf(MONEY_KEY);
+      assert.equal((await on.cluster.shardOf(`router.${QUEUED}`)).primary.port, shard.primary.port, 'the queue on the same primary');
       const killedAt = Date.now();
       await shard.primary.kill();
       const promoted = await eventually(
@@ -171,7 +188,7 @@ for (const bound of [false, true]) {
         shard.replicas.some((r) => r.port === promoted.port),
         'one of its replicas promoted',
       );
-      await load.servingAgain(load.answers.length, 'each gateway serving Alice after the failover');
+      await load.servingAgain(load.answers.length, 'each gateway serving Alice on both routers after the failover');
       const recoveredAt = Date.now();
       await load.stop();
       assertAnswered(load.answers);
@@ -216,14 +233,17 @@ for (const bound of [false, true]) {
 describe('Redis Cluster, every slot of a primary moved to another under load (resharding)', { timeout: HANG_MS }, () => {
   const on = onCluster({});
 
-  it('not a charge is lost: spent equals served, exactly; every request answered', async () => {
+  it('not a charge is lost: spent equals served, exactly; every request answered', async (t) => {
     const gateways = on.gateways;
     const before = { alice: await spent(gateways[0]!, 'alice'), bob: await spent(gateways[0]!, 'bob') };
     const load = startLoad(gateways);
+    // A failed assertion ends the load too (else it would go on against closed gateways).
+    t.after(() => load.stop());
     await eventually(() => load.answers.filter((a) => a.status === 200).length >= 20, 'steady load');
 
     // Every slot of the team slot's primary, to another primary, while the load goes on.
     const from = await on.cluster.shardOf(MONEY_KEY);
+    assert.equal((await on.cluster.shardOf(`router.${QUEUED}`)).primary.port, from.primary.port, 'the queue moves too');
     const primaries = await on.cluster.primaries();
     const to = primaries.find((p) => p.port !== from.primary.port)!;
     const count = primaries.find((p) => p.port === from.primary.port)!.slots.reduce((n, [a, b]) => n + b - a + 1, 0);
@@ -242,7 +262,7 @@ describe('Redis Cluster, every slot of a primary moved to another under load (re
       '--cluster-yes',
     ]);
     assert.equal((await on.cluster.shardOf(MONEY_KEY)).primary.port, to.port, "the team's slot moved");
-    await load.servingAgain(load.answers.length, 'each gateway serving Alice after the move');
+    await load.servingAgain(load.answers.length, 'each gateway serving Alice on both routers after the move');
     await load.stop();
     assertAnswered(load.answers);
     assert.ok(

@@ -16,7 +16,7 @@ import {
   OLDEST_READ_LAYOUT,
   UNVERSIONED_LAYOUT,
 } from '../../../../core/store/redis/layout.ts';
-import { QUEUE_FREED_CHANNEL, queueKeys } from '../../../../core/store/redis/queue-keys.ts';
+import { QUEUE_FREED_CHANNEL, queueKeyNames, queueKeys } from '../../../../core/store/redis/queue-keys.ts';
 import { PROVIDER_HEALTH_CHANNEL } from '../../../../core/store/redis/provider-fields.ts';
 
 /** Names keys.ts builds, by entry; its SCAN patterns (the `*Pattern` entries) are not keys. */
@@ -72,8 +72,12 @@ const SAMPLES: readonly string[] = [
       return [level.budget, level.ledger, level.holds, level.history, `${level.prefix}:rl:chat`];
     }),
   ),
-  ...Object.values(queueKeys).map((name) => name('chat')),
-  `${queueKeys.callers('chat')}:alice`,
+  // Queue mode's, on one Redis and on a cluster.
+  ...(['one', 'cluster'] as const).flatMap((layout) => {
+    const names = queueKeyNames(layout);
+    const { layout: _, reply, ...byRouter } = names;
+    return [...Object.values(byRouter).map((name) => name('chat', 'only')), `${names.callers('chat')}:alice`, reply('gw-1')];
+  }),
   QUEUE_FREED_CHANNEL,
   PROVIDER_HEALTH_CHANNEL,
   'tg:p:{p:openai}:probe', // redis-provider-health.ts probeKey
