@@ -48,11 +48,14 @@ const TEMPLATES = {
      */
     outcome: 'tg:q:outcome:<part>',
   },
+  // Every key a script touches is one it is given (KEYS): none named by what it reads on the way,
+  // which Redis could not redirect while the slot moves (the script would stop half done).
   cluster: {
     stream: 'router.<router>',
     waiting: 'tg:q:{router.<router>}:waiting',
     entries: 'tg:q:{router.<router>}:entries',
     stats: 'tg:q:{router.<router>}:stats',
+    /** Hash: caller -> how many of the caller's requests wait (no set of each caller's ids: their keys are not known beforehand). */
     callers: 'tg:q:{router.<router>}:callers',
     /**
      * On a cluster a script cannot count a channel's subscribers (PUBSUB NUMSUB answers for the
@@ -62,11 +65,14 @@ const TEMPLATES = {
     slots: 'tg:p:{router.<router>}:<part>:slots',
     metrics: 'tg:p:{router.<router>}:<part>:metrics',
     recent: 'tg:p:{router.<router>}:<part>:recent',
-    outcome: 'tg:q:{router.<router>}:outcome:<part>',
+    /** Hash: request id -> its outcome (as `outcome` on one Redis), remembered until its time in `expiries`. */
+    outcomes: 'tg:q:{router.<router>}:outcomes',
+    /** Sorted set: request ids of `outcomes`, by when they are forgotten (ms); the scripts drop what is past. */
+    expiries: 'tg:q:{router.<router>}:expiries',
   },
 } as const satisfies Record<QueueLayout, Record<string, string>>;
 
-type KeyName = keyof (typeof TEMPLATES)['one'];
+type KeyName = keyof (typeof TEMPLATES)['one'] | keyof (typeof TEMPLATES)['cluster'];
 /** The names of a part of a router: a provider's keys, a request's outcome. */
 type PartKeyName = 'slots' | 'metrics' | 'recent' | 'outcome';
 
@@ -80,11 +86,26 @@ export type QueueKeyNames = Record<Exclude<KeyName, PartKeyName>, (router: strin
 
 const fill = (template: string, router: string, part = '') => template.replace('<router>', router).replace('<part>', part);
 
+/** A name the layout does not use. */
+const unused = (layout: QueueLayout, name: string) => () => {
+  throw new Error(`the queue's ${name} keys are not in the ${layout} layout`);
+};
+
 export function queueKeyNames(layout: QueueLayout): QueueKeyNames {
+  const templates: Partial<Record<KeyName, string>> = TEMPLATES[layout];
+  const allNames = new Set([...Object.keys(TEMPLATES.one), ...Object.keys(TEMPLATES.cluster)] as KeyName[]);
   const names = Object.fromEntries(
-    Object.entries(TEMPLATES[layout]).map(([name, template]) => [name, (router: string, part?: string) => fill(template, router, part)]),
+    [...allNames].map((name) => {
+      const template = templates[name];
+      return [name, template === undefined ? unused(layout, name) : (router: string, part?: string) => fill(template, router, part)];
+    }),
   ) as Record<KeyName, (router: string, part?: string) => string>;
   return { ...names, layout, reply: (gateway: string) => REPLY_CHANNEL + gateway };
+}
+
+/** The names the layout uses (a name of the other layout's alone throws). */
+export function layoutKeyNames(layout: QueueLayout): readonly KeyName[] {
+  return Object.keys(TEMPLATES[layout]) as KeyName[];
 }
 
 /** The names on one Redis: what tests and tools that read a single Redis use. */
@@ -139,7 +160,7 @@ export function queueScriptParts(layout: QueueLayout): ScriptParts {
 }
 
 /**
- * The keys a router's take and assign scripts are given: the router's six, then each provider's
+ * The keys a router's take and assign scripts are given: the router's eight, then each provider's
  * slots and metrics in the order of `providers` (queue-common.lua reads them by that order).
  */
 export function routerScriptKeys(names: QueueKeyNames, router: string, providers: readonly string[]): string[] {
@@ -150,6 +171,16 @@ export function routerScriptKeys(names: QueueKeyNames, router: string, providers
     names.stats(router),
     names.callers(router),
     names.gateways(router),
+    ...outcomeKeys(names, router),
   ];
   return [...routerKeys, ...providers.flatMap((id) => [names.slots(router, id), names.metrics(router, id)])];
+}
+
+/**
+ * The keys of a router's outcomes a script is given, two: on a cluster the hash and the expiries;
+ * on one Redis, where each outcome is a key of its own (Q.outcome), the stream's name twice, unused.
+ */
+export function outcomeKeys(names: QueueKeyNames, router: string): [string, string] {
+  if (names.layout === 'cluster') return [names.outcomes(router), names.expiries(router)];
+  return [names.stream(router), names.stream(router)];
 }

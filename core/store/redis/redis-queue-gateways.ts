@@ -17,7 +17,7 @@ import type {
   SlotEnding,
 } from '../routing-queue.ts';
 import { defineScript, type LuaScript } from './scripts.ts';
-import { LISTENING_TTL_MS, QUEUE_BOUNDS, queueScriptParts, type QueueKeyNames } from './queue-keys.ts';
+import { LISTENING_TTL_MS, outcomeKeys, QUEUE_BOUNDS, queueScriptParts, type QueueKeyNames } from './queue-keys.ts';
 
 export class RedisQueueGateways implements QueueForGateways {
   readonly #channels: RedisChannels;
@@ -36,8 +36,8 @@ export class RedisQueueGateways implements QueueForGateways {
     this.#names = names;
     const parts = queueScriptParts(names.layout);
     this.#enqueue = defineScript(redis, 'queue-enqueue', 3, parts);
-    this.#status = defineScript(redis, 'queue-status', 2, parts);
-    this.#cancel = defineScript(redis, 'queue-cancel', 4, parts);
+    this.#status = defineScript(redis, 'queue-status', 4, parts);
+    this.#cancel = defineScript(redis, 'queue-cancel', 6, parts);
     this.#release = defineScript(redis, 'queue-release', 3, parts);
     this.#renew = defineScript(redis, 'queue-renew', undefined, parts);
     this.#listening = defineScript(redis, 'queue-listening', 1, parts);
@@ -82,7 +82,13 @@ export class RedisQueueGateways implements QueueForGateways {
 
   /** What became of a request (after a reconnection, when its answer may have been missed). */
   async status(router: string, requestId: string, streamId: string): Promise<RequestStatus> {
-    const found = (await this.#status.run(this.#names.stream(router), this.#names.entries(router), requestId, streamId)) as string;
+    const found = (await this.#status.run(
+      this.#names.stream(router),
+      this.#names.entries(router),
+      ...outcomeKeys(this.#names, router),
+      requestId,
+      streamId,
+    )) as string;
     if (found === '-') return { status: 'refused' };
     if (found === 'x' || found === 'lost') return { status: 'lost' };
     if (found === 'waiting' || found === 'queued') return { status: 'waiting' };
@@ -118,6 +124,7 @@ export class RedisQueueGateways implements QueueForGateways {
       this.#names.entries(router),
       this.#names.stats(router),
       this.#names.callers(router),
+      ...outcomeKeys(this.#names, router),
       requestId,
       Math.round(maxWaitMs),
       router,

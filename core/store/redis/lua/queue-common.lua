@@ -19,17 +19,44 @@
 --
 -- The take and assign scripts are given the router's keys, then each provider's slots and metrics
 -- in the order of the worker's choice (queue-keys.ts routerScriptKeys): router_keys() reads them.
--- What they find as they read the waiting list (a request's outcome, a caller's waiting ids) is
--- named in the router's hash tag, so on a cluster every key lies in the slot of the declared ones.
+-- On one Redis a request's outcome is a key of its own (Q.outcome), and so is each caller's set of
+-- waiting ids; on a cluster, where a script touches only the keys it is given (a key it named on
+-- the way could not be redirected while its slot moves), outcomes are a hash of the router with
+-- their expiries beside it, and a caller's last waiting request is found in the waiting list.
 
--- The router's queue from the script's KEYS: stream, waiting, entries, stats, callers, gateways.
+-- The router's queue from the script's KEYS: stream, waiting, entries, stats, callers, gateways,
+-- outcomes, expiries (the last two unused on one Redis).
 local function router_keys()
   return {
     name = string.sub(KEYS[1], #'router.' + 1),
     stream = KEYS[1], waiting = KEYS[2], entries = KEYS[3], stats = KEYS[4], callers = KEYS[5], gateways = KEYS[6],
+    outcomes = KEYS[7], expiries = KEYS[8],
     -- On a cluster, the engine fields the pass counted a request toward (the worker adds them).
     sent = {},
   }
+end
+
+-- What became of request `id` (the provider given, '-' or 'x'), or nil: remembered Q.OUTCOME_TTL_MS.
+local function outcome_of(R, id, now)
+  if not Q.CLUSTER then return redis.call('GET', Q.outcome(R.name, id)) or nil end
+  local until_ms = tonumber(redis.call('ZSCORE', R.expiries, id))
+  if not until_ms or until_ms <= now then return nil end
+  return redis.call('HGET', R.outcomes, id) or nil
+end
+
+local function remember_outcome(R, id, value, now)
+  if not Q.CLUSTER then
+    redis.call('SET', Q.outcome(R.name, id), value, 'PX', Q.OUTCOME_TTL_MS)
+    return
+  end
+  redis.call('HSET', R.outcomes, id, value)
+  redis.call('ZADD', R.expiries, now + Q.OUTCOME_TTL_MS, id)
+  -- Forgets a few past their time with each one remembered: the hash stays as large as ten minutes' requests.
+  local past = redis.call('ZRANGEBYSCORE', R.expiries, '-inf', now, 'LIMIT', 0, 20)
+  if #past > 0 then
+    redis.call('HDEL', R.outcomes, unpack(past))
+    redis.call('ZREM', R.expiries, unpack(past))
+  end
 end
 
 local function now_ms()
@@ -58,7 +85,7 @@ end
 local function provider_states(providers, now, fresh_ms)
   local states = {}
   for i, p in ipairs(providers) do
-    local slots, metrics = KEYS[5 + 2 * i], KEYS[6 + 2 * i]
+    local slots, metrics = KEYS[7 + 2 * i], KEYS[8 + 2 * i]
     redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
     local m = redis.call('HMGET', metrics, H.COOL_UNTIL, M.TTFT_MS, M.ANSWERS, H.DOWN, H.PROBE_AT, M.LATENCY_MS)
     local cool = tonumber(m[1]) or 0
@@ -179,15 +206,16 @@ local function listening(R, gw, known, now)
   return heard
 end
 
--- The entries of the waiting list: each joins and leaves counted per caller (the fair share).
-local function caller_set(R, entry)
-  return R.callers .. ':' .. (entry.u or '')
+-- The entries of the waiting list: each joins and leaves counted per caller (the fair share), and
+-- on one Redis kept in its caller's set too.
+local function caller_set(R, caller)
+  return R.callers .. ':' .. caller
 end
 
 local function join(R, id, entry, score)
   redis.call('HSET', R.entries, id, cjson.encode(entry))
   redis.call('ZADD', R.waiting, score, id)
-  redis.call('ZADD', caller_set(R, entry), score, id)
+  if not Q.CLUSTER then redis.call('ZADD', caller_set(R, entry.u or ''), score, id) end
   redis.call('HINCRBY', R.callers, entry.u or '', 1)
 end
 
@@ -195,8 +223,24 @@ local function leave(R, id, entry)
   redis.call('ZREM', R.waiting, id)
   redis.call('HDEL', R.entries, id)
   if entry then
-    redis.call('ZREM', caller_set(R, entry), id)
+    if not Q.CLUSTER then redis.call('ZREM', caller_set(R, entry.u or ''), id) end
     if redis.call('HINCRBY', R.callers, entry.u or '', -1) <= 0 then redis.call('HDEL', R.callers, entry.u or '') end
+  end
+end
+
+-- The caller's waiting request served last: from its set on one Redis; on a cluster, the last of
+-- the waiting list that is the caller's (the caller with the most waiting: near the end).
+local function last_of_caller(R, caller)
+  if not Q.CLUSTER then return redis.call('ZRANGE', caller_set(R, caller), -1, -1)[1] end
+  local from = 0
+  while true do
+    local ids = redis.call('ZRANGE', R.waiting, -(from + 50), -(from + 1))
+    if #ids == 0 then return nil end
+    for i = #ids, 1, -1 do
+      local packed = redis.call('HGET', R.entries, ids[i])
+      if packed and (cjson.decode(packed).u or '') == caller then return ids[i] end
+    end
+    from = from + 50
   end
 end
 
@@ -265,7 +309,7 @@ local function refuse(R, id, entry, status, now, states)
   if status == 'busy' then
     seconds = retry_after(R.stats, redis.call('ZCARD', R.waiting), now, entry.mw, states and resume_in(states, now))
   end
-  redis.call('SET', Q.outcome(R.name, id), '-', 'PX', Q.OUTCOME_TTL_MS)
+  remember_outcome(R, id, '-', now)
   reply(entry.gw, id, status, tostring(seconds))
 end
 
@@ -277,7 +321,7 @@ local function give_slot(R, id, entry, s, now)
   -- On a cluster the answer's count says only whether a subscriber is on this node: listening() told.
   if reply(entry.gw, id, 'ok', s.id) == 0 and not Q.CLUSTER then
     redis.call('ZREM', s.sk, id)
-    redis.call('SET', Q.outcome(R.name, id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+    remember_outcome(R, id, 'x', now)
     return false
   end
   s.used = s.used + 1
@@ -292,7 +336,7 @@ local function give_slot(R, id, entry, s, now)
     health_probe_given(s.mk, id, now)
     s.probe = false
   end
-  redis.call('SET', Q.outcome(R.name, id), s.id, 'PX', Q.OUTCOME_TTL_MS)
+  remember_outcome(R, id, s.id, now)
   local st = redis.call('HMGET', R.stats, 'rs', 'rt')
   local rs, rt = tonumber(st[1]) or 0, tonumber(st[2]) or now
   redis.call('HSET', R.stats, 'rs', rs * math.exp(-math.max(0, now - rt) / Q.RATE_TAU_MS) + 1, 'rt', now, 'last', now)
@@ -337,7 +381,7 @@ local function assign(R, C, now, traced)
         local entry = cjson.decode(packed)
         if not listening(R, entry.gw, known, now) then
           leave(R, id, entry)
-          redis.call('SET', Q.outcome(R.name, id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+          remember_outcome(R, id, 'x', now)
         else
           local s = nil
           if entry.deadline > now then s = choose(states, entry, C.strategy, random, R.stats, C.probe, now) end
@@ -416,7 +460,7 @@ local function make_room(R, id, entry, now, states)
   local caller = entry.u or ''
   local mine = tonumber(redis.call('HGET', R.callers, caller)) or 0
   if heaviest and heaviest ~= caller and most_held > mine then
-    local theirs = redis.call('ZRANGE', R.callers .. ':' .. heaviest, -1, -1)[1]
+    local theirs = last_of_caller(R, heaviest)
     local packed = theirs and redis.call('HGET', R.entries, theirs)
     if packed and (cjson.decode(packed).pr or 0) <= (entry.pr or 0) then victim = theirs end
   end

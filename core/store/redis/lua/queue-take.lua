@@ -9,7 +9,8 @@
 -- An entry is anyone's who can write to Redis: its numbers are bounded here (priority, the wait,
 -- the aging step, the slot lifetime), so no entry makes a slot that never expires.
 --
--- KEYS: stream, waiting, entries, stats, callers, gateways (Q.* of the router); then each
+-- KEYS: stream, waiting, entries, stats, callers, gateways, outcomes, expiries (Q.* of the router;
+--       queue-keys.ts routerScriptKeys); then each
 --       provider's slots and metrics, in the order of the choice's providers
 -- ARGV: group; the worker's choice, JSON {providers, strategy, seed, scan, probe, engineFreshMs, engineRecheckMs};
 --       the entries, JSON [{sid, id, gw, u, ep, pr, mw, ag, mq, ex, st}]: stream id, request id,
@@ -28,9 +29,9 @@ local result = { 0, redis.call('ZCARD', R.waiting), 0, now }
 for _, e in ipairs(cjson.decode(ARGV[3])) do
   redis.call('XACK', R.stream, group, e.sid)
   redis.call('XDEL', R.stream, e.sid)
-  if redis.call('EXISTS', Q.outcome(R.name, e.id)) == 0 and redis.call('HEXISTS', R.entries, e.id) == 0 then
+  if not outcome_of(R, e.id, now) and redis.call('HEXISTS', R.entries, e.id) == 0 then
     if not listening(R, e.gw, known, now) then
-      redis.call('SET', Q.outcome(R.name, e.id), 'x', 'PX', Q.OUTCOME_TTL_MS)
+      remember_outcome(R, e.id, 'x', now)
     else
       -- The stream id starts with the Redis time the gateway added the entry at: the wait counts
       -- from there, whichever worker takes it and when.

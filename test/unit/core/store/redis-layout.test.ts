@@ -16,7 +16,7 @@ import {
   OLDEST_READ_LAYOUT,
   UNVERSIONED_LAYOUT,
 } from '../../../../core/store/redis/layout.ts';
-import { QUEUE_FREED_CHANNEL, queueKeyNames, queueKeys } from '../../../../core/store/redis/queue-keys.ts';
+import { layoutKeyNames, QUEUE_FREED_CHANNEL, queueKeyNames, queueKeys } from '../../../../core/store/redis/queue-keys.ts';
 import { PROVIDER_HEALTH_CHANNEL } from '../../../../core/store/redis/provider-fields.ts';
 
 /** Names keys.ts builds, by entry; its SCAN patterns (the `*Pattern` entries) are not keys. */
@@ -75,9 +75,9 @@ const SAMPLES: readonly string[] = [
   // Queue mode's, on one Redis and on a cluster.
   ...(['one', 'cluster'] as const).flatMap((layout) => {
     const names = queueKeyNames(layout);
-    const { layout: _, reply, ...byRouter } = names;
-    return [...Object.values(byRouter).map((name) => name('chat', 'only')), `${names.callers('chat')}:alice`, reply('gw-1')];
+    return [...layoutKeyNames(layout).map((name) => names[name]('chat', 'only')), names.reply('gw-1')];
   }),
+  `${queueKeys.callers('chat')}:alice`, // on one Redis, a caller's waiting ids
   QUEUE_FREED_CHANNEL,
   PROVIDER_HEALTH_CHANNEL,
   'tg:p:{p:openai}:probe', // redis-provider-health.ts probeKey
