@@ -57,6 +57,11 @@ export async function runQueue(helpers: BenchHelpers): Promise<void> {
   const notes: string[] = [];
   if ((Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]).some((key) => SETTINGS[key] !== DEFAULTS[key]))
     notes.push('run shape changed through BENCH_QUEUE_* environment variables');
+  const scrape = process.env.TOLLGATE_ENGINE_SCRAPE_INTERVAL_MS;
+  if (scrape !== undefined)
+    notes.push(
+      `engines' /metrics read every ${scrape} ms (TOLLGATE_ENGINE_SCRAPE_INTERVAL_MS; 0: not read, so late binding does not pace the queue: with it on, a \`vllm\` provider is given at most its saturation's max_waiting, 5, requests a reading)`,
+    );
   const scratch = join(root, 'bench', 'out', `${started.toISOString().replace(/[:.]/g, '-')}-queue`);
   await mkdir(scratch, { recursive: true });
   log(`Tollgate queue-mode benchmark; scratch output in ${scratch}`);
@@ -198,7 +203,11 @@ export async function runQueue(helpers: BenchHelpers): Promise<void> {
     join(scratch, 'worker.log'),
   );
   await helpers.waitReady(`http://127.0.0.1:${workerPort}/readyz`, worker);
-  // The worker is up and idle: the entries arrive at once (one pipeline), and it drains them.
+  // The worker is up and idle: the entries arrive at once (one pipeline), and it drains them. Their
+  // gateway is this process, listening on its reply channel: a worker drops the entries of a
+  // gateway that does not listen (one that died), and gives them nothing.
+  const listener = new Redis(redis.url);
+  await listener.subscribe(queueKeys.reply('bench-nobody'));
   const stream = queueKeys.stream('bench-flood');
   const pipeline = client.pipeline();
   for (let i = 0; i < SETTINGS.floodEntries; i++) {
@@ -238,6 +247,7 @@ export async function runQueue(helpers: BenchHelpers): Promise<void> {
   const workerCpu = cpuUse(before, after, worker.pid).serverPercent;
   const redisCpu = cpuUse(before, after, redis.child.pid).serverPercent;
   await stop(worker);
+  listener.disconnect();
   client.disconnect();
   await redis.stop();
   await stopAll();
