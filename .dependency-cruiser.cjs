@@ -28,6 +28,8 @@ const GATEWAY_LAYERS = [
   'alerts',
   'config',
   'accounts',
+  // who a bearer token says the caller is (JWTs of configured issuers)
+  'identity',
   // queue mode's parts, built on routing's
   'queue',
   // where routing is composed: the placers, provider health, health checks, the queue's parts

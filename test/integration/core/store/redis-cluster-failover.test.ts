@@ -22,37 +22,17 @@ import { askRedis } from '../../../support/redis-server.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { CONVERGE_MS, HANG_MS } from '../../../support/patience.ts';
 import { startWorkerProcess, type GatewayProcess } from '../../../support/gateway-process.ts';
+import { assertAnswered, assertChargedAsServed, micros, startFailoverLoad, type LoadUser } from '../../../support/failover-load.ts';
 
 const run = promisify(execFile);
 const bed = testBed();
-const alice = generateKey().secret;
-const bob = generateKey().secret;
-/** The request's deadline: an answer must come within the gateway's own timeouts. */
-const REQUEST_DEADLINE_MS = 30_000;
+const users = { alice: generateKey().secret, bob: generateKey().secret };
 /** Bob's budget, which the load spends to its end. */
 const BOB_BUDGET = 0.1;
-/** How long before the primary's death a write may not have reached its replica, at most (docs/redis.md). */
-const REPLICATION_WINDOW_MS = 1000;
 /** Where Alice's and Bob's money lives: the team's slot. */
 const MONEY_KEY = keys.team('red');
 /** The queue-mode router, whose stream's slot is on the primary of the team's slot (16030 and 15959 of 16384). */
 const QUEUED = 'queued-chat';
-
-type User = 'alice' | 'bob';
-
-interface Answer {
-  readonly gateway: number;
-  readonly user: User;
-  readonly model: string;
-  readonly status: number | 'hung';
-  readonly retryAfter: string | null;
-  /** The cost the caller was told, in micros. */
-  readonly micros: number;
-  /** When the answer came (ms). */
-  readonly at: number;
-}
-
-const micros = (dollars: number) => Math.round(dollars * 1e6);
 
 /** Two gateways on a fresh cluster, serving Alice and Bob of team red; closed after the suite. */
 function onCluster(settings: Record<string, unknown>, replicas = 1) {
@@ -65,8 +45,8 @@ function onCluster(settings: Record<string, unknown>, replicas = 1) {
       {
         teams: [{ id: 'red', name: 'Red', budget: 1000 }],
         users: [
-          { id: 'alice', name: 'Alice', team: 'red', budget: 1000, keys: [{ name: 'a', key: alice }] },
-          { id: 'bob', name: 'Bob', team: 'red', budget: BOB_BUDGET, keys: [{ name: 'b', key: bob }] },
+          { id: 'alice', name: 'Alice', team: 'red', budget: 1000, keys: [{ name: 'a', key: users.alice }] },
+          { id: 'bob', name: 'Bob', team: 'red', budget: BOB_BUDGET, keys: [{ name: 'b', key: users.bob }] },
         ],
         models: [
           {
@@ -97,62 +77,9 @@ function onCluster(settings: Record<string, unknown>, replicas = 1) {
   return state;
 }
 
-/** Load from both gateways (Bob's third of it until his budget runs out) until stopped; every answer kept. */
-function startLoad(gateways: readonly BedGateway[]) {
-  const answers: Answer[] = [];
-  let loading = true;
-  const chat = async (gw: BedGateway, gateway: number, user: User, model: string): Promise<Answer> => {
-    try {
-      const response = await fetch(`${gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${user === 'alice' ? alice : bob}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
-        signal: AbortSignal.timeout(REQUEST_DEADLINE_MS),
-      });
-      const body = (await response.json()) as { usage?: { cost: number } };
-      const cost = response.status === 200 ? micros(body.usage?.cost ?? 0) : 0;
-      const retryAfter = response.headers.get('retry-after');
-      return { gateway, user, model, status: response.status, retryAfter, micros: cost, at: Date.now() };
-    } catch {
-      return { gateway, user, model, status: 'hung', retryAfter: null, micros: 0, at: Date.now() };
-    }
-  };
-  const running = gateways.map(async (gw, gateway) => {
-    for (let i = 0; loading; i++) answers.push(await chat(gw, gateway, i % 3 === 2 ? 'bob' : 'alice', i % 2 === 0 ? 'chat' : QUEUED));
-  });
-  return {
-    answers,
-    async stop() {
-      loading = false;
-      await Promise.all(running);
-    },
-    /** What was served to `user` (micros), of answers that came between `from` and `to`. */
-    served: (user: User, from = 0, to = Number.POSITIVE_INFINITY) =>
-      answers.filter((a) => a.user === user && a.at >= from && a.at <= to).reduce((sum, a) => sum + a.micros, 0),
-    /** Waits until each gateway has served Alice since answer `since`, on both routers. */
-    async servingAgain(since: number, what: string) {
-      const served = (i: number, model: string) =>
-        answers.slice(since).some((a) => a.gateway === i && a.model === model && a.user === 'alice' && a.status === 200);
-      await eventually(() => gateways.every((_, i) => served(i, 'chat') && served(i, QUEUED)), what, {
-        timeoutMs: CONVERGE_MS,
-      });
-    },
-  };
-}
-
-/** Every answer 200, 503 with Retry-After, or 402 (Bob past his budget): none hung. */
-function assertAnswered(answers: readonly Answer[]): void {
-  assert.deepEqual(
-    [...new Set(answers.map((a) => a.status))].filter((s) => s !== 200 && s !== 503 && s !== 402),
-    [],
-    'every request answered 200 or 503 (or 402, Bob past his budget)',
-  );
-  for (const answer of answers.filter((a) => a.status === 503)) assert.ok(answer.retryAfter !== null, 'a 503 says when to come back');
-}
-
 /** What a user has spent, in micros, as the gateways read it. */
-async function spent(gw: BedGateway, user: User): Promise<number> {
-  const me = await gw.get('/v1/me', { authorization: `Bearer ${user === 'alice' ? alice : bob}` });
+async function spent(gw: BedGateway, user: LoadUser): Promise<number> {
+  const me = await gw.get('/v1/me', { authorization: `Bearer ${users[user]}` });
   assert.equal(me.status, 200);
   return micros(me.body.spent as number);
 }
@@ -167,9 +94,7 @@ for (const bound of [false, true]) {
     it(`the gateways follow the promoted replica; every request answered; ${bound ? 'spent equals served, exactly' : 'the loss within the stated bound'}`, async (t) => {
       const gateways = on.gateways;
       const before = { alice: await spent(gateways[0]!, 'alice'), bob: await spent(gateways[0]!, 'bob') };
-      const load = startLoad(gateways);
-      // A failed assertion ends the load too (else it would go on against closed gateways).
-      t.after(() => load.stop());
+      const load = startFailoverLoad(t, gateways, users, ['chat', QUEUED]);
       await eventually(() => load.answers.filter((a) => a.status === 200).length >= 20, 'steady load');
 
       const shard = await on.cluster.shardOf(MONEY_KEY);
@@ -202,30 +127,20 @@ for (const bound of [false, true]) {
         { timeoutMs: CONVERGE_MS },
       );
 
-      const charged = async (user: User) => (await spent(gateways[0]!, user)) - before[user];
-      if (bound) {
+      if (bound)
         for (const gw of gateways)
           await eventually(
             async () => (await gw.get('/readyz')).body.redis.durability.pending_settlements === 0,
             'every settlement confirmed',
-            {
-              timeoutMs: CONVERGE_MS,
-            },
+            { timeoutMs: CONVERGE_MS },
           );
-        assert.equal(await charged('alice'), load.served('alice'), "Alice's spending equals what she was served");
-        assert.equal(await charged('bob'), load.served('bob'), "Bob's spending equals what he was served");
-        assert.ok((await spent(gateways[0]!, 'bob')) <= micros(BOB_BUDGET), "Bob's budget is not overspent");
-      } else {
-        for (const user of ['alice', 'bob'] as const) {
-          const lost = load.served(user) - (await charged(user));
-          const window = load.served(user, killedAt - REPLICATION_WINDOW_MS, recoveredAt);
-          t.diagnostic(
-            `${user}: served ${load.served(user)} micros, lost ${lost} (${((100 * lost) / Math.max(1, load.served(user))).toFixed(1)}%), at most ${window} ended in the window of ${recoveredAt - killedAt + REPLICATION_WINDOW_MS} ms`,
-          );
-          assert.ok(lost >= 0, `${user} charged no more than served`);
-          assert.ok(lost <= window, `${user}'s loss (${lost}) within what ended in the failover's window (${window})`);
-        }
-      }
+      await assertChargedAsServed(t, load, {
+        bound,
+        killedAt,
+        recoveredAt,
+        charged: async (user) => (await spent(gateways[0]!, user)) - before[user],
+      });
+      if (bound) assert.ok((await spent(gateways[0]!, 'bob')) <= micros(BOB_BUDGET), "Bob's budget is not overspent");
     });
   });
 }
@@ -236,9 +151,7 @@ describe('Redis Cluster, every slot of a primary moved to another under load (re
   it('not a charge is lost: spent equals served, exactly; every request answered', async (t) => {
     const gateways = on.gateways;
     const before = { alice: await spent(gateways[0]!, 'alice'), bob: await spent(gateways[0]!, 'bob') };
-    const load = startLoad(gateways);
-    // A failed assertion ends the load too (else it would go on against closed gateways).
-    t.after(() => load.stop());
+    const load = startFailoverLoad(t, gateways, users, ['chat', QUEUED]);
     await eventually(() => load.answers.filter((a) => a.status === 200).length >= 20, 'steady load');
 
     // Every slot of the team slot's primary, to another primary, while the load goes on.
@@ -272,7 +185,7 @@ describe('Redis Cluster, every slot of a primary moved to another under load (re
 
     // Settlement runs just after each answer: wait until nothing is held any more.
     await eventually(
-      async () => (await gateways[0]!.get('/v1/me', { authorization: `Bearer ${alice}` })).body.reserved === 0,
+      async () => (await gateways[0]!.get('/v1/me', { authorization: `Bearer ${users.alice}` })).body.reserved === 0,
       'every hold released',
     );
     for (const user of ['alice', 'bob'] as const)

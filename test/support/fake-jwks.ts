@@ -1,0 +1,78 @@
+// An issuer's signing keys on a real socket, as an identity provider serves them (`jwks_uri`): the
+// test holds the private keys, signs tokens with them, and decides what the endpoint does: serve
+// the public keys it is told to, fail (503), or hang without answering.
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+
+export interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+  readonly publicJwk: JWK;
+  /** The public key as SPKI PEM text: what an attacker would use as an HS256 secret. */
+  readonly publicPem: string;
+}
+
+export interface FakeJwks {
+  /** http://127.0.0.1:<port>/jwks */
+  readonly url: string;
+  /** How many times the keys were asked for. */
+  readonly fetches: number;
+  /** Serves these keys' public halves from now on. */
+  serve(keys: readonly SigningKey[]): void;
+  /** 'serve' (the default), 'fail' (503) or 'hang' (never answers). */
+  behave(mode: 'serve' | 'fail' | 'hang'): void;
+  close(): Promise<void>;
+}
+
+export async function signingKey(kid: string): Promise<SigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
+  const der = Buffer.from(await crypto.subtle.exportKey('spki', publicKey));
+  const publicPem = `-----BEGIN PUBLIC KEY-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PUBLIC KEY-----\n`;
+  return { kid, privateKey, publicJwk, publicPem };
+}
+
+/** A token of `claims` signed by `key` (RS256, its kid in the header). */
+export function signToken(key: SigningKey, claims: JWTPayload): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
+}
+
+export async function startFakeJwks(keys: readonly SigningKey[]): Promise<FakeJwks> {
+  let served = keys;
+  let mode: 'serve' | 'fail' | 'hang' = 'serve';
+  let fetches = 0;
+  const hanging = new Set<ServerResponse>();
+  const server: Server = createServer((_request, response) => {
+    fetches++;
+    if (mode === 'hang') {
+      hanging.add(response);
+      response.on('close', () => hanging.delete(response));
+      return;
+    }
+    if (mode === 'fail') {
+      response.writeHead(503, { 'content-type': 'text/plain' }).end('unavailable');
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: served.map((key) => key.publicJwk) }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/jwks`,
+    get fetches() {
+      return fetches;
+    },
+    serve(next) {
+      served = next;
+    },
+    behave(next) {
+      mode = next;
+    },
+    async close() {
+      for (const response of hanging) response.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
