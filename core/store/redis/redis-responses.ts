@@ -1,6 +1,9 @@
 // Stored responses on Redis: one string per response under the user's prefix (keys.storedResponse),
 // expiring with the usage retention, and gone with the user. The user's index and sizes let the
-// oldest go when the user's stored responses pass the limits (lua/response-write.lua).
+// oldest go when the user's stored responses pass the limits (lua/response-write.lua): the script
+// takes them out of the index and sizes, and names them; their keys are deleted right after it (a
+// response let go stays readable by its id for that moment, and until its expiry if the gateway
+// dies in between; it no longer counts toward the limits).
 import type { RedisClient } from './redis-client.ts';
 import { DEFAULT_RESPONSE_LIMITS, readResponse, type ReadResponse, type ResponseLimits, type ResponseStore } from '../responses.ts';
 import { keys } from './keys.ts';
@@ -21,8 +24,17 @@ export class RedisResponses implements ResponseStore {
 
   async put(userId: string, id: string, json: string): Promise<void> {
     const { bytesPerUser, countPerUser } = this.#limits;
-    const prefix = keys.storedResponse(userId, '');
-    await this.#write.run(...this.#keys(userId, id), 'put', id, json, this.#retentionMs, bytesPerUser, countPerUser, prefix);
+    const gone = (await this.#write.run(
+      ...this.#keys(userId, id),
+      'put',
+      id,
+      json,
+      this.#retentionMs,
+      bytesPerUser,
+      countPerUser,
+    )) as string[];
+    // All under the user's hash tag: one slot, one command.
+    if (gone.length > 0) await this.#redis.del(...gone.map((old) => keys.storedResponse(userId, old)));
   }
 
   async get(userId: string, id: string): Promise<ReadResponse | undefined> {

@@ -7,9 +7,11 @@
 --
 -- KEYS: 1 the response's key, 2 the user's index, 3 the user's sizes
 -- ARGV: 'put', response id, the stored response (JSON), retention (ms), most bytes, most
---       responses, the prefix of the user's response keys (response <id>'s key is prefix .. id)
+--       responses
 --   or: 'delete', response id
--- Returns, for put, how many older responses were let go; for delete, 1 when there was one, else 0.
+-- Returns, for put, the ids of the older responses let go, whose keys the caller deletes (a
+-- script touches only the keys it is given: on a Redis Cluster a key named on the way could not be
+-- redirected while its slot moves); for delete, 1 when there was one, else 0.
 local op, id = ARGV[1], ARGV[2]
 
 local function forget(old)
@@ -29,7 +31,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local json, retention = ARGV[3], tonumber(ARGV[4])
-local most_bytes, most_count, prefix = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local most_bytes, most_count = tonumber(ARGV[5]), tonumber(ARGV[6])
 
 -- Replacing a response: its old size goes first.
 forget(id)
@@ -38,7 +40,7 @@ redis.call('ZADD', KEYS[2], now + retention, id)
 redis.call('HSET', KEYS[3], id, #json)
 local total = redis.call('HINCRBY', KEYS[3], 'total', #json)
 local count = redis.call('ZCARD', KEYS[2])
-local dropped = 0
+local dropped = {}
 -- The oldest first, while over a limit; the one just stored stays whatever its size (the
 -- gateway bounds a single response before it is sent).
 while total > most_bytes or count > most_count do
@@ -49,10 +51,7 @@ while total > most_bytes or count > most_count do
   if oldest == id then oldest, expires = two[3], two[4] end
   if oldest == nil then break end
   forget(oldest)
-  if tonumber(expires) > now then
-    redis.call('DEL', prefix .. oldest)
-    dropped = dropped + 1
-  end
+  if tonumber(expires) > now then dropped[#dropped + 1] = oldest end
   total = tonumber(redis.call('HGET', KEYS[3], 'total')) or 0
   count = count - 1
 end
