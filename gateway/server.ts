@@ -9,7 +9,7 @@ import { GatewayMetrics } from './observability/metrics.ts';
 import { BudgetStanding } from './observability/budget-standing.ts';
 import { ServedRouting } from './routing/served-routing.ts';
 import type { Store } from '../core/store/store.ts';
-import { ensureAdminKey, gatewayApp, openStore } from './startup/gateway-app.ts';
+import { ensureAdminKey, gatewayApp, identitySetup, openStore } from './startup/gateway-app.ts';
 import { fileSource } from './startup/file-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
@@ -43,6 +43,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   const tracing: Tracing | undefined = tracingSettings && (await startTracing(tracingSettings, VERSION));
   const logsSettings = logsFromEnv(env, 'tollgate-gateway');
   const usageLogs = logsSettings && (await startUsageLogs(logsSettings, VERSION));
+  const identity = await identitySetup(settings, env);
   const store = await openStore(settings);
   let source: SnapshotSource;
   try {
@@ -71,7 +72,17 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
   const budgets = new BudgetStanding();
   metrics.trackBudgets(() => budgets.current());
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
-  const app = gatewayApp({ settings, store, routing, metrics, catalog: source.catalog, accounts: source.accounts, tracing, usageLogs });
+  const app = gatewayApp({
+    settings,
+    store,
+    routing,
+    metrics,
+    catalog: source.catalog,
+    accounts: source.accounts,
+    tracing,
+    usageLogs,
+    identity,
+  });
   if ('layout' in store) logLayout(app.log, store.layout);
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());

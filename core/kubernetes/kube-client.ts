@@ -86,6 +86,8 @@ export interface KubeRequest {
   readonly body?: unknown;
   /** Defaults to application/json when there is a body. */
   readonly contentType?: string;
+  /** What the answer may be; application/json unless told (the API server's JWKS is only served as application/jwk-set+json). */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -164,7 +166,7 @@ async function send(kc: KubeConfig, request: KubeRequest, signal: AbortSignal | 
   }
   const context = new RequestContext(url.toString(), request.method ?? HttpMethod.GET);
   await kc.applySecurityAuthentication(context);
-  const headers: Record<string, string> = { ...context.getHeaders(), accept: 'application/json' };
+  const headers: Record<string, string> = { ...context.getHeaders(), accept: request.accept ?? 'application/json' };
   if (request.body !== undefined) headers['content-type'] = request.contentType ?? 'application/json';
   return fetch(url, {
     method: request.method ?? 'GET',

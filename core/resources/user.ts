@@ -86,6 +86,14 @@ export const UserSpec = z.strictObject({
   rate_limits: RateLimitPolicy.nullable()
     .default(null)
     .describe("Replaces the routers' rate limits for this user; null keeps the routers' own."),
+  subjects: z
+    .array(z.string().min(1, 'must not be empty').max(500))
+    .max(20)
+    .nullable()
+    .default(null)
+    .describe(
+      "Identities that call as this user with a token: the value of the issuer's user claim (`sub`, or an email), e.g. `system:serviceaccount:apps:summarizer`; null for none.",
+    ),
 });
 export type UserSpec = z.output<typeof UserSpec>;
 export type UserSpecInput = z.input<typeof UserSpec>;

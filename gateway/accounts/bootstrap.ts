@@ -33,6 +33,7 @@ export async function ensureBootstrapAdmin(accounts: AccountStore, secret: strin
           soft_budget: false,
           priority: 0,
           rate_limits: null,
+          subjects: null,
         },
         now,
       );

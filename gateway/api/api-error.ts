@@ -46,6 +46,7 @@ export const CODES = {
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   // Who calls, and what they may spend (401, 402, 403, 429)
   invalid_api_key: { status: 401, type: 'authentication_error' },
+  invalid_token: { status: 401, type: 'authentication_error' },
   insufficient_budget: { status: 402, type: 'insufficient_quota' },
   admin_required: { status: 403, type: 'permission_error' },
   forbidden: { status: 403, type: 'permission_error' },
@@ -59,6 +60,7 @@ export const CODES = {
   upstream_interrupted: { status: 502, type: 'upstream_error' },
   kubernetes_error: { status: 502, type: 'server_error' },
   store_unavailable: { status: 503, type: 'server_error' },
+  identity_unavailable: { status: 503, type: 'server_error' },
   playground_not_built: { status: 503, type: 'server_error' },
   shutting_down: { status: 503, type: 'server_error' },
   model_too_busy: { status: 503, type: 'server_error' },
@@ -173,6 +175,13 @@ export const errors = {
   /** The key is valid, but its user was deleted since it was looked up (admission found no such user). */
   unknownUser: () => new ApiError('invalid_api_key', 'The user of this API key no longer exists'),
   adminRequired: () => new ApiError('admin_required', 'This route needs an admin API key'),
+  /** A bearer JWT that is refused; `reason` says why (gateway/identity/token-callers.ts). */
+  invalidToken: (reason: string) => new ApiError('invalid_token', `Invalid bearer token: ${reason}`),
+  /** A bearer JWT whose issuer's keys were never read: they cannot be read now. */
+  identityUnavailable: () =>
+    new ApiError('identity_unavailable', "The token's issuer cannot be reached to read its keys right now; try again shortly", {
+      headers: STORE_RETRY_AFTER,
+    }),
   /** The caller is authenticated but may not do this (admin-only routes answer adminRequired). */
   forbidden: (message: string, param: string | null = null) => new ApiError('forbidden', message, { param }),
   modelNotAllowed: () => new ApiError('model_not_allowed', 'Your API key may not use this model', { param: 'model' }),

@@ -9,6 +9,7 @@ import { describeIssues, LOG_LEVEL_SETTING, optionsOf, readRaw, schemaOf, type S
 import { ALERT_SETTINGS } from './settings/alerts.ts';
 import { FAILURE_SETTINGS } from './settings/failure.ts';
 import { HTTP_SETTINGS } from './settings/http.ts';
+import { IDENTITY_SETTINGS } from './settings/identity.ts';
 import { KUBERNETES_SETTINGS } from './settings/kubernetes.ts';
 import { QUEUE_SETTINGS } from './settings/queue.ts';
 import { REDIS_URL_SETTING, STORE_SETTINGS } from './settings/store.ts';
@@ -34,6 +35,7 @@ export const GATEWAY_SETTINGS = {
   ...ALERT_SETTINGS,
   ...STORE_SETTINGS,
   ...QUEUE_SETTINGS,
+  ...IDENTITY_SETTINGS,
   playground: {
     schema: Bool(true),
     value: '<bool>',

@@ -11,7 +11,7 @@ import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { AccountDirectory } from '../accounts/account-directory.ts';
 import type { LogThrottle } from '../observability/log-throttle.ts';
 import { errors } from '../api/api-error.ts';
-import { registerAuth, type KeyLookup } from './auth.ts';
+import { registerAuth, type CallerLookup, type KeyLookup } from './auth.ts';
 import { errorHandler, sendError } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { BodyDeadlines, type BodyTimeouts } from './body-deadlines.ts';
@@ -59,6 +59,8 @@ export interface AppServices {
   readonly store: Store;
   /** How API keys are looked up (a cache in front of the store when it is shared). */
   readonly keys: KeyLookup;
+  /** The callers bearer JWTs stand for, when identity by token is configured. */
+  readonly tokens?: CallerLookup['tokens'];
   /** Routers and providers for the admin API. */
   readonly catalog: RoutingCatalog;
   /** Users, teams and keys for the admin API and /v1/me. */
@@ -138,7 +140,7 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   app.addHook('onClose', () => closeAudioProbe());
   app.setErrorHandler(errorHandler(options.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
-  registerAuth(app, services.keys, now, services.pipeline.traced);
+  registerAuth(app, { keys: services.keys, tokens: services.tokens }, now, services.pipeline.traced);
   registerHealth(app, routing, metrics, {
     store,
     failOpen: options.failOpen,

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountStore } from '../../core/store/accounts.ts';
 import { hashKey } from '../../core/accounts/api-keys.ts';
 import type { Caller } from '../accounts/caller.ts';
+import type { TokenCallers } from '../identity/token-callers.ts';
 import { errors, type ApiError } from '../api/api-error.ts';
 
 /**
@@ -38,11 +39,17 @@ export const PUBLIC = { access: 'public' } as const satisfies { access: Access }
 /** Where keys are looked up: the store itself, or a cache in front of it. */
 export type KeyLookup = Pick<AccountStore, 'findKey'>;
 
+/** How callers are found: by API key, and by bearer JWT when identity by token is configured (gateway/identity/). */
+export interface CallerLookup {
+  readonly keys: KeyLookup;
+  readonly tokens?: Pick<TokenCallers, 'callerFor'> | undefined;
+}
+
 /**
  * Requires, on every route, the access the matched route declares (a key when it declares none).
  * `timed`: each authentication's start and end are kept (request.authTiming), for traces.
  */
-export function registerAuth(app: FastifyInstance, accounts: KeyLookup, now: () => number, timed = false): void {
+export function registerAuth(app: FastifyInstance, accounts: CallerLookup, now: () => number, timed = false): void {
   app.decorateRequest('caller', undefined);
   app.decorateRequest('authTiming', undefined);
   app.addHook('onRequest', async (request) => {
@@ -70,8 +77,10 @@ export function adminOnly(instance: FastifyInstance): void {
   });
 }
 
-async function authenticate(request: FastifyRequest, accounts: KeyLookup, now: number): Promise<Caller> {
-  const found = await accounts.findKey(hashOf(presentedKey(request)));
+async function authenticate(request: FastifyRequest, accounts: CallerLookup, now: number): Promise<Caller> {
+  const presented = presentedKey(request);
+  if (accounts.tokens !== undefined && isJwt(presented)) return await accounts.tokens.callerFor(presented);
+  const found = await accounts.keys.findKey(hashOf(presented));
   if (!found) throw errors.invalidKey();
   if (found.key.revoked_at !== null) throw errors.revokedKey();
   if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) throw errors.expiredKey();
@@ -94,6 +103,15 @@ function presentedKey(request: FastifyRequest): string {
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey.trim() !== '') return apiKey.trim();
   throw errors.missingKey();
+}
+
+/**
+ * A JWT rather than an API key: three base64url parts, the first a JSON object (`eyJ` is `{"`).
+ * API keys start with `tg-`, so the two never meet.
+ */
+function isJwt(presented: string): boolean {
+  const first = presented.indexOf('.');
+  return presented.startsWith('eyJ') && first > 0 && presented.indexOf('.', first + 1) > first + 1;
 }
 
 /** `text` from `from` on is one run of visible ASCII, no space: a key as the pattern `\\S+` would take it. */

@@ -9,9 +9,13 @@
 import { z } from 'zod';
 import type { JSONWebKeySet } from 'jose';
 
+/** Reads an issuer's JWKS document (jwks-sources.ts); rejects when it cannot, and stops when `signal` aborts. */
+export type JwksLoader = (signal: AbortSignal) => Promise<unknown>;
+
 export interface JwksCacheOptions {
-  /** Where the JWKS is served (the issuer's `jwks_uri`). */
-  readonly url: string;
+  /** Where the keys come from, as error messages name it (a URL, or the Kubernetes API). */
+  readonly source: string;
+  readonly load: JwksLoader;
   /** A fetch is aborted after this long (ms). */
   readonly timeoutMs: number;
   /** At most one fetch for an unknown key per this long (ms). */
@@ -45,7 +49,7 @@ export class JwksCache {
   async keys(): Promise<JSONWebKeySet> {
     if (this.#keys === undefined) {
       await this.#fetch();
-      if (this.#keys === undefined) throw new JwksUnavailableError(`the issuer's keys could not be read from ${this.#options.url}`);
+      if (this.#keys === undefined) throw new JwksUnavailableError(`the issuer's keys could not be read from ${this.#options.source}`);
     } else if (this.#options.now() - this.#fetchedAt > this.#options.maxAgeMs) {
       void this.#fetch(); // in the background: the keys held serve meanwhile
     }
@@ -78,17 +82,12 @@ export class JwksCache {
 
   async #load(): Promise<void> {
     try {
-      const response = await fetch(this.#options.url, {
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(this.#options.timeoutMs),
-      });
-      if (!response.ok) return;
-      const parsed = JwksDocument.safeParse(await response.json());
+      const parsed = JwksDocument.safeParse(await this.#options.load(AbortSignal.timeout(this.#options.timeoutMs)));
       if (!parsed.success) return;
       this.#keys = parsed.data as JSONWebKeySet;
       this.#fetchedAt = this.#options.now();
     } catch {
-      // Down, hanging (aborted) or not JSON: the keys held stay.
+      // Down, hanging (aborted), refused or not JSON: the keys held stay.
     }
   }
 }

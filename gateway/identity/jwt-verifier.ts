@@ -8,7 +8,7 @@
 // with HS256 using the issuer's public key as the secret (only the issuer's asymmetric
 // algorithms are allowed, and its keys are public keys).
 import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
-import { JwksCache, JwksUnavailableError } from './jwks-cache.ts';
+import { JwksCache, JwksUnavailableError, type JwksLoader } from './jwks-cache.ts';
 
 /** Asymmetric algorithms only: a symmetric one would take a public key as a shared secret. */
 export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
@@ -17,8 +17,8 @@ export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 export interface JwtIssuer {
   /** The `iss` its tokens carry, exactly. */
   readonly issuer: string;
-  /** Where its keys are (its `jwks_uri`). */
-  readonly jwksUrl: string;
+  /** Where its keys are read from (jwks-sources.ts), and how messages name that place. */
+  readonly keys: { readonly source: string; readonly load: JwksLoader };
   /** What `aud` must hold (one of them). */
   readonly audiences: readonly string[];
   readonly algorithms: readonly JwtAlgorithm[];
@@ -60,7 +60,8 @@ export class JwtVerifier {
     this.#now = options.now;
     for (const issuer of issuers) {
       const keys = new JwksCache({
-        url: issuer.jwksUrl,
+        source: issuer.keys.source,
+        load: issuer.keys.load,
         timeoutMs: options.jwksTimeoutMs,
         minRefreshMs: options.jwksMinRefreshMs,
         maxAgeMs: options.jwksMaxAgeMs,

@@ -14,6 +14,8 @@ import { StartupError, storeProblem } from '../../core/startup-error.ts';
 import { DAY_MS } from '../../core/time.ts';
 import { DEFAULT_RESPONSE_LIMITS } from '../../core/store/responses.ts';
 import { durabilityOf } from '../../core/settings.ts';
+import { IdentityConfigError, loadIdentityConfig, type IdentityConfig } from '../identity/identity-config.ts';
+import type { IdentitySetup } from '../identity/identity-parts.ts';
 
 /** The store; a Redis that cannot be reached at start-up, or holds a layout this build does not read, is a StartupError naming why. */
 export async function openStore(settings: GatewaySettings): Promise<RedisStore | MemoryStore> {
@@ -36,6 +38,25 @@ export async function openStore(settings: GatewaySettings): Promise<RedisStore |
   } catch (error) {
     throw storeProblem(settings.redisUrl, error, lastError?.message);
   }
+}
+
+/** The identity file's content (--identity-file), with a Kubernetes client when an issuer is the API server; undefined without the file. */
+export async function identitySetup(
+  settings: GatewaySettings,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<IdentitySetup | undefined> {
+  if (!settings.identityFile) return undefined;
+  let config: IdentityConfig;
+  try {
+    config = await loadIdentityConfig(settings.identityFile);
+  } catch (error) {
+    if (error instanceof IdentityConfigError) throw new StartupError(`--identity-file ${error.message}`);
+    throw error;
+  }
+  if (!config.issuers.some((issuer) => issuer.kubernetes)) return { config };
+  // Loaded only here, as in Kubernetes mode: a gateway that reads no service-account tokens does not pay for it.
+  const { kubeClientFor } = await import('../kubernetes/kube-client-for.ts');
+  return { config, kube: kubeClientFor(settings, env) };
 }
 
 /** Makes the bootstrap admin's key (from --admin-key or --admin-key-file) work, if one is given. */

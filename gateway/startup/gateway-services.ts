@@ -8,6 +8,8 @@ import type { MemoryStore } from '../../core/store/memory/memory-store.ts';
 import type { RedisStore } from '../../core/store/redis/redis-store.ts';
 import type { AccountDirectory } from '../accounts/account-directory.ts';
 import { KeyCache } from '../accounts/key-cache.ts';
+import { identityParts, type IdentitySetup } from '../identity/identity-parts.ts';
+import type { TokenCallers } from '../identity/token-callers.ts';
 import { Billing, type BillingMetrics } from '../billing/billing.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
@@ -38,6 +40,8 @@ export interface GatewayParts {
   readonly tracing?: Tracing | undefined;
   /** Usage records as OTLP logs, when the environment turns them on. */
   readonly usageLogs?: UsageLogs | undefined;
+  /** Identity by token, when an identity file is given (--identity-file). */
+  readonly identity?: IdentitySetup | undefined;
 }
 
 export interface GatewayServices extends GatewayParts {
@@ -45,6 +49,8 @@ export interface GatewayServices extends GatewayParts {
   readonly pipeline: RequestPipeline;
   /** How API keys are looked up: a cache in front of a shared store, else the store. */
   readonly keys: KeyCache | RedisStore['accounts'] | MemoryStore['accounts'];
+  /** The callers bearer JWTs stand for, when identity by token is configured. */
+  readonly tokens: TokenCallers | undefined;
   /** Repeated warnings collapsed (the store down, a provider failing). */
   readonly throttle: LogThrottle;
   /** The breakers' policy, for /v1/models to leave out routers that cannot serve. */
@@ -61,6 +67,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
   const { settings, store, routing, metrics } = parts;
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
+  const identity = parts.identity && identityParts(parts.identity, store.accounts, log, Date.now);
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
   const placement = routingParts({ settings, store, routing, metrics, log, http, tracing: parts.tracing });
   const throttle = new LogThrottle();
@@ -102,6 +109,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     log,
     pipeline,
     keys: keyCache ?? store.accounts,
+    tokens: identity?.tokens,
     throttle,
     breakerPolicy: placement.health.policy,
     routingLive: () => placement.live(),
@@ -114,6 +122,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
       throttle.close();
       await placement.close();
       keyCache?.close();
+      identity?.close();
       await http.close();
       await store.close();
       // Last: the spans of the requests that drained are sent.

@@ -6,6 +6,8 @@
 // the next requests, and reports the version it serves to Redis for the operator. Its admin API
 // writes routers, providers and users as ModelRouter, ModelProvider and GatewayUser resources
 // (with no operator running here, the test plays the operator's part by writing the ConfigMap).
+// With the chart's identity file (service-account tokens on), an app's service-account token,
+// issued by the API server (TokenRequest), is served and charged to the team its namespace maps to.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { snapshotVersion } from '../../core/resources/snapshot-version.ts';
@@ -37,6 +39,9 @@ import { startControlPlane, type ControlPlane } from './support/control-plane.ts
 import { seedUserWithKey } from './support/seed-user.ts';
 import { eventually } from '../support/eventually.ts';
 import { CONVERGE_MS } from '../support/patience.ts';
+import { TeamSpec } from '../../core/resources/team.ts';
+import { userIdFor } from '../../gateway/identity/token-identity.ts';
+import { chartIdentityFile } from './support/chart-identity.ts';
 
 // The chart's release namespace: the gateway runs as the chart's gateway service account there.
 const NAMESPACE = RELEASE_NAMESPACE;
@@ -71,6 +76,7 @@ describe('gateway pods in Kubernetes mode', () => {
   let store: RedisStore;
   let gateway: GatewayProcess | undefined;
   let userKey: string;
+  let identityFile: string;
   const served: Snapshot[] = [];
 
   /** kubectl as the gateway's identity; against an external cluster (no tokens), admin impersonating it. */
@@ -154,6 +160,9 @@ describe('gateway pods in Kubernetes mode', () => {
 
     store = await RedisStore.connect(redis.url, { usageRetentionMs: 86_400_000 });
     userKey = await seedUserWithKey(store, 'alice', 'user');
+    // The identity file as the chart writes it, service-account tokens on, for this API server's issuer.
+    const { issuer } = JSON.parse(await plane.kubectl(['get', '--raw', '/.well-known/openid-configuration'])) as { issuer: string };
+    identityFile = await chartIdentityFile({ serviceAccountTokens: { enabled: true, issuer, audiences: ['tollgate'] } });
   });
 
   after(async () => {
@@ -211,6 +220,8 @@ describe('gateway pods in Kubernetes mode', () => {
       plane.external ? plane.kubeconfig() : plane.kubeconfig('gateway'),
       '--pod-name',
       POD,
+      '--identity-file',
+      identityFile,
     ]);
     assert.equal((await get('/healthz')).status, 200);
     // At first it is still reading; once its first lists are in, it names what is missing.
@@ -503,6 +514,7 @@ describe('gateway pods in Kubernetes mode', () => {
         soft_budget: false,
         priority: 0,
         rate_limits: null,
+        subjects: null,
       },
       new Date(),
     );
@@ -511,6 +523,47 @@ describe('gateway pods in Kubernetes mode', () => {
     assert.equal((await getObject(GATEWAY_USERS, 'carol'))?.spec.budget, '20');
     assert.equal((await admin('DELETE', '/v1/admin/users/carol')).status, 200);
     assert.equal(await getObject(GATEWAY_USERS, 'carol'), undefined);
+  });
+
+  it("an app's service-account token (TokenRequest) is served as its user, charged to the team its namespace maps to", async () => {
+    // As the operator would put a GatewayTeam with oidcGroups into Redis.
+    await store.accounts.createTeam(
+      TeamSpec.parse({ id: 'apps', name: 'Apps', budget: '1', oidc_groups: ['system:serviceaccounts:apps'] }),
+      new Date(),
+    );
+    await plane.kubectl(['create', 'namespace', 'apps']);
+    await plane.kubectl(['-n', 'apps', 'create', 'serviceaccount', 'summarizer']);
+    const request = {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences: ['tollgate'], expirationSeconds: 3600 },
+    };
+    const issued = await plane.kubectl(['create', '--raw', '/api/v1/namespaces/apps/serviceaccounts/summarizer/token', '-f', '-'], {
+      input: JSON.stringify(request),
+    });
+    const token = (JSON.parse(issued) as { status: { token: string } }).status.token;
+    const response = await fetch(`${gateway!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat-a', messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    const user = await store.accounts.getUser(userIdFor('system:serviceaccount:apps:summarizer'));
+    assert.deepEqual([user?.team, user?.subjects], ['apps', ['system:serviceaccount:apps:summarizer']]);
+    // Recorded as the team's, with the token's issuer for its key.
+    const usage = await store.usage.query(user!.id, { limit: 10 });
+    assert.deepEqual(
+      usage.records.map((record) => [record.team_id, record.key_id]),
+      [['apps', 'jwt-kubernetes']],
+    );
+    // A token for another audience is refused.
+    const other = JSON.parse(
+      await plane.kubectl(['create', '--raw', '/api/v1/namespaces/apps/serviceaccounts/summarizer/token', '-f', '-'], {
+        input: JSON.stringify({ ...request, spec: { ...request.spec, audiences: ['someone-else'] } }),
+      }),
+    ) as { status: { token: string } };
+    const refused = await fetch(`${gateway!.url}/v1/models`, { headers: { authorization: `Bearer ${other.status.token}` } });
+    assert.equal(refused.status, 401);
   });
 
   it('a gateway that stops removes its report', async () => {

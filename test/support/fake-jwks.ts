@@ -16,6 +16,8 @@ export interface SigningKey {
 export interface FakeJwks {
   /** http://127.0.0.1:<port>/jwks */
   readonly url: string;
+  /** http://127.0.0.1:<port>: an issuer whose discovery document (`/.well-known/openid-configuration`) names `url`. */
+  readonly issuer: string;
   /** How many times the keys were asked for. */
   readonly fetches: number;
   /** Serves these keys' public halves from now on. */
@@ -43,7 +45,12 @@ export async function startFakeJwks(keys: readonly SigningKey[]): Promise<FakeJw
   let mode: 'serve' | 'fail' | 'hang' = 'serve';
   let fetches = 0;
   const hanging = new Set<ServerResponse>();
-  const server: Server = createServer((_request, response) => {
+  let issuer = '';
+  const server: Server = createServer((request, response) => {
+    if (request.url === '/.well-known/openid-configuration' && mode === 'serve') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+      return;
+    }
     fetches++;
     if (mode === 'hang') {
       hanging.add(response);
@@ -58,8 +65,10 @@ export async function startFakeJwks(keys: readonly SigningKey[]): Promise<FakeJw
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  issuer = `http://127.0.0.1:${port}`;
   return {
-    url: `http://127.0.0.1:${port}/jwks`,
+    url: `${issuer}/jwks`,
+    issuer,
     get fetches() {
       return fetches;
     },

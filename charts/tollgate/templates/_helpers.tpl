@@ -216,3 +216,25 @@ writes usage records and sees prompts and answers.
 {{- end -}}
 {{- join "," $parts -}}
 {{- end -}}
+
+{{/*
+The identity file's content as JSON (which is YAML), from gateway.identity; empty when no issuer is
+configured.
+*/}}
+{{- define "tollgate.identityFile" -}}
+{{- $identity := .Values.gateway.identity -}}
+{{- $issuers := list -}}
+{{- if $identity.serviceAccountTokens.enabled -}}
+{{- $issuers = append $issuers (dict "name" "kubernetes" "issuer" $identity.serviceAccountTokens.issuer "kubernetes" true "audiences" $identity.serviceAccountTokens.audiences) -}}
+{{- end -}}
+{{- range $identity.issuers -}}
+{{- $issuers = append $issuers . -}}
+{{- end -}}
+{{- if $issuers -}}
+{{- $file := dict "issuers" $issuers "admin_groups" $identity.adminGroups "unmapped" $identity.unmapped "default_role" $identity.defaultRole "create_users" $identity.createUsers -}}
+{{- if $identity.defaultTeam -}}
+{{- $_ := set $file "default_team" $identity.defaultTeam -}}
+{{- end -}}
+{{- toJson $file -}}
+{{- end -}}
+{{- end -}}

@@ -73,6 +73,11 @@ export const USER_FIELDS = fieldTable(
       describe: `Order of the user's requests waiting for a queue-mode router, from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}: higher first. Absent: the team's, or 0 without a team.`,
     },
     rate_limits: { cr: 'rateLimits', describe: "Replaces the routers' rate limits for this user. Absent: each router's own apply." },
+    subjects: {
+      cr: 'subjects',
+      describe:
+        "Identities that call as this user with a token: the value of the issuer's user claim (sub, or an email), e.g. system:serviceaccount:apps:summarizer. The gateway writes it for a user it makes at the user's first token. Absent: none.",
+    },
   },
   {
     apiKeySecret: z
@@ -100,5 +105,14 @@ export const TEAM_FIELDS = fieldTable(TeamSpec, {
   rate_limits: {
     cr: 'rateLimits',
     describe: "Limits on all the team's users together, per router, besides each user's own. Absent: none.",
+  },
+  oidc_groups: {
+    cr: 'oidcGroups',
+    describe:
+      "Groups whose members belong to this team when they call with a token or sign in: a groups claim's values, or system:serviceaccounts:<namespace> for a Kubernetes service account's token. Absent: none.",
+  },
+  oidc_admin_groups: {
+    cr: 'oidcAdminGroups',
+    describe: "Groups whose members are this team's team admins when they call with a token or sign in. Absent: none.",
   },
 });

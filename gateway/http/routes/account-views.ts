@@ -49,6 +49,8 @@ export async function userView(user: UserRecord, ledger: Balances, now: number):
     allowed_routers: user.allowed_routers,
     rate_limits: user.rate_limits,
     priority: user.priority ?? null,
+    // Records written before tokens were believed list no identities.
+    subjects: user.subjects ?? null,
     created_at: user.created_at,
     ...spendView(user.budget, balance),
   };
@@ -71,6 +73,8 @@ export async function teamView(
     allowed_routers: team.allowed_routers,
     rate_limits: team.rate_limits,
     priority: team.priority,
+    oidc_groups: team.oidc_groups ?? null,
+    oidc_admin_groups: team.oidc_admin_groups ?? null,
     created_at: team.created_at,
     members,
     keys: keys.map((key) => ({ id: key.id, user_id: key.user_id, name: key.name, hint: key.hint, budget: budgetNumber(key.budget) })),

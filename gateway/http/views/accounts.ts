@@ -40,6 +40,7 @@ export const UserView = z.strictObject({
   team: z.string().nullable(),
   ...budgetShown,
   priority: z.number().nullable().describe("Order of the user's waiting requests in queue mode, higher first; null takes the team's."),
+  subjects: z.array(z.string()).nullable().describe('Identities that call as this user with a token (docs/identity.md); null for none.'),
   created_at: IsoTime,
   ...SpendView.shape,
 });
@@ -64,6 +65,11 @@ export const TeamView = z.strictObject({
   name: z.string(),
   ...budgetShown,
   priority: z.number(),
+  oidc_groups: z
+    .array(z.string())
+    .nullable()
+    .describe('Groups whose members belong to the team when they call with a token; null for none.'),
+  oidc_admin_groups: z.array(z.string()).nullable().describe("Groups whose members are the team's team admins; null for none."),
   created_at: IsoTime,
   members: z.array(z.string()).describe("Ids of the team's users."),
   keys: z.array(TeamKeyView).describe("Their keys still in use (neither revoked nor expired), with each key's own budget."),

@@ -25,6 +25,7 @@ export async function seedUserWithKey(
       soft_budget: false,
       priority: 0,
       rate_limits: null,
+      subjects: null,
     },
     now,
   );

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
+import { jwksAt } from '../../../gateway/identity/jwks-sources.ts';
 import { JwtVerifier, type JwtIssuer } from '../../../gateway/identity/jwt-verifier.ts';
 import { signingKey, signToken, startFakeJwks, type FakeJwks, type SigningKey } from '../../support/fake-jwks.ts';
 
@@ -28,7 +29,7 @@ after(() => jwks?.close());
 function verifier(overrides: Partial<JwtIssuer> = {}): JwtVerifier {
   const issuer: JwtIssuer = {
     issuer: ISSUER,
-    jwksUrl: jwks.url,
+    keys: { source: jwks.url, load: jwksAt(jwks.url) },
     audiences: [AUDIENCE],
     algorithms: ['RS256'],
     clockToleranceSeconds: 30,

@@ -22,6 +22,7 @@ const user = (id: string, role: 'admin' | 'user'): UserRecord => ({
   soft_budget: false,
   priority: 0,
   rate_limits: null,
+  subjects: null,
   created_at: '2030-01-01T00:00:00.000Z',
 });
 const key = (userId: string, secret: string): ApiKeyRecord => ({
@@ -43,7 +44,7 @@ const lookup: KeyLookup = { findKey: async (hash) => KEYS.get(hash) };
 async function app() {
   const app = Fastify();
   app.setErrorHandler(errorHandler(1024, new LogThrottle()));
-  registerAuth(app, lookup, () => Date.parse('2030-06-01T00:00:00Z'));
+  registerAuth(app, { keys: lookup }, () => Date.parse('2030-06-01T00:00:00Z'));
   app.get('/undeclared', () => 'served');
   app.get('/open', { config: PUBLIC }, () => 'served');
   app.register(async (admin) => {

@@ -49,6 +49,7 @@ describe('sameUserSpec', () => {
     soft_budget: false,
     priority: 0,
     rate_limits: null,
+    subjects: null,
   };
   test('a stored record with its created_at is the same spec', () => {
     assert.equal(sameUserSpec({ ...spec, created_at: '2026-11-01T00:00:00Z' } as UserSpec, spec), true);

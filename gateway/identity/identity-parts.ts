@@ -1,0 +1,57 @@
+// Identity by token, assembled at start-up from the identity file: each issuer's keys read from
+// where its configuration says (jwks-sources.ts), the verifier, the directory of subjects and
+// groups, and the callers tokens stand for. A Kubernetes issuer's keys are read with the
+// gateway's own Kubernetes client, made only when such an issuer is configured.
+import type { Logger } from 'pino';
+import type { KubeClient } from '../../core/kubernetes/kube-client.ts';
+import type { AccountStore } from '../../core/store/accounts.ts';
+import type { IdentityConfig } from './identity-config.ts';
+import { IdentityDirectory } from './identity-directory.ts';
+import { jwksAt, jwksByDiscovery, jwksOfKubernetes } from './jwks-sources.ts';
+import { JwtVerifier, type JwtIssuer } from './jwt-verifier.ts';
+import { TokenCallers } from './token-callers.ts';
+
+/** The identity file's content, and the Kubernetes client its Kubernetes issuers read keys with. */
+export interface IdentitySetup {
+  readonly config: IdentityConfig;
+  readonly kube?: KubeClient | undefined;
+}
+
+export interface Identity {
+  readonly tokens: TokenCallers;
+  close(): void;
+}
+
+export function identityParts(setup: IdentitySetup, store: AccountStore, log: Pick<Logger, 'info' | 'warn'>, now: () => number): Identity {
+  const { config } = setup;
+  const issuers = config.issuers.map((issuer): JwtIssuer => {
+    let keys: JwtIssuer['keys'];
+    if (issuer.kubernetes) {
+      if (!setup.kube) throw new Error(`issuer ${issuer.name}: kubernetes: true needs a Kubernetes client`);
+      keys = { source: 'the Kubernetes API (/openid/v1/jwks)', load: jwksOfKubernetes(setup.kube) };
+    } else if (issuer.jwks_url !== undefined) keys = { source: issuer.jwks_url, load: jwksAt(issuer.jwks_url) };
+    else keys = { source: `the discovery document of ${issuer.issuer}`, load: jwksByDiscovery(issuer.issuer) };
+    return {
+      issuer: issuer.issuer,
+      keys,
+      audiences: issuer.audiences,
+      algorithms: issuer.algorithms,
+      clockToleranceSeconds: issuer.clock_tolerance_seconds,
+    };
+  });
+  const verifier = new JwtVerifier(issuers, {
+    jwksTimeoutMs: config.jwks_timeout_ms,
+    jwksMinRefreshMs: config.jwks_min_refresh_seconds * 1000,
+    jwksMaxAgeMs: config.jwks_max_age_seconds * 1000,
+    now,
+  });
+  const directory = new IdentityDirectory(store);
+  const tokens = new TokenCallers({ verifier, config, directory, store, now, log });
+  return {
+    tokens,
+    close() {
+      tokens.close();
+      directory.close();
+    },
+  };
+}
