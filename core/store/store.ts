@@ -14,6 +14,7 @@ import type { ProviderHealthStore } from './provider-health.ts';
 import type { UsageLog } from './usage-log.ts';
 import type { RoutingQueue } from './routing-queue.ts';
 import type { EngineSignalStore } from './engine-signals.ts';
+import type { SignInStore } from './sign-ins.ts';
 
 export interface Store {
   /** Users and their API keys. */
@@ -38,6 +39,8 @@ export interface Store {
   readonly engineSignals: EngineSignalStore;
   /** Which prompt prefixes each engine replica was sent lately (prefix-cache affinity). */
   readonly prefixIndex: PrefixIndexStore;
+  /** Single sign-on's sessions and sign-ins under way. */
+  readonly signIns: SignInStore;
   /** Queue mode's queue: a capability only a shared store has (Redis); without it every request is placed by its gateway. */
   readonly routingQueue?: RoutingQueue | undefined;
   /** True while the backing service answers (checked in the background, never per request). */

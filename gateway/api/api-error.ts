@@ -175,6 +175,8 @@ export const errors = {
   /** The key is valid, but its user was deleted since it was looked up (admission found no such user). */
   unknownUser: () => new ApiError('invalid_api_key', 'The user of this API key no longer exists'),
   adminRequired: () => new ApiError('admin_required', 'This route needs an admin API key'),
+  /** A single sign-on session cookie of a session that ended (signed out, expired) or whose user is gone. */
+  sessionEnded: () => new ApiError('invalid_api_key', 'Your sign-in session has ended (signed out or expired): sign in again'),
   /** A bearer JWT that is refused; `reason` says why (gateway/identity/token-callers.ts). */
   invalidToken: (reason: string) => new ApiError('invalid_token', `Invalid bearer token: ${reason}`),
   /** A bearer JWT whose issuer's keys were never read: they cannot be read now. */

@@ -30,6 +30,8 @@ import type { RoutingLive } from '../routing/assembly/routing-live.ts';
 import { meApi } from './routes/me.ts';
 import { usageApi } from './routes/usage.ts';
 import { registerPlayground } from './routes/playground.ts';
+import { signInApi } from './routes/sign-in.ts';
+import type { SignIn } from '../identity/sign-in.ts';
 
 /** How the HTTP layer behaves: the settings that are its own. */
 export interface HttpOptions {
@@ -61,6 +63,8 @@ export interface AppServices {
   readonly keys: KeyLookup;
   /** The callers bearer JWTs stand for, when identity by token is configured. */
   readonly tokens?: CallerLookup['tokens'];
+  /** Single sign-on, when the identity file configures it. */
+  readonly signIn?: SignIn | undefined;
   /** Routers and providers for the admin API. */
   readonly catalog: RoutingCatalog;
   /** Users, teams and keys for the admin API and /v1/me. */
@@ -140,7 +144,7 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   app.addHook('onClose', () => closeAudioProbe());
   app.setErrorHandler(errorHandler(options.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
-  registerAuth(app, { keys: services.keys, tokens: services.tokens }, now, services.pipeline.traced);
+  registerAuth(app, { keys: services.keys, tokens: services.tokens, sessions: services.signIn }, now, services.pipeline.traced);
   registerHealth(app, routing, metrics, {
     store,
     failOpen: options.failOpen,
@@ -162,6 +166,7 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   });
   app.register(meApi, { keys: accounts, ledger, now, maxKeysPerUser });
   app.register(usageApi, { usage, accounts, routing, now });
+  app.register(signInApi, { signIn: services.signIn });
   if (options.playground) registerPlayground(app);
   return app;
 }

@@ -8,7 +8,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountStore } from '../../core/store/accounts.ts';
 import { hashKey } from '../../core/accounts/api-keys.ts';
 import type { Caller } from '../accounts/caller.ts';
+import type { SignIn } from '../identity/sign-in.ts';
 import type { TokenCallers } from '../identity/token-callers.ts';
+import { cookieOf, SESSION_COOKIE } from './session-cookie.ts';
 import { errors, type ApiError } from '../api/api-error.ts';
 
 /**
@@ -39,11 +41,18 @@ export const PUBLIC = { access: 'public' } as const satisfies { access: Access }
 /** Where keys are looked up: the store itself, or a cache in front of it. */
 export type KeyLookup = Pick<AccountStore, 'findKey'>;
 
-/** How callers are found: by API key, and by bearer JWT when identity by token is configured (gateway/identity/). */
+/**
+ * How callers are found: by API key, by bearer JWT when identity by token is configured, and by
+ * the session cookie of single sign-on when that is (gateway/identity/).
+ */
 export interface CallerLookup {
   readonly keys: KeyLookup;
   readonly tokens?: Pick<TokenCallers, 'callerFor'> | undefined;
+  readonly sessions?: Pick<SignIn, 'callerFor' | 'keySignIn'> | undefined;
 }
+
+/** How the caller authenticated: an API key, a bearer JWT, or a single sign-on session. */
+type Credential = 'key' | 'token' | 'session';
 
 /**
  * Requires, on every route, the access the matched route declares (a key when it declares none).
@@ -56,10 +65,12 @@ export function registerAuth(app: FastifyInstance, accounts: CallerLookup, now: 
     const access = request.routeOptions.config.access ?? 'key';
     if (access === 'public') return;
     const startedAt = timed ? performance.now() : 0;
-    request.caller = await authenticate(request, accounts, now());
+    const credential = await authenticate(request, accounts, now());
     if (timed) request.authTiming = [startedAt, performance.now()];
     if (access === 'admin') requireAdmin(request);
     else if (access === 'manager') requireManager(request);
+    // With key sign-in off, managing the gateway takes single sign-on (or a token of an issuer).
+    if (access !== 'key' && credential === 'key' && accounts.sessions?.keySignIn === false) throw errors.forbidden(SSO_ONLY);
   });
 }
 
@@ -77,21 +88,61 @@ export function adminOnly(instance: FastifyInstance): void {
   });
 }
 
-async function authenticate(request: FastifyRequest, accounts: CallerLookup, now: number): Promise<Caller> {
+const SSO_ONLY =
+  "This gateway's admin API takes single sign-on only: sign in through the Playground, or send a token of a configured issuer";
+
+/** Finds the caller (request.caller) and says how they authenticated. */
+async function authenticate(request: FastifyRequest, accounts: CallerLookup, now: number): Promise<Credential> {
   const presented = presentedKey(request);
-  if (accounts.tokens !== undefined && isJwt(presented)) return await accounts.tokens.callerFor(presented);
+  if (presented === undefined) {
+    request.caller = await sessionCaller(request, accounts);
+    return 'session';
+  }
+  if (accounts.tokens !== undefined && isJwt(presented)) {
+    request.caller = await accounts.tokens.callerFor(presented);
+    return 'token';
+  }
   const found = await accounts.keys.findKey(hashOf(presented));
   if (!found) throw errors.invalidKey();
   if (found.key.revoked_at !== null) throw errors.revokedKey();
   if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) throw errors.expiredKey();
-  return found;
+  request.caller = found;
+  return 'key';
 }
 
 /**
- * The key a request presents: `Authorization: Bearer <key>`, as OpenAI's clients send it, or
- * `x-api-key: <key>`, as Anthropic's do.
+ * The caller of a request that presents no key: its single sign-on session, if single sign-on is
+ * on and it sends the session cookie. A cookie is sent by the browser whoever made the page, so a
+ * request that changes something must come from a page of this gateway: its Origin must be the
+ * gateway's (what a browser sends with every such request), else it is refused.
  */
-function presentedKey(request: FastifyRequest): string {
+async function sessionCaller(request: FastifyRequest, accounts: CallerLookup): Promise<Caller> {
+  const secret = accounts.sessions === undefined ? undefined : cookieOf(request, SESSION_COOKIE);
+  if (secret === undefined) throw errors.missingKey();
+  if (!SAFE_METHODS.has(request.method) && !sameOrigin(request)) throw errors.forbidden(CROSS_ORIGIN);
+  const caller = await accounts.sessions!.callerFor(secret);
+  if (!caller) throw errors.sessionEnded();
+  return caller;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const CROSS_ORIGIN = 'A signed-in request that changes something must come from the gateway’s own pages (its Origin header)';
+
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined || request.headers.host === undefined) return false;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The key (or token) a request presents: `Authorization: Bearer <key>`, as OpenAI's clients send
+ * it, or `x-api-key: <key>`, as Anthropic's do; undefined when it presents neither.
+ */
+function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (header) {
     // As nearly every client writes it; anything else is read by the pattern.
@@ -102,7 +153,7 @@ function presentedKey(request: FastifyRequest): string {
   }
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey.trim() !== '') return apiKey.trim();
-  throw errors.missingKey();
+  return undefined;
 }
 
 /**

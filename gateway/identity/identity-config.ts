@@ -63,9 +63,38 @@ export const IssuerConfig = z
   });
 export type IssuerConfig = z.output<typeof IssuerConfig>;
 
+/** Where single sign-on answers: this path of the gateway (its public URL is `redirect_url`). */
+export const CALLBACK_PATH = '/auth/callback';
+
+export const SignInConfig = z.strictObject({
+  issuer: ResourceId.describe('The name of the issuer (of `issuers`) people sign in with: its discovery document, claims and groups.'),
+  client_id: z.string().min(1).max(500).describe('The client id the identity provider gave the gateway.'),
+  redirect_url: z
+    .url({ protocol: /^https?$/ })
+    .refine((url) => new URL(url).pathname.endsWith(CALLBACK_PATH), `must be the gateway's public URL of ${CALLBACK_PATH}`)
+    .describe(`The gateway's public URL of ${CALLBACK_PATH}, as registered with the identity provider.`),
+  scopes: z
+    .array(z.string().min(1).max(200))
+    .max(30)
+    .default(['openid', 'profile', 'email'])
+    .refine((scopes) => scopes.includes('openid'), 'must include openid')
+    .describe('Scopes asked for (add the one that gives the groups claim, `groups` on many providers).'),
+  session_hours: z.number().min(0.05).max(720).default(12).describe('How long a session lasts after sign-in.'),
+  key_sign_in: z
+    .boolean()
+    .default(true)
+    .describe('false: the Playground offers single sign-on only, and the admin API refuses API keys (tokens and sessions only).'),
+  cookie_secure: z
+    .boolean()
+    .default(true)
+    .describe('Mark the cookies Secure (sent over HTTPS only, and http://localhost); false only for a gateway served over plain HTTP.'),
+});
+export type SignInConfig = z.output<typeof SignInConfig>;
+
 export const IdentityConfig = z
   .strictObject({
     issuers: z.array(IssuerConfig).min(1).max(20),
+    sign_in: SignInConfig.optional().describe('Single sign-on (OpenID Connect) for the Playground and the admin API.'),
     admin_groups: z.array(GroupName).max(100).default([]).describe('Groups whose members are admins.'),
     unmapped: z
       .enum(['default', 'refuse'])
@@ -112,6 +141,14 @@ export const IdentityConfig = z
       names.add(issuer.name);
       issuers.add(issuer.issuer);
     });
+    const signIn = config.sign_in;
+    if (signIn) {
+      const issuer = config.issuers.find((candidate) => candidate.name === signIn.issuer);
+      if (!issuer)
+        context.addIssue({ code: 'custom', path: ['sign_in', 'issuer'], message: `names no issuer of issuers ("${signIn.issuer}")` });
+      else if (issuer.kubernetes)
+        context.addIssue({ code: 'custom', path: ['sign_in', 'issuer'], message: 'people cannot sign in with the Kubernetes API server' });
+    }
   });
 export type IdentityConfig = z.output<typeof IdentityConfig>;
 export type IdentityConfigInput = z.input<typeof IdentityConfig>;

@@ -1,28 +1,40 @@
 // Identity by token, assembled at start-up from the identity file: each issuer's keys read from
 // where its configuration says (jwks-sources.ts), the verifier, the directory of subjects and
-// groups, and the callers tokens stand for. A Kubernetes issuer's keys are read with the
+// groups, the callers tokens stand for, and single sign-on when configured. A Kubernetes issuer's keys are read with the
 // gateway's own Kubernetes client, made only when such an issuer is configured.
 import type { Logger } from 'pino';
 import type { KubeClient } from '../../core/kubernetes/kube-client.ts';
 import type { AccountStore } from '../../core/store/accounts.ts';
+import type { SignInStore } from '../../core/store/sign-ins.ts';
 import type { IdentityConfig } from './identity-config.ts';
+import { IdentityAccounts } from './identity-accounts.ts';
 import { IdentityDirectory } from './identity-directory.ts';
 import { jwksAt, jwksByDiscovery, jwksOfKubernetes } from './jwks-sources.ts';
 import { JwtVerifier, type JwtIssuer } from './jwt-verifier.ts';
+import { SignIn } from './sign-in.ts';
 import { TokenCallers } from './token-callers.ts';
 
 /** The identity file's content, and the Kubernetes client its Kubernetes issuers read keys with. */
 export interface IdentitySetup {
   readonly config: IdentityConfig;
   readonly kube?: KubeClient | undefined;
+  /** Single sign-on's client secret (--oidc-client-secret); none for a public client. */
+  readonly clientSecret?: string | undefined;
 }
 
 export interface Identity {
   readonly tokens: TokenCallers;
+  /** Single sign-on, when the identity file configures it. */
+  readonly signIn: SignIn | undefined;
   close(): void;
 }
 
-export function identityParts(setup: IdentitySetup, store: AccountStore, log: Pick<Logger, 'info' | 'warn'>, now: () => number): Identity {
+export function identityParts(
+  setup: IdentitySetup,
+  store: { readonly accounts: AccountStore; readonly signIns: SignInStore },
+  log: Pick<Logger, 'info' | 'warn'>,
+  now: () => number,
+): Identity {
   const { config } = setup;
   const issuers = config.issuers.map((issuer): JwtIssuer => {
     let keys: JwtIssuer['keys'];
@@ -45,10 +57,24 @@ export function identityParts(setup: IdentitySetup, store: AccountStore, log: Pi
     jwksMaxAgeMs: config.jwks_max_age_seconds * 1000,
     now,
   });
-  const directory = new IdentityDirectory(store);
-  const tokens = new TokenCallers({ verifier, config, directory, store, now, log });
+  const directory = new IdentityDirectory(store.accounts);
+  const accounts = new IdentityAccounts(config, directory, store.accounts, now, log);
+  const tokens = new TokenCallers({ verifier, config, accounts, store: store.accounts, now });
+  const signInConfig = config.sign_in;
+  const signIn =
+    signInConfig &&
+    new SignIn({
+      config: signInConfig,
+      issuer: config.issuers.find((issuer) => issuer.name === signInConfig.issuer)!,
+      clientSecret: setup.clientSecret,
+      store: store.signIns,
+      accounts,
+      now,
+      log,
+    });
   return {
     tokens,
+    signIn,
     close() {
       tokens.close();
       directory.close();

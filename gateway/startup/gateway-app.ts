@@ -53,10 +53,11 @@ export async function identitySetup(
     if (error instanceof IdentityConfigError) throw new StartupError(`--identity-file ${error.message}`);
     throw error;
   }
-  if (!config.issuers.some((issuer) => issuer.kubernetes)) return { config };
+  const clientSecret = settings.oidcClientSecret;
+  if (!config.issuers.some((issuer) => issuer.kubernetes)) return { config, clientSecret };
   // Loaded only here, as in Kubernetes mode: a gateway that reads no service-account tokens does not pay for it.
   const { kubeClientFor } = await import('../kubernetes/kube-client-for.ts');
-  return { config, kube: kubeClientFor(settings, env) };
+  return { config, clientSecret, kube: kubeClientFor(settings, env) };
 }
 
 /** Makes the bootstrap admin's key (from --admin-key or --admin-key-file) work, if one is given. */

@@ -9,6 +9,7 @@ import type { RedisStore } from '../../core/store/redis/redis-store.ts';
 import type { AccountDirectory } from '../accounts/account-directory.ts';
 import { KeyCache } from '../accounts/key-cache.ts';
 import { identityParts, type IdentitySetup } from '../identity/identity-parts.ts';
+import type { SignIn } from '../identity/sign-in.ts';
 import type { TokenCallers } from '../identity/token-callers.ts';
 import { Billing, type BillingMetrics } from '../billing/billing.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
@@ -51,6 +52,8 @@ export interface GatewayServices extends GatewayParts {
   readonly keys: KeyCache | RedisStore['accounts'] | MemoryStore['accounts'];
   /** The callers bearer JWTs stand for, when identity by token is configured. */
   readonly tokens: TokenCallers | undefined;
+  /** Single sign-on, when the identity file configures it. */
+  readonly signIn: SignIn | undefined;
   /** Repeated warnings collapsed (the store down, a provider failing). */
   readonly throttle: LogThrottle;
   /** The breakers' policy, for /v1/models to leave out routers that cannot serve. */
@@ -67,7 +70,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
   const { settings, store, routing, metrics } = parts;
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
-  const identity = parts.identity && identityParts(parts.identity, store.accounts, log, Date.now);
+  const identity = parts.identity && identityParts(parts.identity, store, log, Date.now);
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
   const placement = routingParts({ settings, store, routing, metrics, log, http, tracing: parts.tracing });
   const throttle = new LogThrottle();
@@ -110,6 +113,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     pipeline,
     keys: keyCache ?? store.accounts,
     tokens: identity?.tokens,
+    signIn: identity?.signIn,
     throttle,
     breakerPolicy: placement.health.policy,
     routingLive: () => placement.live(),

@@ -15,3 +15,11 @@ export function pricedConfig(user: UserEntry, moreModels: readonly ModelEntry[] 
     models: [chatModel('priced', [simulator()], { costs: { prompt_tokens: 1, completion_tokens: 2 } }), ...moreModels],
   };
 }
+
+/** The router `priced`, whose answers cost 0.01 each when asked as CENT_REQUEST asks (10 completion tokens at 1000 per million). */
+export function centModel(): ModelEntry {
+  return chatModel('priced', [simulator()], { costs: { prompt_tokens: 0, completion_tokens: 1000 } });
+}
+
+/** A chat request to `priced` that holds and costs 0.01. */
+export const CENT_REQUEST = { model: 'priced', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 } as const;

@@ -235,6 +235,11 @@ configured.
 {{- if $identity.defaultTeam -}}
 {{- $_ := set $file "default_team" $identity.defaultTeam -}}
 {{- end -}}
+{{- with $identity.signIn -}}
+{{- if .enabled -}}
+{{- $_ := set $file "sign_in" (dict "issuer" (required "gateway.identity.signIn.issuer: the name of one of gateway.identity.issuers" .issuer) "client_id" (required "gateway.identity.signIn.clientId is required" .clientId) "redirect_url" (required "gateway.identity.signIn.redirectUrl: the gateway's public URL of /auth/callback" .redirectUrl) "scopes" .scopes "session_hours" .sessionHours "key_sign_in" .keySignIn) -}}
+{{- end -}}
+{{- end -}}
 {{- toJson $file -}}
 {{- end -}}
 {{- end -}}

@@ -10,6 +10,7 @@ import { MemoryBudgetAlerts } from './memory-budget-alerts.ts';
 import { MemoryResponses } from './memory-responses.ts';
 import type { ResponseLimits } from '../responses.ts';
 import { MemoryPromptRatios } from './memory-prompt-ratios.ts';
+import { MemorySignIns } from './memory-sign-ins.ts';
 import { MemoryUsageLog } from './memory-usage-log.ts';
 import { MemoryPrefixIndex } from './memory-prefix-index.ts';
 import { MemoryProviderHealth } from './memory-provider-health.ts';
@@ -48,6 +49,7 @@ export class MemoryStore implements Store {
   readonly usage: MemoryUsageLog;
   readonly responses: MemoryResponses;
   readonly promptRatios = new MemoryPromptRatios();
+  readonly signIns = new MemorySignIns();
   readonly gateways: MemoryGatewayReports;
   readonly providerHealth = new MemoryProviderHealth();
   readonly engineSignals = new MemoryEngineSignals();

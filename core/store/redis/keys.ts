@@ -151,6 +151,10 @@ export const keys = {
   daily: (group: UsageGroup, id: string, day: string) => `${DAILY_PREFIXES[group][0]}${id}${DAILY_PREFIXES[group][1]}:daily:${day}`,
   /** Hash: `<ratio bucket>:<router>` -> requests; reported / counted prompt tokens (store/prompt-ratios.ts). */
   promptRatios: 'tg:prompt-ratios',
+  /** String: a single sign-on session (JSON SessionRecord), by its secret's SHA-256; expires with the session (store/sign-ins.ts). */
+  session: (hash: string) => `tg:session:${hash}`,
+  /** String: a sign-in under way (JSON PendingSignIn), by its state's SHA-256; expires after 10 minutes. */
+  pendingSignIn: (hash: string) => `tg:sign-in:${hash}`,
   /** Stream of budget alerts (lua/settle.lua raises them; store/budget-alerts.ts delivers them), each entry's field `a` JSON. */
   alerts: 'tg:alerts',
   /** String: JSON Catalog {revision, routers, providers}. */

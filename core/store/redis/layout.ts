@@ -146,6 +146,12 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     owner: 'redis-prompt-ratios.ts',
   },
   {
+    keys: ['tg:session:*', 'tg:sign-in:*'],
+    kinds: ['string'],
+    holds: "single sign-on's sessions and its sign-ins under way, each by its secret's SHA-256, expiring with it",
+    owner: 'redis-sign-ins.ts',
+  },
+  {
     keys: ['tg:gateways:*'],
     kinds: ['string'],
     holds: 'the routing snapshot each gateway pod serves (with a TTL)',

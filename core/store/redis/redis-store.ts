@@ -28,6 +28,8 @@ import type { BudgetAlerts } from '../budget-alerts.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { RedisUsageLog } from './redis-usage-log.ts';
 import { RedisPromptRatios } from './redis-prompt-ratios.ts';
+import { RedisSignIns } from './redis-sign-ins.ts';
+import type { SignInStore } from '../sign-ins.ts';
 import { RedisQueueGateways } from './redis-queue-gateways.ts';
 import { RedisQueueStatistics } from './redis-queue-statistics.ts';
 import { RedisQueueWorkers } from './redis-queue-workers.ts';
@@ -106,6 +108,7 @@ export class RedisStore implements Store {
   readonly responses: ResponseStore;
   readonly usage: UsageLog;
   readonly promptRatios: PromptRatioStore;
+  readonly signIns: SignInStore;
   readonly gateways: GatewayReports;
   readonly providerHealth: ProviderHealthStore;
   readonly engineSignals: EngineSignalStore;
@@ -248,6 +251,7 @@ export class RedisStore implements Store {
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
+    this.signIns = gated(new RedisSignIns(client), gate);
     // The queue's keys and provider health's: on a cluster a router's queue and its providers in one slot.
     const queueNames = queueKeyNames(mode === 'cluster' ? 'cluster' : 'one');
     this.providerHealth = gated(new RedisProviderHealth(client, this.#channels, queueNames), gate, ['onNotice']);

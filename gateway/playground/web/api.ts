@@ -1,8 +1,11 @@
 // The gateway's API as the Playground uses it: same origin, the key in the Authorization header
-// (never in a URL), answers typed by the server's response schemas, and every failure an
+// (never in a URL) or, signed in with single sign-on, the session's HttpOnly cookie, answers typed by the server's response schemas, and every failure an
 // ApiFailure carrying the gateway's error envelope.
 
 import type { ReadinessView } from '../../http/views/readiness.ts';
+import type { SignInOptionsView as SignInOptions } from '../../http/views/sign-in.ts';
+
+export type { SignInOptions };
 
 export interface ErrorEnvelope {
   readonly message: string;
@@ -83,8 +86,29 @@ export function segment(name: string): string {
   return name.split('/').map(encodeURIComponent).join('/');
 }
 
+/** Signed in with single sign-on, the key is '': the browser sends the session cookie instead (same origin). */
 export function headers(key: string, json = false): Record<string, string> {
-  return { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}) };
+  return { ...(key === '' ? {} : { authorization: `Bearer ${key}` }), ...(json ? { 'content-type': 'application/json' } : {}) };
+}
+
+/** What sign-in the gateway offers (GET /auth/options, public). */
+export async function signInOptions(): Promise<SignInOptions> {
+  try {
+    const response = await fetch('/auth/options', { cache: 'no-store' });
+    if (response.ok) return (await response.json()) as SignInOptions;
+  } catch {
+    // Unreachable: key sign-in, as before single sign-on existed.
+  }
+  return { single_sign_on: null, key_sign_in: true };
+}
+
+/** Ends the single sign-on session (its cookie is sent and cleared). */
+export async function signOutOfSession(): Promise<void> {
+  try {
+    await fetch('/auth/logout', { method: 'POST', cache: 'no-store' });
+  } catch {
+    // The session ends by itself when it expires.
+  }
 }
 
 /** Sends one request; a non-2xx answer throws ApiFailure with the gateway's own message. */

@@ -1,7 +1,7 @@
-// The shell: sign-in until a key is accepted, then the header, the navigation (admin pages only
+// The shell: sign-in until a key is accepted or a single sign-on session found, then the header, the navigation (admin pages only
 // for admins; the server enforces it anyway), the page of the current hash and a live region.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiFailure, call, type Me } from './api.ts';
+import { ApiFailure, call, signInOptions, signOutOfSession, type Me, type SignInOptions } from './api.ts';
 import { SessionContext, type Session } from './context.ts';
 import { readable } from './messages.ts';
 import { href, useRoute, type Route } from './routes.ts';
@@ -39,21 +39,35 @@ function allows(role: Me['role'], access: Access): boolean {
 }
 
 export function App() {
+  // The key is '' when signed in with single sign-on: the session's cookie goes with each request.
   const [signedIn, setSignedIn] = useState<{ key: string; me: Me } | null>(null);
-  const [checking, setChecking] = useState(() => storedKey() !== null);
+  const [checking, setChecking] = useState(true);
+  const [options, setOptions] = useState<SignInOptions>({ single_sign_on: null, key_sign_in: true });
   const [notice, setNotice] = useState<string | null>(null);
 
-  // A key kept from earlier in this tab's session is checked again before it is used.
+  // A key kept from earlier in this tab's session is checked again before it is used; without
+  // one, a single sign-on session (its cookie) is looked for.
   useEffect(() => {
     const key = storedKey();
-    if (key === null) return;
-    call<Me>(key, 'GET', '/v1/me')
-      .then((me) => setSignedIn({ key, me }))
-      .catch((error) => {
-        forgetKey();
-        setNotice(readable(error));
-      })
-      .finally(() => setChecking(false));
+    const check = async () => {
+      const offered = await signInOptions();
+      setOptions(offered);
+      if (key !== null) {
+        try {
+          setSignedIn({ key, me: await call<Me>(key, 'GET', '/v1/me') });
+        } catch (error) {
+          forgetKey();
+          setNotice(readable(error));
+        }
+      } else if (offered.single_sign_on) {
+        try {
+          setSignedIn({ key: '', me: await call<Me>('', 'GET', '/v1/me') });
+        } catch {
+          // No session (or it ended): the sign-in page.
+        }
+      }
+    };
+    check().finally(() => setChecking(false));
   }, []);
 
   const signIn = (key: string, me: Me) => {
@@ -62,13 +76,14 @@ export function App() {
     setSignedIn({ key, me });
   };
   const signOut = (reason: string | null) => {
+    if (signedIn?.key === '') void signOutOfSession();
     forgetKey();
     setSignedIn(null);
     setNotice(reason);
   };
 
-  if (checking) return <p class="loading">Checking your API key…</p>;
-  if (!signedIn) return <SignInPage notice={notice} onSignIn={signIn} />;
+  if (checking) return <p class="loading">Checking your sign-in…</p>;
+  if (!signedIn) return <SignInPage notice={notice} options={options} onSignIn={signIn} />;
   return (
     <SignedIn
       key={signedIn.key}
@@ -132,7 +147,10 @@ function SignedIn(props: { apiKey: string; me: Me; onMe: (me: Me) => void; onSig
           <span>
             {me.name} <span class="role">({me.role})</span>
           </span>
-          <button type="button" onClick={() => props.onSignOut('You signed out. The key was removed from this browser.')}>
+          <button
+            type="button"
+            onClick={() => props.onSignOut(apiKey === '' ? 'You signed out.' : 'You signed out. The key was removed from this browser.')}
+          >
             Sign out
           </button>
         </div>

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { load } from 'js-yaml';
 import { GATEWAY_OPTIONS, readSettings } from '../../../gateway/config/settings.ts';
+import { parseIdentityConfig } from '../../../gateway/identity/identity-config.ts';
 import { OPERATOR_OPTIONS, readOperatorSettings } from '../../../operator/settings.ts';
 import { logsFromEnv, TRACING_VARIABLES, tracingFromEnv } from '../../../core/telemetry/otel-env.ts';
 import { CHART, HelmError, parseObjects, renderChart, type KubeObject, type RenderOptions } from '../../support/helm.ts';
@@ -815,6 +816,61 @@ describe('charts/tollgate', () => {
     walk(schema, '');
     for (const [name, definition] of Object.entries(schema.definitions)) walk(definition, `#/definitions/${name}`);
     assert.deepEqual(open, []);
+  });
+
+  it('writes the identity file from gateway.identity, as the gateway reads it, mounts it and passes the client secret from its Secret; none by default', async () => {
+    const plain = await render();
+    assert.equal(plain.filter((o) => o.kind === 'ConfigMap' && o.metadata.name === `${RELEASE}-identity`).length, 0);
+    assert.equal(env(find(plain, 'Deployment', `${RELEASE}-gateway`)).TOLLGATE_IDENTITY_FILE, undefined);
+
+    const objects = await render({
+      gateway: {
+        identity: {
+          serviceAccountTokens: { enabled: true, issuer: 'https://oidc.eks.example.com/id/ABC' },
+          issuers: [{ name: 'okta', issuer: 'https://example.okta.com', audiences: ['api://tollgate'], groups_claim: 'groups' }],
+          adminGroups: ['platform'],
+          unmapped: 'refuse',
+          defaultTeam: 'general',
+          signIn: {
+            enabled: true,
+            issuer: 'okta',
+            clientId: 'tollgate',
+            clientSecret: { existingSecret: 'tollgate-oidc' },
+            redirectUrl: 'https://llm.example.com/auth/callback',
+            scopes: ['openid', 'profile', 'groups'],
+            keySignIn: false,
+          },
+        },
+      },
+    });
+    const file = find(objects, 'ConfigMap', `${RELEASE}-identity`).data['identity.yaml'];
+    const config = parseIdentityConfig('identity.yaml', file);
+    assert.deepEqual(
+      config.issuers.map((issuer) => [issuer.name, issuer.issuer, issuer.kubernetes, issuer.audiences]),
+      [
+        ['kubernetes', 'https://oidc.eks.example.com/id/ABC', true, ['tollgate']],
+        ['okta', 'https://example.okta.com', false, ['api://tollgate']],
+      ],
+    );
+    assert.deepEqual([config.admin_groups, config.unmapped, config.default_team], [['platform'], 'refuse', 'general']);
+    assert.deepEqual(config.sign_in, {
+      issuer: 'okta',
+      client_id: 'tollgate',
+      redirect_url: 'https://llm.example.com/auth/callback',
+      scopes: ['openid', 'profile', 'groups'],
+      session_hours: 12,
+      key_sign_in: false,
+      cookie_secure: true,
+    });
+    const gateway = find(objects, 'Deployment', `${RELEASE}-gateway`);
+    const variables = env(gateway);
+    assert.equal(variables.TOLLGATE_IDENTITY_FILE, '/etc/tollgate/identity/identity.yaml');
+    assert.deepEqual(variables.TOLLGATE_OIDC_CLIENT_SECRET, { secretKeyRef: { name: 'tollgate-oidc', key: 'client-secret' } });
+    const mount = container(gateway).volumeMounts.find((m: { name: string }) => m.name === 'identity');
+    assert.equal(mount.mountPath, '/etc/tollgate/identity');
+    assert.deepEqual(gateway.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'identity').configMap, {
+      name: `${RELEASE}-identity`,
+    });
   });
 
   it('documents every value of values.yaml in the README values table', async () => {

@@ -29,6 +29,13 @@ export async function goTo(page: Page, name: string): Promise<void> {
   await page.getByRole('heading', { name, level: 1 }).waitFor();
 }
 
+/** The page navigation's links each role sees, in order. */
+export const PAGES_OF = {
+  user: ['Chat', 'Transcribe', 'Usage', 'Account'],
+  team_admin: ['Chat', 'Transcribe', 'Usage', 'Account', 'Teams', 'Users'],
+  admin: ['Chat', 'Transcribe', 'Usage', 'Account', 'Routers', 'Providers', 'Teams', 'Users', 'Status'],
+} as const satisfies Record<string, readonly string[]>;
+
 /** The links of the page navigation, in order: which pages the signed-in key may open. */
 export async function navigationLinks(page: Page): Promise<string[]> {
   return page.getByRole('navigation', { name: 'Pages' }).getByRole('link').allTextContents();

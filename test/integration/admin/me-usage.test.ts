@@ -45,6 +45,7 @@ describe('GET /v1/me', () => {
       allowed_routers: ['priced'],
       rate_limits: null,
       priority: null,
+      subjects: null,
       spent: 0,
       reserved: 0,
       remaining: 2,

@@ -47,6 +47,7 @@ describe('POST /v1/admin/users', () => {
         allowed_routers: null,
         rate_limits: null,
         priority: null,
+        subjects: null,
         created_at: undefined,
         spent: 0,
         reserved: 0,

@@ -49,7 +49,7 @@ describe('/v1/models spelled another way still needs a key', () => {
 });
 
 describe('every route needs a key unless it is public', () => {
-  const PUBLIC = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /playground', 'GET /playground/*'];
+  const PUBLIC = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /playground', 'GET /playground/*', 'GET /auth/options'];
 
   /** Every method and path the gateway serves, read from the app's own route table (a tree, 4 columns a level). */
   const routes = () => {

@@ -13,6 +13,7 @@ import type { IdentityConfigInput } from '../../../gateway/identity/identity-con
 import type { GatewayConfig } from '../../support/gateway-config.ts';
 import { signingKey, signToken, startFakeJwks, type FakeJwks, type SigningKey } from '../../support/fake-jwks.ts';
 import { failedStart } from '../../support/gateway-process.ts';
+import { CENT_REQUEST, centModel } from '../../support/priced-config.ts';
 import { testBed } from '../../support/test-bed.ts';
 
 const bed = testBed({ redis: true });
@@ -45,23 +46,15 @@ async function identityFile(more: Partial<IdentityConfigInput> = {}, issuer: Rec
   return file;
 }
 
-// 10 completion tokens at 1000 per million: 0.01 a request.
 const CONFIG: GatewayConfig = {
   teams: [
     { id: 'red', name: 'Red', budget: '0.03', oidc_groups: ['eng'], oidc_admin_groups: ['eng-leads'] },
     { id: 'blue', name: 'Blue', oidc_groups: ['ops'] },
   ],
   users: [{ id: 'summarizer', name: 'Summarizer', budget: '5', subjects: ['system:serviceaccount:apps:summarizer'] }],
-  models: [
-    {
-      id: 'priced',
-      type: 'text-generation',
-      costs: { prompt_tokens: 0, completion_tokens: 1000 },
-      providers: [{ model: 'sim', type: 'simulator' }],
-    },
-  ],
+  models: [centModel()],
 };
-const ask = { model: 'priced', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 };
+const ask = CENT_REQUEST;
 
 const now = () => Math.floor(Date.now() / 1000);
 /** A token of the fake issuer for AUDIENCE, valid for ten minutes, with `claims` over it. */

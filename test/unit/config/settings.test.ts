@@ -138,6 +138,7 @@ describe('readSettings', () => {
     engineScrapeIntervalMs: { text: '250', parsed: 250 },
     queueSlotTtlSeconds: { text: '10', parsed: 10 },
     identityFile: { text: '/etc/tollgate/identity/identity.yaml', parsed: '/etc/tollgate/identity/identity.yaml' },
+    oidcClientSecret: { text: 'client-secret-1', parsed: 'client-secret-1' },
     listenBacklog: { text: '8192', parsed: 8192 },
     maxKeysPerUser: { text: '5', parsed: 5 },
     alertWebhookUrl: { text: 'https://hooks.example.com/budget', parsed: 'https://hooks.example.com/budget' },

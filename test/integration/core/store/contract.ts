@@ -128,6 +128,39 @@ export function describeStoreContract(name: string, harness: StoreHarness): void
     describeUsageLog(() => store);
     describePromptRatios(() => store, peer);
     describeGatewayReports(() => store, peer);
+    describeSignIns(() => store, peer);
+  });
+}
+
+function describeSignIns(current: () => Store, peer: () => Promise<Store>): void {
+  describe('single sign-on', () => {
+    const session = {
+      user_id: 'ann',
+      issuer: 'idp',
+      subject: 'ann@example.com',
+      created_at: '2026-03-01T12:00:00.000Z',
+      expires_at: '2026-03-02T00:00:00.000Z',
+    };
+    test('a session is found by its secret on every gateway until it is ended; another secret finds nothing', async () => {
+      const other = await peer();
+      await current().signIns.createSession('secret-1', session, 60_000);
+      assert.deepEqual(await other.signIns.session('secret-1'), session);
+      assert.equal(await other.signIns.session('secret-2'), undefined);
+      assert.equal(await other.signIns.endSession('secret-1'), true);
+      assert.equal(await current().signIns.session('secret-1'), undefined);
+      assert.equal(await current().signIns.endSession('secret-1'), false);
+    });
+
+    test('a sign-in under way is taken once, by whichever gateway the answer reaches', async () => {
+      const other = await peer();
+      const pending = { code_verifier: 'verifier', nonce: 'nonce', return_to: '/playground/' };
+      await current().signIns.beginSignIn('state-1', pending, 60_000);
+      const taken = await Promise.all([other.signIns.takeSignIn('state-1'), current().signIns.takeSignIn('state-1')]);
+      assert.deepEqual(
+        taken.filter((found) => found !== undefined),
+        [pending],
+      );
+    });
   });
 }
 

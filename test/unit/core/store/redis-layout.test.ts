@@ -42,6 +42,8 @@ const FROM_KEYS = {
   apiKeyLevelPattern: [],
   daily: (['user', 'team', 'key', 'router', 'provider'] as const).map((group) => keys.daily(group, 'x', '2026-03-01')),
   promptRatios: [keys.promptRatios],
+  session: [keys.session('9f86d0')],
+  pendingSignIn: [keys.pendingSignIn('9f86d0')],
   alerts: [keys.alerts],
   catalog: [keys.catalog],
   catalogChanged: [keys.catalogChanged],

@@ -320,6 +320,7 @@ describe('userFromCR', () => {
         allowed_routers: null,
         priority: null,
         rate_limits: null,
+        subjects: null,
       },
     },
     {
@@ -334,6 +335,7 @@ describe('userFromCR', () => {
         priority: -3,
         teamRef: { name: 'research' },
         apiKeySecret: { name: 'alice-key' },
+        subjects: ['system:serviceaccount:apps:alice', 'alice@example.com'],
       }),
       expected: {
         id: 'alice',
@@ -347,6 +349,7 @@ describe('userFromCR', () => {
         allowed_routers: ['meta-llama/Llama-3.1-8B'],
         priority: -3,
         rate_limits: { tokens_per_minute: 10_000 },
+        subjects: ['system:serviceaccount:apps:alice', 'alice@example.com'],
       },
     },
     {
@@ -364,6 +367,7 @@ describe('userFromCR', () => {
         allowed_routers: [],
         priority: null,
         rate_limits: null,
+        subjects: null,
       },
     },
     {
@@ -417,6 +421,8 @@ describe('teamFromCR', () => {
         allowedRouters: ['chat'],
         priority: 2,
         rateLimits: { requestsPerMinute: 600 },
+        oidcGroups: ['research', 'system:serviceaccounts:research'],
+        oidcAdminGroups: ['research-leads'],
       }),
     );
     assert.deepEqual(translated.ok && translated.value, {
@@ -429,6 +435,8 @@ describe('teamFromCR', () => {
       allowed_routers: ['chat'],
       priority: 2,
       rate_limits: { requests_per_minute: 600 },
+      oidc_groups: ['research', 'system:serviceaccounts:research'],
+      oidc_admin_groups: ['research-leads'],
     });
   });
 
@@ -444,6 +452,8 @@ describe('teamFromCR', () => {
       allowed_routers: null,
       priority: 0,
       rate_limits: null,
+      oidc_groups: null,
+      oidc_admin_groups: null,
     });
   });
 

@@ -1,0 +1,123 @@
+// The user an identity is (issue 32), for a bearer JWT (token-callers.ts) and a single sign-on
+// (sign-in.ts) alike: the user listing the identity in `subjects`, or the one made for it at its
+// first sign-in, with its team and role set from its groups.
+//
+// Groups decide, when the issuer's tokens carry them: the teams listing one of the caller's groups
+// (oidc_groups; the first by id when several do) give the team, the identity configuration's
+// admin_groups the admin role and the team's oidc_admin_groups the team_admin role. A caller whose
+// groups map to nothing gets the default team and role, or is refused (unmapped: refuse). A user
+// whose record says otherwise is brought in line (a write only when it differs), so a person
+// taken out of a group loses what it gave at their next sign-in. When the tokens carry no groups,
+// the user's own team and role stand.
+import type { Logger } from 'pino';
+import { UserSpec, type Role } from '../../core/resources/user.ts';
+import type { AccountStore, ApiKeyRecord, TeamRecord, UserRecord } from '../../core/store/accounts.ts';
+import { ConflictError } from '../../core/store/store-errors.ts';
+import type { Caller } from '../accounts/caller.ts';
+import { errors } from '../api/api-error.ts';
+import type { IdentityConfig } from './identity-config.ts';
+import type { IdentityDirectory } from './identity-directory.ts';
+import { userIdFor, type TokenIdentity } from './token-identity.ts';
+
+export type IdentityStore = Pick<AccountStore, 'getUser' | 'getTeam' | 'createUser' | 'updateUser' | 'onAccountChange'>;
+
+/** A team and role the caller's groups give. */
+interface Placement {
+  readonly team: string | null;
+  readonly role: Role;
+}
+
+export class IdentityAccounts {
+  readonly #config: IdentityConfig;
+  readonly #directory: IdentityDirectory;
+  readonly #store: IdentityStore;
+  readonly #now: () => number;
+  readonly #log: Pick<Logger, 'info'>;
+
+  constructor(config: IdentityConfig, directory: IdentityDirectory, store: IdentityStore, now: () => number, log: Pick<Logger, 'info'>) {
+    this.#config = config;
+    this.#directory = directory;
+    this.#store = store;
+    this.#now = now;
+    this.#log = log;
+  }
+
+  /** The user `identity` is, made or brought in line with its groups; throws the ApiError a caller gets when it is none. */
+  async userFor(identity: TokenIdentity): Promise<UserRecord> {
+    const placement = identity.groups === undefined ? undefined : await this.#placementOf(identity.groups);
+    return await this.#userOf(identity, placement);
+  }
+
+  /** The user of this id, as the store has it now. */
+  user(id: string): Promise<UserRecord | undefined> {
+    return this.#store.getUser(id);
+  }
+
+  /** The caller a user is, authenticated as `key`: with its team's record when it has one. */
+  async callerOf(user: UserRecord, key: ApiKeyRecord): Promise<Caller> {
+    const team = user.team === null ? undefined : await this.#store.getTeam(user.team);
+    return { key, user, ...(team ? { team } : {}) };
+  }
+
+  /** The team and role `groups` give, or the defaults; refused (403) when they give nothing and unmapped groups are refused. */
+  async #placementOf(groups: readonly string[]): Promise<Placement> {
+    const config = this.#config;
+    const teams = await this.#directory.teamsOf(groups);
+    const admin = groups.some((group) => config.admin_groups.includes(group));
+    const team: TeamRecord | undefined = teams.members[0] ?? teams.admins[0];
+    if (team) {
+      const teamAdmin = teams.admins.some((t) => t.id === team.id);
+      return { team: team.id, role: admin ? 'admin' : teamAdmin ? 'team_admin' : 'user' };
+    }
+    if (admin) return { team: config.default_team, role: 'admin' };
+    if (config.unmapped === 'refuse') throw errors.forbidden(UNMAPPED);
+    return { team: config.default_team, role: config.default_role };
+  }
+
+  /** The user listing the identity, or the one made for it; its team and role brought in line with `placement`. */
+  async #userOf(identity: TokenIdentity, placement: Placement | undefined): Promise<UserRecord> {
+    const listing = await this.#directory.usersOf(identity.subject);
+    if (listing.length > 1)
+      throw errors.invalidToken(`more than one user of this gateway lists its identity (${listing.join(', ')}); an admin must keep one`);
+    const id = listing[0] ?? userIdFor(identity.subject);
+    let user = await this.#store.getUser(id);
+    if (user === undefined) {
+      if (!this.#config.create_users) throw errors.invalidToken('no user of this gateway lists its identity in subjects');
+      user = await this.#create(id, identity, placement);
+    } else if (listing.length === 0 && !(user.subjects ?? []).includes(identity.subject)) {
+      // The id made from the identity is another user's, who does not list it.
+      throw errors.invalidToken(`its identity would be the user "${id}", which does not list it in subjects`);
+    }
+    if (placement && (user.team !== placement.team || user.role !== placement.role)) {
+      this.#log.info(
+        `user "${user.id}": team ${user.team ?? 'none'} → ${placement.team ?? 'none'}, role ${user.role} → ${placement.role}, from the groups of a token of ${identity.issuer.name}`,
+      );
+      const { created_at: _, ...spec } = user;
+      user = await this.#store.updateUser({ ...spec, subjects: spec.subjects ?? null, team: placement.team, role: placement.role });
+    }
+    return user;
+  }
+
+  async #create(id: string, identity: TokenIdentity, placement: Placement | undefined): Promise<UserRecord> {
+    const spec = UserSpec.parse({
+      id,
+      name: identity.name,
+      team: placement?.team ?? this.#config.default_team,
+      role: placement?.role ?? this.#config.default_role,
+      subjects: [identity.subject],
+    });
+    try {
+      const user = await this.#store.createUser(spec, new Date(this.#now()));
+      this.#log.info(`user "${id}" made for a token of ${identity.issuer.name}`);
+      return user;
+    } catch (error) {
+      // Made meanwhile by another request or gateway: theirs is the user.
+      const made = error instanceof ConflictError ? await this.#store.getUser(id) : undefined;
+      if (made) return made;
+      throw error;
+    }
+  }
+}
+
+/** What a caller whose groups map to no team is told (403), on the API and on the sign-in page. */
+export const UNMAPPED = "None of your groups gives you a team on this gateway: ask an admin to list one of them in a team's oidc_groups";

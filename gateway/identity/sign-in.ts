@@ -1,0 +1,207 @@
+// Single sign-on with OpenID Connect (issue 32), for the Playground and the admin API: the
+// authorization code flow with PKCE, done by openid-client. A sign-in begins with a random state,
+// nonce and code verifier, kept in the store (shared by every gateway) under the state's hash for
+// ten minutes, and the browser bound to it by a cookie; the provider's answer is taken once, its
+// state, nonce, code and ID token checked by openid-client; the person is then the user their
+// identity is (identity-accounts.ts) and gets a session: a random secret in an HttpOnly cookie,
+// kept in the store under its hash until it expires or they sign out. Every gateway reads the same
+// sessions, so a person signed in through one is signed in on all.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import * as oidc from 'openid-client';
+import type { ApiKeyRecord, UserRecord } from '../../core/store/accounts.ts';
+import type { SessionRecord, SignInStore } from '../../core/store/sign-ins.ts';
+import type { Caller } from '../accounts/caller.ts';
+import { ApiError } from '../api/api-error.ts';
+import type { IdentityAccounts } from './identity-accounts.ts';
+import type { IssuerConfig, SignInConfig } from './identity-config.ts';
+import { identityOf } from './token-identity.ts';
+
+/** How long a sign-in may take, from the redirect to the provider to its answer. */
+export const SIGN_IN_TTL_MS = 10 * 60_000;
+/** A discovery or token request to the provider is given up after this long. */
+const PROVIDER_TIMEOUT_SECONDS = 10;
+
+export interface SignInOptions {
+  readonly config: SignInConfig;
+  readonly issuer: IssuerConfig;
+  readonly clientSecret: string | undefined;
+  readonly store: SignInStore;
+  readonly accounts: IdentityAccounts;
+  readonly now: () => number;
+  readonly log: Pick<Logger, 'info' | 'warn'>;
+}
+
+/** A sign-in that cannot complete: what the person is shown, and the status of the page. */
+export class SignInFailure extends Error {
+  override name = 'SignInFailure';
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export class SignIn {
+  readonly #options: SignInOptions;
+  #configuration: Promise<oidc.Configuration> | undefined;
+
+  constructor(options: SignInOptions) {
+    this.#options = options;
+  }
+
+  /** The issuer's name, as the Playground offers it. */
+  get issuerName(): string {
+    return this.#options.issuer.name;
+  }
+
+  get keySignIn(): boolean {
+    return this.#options.config.key_sign_in;
+  }
+
+  get cookieSecure(): boolean {
+    return this.#options.config.cookie_secure;
+  }
+
+  /** Where to send the browser to sign in, and the state its cookie must carry back. */
+  async begin(returnTo: string): Promise<{ readonly url: URL; readonly state: string }> {
+    const configuration = await this.#discovered();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    await this.#options.store.beginSignIn(state, { code_verifier: codeVerifier, nonce, return_to: safeReturn(returnTo) }, SIGN_IN_TTL_MS);
+    const url = oidc.buildAuthorizationUrl(configuration, {
+      redirect_uri: this.#options.config.redirect_url,
+      scope: this.#options.config.scopes.join(' '),
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    return { url, state };
+  }
+
+  /**
+   * The provider's answer (the query of the callback), from the browser holding `stateCookie`:
+   * checked, and the person's session made. Throws SignInFailure with what to show otherwise.
+   */
+  async finish(
+    query: URLSearchParams,
+    stateCookie: string | undefined,
+  ): Promise<{ readonly secret: string; readonly returnTo: string; readonly maxAgeSeconds: number }> {
+    const error = query.get('error');
+    if (error !== null)
+      throw new SignInFailure(401, `The identity provider did not sign you in: ${query.get('error_description') ?? error}.`);
+    const state = query.get('state');
+    if (state === null || stateCookie === undefined || state !== stateCookie)
+      throw new SignInFailure(400, 'This sign-in was not started in this browser, or was already used. Start again.');
+    const pending = await this.#options.store.takeSignIn(state);
+    if (!pending) throw new SignInFailure(400, 'This sign-in has expired or was already used. Start again.');
+    const configuration = await this.#discovered();
+    const callback = new URL(this.#options.config.redirect_url);
+    callback.search = query.toString();
+    let claims: Record<string, unknown>;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(configuration, callback, {
+        pkceCodeVerifier: pending.code_verifier,
+        expectedState: state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
+      const idClaims = tokens.claims()!;
+      // Profile and groups claims are often only in the user info (an ID token may carry `sub` alone).
+      const info = configuration.serverMetadata().userinfo_endpoint
+        ? await oidc.fetchUserInfo(configuration, tokens.access_token, idClaims.sub)
+        : {};
+      claims = { ...info, ...idClaims };
+    } catch (failure) {
+      this.#options.log.warn(`single sign-on: the identity provider's answer was refused: ${(failure as Error).message}`);
+      throw new SignInFailure(401, 'The identity provider’s answer could not be checked. Start again.');
+    }
+    const identity = identityOf(this.#options.issuer, claims);
+    if ('problem' in identity) throw new SignInFailure(401, `You could not be signed in: ${identity.problem}.`);
+    let user: UserRecord;
+    try {
+      user = await this.#options.accounts.userFor(identity);
+    } catch (refusal) {
+      if (refusal instanceof ApiError) throw new SignInFailure(refusal.status, refusal.message);
+      throw refusal;
+    }
+    const secret = randomBytes(32).toString('base64url');
+    const now = this.#options.now();
+    const lifetimeMs = this.#options.config.session_hours * 3_600_000;
+    const session: SessionRecord = {
+      user_id: user.id,
+      issuer: this.#options.issuer.name,
+      subject: identity.subject,
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + lifetimeMs).toISOString(),
+    };
+    await this.#options.store.createSession(secret, session, lifetimeMs);
+    this.#options.log.info(`user "${user.id}" signed in with ${this.#options.issuer.name}`);
+    return { secret, returnTo: pending.return_to, maxAgeSeconds: Math.floor(lifetimeMs / 1000) };
+  }
+
+  /** The caller a session cookie stands for; undefined when the session ended or its user is gone. */
+  async callerFor(secret: string): Promise<Caller | undefined> {
+    const session = await this.#options.store.session(secret);
+    if (!session) return undefined;
+    const user = await this.#options.accounts.user(session.user_id);
+    if (!user) return undefined;
+    return await this.#options.accounts.callerOf(user, sessionKey(session, user));
+  }
+
+  /** Ends the session of `secret` (sign-out). */
+  async end(secret: string): Promise<void> {
+    await this.#options.store.endSession(secret);
+  }
+
+  /** The provider's configuration, discovered once; a discovery that fails is tried again at the next sign-in. */
+  #discovered(): Promise<oidc.Configuration> {
+    this.#configuration ??= this.#discover().catch((error: unknown) => {
+      this.#configuration = undefined;
+      this.#options.log.warn(`single sign-on: ${this.#options.issuer.issuer} could not be discovered: ${(error as Error).message}`);
+      throw new SignInFailure(503, 'The identity provider cannot be reached right now. Try again shortly.');
+    });
+    return this.#configuration;
+  }
+
+  async #discover(): Promise<oidc.Configuration> {
+    const { issuer, clientSecret, config } = this.#options;
+    const server = new URL(issuer.issuer);
+    const configuration = await oidc.discovery(
+      server,
+      config.client_id,
+      undefined,
+      clientSecret === undefined ? oidc.None() : oidc.ClientSecretPost(clientSecret),
+      {
+        timeout: PROVIDER_TIMEOUT_SECONDS,
+        // A provider on plain HTTP only on this machine (development, tests); anywhere else HTTPS.
+        execute: server.protocol === 'http:' && LOOPBACK.has(server.hostname) ? [oidc.allowInsecureRequests] : [],
+      },
+    );
+    configuration.timeout = PROVIDER_TIMEOUT_SECONDS;
+    return configuration;
+  }
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** A path of this gateway to return to; anything else (another site, `//host`) returns to the Playground. */
+function safeReturn(path: string): string {
+  return path.startsWith('/') && !path.startsWith('//') && !path.includes('\\') ? path : '/playground/';
+}
+
+/** The caller's "key": its session, for usage records (`key_id` `sso-<issuer>`); no budget of its own. */
+function sessionKey(session: SessionRecord, user: UserRecord): ApiKeyRecord {
+  return {
+    id: `sso-${session.issuer}`,
+    user_id: user.id,
+    name: `single sign-on with ${session.issuer}`,
+    hash: '',
+    hint: '',
+    created_at: session.created_at,
+    expires_at: session.expires_at,
+    revoked_at: null,
+  };
+}
