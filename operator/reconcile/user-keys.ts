@@ -87,11 +87,30 @@ async function registerKey(store: KeyStore, userId: string, secret: SecretObject
   return condition('ResolvedRefs', true, 'ResolvedRefs', `The API key is in Secret ${secret.metadata.name}`);
 }
 
-async function revokeOthers(store: KeyStore, userId: string, currentHash: string, now: Date): Promise<void> {
+/** Revokes the keys the operator registered for the user but the one of `currentHash` (all of them without it). */
+async function revokeOthers(store: KeyStore, userId: string, currentHash: string | undefined, now: Date): Promise<void> {
   for (const key of await store.listKeys(userId)) {
     if (key.id.startsWith(KEY_ID_PREFIX) && key.hash !== currentHash && !key.revoked_at) await store.revokeKey(userId, key.id, now);
   }
 }
+
+/**
+ * A user that calls with tokens (it lists `subjects`, and names no key Secret) gets no API key: a
+ * static key it never uses could only leak. A key the operator registered before is revoked (its
+ * Secret, owned by the GatewayUser, stays until the user goes).
+ */
+export async function withoutApiKey(store: KeyStore, userId: string, now: Date): Promise<DesiredCondition> {
+  await revokeOthers(store, userId, undefined, now);
+  return condition(
+    'ResolvedRefs',
+    true,
+    TOKENS_ONLY,
+    'The user calls with tokens of its spec.subjects: no API key is made (name spec.apiKeySecret for one)',
+  );
+}
+
+/** The ResolvedRefs reason of a user that calls with tokens only. */
+export const TOKENS_ONLY = 'TokensOnly';
 
 function keyRecord(userId: string, secret: string, hash: string, hint: string, now: Date) {
   return {

@@ -1,5 +1,5 @@
 // A "user:<namespace>/<name>" key's reconcile: the GatewayUser into the store the gateways share
-// (its spec, its API key's hash), its key Secret, a finalizer that removes the Redis state when
+// (its spec, its API key's hash), its key Secret (none for a user that calls with tokens), a finalizer that removes the Redis state when
 // the resource goes, and its status with usage read back from the store.
 import { applyObject, type KubeClient } from '../../core/kubernetes/kube-client.ts';
 import type { Log } from '../../core/log.ts';
@@ -12,7 +12,7 @@ import type { EventRecorder } from '../kube/events.ts';
 import { GATEWAY_USERS, type Cache, type SecretObject } from '../kube/resources.ts';
 import { condition, type DesiredCondition } from './conditions.ts';
 import { keyOf } from './desired-routing.ts';
-import { ensureApiKey, type KeyStore } from './user-keys.ts';
+import { ensureApiKey, TOKENS_ONLY, withoutApiKey, type KeyStore } from './user-keys.ts';
 import { readUsage, type UsageReader } from './user-usage.ts';
 import { FINALIZER, idOwner, keySecretName, sameUserSpec, usageStatus, userStatus, type UserObject } from './user-state.ts';
 import { writeStatus } from './write-status.ts';
@@ -54,14 +54,17 @@ export async function reconcileUser(deps: UserDeps, key: string, signal?: AbortS
   }
   await ensureFinalizer(deps.client, user, signal);
   await ensureStoreUser(deps.store.accounts, translated.value, now);
-  const keyCondition = await ensureApiKey({ ...deps, store: deps.store.accounts }, user, now, signal);
+  const tokensOnly = (translated.value.subjects?.length ?? 0) > 0 && !namesKeySecret(user);
+  const keyCondition = tokensOnly
+    ? await withoutApiKey(deps.store.accounts, user.metadata.name, now)
+    : await ensureApiKey({ ...deps, store: deps.store.accounts }, user, now, signal);
   const usage = usageStatus(await readUsage(deps.store, user.metadata.name, now, user.status));
   const conditions = [condition('Accepted', true, 'Accepted', 'The user is valid'), keyCondition, ready(keyCondition)];
   await writeStatus(
     deps,
     GATEWAY_USERS,
     user,
-    userStatus(user, conditions, { ...usage, apiKeySecretName: keySecretName(user) }, now),
+    userStatus(user, conditions, tokensOnly ? usage : { ...usage, apiKeySecretName: keySecretName(user) }, now),
     signal,
   );
 }
@@ -69,7 +72,14 @@ export async function reconcileUser(deps: UserDeps, key: string, signal?: AbortS
 function ready(keyCondition: DesiredCondition): DesiredCondition {
   if (keyCondition.status !== 'True')
     return condition('Ready', false, keyCondition.reason, "The user exists in the gateways' store, but has no usable API key");
+  if (keyCondition.reason === TOKENS_ONLY)
+    return condition('Ready', true, 'Ready', "The user is in the gateways' store; it calls with tokens");
   return condition('Ready', true, 'Ready', "The user and its API key are in the gateways' store");
+}
+
+/** The GatewayUser names its key Secret (spec.apiKeySecret): it gets a key even when it lists subjects. */
+function namesKeySecret(user: UserObject): boolean {
+  return (user.spec as { apiKeySecret?: unknown } | undefined)?.apiKeySecret !== undefined;
 }
 
 /** Invalid or in conflict: the store is not touched (a valid earlier spec stays in force there). */

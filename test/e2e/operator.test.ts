@@ -283,6 +283,52 @@ describe('tollgate operator against a real API server and Redis', () => {
     );
   });
 
+  it('makes no API key for a GatewayUser listing subjects (it calls with tokens), and revokes the key of one that comes to list them', async () => {
+    const subjects = ['system:serviceaccount:apps:summarizer'];
+    await apply({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'GatewayUser',
+      metadata: { name: 'summarizer' },
+      spec: { budget: '5', subjects },
+    });
+    const ready = await until(
+      async () => {
+        const current = await get<Conditioned>('gatewayusers', 'summarizer');
+        return condition(current, 'Ready')?.status === 'True' ? current : undefined;
+      },
+      'the token user Ready',
+      operators,
+    );
+    assert.equal(condition(ready, 'ResolvedRefs')?.reason, 'TokensOnly');
+    assert.equal(ready.status?.apiKeySecretName, undefined);
+    // Ready is written after the key step: a Secret would exist by now.
+    assert.equal(await get('secrets', 'summarizer-api-key'), undefined);
+    assert.deepEqual((await store.accounts.getUser('summarizer'))?.subjects, subjects);
+    assert.deepEqual(await store.accounts.listKeys('summarizer'), []);
+
+    // A user with a key, then given subjects: its key stops working.
+    await apply({ apiVersion: 'tollgate.dev/v1alpha1', kind: 'GatewayUser', metadata: { name: 'carol' }, spec: {} });
+    const secret = await until(() => get<{ data?: Record<string, string> }>('secrets', 'carol-api-key'), "carol's key Secret", operators);
+    const carolKey = Buffer.from(secret.data?.['api-key'] ?? '', 'base64').toString();
+    await until(() => store.accounts.findKey(hashKey(carolKey)), "carol's key in Redis", operators);
+    await apply({
+      apiVersion: 'tollgate.dev/v1alpha1',
+      kind: 'GatewayUser',
+      metadata: { name: 'carol' },
+      spec: { subjects: ['carol@example.com'] },
+    });
+    const revoked = await until(
+      async () => {
+        const found = await store.accounts.findKey(hashKey(carolKey));
+        return found?.key.revoked_at ? found : undefined;
+      },
+      "carol's key revoked",
+      operators,
+    );
+    assert.ok(revoked.key.revoked_at);
+    await inTeam(['delete', 'gatewayuser', 'summarizer', 'carol', '--wait=false']);
+  });
+
   it("records a team's budget alert as an event on its GatewayTeam, and shows what the team spent", async () => {
     // The example team, with thresholds: alice is in it (examples/kubernetes/gatewayuser.yaml).
     await inTeam(['patch', 'gatewayteam', 'research', '--type', 'merge', '-p', JSON.stringify({ spec: { budgetAlerts: [1] } })]);

@@ -76,14 +76,16 @@ export const USER_FIELDS = fieldTable(
     subjects: {
       cr: 'subjects',
       describe:
-        "Identities that call as this user with a token: the value of the issuer's user claim (sub, or an email), e.g. system:serviceaccount:apps:summarizer. The gateway writes it for a user it makes at the user's first token. Absent: none.",
+        "Identities that call as this user with a token: the value of the issuer's user claim (sub, or an email), e.g. system:serviceaccount:apps:summarizer. A user listing subjects calls with tokens: the operator makes no API key for it unless apiKeySecret names a Secret. Absent: none.",
     },
   },
   {
     apiKeySecret: z
       .strictObject({ name: ObjectName.describe('Name of the Secret, in the same namespace.') })
       .optional()
-      .describe("The Secret the operator writes the user's API key to. Absent: <metadata.name>-api-key."),
+      .describe(
+        "The Secret the operator writes the user's API key to. Absent: <metadata.name>-api-key, or no key at all for a user listing subjects (it calls with tokens).",
+      ),
   },
 );
 
