@@ -44,6 +44,12 @@ export interface AccountDirectory extends UserKeys {
   updateUser(user: UserSpec): Promise<UserRecord>;
   /** Removes the user with their keys and budget state. False when there was no such user. */
   deleteUser(id: string): Promise<boolean>;
+  /**
+   * Kubernetes mode: writes the user's GatewayUser as it is in the store already (the caller
+   * wrote it there, to use it at once), so the resource stays its source of truth and the
+   * operator's next reconcile finds nothing to change. Absent in file mode, where the store is all.
+   */
+  publishUser?(user: UserSpec): Promise<void>;
 
   getTeam(id: string): Promise<TeamRecord | undefined>;
   /** Teams ordered by id, `limit` at a time, starting after the id `after`. */

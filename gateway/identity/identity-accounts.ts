@@ -27,19 +27,32 @@ interface Placement {
   readonly role: Role;
 }
 
+export interface IdentityAccountsOptions {
+  readonly config: IdentityConfig;
+  readonly directory: IdentityDirectory;
+  /** Where users are read, and written at once (a request must not wait for an operator). */
+  readonly store: IdentityStore;
+  /** Kubernetes mode: writes the user's GatewayUser after the store (AccountDirectory.publishUser). */
+  readonly publish?: ((user: UserSpec) => Promise<void>) | undefined;
+  readonly now: () => number;
+  readonly log: Pick<Logger, 'info' | 'warn'>;
+}
+
 export class IdentityAccounts {
   readonly #config: IdentityConfig;
   readonly #directory: IdentityDirectory;
   readonly #store: IdentityStore;
+  readonly #publish: ((user: UserSpec) => Promise<void>) | undefined;
   readonly #now: () => number;
-  readonly #log: Pick<Logger, 'info'>;
+  readonly #log: Pick<Logger, 'info' | 'warn'>;
 
-  constructor(config: IdentityConfig, directory: IdentityDirectory, store: IdentityStore, now: () => number, log: Pick<Logger, 'info'>) {
-    this.#config = config;
-    this.#directory = directory;
-    this.#store = store;
-    this.#now = now;
-    this.#log = log;
+  constructor(options: IdentityAccountsOptions) {
+    this.#config = options.config;
+    this.#directory = options.directory;
+    this.#store = options.store;
+    this.#publish = options.publish;
+    this.#now = options.now;
+    this.#log = options.log;
   }
 
   /** The user `identity` is, made or brought in line with its groups; throws the ApiError a caller gets when it is none. */
@@ -94,8 +107,24 @@ export class IdentityAccounts {
       );
       const { created_at: _, ...spec } = user;
       user = await this.#store.updateUser({ ...spec, subjects: spec.subjects ?? null, team: placement.team, role: placement.role });
+      await this.#published(user);
     }
     return user;
+  }
+
+  /**
+   * In Kubernetes mode, the user written to the store is written as its GatewayUser too, so that
+   * the operator, putting the resource back into the store, keeps what the groups gave. A failure
+   * is logged, not the caller's: the store has the user, and the next change publishes again.
+   */
+  async #published(user: UserRecord): Promise<void> {
+    if (!this.#publish) return;
+    const { created_at: _, ...spec } = user;
+    try {
+      await this.#publish(spec);
+    } catch (error) {
+      this.#log.warn(`user "${user.id}" is in the store but its GatewayUser could not be written: ${(error as Error).message}`);
+    }
   }
 
   async #create(id: string, identity: TokenIdentity, placement: Placement | undefined): Promise<UserRecord> {
@@ -109,6 +138,7 @@ export class IdentityAccounts {
     try {
       const user = await this.#store.createUser(spec, new Date(this.#now()));
       this.#log.info(`user "${id}" made for a token of ${identity.issuer.name}`);
+      await this.#published(user);
       return user;
     } catch (error) {
       // Made meanwhile by another request or gateway: theirs is the user.

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../../core/kubernetes/kube-client.ts';
 import type { AccountStore } from '../../core/store/accounts.ts';
 import type { SignInStore } from '../../core/store/sign-ins.ts';
+import type { UserSpec } from '../../core/resources/user.ts';
 import type { IdentityConfig } from './identity-config.ts';
 import { IdentityAccounts } from './identity-accounts.ts';
 import { IdentityDirectory } from './identity-directory.ts';
@@ -32,6 +33,8 @@ export interface Identity {
 export function identityParts(
   setup: IdentitySetup,
   store: { readonly accounts: AccountStore; readonly signIns: SignInStore },
+  /** Kubernetes mode: writes a user's GatewayUser (AccountDirectory.publishUser). */
+  publish: ((user: UserSpec) => Promise<void>) | undefined,
   log: Pick<Logger, 'info' | 'warn'>,
   now: () => number,
 ): Identity {
@@ -58,7 +61,7 @@ export function identityParts(
     now,
   });
   const directory = new IdentityDirectory(store.accounts);
-  const accounts = new IdentityAccounts(config, directory, store.accounts, now, log);
+  const accounts = new IdentityAccounts({ config, directory, store: store.accounts, publish, now, log });
   const tokens = new TokenCallers({ verifier, config, accounts, store: store.accounts, now });
   const signInConfig = config.sign_in;
   const signIn =

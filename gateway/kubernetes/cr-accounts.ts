@@ -51,6 +51,11 @@ export class CrAccounts extends StoreAccounts {
     return { ...user, created_at: current.created_at };
   }
 
+  /** The user's GatewayUser, as the store holds the user already (a user made or placed for a token). */
+  async publishUser(user: UserSpec): Promise<void> {
+    await kubeErrors(() => this.#resources.apply(GATEWAY_USERS, 'GatewayUser', user.id, userToCR(user)));
+  }
+
   /** A user without a GatewayUser (the bootstrap admin, say) is deleted from Redis, as in file mode. */
   override async deleteUser(id: string): Promise<boolean> {
     return (await kubeErrors(() => this.#resources.delete(GATEWAY_USERS, id))) || (await this.#store.deleteUser(id));

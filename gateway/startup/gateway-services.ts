@@ -70,7 +70,8 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
   const { settings, store, routing, metrics } = parts;
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
-  const identity = parts.identity && identityParts(parts.identity, store, log, Date.now);
+  const publish = parts.accounts.publishUser?.bind(parts.accounts);
+  const identity = parts.identity && identityParts(parts.identity, store, publish, log, Date.now);
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
   const placement = routingParts({ settings, store, routing, metrics, log, http, tracing: parts.tracing });
   const throttle = new LogThrottle();
