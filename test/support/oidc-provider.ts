@@ -85,7 +85,7 @@ export class CookieJar {
 }
 
 /**
- * Signs `login` in at the gateway as a browser would: the gateway's /auth/login, the provider's
+ * Signs `login` in at the gateway as a browser would: the gateway's /auth/login (or `start`), the provider's
  * login and consent pages, back to the gateway's callback. Returns the gateway's last answer (the
  * callback's: a redirect with the session cookie, or a page saying why not) and the gateway's
  * cookies.
@@ -93,6 +93,7 @@ export class CookieJar {
 export async function signInThrough(
   gatewayUrl: string,
   login: string,
+  start = '/auth/login',
 ): Promise<{ readonly answer: Response; readonly gateway: CookieJar }> {
   const gateway = new CookieJar();
   const provider = new CookieJar();
@@ -101,7 +102,7 @@ export async function signInThrough(
     jar.take(response);
     return response;
   };
-  let response = await go(`${gatewayUrl}/auth/login`, gateway);
+  let response = await go(`${gatewayUrl}${start}`, gateway);
   let location = response.headers.get('location');
   for (let step = 0; step < 20 && location !== null; step++) {
     const url = new URL(location, response.url || gatewayUrl);

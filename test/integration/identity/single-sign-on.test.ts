@@ -133,6 +133,20 @@ describe('single sign-on', () => {
     assert.equal(stranger.gateway.get('tollgate_session'), undefined);
   });
 
+  test('a sign-in returns only to a path of the gateway: another site, or a return_to given twice, returns to the Playground', async (t) => {
+    const gw = await gatewayAt(ports[2]!, t);
+    for (const [query, expected] of [
+      ['return_to=%2Fplayground%2F%23usage', '/playground/#usage'],
+      ['return_to=https%3A%2F%2Fevil.example%2F', '/playground/'],
+      ['return_to=%2F%2Fevil.example%2F', '/playground/'],
+      ['return_to=%2Fa&return_to=%2Fb', '/playground/'],
+    ] as const) {
+      const { answer } = await signInThrough(gw.url, 'ann', `/auth/login?${query}`);
+      assert.equal(answer.status, 302, query);
+      assert.equal(answer.headers.get('location'), expected, query);
+    }
+  });
+
   test("the provider's answer is taken once, and only by the browser that began the sign-in", async (t) => {
     const gw = await gatewayAt(ports[2]!, t);
     // Stop at the callback: replay it, and send it without the sign-in's cookie.
