@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../../core/kubernetes/kube-client.ts';
 import type { AccountStore } from '../../core/store/accounts.ts';
 import type { SignInStore } from '../../core/store/sign-ins.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { UserSpec } from '../../core/resources/user.ts';
 import type { IdentityConfig } from './identity-config.ts';
 import { IdentityAccounts } from './identity-accounts.ts';
@@ -37,6 +38,7 @@ export function identityParts(
   publish: ((user: UserSpec) => Promise<void>) | undefined,
   log: Pick<Logger, 'info' | 'warn'>,
   now: () => number,
+  metrics?: Pick<GatewayMetrics, 'tokenRefusals' | 'signIns'>,
 ): Identity {
   const { config } = setup;
   const issuers = config.issuers.map((issuer): JwtIssuer => {
@@ -62,7 +64,14 @@ export function identityParts(
   });
   const directory = new IdentityDirectory(store.accounts);
   const accounts = new IdentityAccounts({ config, directory, store: store.accounts, publish, now, log });
-  const tokens = new TokenCallers({ verifier, config, accounts, store: store.accounts, now });
+  const tokens = new TokenCallers({
+    verifier,
+    config,
+    accounts,
+    store: store.accounts,
+    now,
+    onRefusal: metrics && ((reason) => metrics.tokenRefusals.inc({ reason })),
+  });
   const signInConfig = config.sign_in;
   const signIn =
     signInConfig &&
@@ -74,6 +83,7 @@ export function identityParts(
       accounts,
       now,
       log,
+      onOutcome: metrics && ((outcome) => metrics.signIns.inc({ outcome })),
     });
   return {
     tokens,

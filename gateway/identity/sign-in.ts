@@ -30,15 +30,20 @@ export interface SignInOptions {
   readonly accounts: IdentityAccounts;
   readonly now: () => number;
   readonly log: Pick<Logger, 'info' | 'warn'>;
+  /** Told how each sign-in that came back from the provider ended (a metric's label). */
+  readonly onOutcome?: ((outcome: 'signed_in' | 'refused' | 'failed') => void) | undefined;
 }
 
 /** A sign-in that cannot complete: what the person is shown, and the status of the page. */
 export class SignInFailure extends Error {
   override name = 'SignInFailure';
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** The person was refused (their identity or groups give no user), rather than the sign-in failing. */
+  readonly refused: boolean;
+  constructor(status: number, message: string, refused = false) {
     super(message);
     this.status = status;
+    this.refused = refused;
   }
 }
 
@@ -89,6 +94,20 @@ export class SignIn {
     query: URLSearchParams,
     stateCookie: string | undefined,
   ): Promise<{ readonly secret: string; readonly returnTo: string; readonly maxAgeSeconds: number }> {
+    try {
+      const session = await this.#finish(query, stateCookie);
+      this.#options.onOutcome?.('signed_in');
+      return session;
+    } catch (error) {
+      this.#options.onOutcome?.(error instanceof SignInFailure && error.refused ? 'refused' : 'failed');
+      throw error;
+    }
+  }
+
+  async #finish(
+    query: URLSearchParams,
+    stateCookie: string | undefined,
+  ): Promise<{ readonly secret: string; readonly returnTo: string; readonly maxAgeSeconds: number }> {
     const error = query.get('error');
     if (error !== null)
       throw new SignInFailure(401, `The identity provider did not sign you in: ${query.get('error_description') ?? error}.`);
@@ -119,12 +138,12 @@ export class SignIn {
       throw new SignInFailure(401, 'The identity provider’s answer could not be checked. Start again.');
     }
     const identity = identityOf(this.#options.issuer, claims);
-    if ('problem' in identity) throw new SignInFailure(401, `You could not be signed in: ${identity.problem}.`);
+    if ('problem' in identity) throw new SignInFailure(401, `You could not be signed in: ${identity.problem}.`, true);
     let user: UserRecord;
     try {
       user = await this.#options.accounts.userFor(identity);
     } catch (refusal) {
-      if (refusal instanceof ApiError) throw new SignInFailure(refusal.status, refusal.message);
+      if (refusal instanceof ApiError) throw new SignInFailure(refusal.status, refusal.message, true);
       throw refusal;
     }
     const secret = randomBytes(32).toString('base64url');

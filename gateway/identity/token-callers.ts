@@ -9,7 +9,7 @@
 // (accounts/key-cache.ts): most requests verify nothing and read nothing.
 import type { AccountStore, ApiKeyRecord, UserRecord } from '../../core/store/accounts.ts';
 import type { Caller } from '../accounts/caller.ts';
-import { errors } from '../api/api-error.ts';
+import { ApiError, errors } from '../api/api-error.ts';
 import type { IdentityAccounts } from './identity-accounts.ts';
 import type { IdentityConfig } from './identity-config.ts';
 import type { JwtRefusal, JwtVerifier } from './jwt-verifier.ts';
@@ -22,6 +22,8 @@ export interface TokenCallersOptions {
   /** Whose change notices make a caller be looked up again. */
   readonly store: Pick<AccountStore, 'onAccountChange'>;
   readonly now: () => number;
+  /** Told why each refused token was refused (a metric's label). */
+  readonly onRefusal?: ((reason: string) => void) | undefined;
   /** Longest a caller is kept for its token (ms). */
   readonly freshMs?: number;
   readonly maxEntries?: number;
@@ -60,12 +62,23 @@ export class TokenCallers {
     if (entry && now < entry.until) return entry.caller;
     this.#entries.delete(token);
     const verdict = await this.#options.verifier.verify(token);
-    if (!verdict.ok)
+    if (!verdict.ok) {
+      this.#options.onRefusal?.(verdict.refusal);
       throw verdict.refusal === 'keys_unavailable' ? errors.identityUnavailable() : errors.invalidToken(REFUSALS[verdict.refusal]);
+    }
     const issuer = this.#options.config.issuers.find((candidate) => candidate.issuer === verdict.issuer.issuer)!;
     const identity = identityOf(issuer, verdict.claims);
-    if ('problem' in identity) throw errors.invalidToken(identity.problem);
-    const caller = await this.#callerOf(identity);
+    if ('problem' in identity) {
+      this.#options.onRefusal?.('no_identity');
+      throw errors.invalidToken(identity.problem);
+    }
+    let caller: Caller;
+    try {
+      caller = await this.#callerOf(identity);
+    } catch (error) {
+      if (error instanceof ApiError) this.#options.onRefusal?.(error.code === 'forbidden' ? 'unmapped' : 'no_user');
+      throw error;
+    }
     if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(token, { caller, until: Math.min(identity.expiresAt ?? Number.POSITIVE_INFINITY, now + this.#freshMs) });
     return caller;

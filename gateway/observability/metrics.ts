@@ -142,6 +142,18 @@ export class GatewayMetrics {
     labelNames: ['router', 'provider', 'failure'] as const,
     registers: [this.registry],
   });
+  readonly tokenRefusals = new Counter({
+    name: 'tollgate_token_refusals_total',
+    help: 'Bearer JWTs refused (docs/identity.md), by why: expired, not_yet_valid, wrong_audience, unknown_issuer, bad_signature, algorithm_not_allowed, unknown_key, malformed, keys_unavailable, no_identity (no user claim), unmapped (groups giving no team), no_user (no user lists the identity).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly signIns = new Counter({
+    name: 'tollgate_sign_ins_total',
+    help: "Single sign-ons that came back from the identity provider, by outcome: signed_in, refused (the person's groups or identity give no user), failed (an answer that could not be checked, was replayed, or an error of the provider).",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly retries = new Counter({
     name: 'tollgate_upstream_retries_total',
     help: 'Retries of a provider after a transient failure (after the backoff delay).',

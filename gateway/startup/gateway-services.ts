@@ -71,7 +71,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
   // A shared store is a round trip away: keys are cached in front of it (see KeyCache).
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
   const publish = parts.accounts.publishUser?.bind(parts.accounts);
-  const identity = parts.identity && identityParts(parts.identity, store, publish, log, Date.now);
+  const identity = parts.identity && identityParts(parts.identity, store, publish, log, Date.now, metrics);
   const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
   const placement = routingParts({ settings, store, routing, metrics, log, http, tracing: parts.tracing });
   const throttle = new LogThrottle();

@@ -177,6 +177,10 @@ describe('a bearer JWT of a configured issuer', () => {
       assert.match(answer.body.error.message, reason, what);
     }
     assert.equal((await gw.get('/v1/admin/users/mallory')).status, 404);
+    const metrics = (await gw.get('/metrics')).body as string;
+    // Each refusal counted by why (`alg: none` counts as an algorithm not accepted, or an unknown issuer).
+    for (const reason of ['expired', 'not_yet_valid', 'wrong_audience', 'algorithm_not_allowed'])
+      assert.match(metrics, new RegExp(`^tollgate_token_refusals_total\\{reason="${reason}"\\} [12]$`, 'm'), reason);
   });
 
   test("on /v1/messages a token is sent as Anthropic's clients send it (x-api-key, or Authorization), and refused in Anthropic's envelope", async (t) => {

@@ -131,6 +131,9 @@ describe('single sign-on', () => {
     assert.match(stranger.answer.headers.get('content-type') ?? '', /text\/html/);
     assert.match(await stranger.answer.text(), /None of your groups gives you a team on this gateway/);
     assert.equal(stranger.gateway.get('tollgate_session'), undefined);
+    const metrics = (await gw.get('/metrics')).body as string;
+    assert.match(metrics, /^tollgate_sign_ins_total\{outcome="signed_in"\} 1$/m);
+    assert.match(metrics, /^tollgate_sign_ins_total\{outcome="refused"\} 1$/m);
   });
 
   test('a sign-in returns only to a path of the gateway: another site, or a return_to given twice, returns to the Playground', async (t) => {
