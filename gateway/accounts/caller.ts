@@ -7,6 +7,23 @@ import { isKeyLevel } from '../../core/resources/key-limits.ts';
 
 export type Caller = FoundKey;
 
+/**
+ * Forgets, of callers kept by some key (an API key's hash, a token), those of one user, or of a
+ * team's users (`team:<id>`), or all of them when `subject` is null: what the store's change
+ * notices (AccountStore.onAccountChange) say may have changed.
+ */
+export function forgetCallers<K, E>(entries: Map<K, E>, subject: string | null, callerOf: (entry: E) => Caller): void {
+  if (subject === null) {
+    entries.clear();
+    return;
+  }
+  const team = subject.startsWith('team:') ? subject.slice(5) : undefined;
+  for (const [key, entry] of entries) {
+    const { user } = callerOf(entry);
+    if (team === undefined ? user.id === subject : user.team === team) entries.delete(key);
+  }
+}
+
 /** A router is allowed when the key, the user and the team all allow it (null allows all). */
 export function mayCall(caller: Caller, router: string): boolean {
   const { key, user, team } = caller;

@@ -5,6 +5,7 @@
 // `freshMs` at most, and served stale only while the store is unavailable.
 import type { AccountStore, FoundKey } from '../../core/store/accounts.ts';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
+import { forgetCallers } from './caller.ts';
 
 type Found = FoundKey;
 
@@ -31,7 +32,7 @@ export class KeyCache {
     this.#staleMs = options.staleMs ?? 600_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
     this.#now = options.now ?? Date.now;
-    this.#unsubscribe = store.onAccountChange((subject) => this.#drop(subject));
+    this.#unsubscribe = store.onAccountChange((subject) => forgetCallers(this.#entries, subject, (entry) => entry.found));
   }
 
   async findKey(hash: string): Promise<Found | undefined> {
@@ -56,22 +57,5 @@ export class KeyCache {
   close(): void {
     this.#unsubscribe();
     this.#entries.clear();
-  }
-
-  /**
-   * Forgets one user's keys, or those of a team's users (`team:<id>`), or every key when null (a
-   * lost connection may have hidden changes).
-   */
-  #drop(subject: string | null): void {
-    if (subject === null) {
-      this.#entries.clear();
-      return;
-    }
-    if (subject.startsWith('team:')) {
-      const team = subject.slice(5);
-      for (const [hash, entry] of this.#entries) if (entry.found.user.team === team) this.#entries.delete(hash);
-      return;
-    }
-    for (const [hash, entry] of this.#entries) if (entry.found.user.id === subject) this.#entries.delete(hash);
   }
 }

@@ -173,7 +173,8 @@ function parseUsers(entries: readonly Record<string, unknown>[], problems: strin
 }
 
 /** One line: the parser's reason and where, without the multi-line source snippet. */
-function yamlReason(error: unknown): string {
+/** What is wrong with a YAML text, where js-yaml found it. */
+export function yamlReason(error: unknown): string {
   if (!(error instanceof YAMLException)) return String(error);
   const mark = error.mark;
   return mark ? `${error.reason} (line ${mark.line + 1}, column ${mark.column + 1})` : error.reason;
@@ -235,7 +236,8 @@ function fileConflictPath(path: (string | number)[], providerPaths: (string | nu
   return [...(providerPaths[index as number] ?? ['providers', index as number]), field as string, ...rest];
 }
 
-function issuesToLines(
+/** Zod's issues as lines `<path>: <problem>`, each path under `prefix` (and renamed by `mapPath`). */
+export function issuesToLines(
   issues: readonly z.core.$ZodIssue[],
   prefix: readonly PropertyKey[],
   mapPath: (path: readonly PropertyKey[]) => PropertyKey[] = (p) => [...p],

@@ -5,11 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { load } from 'js-yaml';
 import { z } from 'zod';
-import { formatPath } from '../../core/resources/consistency.ts';
 import { ResourceId } from '../../core/resources/fields.ts';
 import { GroupName } from '../../core/resources/team.ts';
 import { ROLES } from '../../core/resources/user.ts';
-import { describeIssue } from '../config/config-file.ts';
+import { issuesToLines, yamlReason } from '../config/config-file.ts';
 import { expansionProblem } from '../config/yaml-bounds.ts';
 import { JWT_ALGORITHMS } from './jwt-verifier.ts';
 
@@ -176,15 +175,11 @@ export function parseIdentityConfig(file: string, text: string): IdentityConfig 
   try {
     raw = load(text, { filename: file });
   } catch (error) {
-    throw new IdentityConfigError(file, [`is not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
+    throw new IdentityConfigError(file, [`is not valid YAML: ${yamlReason(error)}`]);
   }
   const tooBig = expansionProblem(raw);
   if (tooBig) throw new IdentityConfigError(file, [tooBig]);
   const parsed = IdentityConfig.safeParse(raw ?? {});
-  if (!parsed.success)
-    throw new IdentityConfigError(
-      file,
-      parsed.error.issues.map((issue) => `${formatPath(issue.path) || '(top level)'}: ${describeIssue(issue)}`),
-    );
+  if (!parsed.success) throw new IdentityConfigError(file, issuesToLines(parsed.error.issues, []));
   return parsed.data;
 }

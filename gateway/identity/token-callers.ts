@@ -8,7 +8,7 @@
 // when its user or team changes anywhere (the store's change notices), as API keys are
 // (accounts/key-cache.ts): most requests verify nothing and read nothing.
 import type { AccountStore, ApiKeyRecord, UserRecord } from '../../core/store/accounts.ts';
-import type { Caller } from '../accounts/caller.ts';
+import { forgetCallers, type Caller } from '../accounts/caller.ts';
 import { ApiError, errors } from '../api/api-error.ts';
 import type { IdentityAccounts } from './identity-accounts.ts';
 import type { IdentityConfig } from './identity-config.ts';
@@ -52,7 +52,7 @@ export class TokenCallers {
     this.#options = options;
     this.#freshMs = options.freshMs ?? 30_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
-    this.#unsubscribe = options.store.onAccountChange((subject) => this.#drop(subject));
+    this.#unsubscribe = options.store.onAccountChange((subject) => forgetCallers(this.#entries, subject, (entry) => entry.caller));
   }
 
   /** The caller `token` stands for; throws the ApiError a caller is answered with when it stands for none. */
@@ -92,17 +92,6 @@ export class TokenCallers {
   async #callerOf(identity: TokenIdentity): Promise<Caller> {
     const user = await this.#options.accounts.userFor(identity);
     return await this.#options.accounts.callerOf(user, tokenKey(identity, user));
-  }
-
-  /** Forgets the callers of a user, or of a team's users (`team:<id>`), or all when null. */
-  #drop(subject: string | null): void {
-    if (subject === null) {
-      this.#entries.clear();
-      return;
-    }
-    const team = subject.startsWith('team:') ? subject.slice(5) : undefined;
-    for (const [token, { caller }] of this.#entries)
-      if (team === undefined ? caller.user.id === subject : caller.user.team === team) this.#entries.delete(token);
   }
 }
 
