@@ -111,7 +111,7 @@ export function usageFor(inputs: UsageInputs): Usage {
     anomalies.push(believed !== undefined ? 'completion_over_limit' : 'completion_count_over_limit');
     completion = completionLimit;
   }
-  const cache = report === undefined || allZero ? NO_CACHE : believedCache(report, prompt, anomalies);
+  const { cache, refused } = report === undefined || allZero ? BELIEVED_NONE : believedCache(report, prompt, anomalies);
   const micros = costMicros(router.prices, prompt, completion, seconds === undefined ? 0 : secondsToMs(seconds), cache);
   // Embeddings and reranking are not modelled by the carbon method: they report 0. Of a
   // transcription, the text decoded (its reported completion tokens) is; its audio is not.
@@ -120,7 +120,8 @@ export function usageFor(inputs: UsageInputs): Usage {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    ...(cache.cached + cache.writes > 0 && { prompt_tokens_details: promptDetails(cache) }),
+    // A report not believed says 0, whole or streamed alike: the answer shows no saving that was not charged.
+    ...((refused || cache.cached + cache.writes > 0) && { prompt_tokens_details: promptDetails(cache) }),
     cost: microsToNumber(micros),
     carbon,
   };
@@ -130,23 +131,32 @@ export function usageFor(inputs: UsageInputs): Usage {
 
 const NO_CACHE: PromptCache = Object.freeze({ cached: 0, writes: 0 });
 
+/** The prompt cache as charged, and whether a report of it was not believed. */
+interface CacheCharged {
+  readonly cache: PromptCache;
+  readonly refused: boolean;
+}
+
+const BELIEVED_NONE: CacheCharged = Object.freeze({ cache: NO_CACHE, refused: false });
+const REFUSED: CacheCharged = Object.freeze({ cache: NO_CACHE, refused: true });
+
 /**
  * The prompt cache's reads and writes as reported, when they are believable: non-negative
  * integers (absent: 0) whose sum is no more than the prompt tokens charged, since cached tokens
  * are counted inside the prompt. Otherwise none is believed (the prompt is all charged as
  * uncached, never more than without the report) and the anomaly named.
  */
-function believedCache(report: TokenUsage, prompt: number, anomalies: string[]): PromptCache {
+function believedCache(report: TokenUsage, prompt: number, anomalies: string[]): CacheCharged {
   const { cached_tokens: cached = 0, cache_write_tokens: writes = 0 } = report;
   if (!isTokenCount(cached) || !isTokenCount(writes)) {
     anomalies.push('cached_invalid');
-    return NO_CACHE;
+    return REFUSED;
   }
   if (cached + writes > prompt) {
     anomalies.push('cached_over_limit');
-    return NO_CACHE;
+    return REFUSED;
   }
-  return cached + writes === 0 ? NO_CACHE : { cached, writes };
+  return cached + writes === 0 ? BELIEVED_NONE : { cache: { cached, writes }, refused: false };
 }
 
 /** The block's prompt_tokens_details: cache writes only when there were some (only Anthropic reports them). */

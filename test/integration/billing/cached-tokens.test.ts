@@ -159,12 +159,40 @@ describe('cached prompt tokens from a vLLM backend', () => {
       });
       const usage = await chatUsage('priced', stream);
       assert.equal(usage.cost, ((PROMPT + COMPLETION) * 1000) / 1e6);
-      // Whole, the backend's details are kept but say what was charged as cached: none.
-      if (stream) assert.equal('prompt_tokens_details' in usage, false);
-      else assert.deepEqual(usage.prompt_tokens_details, { cached_tokens: 0 });
+      // The details say what was charged as cached: none.
+      assert.deepEqual(usage.prompt_tokens_details, { cached_tokens: 0 });
       const record = await agree(usage, before);
       assert.equal(record.cached_tokens, 0);
       assert.equal(record.usage_anomaly, 'cached_over_limit');
+    });
+  }
+});
+
+describe('a cached_tokens that is not a count (finding 21)', () => {
+  for (const cached of [-3, 12.5, 'many']) {
+    test(`${JSON.stringify(cached)}: the same usage whole and streamed, 0 cached shown, charged as uncached, cached_invalid recorded`, async () => {
+      const report = {
+        prompt_tokens: PROMPT,
+        completion_tokens: COMPLETION,
+        total_tokens: PROMPT + COMPLETION,
+        prompt_tokens_details: { cached_tokens: cached },
+      };
+      const answers = [];
+      for (const stream of [false, true]) {
+        const before = await spent();
+        vllm.once({ usage: report });
+        const usage = await chatUsage('priced', stream);
+        const record = await agree(usage, before);
+        assert.equal(record.cached_tokens, 0);
+        assert.equal(record.usage_anomaly, 'cached_invalid');
+        // Carbon follows the latency, which differs from one answer to the next.
+        const { carbon: _, ...rest } = usage;
+        answers.push(rest);
+      }
+      const [whole, streamed] = answers;
+      assert.deepEqual(streamed, whole, 'the streamed usage is the whole answer’s');
+      assert.deepEqual(whole!.prompt_tokens_details, { cached_tokens: 0 });
+      assert.equal(whole!.cost, ((PROMPT + COMPLETION) * 1000) / 1e6);
     });
   }
 });
