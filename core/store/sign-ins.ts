@@ -23,6 +23,22 @@ export interface PendingSignIn {
   readonly return_to: string;
 }
 
+/** How many sign-ins may be under way at once: in all (across the gateways sharing the store), and from one client. */
+export interface SignInLimits {
+  readonly total: number;
+  readonly perClient: number;
+}
+
+/** A sign-in to begin: how long it may take, the client it is begun from (its address, or its IPv6 /64), and the bounds. */
+export interface SignInStart {
+  readonly ttlMs: number;
+  readonly client: string;
+  readonly limits: SignInLimits;
+}
+
+/** Whether a sign-in was begun, or which bound refused it (it is then not kept). */
+export type SignInAdmission = 'begun' | 'too_many' | 'too_many_from_client';
+
 export interface SignInStore {
   /** Keeps a session for `ttlMs`, under the hash of `secret`. */
   createSession(secret: string, session: SessionRecord, ttlMs: number): Promise<void>;
@@ -30,9 +46,13 @@ export interface SignInStore {
   session(secret: string): Promise<SessionRecord | undefined>;
   /** Ends the session of `secret` (sign-out); false when there was none. */
   endSession(secret: string): Promise<boolean>;
-  /** Keeps a sign-in under way for `ttlMs`, under the hash of its state. */
-  beginSignIn(state: string, pending: PendingSignIn, ttlMs: number): Promise<void>;
-  /** The sign-in of `state`, taken: a second answer with the same state finds nothing. */
+  /**
+   * Keeps a sign-in under way for `start.ttlMs`, under the hash of its state, unless as many as
+   * `start.limits` allow are under way already (in all, or from its client). Every sign-in lives
+   * the same time, so the ones that ended are dropped oldest first, never by a look at every one.
+   */
+  beginSignIn(state: string, pending: PendingSignIn, start: SignInStart): Promise<SignInAdmission>;
+  /** The sign-in of `state`, taken (its place under the bounds freed): a second answer with the same state finds nothing. */
   takeSignIn(state: string): Promise<PendingSignIn | undefined>;
 }
 

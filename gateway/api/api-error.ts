@@ -63,6 +63,7 @@ export const CODES = {
   identity_unavailable: { status: 503, type: 'server_error' },
   playground_not_built: { status: 503, type: 'server_error' },
   shutting_down: { status: 503, type: 'server_error' },
+  too_many_connections: { status: 503, type: 'server_error' },
   model_too_busy: { status: 503, type: 'server_error' },
   routing_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'timeout_error' },
@@ -274,6 +275,13 @@ export const errors = {
     }),
   /** A request that arrives while the gateway drains (SIGTERM); the connection is closed after it. */
   shuttingDown: () => new ApiError('shutting_down', 'The gateway is shutting down; send the request again (to another gateway)'),
+  /** A request on a connection past --max-connections (connection-limits.ts): only the probes are answered there. */
+  tooManyConnections: (limit: number) =>
+    new ApiError(
+      'too_many_connections',
+      `The gateway holds its most connections (${limit}, --max-connections); send the request again shortly (or to another gateway)`,
+      { headers: { 'retry-after': '1', connection: 'close' } },
+    ),
   playgroundNotBuilt: () =>
     new ApiError(
       'playground_not_built',

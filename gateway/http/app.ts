@@ -19,6 +19,7 @@ import type { JsonShapeLimits } from './json-shape.ts';
 import { registerMultipartBody } from './multipart-body.ts';
 import { closeAudioProbe } from '../endpoints/audio-probe.ts';
 import { clientErrorHandler } from './client-errors.ts';
+import { limitConnections, type ConnectionBounds, type ConnectionLimits } from './connection-limits.ts';
 import { registerApiSurfaces } from './routes/inference.ts';
 import type { RequestPipeline } from '../pipeline/request-pipeline.ts';
 import { modelsApi } from './routes/models.ts';
@@ -43,6 +44,8 @@ export interface HttpOptions {
   readonly jsonShape: JsonShapeLimits;
   /** How long a body may take to arrive, and go without a byte (body-deadlines.ts). */
   readonly bodyTimeouts: BodyTimeouts;
+  /** How long a connection may sit idle, and how many may be open (connection-limits.ts). */
+  readonly connections: ConnectionBounds;
   /** Serve priced routers without charging when the store is down (/readyz reports it). */
   readonly failOpen: boolean;
   /** Most active (unrevoked, unexpired) API keys a user may hold. */
@@ -85,19 +88,27 @@ function canServe(router: RouterRoute, policy: BreakerPolicy): boolean {
 /**
  * While the gateway drains (app.close()), a request that still arrives on an open connection is
  * refused with 503 in the API's envelope, before anything else runs; those in flight finish.
- * Fastify's own refusal (return503OnClosing) would answer in a shape of its own.
+ * Fastify's own refusal (return503OnClosing) would answer in a shape of its own. So is one on a
+ * connection taken past the cap, unless it is a probe's (connection-limits.ts); that connection
+ * closes after its answer.
  */
-function refuseWhileClosing(app: FastifyInstance): void {
+function refuseWhileClosing(app: FastifyInstance, connections: ConnectionLimits): void {
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();
   });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (closing) sendError(reply.header('connection', 'close'), errors.shuttingDown());
-    else done();
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) return sendError(reply.header('connection', 'close'), errors.shuttingDown());
+    if (!connections.reserved(request.raw.socket)) return done();
+    if (request.routeOptions.config.probe) {
+      reply.header('connection', 'close');
+      return done();
+    }
+    sendError(reply, errors.tooManyConnections(connections.bounds.maxConnections));
   });
 }
+
 
 export function buildApp(options: HttpOptions, services: AppServices): FastifyInstance {
   const now = Date.now;
@@ -118,7 +129,7 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
       sendError(reply, error.code === 'FST_ERR_BAD_URL' ? errors.badUrl() : errors.invalidRequest(error.message)),
     clientErrorHandler,
   });
-  refuseWhileClosing(app);
+  refuseWhileClosing(app, limitConnections(app.server, options.connections));
   const { routing, metrics, store, throttle } = services;
   metrics.trackProviders(function* () {
     const at = Date.now();

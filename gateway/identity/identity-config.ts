@@ -87,6 +87,22 @@ export const SignInConfig = z.strictObject({
     .boolean()
     .default(true)
     .describe('Mark the cookies Secure (sent over HTTPS only, and http://localhost); false only for a gateway served over plain HTTP.'),
+  max_pending_sign_ins: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .describe(
+      'Sign-ins begun and not yet back from the provider (each kept ten minutes), at most, across the gateways; past it /auth/login answers 429.',
+    ),
+  max_pending_sign_ins_per_client: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(50)
+    .describe('Of those, at most this many from one client address (an IPv6 address by its /64), as the gateway sees it.'),
 });
 export type SignInConfig = z.output<typeof SignInConfig>;
 

@@ -5,16 +5,20 @@
 // state, nonce, code and ID token checked by openid-client; the person is then the user their
 // identity is (identity-accounts.ts) and gets a session: a random secret in an HttpOnly cookie,
 // kept in the store under its hash until it expires or they sign out. Every gateway reads the same
-// sessions, so a person signed in through one is signed in on all.
+// sessions, so a person signed in through one is signed in on all. Sign-ins under way are bounded
+// in all and per client address (identity file), and a store that does not answer gives the
+// sign-in page with 503 as any other failure does.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import * as oidc from 'openid-client';
 import type { ApiKeyRecord, UserRecord } from '../../core/store/accounts.ts';
-import type { SessionRecord, SignInStore } from '../../core/store/sign-ins.ts';
+import type { PendingSignIn, SessionRecord, SignInAdmission, SignInStore } from '../../core/store/sign-ins.ts';
+import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 import type { Caller } from '../accounts/caller.ts';
 import { ApiError } from '../api/api-error.ts';
 import type { IdentityAccounts } from './identity-accounts.ts';
 import type { IssuerConfig, SignInConfig } from './identity-config.ts';
+import { returnPath, signInClient } from './sign-in-start.ts';
 import { identityOf } from './token-identity.ts';
 
 /** How long a sign-in may take, from the redirect to the provider to its answer. */
@@ -68,13 +72,22 @@ export class SignIn {
     return this.#options.config.cookie_secure;
   }
 
-  /** Where to send the browser to sign in, and the state its cookie must carry back. */
-  async begin(returnTo: string): Promise<{ readonly url: URL; readonly state: string }> {
+  /**
+   * Where to send the browser at `address` to sign in, and the state its cookie must carry back;
+   * `returnTo` is where it asked to return (a path of this gateway, else the Playground).
+   */
+  async begin(returnTo: string | undefined, address: string): Promise<{ readonly url: URL; readonly state: string }> {
     const configuration = await this.#discovered();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const codeVerifier = oidc.randomPKCECodeVerifier();
-    await this.#options.store.beginSignIn(state, { code_verifier: codeVerifier, nonce, return_to: safeReturn(returnTo) }, SIGN_IN_TTL_MS);
+    const { config } = this.#options;
+    const pending = { code_verifier: codeVerifier, nonce, return_to: returnPath(returnTo, new URL(config.redirect_url).origin) };
+    const admission = await this.#begun(state, pending, signInClient(address));
+    if (admission === 'too_many')
+      throw new SignInFailure(429, 'Too many sign-ins are under way on this gateway. Try again in a few minutes.');
+    if (admission === 'too_many_from_client')
+      throw new SignInFailure(429, 'Too many sign-ins have been started from your address without finishing. Try again in a few minutes.');
     const url = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: this.#options.config.redirect_url,
       scope: this.#options.config.scopes.join(' '),
@@ -100,7 +113,7 @@ export class SignIn {
       return session;
     } catch (error) {
       this.#options.onOutcome?.(error instanceof SignInFailure && error.refused ? 'refused' : 'failed');
-      throw error;
+      throw error instanceof StoreUnavailableError ? this.#storeDown(error) : error;
     }
   }
 
@@ -109,8 +122,14 @@ export class SignIn {
     stateCookie: string | undefined,
   ): Promise<{ readonly secret: string; readonly returnTo: string; readonly maxAgeSeconds: number }> {
     const error = query.get('error');
-    if (error !== null)
-      throw new SignInFailure(401, `The identity provider did not sign you in: ${query.get('error_description') ?? error}.`);
+    if (error !== null) {
+      // Its text is the provider's, or anyone's who sent the browser here: logged, never shown.
+      this.#options.log.warn(
+        { provider_error: error.slice(0, 200), provider_error_description: query.get('error_description')?.slice(0, 1000) },
+        'single sign-on: the identity provider did not sign the person in',
+      );
+      throw new SignInFailure(401, 'The identity provider did not sign you in. Start again, or ask your administrator.');
+    }
     const state = query.get('state');
     if (state === null || stateCookie === undefined || state !== stateCookie)
       throw new SignInFailure(400, 'This sign-in was not started in this browser, or was already used. Start again.');
@@ -175,6 +194,23 @@ export class SignIn {
     await this.#options.store.endSession(secret);
   }
 
+  /** Keeps the sign-in under way, within its bounds; a store that does not answer is a failure with a page. */
+  async #begun(state: string, pending: PendingSignIn, client: string): Promise<SignInAdmission> {
+    const { config, store } = this.#options;
+    const limits = { total: config.max_pending_sign_ins, perClient: config.max_pending_sign_ins_per_client };
+    try {
+      return await store.beginSignIn(state, pending, { ttlMs: SIGN_IN_TTL_MS, client, limits });
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw this.#storeDown(error);
+      throw error;
+    }
+  }
+
+  #storeDown(error: StoreUnavailableError): SignInFailure {
+    this.#options.log.warn(`single sign-on: ${error.message}`);
+    return new SignInFailure(503, 'Signing in is unavailable for a moment. Try again shortly.');
+  }
+
   /** The provider's configuration, discovered once; a discovery that fails is tried again at the next sign-in. */
   #discovered(): Promise<oidc.Configuration> {
     this.#configuration ??= this.#discover().catch((error: unknown) => {
@@ -205,11 +241,6 @@ export class SignIn {
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** A path of this gateway to return to; anything else (another site, `//host`) returns to the Playground. */
-function safeReturn(path: string): string {
-  return path.startsWith('/') && !path.startsWith('//') && !path.includes('\\') ? path : '/playground/';
-}
 
 /** The caller's "key": its session, for usage records (`key_id` `sso-<issuer>`); no budget of its own. */
 function sessionKey(session: SessionRecord, user: UserRecord): ApiKeyRecord {

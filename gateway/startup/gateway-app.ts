@@ -97,6 +97,7 @@ export function gatewayApp(parts: GatewayParts): FastifyInstance {
       maxAudioBytes: settings.maxAudioBytes,
       jsonShape: { values: settings.maxJsonValues, depth: settings.maxJsonDepth, keys: settings.maxJsonKeys },
       bodyTimeouts: { totalMs: settings.bodyTimeoutSeconds * 1000, idleMs: settings.bodyIdleSeconds * 1000 },
+      connections: { idleMs: settings.idleTimeoutSeconds * 1000, maxConnections: settings.maxConnections },
       failOpen: settings.failOpen,
       maxKeysPerUser: settings.maxKeysPerUser,
       hideUnavailableModels: settings.hideUnavailableModels,

@@ -237,7 +237,7 @@ configured.
 {{- end -}}
 {{- with $identity.signIn -}}
 {{- if .enabled -}}
-{{- $_ := set $file "sign_in" (dict "issuer" (required "gateway.identity.signIn.issuer: the name of one of gateway.identity.issuers" .issuer) "client_id" (required "gateway.identity.signIn.clientId is required" .clientId) "redirect_url" (required "gateway.identity.signIn.redirectUrl: the gateway's public URL of /auth/callback" .redirectUrl) "scopes" .scopes "session_hours" .sessionHours "key_sign_in" .keySignIn) -}}
+{{- $_ := set $file "sign_in" (dict "issuer" (required "gateway.identity.signIn.issuer: the name of one of gateway.identity.issuers" .issuer) "client_id" (required "gateway.identity.signIn.clientId is required" .clientId) "redirect_url" (required "gateway.identity.signIn.redirectUrl: the gateway's public URL of /auth/callback" .redirectUrl) "scopes" .scopes "session_hours" .sessionHours "key_sign_in" .keySignIn "max_pending_sign_ins" .maxPendingSignIns "max_pending_sign_ins_per_client" .maxPendingSignInsPerClient) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $file -}}

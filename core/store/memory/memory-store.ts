@@ -22,7 +22,7 @@ export interface MemoryStoreOptions {
   readonly maxUsageRecordsPerUser?: number;
   /** What one user's stored responses may take in all (store/responses.ts). */
   readonly responseLimits?: ResponseLimits;
-  /** The clock usage retention and gateway reports are measured on. */
+  /** The clock usage retention, gateway reports and sign-ins are measured on. */
   readonly now?: () => number;
 }
 
@@ -49,7 +49,7 @@ export class MemoryStore implements Store {
   readonly usage: MemoryUsageLog;
   readonly responses: MemoryResponses;
   readonly promptRatios = new MemoryPromptRatios();
-  readonly signIns = new MemorySignIns();
+  readonly signIns: MemorySignIns;
   readonly gateways: MemoryGatewayReports;
   readonly providerHealth = new MemoryProviderHealth();
   readonly engineSignals = new MemoryEngineSignals();
@@ -62,6 +62,7 @@ export class MemoryStore implements Store {
       now: options.now,
     });
     this.gateways = new MemoryGatewayReports(options.now);
+    this.signIns = new MemorySignIns(options.now);
     this.responses = new MemoryResponses(options.usageRetentionMs, { limits: options.responseLimits, now: options.now });
   }
 

@@ -155,6 +155,13 @@ export const keys = {
   session: (hash: string) => `tg:session:${hash}`,
   /** String: a sign-in under way (JSON PendingSignIn), by its state's SHA-256; expires after 10 minutes. */
   pendingSignIn: (hash: string) => `tg:sign-in:${hash}`,
+  /**
+   * Sorted set: every sign-in under way (member: its state's SHA-256, score: when it ends, ms), for
+   * their bound in all; expires with its last. Tagged with signInsOfClient: one script counts both.
+   */
+  signInsUnderWay: 'tg:{sign-ins}:under-way',
+  /** Sorted set: the sign-ins under way from one client, by the SHA-256 of its address, as signInsUnderWay. */
+  signInsOfClient: (hash: string) => `tg:{sign-ins}:client:${hash}`,
   /** Stream of budget alerts (lua/settle.lua raises them; store/budget-alerts.ts delivers them), each entry's field `a` JSON. */
   alerts: 'tg:alerts',
   /** String: JSON Catalog {revision, routers, providers}. */

@@ -146,9 +146,10 @@ export const LAYOUT_FAMILIES: readonly KeyFamily[] = [
     owner: 'redis-prompt-ratios.ts',
   },
   {
-    keys: ['tg:session:*', 'tg:sign-in:*'],
-    kinds: ['string'],
-    holds: "single sign-on's sessions and its sign-ins under way, each by its secret's SHA-256, expiring with it",
+    keys: ['tg:session:*', 'tg:sign-in:*', 'tg:{sign-ins}:*'],
+    kinds: ['string', 'sorted set'],
+    holds:
+      "single sign-on's sessions and its sign-ins under way, each by its secret's SHA-256, expiring with it; the sign-ins under way counted, in all and per client",
     owner: 'redis-sign-ins.ts',
   },
   {

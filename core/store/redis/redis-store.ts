@@ -251,7 +251,7 @@ export class RedisStore implements Store {
     // Shared every few seconds, off the request path: tried even while a probe is pending.
     this.promptRatios = gated(new RedisPromptRatios(client), (call) => unavailable(call));
     this.gateways = gated(new RedisGateways(client), gate);
-    this.signIns = gated(new RedisSignIns(client), gate);
+    this.signIns = gated(new RedisSignIns(client, options.now), gate);
     // The queue's keys and provider health's: on a cluster a router's queue and its providers in one slot.
     const queueNames = queueKeyNames(mode === 'cluster' ? 'cluster' : 'one');
     this.providerHealth = gated(new RedisProviderHealth(client, this.#channels, queueNames), gate, ['onNotice']);

@@ -17,6 +17,20 @@ export const HTTP_SETTINGS = {
     help: 'connections the kernel queues for the gateway to accept',
     doc: "Connections the kernel holds for the gateway to accept (listen's backlog). A burst of new connections larger than it overflows the queue, and each connection past it waits for the client's SYN to be sent again, a second later: clients see a one-second first token. Node's own default is 511; the kernel caps the value at `net.core.somaxconn` (4096 on current kernels).",
   },
+  idleTimeoutSeconds: {
+    schema: z.coerce.number().positive().max(3600).default(72),
+    value: '<s>',
+    env: 'TOLLGATE_IDLE_TIMEOUT_SECONDS',
+    help: 'longest a client connection stays open without a request in flight; then the gateway closes it',
+    doc: "Longest a client's connection stays open with no request in flight: before its first request, and between two (keep-alive). Then the gateway closes it. A request in flight, a long stream included, is never cut by it. Keep it above the idle timeout of a load balancer in front (60 s on AWS's), so that the balancer, not the gateway, closes an idle connection first. Headers that arrive slowly are bounded by Node's 60 s, a body by `--body-timeout-seconds` and `--body-idle-seconds`.",
+  },
+  maxConnections: {
+    schema: Int(1, 1_000_000).default(10_000),
+    value: '<n>',
+    env: 'TOLLGATE_MAX_CONNECTIONS',
+    help: 'most client connections open at once; past it, only /healthz, /readyz and /metrics are answered (32 more), then connections are refused',
+    doc: "Most client connections open at once. Past it, 32 more are taken for the probes: `/healthz`, `/readyz` and `/metrics` are answered on them, any other request gets 503 `too_many_connections`, and each closes after its answer. Past those, a new connection is closed as soon as it is accepted. So a flood of connections takes neither the file descriptors nor the health checks: keep it, plus 32 and the connections to backends and Redis, below the process's open-file limit (`ulimit -n`).",
+  },
   bodyLimit: {
     schema: Int(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
     value: '<bytes>',

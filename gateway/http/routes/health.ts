@@ -16,9 +16,12 @@ export interface HealthDeps {
   readonly redis?: (() => RedisTopologyView) | undefined;
 }
 
+/** Probes and scrapers hold no API key, and are answered on the connections kept for them past the cap. */
+const PROBE = { ...PUBLIC, probe: true };
+
 export function registerHealth(app: FastifyInstance, routing: ServedRouting, metrics: GatewayMetrics, deps: HealthDeps): void {
-  app.get('/healthz', { config: PUBLIC }, () => ({ status: 'ok' }));
-  app.get('/readyz', { config: PUBLIC }, (_request, reply): ReadinessView => {
+  app.get('/healthz', { config: PROBE }, () => ({ status: 'ok' }));
+  app.get('/readyz', { config: PROBE }, (_request, reply): ReadinessView => {
     // Not ready until a routing snapshot is served (Kubernetes mode, before its ConfigMap is read).
     const waiting = routing.waiting;
     if (waiting !== undefined) {
@@ -33,7 +36,7 @@ export function registerHealth(app: FastifyInstance, routing: ServedRouting, met
     reply.code(503);
     return { status: 'not ready', reason: 'the store (Redis) does not answer', ...redis };
   });
-  app.get('/metrics', { config: PUBLIC }, async (_request, reply) => {
+  app.get('/metrics', { config: PROBE }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

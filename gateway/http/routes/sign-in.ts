@@ -31,10 +31,10 @@ export async function signInApi(app: FastifyInstance, options: SignInRoutesOptio
   if (!signIn) return;
 
   app.get('/auth/login', { config: PUBLIC }, async (request, reply) => {
-    // A return_to that is not one path (given twice, too long) returns to the Playground.
+    // A return_to that is not one string (given twice, too long) returns to the Playground; what one is, sign-in-start.ts decides.
     const login = Login.safeParse(request.query ?? {});
     try {
-      const { url, state } = await signIn.begin((login.success ? login.data.return_to : undefined) ?? '/playground/');
+      const { url, state } = await signIn.begin(login.success ? login.data.return_to : undefined, request.ip);
       return reply
         .header('set-cookie', cookie(SIGN_IN_COOKIE, state, SIGN_IN_TTL_MS / 1000, '/auth'))
         .header('cache-control', 'no-store')

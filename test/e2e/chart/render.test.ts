@@ -839,6 +839,7 @@ describe('charts/tollgate', () => {
             redirectUrl: 'https://llm.example.com/auth/callback',
             scopes: ['openid', 'profile', 'groups'],
             keySignIn: false,
+            maxPendingSignInsPerClient: 500,
           },
         },
       },
@@ -861,6 +862,8 @@ describe('charts/tollgate', () => {
       session_hours: 12,
       key_sign_in: false,
       cookie_secure: true,
+      max_pending_sign_ins: 10_000,
+      max_pending_sign_ins_per_client: 500,
     });
     const gateway = find(objects, 'Deployment', `${RELEASE}-gateway`);
     const variables = env(gateway);

@@ -154,7 +154,8 @@ function describeSignIns(current: () => Store, peer: () => Promise<Store>): void
     test('a sign-in under way is taken once, by whichever gateway the answer reaches', async () => {
       const other = await peer();
       const pending = { code_verifier: 'verifier', nonce: 'nonce', return_to: '/playground/' };
-      await current().signIns.beginSignIn('state-1', pending, 60_000);
+      const start = { ttlMs: 60_000, client: '192.0.2.1', limits: { total: 100, perClient: 100 } };
+      assert.equal(await current().signIns.beginSignIn('state-1', pending, start), 'begun');
       const taken = await Promise.all([other.signIns.takeSignIn('state-1'), current().signIns.takeSignIn('state-1')]);
       assert.deepEqual(
         taken.filter((found) => found !== undefined),
@@ -346,6 +347,17 @@ function describeTeams(current: () => Store, peer: () => Promise<Store>): void {
       assert.equal(after?.team, undefined);
       await assert.rejects(current().accounts.updateTeam(team('red')), NotFoundError);
       await eventually(() => heard.filter((s) => s === 'team:red').length >= 3, 'the peer heard of the team changes');
+      stop();
+    });
+
+    test("a user's creation reaches every gateway's listeners, heard there by the time caughtUp() resolves", async () => {
+      const other = await peer();
+      const heard: (string | null)[] = [];
+      const stop = other.accounts.onAccountChange((subject) => heard.push(subject));
+      await other.accounts.caughtUp(); // listening from here on
+      await current().accounts.createUser(userSpec('alice'), CREATED);
+      await other.accounts.caughtUp();
+      assert.ok(heard.includes('alice'), `heard: ${JSON.stringify(heard)}`);
       stop();
     });
 

@@ -16,7 +16,8 @@ test('a session lasts its time to live, and not a moment more; so does a sign-in
   let now = 1_000_000;
   const store = new MemorySignIns(() => now);
   await store.createSession('s', session('ann'), 3_600_000);
-  await store.beginSignIn('state', { code_verifier: 'v', nonce: 'n', return_to: '/' }, 600_000);
+  const start = { ttlMs: 600_000, client: '192.0.2.1', limits: { total: 10, perClient: 10 } };
+  await store.beginSignIn('state', { code_verifier: 'v', nonce: 'n', return_to: '/' }, start);
   now += 599_999;
   assert.ok(await store.session('s'));
   now += 1;

@@ -44,6 +44,8 @@ const FROM_KEYS = {
   promptRatios: [keys.promptRatios],
   session: [keys.session('9f86d0')],
   pendingSignIn: [keys.pendingSignIn('9f86d0')],
+  signInsUnderWay: [keys.signInsUnderWay],
+  signInsOfClient: [keys.signInsOfClient('12ca17')],
   alerts: [keys.alerts],
   catalog: [keys.catalog],
   catalogChanged: [keys.catalogChanged],
