@@ -61,6 +61,7 @@ export function identityParts(
     jwksMinRefreshMs: config.jwks_min_refresh_seconds * 1000,
     jwksMaxAgeMs: config.jwks_max_age_seconds * 1000,
     now,
+    log,
   });
   const directory = new IdentityDirectory(store.accounts);
   const accounts = new IdentityAccounts({ config, directory, store: store.accounts, publish, now, log });

@@ -1,13 +1,15 @@
 // Bearer JWTs of configured issuers (issue 32): a token is believed only when its issuer is one
 // configured, its signature verifies with one of that issuer's keys (jwks-cache.ts) under an
-// allowed algorithm, it is meant for us (`aud`), and it is valid now (`exp`, `nbf`, with a small
-// leeway). The verification itself is jose's; this file chooses the issuer, fetches keys again
-// once when a token names a key not held (a rotation), and says why a token was refused.
+// allowed algorithm, it is meant for us (`aud`), and it is valid now (`exp`, which it must carry,
+// and `nbf`, with a small leeway). The verification itself is jose's; this file chooses the
+// issuer, fetches keys again once when a token names a key not held (a rotation), and says why a
+// token was refused.
 //
 // Refused by construction: `alg: none` (jose verifies no unsecured token), and a token signed
 // with HS256 using the issuer's public key as the secret (only the issuer's asymmetric
 // algorithms are allowed, and its keys are public keys).
-import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { Log } from '../../core/log.ts';
 import { JwksCache, JwksUnavailableError, type JwksLoader } from './jwks-cache.ts';
 
 /** Asymmetric algorithms only: a symmetric one would take a public key as a shared secret. */
@@ -34,6 +36,8 @@ export interface JwtVerifierOptions {
   /** Keys older than this are refreshed in the background (ms). */
   readonly jwksMaxAgeMs: number;
   readonly now: () => number;
+  /** Told of each failed fetch of an issuer's keys, and why. */
+  readonly log: Pick<Log, 'warn'>;
 }
 
 /** Why a token was refused: what a 401 (or a 503, `keys_unavailable`) says. */
@@ -44,6 +48,7 @@ export type JwtRefusal =
   | 'algorithm_not_allowed'
   | 'unknown_key'
   | 'expired'
+  | 'no_expiry'
   | 'not_yet_valid'
   | 'wrong_audience'
   | 'keys_unavailable';
@@ -66,6 +71,7 @@ export class JwtVerifier {
         minRefreshMs: options.jwksMinRefreshMs,
         maxAgeMs: options.jwksMaxAgeMs,
         now: options.now,
+        log: options.log,
       });
       this.#issuers.set(issuer.issuer, { issuer, keys });
     }
@@ -95,7 +101,7 @@ export class JwtVerifier {
   }
 
   async #verifyWith(token: string, issuer: JwtIssuer, keys: JwksCache): Promise<JwtVerdict | 'unknown_key'> {
-    const set = createLocalJWKSet(await keys.keys());
+    const set = await keys.keys();
     try {
       const { payload } = await jwtVerify(token, set, {
         issuer: issuer.issuer,
@@ -103,6 +109,8 @@ export class JwtVerifier {
         algorithms: [...issuer.algorithms],
         clockTolerance: issuer.clockToleranceSeconds,
         currentDate: new Date(this.#now()),
+        // A token without `exp` would be good for ever, and its caller kept for the longest while.
+        requiredClaims: ['exp'],
       });
       return { ok: true, issuer, claims: payload };
     } catch (error) {
@@ -118,6 +126,7 @@ function refusalOf(error: unknown): JwtRefusal {
     if (error.claim === 'nbf' || error.claim === 'iat') return 'not_yet_valid';
     if (error.claim === 'aud') return 'wrong_audience';
     if (error.claim === 'iss') return 'unknown_issuer';
+    if (error.claim === 'exp' && error.reason === 'missing') return 'no_expiry';
     return 'malformed';
   }
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return 'algorithm_not_allowed';

@@ -37,6 +37,7 @@ const REFUSALS: Record<Exclude<JwtRefusal, 'keys_unavailable'>, string> = {
   algorithm_not_allowed: 'it is signed with an algorithm this gateway does not accept',
   unknown_key: 'it is signed with a key its issuer does not publish',
   expired: 'it has expired',
+  no_expiry: 'it has no expiry (exp), which this gateway requires',
   not_yet_valid: 'it is not valid yet',
   wrong_audience: 'it is not meant for this gateway (aud)',
 };

@@ -144,7 +144,7 @@ export class GatewayMetrics {
   });
   readonly tokenRefusals = new Counter({
     name: 'tollgate_token_refusals_total',
-    help: 'Bearer JWTs refused (docs/identity.md), by why: expired, not_yet_valid, wrong_audience, unknown_issuer, bad_signature, algorithm_not_allowed, unknown_key, malformed, keys_unavailable, no_identity (no user claim), unmapped (groups giving no team), no_user (no user lists the identity).',
+    help: 'Bearer JWTs refused (docs/identity.md), by why: expired, no_expiry (no exp), not_yet_valid, wrong_audience, unknown_issuer, bad_signature, algorithm_not_allowed, unknown_key, malformed, keys_unavailable, no_identity (no user claim), unmapped (groups giving no team), no_user (no user lists the identity).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

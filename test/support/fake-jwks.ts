@@ -22,8 +22,15 @@ export interface FakeJwks {
   readonly fetches: number;
   /** Serves these keys' public halves from now on. */
   serve(keys: readonly SigningKey[]): void;
-  /** 'serve' (the default), 'fail' (503) or 'hang' (never answers). */
+  /** 'serve' (the default), 'fail' (503) or 'hang' (never answers); ends a flood. */
   behave(mode: 'serve' | 'fail' | 'hang'): void;
+  /**
+   * Answers the keys served padded to `bytes` bytes from now on: with its Content-Length declared
+   * (then sent whole if read), or (`declared: false`) sent in chunks without one and never ended.
+   */
+  flood(bytes: number, options: { readonly declared: boolean }): void;
+  /** How many answers the client stopped reading before their end (closed the connection). */
+  readonly abandoned: number;
   close(): Promise<void>;
 }
 
@@ -42,12 +49,14 @@ export function signToken(key: SigningKey, claims: JWTPayload): Promise<string> 
 
 export async function startFakeJwks(keys: readonly SigningKey[]): Promise<FakeJwks> {
   let served = keys;
-  let mode: 'serve' | 'fail' | 'hang' = 'serve';
+  let mode: 'serve' | 'fail' | 'hang' | 'flood' = 'serve';
+  let flooding = { bytes: 0, declared: true };
   let fetches = 0;
+  let abandoned = 0;
   const hanging = new Set<ServerResponse>();
   let issuer = '';
   const server: Server = createServer((request, response) => {
-    if (request.url === '/.well-known/openid-configuration' && mode === 'serve') {
+    if (request.url === '/.well-known/openid-configuration' && (mode === 'serve' || mode === 'flood')) {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
       return;
     }
@@ -55,6 +64,13 @@ export async function startFakeJwks(keys: readonly SigningKey[]): Promise<FakeJw
     if (mode === 'hang') {
       hanging.add(response);
       response.on('close', () => hanging.delete(response));
+      return;
+    }
+    if (mode === 'flood') {
+      response.on('close', () => {
+        if (!response.writableFinished) abandoned++;
+      });
+      void flood(response, served, flooding, hanging);
       return;
     }
     if (mode === 'fail') {
@@ -78,10 +94,43 @@ export async function startFakeJwks(keys: readonly SigningKey[]): Promise<FakeJw
     behave(next) {
       mode = next;
     },
+    flood(bytes, options) {
+      mode = 'flood';
+      flooding = { bytes, declared: options.declared };
+    },
+    get abandoned() {
+      return abandoned;
+    },
     async close() {
       for (const response of hanging) response.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A JWKS of `keys` padded (an extra member) to `bytes` bytes, written as fast as the client reads it. */
+async function flood(
+  response: ServerResponse,
+  keys: readonly SigningKey[],
+  { bytes, declared }: { readonly bytes: number; readonly declared: boolean },
+  hanging: Set<ServerResponse>,
+): Promise<void> {
+  const head = `{"keys":${JSON.stringify(keys.map((key) => key.publicJwk))},"padding":"`;
+  const tail = '"}';
+  response.writeHead(200, { 'content-type': 'application/json', ...(declared ? { 'content-length': bytes } : {}) });
+  const chunk = 'x'.repeat(64 * 1024);
+  let left = bytes - head.length - tail.length;
+  response.write(head);
+  while (left > 0 && !response.destroyed) {
+    const piece = left >= chunk.length ? chunk : chunk.slice(0, left);
+    left -= piece.length;
+    if (!response.write(piece)) await new Promise((resolve) => response.once('drain', resolve).once('close', resolve));
+  }
+  if (response.destroyed) return;
+  if (declared) response.end(tail);
+  else {
+    hanging.add(response); // never ended: only the client can stop it
+    response.on('close', () => hanging.delete(response));
+  }
 }

@@ -154,7 +154,7 @@ describe('a bearer JWT of a configured issuer', () => {
     assert.equal(known.status, 200);
   });
 
-  test('refused tokens get 401 invalid_token saying why: expired, not yet valid, another audience, an unknown issuer, alg none, HS256 with the public key', async (t) => {
+  test('refused tokens get 401 invalid_token saying why: expired, no exp, not yet valid, another audience, an unknown issuer, alg none, HS256 with the public key', async (t) => {
     const gw = await bed.gateway(CONFIG, { t, settings: { identityFile: await identityFile({ unmapped: 'default' }) } });
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(
       JSON.stringify({ iss: jwks.issuer, aud: AUDIENCE, sub: 'mallory', exp: now() + 600 }),
@@ -164,6 +164,7 @@ describe('a bearer JWT of a configured issuer', () => {
       .sign(new TextEncoder().encode(key.publicPem));
     const cases: [string, string, RegExp][] = [
       ['expired', await token({ sub: 'ann', exp: now() - 3600 }), /it has expired/],
+      ['without exp', await token({ sub: 'ann', exp: undefined }), /^Invalid bearer token: it has no expiry \(exp\)/],
       ['not yet valid', await token({ sub: 'ann', nbf: now() + 3600 }), /it is not valid yet/],
       ['another audience', await token({ sub: 'ann', aud: 'someone-else' }), /not meant for this gateway/],
       ['an unknown issuer', await token({ sub: 'ann', iss: 'https://elsewhere.example' }), /not one this gateway trusts/],
@@ -179,7 +180,7 @@ describe('a bearer JWT of a configured issuer', () => {
     assert.equal((await gw.get('/v1/admin/users/mallory')).status, 404);
     const metrics = (await gw.get('/metrics')).body as string;
     // Each refusal counted by why (`alg: none` counts as an algorithm not accepted, or an unknown issuer).
-    for (const reason of ['expired', 'not_yet_valid', 'wrong_audience', 'algorithm_not_allowed'])
+    for (const reason of ['expired', 'no_expiry', 'not_yet_valid', 'wrong_audience', 'algorithm_not_allowed'])
       assert.match(metrics, new RegExp(`^tollgate_token_refusals_total\\{reason="${reason}"\\} [12]$`, 'm'), reason);
   });
 
@@ -212,6 +213,26 @@ describe('a bearer JWT of a configured issuer', () => {
     assert.equal(answer.status, 503);
     assert.equal(answer.body.error.code, 'identity_unavailable');
     assert.equal(answer.headers.get('retry-after'), '1');
+  });
+
+  test('an issuer whose JWKS is past the size bound: 503 identity_unavailable, its keys fetched once for many tokens rather than at each', async (t) => {
+    const oversized = await startFakeJwks([key]);
+    t.after(() => oversized.close());
+    oversized.flood(64 * 1024 * 1024, { declared: true });
+    const gw = await bed.gateway(CONFIG, {
+      t,
+      settings: { identityFile: await identityFile({ unmapped: 'default' }, { issuer: oversized.issuer, jwks_url: oversized.url }) },
+    });
+    const presented = await signToken(key, { iss: oversized.issuer, aud: AUDIENCE, sub: 'ann', exp: now() + 600 });
+    const tokens = 20;
+    for (let i = 0; i < tokens; i++) {
+      const answer = await gw.post('/v1/chat/completions', ask, bearer(presented));
+      assert.equal(answer.status, 503);
+      assert.equal(answer.body.error.code, 'identity_unavailable');
+    }
+    // Fetched again only after a backoff doubling from 1 s: twenty tokens would have to take 31 s
+    // to make five fetches.
+    assert.ok(oversized.fetches < tokens / 4, `${oversized.fetches} fetches for ${tokens} tokens`);
   });
 
   test('two gateways on one store: the same new person at both at once is one user, and each serves them', async (t) => {

@@ -2,12 +2,16 @@
 // served on a real socket: what is believed, what is refused and why, and how the keys are kept:
 // fetched again once for a key the gateway does not hold (a rotation) but at a bounded rate, the
 // keys held kept working while the endpoint fails or hangs, and no verification waits on a
-// hanging endpoint longer than the fetch's timeout.
+// hanging endpoint longer than the fetch's timeout. What the endpoint may not make the gateway do:
+// read a body past the bound, keep a JWKS of too many keys, or be fetched once per token while it
+// fails (each failure is remembered, and the next fetch waits for a backoff).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
+import { MAX_JWKS_BYTES, MAX_JWKS_KEYS } from '../../../gateway/identity/jwks-cache.ts';
 import { jwksAt } from '../../../gateway/identity/jwks-sources.ts';
-import { JwtVerifier, type JwtIssuer } from '../../../gateway/identity/jwt-verifier.ts';
+import { JwtVerifier, type JwtIssuer, type JwtVerifierOptions } from '../../../gateway/identity/jwt-verifier.ts';
+import { eventually } from '../../support/eventually.ts';
 import { signingKey, signToken, startFakeJwks, type FakeJwks, type SigningKey } from '../../support/fake-jwks.ts';
 
 const ISSUER = 'https://issuer.example.test';
@@ -26,7 +30,11 @@ before(async () => {
 });
 after(() => jwks?.close());
 
-function verifier(overrides: Partial<JwtIssuer> = {}): JwtVerifier {
+/** What the verifiers logged, newest last. */
+const logged: string[] = [];
+const log = { warn: (_details: object, message: string) => void logged.push(message) };
+
+function verifier(overrides: Partial<JwtIssuer> = {}, options: Partial<JwtVerifierOptions> = {}): JwtVerifier {
   const issuer: JwtIssuer = {
     issuer: ISSUER,
     keys: { source: jwks.url, load: jwksAt(jwks.url) },
@@ -40,6 +48,8 @@ function verifier(overrides: Partial<JwtIssuer> = {}): JwtVerifier {
     jwksMinRefreshMs: 60_000,
     jwksMaxAgeMs: 600_000,
     now: () => clock,
+    log,
+    ...options,
   });
 }
 
@@ -104,6 +114,11 @@ describe('a bearer JWT', () => {
     assert.deepEqual(await verifier().verify(await signToken(stranger, claims())), { ok: false, refusal: 'bad_signature' });
   });
 
+  test('without exp: refused as having no expiry', async () => {
+    const { exp: _, ...unending } = claims();
+    assert.deepEqual(await verifier().verify(await signToken(first, unending)), { ok: false, refusal: 'no_expiry' });
+  });
+
   test('not a JWT at all: refused as malformed', async () => {
     assert.deepEqual(await verifier().verify('not.a.jwt'), { ok: false, refusal: 'malformed' });
     assert.deepEqual(await verifier().verify('tg-an-api-key'), { ok: false, refusal: 'malformed' });
@@ -163,5 +178,92 @@ describe("the issuer's keys", () => {
     } finally {
       jwks.behave('serve');
     }
+  });
+});
+
+describe("the issuer's keys, bounded", () => {
+  test('a JWKS declaring a body past the bound: refused without reading it, said in the log, and not fetched again per token', async (t) => {
+    t.after(() => jwks.behave('serve'));
+    jwks.serve([first]);
+    jwks.flood(64 * MAX_JWKS_BYTES, { declared: true });
+    const v = verifier({}, { jwksTimeoutMs: 30_000 });
+    const [fetched, abandoned] = [jwks.fetches, jwks.abandoned];
+    const token = await signToken(first, claims());
+    for (let i = 0; i < 5; i++) assert.deepEqual(await v.verify(token), { ok: false, refusal: 'keys_unavailable' });
+    assert.equal(jwks.fetches - fetched, 1, 'one fetch for five tokens');
+    assert.match(logged.at(-1) ?? '', new RegExp(`larger than ${MAX_JWKS_BYTES} bytes`));
+    await eventually(() => jwks.abandoned === abandoned + 1, 'the endpoint seeing its answer left unread');
+  });
+
+  test('a JWKS sent on and on without a length: reading stops past the bound and refuses it, said in the log', async (t) => {
+    t.after(() => jwks.behave('serve'));
+    jwks.serve([first]);
+    jwks.flood(4 * MAX_JWKS_BYTES, { declared: false }); // then never ends
+    const v = verifier({}, { jwksTimeoutMs: 30_000 }); // refused by the bound, not the timeout: the log says which
+    const [fetched, abandoned] = [jwks.fetches, jwks.abandoned];
+    assert.deepEqual(await v.verify(await signToken(first, claims())), { ok: false, refusal: 'keys_unavailable' });
+    assert.equal(jwks.fetches - fetched, 1);
+    assert.match(logged.at(-1) ?? '', new RegExp(`larger than ${MAX_JWKS_BYTES} bytes`));
+    await eventually(() => jwks.abandoned === abandoned + 1, 'the endpoint seeing its answer left unread');
+  });
+
+  test('a JWKS of too many keys: refused at its one fetch, and fetched again after the backoff, not per token', async (t) => {
+    t.after(() => jwks.serve([first]));
+    const many = Array.from({ length: 10 * MAX_JWKS_KEYS }, (_, i) => ({
+      ...first,
+      kid: `many-${i}`,
+      publicJwk: { ...first.publicJwk, kid: `many-${i}` },
+    }));
+    jwks.serve([first, ...many]);
+    const v = verifier();
+    const fetched = jwks.fetches;
+    const token = await signToken(first, claims());
+    for (let i = 0; i < 20; i++) assert.deepEqual(await v.verify(token), { ok: false, refusal: 'keys_unavailable' });
+    assert.equal(jwks.fetches - fetched, 1, 'one fetch for twenty tokens');
+    assert.match(logged.at(-1) ?? '', new RegExp(`lists ${many.length + 1} keys, more than ${MAX_JWKS_KEYS}`));
+    clock += 1000; // the first backoff
+    jwks.serve([first]);
+    assert.equal((await v.verify(token)).ok, true, 'fetched again once the backoff has passed, and believed');
+    assert.equal(jwks.fetches - fetched, 2);
+  });
+
+  test('an issuer failing before its keys were ever read: fetched at a backoff doubling from 1 s to a minute, not per token; believed once it serves', async (t) => {
+    t.after(() => jwks.behave('serve'));
+    jwks.behave('fail');
+    const v = verifier();
+    const token = await signToken(first, claims());
+    const start = clock;
+    const fetchedAt: number[] = [];
+    // Four clients, each sending a token every 100 ms for two minutes.
+    for (let at = 0; at <= 120_000; at += 100) {
+      clock = start + at;
+      const fetched = jwks.fetches;
+      const verdicts = await Promise.all([1, 2, 3, 4].map(() => v.verify(token)));
+      for (const verdict of verdicts) assert.deepEqual(verdict, { ok: false, refusal: 'keys_unavailable' });
+      if (jwks.fetches > fetched) fetchedAt.push(at);
+    }
+    assert.deepEqual(fetchedAt, [0, 1000, 3000, 7000, 15_000, 31_000, 63_000]);
+    jwks.behave('serve');
+    clock = start + 123_000;
+    assert.equal((await v.verify(token)).ok, true);
+  });
+
+  test('keys held and stale while the endpoint fails: they keep serving, and the refresh in the background backs off too', async (t) => {
+    t.after(() => jwks.behave('serve'));
+    jwks.serve([first]);
+    const v = verifier();
+    const token = await signToken(first, claims());
+    assert.equal((await v.verify(token)).ok, true);
+    jwks.behave('fail');
+    clock += 600_001; // stale: the next use refreshes them in the background
+    const [fetched, lines] = [jwks.fetches, logged.length];
+    assert.equal((await v.verify(token)).ok, true);
+    await eventually(() => logged.length === lines + 1, 'the failed refresh logged');
+    for (let i = 0; i < 20; i++) assert.equal((await v.verify(token)).ok, true, 'the keys held serve');
+    assert.equal(jwks.fetches - fetched, 1, 'one fetch for twenty-one tokens within the backoff');
+    clock += 1000;
+    assert.equal((await v.verify(token)).ok, true);
+    await eventually(() => logged.length === lines + 2, 'the second failed refresh logged');
+    assert.equal(jwks.fetches - fetched, 2, 'and one more once the backoff has passed');
   });
 });
