@@ -37,7 +37,17 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(settings: GatewaySettings, env: Readonly<Record<string, string | undefined>>): Promise<RunningGateway> {
+/** What a gateway may be started with besides its settings: tests swap parts in. */
+export interface StartOptions {
+  /** The audio scan threads' module (endpoints/audio-probe.ts): tests give one that waits to be told. */
+  readonly audioScanWorker?: URL | undefined;
+}
+
+export async function startGateway(
+  settings: GatewaySettings,
+  env: Readonly<Record<string, string | undefined>>,
+  options: StartOptions = {},
+): Promise<RunningGateway> {
   // Read first: a tracing variable that cannot be used stops the start before anything is opened.
   const tracingSettings = tracingFromEnv(env, 'tollgate-gateway');
   const tracing: Tracing | undefined = tracingSettings && (await startTracing(tracingSettings, VERSION));
@@ -82,6 +92,7 @@ export async function startGateway(settings: GatewaySettings, env: Readonly<Reco
     tracing,
     usageLogs,
     identity,
+    audioScanWorker: options.audioScanWorker,
   });
   if ('layout' in store) logLayout(app.log, store.layout);
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.

@@ -66,6 +66,7 @@ export const CODES = {
   too_many_connections: { status: 503, type: 'server_error' },
   model_too_busy: { status: 503, type: 'server_error' },
   routing_unavailable: { status: 503, type: 'server_error' },
+  audio_scans_busy: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 504, type: 'timeout_error' },
 } as const satisfies Record<string, CodeEntry>;
 
@@ -147,6 +148,20 @@ export const errors = {
       headers: { connection: 'close' },
     }),
   malformedForm: (reason: string) => new ApiError('invalid_request', `The multipart form cannot be read: ${reason}`),
+  /** The caller's audio files being read (their durations, endpoints/audio-probe.ts) are at the bound. */
+  tooManyScans: (limit: number) =>
+    new ApiError(
+      'rate_limit_exceeded',
+      `You already have ${limit} audio file${limit === 1 ? '' : 's'} being read, the most at once; send this one when ${limit === 1 ? 'it is' : 'one is'} done`,
+      { param: 'file', headers: { 'retry-after': '1' } },
+    ),
+  /** No scan thread came free for the audio file within its wait: every one is busy with other files. */
+  audioScansBusy: (waitedMs: number) =>
+    new ApiError(
+      'audio_scans_busy',
+      `The gateway is busy reading other audio files: none of its scan threads came free within ${waitedMs / 1000} s; try again shortly`,
+      { headers: { 'retry-after': '1' } },
+    ),
   /** A priced transcription router needs the audio's length before it is sent; `reason`: why it is not known (audio-file.ts). */
   unreadableAudio: (reason?: string) =>
     new ApiError(

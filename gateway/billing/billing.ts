@@ -32,7 +32,16 @@ import {
   UnknownUserError,
 } from './billing-errors.ts';
 import { randomId } from '../../core/ids.ts';
-import { contextOverflow, heldPromptTokens, isPriced, learnable, leastWorstCaseMicros, promptBase, worstCaseMicros } from './worst-case.ts';
+import {
+  contextOverflow,
+  heldPromptTokens,
+  isPriced,
+  leastAudioHoldMicros,
+  learnable,
+  leastWorstCaseMicros,
+  promptBase,
+  worstCaseMicros,
+} from './worst-case.ts';
 import type { PromptRatioLearner } from './prompt-ratio-learner.ts';
 import type { PromptCounts } from './usage-block.ts';
 
@@ -205,10 +214,25 @@ export class Billing {
   }
 
   /**
+   * Refuses (InsufficientBudgetError) a caller whose budget has no room for the least a
+   * transcription on `router` can hold, before its audio is read: reading it costs a scan
+   * thread's time (seconds, for junk), which a caller who cannot pay for any transcription must
+   * not take from those who can. The least is leastAudioHoldMicros (a millisecond of audio and a
+   * transcript window), and at least one micro: a budget with no room at all is refused. A free
+   * router, or a caller without a budget, passes.
+   */
+  async checkAudioRoom(caller: Caller, router: RouterRoute): Promise<void> {
+    const { levels, budgeted } = levelsOf(caller);
+    if (!isPriced(router) || (caller.user.budget === null && !budgeted)) return;
+    const least = leastAudioHoldMicros(router);
+    await this.#checkRoom(caller, levels, least > 0n ? least : 1n);
+  }
+
+  /**
    * A long prompt is checked against the budget before it is counted: refused (InsufficientBudgetError) when the
    * budget has no room even for the least hold it can come to (its count bounded by its length,
-   * usage/tokens.ts TokenBounds). The room is asked for and given back at once, the ledger having
-   * no other way to tell; shorter prompts skip this, their count costing less than the round trips.
+   * usage/tokens.ts TokenBounds). Shorter prompts skip this, their count costing less than the
+   * round trips.
    */
   async #checkBeforeCounting(
     caller: Caller,
@@ -219,8 +243,17 @@ export class Billing {
   ): Promise<void> {
     const bounds = promptTokenCount(endpoint, body, new TokenBounds());
     if (bounds.chars <= CHECK_BEFORE_COUNTING_CHARS) return;
-    const leastMicros = leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most);
-    const reservation: Reservation = { id: randomId(), micros: leastMicros, ttlMs: this.#deps.reservationTtlMs };
+    await this.#checkRoom(caller, levels, leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most));
+  }
+
+  /**
+   * Refuses (InsufficientBudgetError) when some budget of the caller has less room than `micros`.
+   * The room is asked for and given back at once, the ledger having no other way to tell. A store
+   * that does not answer is let be: the admission after meets the same outage and answers it as
+   * configured.
+   */
+  async #checkRoom(caller: Caller, levels: readonly OtherLevel[] | undefined, micros: bigint): Promise<void> {
+    const reservation: Reservation = { id: randomId(), micros, ttlMs: this.#deps.reservationTtlMs };
     const { ledger } = this.#deps;
     let result: AdmissionResult;
     try {
@@ -228,12 +261,11 @@ export class Billing {
       if (result.ok)
         await ledger.settle(caller.user.id, { now: this.#deps.now(), reservation, actualMicros: 0n, levels, team: caller.user.team });
     } catch (error) {
-      // The admission after the count meets the same outage and answers it as configured.
       if (error instanceof StoreUnavailableError) return;
       throw error;
     }
     if (result.ok) return;
-    if (result.reason === 'budget') throw new InsufficientBudgetError(result.remainingMicros, leastMicros, result.level);
+    if (result.reason === 'budget') throw new InsufficientBudgetError(result.remainingMicros, micros, result.level);
     if (result.reason === 'unknown_user') throw new UnknownUserError(caller.user.id);
   }
 

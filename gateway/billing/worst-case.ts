@@ -131,6 +131,16 @@ export function leastWorstCaseMicros(router: RouterRoute, endpoint: Endpoint, bo
 }
 
 /**
+ * The least hold a transcription on `router` can come to, its audio unread: a millisecond of
+ * audio (any length is held in whole milliseconds, rounded up), no prompt, and the one transcript
+ * window every transcription is held for (transcriptTokenBound). What a caller must have room
+ * for before the audio is read (billing.ts checkAudioRoom).
+ */
+export function leastAudioHoldMicros(router: RouterRoute): bigint {
+  return costMicros(holdPrices(router.prices), 0, transcriptTokenBound(0), 1);
+}
+
+/**
  * The prices a hold is made at: every prompt token at the dearest price it may be charged, since
  * which of them the backend will report as read from or written to its cache is not known before
  * it answers (Anthropic's cache writes cost more than its prompt). Without cache prices, the

@@ -1,7 +1,28 @@
 // An audio file uploaded for transcription, read whole (up to the upload limit) before it is
 // forwarded: its duration, which its price and hold depend on, is read from its header first, in
-// a worker thread (audio-probe.ts), and believed only as far as the file's size can hold it.
-import { audioProbe } from './audio-probe.ts';
+// a worker thread of the scan pool (audio-probe.ts), and believed only as far as the file's size
+// can hold it.
+import type { AudioProbe } from './audio-probe.ts';
+
+/**
+ * A form's file as it arrived (http/multipart-body.ts), its duration not read yet: the pipeline
+ * reads it once the caller may call the router and can pay for the least of it
+ * (pipeline/audio-reading.ts).
+ */
+export class AudioUpload {
+  readonly bytes: Buffer;
+  readonly filename: string;
+  readonly mimeType: string;
+  /** The memory under `bytes` holds the file alone (audio-probe.ts). */
+  readonly owned: boolean;
+
+  constructor(bytes: Buffer, filename: string, mimeType: string, owned: boolean) {
+    this.bytes = bytes;
+    this.filename = filename;
+    this.mimeType = mimeType;
+    this.owned = owned;
+  }
+}
 
 export interface AudioFile {
   readonly bytes: Buffer;
@@ -13,8 +34,9 @@ export interface AudioFile {
   readonly unreadable?: string;
 }
 
+/** A file whose duration was read (or tried): not an upload still to be read. */
 export function isAudioFile(value: unknown): value is AudioFile {
-  return value !== null && typeof value === 'object' && Buffer.isBuffer((value as AudioFile).bytes);
+  return value !== null && typeof value === 'object' && !(value instanceof AudioUpload) && Buffer.isBuffer((value as AudioFile).bytes);
 }
 
 /**
@@ -28,13 +50,15 @@ export function isAudioFile(value: unknown): value is AudioFile {
 export const MIN_AUDIO_BYTES_PER_SECOND = 100;
 
 /**
- * The file as it came, with its duration: read from its header off the event loop, within the
- * probe's time, and not believed past what its size holds (MIN_AUDIO_BYTES_PER_SECOND). When it
- * is not read or not believed, `seconds` is undefined: a priced router refuses the file, a free
- * one forwards it. `owned`: the memory under `bytes` holds the file alone (audio-probe.ts).
+ * The file as it came, with its duration: read from its header off the event loop by `probe`,
+ * within its time, and not believed past what its size holds (MIN_AUDIO_BYTES_PER_SECOND). When
+ * it is not read or not believed, `seconds` is undefined: a priced router refuses the file, a
+ * free one forwards it. `caller`: whose scans it counts among (the probe bounds them); rejects
+ * as the probe's scan does when refused.
  */
-export async function readAudioFile(bytes: Buffer, filename: string, mimeType: string, owned = false): Promise<AudioFile> {
-  const probed = await audioProbe.scan(bytes, mimeType, owned);
+export async function readAudioFile(upload: AudioUpload, probe: Pick<AudioProbe, 'scan'>, caller?: string): Promise<AudioFile> {
+  const { bytes, filename, mimeType, owned } = upload;
+  const probed = await probe.scan(bytes, mimeType, { owned, caller });
   if (!probed.bytes) throw new AudioLostError(probed.unreadable ?? 'its reading stopped');
   const file = { bytes: probed.bytes, filename, mimeType };
   if (probed.seconds === undefined) return { ...file, seconds: undefined, unreadable: probed.unreadable };

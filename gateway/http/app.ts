@@ -17,7 +17,6 @@ import { registerJsonBody } from './json-body.ts';
 import { BodyDeadlines, type BodyTimeouts } from './body-deadlines.ts';
 import type { JsonShapeLimits } from './json-shape.ts';
 import { registerMultipartBody } from './multipart-body.ts';
-import { closeAudioProbe } from '../endpoints/audio-probe.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { limitConnections, type ConnectionBounds, type ConnectionLimits } from './connection-limits.ts';
 import { registerApiSurfaces } from './routes/inference.ts';
@@ -151,8 +150,6 @@ export function buildApp(options: HttpOptions, services: AppServices): FastifyIn
   app.addHook('onClose', async () => deadlines.close());
   registerJsonBody(app, { bytes: options.bodyLimit, shape: options.jsonShape }, deadlines);
   registerMultipartBody(app, options.maxAudioBytes, deadlines);
-  // The worker thread that reads uploads' durations (audio-probe.ts) stops with the app.
-  app.addHook('onClose', () => closeAudioProbe());
   app.setErrorHandler(errorHandler(options.bodyLimit, throttle));
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.routeNotFound(request.method, request.url)));
   registerAuth(app, { keys: services.keys, tokens: services.tokens, sessions: services.signIn }, now, services.pipeline.traced);

@@ -7,7 +7,7 @@ import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { AudioLostError, readAudioFile } from '../endpoints/audio-file.ts';
+import { AudioUpload } from '../endpoints/audio-file.ts';
 import { type ApiError, errors } from '../api/api-error.ts';
 import type { BodyDeadlines } from './body-deadlines.ts';
 import { BodyBuffer } from './body-buffer.ts';
@@ -32,7 +32,7 @@ export function registerMultipartBody(app: FastifyInstance, maxFileBytes: number
   });
 }
 
-/** The form's fields (a field sent more than once: its values in order) and its `file`, with the audio's length read from its header. */
+/** The form's fields (a field sent more than once: its values in order) and its `file`, as it arrived (an AudioUpload). */
 function readForm(
   payload: Readable,
   headers: Record<string, string | string[] | undefined>,
@@ -117,19 +117,11 @@ function readForm(
       payload.off('data', counted);
       if (failed) return;
       const form: Record<string, unknown> = Object.fromEntries(fields);
-      if (!file) return resolve(form);
-      // Its duration is read in a worker thread (audio-probe.ts): the bytes may go there and come back.
-      // The upload's buffer holds the file alone: it goes to the duration's worker whole, not copied.
-      readAudioFile(file.bytes.take(), file.filename, file.mimeType, true).then(
-        (audio) => {
-          form.file = audio;
-          resolve(form);
-        },
-        (error: unknown) =>
-          reject(
-            error instanceof AudioLostError ? errors.invalidRequest(`The audio file could not be read: ${error.message}`, 'file') : error,
-          ),
-      );
+      // Its duration is read later, in the pipeline, once the caller may call the router and pay
+      // for the least of it (pipeline/audio-reading.ts). The upload's buffer holds the file alone:
+      // it may go to the scan's thread whole, not copied.
+      if (file) form.file = new AudioUpload(file.bytes.take(), file.filename, file.mimeType, true);
+      resolve(form);
     });
     payload.pipe(busboy);
   });

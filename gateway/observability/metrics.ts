@@ -117,6 +117,12 @@ export class GatewayMetrics {
     labelNames: ['router', 'provider', 'kind'] as const,
     registers: [this.registry],
   });
+  readonly audioScans = new Counter({
+    name: 'tollgate_audio_scans_total',
+    help: "Uploaded audio files whose duration was to be read, by outcome: read, not_read (not recognised), timed_out, lost (the scan thread died), caller_limit (the user's scans at --audio-scans-per-caller: 429), queue_wait (no scan thread came free in time: 503).",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   /** Read at scrape time from the providers' own state, so the hot path pays nothing. */
   #providerSource: () => Iterable<ProviderGauges> = () => [];
   readonly inFlight = this.#providerGauge('tollgate_provider_in_flight_requests', 'Requests in flight per provider.', (p) => p.inFlight);

@@ -29,6 +29,7 @@ import {
 } from '../../core/store/store-errors.ts';
 import { InvalidResourceError, KubernetesWriteError } from '../kubernetes/write-errors.ts';
 import { ApiError, errors } from '../api/api-error.ts';
+import { ScansBusyError, TooManyScansError } from '../endpoints/audio-probe.ts';
 import { rateLimitHeaders } from '../api/rate-limit-headers.ts';
 import { ENDPOINT_SPECS } from '../endpoints/registry.ts';
 
@@ -43,6 +44,9 @@ export function publicError(error: unknown): ApiError | undefined {
     return errors.contextLengthExceeded(ENDPOINT_SPECS[error.endpoint].promptParam, error.context, error.prompt, error.completion);
   if (error instanceof BudgetsUnavailableError) return errors.budgetsUnavailable();
   if (error instanceof UnknownUserError) return errors.unknownUser();
+  // Reading a transcription's audio
+  if (error instanceof TooManyScansError) return errors.tooManyScans(error.limit);
+  if (error instanceof ScansBusyError) return errors.audioScansBusy(error.waitedMs);
   // Routing and the upstream client
   if (error instanceof NoProviderForEndpointError) return errors.noProviderForEndpoint(error.router, error.path);
   if (error instanceof RequestRejectedError) return errors.upstreamRejected(error.cause.status, error.cause.message);

@@ -1,6 +1,7 @@
 // The request pipeline: it owns an inference request from the moment the transport hands it over
 // to its settlement, through explicit stages, whatever API it came in:
-//   resolve    the router (404, 400) and the body in the endpoint's form (resolve.ts)
+//   resolve    the router (404, 400) and the body in the endpoint's form (resolve.ts); a
+//              transcription's audio read once its caller may call the router and pay (audio-reading.ts)
 //   authorize  the caller may call the router (403)
 //   admit      the caller's budget and limits hold the worst case (402, 429; billing/)
 //   dispatch   the router chain (fallbacks, routing/fallback-chain.ts), then the forwarder and placement
@@ -26,12 +27,13 @@ import type { SurfaceRequest, SurfaceServices } from './surface-request.ts';
 import { forwarding, type Call, type Started } from './inference-call.ts';
 import type { Keeping } from './conversation.ts';
 import type { OutcomeRecorder } from './request-outcome.ts';
-import { resolve, resolveTranslated, timeoutMs } from './resolve.ts';
+import { resolve, resolveTranslated, routerOf, timeoutMs } from './resolve.ts';
+import { withAudioRead, type AudioReading } from './audio-reading.ts';
 import { refused } from './settle.ts';
 import type { Tracing } from '../../core/telemetry/tracing.ts';
 import { endAdmission, RequestTrace } from './request-trace.ts';
 
-export interface PipelineDeps extends SurfaceServices, Keeping {
+export interface PipelineDeps extends SurfaceServices, Keeping, AudioReading {
   readonly forwarder: ForwarderDeps;
   readonly outcomes: OutcomeRecorder;
   readonly billing: Billing;
@@ -80,8 +82,10 @@ export class RequestPipeline {
       });
     try {
       // resolve
+      if (surface.multipart) requested = routerOf(endpoint, request.body, deps.routing);
+      const body = requested ? await withAudioRead(request.body, requested, caller, deps) : request.body;
       const resolved =
-        surface.schemas === undefined ? resolve(endpoint, request.body, deps.routing) : await resolveTranslated(surface, request, deps);
+        surface.schemas === undefined ? resolve(endpoint, body, deps.routing) : await resolveTranslated(surface, request, deps);
       requested = resolved.router;
       trace?.resolved(requested, request.body);
       // authorize

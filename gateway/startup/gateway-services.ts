@@ -12,6 +12,7 @@ import { identityParts, type IdentitySetup } from '../identity/identity-parts.ts
 import type { SignIn } from '../identity/sign-in.ts';
 import type { TokenCallers } from '../identity/token-callers.ts';
 import { Billing, type BillingMetrics } from '../billing/billing.ts';
+import { AudioProbe } from '../endpoints/audio-probe.ts';
 import { PromptRatioLearner } from '../billing/prompt-ratio-learner.ts';
 import type { RoutingCatalog } from '../catalog/catalog-service.ts';
 import type { GatewaySettings } from '../config/settings.ts';
@@ -43,6 +44,8 @@ export interface GatewayParts {
   readonly usageLogs?: UsageLogs | undefined;
   /** Identity by token, when an identity file is given (--identity-file). */
   readonly identity?: IdentitySetup | undefined;
+  /** The audio scan threads' module, when not the gateway's own (tests give one that waits to be told). */
+  readonly audioScanWorker?: URL | undefined;
 }
 
 export interface GatewayServices extends GatewayParts {
@@ -87,8 +90,16 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     metrics: billingMetrics(metrics),
     usageLogs: parts.usageLogs,
   });
+  // Transcriptions' audio durations, read in worker threads (endpoints/audio-probe.ts).
+  const scans = new AudioProbe({
+    workers: settings.audioScanWorkers,
+    perCaller: settings.audioScansPerCaller,
+    workerUrl: parts.audioScanWorker,
+    observe: (outcome) => metrics.audioScans.inc({ outcome }),
+  });
   const pipeline = new RequestPipeline({
     routing,
+    scans,
     forwarder: {
       http,
       options: forwarderOptions(settings),
@@ -124,6 +135,7 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
     },
     async close() {
       ratios.stop();
+      await scans.close();
       throttle.close();
       await placement.close();
       keyCache?.close();

@@ -26,6 +26,8 @@ export interface TestGatewayOptions {
   env?: Record<string, string>;
   /** Extra settings, as the CLI flags would give them (maxAttempts, cooldownSeconds, bodyLimit, ...). */
   settings?: Record<string, unknown>;
+  /** The audio scan threads' module, instead of the gateway's own (test/support/held-probe-worker.ts). */
+  audioScanWorker?: URL;
 }
 
 export async function startTestGateway(yaml: string, options: TestGatewayOptions = {}): Promise<TestGateway> {
@@ -36,7 +38,7 @@ export async function startTestGateway(yaml: string, options: TestGatewayOptions
   const adminKey = generateKey().secret;
   const auth = { authorization: `Bearer ${adminKey}` };
   const settings = readSettings({ config: configPath, host: '127.0.0.1', port: 0, logLevel: 'silent', adminKey, ...options.settings }, {});
-  const gateway = await startGateway(settings, env);
+  const gateway = await startGateway(settings, env, { audioScanWorker: options.audioScanWorker });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(gateway.url + path, {
       method,

@@ -81,6 +81,20 @@ export const HTTP_SETTINGS = {
       'Largest audio file `POST /v1/audio/transcriptions` accepts, in bytes (25 MiB by default, as OpenAI). The upload is read as it arrives and refused with 413 ' +
       '`request_too_large` the moment it passes the limit (or at once when its Content-Length says it will): no more of it is read or kept. A file within it is held in memory while it is forwarded.',
   },
+  audioScanWorkers: {
+    schema: Int(1, 64).default(2),
+    value: '<n>',
+    env: 'TOLLGATE_AUDIO_SCAN_WORKERS',
+    help: "worker threads reading uploaded audio files' durations at once",
+    doc: "Worker threads that read uploaded audio files' durations (for their price) at once, off the event loop. A file waits for a free one at most 10 s, then is answered 503 `audio_scans_busy`; one file's reading is stopped past 10 s. Each thread may use up to 128 MB of heap while it reads; it is stopped after 2 s without work.",
+  },
+  audioScansPerCaller: {
+    schema: Int(1, 1000).default(1),
+    value: '<n>',
+    env: 'TOLLGATE_AUDIO_SCANS_PER_CALLER',
+    help: 'audio files one user may have waiting or being read at once; more gets 429',
+    doc: "Audio files one user may have waiting for a scan thread or being read at once (their durations, before they are priced). One more is answered 429 `rate_limit_exceeded` at once, so that one user's files (junk takes a thread 10 s) cannot take every thread from the others.",
+  },
   maxUpstreamBodyBytes: {
     schema: Int(1024, 2 ** 32).default(DEFAULT_UPSTREAM_LIMITS.maxBodyBytes),
     value: '<bytes>',

@@ -1,11 +1,16 @@
 // An upload's duration is believed only as far as its size can hold it (audio-file.ts): at least
 // 100 bytes a second of audio. A 242-byte FLAC whose STREAMINFO claims 55,555 hours has no
 // duration, and says why; honest files, low-bitrate speech included, keep theirs.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { implausibleDuration, MIN_AUDIO_BYTES_PER_SECOND, readAudioFile } from '../../../gateway/endpoints/audio-file.ts';
+import { AudioUpload, implausibleDuration, MIN_AUDIO_BYTES_PER_SECOND, readAudioFile } from '../../../gateway/endpoints/audio-file.ts';
+import { AudioProbe } from '../../../gateway/endpoints/audio-probe.ts';
 import { flacClaiming, vbrMp3 } from '../../support/audio.ts';
 import { wav } from '../../support/wav.ts';
+
+const probe = new AudioProbe();
+after(() => probe.close());
+const read = (bytes: Buffer, filename: string, mimeType: string) => readAudioFile(new AudioUpload(bytes, filename, mimeType, false), probe);
 
 test('the floor is 100 bytes a second: up to size / 100 seconds is believed, more is not', () => {
   assert.equal(MIN_AUDIO_BYTES_PER_SECOND, 100);
@@ -24,7 +29,7 @@ test('the 242-byte FLAC that claims 55,555 hours (or 555) has no duration, and t
     [555 * 3600, 1000],
   ] as const) {
     const forged = flacClaiming(seconds, rate);
-    const file = await readAudioFile(forged, 'a.flac', 'audio/flac');
+    const file = await read(forged, 'a.flac', 'audio/flac');
     assert.equal(file.seconds, undefined);
     assert.ok(file.unreadable?.startsWith(`its header claims ${seconds} s (${seconds / 3600} h) of audio`), file.unreadable);
     assert.match(file.unreadable!, /242 bytes can hold at most 2\.42 s/);
@@ -35,16 +40,16 @@ test('the 242-byte FLAC that claims 55,555 hours (or 555) has no duration, and t
 });
 
 test('honest files keep their duration: a WAV, and 32 to 64 kbit/s VBR speech without a Xing header', async () => {
-  const two = await readAudioFile(wav(2, 8000), 'a.wav', 'audio/wav');
+  const two = await read(wav(2, 8000), 'a.wav', 'audio/wav');
   assert.equal(two.seconds, 2);
   assert.equal(two.unreadable, undefined);
   const mp3 = vbrMp3(500_000);
-  const speech = await readAudioFile(mp3.bytes, 'a.mp3', 'audio/mpeg');
+  const speech = await read(mp3.bytes, 'a.mp3', 'audio/mpeg');
   assert.ok(Math.abs(speech.seconds! - mp3.seconds) < 0.1, `${speech.seconds}`);
 });
 
 test('a file that is not audio has no duration and no more to say', async () => {
-  const file = await readAudioFile(Buffer.from('not audio at all, just some bytes'), 'a.wav', 'audio/wav');
+  const file = await read(Buffer.from('not audio at all, just some bytes'), 'a.wav', 'audio/wav');
   assert.equal(file.seconds, undefined);
   assert.equal(file.unreadable, undefined);
   assert.equal(file.bytes.toString(), 'not audio at all, just some bytes');

@@ -1,8 +1,9 @@
-// The worker thread that reads an upload's duration (gateway/endpoints/audio-probe.ts): the bytes
-// go there transferred (or copied) and come back usable, one scan at a time, never copied there;
-// a scan past its time is stopped and a worker that dies is replaced, the bytes they held lost
-// (the upload is refused); a worker that cannot load takes none; and an idle worker does not keep
-// the process alive.
+// The worker threads that read uploads' durations (gateway/endpoints/audio-probe.ts): the bytes
+// go there transferred (or copied) and come back usable, one scan a thread at a time, never
+// copied there; a scan past its time is stopped and a worker that dies is replaced, the bytes
+// they held lost (the upload is refused); a worker that cannot load takes none; an idle worker
+// does not keep the process alive; a scan's wait for a thread is bounded, and so are one
+// caller's scans in flight.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,7 +11,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AudioProbe } from '../../../gateway/endpoints/audio-probe.ts';
+import { AudioProbe, ScansBusyError, TooManyScansError } from '../../../gateway/endpoints/audio-probe.ts';
+import { HELD_PROBE_WORKER, heldScans } from '../../support/held-scans.ts';
 import { flacClaiming, syncStorm, vbrMp3 } from '../../support/audio.ts';
 import { wav } from '../../support/wav.ts';
 
@@ -113,20 +115,60 @@ test('close waits for the scan under way, and a later scan starts another worker
   await probe.close();
 });
 
-test('the idle worker does not keep the process alive: a script that reads one file and never closes exits', async (t) => {
+test('the idle workers do not keep the process alive: a script that reads one file and never closes exits', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-probe-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const script = join(dir, 'read-one.ts');
   await writeFile(
     script,
-    `import { readAudioFile } from ${JSON.stringify(fileURLToPath(new URL('../../../gateway/endpoints/audio-file.ts', import.meta.url)))};
+    `import { AudioProbe } from ${JSON.stringify(fileURLToPath(new URL('../../../gateway/endpoints/audio-probe.ts', import.meta.url)))};
 import { wav } from ${JSON.stringify(fileURLToPath(new URL('../../support/wav.ts', import.meta.url)))};
-const file = await readAudioFile(wav(2), 'a.wav', 'audio/wav');
-console.log(file.seconds, file.unreadable ?? '');
+const probed = await new AudioProbe().scan(wav(2), 'audio/wav');
+console.log(probed.seconds, probed.unreadable ?? '');
 `,
   );
   const child = spawnSync(process.execPath, [script], { timeout: 20_000, encoding: 'utf8' });
   assert.equal(child.error, undefined, 'it exited by itself');
   assert.equal(child.status, 0, child.stderr);
   assert.equal(child.stdout.trim(), '2');
+});
+
+test('a scan that waits for a thread past its bound is refused (ScansBusyError), its file not blamed; the held scan is then read', async (t) => {
+  const held = heldScans();
+  const probe = new AudioProbe({ workers: 1, waitMs: 300, workerUrl: HELD_PROBE_WORKER });
+  t.after(async () => {
+    held.release();
+    await probe.close();
+    held.close();
+  });
+  // The thread loaded first: its loading (seconds on a busy machine) is not the wait tested.
+  await probe.warm();
+  const holding = probe.scan(wav(1), 'audio/x-hold');
+  await held.held(1);
+  await assert.rejects(probe.scan(wav(2), 'audio/wav'), (error) => error instanceof ScansBusyError && error.waitedMs === 300);
+  held.release();
+  assert.equal((await holding).seconds, 42);
+  assert.deepEqual((await holding).bytes, wav(1));
+});
+
+test('one caller has at most perCaller scans waiting or under way; others are not bound by theirs', async (t) => {
+  const held = heldScans();
+  const outcomes: string[] = [];
+  const probe = new AudioProbe({ workers: 2, perCaller: 1, workerUrl: HELD_PROBE_WORKER, observe: (outcome) => outcomes.push(outcome) });
+  t.after(async () => {
+    held.release();
+    await probe.close();
+    held.close();
+  });
+  const annHeld = probe.scan(wav(1), 'audio/x-hold', { caller: 'ann' });
+  await held.held(1);
+  await assert.rejects(
+    probe.scan(wav(1), 'audio/wav', { caller: 'ann' }),
+    (error) => error instanceof TooManyScansError && error.limit === 1,
+  );
+  assert.equal((await probe.scan(wav(1), 'audio/wav', { caller: 'bob' })).seconds, 42);
+  held.release();
+  assert.equal((await annHeld).seconds, 42);
+  assert.equal((await probe.scan(wav(1), 'audio/wav', { caller: 'ann' })).seconds, 42, 'her scan ended: she may scan again');
+  assert.deepEqual(outcomes, ['caller_limit', 'read', 'read', 'read']);
 });
