@@ -81,9 +81,16 @@ export interface AccountStore {
   deleteTeam(id: string): Promise<boolean>;
 
   /**
-   * Calls `listener` with the id of a user whose record or keys were changed, revoked or deleted
+   * Calls `listener` with the id of a user whose record or keys were made, changed, revoked or deleted
    * by any process on this store (`team:<id>` for a team), or with null when anything may have
    * changed (after a lost connection). Returns the unsubscribe function.
    */
   onAccountChange(listener: (subject: string | null) => void): () => void;
+
+  /**
+   * Resolves once this process's listeners (onAccountChange) have been told of every change any
+   * process made before the call, or told to read everything again: what a gateway made a moment
+   * ago through another gateway is then known here (a user listing an identity, issue 46).
+   */
+  caughtUp(): Promise<void>;
 }

@@ -1,11 +1,11 @@
 // Which user lists an identity (`subjects`) and which teams list a group (`oidc_groups`,
 // `oidc_admin_groups`): the store keeps neither as an index, so each gateway reads every user
 // and team once, at the first token, and keeps the two maps in step with the store's change
-// notices: a user or team changed anywhere is read again before the next lookup, and after a lost
-// connection (a notice of anything) everything is read again.
+// notices: a user or team made or changed anywhere is read again before the next lookup, and after
+// a lost connection (a notice of anything) everything is read again.
 import type { AccountStore, TeamRecord } from '../../core/store/accounts.ts';
 
-type DirectoryStore = Pick<AccountStore, 'getUser' | 'getTeam' | 'listUsers' | 'listTeams' | 'onAccountChange'>;
+type DirectoryStore = Pick<AccountStore, 'getUser' | 'getTeam' | 'listUsers' | 'listTeams' | 'onAccountChange' | 'caughtUp'>;
 
 /** Teams a caller's groups place them in: as a member, and as a team admin. */
 export interface GroupTeams {
@@ -43,6 +43,11 @@ export class IdentityDirectory {
   async usersOf(subject: string): Promise<readonly string[]> {
     await this.#current();
     return [...(this.#subjects.get(subject) ?? [])];
+  }
+
+  /** Once this resolves, the next lookups know every user and team made or changed anywhere before the call. */
+  async caughtUp(): Promise<void> {
+    await this.#store.caughtUp();
   }
 
   /** The teams `groups` name, each list in id order. */

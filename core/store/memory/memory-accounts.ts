@@ -45,6 +45,7 @@ export class MemoryAccounts implements AccountStore {
     if (this.#users.has(user.id)) throw new ConflictError(`user "${user.id}" already exists`);
     const record = frozen({ ...structuredClone(user), created_at: now.toISOString() });
     this.#users.set(user.id, record);
+    this.#changed(user.id); // the identities it lists are read again (identity-directory.ts)
     return structuredClone(record);
   }
 
@@ -169,6 +170,9 @@ export class MemoryAccounts implements AccountStore {
       this.#listeners.delete(listener);
     };
   }
+
+  /** Every notice is queued (a microtask) as its change is made: whatever runs after has been told. */
+  async caughtUp(): Promise<void> {}
 
   #changed(userId: string): void {
     for (const listener of this.#listeners) queueMicrotask(() => listener(userId));

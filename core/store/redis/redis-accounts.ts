@@ -59,6 +59,7 @@ export class RedisAccounts implements AccountStore {
   async createUser(user: UserSpec, now: Date): Promise<UserRecord> {
     const created = await this.#createRecord('user', keys.user(user.id), keys.users, user, now);
     await this.#writeHomeBudget(user);
+    await this.#changed(user.id); // every gateway reads the identities it lists (identity-directory.ts)
     return created;
   }
 
@@ -335,9 +336,13 @@ export class RedisAccounts implements AccountStore {
     return this.#channels.listen(keys.accountsChanged, listener);
   }
 
+  caughtUp(): Promise<void> {
+    return this.#channels.caughtUp(keys.accountsChanged);
+  }
+
   /** Tells every gateway's caches that this user's record or keys (or, `team:<id>`, this team) changed. */
   async #changed(subject: string): Promise<void> {
-    await this.#redis.publish(keys.accountsChanged, subject);
+    await this.#channels.publish(keys.accountsChanged, subject);
   }
 }
 
