@@ -118,6 +118,12 @@ async function main(): Promise<void> {
     const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
     return runHostile({ root: ROOT, node, gitRevision, waitReady, log });
   }
+  if (process.argv.includes('--loop-holds')) {
+    // Issue 46, finding 15: how long single requests within the bounds hold the event loop: bench/loop-holds.ts.
+    const { runLoopHolds } = await import('./loop-holds.ts');
+    const node = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+    return runLoopHolds({ root: ROOT, node, gitRevision, waitReady, log });
+  }
   if (process.argv.includes('--instructions')) {
     // Instructions per request under callgrind, before and after: a count the machine's other load does not move.
     const { runInstructions } = await import('./instructions.ts');

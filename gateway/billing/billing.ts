@@ -23,7 +23,7 @@ import type { UsageLogs } from '../../core/telemetry/usage-logs.ts';
 import type { Context } from '@opentelemetry/api';
 import { StoreUnavailableError } from '../../core/store/store-errors.ts';
 import { promptTokenCount } from './usage-block.ts';
-import { TokenBounds, TokenCount } from '../metering/tokens.ts';
+import { countInSlices, SLICE_CHARS, TokenBounds, TokenCount } from '../metering/tokens.ts';
 import {
   BudgetsUnavailableError,
   ContextLengthError,
@@ -165,12 +165,16 @@ export class Billing {
     const priced = routerPriced && (caller.user.budget !== null || budgeted);
     if (!routerPriced && !limited && !checkContext) return NOTHING;
     const limitsTokens = limitsTokensIn(ratePolicy) || levels?.some((l) => limitsTokensIn(l.policy)) === true;
-    if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body, levels);
     // Counted only when money, a token limit or the context check depends on it (for users
     // without a budget too: what they spend is reported, and their prompts teach the hold); kept
     // for the usage block. The count is exact, or an upper bound past what one count may do
-    // (usage/tokens.ts).
-    const count = routerPriced || limitsTokens || checkContext ? promptTokenCount(endpoint, body, new TokenCount()) : undefined;
+    // (usage/tokens.ts). Bounded by its length first (a walk, nothing per character): a long
+    // prompt is checked against the budget before it is counted, and counted a slice at a time.
+    const bounds = routerPriced || limitsTokens || checkContext ? promptTokenCount(endpoint, body, new TokenBounds()) : undefined;
+    if (priced) await this.#checkBeforeCounting(caller, router, endpoint, body, levels, bounds!);
+    const counting = bounds === undefined ? undefined : counted(endpoint, body, bounds);
+    // Awaited only when sliced: a short prompt's admission takes no extra turn of the microtask queue.
+    const count = counting instanceof Promise ? await counting : counting;
     const promptTokens = count?.tokens;
     let base: number | undefined;
     let heldPrompt: number | undefined;
@@ -240,8 +244,8 @@ export class Billing {
     endpoint: Endpoint,
     body: JsonObject,
     levels: readonly OtherLevel[] | undefined,
+    bounds: TokenBounds,
   ): Promise<void> {
-    const bounds = promptTokenCount(endpoint, body, new TokenBounds());
     if (bounds.chars <= CHECK_BEFORE_COUNTING_CHARS) return;
     await this.#checkRoom(caller, levels, leastWorstCaseMicros(router, endpoint, body, bounds.fewest, bounds.most));
   }
@@ -369,6 +373,15 @@ export class Billing {
       `usage from provider ${settled.provider ?? '-'} of router ${router} not believed (${settled.usageAnomaly}): charged ${settled.promptTokens} prompt and ${settled.completionTokens} completion tokens instead`,
     );
   }
+}
+
+/**
+ * The prompt's count: at once when short, else a slice at a time (tokens.ts countInSlices), so
+ * that counting a long prompt (up to 1 Mi characters of it) does not hold the event loop.
+ */
+function counted(endpoint: Endpoint, body: JsonObject, bounds: TokenBounds): TokenCount | Promise<TokenCount> {
+  if (bounds.chars <= SLICE_CHARS) return promptTokenCount(endpoint, body, new TokenCount());
+  return countInSlices((sink) => promptTokenCount(endpoint, body, sink));
 }
 
 function limitsTokensIn(policy: RateLimitPolicy | undefined): boolean {

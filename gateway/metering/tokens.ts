@@ -24,6 +24,14 @@ export const EXACT_LOOKUPS = 50_000;
 /** What a text costs of EXACT_CHARS beyond its length (a call costs 3-12 µs): so a flood of tiny texts is bounded too. */
 const PER_TEXT_CHARS = 256;
 
+/**
+ * Texts longer than this are counted a slice at a time by countInSlices: counting 1 Mi characters
+ * of prose in one go held the event loop 40-90 ms.
+ */
+export const SLICE_CHARS = 64 * 1024;
+/** countInSlices lets the event loop turn once it has counted for this long. */
+const SLICE_MS = 8;
+
 /** Up to 8 Mi characters and 256 Ki texts of recent counts (conversation histories, system prompts). */
 const cache = new TokenCountCache(8 * 1024 * 1024, 256 * 1024);
 
@@ -114,6 +122,33 @@ export class TokenCount implements TokenSink {
     this.#exact(counted.tokens);
   }
 
+  /**
+   * As addText, but a text longer than SLICE_CHARS is counted a slice at a time, `pace` awaited
+   * after each (it lets the event loop turn when the count has run long). The slices end where
+   * o200k's pattern splits anyway (textSlices), so their counts add up to the text's.
+   */
+  async addTextPaced(text: string, pace: () => Promise<void> | undefined): Promise<void> {
+    if (text.length <= SLICE_CHARS || cache.get(text) !== undefined || text.length + PER_TEXT_CHARS > this.#chars) {
+      this.addText(text);
+      return pace();
+    }
+    this.#chars -= text.length + PER_TEXT_CHARS;
+    let tokens = 0;
+    for (const slice of textSlices(text, SLICE_CHARS)) {
+      const counted = countWithin(slice, this.#lookups);
+      if (counted === undefined) {
+        this.#lookups = 0;
+        this.#bound(text);
+        return;
+      }
+      this.#lookups -= counted.lookups;
+      tokens += counted.tokens;
+      await pace();
+    }
+    cache.set(text, tokens);
+    this.#exact(tokens);
+  }
+
   /** A text not counted: between its UTF-8 bytes / 128 and its UTF-8 bytes. */
   #bound(text: string): void {
     const bytes = Buffer.byteLength(text, 'utf8');
@@ -126,6 +161,69 @@ export class TokenCount implements TokenSink {
     this.addTokens(tokens);
     this.counted++;
   }
+}
+
+/** What a walk reported, in order, to be counted after (countInSlices). */
+class Reported implements TokenSink {
+  readonly items: (string | number)[] = [];
+
+  addText(text: string): void {
+    this.items.push(text);
+  }
+
+  addTokens(tokens: number): void {
+    this.items.push(tokens);
+  }
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * What `report` reports, counted as a TokenCount counts it (the same limits, the same result), but
+ * never for more than SLICE_MS at a time: the event loop turns in between (`pause`), so that a
+ * prompt of many texts, or of long ones, does not hold every other request.
+ */
+export async function countInSlices(report: (sink: TokenSink) => void, count = new TokenCount(), pause = nextTurn): Promise<TokenCount> {
+  const reported = new Reported();
+  report(reported);
+  let since = performance.now();
+  const pace = () => {
+    if (performance.now() - since < SLICE_MS) return undefined;
+    return pause().then(() => {
+      since = performance.now();
+    });
+  };
+  for (const item of reported.items) {
+    if (typeof item === 'number') count.addTokens(item);
+    else await count.addTextPaced(item, pace);
+  }
+  return count;
+}
+
+/**
+ * `text` cut into slices of about `size` characters, each ending just before a space (U+0020)
+ * that follows a character other than whitespace. o200k's pattern always splits there (a piece
+ * holds whitespace only at its start, or is all whitespace), and what follows is split the same
+ * from there as from a slice's start: so the slices' counts add up to the text's. A text without
+ * such a space is one slice.
+ */
+export function* textSlices(text: string, size: number): Generator<string> {
+  let start = 0;
+  while (text.length - start > size) {
+    const end = cutBefore(text, start, start + size);
+    if (end === undefined) break;
+    yield text.slice(start, end);
+    start = end;
+  }
+  yield text.slice(start);
+}
+
+/** The last place after `start` and at or before `near` to cut (else the first after it): a space after a character that is not whitespace. */
+function cutBefore(text: string, start: number, near: number): number | undefined {
+  const cuttable = (at: number) => text.charCodeAt(at) === 32 && !/\s/.test(text[at - 1]!);
+  for (let at = near; at > start + 1; at--) if (cuttable(at)) return at;
+  for (let at = near + 1; at < text.length; at++) if (cuttable(at)) return at;
+  return undefined;
 }
 
 /** Upper bounds, for callers that need no more: the count's `tokens`. */

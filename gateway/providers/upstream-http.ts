@@ -10,6 +10,7 @@ import { Agent } from 'undici';
 import type { EncodedForm } from './multipart-form.ts';
 import { UpstreamError } from './upstream-error.ts';
 import type { JsonObject } from '../wire/openai-wire.ts';
+import { holdsLongText, jsonInSlices } from '../wire/sliced-json.ts';
 import { TextFeed } from './text-feed.ts';
 import { SseChunkStream } from './sse-chunk-stream.ts';
 import type { ChunkStream } from './chunk-stream.ts';
@@ -85,6 +86,9 @@ export class UpstreamHttp {
     accept: string,
     decode: (text: string, headers: AnswerHeaders) => T,
   ): Promise<T> {
+    // A body with long texts is encoded a slice at a time first (wire/sliced-json.ts).
+    if (holdsLongText(payload))
+      return jsonInSlices(payload).then((bytes) => this.#postWhole(baseUrl, path, bytes, options, accept, decode));
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {
@@ -179,6 +183,8 @@ export class UpstreamHttp {
     mediaType: string | undefined,
     reader: Reader,
   ): Promise<Reader> {
+    if (holdsLongText(payload))
+      return jsonInSlices(payload).then((bytes) => this.#postBody(baseUrl, path, bytes, options, mediaType, reader));
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
     return new Promise((resolve, reject) => {

@@ -48,8 +48,9 @@ export interface Target {
 }
 
 /**
- * A POST of `payload` to the target's `path` (JSON, or bytes already encoded, whose content-type
- * is in the options' headers), or a GET when there is none, with the backend's timeouts.
+ * A POST of `payload` to the target's `path` (JSON, JSON already encoded as a Buffer, or a form's
+ * bytes, whose content-type is in the options' headers), or a GET when there is none, with the
+ * backend's timeouts.
  */
 export function dispatchOptions(
   target: Target,
@@ -77,7 +78,13 @@ export function dispatchOptions(
     method: 'POST',
     headers: { 'content-type': 'application/json', accept, ...options.headers },
     // A form's pieces go one after the other (multipart-form.ts): the file's bytes are not copied.
-    body: payload instanceof EncodedForm ? Readable.from(sent(payload), { objectMode: false }) : JSON.stringify(payload),
+    // Bytes are JSON encoded already (a body with long texts: wire/sliced-json.ts).
+    body:
+      payload instanceof EncodedForm
+        ? Readable.from(sent(payload), { objectMode: false })
+        : Buffer.isBuffer(payload)
+          ? payload
+          : JSON.stringify(payload),
     headersTimeout: firstByteMs,
     bodyTimeout: betweenChunksMs,
   };
