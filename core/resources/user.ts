@@ -4,6 +4,7 @@ import { parseDecimal } from '../money/decimal.ts';
 import { ModelName, ResourceId } from './fields.ts';
 import { BUDGET_PERIODS } from './kinds.ts';
 import { RateLimitPolicy } from './limits.ts';
+import { Subject } from './subjects.ts';
 
 export const ROLES = ['admin', 'team_admin', 'user'] as const;
 export type Role = (typeof ROLES)[number];
@@ -87,12 +88,12 @@ export const UserSpec = z.strictObject({
     .default(null)
     .describe("Replaces the routers' rate limits for this user; null keeps the routers' own."),
   subjects: z
-    .array(z.string().min(1, 'must not be empty').max(500))
+    .array(Subject)
     .max(20)
     .nullable()
     .default(null)
     .describe(
-      "Identities that call as this user with a token: the value of the issuer's user claim (`sub`, or an email), e.g. `system:serviceaccount:apps:summarizer`; null for none.",
+      'Identities that call as this user with a token, each `<issuer>#<subject>`: the name of an issuer of the identity file and the value of its user claim (`sub`, or an email), e.g. `kubernetes#system:serviceaccount:apps:summarizer`; only an admin sets them; null for none.',
     ),
 });
 export type UserSpec = z.output<typeof UserSpec>;

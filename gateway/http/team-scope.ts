@@ -58,6 +58,31 @@ export function assertRoleInScope(scope: Scope, role: Role): void {
 }
 
 /**
+ * Only an admin writes the identities a user is (`subjects`, issue 46): a team admin who could
+ * would point another person's identity (an admin's, another team's user's) at a user whose key
+ * they hold, and that person's groups, at their next token, would make the user theirs: an admin,
+ * or of their team. A write leaving the subjects as they are passes. Throws 403.
+ */
+export function assertSubjectsInScope(scope: Scope, current: readonly string[] | null, next: readonly string[] | null): void {
+  if (scope === null) return;
+  const [before, after] = [current ?? [], next ?? []];
+  if (before.length !== after.length || before.some((subject, i) => subject !== after[i]))
+    throw errors.forbidden("subjects: only an admin may set the identities a user is; a team admin's users keep theirs", 'subjects');
+}
+
+/**
+ * A team admin makes no key for a user listing subjects, nor for an admin: a person's groups set
+ * such a user's team and role at each of their tokens (up to admin), and a key someone else holds
+ * would carry it. Throws 403.
+ */
+export function assertKeyMakerInScope(scope: Scope, user: Pick<UserRecord, 'id' | 'role' | 'subjects'>): void {
+  if (scope === null) return;
+  if ((user.subjects ?? []).length > 0)
+    throw errors.forbidden(`User "${user.id}" calls with tokens (it lists subjects): only an admin may make it an API key`);
+  if (user.role === 'admin') throw errors.forbidden(`User "${user.id}" is an admin: only an admin may make it an API key`);
+}
+
+/**
  * A budget a team admin sets (a user's or a key's) must fit within what the team holds: never
  * above the team's budget. None (null) is allowed: the team's budget still bounds it.
  */

@@ -10,6 +10,7 @@
 // taken out of a group loses what it gave at their next sign-in. When the tokens carry no groups,
 // the user's own team and role stand.
 import type { Logger } from 'pino';
+import { scopedSubject } from '../../core/resources/subjects.ts';
 import { UserSpec, type Role } from '../../core/resources/user.ts';
 import type { AccountStore, ApiKeyRecord, TeamRecord, UserRecord } from '../../core/store/accounts.ts';
 import { ConflictError } from '../../core/store/store-errors.ts';
@@ -17,6 +18,7 @@ import type { Caller } from '../accounts/caller.ts';
 import { errors } from '../api/api-error.ts';
 import type { IdentityConfig } from './identity-config.ts';
 import type { IdentityDirectory } from './identity-directory.ts';
+import { listsIdentity, usersListing } from './identity-subjects.ts';
 import { userIdFor, type TokenIdentity } from './token-identity.ts';
 
 export type IdentityStore = Pick<AccountStore, 'getUser' | 'getTeam' | 'createUser' | 'updateUser' | 'onAccountChange'>;
@@ -89,15 +91,15 @@ export class IdentityAccounts {
 
   /** The user listing the identity, or the one made for it; its team and role brought in line with `placement`. */
   async #userOf(identity: TokenIdentity, placement: Placement | undefined): Promise<UserRecord> {
-    const listing = await this.#directory.usersOf(identity.subject);
+    const listing = await usersListing(this.#directory, this.#config, identity);
     if (listing.length > 1)
       throw errors.invalidToken(`more than one user of this gateway lists its identity (${listing.join(', ')}); an admin must keep one`);
-    const id = listing[0] ?? userIdFor(identity.subject);
+    const id = listing[0] ?? userIdFor(identity.issuer.name, identity.subject);
     let user = await this.#store.getUser(id);
     if (user === undefined) {
       if (!this.#config.create_users) throw errors.invalidToken('no user of this gateway lists its identity in subjects');
       user = await this.#create(id, identity, placement);
-    } else if (listing.length === 0 && !(user.subjects ?? []).includes(identity.subject)) {
+    } else if (listing.length === 0 && !listsIdentity(user, this.#config, identity)) {
       // The id made from the identity is another user's, who does not list it.
       throw errors.invalidToken(`its identity would be the user "${id}", which does not list it in subjects`);
     }
@@ -133,7 +135,7 @@ export class IdentityAccounts {
       name: identity.name,
       team: placement?.team ?? this.#config.default_team,
       role: placement?.role ?? this.#config.default_role,
-      subjects: [identity.subject],
+      subjects: [scopedSubject(identity.issuer.name, identity.subject)],
     });
     try {
       const user = await this.#store.createUser(spec, new Date(this.#now()));

@@ -123,6 +123,11 @@ export const IdentityConfig = z
       .describe(
         'A token of a user the gateway does not know makes the user; false refuses it (users are then made by an admin, with `subjects`).',
       ),
+    unscoped_subjects: ResourceId.nullable()
+      .optional()
+      .describe(
+        "The issuer (its name) whose identities are the subjects written without `<issuer>#`, as they were before subjects were scoped; default: the only issuer, when there is one. null, or several issuers and none named: such a subject is no one's, and its token is refused.",
+      ),
     jwks_timeout_ms: z
       .number()
       .int()
@@ -156,6 +161,9 @@ export const IdentityConfig = z
       names.add(issuer.name);
       issuers.add(issuer.issuer);
     });
+    const unscoped = config.unscoped_subjects;
+    if (typeof unscoped === 'string' && !names.has(unscoped))
+      context.addIssue({ code: 'custom', path: ['unscoped_subjects'], message: `names no issuer of issuers ("${unscoped}")` });
     const signIn = config.sign_in;
     if (signIn) {
       const issuer = config.issuers.find((candidate) => candidate.name === signIn.issuer);

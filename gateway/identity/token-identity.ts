@@ -3,6 +3,7 @@
 // id of the user made for an identity no user lists.
 import { createHash } from 'node:crypto';
 import type { JWTPayload } from 'jose';
+import { scopedSubject } from '../../core/resources/subjects.ts';
 import type { IssuerConfig } from './identity-config.ts';
 
 export interface TokenIdentity {
@@ -57,18 +58,18 @@ function listOf(value: unknown): string[] {
 }
 
 /**
- * The id of the user made for `subject`: the subject itself when it is an id already (`alice`),
- * else its letters and digits joined by `-`, with 8 hex digits of its SHA-256 so that two subjects
- * written alike (`a.b@x.io`, `a-b@x.io`) never become the same user.
+ * The id of the user made for the identity `subject` of the issuer named `issuer`: the two's
+ * letters and digits joined by `-`, with 8 hex digits of the SHA-256 of `<issuer>#<subject>`, so
+ * that two subjects written alike (`a.b@x.io`, `a-b@x.io`), and one subject of two issuers, never
+ * become the same user (`okta-ann-example-com-1a2b3c4d`).
  */
-export function userIdFor(subject: string): string {
-  if (/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(subject)) return subject;
-  const hash = createHash('sha256').update(subject).digest('hex').slice(0, 8);
-  const base = subject
+export function userIdFor(issuer: string, subject: string): string {
+  const hash = createHash('sha256').update(scopedSubject(issuer, subject)).digest('hex').slice(0, 8);
+  const base = `${issuer}-${subject}`
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 54)
     .replace(/-+$/, '');
-  return base === '' ? `user-${hash}` : `${base}-${hash}`;
+  return `${base}-${hash}`;
 }

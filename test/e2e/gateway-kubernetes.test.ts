@@ -548,11 +548,14 @@ describe('gateway pods in Kubernetes mode', () => {
       body: JSON.stringify({ model: 'chat-a', messages: [{ role: 'user', content: 'Say hello' }] }),
     });
     assert.equal(response.status, 200, await response.clone().text());
-    const user = await store.accounts.getUser(userIdFor('system:serviceaccount:apps:summarizer'));
-    assert.deepEqual([user?.team, user?.subjects], ['apps', ['system:serviceaccount:apps:summarizer']]);
+    const user = await store.accounts.getUser(userIdFor('kubernetes', 'system:serviceaccount:apps:summarizer'));
+    assert.deepEqual([user?.team, user?.subjects], ['apps', ['kubernetes#system:serviceaccount:apps:summarizer']]);
     // Its GatewayUser too, as the store has it: the operator, putting it back, changes nothing.
     const resource = await getObject(GATEWAY_USERS, user!.id);
-    assert.deepEqual([resource?.spec.teamRef, resource?.spec.subjects], [{ name: 'apps' }, ['system:serviceaccount:apps:summarizer']]);
+    assert.deepEqual(
+      [resource?.spec.teamRef, resource?.spec.subjects],
+      [{ name: 'apps' }, ['kubernetes#system:serviceaccount:apps:summarizer']],
+    );
     // Recorded as the team's, with the token's issuer for its key.
     const usage = await store.usage.query(user!.id, { limit: 10 });
     assert.deepEqual(

@@ -284,7 +284,7 @@ describe('tollgate operator against a real API server and Redis', () => {
   });
 
   it('makes no API key for a GatewayUser listing subjects (it calls with tokens), and revokes the key of one that comes to list them', async () => {
-    const subjects = ['system:serviceaccount:apps:summarizer'];
+    const subjects = ['kubernetes#system:serviceaccount:apps:summarizer'];
     await apply({
       apiVersion: 'tollgate.dev/v1alpha1',
       kind: 'GatewayUser',
@@ -315,7 +315,7 @@ describe('tollgate operator against a real API server and Redis', () => {
       apiVersion: 'tollgate.dev/v1alpha1',
       kind: 'GatewayUser',
       metadata: { name: 'carol' },
-      spec: { subjects: ['carol@example.com'] },
+      spec: { subjects: ['okta#carol@example.com'] },
     });
     const revoked = await until(
       async () => {

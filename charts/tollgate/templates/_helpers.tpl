@@ -235,6 +235,9 @@ configured.
 {{- if $identity.defaultTeam -}}
 {{- $_ := set $file "default_team" $identity.defaultTeam -}}
 {{- end -}}
+{{- if $identity.unscopedSubjects -}}
+{{- $_ := set $file "unscoped_subjects" $identity.unscopedSubjects -}}
+{{- end -}}
 {{- with $identity.signIn -}}
 {{- if .enabled -}}
 {{- $_ := set $file "sign_in" (dict "issuer" (required "gateway.identity.signIn.issuer: the name of one of gateway.identity.issuers" .issuer) "client_id" (required "gateway.identity.signIn.clientId is required" .clientId) "redirect_url" (required "gateway.identity.signIn.redirectUrl: the gateway's public URL of /auth/callback" .redirectUrl) "scopes" .scopes "session_hours" .sessionHours "key_sign_in" .keySignIn "max_pending_sign_ins" .maxPendingSignIns "max_pending_sign_ins_per_client" .maxPendingSignInsPerClient) -}}

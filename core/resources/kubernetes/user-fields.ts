@@ -76,7 +76,7 @@ export const USER_FIELDS = fieldTable(
     subjects: {
       cr: 'subjects',
       describe:
-        "Identities that call as this user with a token: the value of the issuer's user claim (sub, or an email), e.g. system:serviceaccount:apps:summarizer. A user listing subjects calls with tokens: the operator makes no API key for it unless apiKeySecret names a Secret. Absent: none.",
+        "Identities that call as this user with a token, each <issuer>#<subject>: the name of an issuer of the gateway's identity file, #, and the value of its user claim (sub, or an email), e.g. kubernetes#system:serviceaccount:apps:summarizer. One written without <issuer># (before subjects were scoped) is the identity file's unscoped_subjects issuer's. A user listing subjects calls with tokens: the operator makes no API key for it unless apiKeySecret names a Secret. Absent: none.",
     },
   },
   {

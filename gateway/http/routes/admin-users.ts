@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { isScoped, SUBJECT_FORMAT } from '../../../core/resources/subjects.ts';
 import { UserSpec } from '../../../core/resources/user.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import type { AccountDirectory } from '../../accounts/account-directory.ts';
@@ -21,9 +22,11 @@ import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, pars
 import type { ServedRouting } from '../../routing/served-routing.ts';
 import {
   assertBudgetInScope,
+  assertKeyMakerInScope,
   assertNarrowerInScope,
   assertNewIdInScope,
   assertRoleInScope,
+  assertSubjectsInScope,
   assertUserInScope,
   scopeOf,
   userNotFound,
@@ -113,6 +116,7 @@ export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps
   admin.post<IdParams>('/v1/admin/users/:id/keys', responds({ 201: NewKeyView }), async (request, reply) => {
     const scope = scopeOf(request);
     const user = await userInScope(deps.accounts, scope, request.params.id);
+    assertKeyMakerInScope(scope, user);
     const team = await teamOf(deps.accounts, user);
     const created = await createKey(deps.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>
       assertBudgetInScope(scope, team, limits.budget),
@@ -165,15 +169,29 @@ async function update(deps: AdminUsersDeps, callerId: string, scope: Scope, id: 
  * A user as written must name a team that exists, and stay within a team admin's team, role and
  * budget, and within what is in force for the user now (`current`; undefined for a new user).
  */
-async function assertUserFits(deps: AdminUsersDeps, scope: Scope, spec: UserSpec, current: UserPolicy | undefined): Promise<void> {
+async function assertUserFits(
+  deps: AdminUsersDeps,
+  scope: Scope,
+  spec: UserSpec,
+  current: (UserPolicy & Pick<UserSpec, 'subjects'>) | undefined,
+): Promise<void> {
   if (scope !== null && spec.team !== scope) throw errors.forbidden(`team: a team admin's users stay in their team ("${scope}")`, 'team');
   assertRoleInScope(scope, spec.role);
+  assertSubjectsInScope(scope, current?.subjects ?? null, spec.subjects);
+  assertSubjectsScoped(spec.subjects, current?.subjects ?? null);
   const team = spec.team === null ? undefined : await deps.accounts.getTeam(spec.team);
   // In Kubernetes mode the GatewayTeam may be written after its users: the operator reconciles either order.
   if (spec.team !== null && team === undefined && deps.accounts.requiresKnownTeam)
     throw errors.invalidRequest(`team: there is no team "${spec.team}"`, 'team');
   assertBudgetInScope(scope, team, spec.budget);
   assertNarrowerInScope(scope, current, spec, { team, routers: servedRouters(deps.routing) });
+}
+
+/** Subjects written now name their issuer (`<issuer>#<subject>`); those written before, unscoped, may stay as they are. */
+function assertSubjectsScoped(next: readonly string[] | null, current: readonly string[] | null): void {
+  const bare = (next ?? []).find((subject) => !isScoped(subject) && !(current ?? []).includes(subject));
+  if (bare !== undefined)
+    throw errors.invalidRequest(`subjects: "${bare}" names no issuer; write each identity ${SUBJECT_FORMAT}`, 'subjects');
 }
 
 /** The routers' specs as served; undefined until a first routing snapshot is loaded (Kubernetes mode). */

@@ -40,7 +40,10 @@ export const UserView = z.strictObject({
   team: z.string().nullable(),
   ...budgetShown,
   priority: z.number().nullable().describe("Order of the user's waiting requests in queue mode, higher first; null takes the team's."),
-  subjects: z.array(z.string()).nullable().describe('Identities that call as this user with a token (docs/identity.md); null for none.'),
+  subjects: z
+    .array(z.string())
+    .nullable()
+    .describe('Identities that call as this user with a token, each `<issuer>#<subject>` (docs/identity.md); null for none.'),
   created_at: IsoTime,
   ...SpendView.shape,
 });

@@ -1,40 +1,17 @@
-// A strict reader of Prometheus's text exposition format (version 0.0.4, which vLLM serves), for
-// sample lines only: comments (# HELP, # TYPE, OpenMetrics' # EOF) and blank lines are skipped,
-// every other line must be `name{label="value",...} value [timestamp]`, or the whole text is
-// refused, since a reader that guessed at garbage would route on numbers nobody sent. Only the
-// samples of the names asked for are kept. No npm parser was taken: the ones there are
+// The grammar of one sample line of Prometheus's text exposition format (version 0.0.4, which
+// vLLM serves): `name{label="value",...} value [timestamp]`, read strictly: a line that is not
+// that is refused with what is wrong with it. Which lines are read, and how a text is taken in
+// as it arrives, is sample-scanner.ts's. No npm parser was taken: the ones there are
 // (parse-prometheus-text-format, exposition) have not had a release in years and build a tree of
 // every metric, where routing needs a few numbers out of a text read twice a second.
-
-/** The values of each wanted metric, one per label set, in the text's order; or why the text is refused. */
-export type ParsedSamples =
-  | { readonly ok: true; readonly samples: ReadonlyMap<string, readonly number[]> }
-  | { readonly ok: false; readonly error: string };
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 const FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const TIMESTAMP = /^-?\d+$/;
 
-/** The samples of `wanted` in `text`, strictly read. */
-export function parseSamples(text: string, wanted: ReadonlySet<string>): ParsedSamples {
-  const samples = new Map<string, number[]>();
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const sample = parseSampleLine(line);
-    if (typeof sample === 'string') return { ok: false, error: `line ${i + 1}: ${sample}` };
-    if (!wanted.has(sample.name)) continue;
-    const values = samples.get(sample.name);
-    if (values) values.push(sample.value);
-    else samples.set(sample.name, [sample.value]);
-  }
-  return { ok: true, samples };
-}
-
-/** One sample line's name and value, or what is wrong with it. */
-function parseSampleLine(line: string): { name: string; value: number } | string {
+/** One sample line's name and value, or what is wrong with it (the line without leading or trailing blanks). */
+export function parseSampleLine(line: string): { name: string; value: number } | string {
   const name = METRIC_NAME.exec(line)?.[0];
   if (name === undefined) return 'not a metric name';
   let rest = line.slice(name.length);

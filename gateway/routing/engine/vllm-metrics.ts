@@ -6,7 +6,7 @@
 // not a plausible number (NaN, infinite, negative, a share past 1, a count past any real queue)
 // refuses the whole text: no signals rather than wrong ones.
 import type { EngineLoad } from '../../../core/store/engine-signals.ts';
-import { parseSamples } from './prometheus-text.ts';
+import { type ParsedSamples, SampleScanner, type ScanLimits } from './sample-scanner.ts';
 
 export type VllmRead = { readonly ok: true; readonly load: EngineLoad } | { readonly ok: false; readonly error: string };
 
@@ -21,12 +21,30 @@ const NAMES = {
 
 const WANTED: ReadonlySet<string> = new Set(Object.values(NAMES).flat());
 
+/**
+ * The preferred name of each number: once each one's lines were read, nothing later in the text
+ * can change what is read (an older name is only read when the newer is absent), so reading
+ * stops. An engine without one of them (no prefix cache counters) is read to its end.
+ */
+const ENOUGH: ReadonlySet<string> = new Set(Object.values(NAMES).map((names) => names[0]));
+
 /** More requests than any engine holds: a number past it is garbage. */
 const MOST_REQUESTS = 1_000_000;
 
-/** Reads `text` (a /metrics answer); never throws. */
+/** A scanner of a /metrics answer for what routing reads of it, to be fed as it arrives. */
+export function vllmScanner(limits?: ScanLimits): SampleScanner {
+  return new SampleScanner(WANTED, ENOUGH, limits);
+}
+
+/** Reads `text` (a whole /metrics answer); never throws. */
 export function readVllmMetrics(text: string): VllmRead {
-  const parsed = parseSamples(text, WANTED);
+  const scanner = vllmScanner();
+  scanner.push(Buffer.from(text));
+  return vllmLoad(scanner.end());
+}
+
+/** The load in what a scanner read; never throws. */
+export function vllmLoad(parsed: ParsedSamples): VllmRead {
   if (!parsed.ok) return parsed;
   const first = (names: readonly string[]) => names.map((name) => ({ name, values: parsed.samples.get(name) })).find((m) => m.values);
   const load: Record<string, number | undefined> = {};

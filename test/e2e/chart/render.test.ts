@@ -831,6 +831,7 @@ describe('charts/tollgate', () => {
           adminGroups: ['platform'],
           unmapped: 'refuse',
           defaultTeam: 'general',
+          unscopedSubjects: 'kubernetes',
           signIn: {
             enabled: true,
             issuer: 'okta',
@@ -853,7 +854,10 @@ describe('charts/tollgate', () => {
         ['okta', 'https://example.okta.com', false, ['api://tollgate']],
       ],
     );
-    assert.deepEqual([config.admin_groups, config.unmapped, config.default_team], [['platform'], 'refuse', 'general']);
+    assert.deepEqual(
+      [config.admin_groups, config.unmapped, config.default_team, config.unscoped_subjects],
+      [['platform'], 'refuse', 'general', 'kubernetes'],
+    );
     assert.deepEqual(config.sign_in, {
       issuer: 'okta',
       client_id: 'tollgate',

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT, type JWTPayload } from 'jose';
 import type { IdentityConfigInput } from '../../../gateway/identity/identity-config.ts';
+import { userIdFor } from '../../../gateway/identity/token-identity.ts';
 import type { GatewayConfig } from '../../support/gateway-config.ts';
 import { signingKey, signToken, startFakeJwks, type FakeJwks, type SigningKey } from '../../support/fake-jwks.ts';
 import { failedStart } from '../../support/gateway-process.ts';
@@ -71,9 +72,9 @@ describe('a bearer JWT of a configured issuer', () => {
     assert.equal(served.body.usage.cost, 0.01);
 
     const users = await gw.get('/v1/admin/users');
-    const made = users.body.data.find((user: { subjects: string[] | null }) => user.subjects?.includes('ann@example.com'));
-    assert.ok(made, 'a user listing the identity was made');
-    assert.match(made.id, /^ann-example-com-[0-9a-f]{8}$/);
+    const made = users.body.data.find((user: { subjects: string[] | null }) => user.subjects?.includes('idp#ann@example.com'));
+    assert.ok(made, 'a user listing the identity, scoped by its issuer, was made');
+    assert.match(made.id, /^idp-ann-example-com-[0-9a-f]{8}$/);
     assert.deepEqual([made.name, made.team, made.role, made.spent], ['Ann Example', 'red', 'user', 0.01]);
 
     // The team's budget (0.03) holds three requests, whoever of the team makes them.
@@ -87,7 +88,7 @@ describe('a bearer JWT of a configured issuer', () => {
     // What /v1/me says of a token's caller: the user, and how they authenticated.
     const me = await gw.get('/v1/me', bearer(ben));
     assert.equal(me.status, 200);
-    assert.deepEqual([me.body.id, me.body.team, me.body.key.id], ['ben', 'red', 'jwt-idp']);
+    assert.deepEqual([me.body.id, me.body.team, me.body.key.id], [userIdFor('idp', 'ben'), 'red', 'jwt-idp']);
   });
 
   test("groups give roles: the admin group an admin, a team's admin group that team's team admin; a change of groups moves the user", async (t) => {
@@ -96,7 +97,7 @@ describe('a bearer JWT of a configured issuer', () => {
     const teamUsers = await gw.get('/v1/admin/users', bearer(lead));
     assert.equal(teamUsers.status, 200, JSON.stringify(teamUsers.body));
     const listed = teamUsers.body.data as { id: string; team: string }[];
-    assert.ok(listed.some((user) => user.id === 'lead'));
+    assert.ok(listed.some((user) => user.id === userIdFor('idp', 'lead')));
     assert.deepEqual([...new Set(listed.map((user) => user.team))], ['red'], "a team admin sees their team's users only");
     assert.equal((await gw.get('/v1/admin/teams', bearer(lead))).body.data.length, 1);
     assert.equal((await gw.post('/v1/admin/teams', { id: 'green', name: 'Green' }, bearer(lead))).status, 403);
@@ -106,7 +107,7 @@ describe('a bearer JWT of a configured issuer', () => {
 
     const moved = await token({ sub: 'lead', groups: ['ops'] });
     assert.equal((await gw.post('/v1/chat/completions', ask, bearer(moved))).status, 200);
-    const user = await gw.get('/v1/admin/users/lead');
+    const user = await gw.get(`/v1/admin/users/${userIdFor('idp', 'lead')}`);
     assert.deepEqual([user.body.team, user.body.role], ['blue', 'user']);
     assert.equal((await gw.get('/v1/admin/users', bearer(moved))).status, 403, 'no longer a team admin');
   });
@@ -131,14 +132,14 @@ describe('a bearer JWT of a configured issuer', () => {
     const refused = await refusing.post('/v1/chat/completions', ask, bearer(stranger));
     assert.equal(refused.status, 403);
     assert.match(refused.body.error.message, /None of your groups gives you a team on this gateway/);
-    assert.equal((await refusing.get('/v1/admin/users/stranger')).status, 404, 'no user was made');
+    assert.equal((await refusing.get(`/v1/admin/users/${userIdFor('idp', 'stranger')}`)).status, 404, 'no user was made');
 
     const defaulting = await bed.gateway(CONFIG, {
       t,
       settings: { identityFile: await identityFile({ unmapped: 'default', default_team: 'blue' }) },
     });
     assert.equal((await defaulting.post('/v1/chat/completions', ask, bearer(stranger))).status, 200);
-    assert.deepEqual(((await defaulting.get('/v1/admin/users/stranger')).body as { team: string }).team, 'blue');
+    assert.deepEqual(((await defaulting.get(`/v1/admin/users/${userIdFor('idp', 'stranger')}`)).body as { team: string }).team, 'blue');
   });
 
   test('with create_users false, an identity no user lists is refused', async (t) => {
@@ -177,7 +178,7 @@ describe('a bearer JWT of a configured issuer', () => {
       assert.equal(answer.body.error.code, 'invalid_token', what);
       assert.match(answer.body.error.message, reason, what);
     }
-    assert.equal((await gw.get('/v1/admin/users/mallory')).status, 404);
+    assert.equal((await gw.get(`/v1/admin/users/${userIdFor('idp', 'mallory')}`)).status, 404);
     const metrics = (await gw.get('/metrics')).body as string;
     // Each refusal counted by why (`alg: none` counts as an algorithm not accepted, or an unknown issuer).
     for (const reason of ['expired', 'no_expiry', 'not_yet_valid', 'wrong_audience', 'algorithm_not_allowed'])
@@ -245,7 +246,7 @@ describe('a bearer JWT of a configured issuer', () => {
       [200, 200, 200, 200],
     );
     const users = (await one!.get('/v1/admin/users')).body.data.filter((user: { subjects: string[] | null }) =>
-      user.subjects?.includes('cy@example.com'),
+      user.subjects?.includes('idp#cy@example.com'),
     );
     assert.equal(users.length, 1);
     assert.equal(users[0].spent, 0.04);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { generateKey } from '../../../core/accounts/api-keys.ts';
+import { userIdFor } from '../../../gateway/identity/token-identity.ts';
 import type { GatewayConfig } from '../../support/gateway-config.ts';
 import { freePort } from '../../support/free-port.ts';
 import { signInIdentity, signInThrough, startOidcProvider, type RunningOidcProvider } from '../../support/oidc-provider.ts';
@@ -87,7 +88,7 @@ describe('single sign-on', () => {
     assert.equal(me.status, 200, JSON.stringify(me.body));
     assert.deepEqual(
       [me.body.id, me.body.name, me.body.team, me.body.role, me.body.key.id],
-      ['ann', 'Ann Example', 'red', 'user', 'sso-idp'],
+      [userIdFor('idp', 'ann'), 'Ann Example', 'red', 'user', 'sso-idp'],
     );
 
     // Charged as any user: the team's budget (0.02) holds two requests.
@@ -124,7 +125,7 @@ describe('single sign-on', () => {
     const session = root.gateway.get('tollgate_session')!;
     const users = await gw.get('/v1/admin/users', asBrowser(gw.url, session));
     assert.equal(users.status, 200);
-    assert.ok(users.body.data.some((user: { id: string; role: string }) => user.id === 'root' && user.role === 'admin'));
+    assert.ok(users.body.data.some((user: { id: string; role: string }) => user.id === userIdFor('idp', 'root') && user.role === 'admin'));
 
     const stranger = await signInThrough(gw.url, 'stranger');
     assert.equal(stranger.answer.status, 403);

@@ -237,7 +237,8 @@ describe('stale signals fall back', () => {
 
   const FAILURES: [string, string | undefined, RegExp][] = [
     ['no /metrics (404)', undefined, /answered 404/],
-    ['bad text', 'this is not prometheus\n', /bad \/metrics text: line 1/],
+    ['bad text', '<html><body>Bad gateway</body></html>\n', /bad \/metrics text: line 1: not a metric name/],
+    ['no series read', 'this is not prometheus\n', /bad \/metrics text: no vLLM load metrics/],
     ['NaN in a gauge', 'vllm:num_requests_waiting NaN\n', /is NaN/],
     ['a body past the bound', `# ${'x'.repeat(1024 * 1024)}\nvllm:num_requests_waiting 1\n`, /more than 1048576 bytes/],
   ];

@@ -45,17 +45,24 @@ describe('a token identity', () => {
 });
 
 describe('the id of a user made for an identity', () => {
-  test('is the identity when it is an id already, else a valid id of its letters and digits and a hash', () => {
-    assert.equal(userIdFor('alice'), 'alice');
-    assert.match(userIdFor('Ann@Example.com'), /^ann-example-com-[0-9a-f]{8}$/);
-    assert.match(userIdFor('system:serviceaccount:apps:summarizer'), /^system-serviceaccount-apps-summarizer-[0-9a-f]{8}$/);
-    assert.match(userIdFor('@@@'), /^user-[0-9a-f]{8}$/);
+  test("is a valid id of the issuer's name and the identity's letters and digits, and a hash", () => {
+    assert.match(userIdFor('okta', 'alice'), /^okta-alice-[0-9a-f]{8}$/);
+    assert.match(userIdFor('okta', 'Ann@Example.com'), /^okta-ann-example-com-[0-9a-f]{8}$/);
+    assert.match(
+      userIdFor('kubernetes', 'system:serviceaccount:apps:summarizer'),
+      /^kubernetes-system-serviceaccount-apps-summarizer-[0-9a-f]{8}$/,
+    );
+    assert.match(userIdFor('idp', '@@@'), /^idp-[0-9a-f]{8}$/);
+    const longest = 'i'.repeat(63);
     for (const identity of ['a.b@x.io', 'a-b@x.io', 'x'.repeat(400), `${'y'.repeat(53)}-z`, '00000000-0000-0000-0000-000000000000'])
-      assert.ok(ResourceId.safeParse(userIdFor(identity)).success, identity);
+      for (const issuer of ['idp', longest]) assert.ok(ResourceId.safeParse(userIdFor(issuer, identity)).success, `${issuer} ${identity}`);
   });
 
-  test('differs for two identities written alike', () => {
-    assert.notEqual(userIdFor('a.b@x.io'), userIdFor('a-b@x.io'));
-    assert.notEqual(userIdFor('Alice'), userIdFor('alice'));
+  test('differs for two identities written alike, and for one identity of two issuers', () => {
+    assert.notEqual(userIdFor('idp', 'a.b@x.io'), userIdFor('idp', 'a-b@x.io'));
+    assert.notEqual(userIdFor('idp', 'Alice'), userIdFor('idp', 'alice'));
+    assert.notEqual(userIdFor('idp', 'alice'), userIdFor('other', 'alice'));
+    // Names and identities that join alike (`a` + `b-c`, `a-b` + `c`) are two users still.
+    assert.notEqual(userIdFor('a', 'b-c'), userIdFor('a-b', 'c'));
   });
 });

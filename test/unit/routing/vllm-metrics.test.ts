@@ -1,10 +1,11 @@
 // Reading a vLLM server's /metrics text (gateway/routing/engine/vllm-metrics.ts over
-// prometheus-text.ts): real exposition text of both vLLM generations, summed over label sets,
-// and every kind of bad text refused as a whole (an outcome, never a throw).
+// sample-scanner.ts and prometheus-text.ts): real exposition text of both vLLM generations, summed
+// over label sets, the same however it is cut into pieces, read no further than needed, and every
+// kind of bad text refused as a whole (an outcome, never a throw).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseSamples } from '../../../gateway/routing/engine/prometheus-text.ts';
-import { readVllmMetrics } from '../../../gateway/routing/engine/vllm-metrics.ts';
+import { parseSamples } from '../../../gateway/routing/engine/sample-scanner.ts';
+import { readVllmMetrics, vllmLoad, vllmScanner } from '../../../gateway/routing/engine/vllm-metrics.ts';
 
 /** What a vLLM V1 server (0.9 and later) serves, trimmed: comments, labels, histograms, _created series. */
 const VLLM_V1 = `# HELP python_gc_objects_collected_total Objects collected during gc
@@ -74,6 +75,40 @@ test('only the wanted names are kept', () => {
   const parsed = parseSamples(VLLM_V1, new Set(['vllm:num_requests_running']));
   assert.ok(parsed.ok);
   assert.deepEqual([...parsed.samples], [['vllm:num_requests_running', [7]]]);
+});
+
+test('read in pieces of any size (split anywhere, CRLF included), a text gives what it gives whole', () => {
+  for (const text of [VLLM_V1, VLLM_V0, VLLM_V1.replaceAll('\n', '\r\n')]) {
+    const bytes = Buffer.from(text);
+    const whole = readVllmMetrics(text);
+    for (const size of [1, 2, 3, 7, 16, 61, 200]) {
+      const scanner = vllmScanner();
+      for (let at = 0; at < bytes.length && !scanner.done; at += size) scanner.push(bytes.subarray(at, at + size));
+      assert.deepEqual(vllmLoad(scanner.end()), whole, `pieces of ${size} bytes`);
+    }
+  }
+});
+
+test('reading stops once the series read are all in: what follows is not looked at', () => {
+  const scanner = vllmScanner();
+  scanner.push(Buffer.from(`${VLLM_V1}this line would refuse the text\n`));
+  assert.equal(scanner.done, true);
+  assert.deepEqual(vllmLoad(scanner.end()), readVllmMetrics(VLLM_V1));
+  // Read up to the line after the last series read (the hits' group ends there), no further.
+  assert.equal(scanner.count.samples, 5);
+  assert.ok(scanner.count.lines < VLLM_V1.split('\n').length);
+});
+
+test("comment lines and other metrics' lines of any length are passed over, a wanted line past the bound refuses the text", () => {
+  const long = `# ${'x'.repeat(200_000)}\nother_metric{a="${'y'.repeat(200_000)}"} 1\nvllm:num_requests_waiting 4\n`;
+  const scanner = vllmScanner({ maxSamples: 10, maxLineBytes: 1024 });
+  const bytes = Buffer.from(long);
+  for (let at = 0; at < bytes.length; at += 4096) scanner.push(bytes.subarray(at, at + 4096));
+  assert.deepEqual(vllmLoad(scanner.end()), { ok: true, load: { waiting: 4 } });
+  const wanted = vllmScanner({ maxSamples: 10, maxLineBytes: 1024 });
+  const line = Buffer.from(`vllm:num_requests_waiting{m="${'z'.repeat(4096)}"} 4\n`);
+  for (let at = 0; at < line.length; at += 512) wanted.push(line.subarray(at, at + 512));
+  assert.match(JSON.stringify(vllmLoad(wanted.end())), /longer than 1024 bytes/);
 });
 
 const BAD: [string, string, RegExp][] = [
