@@ -219,6 +219,13 @@ export const errors = {
       `${level === 'user' ? 'Rate' : `${level === 'key' ? 'Key' : 'Team'} rate`} limit reached: ${allowed} on this model; retry in ${retryAfterSeconds}s`,
       { headers: { 'retry-after': String(retryAfterSeconds), [LIMIT_LEVEL_HEADER]: level, ...headers } },
     ),
+  /** An issuer's tokens made their minute's share of new users (identity file: max_new_users_per_minute). */
+  tooManyNewUsers: (issuer: string, perMinute: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'rate_limit_exceeded',
+      `Too many users new to this gateway came with ${issuer} in the last minute (at most ${perMinute} a minute): try again in ${retryAfterSeconds}s`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
   /** OpenAI's refusal of a request that cannot fit the model's context; `field` is `messages` or `prompt`. */
   contextLengthExceeded: (field: string, context: number, prompt: number, completion: number) =>
     new ApiError(

@@ -23,6 +23,8 @@ export type Access = 'public' | 'key' | 'manager' | 'admin';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
+    /** How the caller authenticated: an API key, a bearer JWT or a single sign-on session. */
+    credential: Credential | undefined;
     /** performance.now() when authentication began and ended: kept only for a traced gateway (the request's trace starts at the first). */
     authTiming: readonly [number, number] | undefined;
   }
@@ -52,7 +54,7 @@ export interface CallerLookup {
 }
 
 /** How the caller authenticated: an API key, a bearer JWT, or a single sign-on session. */
-type Credential = 'key' | 'token' | 'session';
+export type Credential = 'key' | 'token' | 'session';
 
 /**
  * Requires, on every route, the access the matched route declares (a key when it declares none).
@@ -60,12 +62,14 @@ type Credential = 'key' | 'token' | 'session';
  */
 export function registerAuth(app: FastifyInstance, accounts: CallerLookup, now: () => number, timed = false): void {
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('credential', undefined);
   app.decorateRequest('authTiming', undefined);
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access ?? 'key';
     if (access === 'public') return;
     const startedAt = timed ? performance.now() : 0;
     const credential = await authenticate(request, accounts, now());
+    request.credential = credential;
     if (timed) request.authTiming = [startedAt, performance.now()];
     if (access === 'admin') requireAdmin(request);
     else if (access === 'manager') requireManager(request);
@@ -211,6 +215,18 @@ export function requireManager(request: FastifyRequest): Caller {
   if (caller.user.role === 'team_admin' && caller.user.team !== null) return caller;
   throw errors.adminRequired();
 }
+
+/**
+ * For routes making a key for the caller themselves: only a caller of an API key. A key made with
+ * a token or a session would keep the role and team the groups gave when it was made, after the
+ * groups change and for as long as the key lives (docs/identity.md).
+ */
+export function requireKeyCaller(request: FastifyRequest): void {
+  if (request.credential !== 'key') throw errors.forbidden(KEYS_FOR_KEY_CALLERS);
+}
+
+const KEYS_FOR_KEY_CALLERS =
+  'API keys are made with an API key, not with a token or single sign-on (a key would keep the role your groups give today after they change): call with your token, or ask an admin for a key';
 
 /** The authenticated caller of a /v1 route. */
 export function callerOf(request: FastifyRequest): Caller {

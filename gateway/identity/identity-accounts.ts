@@ -8,7 +8,7 @@
 // groups map to nothing gets the default team and role, or is refused (unmapped: refuse). A user
 // whose record says otherwise is brought in line (a write only when it differs), so a person
 // taken out of a group loses what it gave at their next sign-in. When the tokens carry no groups,
-// the user's own team and role stand.
+// or a token leaves its groups claim out (a scope not asked for), the user's own team and role stand.
 import type { Logger } from 'pino';
 import { scopedSubject } from '../../core/resources/subjects.ts';
 import { UserSpec, type Role } from '../../core/resources/user.ts';
@@ -16,8 +16,9 @@ import type { AccountStore, ApiKeyRecord, TeamRecord, UserRecord } from '../../c
 import { ConflictError } from '../../core/store/store-errors.ts';
 import type { Caller } from '../accounts/caller.ts';
 import { errors } from '../api/api-error.ts';
-import type { IdentityConfig } from './identity-config.ts';
+import type { IdentityConfig, IssuerConfig } from './identity-config.ts';
 import type { IdentityDirectory } from './identity-directory.ts';
+import { NewUsers } from './new-users.ts';
 import { listsIdentity, usersListing } from './identity-subjects.ts';
 import { userIdFor, type TokenIdentity } from './token-identity.ts';
 
@@ -38,6 +39,8 @@ export interface IdentityAccountsOptions {
   readonly publish?: ((user: UserSpec) => Promise<void>) | undefined;
   readonly now: () => number;
   readonly log: Pick<Logger, 'info' | 'warn'>;
+  /** Told the issuer's name of each user made (a metric's label). */
+  readonly onUserMade?: ((issuer: string) => void) | undefined;
 }
 
 export class IdentityAccounts {
@@ -47,6 +50,8 @@ export class IdentityAccounts {
   readonly #publish: ((user: UserSpec) => Promise<void>) | undefined;
   readonly #now: () => number;
   readonly #log: Pick<Logger, 'info' | 'warn'>;
+  readonly #newUsers: NewUsers;
+  readonly #onUserMade: ((issuer: string) => void) | undefined;
 
   constructor(options: IdentityAccountsOptions) {
     this.#config = options.config;
@@ -55,6 +60,8 @@ export class IdentityAccounts {
     this.#publish = options.publish;
     this.#now = options.now;
     this.#log = options.log;
+    this.#newUsers = new NewUsers(options.config.max_new_users_per_minute, options.now);
+    this.#onUserMade = options.onUserMade;
   }
 
   /** The user `identity` is, made or brought in line with its groups; throws the ApiError a caller gets when it is none. */
@@ -130,6 +137,9 @@ export class IdentityAccounts {
   }
 
   async #create(id: string, identity: TokenIdentity, placement: Placement | undefined): Promise<UserRecord> {
+    // Without its groups, a token places a new user as no groups would: refused, when those are.
+    if (identity.groupsLeftOut && this.#config.unmapped === 'refuse') throw errors.forbidden(groupsLeftOut(identity.issuer));
+    this.#newUsers.take(identity.issuer.name);
     const spec = UserSpec.parse({
       id,
       name: identity.name,
@@ -140,6 +150,7 @@ export class IdentityAccounts {
     try {
       const user = await this.#store.createUser(spec, new Date(this.#now()));
       this.#log.info(`user "${id}" made for a token of ${identity.issuer.name}`);
+      this.#onUserMade?.(identity.issuer.name);
       await this.#published(user);
       return user;
     } catch (error) {
@@ -149,6 +160,11 @@ export class IdentityAccounts {
       throw error;
     }
   }
+}
+
+/** What a person new to the gateway whose token leaves its groups claim out is told (403) when unmapped groups are refused. */
+function groupsLeftOut(issuer: IssuerConfig): string {
+  return `Your token does not carry your groups (claim "${issuer.groups_claim}"), which place a person new to this gateway: the identity provider must be asked for them (a scope such as "groups"), or an admin must make your user`;
 }
 
 /** What a caller whose groups map to no team is told (403), on the API and on the sign-in page. */

@@ -128,6 +128,15 @@ export const IdentityConfig = z
       .describe(
         "The issuer (its name) whose identities are the subjects written without `<issuer>#`, as they were before subjects were scoped; default: the only issuer, when there is one. null, or several issuers and none named: such a subject is no one's, and its token is refused.",
       ),
+    max_new_users_per_minute: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(60)
+      .describe(
+        "Most users an issuer's tokens and sign-ins make a minute on one gateway (a burst of that many, then that pace); past it, a new identity gets 429 and people already known are served.",
+      ),
     jwks_timeout_ms: z
       .number()
       .int()

@@ -38,7 +38,7 @@ export function identityParts(
   publish: ((user: UserSpec) => Promise<void>) | undefined,
   log: Pick<Logger, 'info' | 'warn'>,
   now: () => number,
-  metrics?: Pick<GatewayMetrics, 'tokenRefusals' | 'signIns'>,
+  metrics?: Pick<GatewayMetrics, 'tokenRefusals' | 'signIns' | 'usersMade'>,
 ): Identity {
   const { config } = setup;
   const issuers = config.issuers.map((issuer): JwtIssuer => {
@@ -64,7 +64,15 @@ export function identityParts(
     log,
   });
   const directory = new IdentityDirectory(store.accounts);
-  const accounts = new IdentityAccounts({ config, directory, store: store.accounts, publish, now, log });
+  const accounts = new IdentityAccounts({
+    config,
+    directory,
+    store: store.accounts,
+    publish,
+    now,
+    log,
+    onUserMade: metrics && ((issuer) => metrics.usersMade.inc({ issuer })),
+  });
   const tokens = new TokenCallers({
     verifier,
     config,

@@ -42,6 +42,9 @@ const REFUSALS: Record<Exclude<JwtRefusal, 'keys_unavailable'>, string> = {
   wrong_audience: 'it is not meant for this gateway (aud)',
 };
 
+/** Why a verified token's identity got no user, by the error's code (else `no_user`: no user lists it). */
+const USER_REFUSALS: Partial<Record<ApiError['code'], string>> = { forbidden: 'unmapped', rate_limit_exceeded: 'too_many_new_users' };
+
 export class TokenCallers {
   readonly #options: TokenCallersOptions;
   readonly #entries = new Map<string, { readonly caller: Caller; readonly until: number }>();
@@ -70,14 +73,14 @@ export class TokenCallers {
     const issuer = this.#options.config.issuers.find((candidate) => candidate.issuer === verdict.issuer.issuer)!;
     const identity = identityOf(issuer, verdict.claims);
     if ('problem' in identity) {
-      this.#options.onRefusal?.('no_identity');
+      this.#options.onRefusal?.(identity.refusal ?? 'no_identity');
       throw errors.invalidToken(identity.problem);
     }
     let caller: Caller;
     try {
       caller = await this.#callerOf(identity);
     } catch (error) {
-      if (error instanceof ApiError) this.#options.onRefusal?.(error.code === 'forbidden' ? 'unmapped' : 'no_user');
+      if (error instanceof ApiError) this.#options.onRefusal?.(USER_REFUSALS[error.code] ?? 'no_user');
       throw error;
     }
     if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);

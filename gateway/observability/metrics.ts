@@ -150,8 +150,14 @@ export class GatewayMetrics {
   });
   readonly tokenRefusals = new Counter({
     name: 'tollgate_token_refusals_total',
-    help: 'Bearer JWTs refused (docs/identity.md), by why: expired, no_expiry (no exp), not_yet_valid, wrong_audience, unknown_issuer, bad_signature, algorithm_not_allowed, unknown_key, malformed, keys_unavailable, no_identity (no user claim), unmapped (groups giving no team), no_user (no user lists the identity).',
+    help: 'Bearer JWTs refused (docs/identity.md), by why: expired, no_expiry (no exp), not_yet_valid, wrong_audience, unknown_issuer, bad_signature, algorithm_not_allowed, unknown_key, malformed, keys_unavailable, no_identity (no user claim), bad_groups (a groups claim that is not a list of groups), unmapped (groups giving no team), no_user (no user lists the identity), too_many_new_users (past max_new_users_per_minute).',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly usersMade = new Counter({
+    name: 'tollgate_users_made_total',
+    help: "Users made for a token's or a sign-in's identity that no user listed (docs/identity.md), by the issuer's name.",
+    labelNames: ['issuer'] as const,
     registers: [this.registry],
   });
   readonly signIns = new Counter({

@@ -231,7 +231,7 @@ configured.
 {{- $issuers = append $issuers . -}}
 {{- end -}}
 {{- if $issuers -}}
-{{- $file := dict "issuers" $issuers "admin_groups" $identity.adminGroups "unmapped" $identity.unmapped "default_role" $identity.defaultRole "create_users" $identity.createUsers -}}
+{{- $file := dict "issuers" $issuers "admin_groups" $identity.adminGroups "unmapped" $identity.unmapped "default_role" $identity.defaultRole "create_users" $identity.createUsers "max_new_users_per_minute" $identity.maxNewUsersPerMinute -}}
 {{- if $identity.defaultTeam -}}
 {{- $_ := set $file "default_team" $identity.defaultTeam -}}
 {{- end -}}

@@ -16,7 +16,7 @@ import type { AccountDirectory } from '../../accounts/account-directory.ts';
 import type { UserRecord } from '../../../core/store/accounts.ts';
 import { teamMembers } from '../../../core/store/team-members.ts';
 import { ConflictError } from '../../../core/store/store-errors.ts';
-import { requireManager } from '../auth.ts';
+import { requireKeyCaller, requireManager } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { assertSameIdentity, bodyObject, identityIn, mergePatch, PageLimit, parseWith } from '../../api/payloads.ts';
 import type { ServedRouting } from '../../routing/served-routing.ts';
@@ -116,6 +116,7 @@ export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps
   admin.post<IdParams>('/v1/admin/users/:id/keys', responds({ 201: NewKeyView }), async (request, reply) => {
     const scope = scopeOf(request);
     const user = await userInScope(deps.accounts, scope, request.params.id);
+    if (user.id === requireManager(request).user.id) requireKeyCaller(request);
     assertKeyMakerInScope(scope, user);
     const team = await teamOf(deps.accounts, user);
     const created = await createKey(deps.accounts, user, request.body ?? {}, deps.now(), deps.maxKeysPerUser, (limits) =>

@@ -2,7 +2,7 @@
 // spent, and their API keys (made and revoked by themselves; a new key's secret is shown once).
 import type { FastifyInstance } from 'fastify';
 import type { UserKeys } from '../../accounts/account-directory.ts';
-import { callerOf } from '../auth.ts';
+import { callerOf, requireKeyCaller } from '../auth.ts';
 import { errors } from '../../api/api-error.ts';
 import { KeyLimits, keyLimitsOf } from '../../../core/resources/key-limits.ts';
 import { bodyObject, mergePatch, parseWith } from '../../api/payloads.ts';
@@ -36,6 +36,7 @@ export async function meApi(instance: FastifyInstance, deps: MeDeps): Promise<vo
   });
 
   app.post('/v1/me/keys', responds({ 201: NewKeyView }), async (request, reply) => {
+    requireKeyCaller(request);
     const created = await createKey(deps.keys, callerOf(request).user, request.body ?? {}, deps.now(), deps.maxKeysPerUser);
     reply.code(201);
     return created;

@@ -803,6 +803,16 @@ describe('charts/tollgate', () => {
     });
   }
 
+  it('bounds the users tokens make a minute per pod by gateway.identity.maxNewUsersPerMinute, 60 by default', async () => {
+    const issuers = [{ name: 'okta', issuer: 'https://example.okta.com', audiences: ['api://tollgate'] }];
+    const fileOf = async (more: object) => {
+      const objects = await render({ gateway: { identity: { issuers, ...more } } });
+      return parseIdentityConfig('identity.yaml', find(objects, 'ConfigMap', `${RELEASE}-identity`).data['identity.yaml']);
+    };
+    assert.equal((await fileOf({})).max_new_users_per_minute, 60);
+    assert.equal((await fileOf({ maxNewUsersPerMinute: 5 })).max_new_users_per_minute, 5);
+  });
+
   it('closes every object of its own values in values.schema.json (additionalProperties: false), so a typo is an error', async () => {
     const schema = JSON.parse(await readFile(join(CHART, 'values.schema.json'), 'utf8'));
     const open: string[] = [];

@@ -14,7 +14,7 @@ import { freePort } from '../../support/free-port.ts';
 import { signInIdentity, startOidcProvider, type RunningOidcProvider } from '../../support/oidc-provider.ts';
 import { testBed } from '../../support/test-bed.ts';
 import { launchPlaygroundBrowser, screenshot, type PlaygroundBrowser } from './browser.ts';
-import { navigationLinks, PAGES_OF, readFirstAnswer, sendChatMessage } from './steps.ts';
+import { goTo, navigationLinks, PAGES_OF, readFirstAnswer, sendChatMessage } from './steps.ts';
 
 const bed = testBed({ redis: true });
 const CLIENT_SECRET = 'tollgate-playground-secret-81c2';
@@ -106,6 +106,10 @@ describe('single sign-on in the Playground', () => {
     const team = await one.get('/v1/admin/teams/red');
     assert.ok(team.body.spent > 0, "the request was charged to the team's budget");
     await screenshot(page, 'sso-chat');
+    // No API key for oneself with single sign-on (the gateway refuses it): the form gives way to why.
+    await goTo(page, 'Account');
+    await page.getByText('Signed in with single sign-on, you make no API key for yourself').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0);
 
     // The same browser at the second gateway: the session (in Redis) is known there.
     await page.goto(`${urls[1]}/playground/`);

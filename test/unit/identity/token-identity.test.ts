@@ -11,7 +11,7 @@ const issuer = (more: object = {}) => IssuerConfig.parse({ name: 'idp', issuer: 
 
 describe('a token identity', () => {
   test('is the user claim, named by the name claim (else the identity), in the groups claim; no groups claim: groups unknown', () => {
-    const claims = { sub: 'u-1', email: 'ann@example.com', name: ' Ann ', groups: ['eng', 7, '', 'ops'], exp: 2_000_000_000 };
+    const claims = { sub: 'u-1', email: 'ann@example.com', name: ' Ann ', groups: ['eng', '', 'ops'], exp: 2_000_000_000 };
     assert.deepEqual(identityOf(issuer({ groups_claim: 'groups' }), claims), {
       issuer: issuer({ groups_claim: 'groups' }),
       subject: 'u-1',
@@ -25,6 +25,20 @@ describe('a token identity', () => {
     assert.deepEqual(identityOf(issuer({ groups_claim: 'groups' }), { sub: 'x', groups: 'eng' }), {
       ...identityOf(issuer({ groups_claim: 'groups' }), { sub: 'x', groups: ['eng'] }),
     });
+  });
+
+  test('a groups claim left out is groups unknown, not an empty list; one that is not a list of groups is refused', () => {
+    const leftOut = identityOf(issuer({ groups_claim: 'groups' }), { sub: 'u-1' });
+    assert.ok(!('problem' in leftOut));
+    assert.deepEqual([leftOut.groups, leftOut.groupsLeftOut], [undefined, true]);
+    const empty = identityOf(issuer({ groups_claim: 'groups' }), { sub: 'u-1', groups: [] });
+    assert.ok(!('problem' in empty));
+    assert.deepEqual([empty.groups, empty.groupsLeftOut], [[], undefined]);
+    for (const groups of [42, null, true, { eng: true }, ['eng', 7]])
+      assert.deepEqual(identityOf(issuer({ groups_claim: 'groups' }), { sub: 'u-1', groups }), {
+        problem: 'the token\'s groups claim "groups" is not a list of groups',
+        refusal: 'bad_groups',
+      });
   });
 
   test('without its user claim, a token names no one', () => {

@@ -1,7 +1,9 @@
 // API keys of one user: the list, with each key's own budget and what it has left (revoke with a
 // confirmation), and a form that creates a key, with a budget of its own if wanted, and shows its
 // secret once. Used by Account (`/v1/me/keys`) and by an admin's user page
-// (`/v1/admin/users/{id}/keys`).
+// (`/v1/admin/users/{id}/keys`). A person signed in with single sign-on makes no key for
+// themselves (the gateway refuses: a key would keep the role their groups give today), so the
+// form is replaced by a sentence saying so.
 import { useEffect, useState } from 'preact/hooks';
 import type { ApiKey, KeyList, NewApiKey } from '../api.ts';
 import { useSession } from '../context.ts';
@@ -17,7 +19,7 @@ import { LoadError } from './notice.tsx';
 /** The largest page the API gives. */
 const KEYS_PAGE = 500;
 
-export function KeysPanel(props: { base: string; currentKeyId?: string }) {
+export function KeysPanel(props: { base: string; currentKeyId?: string; ownWithSignIn?: boolean }) {
   const session = useSession();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -117,19 +119,26 @@ export function KeysPanel(props: { base: string; currentKeyId?: string }) {
         </ListTable>
       )}
       <h3>New key</h3>
-      <FormShell form={form} label="New API key" onSubmit={create} submitLabel="Create key">
-        <div class="row">
-          <TextField form={form} name="name" label="Key name" required hint="What the key is for, such as “laptop” or “ci”." />
-          <TextField form={form} name="expires" label="Expires on (optional)" type="date" hint="At 00:00 UTC that day. Empty: never." />
-          <TextField
-            form={form}
-            name="budget"
-            label="Key budget (optional)"
-            inputMode="decimal"
-            hint="This key's own, within the user's: one key per application. Empty: none."
-          />
-        </div>
-      </FormShell>
+      {props.ownWithSignIn ? (
+        <p class="hint">
+          Signed in with single sign-on, you make no API key for yourself: a key would keep the role your groups give today after they
+          change. Ask an admin for a key for a program.
+        </p>
+      ) : (
+        <FormShell form={form} label="New API key" onSubmit={create} submitLabel="Create key">
+          <div class="row">
+            <TextField form={form} name="name" label="Key name" required hint="What the key is for, such as “laptop” or “ci”." />
+            <TextField form={form} name="expires" label="Expires on (optional)" type="date" hint="At 00:00 UTC that day. Empty: never." />
+            <TextField
+              form={form}
+              name="budget"
+              label="Key budget (optional)"
+              inputMode="decimal"
+              hint="This key's own, within the user's: one key per application. Empty: none."
+            />
+          </div>
+        </FormShell>
+      )}
     </section>
   );
 }

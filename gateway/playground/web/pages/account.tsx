@@ -23,7 +23,7 @@ export function AccountPage() {
       <h1 tabIndex={-1}>Account</h1>
       <LoadError error={error} />
       {me && <BudgetSummary user={me} />}
-      <KeysPanel base="/v1/me/keys" currentKeyId={session.me.key.id} />
+      <KeysPanel base="/v1/me/keys" currentKeyId={session.me.key.id} ownWithSignIn={session.key === ''} />
     </section>
   );
 }

@@ -79,7 +79,11 @@ export function UserPage({ id }: { id: string }) {
           <FormShell form={form} label={`Edit user ${user.id}`} onSubmit={save} submitLabel="Save user">
             <UserFields form={form} creating={false} />
           </FormShell>
-          <KeysPanel base={`${path}/keys`} currentKeyId={user.id === session.me.id ? session.me.key.id : undefined} />
+          <KeysPanel
+            base={`${path}/keys`}
+            currentKeyId={user.id === session.me.id ? session.me.key.id : undefined}
+            ownWithSignIn={user.id === session.me.id && session.key === ''}
+          />
           <section aria-labelledby="user-usage">
             <h2 id="user-usage">Usage of {user.name}</h2>
             <UsageView user={user.id} />
