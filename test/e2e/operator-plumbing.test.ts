@@ -3,7 +3,7 @@
 // released lease is taken over at once; a dead leader's lease after it expires), and the
 // server-side apply and status helpers.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawnOwned } from '../support/owned-process.ts';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -193,7 +193,7 @@ describe('operator plumbing against a real API server', () => {
 
   it('a leader killed without releasing is replaced once its lease expires', async (t) => {
     const namespace = 'plumbing-leases';
-    const child = spawn(process.execPath, [CANDIDATE, plane.kubeconfig(), namespace, 'killed', 'doomed', '3'], {
+    const child = spawnOwned(process.execPath, [CANDIDATE, plane.kubeconfig(), namespace, 'killed', 'doomed', '3'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {

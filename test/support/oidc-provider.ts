@@ -1,10 +1,11 @@
 // Starts the tests' OpenID provider (oidc-provider/main.ts) as a process, with the users and
 // clients given, and stops it; and signs a person in through its development pages the way a
 // browser would, for tests that do not need one (Chromium drives the same pages in test/e2e).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { spawnOwned } from './owned-process.ts';
 import { PROCESS_START_MS } from './patience.ts';
 
 const MAIN = fileURLToPath(new URL('./oidc-provider/main.ts', import.meta.url));
@@ -27,17 +28,17 @@ export interface RunningOidcProvider {
 }
 
 export async function startOidcProvider(config: OidcProviderConfig): Promise<RunningOidcProvider> {
-  const child: ChildProcess = spawn(process.execPath, [MAIN], {
+  const child: ChildProcess = spawnOwned(process.execPath, [MAIN], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, NODE_ENV: 'test', OIDC_PROVIDER_CONFIG: JSON.stringify(config) },
   });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const issuer = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the OpenID provider did not start within ${PROCESS_START_MS} ms:\n${stderr}`)),
-      PROCESS_START_MS,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the OpenID provider did not start within ${PROCESS_START_MS} ms:\n${stderr}`));
+    }, PROCESS_START_MS);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const match = /^listening (\S+)$/.exec(line);
       if (match) {

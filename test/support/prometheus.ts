@@ -2,13 +2,15 @@
 // the given targets every second, evaluates the given rule files every second, and answers
 // instant queries and the alerts' state over its HTTP API. Its data lives in a temporary
 // directory, gone with stop().
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { findOnPath } from './executables.ts';
 import { freePort } from './free-port.ts';
+import { spawnOwned } from './owned-process.ts';
+import { PROCESS_START_MS } from './patience.ts';
 
 export interface PrometheusOptions {
   /** host:port of each process to scrape (/metrics), labelled by Prometheus with `instance`. */
@@ -63,7 +65,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const output: string[] = [];
-  const child: ChildProcess = spawn(
+  const child: ChildProcess = spawnOwned(
     binary,
     [
       `--config.file=${join(dir, 'prometheus.yml')}`,
@@ -74,14 +76,11 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
   child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   const stop = async () => {
-    process.off('exit', killOnExit);
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
     await rm(dir, { recursive: true, force: true });
@@ -90,11 +89,13 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
     const response = await fetch(`${url}${path}`);
     return response.json();
   };
-  // Ready once it answers /-/ready (it replays its empty WAL first); it dying is an error with its output.
+  // Ready once it answers /-/ready (it replays its empty WAL first); it dying, or not getting
+  // there in time, is an error with its output.
+  const deadline = Date.now() + PROCESS_START_MS;
   for (;;) {
-    if (child.exitCode !== null) {
+    if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
-      throw new Error(`prometheus exited at start:\n${output.join('')}`);
+      throw new Error(`prometheus ${child.exitCode === null ? 'was not ready in time' : 'exited at start'}:\n${output.join('')}`);
     }
     const ready = await fetch(`${url}/-/ready`).then(
       (response) => response.ok,

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import calculateSlot from 'cluster-key-slot';
 import { eventually } from './eventually.ts';
-import { askRedis, startRedis, type RunningRedis } from './redis-server.ts';
+import { askRedis, startRedis, startRedisServers, type RunningRedis } from './redis-server.ts';
 import { CONVERGE_MS } from './patience.ts';
 
 const run = promisify(execFile);
@@ -32,11 +32,13 @@ export async function startRedisCluster(options: { primaries?: number; replicas?
   const primaries = options.primaries ?? 3;
   const replicas = options.replicas ?? 1;
   const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--repl-diskless-sync-delay', '0'];
-  const started = await Promise.all(Array.from({ length: primaries * (1 + replicas) }, () => startRedis({ args })));
+  const started = await startRedisServers(primaries * (1 + replicas), () => startRedis({ args, clusterBus: true }));
   const nodes = new Map(started.map((node) => [node.port, node]));
   const addresses = started.map((node) => `127.0.0.1:${node.port}`);
   try {
-    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes']);
+    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes'], {
+      timeout: CONVERGE_MS,
+    });
     await eventually(
       async () => {
         const states = await Promise.all(started.map((node) => askRedis(node.port, (c) => c.call('CLUSTER', 'INFO') as Promise<string>)));

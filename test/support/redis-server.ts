@@ -2,15 +2,16 @@
 // directory. restart() brings it back on the same port empty (data and scripts gone, unless
 // stopKeepingData() saved them first), to test
 // that clients recover by themselves.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { freePort } from './free-port.ts';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { findOnPath } from './executables.ts';
+import { freePort } from './free-port.ts';
+import { spawnOwned } from './owned-process.ts';
 import { PROCESS_START_MS } from './patience.ts';
 
 export interface RunningRedis {
@@ -39,7 +40,15 @@ export interface RedisServerOptions {
   readonly args?: readonly string[];
   /** Runs a Sentinel with this configuration (its `sentinel monitor` lines) instead of a data node. */
   readonly sentinel?: string;
+  /**
+   * A Redis Cluster node: its cluster bus gets a port of its own, found free like the data port
+   * (by default the bus listens on the data port + 10000, which nothing checks is free).
+   */
+  readonly clusterBus?: boolean;
 }
+
+/** Ports found free can be taken before the server binds them: a start that finds its port taken tries new ones, this many times in all. */
+const BIND_ATTEMPTS = 5;
 
 /** Runs `command` on a connection of its own to the node on `port`, then closes it (setting up, and reading state, in tests). */
 export async function askRedis<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
@@ -58,23 +67,26 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Runn
   if (!binary) {
     throw new Error('redis-server is not installed: run `apt-get install redis-server` (or `bash test/support/install-system-deps.sh`)');
   }
-  const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-redis-'));
+  let port = 0;
+  let args: string[] = [];
   let child: ChildProcess | undefined;
-  const killOnExit = () => child?.kill('SIGKILL');
 
-  const start = async () => {
-    await mkdir(dir, { recursive: true });
-    process.once('exit', killOnExit);
-    const output: string[] = [];
-    let args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
+  const choosePorts = async () => {
+    port = await freePort();
+    args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
+    if (options.clusterBus) args.push('--cluster-port', String(await freePort()));
     if (options.sentinel !== undefined) {
       // A Sentinel rewrites its configuration file as it learns the topology: one of its own.
       const file = join(dir, 'sentinel.conf');
       await writeFile(file, options.sentinel);
       args = [file, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
     }
-    child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  const start = async () => {
+    await mkdir(dir, { recursive: true });
+    const output: string[] = [];
+    child = spawnOwned(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     await waitForPong(port, child, () => output.join(''));
@@ -82,14 +94,25 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Runn
   const end = async (signal: NodeJS.Signals) => {
     const running = child;
     child = undefined;
-    process.off('exit', killOnExit);
     if (!running || running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
     running.kill(signal);
     await exited;
   };
 
-  await start();
+  for (let attempt = 1; ; attempt++) {
+    await choosePorts();
+    try {
+      await start();
+      break;
+    } catch (error) {
+      await end('SIGKILL');
+      if (attempt === BIND_ATTEMPTS || !(error instanceof PortTakenError)) {
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      }
+    }
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -118,24 +141,32 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Runn
   };
 }
 
-function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
+/**
+ * Starts `count` servers; when any fails to start, stops those that did before throwing, so a
+ * failed set-up leaves nothing running.
+ */
+export async function startRedisServers(count: number, start: (index: number) => Promise<RunningRedis>): Promise<RunningRedis[]> {
+  const results = await Promise.allSettled(Array.from({ length: count }, (_, index) => start(index)));
+  const started = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) {
+    await Promise.all(started.map((node) => node.stop()));
+    throw failed.reason;
   }
-  return undefined;
+  return started;
 }
+
+/** A server that exited because another process holds its port (or its cluster bus port). */
+class PortTakenError extends Error {}
 
 /** Polls PING until the server answers PONG; fails if it exits or takes too long. */
 async function waitForPong(port: number, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + PROCESS_START_MS;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}:\n${output()}`);
+    if (child.exitCode !== null) {
+      const message = `redis-server exited with code ${child.exitCode}:\n${output()}`;
+      throw /Address already in use/.test(output()) ? new PortTakenError(message) : new Error(message);
+    }
     if (await pong(port)) return;
     await sleep(20);
   }

@@ -27,6 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { findOnPath, isExecutable } from '../../support/executables.ts';
 import { PROCESS_START_MS } from '../../support/patience.ts';
+import { spawnOwned } from '../../support/owned-process.ts';
 
 export const KUBE_APISERVER_VERSION = '1.20.2';
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-kube-apiserver.sh');
@@ -278,12 +279,8 @@ interface Supervised {
 const OUTPUT_LIMIT = 64 * 1024;
 
 function supervise(name: string, binary: string, args: string[]): Supervised {
-  // setpriv --pdeathsig: the kernel kills the process if ours dies without running any handler
-  // (SIGKILL, a crash), so even then nothing is left behind.
-  const setpriv = findOnPath('setpriv');
-  const child = setpriv
-    ? spawn(setpriv, ['--pdeathsig', 'SIGKILL', '--', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Killed with ours even if it dies without running any handler (SIGKILL, a crash).
+  const child = spawnOwned(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();

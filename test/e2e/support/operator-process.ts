@@ -1,8 +1,8 @@
 // `tollgate operator` in a process of its own (as it runs in a pod), so a test can SIGKILL it:
 // a leader that dies without releasing its Lease. Its output is kept for failure messages.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { spawnOwned } from '../../support/owned-process.ts';
 
 const CLI = fileURLToPath(new URL('../../../bin/tollgate.ts', import.meta.url));
 const OUTPUT_LIMIT = 256 * 1024;
@@ -57,7 +57,7 @@ export function startOperatorProcess(options: OperatorProcessOptions): OperatorP
     ),
     ...options.env,
   };
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawnOwned(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   let healthPort: string | undefined;
   const collect = (chunk: Buffer) => {
@@ -65,16 +65,13 @@ export function startOperatorProcess(options: OperatorProcessOptions): OperatorP
     // Kept once seen: the line may later scroll out of the kept output.
     healthPort ??= /"msg":"health server listening"[^\n]*"port":(\d+)/.exec(output)?.[1];
   };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
   const exited = once(child, 'exit');
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
   return {
     output: () => output,
     healthUrl: () => (healthPort === undefined ? undefined : `http://127.0.0.1:${healthPort}`),
     async kill() {
-      process.off('exit', killOnExit);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },

@@ -3,7 +3,7 @@
 // no secret (a Redis password) in the line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawnOwned } from '../../support/owned-process.ts';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -16,7 +16,7 @@ const CLI = new URL('../../../bin/tollgate.ts', import.meta.url).pathname;
 
 /** Runs the gateway until it exits (it must, here) and returns its exit code and stderr. */
 async function failedStart(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'gateway', '--log-level', 'silent', ...args], {
+  const child = spawnOwned(process.execPath, [CLI, 'gateway', '--log-level', 'silent', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { PATH: process.env.PATH },
   });

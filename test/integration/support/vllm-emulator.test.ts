@@ -3,7 +3,7 @@
 // format moving with load, a client that goes away giving its blocks back, vLLM's error bodies,
 // and the process entry (main.ts) started, called and stopped.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawnOwned } from '../../support/owned-process.ts';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { after, describe, test } from 'node:test';
@@ -281,7 +281,7 @@ test('the process entry: started with flags, it prints its port, answers, and st
   timeout: PROCESS_START_MS * 2,
 }, async () => {
   const main = new URL('../../support/vllm-emulator/main.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, [main, '--port', '0', '--time-scale', '0.001', '--model', 'proc', '--max-num-seqs', '3'], {
+  const child = spawnOwned(process.execPath, [main, '--port', '0', '--time-scale', '0.001', '--model', 'proc', '--max-num-seqs', '3'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -313,7 +313,7 @@ test('the process entry: started with flags, it prints its port, answers, and st
 
 test('the process entry refuses a bad setting, naming it', { timeout: PROCESS_START_MS * 2 }, async () => {
   const main = new URL('../../support/vllm-emulator/main.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, [main, '--kv-blocks', 'many'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnOwned(process.execPath, [main, '--kv-blocks', 'many'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

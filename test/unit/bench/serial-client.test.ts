@@ -3,7 +3,7 @@
 // server: the requests of a window are counted, errors are left out of the figures and reported,
 // a server failing every request ends the window early, and a malformed window is refused.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawnOwned } from '../../support/owned-process.ts';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +29,7 @@ test('the client measures each window on one connection and reports errors apart
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = spawn(process.execPath, [CLIENT], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const client = spawnOwned(process.execPath, [CLIENT], { stdio: ['pipe', 'pipe', 'inherit'] });
   t.after(() => {
     client.kill();
     server.close();
