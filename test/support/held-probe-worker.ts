@@ -16,7 +16,7 @@ function answer(job: ProbeJob): void {
 }
 
 news.onmessage = (event) => {
-  if ((event as MessageEvent<HeldScanNews>).data.kind !== 'release' || !held) return;
+  if ((event as { readonly data: HeldScanNews }).data.kind !== 'release' || !held) return;
   const job = held;
   held = undefined;
   answer(job);

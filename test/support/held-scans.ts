@@ -24,12 +24,14 @@ export function heldScans(): HeldScans {
   channel.unref();
   const holding = new Set<number>();
   channel.onmessage = (event) => {
-    const news = (event as MessageEvent<HeldScanNews>).data;
+    const news = (event as { readonly data: HeldScanNews }).data;
     if (news.kind === 'holding') holding.add(news.id);
     else if (news.kind === 'released') holding.delete(news.id);
   };
   return {
-    held: (count) => eventually(() => holding.size >= count, `${count} scans held at once`),
+    held: async (count) => {
+      await eventually(() => holding.size >= count, `${count} scans held at once`);
+    },
     release: () => {
       holding.clear();
       channel.postMessage({ kind: 'release' } satisfies HeldScanNews);
