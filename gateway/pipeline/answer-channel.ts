@@ -10,7 +10,10 @@ export interface ClientStream {
   /** False when the connection's buffer is full: wait for 'drain' before writing more. */
   write(text: string): boolean;
   end(text?: string): void;
-  once(event: 'drain', listener: () => void): unknown;
+  /** Closes the connection, whatever is left unsent. */
+  destroy(): void;
+  /** 'finish': all of the answer, its end included, was handed to the connection. */
+  once(event: 'drain' | 'finish', listener: () => void): unknown;
   off(event: 'drain', listener: () => void): unknown;
 }
 

@@ -11,7 +11,7 @@ import type { UpstreamError } from '../providers/upstream-error.ts';
 import type { Forwarded } from '../routing/forwarder.ts';
 import { translatorFor } from '../translators/registry.ts';
 import type { Api } from '../wire/apis.ts';
-import type { AnswerChannel } from './answer-channel.ts';
+import type { AnswerChannel, ClientStream } from './answer-channel.ts';
 import { routerHeaders } from './answer-headers.ts';
 import type { Keeping } from './conversation.ts';
 import { exchangeOf, type Call } from './inference-call.ts';
@@ -19,6 +19,9 @@ import { ended, type Settlement } from './settle.ts';
 import { relayChunks, StreamReading } from './stream-relay.ts';
 
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
+/** How long the end of a stream cut short has to be handed to a client that may not read, before its connection is closed. */
+const UNREAD_END_MS = 10_000;
 
 /** Relays the stream, whose events are in `api`, to the client; resolves with why it ended early, if it did. */
 export async function answerStream(
@@ -51,6 +54,10 @@ export async function answerStream(
   const final = translation.final();
   if (final && call.conversation) await call.conversation.keep(final);
   if (!res.destroyed) res.end(end);
+  // Cut short (past --max-stream-seconds, say) for a client that may not read: what is left would
+  // hold its connection, and the gateway's buffers, for as long as the client wished. Once the end
+  // is handed over, the connection's idle timeout takes over.
+  if (failure !== undefined && failure.failure !== 'aborted' && !res.destroyed) closeUnread(res);
   const status = ending?.status ?? 200;
   ended(
     call,
@@ -67,4 +74,10 @@ export async function answerStream(
     to,
   );
   return failure;
+}
+
+/** Closes the client's connection unless the end of its answer is handed over within UNREAD_END_MS. */
+function closeUnread(res: ClientStream): void {
+  const timer = setTimeout(() => res.destroy(), UNREAD_END_MS).unref();
+  res.once('finish', () => clearTimeout(timer));
 }

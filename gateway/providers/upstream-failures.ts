@@ -29,6 +29,16 @@ export function answerTooLarge(maxBytes: number): UpstreamError {
   return new UpstreamError('protocol', `the backend's answer is larger than ${maxBytes} bytes (--max-upstream-body-bytes)`);
 }
 
+/** A stream past --max-stream-bytes: ended, as for a backend that broke off. */
+export function streamTooLarge(maxBytes: number): UpstreamError {
+  return new UpstreamError('protocol', `the answer is larger than ${maxBytes} bytes (--max-stream-bytes)`);
+}
+
+/** A stream past --max-stream-seconds: ended, as for a backend that broke off. */
+export function streamTooLong(maxMs: number): UpstreamError {
+  return new UpstreamError('protocol', `the answer took longer than ${maxMs / 1000} s (--max-stream-seconds)`);
+}
+
 /**
  * "the backend answered 503: <its reason>", from an error body in any of the usual shapes, with
  * the request's secrets masked: a backend may echo the key it was sent.

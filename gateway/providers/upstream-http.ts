@@ -16,7 +16,15 @@ import { SseChunkStream } from './sse-chunk-stream.ts';
 import type { ChunkStream } from './chunk-stream.ts';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits.ts';
 import { declaredLength, headerText, isOk, parseJsonAnswer, type AnswerHeaders } from './upstream-answer.ts';
-import { answerTooLarge, cancelled, retryAfterOf, statusError, toUpstreamError } from './upstream-failures.ts';
+import {
+  answerTooLarge,
+  cancelled,
+  retryAfterOf,
+  statusError,
+  streamTooLarge,
+  streamTooLong,
+  toUpstreamError,
+} from './upstream-failures.ts';
 import { cancelOn, dispatchOptions, secretsOf, type PostOptions, type Target } from './upstream-request.ts';
 import { ndjson, sseEvents } from './upstream-streams.ts';
 
@@ -174,6 +182,9 @@ export class UpstreamHttp {
    * POSTs JSON and, once a 2xx status came, gives the answer's body to `reader` as it arrives:
    * the hot path of every streamed request. Handler API, as postJson: no stream object per
    * request. With `mediaType`, a 2xx answer of another declared type is refused before it is read.
+   * The body is bounded in all, by maxStreamBytes and, from its start, maxStreamMs: past either the
+   * request is aborted and the reader fails. The time is a timer, not a check as bytes come: a
+   * client that stops reading pauses the body (and undici's timeout between chunks with it).
    */
   #postBody<Reader extends BodyReader>(
     baseUrl: string,
@@ -187,6 +198,7 @@ export class UpstreamHttp {
       return jsonInSlices(payload).then((bytes) => this.#postBody(baseUrl, path, bytes, options, mediaType, reader));
     const { signal } = options;
     const maxBytes = this.#limits.maxBodyBytes;
+    const { maxStreamBytes, maxStreamMs } = this.#limits;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(cancelled());
       const errorBody: Buffer[] = [];
@@ -194,7 +206,13 @@ export class UpstreamHttp {
       let status = 0;
       let retryAfterMs: number | undefined;
       let started = false;
+      let streamed = 0;
+      let deadline: NodeJS.Timeout | undefined;
       let stopCancelling = () => {};
+      const over = () => {
+        stopCancelling();
+        clearTimeout(deadline);
+      };
       this.#agent(options.timeouts.connectMs).dispatch(dispatchOptions(this.#target(baseUrl), path, payload, options, STREAM_OR_JSON), {
         onRequestStart(controller) {
           reader.attach(controller);
@@ -215,10 +233,15 @@ export class UpstreamHttp {
             return;
           }
           started = true;
+          deadline = setTimeout(() => controller.abort(streamTooLong(maxStreamMs)), maxStreamMs).unref();
           resolve(reader);
         },
         onResponseData(controller, chunk) {
-          if (started) return reader.push(chunk);
+          if (started) {
+            streamed += chunk.length;
+            if (streamed > maxStreamBytes) return controller.abort(streamTooLarge(maxStreamBytes));
+            return reader.push(chunk);
+          }
           received += chunk.length;
           if (received > maxBytes) {
             errorBody.length = 0;
@@ -228,12 +251,12 @@ export class UpstreamHttp {
           }
         },
         onResponseEnd() {
-          stopCancelling();
+          over();
           if (started) reader.end();
           else reject(statusError(status, Buffer.concat(errorBody).toString('utf8'), secretsOf(baseUrl, options), retryAfterMs));
         },
         onResponseError(_controller, error) {
-          stopCancelling();
+          over();
           const failure = toUpstreamError(error, signal);
           if (started) reader.fail(failure);
           else reject(failure);

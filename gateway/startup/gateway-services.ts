@@ -75,7 +75,12 @@ export function gatewayServices(parts: GatewayParts, log: Logger): GatewayServic
   const keyCache = settings.redisUrl ? new KeyCache(store.accounts) : undefined;
   const publish = parts.accounts.publishUser?.bind(parts.accounts);
   const identity = parts.identity && identityParts(parts.identity, store, publish, log, Date.now, metrics);
-  const http = new UpstreamHttp({ maxBodyBytes: settings.maxUpstreamBodyBytes, maxEventBytes: settings.maxUpstreamEventBytes });
+  const http = new UpstreamHttp({
+    maxBodyBytes: settings.maxUpstreamBodyBytes,
+    maxEventBytes: settings.maxUpstreamEventBytes,
+    maxStreamBytes: settings.maxStreamBytes,
+    maxStreamMs: settings.maxStreamSeconds * 1000,
+  });
   const placement = routingParts({ settings, store, routing, metrics, log, http, tracing: parts.tracing });
   const throttle = new LogThrottle();
   const ratios = new PromptRatioLearner(store.promptRatios, (error) => log.warn(`could not share learned prompt ratios: ${error.message}`));

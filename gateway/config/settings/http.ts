@@ -114,4 +114,22 @@ export const HTTP_SETTINGS = {
       "Largest single event of a backend's stream (one SSE event, one Ollama NDJSON line), counted in characters of text since the last complete event (8 MiB by default). Past it the " +
       "gateway aborts the backend's request and ends the client's stream as for a backend that broke off: the usage of what was sent, then an `upstream_interrupted` error event.",
   },
+  maxStreamBytes: {
+    schema: Int(1024, 2 ** 40).default(DEFAULT_UPSTREAM_LIMITS.maxStreamBytes),
+    value: '<bytes>',
+    env: 'TOLLGATE_MAX_STREAM_BYTES',
+    help: "most bytes of a backend's streamed answer, in all; past it the stream ends with an error event",
+    doc: "Most bytes of one streamed answer from a backend, in all (64 MiB by default; a long chat answer is some tens of kB). Past it the gateway aborts the backend's request and ends the client's stream as for a backend that broke off: the usage of what was sent, then an `upstream_interrupted` error event; what was sent is charged ([budgets.md](budgets.md)).",
+  },
+  maxStreamSeconds: {
+    schema: z.coerce
+      .number()
+      .positive()
+      .max(86_400)
+      .default(DEFAULT_UPSTREAM_LIMITS.maxStreamMs / 1000),
+    value: '<s>',
+    env: 'TOLLGATE_MAX_STREAM_SECONDS',
+    help: "longest a backend's streamed answer may take from its first byte, paused by a slow client or not; past it the stream ends with an error event",
+    doc: "Longest one streamed answer may take, from the backend's first byte (30 minutes by default), whether the backend is slow or the client stopped reading and the gateway paused the backend for it. Past it the stream ends as past `--max-stream-bytes`; a client that still does not read is disconnected 10 s later. `--chunk-timeout-seconds` bounds the time between two chunks; this bounds the whole.",
+  },
 } as const satisfies Settings;

@@ -6,6 +6,7 @@ import { ollama } from '../../../gateway/providers/ollama.ts';
 import type { ForwardResult } from '../../../gateway/providers/adapter.ts';
 import type { JsonObject } from '../../../gateway/wire/openai-wire.ts';
 import { UpstreamHttp } from '../../../gateway/providers/upstream-http.ts';
+import { DEFAULT_UPSTREAM_LIMITS } from '../../../gateway/providers/upstream-limits.ts';
 import { UpstreamError } from '../../../gateway/providers/upstream-error.ts';
 import type { Endpoint } from '../../../core/resources/kinds.ts';
 import { ProviderSpec, type ProviderSpecOf } from '../../../core/resources/provider.ts';
@@ -335,7 +336,7 @@ describe('ollama stream lines past the bound', () => {
       );
       if (await response.filler(4 * 1024 * 1024)) response.end();
     });
-    const bounded = new UpstreamHttp({ maxBodyBytes: 64 * 1024 * 1024, maxEventBytes: 1024 * 1024 });
+    const bounded = new UpstreamHttp({ ...DEFAULT_UPSTREAM_LIMITS, maxBodyBytes: 64 * 1024 * 1024, maxEventBytes: 1024 * 1024 });
     t.after(async () => {
       await bounded.close();
       await endless.close();
