@@ -185,7 +185,8 @@ export const REDIS_DURABILITY_SETTINGS = {
     env: 'TOLLGATE_REDIS_SETTLE_RETRY_SECONDS',
     help: 'with --redis-wait-replicas: how long a settlement not yet confirmed is sent again before it is given up',
     doc:
-      'With `--redis-wait-replicas`: how long a settlement the replicas have not confirmed is sent again (4 times a second) before it is given up and logged. Keep it above ' +
+      'With `--redis-wait-replicas`: how long a settlement the replicas have not confirmed is sent again (4 times a second) before it is given up and logged, ' +
+      "and how long a gateway's start-up writes (the bootstrap admin, the configuration file's users) are made again (once a second) before the start fails with one line. Keep it above " +
       "your Sentinels' failover time. Each settlement leaves a mark in Redis for this long plus a minute, so that one sent twice is charged once.",
   },
 } as const satisfies Settings;

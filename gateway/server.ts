@@ -9,7 +9,8 @@ import { GatewayMetrics } from './observability/metrics.ts';
 import { BudgetStanding } from './observability/budget-standing.ts';
 import { ServedRouting } from './routing/served-routing.ts';
 import type { Store } from '../core/store/store.ts';
-import { ensureAdminKey, gatewayApp, identitySetup, openStore } from './startup/gateway-app.ts';
+import { ensureAdminKey, gatewayApp, gatewayLog, identitySetup, openStore } from './startup/gateway-app.ts';
+import { untilReplicasConfirm } from './startup/replicas-at-start.ts';
 import { fileSource } from './startup/file-source.ts';
 import type { SnapshotSource } from './startup/snapshot-source.ts';
 import { reseedOnDataLoss } from './startup/reseed.ts';
@@ -55,19 +56,23 @@ export async function startGateway(
   const usageLogs = logsSettings && (await startUsageLogs(logsSettings, VERSION));
   const identity = await identitySetup(settings, env);
   const store = await openStore(settings);
+  const log = gatewayLog(settings);
   let source: SnapshotSource;
   try {
-    await ensureAdminKey(settings, store);
-    if (settings.kubernetes) {
-      // The settings require Redis in Kubernetes mode: the operator reads the reports there.
-      if (!settings.redisUrl) throw new StartupError('Kubernetes mode needs --redis-url');
-      // Loaded only here: the Kubernetes client (@kubernetes/client-node and what it pulls in,
-      // tens of MB of heap) is not needed, nor paid for, by a gateway run from a file.
-      const { kubernetesSource } = await import('./startup/kubernetes-source.ts');
-      source = kubernetesSource(settings, store, env);
-    } else {
-      source = await fileSource(settings, store, env);
-    }
+    // With the failover loss bound, made again until the replicas confirm them (replicas-at-start.ts).
+    source = await untilReplicasConfirm(
+      async () => {
+        await ensureAdminKey(settings, store);
+        if (!settings.kubernetes) return fileSource(settings, store, env);
+        // The settings require Redis in Kubernetes mode: the operator reads the reports there.
+        if (!settings.redisUrl) throw new StartupError('Kubernetes mode needs --redis-url');
+        // Loaded only here: the Kubernetes client (@kubernetes/client-node and what it pulls in,
+        // tens of MB of heap) is not needed, nor paid for, by a gateway run from a file.
+        const { kubernetesSource } = await import('./startup/kubernetes-source.ts');
+        return kubernetesSource(settings, store, env);
+      },
+      { boundMs: settings.redisSettleRetrySeconds * 1000, waiting: (message) => log.warn(message) },
+    );
     await store.markSeeded();
   } catch (error) {
     await store.close();
@@ -82,18 +87,21 @@ export async function startGateway(
   const budgets = new BudgetStanding();
   metrics.trackBudgets(() => budgets.current());
   const routing = new ServedRouting(source.initial, (table) => metrics.setSnapshotVersion(table.version));
-  const app = gatewayApp({
-    settings,
-    store,
-    routing,
-    metrics,
-    catalog: source.catalog,
-    accounts: source.accounts,
-    tracing,
-    usageLogs,
-    identity,
-    audioScanWorker: options.audioScanWorker,
-  });
+  const app = gatewayApp(
+    {
+      settings,
+      store,
+      routing,
+      metrics,
+      catalog: source.catalog,
+      accounts: source.accounts,
+      tracing,
+      usageLogs,
+      identity,
+      audioScanWorker: options.audioScanWorker,
+    },
+    log,
+  );
   if ('layout' in store) logLayout(app.log, store.layout);
   // Registered after the app's own hook, so it runs first: the source stops before the store closes.
   app.addHook('onClose', () => source.stop());

@@ -2,7 +2,7 @@
 // is given, memory otherwise), the bootstrap admin, and the composition of its services and app.
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { GatewaySettings } from '../config/settings.ts';
 import { ensureBootstrapAdmin } from '../accounts/bootstrap.ts';
 import { buildApp } from '../http/app.ts';
@@ -82,14 +82,18 @@ async function readAdminKeyFile(file: string): Promise<string> {
   }
 }
 
+/** The gateway's one logger: made before the store is written to, so the start can say what it waits for. */
+export function gatewayLog(settings: GatewaySettings): Logger {
+  return pino({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
+}
+
 /**
- * The gateway's composition root: its settings and store (opened above), then its logger, then
- * its services (gateway-services.ts), then HTTP (http/app.ts), not listening yet; closing the app
+ * The gateway's composition root: its settings, store (opened above) and logger, then its
+ * services (gateway-services.ts), then HTTP (http/app.ts), not listening yet; closing the app
  * stops the services and closes the store.
  */
-export function gatewayApp(parts: GatewayParts): FastifyInstance {
+export function gatewayApp(parts: GatewayParts, log: Logger): FastifyInstance {
   const { settings } = parts;
-  const log = pino({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const services = gatewayServices(parts, log);
   const app = buildApp(
     {

@@ -18,9 +18,17 @@ export interface GatewayProcess {
 export const SOURCES_CLI = new URL('../../bin/tollgate.ts', import.meta.url).pathname;
 export const COMPILED_CLI = new URL('../../dist/app/bin/tollgate.js', import.meta.url).pathname;
 
-/** Starts `node <cli> gateway <args>` on a free port and resolves once it listens. */
-export function startGatewayProcess(args: string[], env: Record<string, string> = {}, cli = SOURCES_CLI): Promise<GatewayProcess> {
-  return startProcess(cli, 'gateway', args, env, /Tollgate gateway listening on (http:\/\/[^"\s]+)/);
+/**
+ * Starts `node <cli> gateway <args>` on a free port and resolves once it listens; `onLine` is told
+ * each line it logs meanwhile too (what a start that waits says).
+ */
+export function startGatewayProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  cli = SOURCES_CLI,
+  onLine?: (line: string) => void,
+): Promise<GatewayProcess> {
+  return startProcess(cli, 'gateway', args, env, /Tollgate gateway listening on (http:\/\/[^"\s]+)/, onLine);
 }
 
 /** Starts `tollgate router-worker <args>` (its metrics on a free port) and resolves once its workers run; `url` is unused. */
@@ -40,6 +48,7 @@ async function startProcess(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
+  onLine: (line: string) => void = () => {},
 ): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [cli, command, '--host', '127.0.0.1', '--port', '0', '--log-level', 'info', ...args], {
     env: { ...process.env, ...env },
@@ -48,9 +57,13 @@ async function startProcess(
   const stderr: string[] = [];
   const output: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
+  const take = (line: string) => {
+    output.push(line);
+    onLine(line);
+  };
+  createInterface({ input: child.stderr! }).on('line', take);
   const lines = createInterface({ input: child.stdout! });
-  lines.on('line', (line) => output.push(line));
+  lines.on('line', take);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`tollgate ${command} did not start within ${PROCESS_START_MS} ms:\n${stderr.join('')}`)),

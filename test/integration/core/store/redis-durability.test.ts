@@ -5,6 +5,8 @@
 // settlement and sends it again until the replica confirms it, charged once however often it was
 // sent. The same on a Redis Cluster (three primaries, a replica each), the replica of the primary
 // holding the user's money stopped. The same under a real failover is in redis-sentinel.test.ts.
+// A gateway started while the replica confirms nothing waits for it, saying so, and starts once it
+// does.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKey } from '../../../../core/accounts/api-keys.ts';
@@ -16,7 +18,8 @@ import { askRedis, type RunningRedis } from '../../../support/redis-server.ts';
 import { startRedisCluster } from '../../../support/redis-cluster.ts';
 import { keys } from '../../../../core/store/redis/keys.ts';
 import { eventually } from '../../../support/eventually.ts';
-import { CONVERGE_MS, HANG_MS } from '../../../support/patience.ts';
+import { CONVERGE_MS, HANG_MS, PROCESS_START_MS } from '../../../support/patience.ts';
+import { SOURCES_CLI, startGatewayProcess, type GatewayProcess } from '../../../support/gateway-process.ts';
 
 const bed = testBed();
 const alice = generateKey().secret;
@@ -177,3 +180,42 @@ for (const [where, start] of SETUPS)
       }
     });
   });
+
+describe('a gateway started with the loss bound while its replica has not confirmed a write', { timeout: HANG_MS }, () => {
+  it('says in one line that it waits for the replicas, and starts once the replica confirms: no stack trace', async () => {
+    const redis = await startReplicatedRedis(1);
+    const replica = redis.replicas[0]!;
+    const admin = generateKey().secret;
+    const lines: string[] = [];
+    let exited: unknown;
+    let starting: Promise<GatewayProcess> | undefined;
+    try {
+      // As a replica still syncing, or slow: it confirms nothing until it runs again.
+      replica.pause();
+      const args = ['--redis-url', redis.primary.url, '--redis-wait-replicas', '1', '--redis-wait-timeout-ms', '500', '--admin-key', admin];
+      starting = startGatewayProcess(args, {}, SOURCES_CLI, (line) => lines.push(line));
+      starting.catch((error: unknown) => (exited = error));
+      const waiting = await eventually(
+        () => exited ?? lines.find((line) => line.includes("waiting for Redis' replicas to confirm the start-up writes")),
+        'the line saying the start waits for the replicas',
+        { timeoutMs: PROCESS_START_MS },
+      );
+      assert.equal(typeof waiting, 'string', `the gateway did not wait: ${String(exited)}`);
+      replica.resume();
+      const gateway = await starting;
+      await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 'the gateway ready');
+      // The bootstrap admin's key, written while the replica was paused, works.
+      const users = await fetch(`${gateway.url}/v1/admin/users`, { headers: { authorization: `Bearer ${admin}` } });
+      assert.equal(users.status, 200);
+      assert.deepEqual(
+        lines.filter((line) => /^\s+at /.test(line)),
+        [],
+        'no stack trace',
+      );
+    } finally {
+      replica.resume();
+      await (await starting?.catch(() => undefined))?.stop();
+      await redis.stop();
+    }
+  });
+});
