@@ -108,7 +108,6 @@ function refuseWhileClosing(app: FastifyInstance, connections: ConnectionLimits)
   });
 }
 
-
 export function buildApp(options: HttpOptions, services: AppServices): FastifyInstance {
   const now = Date.now;
   const app = Fastify({
