@@ -58,6 +58,15 @@ export function assertRoleInScope(scope: Scope, role: Role): void {
 }
 
 /**
+ * A team admin changes nothing of an admin who sits in their team (deleting the user, revoking or
+ * changing its keys): an admin is managed by admins alone. Throws 403.
+ */
+export function assertNotAnAdminInScope(scope: Scope, user: Pick<UserRecord, 'id' | 'role'>): void {
+  if (scope !== null && user.role === 'admin')
+    throw errors.forbidden(`User "${user.id}" is an admin: only an admin may change it or its keys`);
+}
+
+/**
  * Only an admin writes the identities a user is (`subjects`, issue 46): a team admin who could
  * would point another person's identity (an admin's, another team's user's) at a user whose key
  * they hold, and that person's groups, at their next token, would make the user theirs: an admin,

@@ -25,6 +25,7 @@ import {
   assertKeyMakerInScope,
   assertNarrowerInScope,
   assertNewIdInScope,
+  assertNotAnAdminInScope,
   assertRoleInScope,
   assertSubjectsInScope,
   assertUserInScope,
@@ -108,7 +109,7 @@ export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps
     const scope = scopeOf(request);
     if (id === requireManager(request).user.id)
       throw errors.invalidRequest("You cannot delete your own user; use another admin's key", 'id');
-    if (scope !== null) await userInScope(deps.accounts, scope, id);
+    if (scope !== null) assertNotAnAdminInScope(scope, await userInScope(deps.accounts, scope, id));
     if (!(await deps.accounts.deleteUser(id))) throw userNotFound(id);
     return { object: 'user', id, deleted: true };
   });
@@ -135,6 +136,7 @@ export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps
     const { id, keyId } = request.params;
     const scope = scopeOf(request);
     const user = await userInScope(deps.accounts, scope, id);
+    assertNotAnAdminInScope(scope, user);
     const key = (await deps.accounts.listKeys(id)).find((k) => k.id === keyId);
     if (!key) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
     const limits = parseWith(KeyLimits, mergePatch(keyLimitsOf(key), bodyObject(request.body)));
@@ -147,7 +149,8 @@ export async function adminUsers(instance: FastifyInstance, deps: AdminUsersDeps
 
   admin.delete<KeyParams>('/v1/admin/users/:id/keys/:keyId', responds({ 200: KeyView }), async (request) => {
     const { id, keyId } = request.params;
-    await userInScope(deps.accounts, scopeOf(request), id);
+    const scope = scopeOf(request);
+    assertNotAnAdminInScope(scope, await userInScope(deps.accounts, scope, id));
     const revoked = await deps.accounts.revokeKey(id, keyId, new Date(deps.now()));
     if (!revoked) throw errors.notFound(`User "${id}" has no API key "${keyId}"`);
     return keyView(revoked);

@@ -17,6 +17,7 @@ let member: TestUser;
 let outsider: TestUser;
 let plain: TestUser;
 let amberLead: TestUser;
+let redBoss: TestUser;
 
 const FORBIDDEN: ExpectedError = { status: 403, code: 'forbidden', type: 'permission_error' };
 
@@ -123,6 +124,10 @@ describe('a team admin may', () => {
 });
 
 describe('a team admin is refused with 403', () => {
+  // An admin who sits in the team: a team admin manages neither the user nor its keys.
+  before(async () => {
+    redBoss = await createUser(gw, { id: 'red-boss', name: 'Red boss', role: 'admin', team: 'red' });
+  });
   const cases: { name: string; call: () => ReturnType<TestGateway['get']>; expected?: ExpectedError }[] = [
     { name: 'creating a user in another team', call: () => gw.post('/v1/admin/users', { name: 'Spy', team: 'blue' }, as()) },
     { name: 'creating an admin', call: () => gw.post('/v1/admin/users', { name: 'Boss', role: 'admin' }, as()) },
@@ -133,6 +138,12 @@ describe('a team admin is refused with 403', () => {
     { name: 'creating a team', call: () => gw.post('/v1/admin/teams', { id: 'green', name: 'Green' }, as()) },
     { name: "raising their own team's budget", call: () => gw.patch('/v1/admin/teams/red', { budget: 1000 }, as()) },
     { name: 'deleting their team', call: () => gw.delete('/v1/admin/teams/red', as()) },
+    { name: 'deleting an admin who is in their team', call: () => gw.delete('/v1/admin/users/red-boss', as()) },
+    { name: 'revoking the key of an admin in their team', call: () => gw.delete(`/v1/admin/users/red-boss/keys/${redBoss.keyId}`, as()) },
+    {
+      name: 'narrowing the key of an admin in their team',
+      call: () => gw.patch(`/v1/admin/users/red-boss/keys/${redBoss.keyId}`, { budget: 1 }, as()),
+    },
     { name: "reading another team's user's usage", call: () => gw.get('/v1/usage?user=blue-dev', as()) },
     { name: 'reading usage by router', call: () => gw.get('/v1/usage/report?group_by=router', as()) },
     { name: "reading another team's daily usage", call: () => gw.get('/v1/usage/daily?team=blue', as()) },
@@ -157,6 +168,7 @@ describe('a team admin is refused with 403', () => {
     assert.equal((await gw.get('/v1/admin/users/red-dev')).body.team, 'red');
     assert.equal((await gw.get('/v1/admin/teams/red')).body.budget, 100);
     assert.equal((await gw.get('/v1/admin/teams/green')).status, 404);
+    assert.equal((await gw.get('/v1/admin/routers', redBoss.auth)).status, 200, 'the admin in the team and its key are as they were');
   });
 });
 
